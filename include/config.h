@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd.conf: an inih file with one [device] section and [mux.N] sections (N = 1..254).
+ * Parsing is pure: it never logs; every error is returned as text naming file:line
+ * and the offending key or value, for the caller to log once.
+ */
+#ifndef QMAPD_CONFIG_H
+#define QMAPD_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qmap.h"
+
+#define CONFIG_MUX_ID_MIN 1
+#define CONFIG_MUX_ID_MAX 254
+#define CONFIG_MAX_ROUTES 8
+#define CONFIG_VALUE_MAX  160 /* inih cuts lines at 200 bytes; longer values are rejected */
+#define CONFIG_ERROR_MAX  512
+
+#define CONFIG_DL_MAX_SIZE_DEFAULT	16384
+#define CONFIG_DL_MAX_SIZE_MIN		2048
+#define CONFIG_DL_MAX_SIZE_MAX		65536
+#define CONFIG_RX_TRANSFERS_MIN		16 /* ARCHITECTURE.md lesson 2: never fewer in flight */
+#define CONFIG_RX_TRANSFERS_MAX		256
+#define CONFIG_UL_MAX_SIZE_DEFAULT	16384
+#define CONFIG_UL_MAX_DATAGRAMS_DEFAULT 32
+#define CONFIG_MAX_PACKET_SIZE_DEFAULT	512
+#define CONFIG_MTU_DEFAULT		1500
+
+enum config_ip_type {
+	CONFIG_IP_TYPE_IPV4,
+	CONFIG_IP_TYPE_IPV6,
+	CONFIG_IP_TYPE_IPV4V6,
+};
+
+/* Where the headroom for forwarded packets comes from (ARCHITECTURE.md lesson 1). */
+enum config_headroom {
+	CONFIG_HEADROOM_XDP, /* TAP + XDP_PASS program: 256 bytes reserved by the kernel */
+	CONFIG_HEADROOM_OFF, /* plain TUN: NET_SKB_PAD only */
+};
+
+struct config_prefix {
+	int family; /* AF_INET or AF_INET6, 0 = unset */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} addr;
+	uint8_t prefixlen;
+};
+
+struct config_mux {
+	bool present;
+	uint8_t id;
+	char interface[16]; /* IFNAMSIZ (<net/if.h> clashes with <linux/if.h>); default "qmap<N>" */
+	char apn[CONFIG_VALUE_MAX + 1];
+	enum config_ip_type ip_type;
+	char allowed_auth[32];
+	char user[CONFIG_VALUE_MAX + 1];
+	char password[CONFIG_VALUE_MAX + 1];
+	uint32_t mtu;
+	enum config_headroom headroom;
+	struct config_prefix ipv4_address; /* static for now; the control plane will set these */
+	struct config_prefix ipv6_address;
+	struct config_prefix routes[CONFIG_MAX_ROUTES];
+	unsigned n_routes;
+	uint32_t route_metric;
+};
+
+struct config_device {
+	char device[CONFIG_VALUE_MAX + 1]; /* "sim:/path/to/socket" (usb: later) */
+	enum qmap_version qmap_version;
+	uint32_t dl_max_size;	   /* bytes per downlink transfer */
+	uint32_t rx_transfers;	   /* downlink transfers kept in flight, >= 16 */
+	uint32_t ul_max_size;	   /* bytes per uplink aggregate */
+	uint32_t ul_max_datagrams; /* frames per uplink aggregate */
+	uint32_t max_packet_size;  /* bulk OUT wMaxPacketSize, for the ZLP rule */
+	bool persist_devices;	   /* keep the network devices when qmapd exits */
+};
+
+struct config {
+	char path[256];
+	struct config_device device;
+	struct config_mux mux[CONFIG_MUX_ID_MAX + 1]; /* indexed by mux id; [0] unused */
+};
+
+/* Defaults for everything; no muxes. */
+void config_init_defaults(struct config *c);
+
+/*
+ * Parse a file or a string (name is used in error messages). On failure returns -EINVAL
+ * (or -errno for I/O) and writes "<name>:<line>: <what>" into errbuf; *ret_config is
+ * untouched. On success the caller owns *ret_config (free with config_free()).
+ */
+int config_load_file(const char *path, struct config **ret_config, char *errbuf, size_t errlen);
+int config_load_string(const char *text, const char *name, struct config **ret_config, char *errbuf,
+		       size_t errlen);
+
+struct config *config_free(struct config *c);
+
+const char *config_ip_type_to_string(enum config_ip_type t);
+const char *config_headroom_to_string(enum config_headroom h);
+
+/* "192.0.2.1/24" or "2001:db8::1/64"; without "/len" the full host length. 0 or -EINVAL. */
+int config_parse_prefix(const char *s, struct config_prefix *ret);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data plane: transport <-> QMAP codec <-> one network device per mux.
+ *
+ * Downlink: a completed bulk IN transfer is deaggregated in place and every packet is
+ * written to its mux's device straight from the transfer buffer (one writev with the mux's
+ * prebuilt Ethernet header in front), then the buffer goes back to the ring.
+ * Uplink: a readable device is read with readv, the frame header into scratch and the IP
+ * packet straight into the current OUT aggregate after room for the QMAP header, which is
+ * then written in front. An aggregate leaves when full, or when no device has more to read
+ * in this loop iteration (an ev_prepare watcher), so aggregation adds no latency.
+ */
+#ifndef QMAPD_DATAPATH_H
+#define QMAPD_DATAPATH_H
+
+#include <ev.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "netdev.h"
+#include "qmap.h"
+#include "transport.h"
+
+struct rtnl;
+
+/* Counters of one mux. rx = downlink (towards the host), tx = uplink, as the device sees it. */
+struct mux_stats {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t rx_dropped_queue_full; /* device queue full (EAGAIN): dropped, never waited for */
+	uint64_t rx_dropped_write_error;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped_not_ip;   /* frames the kernel sent that are neither IPv4 nor IPv6 */
+	uint64_t tx_dropped_too_big;  /* larger than the room left for one frame (MTU raised?) */
+	uint64_t tx_dropped_no_modem; /* read while the modem was disconnected */
+	uint64_t commands_rx;	      /* QMAP command frames addressed to this mux */
+};
+
+struct mux {
+	struct datapath *dp;
+	uint8_t id;
+	uint32_t mtu;
+	struct netdev nd;
+	ev_io io;
+	bool reading;
+	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
+	uint8_t eth_header[2][14];
+	struct mux_stats stats;
+};
+
+/* Counters of the modem's data interface. */
+struct datapath_stats {
+	uint64_t dl_aggregates;	   /* transfers that carried at least one frame */
+	uint64_t dl_datagrams;	   /* data frames parsed */
+	uint64_t dl_datagrams_max; /* most data frames in one aggregate */
+	uint64_t dl_unknown_mux;
+	uint64_t dl_commands;
+	uint64_t dl_malformed[_QMAP_ERR_MAX];
+	uint64_t ul_aggregates;
+	uint64_t ul_datagrams;
+	uint64_t ul_submit_errors;
+	uint64_t modem_disconnects;
+};
+
+struct datapath {
+	struct ev_loop *loop;
+	struct rtnl *rtnl;
+	struct transport *transport;
+	enum qmap_version version;
+	size_t ul_header_size;
+	uint32_t ul_max_datagrams;
+	bool modem_up;
+
+	struct mux *mux[256]; /* by mux id; NULL = not configured */
+	unsigned n_mux;
+
+	/* The uplink aggregate being filled. */
+	struct transport_out *ul_out;
+	uint32_t ul_frames;
+	ev_prepare ul_flush;
+
+	struct datapath_stats stats;
+};
+
+/*
+ * Create the transport and one device per configured mux (addresses, routes, MTU from the
+ * config). Nothing is started. Returns 0 or -errno, logging the reason once.
+ */
+int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+		 struct datapath **ret);
+/* Removes the devices unless the config asked them to persist. NULL-safe. */
+struct datapath *datapath_free(struct datapath *dp);
+
+int datapath_start(struct datapath *dp);
+
+/* Downlink entry point (the transport's on_bulk_in); public for tests and benchmarks. */
+void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len);
+
+/* Human-readable counters, `key=value` per line (format documented in datapath.c). */
+void datapath_print_stats(const struct datapath *dp, FILE *f);
+
+#endif

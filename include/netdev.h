@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One network device per mux. Preferred: a TAP device (IFF_NO_PI, IFF_NOARP, written
+ * non-blocking) with a native XDP_PASS program attached, which makes the kernel build the
+ * skb with XDP_PACKET_HEADROOM (256 B) in front (ARCHITECTURE.md lesson 1). Fallback when
+ * BPF is not permitted: a plain TUN device (NET_SKB_PAD headroom only), reported in status.
+ */
+#ifndef QMAPD_NETDEV_H
+#define QMAPD_NETDEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct rtnl;
+
+enum netdev_kind {
+	NETDEV_KIND_TAP_XDP, /* TAP, Ethernet framing, XDP_PASS attached */
+	NETDEV_KIND_TUN,     /* TUN, raw IP framing */
+};
+
+struct netdev {
+	int fd; /* O_NONBLOCK | O_CLOEXEC */
+	int ifindex;
+	char name[16]; /* IFNAMSIZ; <net/if.h> clashes with <linux/if.h> */
+	enum netdev_kind kind;
+	uint8_t mac[6]; /* TAP: the device's own address (destination of what we write) */
+	char status
+		[96]; /* human readable, e.g. "tap+xdp" or "tun (xdp unavailable: Operation not permitted)" */
+	bool persist;
+};
+
+/*
+ * Create (or re-attach to a persistent) device named `name`. With CONFIG_HEADROOM_XDP try
+ * TAP + XDP first and fall back to TUN, logging a warning; CONFIG_HEADROOM_OFF makes a TUN.
+ * The device is brought up with the given MTU (IFF_NOARP for TAP). Returns 0 or -errno.
+ */
+int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
+		  bool persist, struct netdev *ret);
+
+/* Close the fd; the kernel removes the device unless it was made persistent. */
+void netdev_close(struct netdev *nd);
+
+/* Carrier on/off (TUNSETCARRIER): the device and its addresses stay. */
+int netdev_set_carrier(struct netdev *nd, bool on);
+
+const char *netdev_kind_to_string(enum netdev_kind kind);
+
+/* Load the two-instruction XDP_PASS program with bpf(2). Returns a prog fd or -errno. */
+int xdp_pass_prog_load(void);
+
+#endif

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's data side: the modem at the transport boundary (ARCHITECTURE.md "qmapd-sim").
+ *
+ * Modem side: an AF_UNIX SOCK_SEQPACKET listener speaking the `sim` transport's wire format
+ * (struct transport_sim_header + one transfer per message); one qmapd at a time.
+ * Network side: a TUN device in the sim's own namespace. Bulk OUT aggregates from qmapd are
+ * deaggregated and each IP packet is written to the TUN; packets the kernel routes into the
+ * TUN are QMAP-aggregated on the mux whose prefix holds their destination (longest prefix)
+ * and sent as bulk IN messages.
+ *
+ * Downlink aggregation: packets are read straight into the aggregate behind room for their
+ * QMAP header, payload padded with zeros to a multiple of 4. An aggregate leaves when the
+ * next packet might not fit, when dl_max_datagrams real packets are in it, when flush_usec
+ * passed since its first packet, or (flush_usec 0) as soon as the TUN has nothing more.
+ *
+ * Fault injection: in every inject_every-th downlink aggregate, in this order before the
+ * real frames: `garbage` (an 8-byte non-IP payload starting 0xde on the first configured
+ * mux), `unknown-mux` (a valid 32-byte IPv4/UDP packet on mux SIM_INJECT_UNKNOWN_MUX_ID),
+ * `command` (a FLOW_ENABLE REQUEST on the first configured mux, transaction ids 1, 2, ...);
+ * and after the real frames `oversize` (a data header whose pkt_len runs past the end of
+ * the transfer). Injected frames do not count towards dl_max_datagrams.
+ *
+ * Uplink checksums: a QMAPv5 frame with the "compute checksum" bit gets its TCP/UDP
+ * checksum computed before it is written to the TUN, as a modem would
+ * (counter ul_csum_computed).
+ *
+ * Stats format (sim_print_stats(), also the --stats-file content), one item per line,
+ * stable, every key always present:
+ *   <key>=<u64>                        global counters, keys as in struct sim_stats:
+ *     connections, connections_rejected, disconnects, ul_transfers, ul_bytes, ul_zlp,
+ *     truncated, short_messages, ul_unknown_mux, ul_tun_dropped, ul_tun_errors,
+ *     ul_csum_computed, control_messages, interrupt_messages, unknown_ep,
+ *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
+ *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
+ *   malformed_<reason>=<u64>           one per enum qmap_error, reason = qmap_error_name()
+ *   commands_<type>=<u64>              type: request, ack, unsupported, invalid, short
+ *   injected_<kind>=<u64>              kind: garbage, unknown_mux, command, oversize
+ *   mux <id>: ul_packets=<u64> ul_bytes=<u64> dl_packets=<u64> dl_bytes=<u64>
+ *                                      one line per configured mux, ascending id
+ * Global ul_bytes/dl_bytes are transfer bytes (QMAP headers, padding, injections included);
+ * per-mux *_bytes are IP bytes. Per-mux dl_* count packets put into an aggregate (lost again
+ * only by a disconnect, which also counts them in dl_dropped_disconnected); dl_datagrams
+ * counts those in sent aggregates. While qmapd is not connected everything the TUN emits
+ * (including the kernel's own IPv6 RS/MLD) counts as dl_dropped_disconnected, while it is
+ * connected such packets count as dl_no_route.
+ */
+#ifndef QMAPD_SIM_H
+#define QMAPD_SIM_H
+
+#include <ev.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "qmap.h"
+
+#define SIM_NETDEV_DEFAULT	     "simnet0"
+#define SIM_MAX_NET_ADDRESSES	     16
+#define SIM_MUX_MAX_PREFIXES	     8
+#define SIM_DL_MAX_DATAGRAMS_DEFAULT 32
+#define SIM_FLUSH_USEC_DEFAULT	     500
+#define SIM_FLUSH_USEC_MAX	     1000000
+#define SIM_INJECT_EVERY_DEFAULT     100
+#define SIM_INJECT_UNKNOWN_MUX_ID    200
+#define SIM_MTU_MIN		     576
+/* The MTU must leave room in an aggregate for the injected frames and both headers. */
+#define SIM_DL_RESERVED 128
+#define SIM_ERROR_MAX	256
+
+enum sim_inject {
+	SIM_INJECT_GARBAGE,
+	SIM_INJECT_UNKNOWN_MUX,
+	SIM_INJECT_COMMAND,
+	SIM_INJECT_OVERSIZE,
+	_SIM_INJECT_MAX,
+};
+
+struct sim_mux_options {
+	bool present;
+	struct config_prefix prefix[SIM_MUX_MAX_PREFIXES];
+	unsigned n_prefix;
+};
+
+struct sim_options {
+	char socket_path[108]; /* sizeof(sockaddr_un.sun_path) */
+	char netdev[IFNAMSIZ];
+	uint32_t mtu;
+	struct config_prefix net_address[SIM_MAX_NET_ADDRESSES];
+	unsigned n_net_address;
+	struct sim_mux_options mux[CONFIG_MUX_ID_MAX + 1]; /* by mux id; [0] unused */
+	enum qmap_version qmap_version;
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t flush_usec; /* 0: flush when the TUN has nothing more to read */
+	bool csum_valid;     /* QMAPv5: set the "checksum valid" bit on downlink frames */
+	unsigned inject;     /* bit set of 1 << enum sim_inject */
+	uint32_t inject_every;
+};
+
+struct sim_mux_stats {
+	uint64_t ul_packets;
+	uint64_t ul_bytes;
+	uint64_t dl_packets;
+	uint64_t dl_bytes;
+};
+
+struct sim_stats {
+	uint64_t connections;
+	uint64_t connections_rejected; /* a second qmapd while one was connected */
+	uint64_t disconnects;
+
+	uint64_t ul_transfers; /* bulk OUT messages */
+	uint64_t ul_bytes;     /* their transfer bytes */
+	uint64_t ul_zlp;
+	uint64_t truncated;	 /* messages longer than TRANSPORT_MAX_TRANSFER, dropped */
+	uint64_t short_messages; /* messages without a whole header, dropped */
+	uint64_t ul_unknown_mux;
+	uint64_t ul_tun_dropped; /* TUN write would block */
+	uint64_t ul_tun_errors;
+	uint64_t ul_csum_computed;
+	uint64_t malformed[_QMAP_ERR_MAX];
+	uint64_t commands[4]; /* by enum qmap_command_type */
+	uint64_t commands_short;
+	uint64_t control_messages;
+	uint64_t interrupt_messages;
+	uint64_t unknown_ep;
+
+	uint64_t dl_aggregates;
+	uint64_t dl_datagrams; /* real packets in sent aggregates */
+	uint64_t dl_bytes;
+	uint64_t dl_no_route;
+	uint64_t dl_not_ip;
+	uint64_t dl_dropped_disconnected;
+	uint64_t dl_send_blocked; /* sends that found the socket full */
+	uint64_t dl_tun_errors;
+	uint64_t injected[_SIM_INJECT_MAX];
+
+	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct sim;
+
+/* Defaults for everything; no socket path, no addresses, no muxes. */
+void sim_options_init(struct sim_options *o);
+
+/*
+ * Pure parsers for the command line. On failure return -EINVAL (or -EEXIST for a mux given
+ * twice), write a message quoting the offending part into errbuf and leave *o untouched.
+ */
+int sim_options_add_mux(struct sim_options *o, const char *arg, char *errbuf, size_t errlen);
+int sim_options_add_net_address(struct sim_options *o, const char *arg, char *errbuf,
+				size_t errlen);
+int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t errlen);
+const char *sim_inject_to_string(enum sim_inject kind);
+/* Consistency of the whole set (ranges, MTU vs aggregate size, muxes). 0 or -EINVAL. */
+int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errlen);
+
+/* Validates the options (logging why not) and allocates; no I/O yet. Returns 0 or -errno. */
+int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **ret);
+/* Stops, closes the TUN (the kernel removes it) and unlinks the socket. NULL-safe. */
+struct sim *sim_free(struct sim *s);
+
+/*
+ * Create and configure the TUN, then bind the socket (so the socket file appearing means
+ * the network side is ready) and start listening. Returns 0 or -errno, logged once.
+ */
+int sim_start(struct sim *s);
+
+bool sim_is_connected(const struct sim *s);
+const struct sim_stats *sim_get_stats(const struct sim *s);
+void sim_print_stats(const struct sim *s, FILE *f);
+/* Write the stats to path atomically (temp file + rename). Returns 0 or -errno. */
+int sim_write_stats_file(const struct sim *s, const char *path);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The modem's USB function seen as transfers on four endpoint kinds. One interface,
+ * several backends: `sim` (AF_UNIX SOCK_SEQPACKET to qmapd-sim, one message = one
+ * transfer), `mem` (in-process replay for benchmarks), later `usb` (libusb async).
+ *
+ * Downlink: the transport owns a ring of >= 16 receive buffers of dl_max_size bytes,
+ * allocated once. Each completed bulk IN transfer is handed to on_bulk_in() and given back
+ * to the ring (resubmitted) when the callback returns, so the callback may parse and
+ * rewrite it in place but must not keep pointers into it.
+ * Uplink: bulk OUT buffers are borrowed with transport_out_get(), filled in place, and
+ * handed back with transport_out_submit(); while none is free, on_out_ready() tells the
+ * datapath when to resume reading its devices.
+ */
+#ifndef QMAPD_TRANSPORT_H
+#define QMAPD_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ev_loop;
+
+/* Endpoint kinds, also the first byte of every sim message. */
+enum transport_ep {
+	TRANSPORT_EP_BULK_IN = 1,  /* modem -> host data */
+	TRANSPORT_EP_BULK_OUT = 2, /* host -> modem data */
+	TRANSPORT_EP_CONTROL = 3,  /* encapsulated command (host->modem) / response (modem->host) */
+	TRANSPORT_EP_INTERRUPT = 4, /* notifications, modem -> host */
+};
+
+/* The sim wire format: this header, then the transfer's bytes, in one SEQPACKET message. */
+struct transport_sim_header {
+	uint8_t ep;	   /* enum transport_ep */
+	uint8_t flags;	   /* TRANSPORT_SIM_FLAG_* */
+	uint16_t reserved; /* 0 */
+} __attribute__((packed));
+
+#define TRANSPORT_SIM_FLAG_ZLP 0x01 /* the OUT transfer was terminated by a zero-length packet */
+
+/* Largest transfer any backend carries (the biggest QMAP/NTB aggregate a modem grants). */
+#define TRANSPORT_MAX_TRANSFER 65536
+
+struct transport_callbacks {
+	void (*on_bulk_in)(void *userdata, uint8_t *buf, size_t len);
+	void (*on_control)(void *userdata, const uint8_t *buf, size_t len);
+	void (*on_interrupt)(void *userdata, const uint8_t *buf, size_t len);
+	/* An OUT buffer became free after transport_out_get() had returned NULL. */
+	void (*on_out_ready)(void *userdata);
+	/* The modem is there (sim connected, USB claimed): transfers flow. */
+	void (*on_connect)(void *userdata);
+	/* The modem went away (sim closed, USB unplugged). Transfers are all completed. */
+	void (*on_disconnect)(void *userdata);
+};
+
+struct transport_params {
+	uint32_t dl_max_size;	  /* bytes per receive buffer */
+	uint32_t rx_transfers;	  /* receive buffers in flight; raised to 16 if lower */
+	uint32_t ul_max_size;	  /* bytes per OUT buffer */
+	uint32_t ul_buffers;	  /* OUT buffers (0 = default) */
+	uint32_t max_packet_size; /* wMaxPacketSize of bulk OUT, for the ZLP rule */
+	uint32_t ul_headroom;	  /* bytes reserved in front of every OUT buffer */
+};
+
+/* A borrowed OUT buffer: data[-headroom .. size) is writable. */
+struct transport_out {
+	uint8_t *data;
+	size_t size;
+	size_t len;		    /* filled by the caller */
+	bool zlp;		    /* set by transport_out_submit() */
+	uint32_t index;		    /* in the pool */
+	struct transport_out *next; /* backends' queue of OUT transfers waiting to go */
+};
+
+struct transport;
+
+struct transport_ops {
+	const char *scheme; /* "sim:" ... */
+	size_t size;	    /* of the backend's struct, which starts with struct transport */
+	/* Parse the address after the scheme; called once after the buffers exist. */
+	int (*init)(struct transport *t, const char *address);
+	int (*start)(struct transport *t);
+	void (*stop)(struct transport *t);
+	/* Send len bytes from out->data; the ZLP flag is decided by the caller of the op. */
+	int (*out_submit)(struct transport *t, struct transport_out *out, bool zlp);
+	int (*control_send)(struct transport *t, const uint8_t *buf, size_t len);
+	void (*free)(struct transport *t);
+};
+
+struct transport_stats {
+	uint64_t in_transfers;
+	uint64_t in_bytes;
+	uint64_t in_errors; /* short/overflow/protocol errors by the backend */
+	uint64_t out_transfers;
+	uint64_t out_bytes;
+	uint64_t out_zlp;
+	uint64_t out_errors;
+	uint64_t out_busy;     /* times the datapath found no free OUT buffer */
+	uint64_t in_batch_max; /* most transfers completed in one wakeup (<= n_rx) */
+};
+
+struct transport {
+	const struct transport_ops *ops;
+	struct ev_loop *loop;
+	struct transport_params params;
+	struct transport_callbacks cb;
+	void *userdata;
+	struct transport_stats stats;
+
+	/* Receive ring, allocated once. */
+	uint8_t **rx_buf;
+	uint32_t n_rx;
+
+	/* OUT pool, allocated once; free list as a stack of indices. */
+	struct transport_out *out;
+	uint8_t *out_mem;
+	uint32_t n_out;
+	uint32_t *out_free;
+	uint32_t n_out_free;
+	bool out_waiting; /* someone saw an empty pool: call on_out_ready when one frees */
+};
+
+/*
+ * Create a transport for `spec`: "sim:/path/to/socket" or "mem:" (benchmark replay).
+ * Allocates every buffer. Returns 0 or -errno (-EINVAL for an unknown scheme).
+ */
+int transport_new(struct ev_loop *loop, const char *spec, const struct transport_params *params,
+		  const struct transport_callbacks *cb, void *userdata, struct transport **ret);
+struct transport *transport_free(struct transport *t);
+
+int transport_start(struct transport *t);
+void transport_stop(struct transport *t);
+
+/* Borrow an OUT buffer, or NULL when all are in flight (on_out_ready follows). */
+struct transport_out *transport_out_get(struct transport *t);
+/* Send a filled OUT buffer; ownership returns to the transport. Adds the ZLP flag when
+ * len is a multiple of max_packet_size. */
+int transport_out_submit(struct transport *t, struct transport_out *out);
+/* Give back a borrowed buffer unsent. */
+void transport_out_put(struct transport *t, struct transport_out *out);
+
+int transport_control_send(struct transport *t, const uint8_t *buf, size_t len);
+
+/* For backends: called when an OUT transfer completed. */
+void transport_out_complete(struct transport *t, struct transport_out *out);
+
+/*
+ * The `mem` backend replays aggregates the caller built (benchmarks, tests): the bytes
+ * are copied into the next receive buffer, as a DMA would, and handed to on_bulk_in().
+ * OUT transfers complete at once and are only counted.
+ */
+int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len);
+
+/* Backends (transport-sim.c, transport-mem.c). */
+extern const struct transport_ops transport_sim_ops;
+extern const struct transport_ops transport_mem_ops;
+
+#endif

@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Install what qmapd needs to build, test and run its demo on Debian 12 (as root).
+set -euo pipefail
+PACKAGES=(
+	build-essential cmake pkg-config clang clang-format
+	libev-dev libmnl-dev libinih-dev
+	iproute2 iputils-ping iperf3 jq procps mandoc
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+	[[ $(dpkg-query -W -f="\${Status}" "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Install dependencies, build, and run the whole test suite, as root on Debian 12:
+#   1. gcc build, -Werror, every ctest test (unit, end to end, headroom, formatting);
+#   2. clang build with AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer
+#      targets: every ctest test again, plus each fuzz target for FUZZ_SECONDS.
+# .ci/run runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$(pwd)
+BUILD=${BUILD:-$SRC/build}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=$(nproc)
+
+"$SRC/scripts/deps.sh"
+
+echo "== gcc build + tests"
+cmake -S "$SRC" -B "$BUILD/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc
+cmake --build "$BUILD/gcc" -j "$JOBS"
+(cd "$BUILD/gcc" && ctest --output-on-failure)
+
+echo "== clang ASan+UBSan build + tests + fuzzing (${FUZZ_SECONDS}s per target)"
+cmake -S "$SRC" -B "$BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	-DQMAPD_SANITIZE=ON -DQMAPD_FUZZ=ON
+cmake --build "$BUILD/asan" -j "$JOBS"
+(cd "$BUILD/asan" && FUZZ_SECONDS=$FUZZ_SECONDS ASAN_OPTIONS=detect_leaks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure)

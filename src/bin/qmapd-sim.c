@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim: plays the modem at the transport boundary for tests (sim.h).
+ * Run it inside the network namespace that should hold its network side:
+ *   ip netns exec sim qmapd-sim --socket /run/qmapd-sim.sock \
+ *           --net-address 198.51.100.1/24 --mux 1=192.0.2.0/24,2001:db8:1::/64
+ */
+#include <errno.h>
+#include <ev.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sim.h"
+
+enum {
+	OPT_SOCKET = 0x100,
+	OPT_NETDEV,
+	OPT_MTU,
+	OPT_NET_ADDRESS,
+	OPT_MUX,
+	OPT_QMAP_VERSION,
+	OPT_DL_MAX_SIZE,
+	OPT_DL_MAX_DATAGRAMS,
+	OPT_FLUSH_USEC,
+	OPT_CSUM_VALID,
+	OPT_INJECT,
+	OPT_INJECT_EVERY,
+	OPT_STATS_FILE,
+};
+
+static const struct option options[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "netdev", required_argument, NULL, OPT_NETDEV },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "net-address", required_argument, NULL, OPT_NET_ADDRESS },
+	{ "mux", required_argument, NULL, OPT_MUX },
+	{ "qmap-version", required_argument, NULL, OPT_QMAP_VERSION },
+	{ "dl-max-size", required_argument, NULL, OPT_DL_MAX_SIZE },
+	{ "dl-max-datagrams", required_argument, NULL, OPT_DL_MAX_DATAGRAMS },
+	{ "flush-usec", required_argument, NULL, OPT_FLUSH_USEC },
+	{ "csum-valid", no_argument, NULL, OPT_CSUM_VALID },
+	{ "inject", required_argument, NULL, OPT_INJECT },
+	{ "inject-every", required_argument, NULL, OPT_INJECT_EVERY },
+	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static const char *stats_file;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: qmapd-sim --socket PATH [OPTIONS]\n"
+		"Play a QMAP modem's data interface for qmapd's `sim` transport.\n"
+		"\n"
+		"  --socket PATH              listen here (SOCK_SEQPACKET), required\n"
+		"  --netdev NAME              network-side TUN device (default %s)\n"
+		"  --mtu N                    its MTU (default %d)\n"
+		"  --net-address PREFIX       address for the TUN, e.g. 198.51.100.1/24 "
+		"(repeatable)\n"
+		"  --mux ID=PREFIX[,PREFIX]   mux %d..%d owning these destinations; routed into "
+		"the\n"
+		"                             TUN (repeatable), e.g. "
+		"1=192.0.2.0/24,2001:db8:1::/64\n"
+		"  --qmap-version 1|5         QMAP version (default 5, as qmapd's config)\n"
+		"  --dl-max-size N            bytes per downlink aggregate, %d..%d (default %d)\n"
+		"  --dl-max-datagrams N       packets per downlink aggregate (default %d)\n"
+		"  --flush-usec N             send a partial aggregate after N us; 0 = as soon as\n"
+		"                             the TUN is empty (default %d)\n"
+		"  --csum-valid               QMAPv5: mark downlink checksums as verified\n"
+		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize\n"
+		"  --inject-every N           inject into every Nth downlink aggregate (default "
+		"%d)\n"
+		"  --stats-file PATH          write counters here on SIGUSR1 and at exit\n"
+		"  -v, --verbose              debug logging\n"
+		"  -h, --help                 this help\n",
+		SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT, CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX,
+		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
+		SIM_DL_MAX_DATAGRAMS_DEFAULT, SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT);
+}
+
+static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *ret)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "qmapd-sim: invalid %s '%s': expected %u..%u\n", opt, arg, min,
+			max);
+		return -EINVAL;
+	}
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sim_options *o)
+{
+	char err[SIM_ERROR_MAX];
+	uint32_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hv", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(EXIT_SUCCESS);
+		case 'v':
+			log_set_max_level(LOG_DEBUG);
+			break;
+		case OPT_SOCKET:
+			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->socket_path)) {
+				fprintf(stderr, "qmapd-sim: invalid --socket '%s': 1..%zu bytes\n",
+					optarg, sizeof(o->socket_path) - 1);
+				return -EINVAL;
+			}
+			strcpy(o->socket_path, optarg);
+			break;
+		case OPT_NETDEV:
+			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->netdev)) {
+				fprintf(stderr, "qmapd-sim: invalid --netdev '%s': 1..%zu bytes\n",
+					optarg, sizeof(o->netdev) - 1);
+				return -EINVAL;
+			}
+			strcpy(o->netdev, optarg);
+			break;
+		case OPT_MTU:
+			if (parse_u32("--mtu", optarg, SIM_MTU_MIN, 65535, &o->mtu) < 0)
+				return -EINVAL;
+			break;
+		case OPT_NET_ADDRESS:
+			if (sim_options_add_net_address(o, optarg, err, sizeof(err)) < 0)
+				goto bad;
+			break;
+		case OPT_MUX:
+			if (sim_options_add_mux(o, optarg, err, sizeof(err)) < 0)
+				goto bad;
+			break;
+		case OPT_QMAP_VERSION:
+			if (strcmp(optarg, "1") == 0) {
+				o->qmap_version = QMAP_V1;
+			} else if (strcmp(optarg, "5") == 0) {
+				o->qmap_version = QMAP_V5;
+			} else {
+				fprintf(stderr,
+					"qmapd-sim: invalid --qmap-version '%s': expected 1 or 5\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_DL_MAX_SIZE:
+			if (parse_u32("--dl-max-size", optarg, CONFIG_DL_MAX_SIZE_MIN,
+				      CONFIG_DL_MAX_SIZE_MAX, &o->dl_max_size) < 0)
+				return -EINVAL;
+			break;
+		case OPT_DL_MAX_DATAGRAMS:
+			if (parse_u32("--dl-max-datagrams", optarg, 1, 65536,
+				      &o->dl_max_datagrams) < 0)
+				return -EINVAL;
+			break;
+		case OPT_FLUSH_USEC:
+			if (parse_u32("--flush-usec", optarg, 0, SIM_FLUSH_USEC_MAX,
+				      &o->flush_usec) < 0)
+				return -EINVAL;
+			break;
+		case OPT_CSUM_VALID:
+			o->csum_valid = true;
+			break;
+		case OPT_INJECT:
+			if (sim_parse_inject(optarg, &o->inject, err, sizeof(err)) < 0)
+				goto bad;
+			break;
+		case OPT_INJECT_EVERY:
+			if (parse_u32("--inject-every", optarg, 1, UINT32_MAX, &v) < 0)
+				return -EINVAL;
+			o->inject_every = v;
+			break;
+		case OPT_STATS_FILE:
+			stats_file = optarg;
+			break;
+		default:
+			/* getopt_long already said what was wrong. */
+			fprintf(stderr, "Try 'qmapd-sim --help'.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "qmapd-sim: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->socket_path[0] == '\0') {
+		fprintf(stderr, "qmapd-sim: --socket PATH is required\n");
+		return -EINVAL;
+	}
+	if (sim_options_validate(o, err, sizeof(err)) < 0)
+		goto bad;
+	if (o->csum_valid && o->qmap_version != QMAP_V5)
+		fprintf(stderr, "qmapd-sim: --csum-valid has no effect with --qmap-version 1\n");
+	return 0;
+
+bad:
+	fprintf(stderr, "qmapd-sim: %s\n", err);
+	return -EINVAL;
+}
+
+static void write_stats(const struct sim *s)
+{
+	if (stats_file)
+		sim_write_stats_file(s, stats_file);
+}
+
+static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)revents;
+	log_info("qmapd-sim: signal %d, exiting", w->signum);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_usr1(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	write_stats(w->data);
+}
+
+int main(int argc, char **argv)
+{
+	struct sim_options *opts = malloc(sizeof(*opts));
+	struct sim *s = NULL;
+	ev_signal sig_term, sig_int, sig_usr1;
+	int ret = EXIT_FAILURE;
+
+	if (!opts) {
+		log_err(ENOMEM, "qmapd-sim: cannot allocate");
+		return EXIT_FAILURE;
+	}
+	sim_options_init(opts);
+	if (parse_args(argc, argv, opts) < 0) {
+		free(opts);
+		return 2;
+	}
+
+	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
+	if (!loop) {
+		log_err(0, "qmapd-sim: cannot create the event loop");
+		goto cleanup;
+	}
+	/* Sends use MSG_NOSIGNAL; this covers anything else writing to a closed peer. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (sim_new(loop, opts, &s) < 0)
+		goto cleanup;
+
+	ev_signal_init(&sig_term, on_stop, SIGTERM);
+	ev_signal_init(&sig_int, on_stop, SIGINT);
+	ev_signal_init(&sig_usr1, on_usr1, SIGUSR1);
+	sig_usr1.data = s;
+	ev_signal_start(loop, &sig_term);
+	ev_signal_start(loop, &sig_int);
+	ev_signal_start(loop, &sig_usr1);
+
+	if (sim_start(s) < 0)
+		goto cleanup;
+	log_info("qmapd-sim: ready");
+
+	ev_run(loop, 0);
+	write_stats(s);
+	ret = EXIT_SUCCESS;
+
+cleanup:
+	sim_free(s);
+	free(opts);
+	return ret;
+}

@@ -1,0 +1,1028 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd.conf on top of inih.
+ *
+ * Line numbers: Debian's inih 55 is built without INI_HANDLER_LINENO, so the handler is not
+ * told which line it is looking at, and ini_parse_*() only returns the line of the first
+ * error, not which key failed or why. We therefore feed inih through ini_parse_stream() with
+ * our own reader that hands over exactly one line per call and counts it. inih handles a line
+ * completely (calling the handler at most once) before it asks the reader for the next one,
+ * so inside the handler p->line is the line of the key being handled.
+ *
+ * The reader also does what inih cannot be told to do at run time (Debian builds it with
+ * INI_ALLOW_MULTILINE, INI_ALLOW_INLINE_COMMENTS, a 200-byte INI_MAX_LINE and neither
+ * INI_STOP_ON_FIRST_ERROR nor INI_CALL_HANDLER_ON_NEW_SECTION):
+ *  - a line that does not fit inih's buffer is rejected instead of silently split in two;
+ *  - leading whitespace is removed before inih sees the line, so an indented line is never
+ *    taken as a continuation of the previous value: every line stands alone;
+ *  - section headers are parsed and checked here, because inih never reports a section that
+ *    has no keys, and an empty [mux.N] is a mux with all defaults;
+ *  - a line that is neither blank, a comment, a section nor "key = value" is reported with
+ *    its text instead of inih's bare line number;
+ *  - after the first error it returns NULL, which ends ini_parse_stream() at once, so the
+ *    first error is the one reported and no later line is looked at.
+ *
+ * Inline comments follow inih: ';' after whitespace starts a comment anywhere, '#' and ';'
+ * start a comment at the beginning of a line.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "macro.h"
+
+#define UL_MAX_SIZE_MIN	     2048
+#define UL_MAX_SIZE_MAX	     65536
+#define UL_MAX_DATAGRAMS_MIN 1
+#define UL_MAX_DATAGRAMS_MAX 64
+#define APN_MAX		     100 /* 3GPP TS 23.003 9.1: at most 100 octets */
+#define MTU_MIN		     68	 /* RFC 791 */
+#define MTU_MAX		     65535
+#define MTU_IPV6_MIN	     1280 /* RFC 8200 5 */
+/* IFNAMSIZ: config.h cannot include <net/if.h>, which clashes with <linux/if.h>. */
+#define IFNAME_SIZE sizeof(((struct config_mux *)NULL)->interface)
+/* 254 muxes with every key set are well under 100 KB; anything much bigger is not a config. */
+#define FILE_MAX (1024 * 1024)
+/* Error messages show this much of an offending input; CONFIG_ERROR_MAX must hold it. */
+#define QUOTE_INPUT_MAX 64
+#define QUOTE_MAX	(QUOTE_INPUT_MAX * 4 + sizeof("''..."))
+#define QUOTE(s)	quote((char[QUOTE_MAX]){ 0 }, (s))
+
+enum section_kind {
+	SECTION_NONE,
+	SECTION_DEVICE,
+	SECTION_MUX,
+};
+
+enum key_id {
+	KEY_DEVICE,
+	KEY_QMAP_VERSION,
+	KEY_DL_MAX_SIZE,
+	KEY_RX_TRANSFERS,
+	KEY_UL_MAX_SIZE,
+	KEY_UL_MAX_DATAGRAMS,
+	KEY_MAX_PACKET_SIZE,
+	KEY_PERSIST_DEVICES,
+	KEY_INTERFACE,
+	KEY_APN,
+	KEY_IP_TYPE,
+	KEY_ALLOWED_AUTH,
+	KEY_USER,
+	KEY_PASSWORD,
+	KEY_MTU,
+	KEY_HEADROOM,
+	KEY_IPV4_ADDRESS,
+	KEY_IPV6_ADDRESS,
+	KEY_ROUTES,
+	KEY_ROUTE_METRIC,
+	_KEY_MAX,
+};
+
+struct parser {
+	struct config *config;
+	const char *name; /* file name for messages */
+	const char *next; /* input not yet handed to inih */
+	unsigned line;	  /* line last handed to inih */
+	char *errbuf;
+	size_t errlen;
+	bool failed;
+
+	enum section_kind section;
+	char section_name[sizeof("mux.254")];
+	unsigned section_line;
+	struct config_mux *mux;	     /* the current [mux.N] */
+	unsigned key_line[_KEY_MAX]; /* where each key of this section was set, 0 = not set */
+	unsigned device_line;	     /* where [device] was, 0 = not yet */
+	unsigned mux_line[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct key {
+	const char *name;
+	enum section_kind section;
+	int (*parse)(struct parser *p, const struct key *k, const char *value);
+};
+
+/* Escape everything but printable ASCII so that a message cannot mess up a terminal or log. */
+static const char *quote(char buf[static QUOTE_MAX], const char *s)
+{
+	size_t o = 0, i;
+
+	buf[o++] = '\'';
+	for (i = 0; s[i] && i < QUOTE_INPUT_MAX; i++) {
+		unsigned char c = s[i];
+
+		if (c == '\'' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			o += snprintf(buf + o, QUOTE_MAX - o, "\\x%02x", c);
+		} else {
+			buf[o++] = c;
+		}
+	}
+	buf[o++] = '\'';
+	if (s[i]) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* line 0: the error is about the whole file. Always returns -EINVAL. */
+_printf_(3, 4) static int parser_error(struct parser *p, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	p->failed = true;
+	if (!p->errbuf || p->errlen == 0)
+		return -EINVAL;
+
+	if (line > 0)
+		n = snprintf(p->errbuf, p->errlen, "%s:%u: ", p->name, line);
+	else
+		n = snprintf(p->errbuf, p->errlen, "%s: ", p->name);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -EINVAL;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errbuf + n, p->errlen - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int invalid(struct parser *p, const struct key *k, const char *value, const char *why)
+{
+	return parser_error(p, p->line, "invalid %s %s in [%s]%s%s", k->name, QUOTE(value),
+			    p->section_name, why ? ": " : "", why ?: "");
+}
+
+static int invalid_range(struct parser *p, const struct key *k, const char *value, uint32_t min,
+			 uint32_t max)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "must be %" PRIu32 "..%" PRIu32, min, max);
+	return invalid(p, k, value, why);
+}
+
+/* Plain decimal: no sign, no blanks, no leading zeros (no octal surprises), fits 32 bits. */
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s[0] || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_range(struct parser *p, const struct key *k, const char *value, uint32_t min,
+		       uint32_t max, uint32_t *ret)
+{
+	uint32_t v;
+
+	if (parse_u32(value, &v) < 0 || v < min || v > max)
+		return invalid_range(p, k, value, min, max);
+	*ret = v;
+	return 0;
+}
+
+static bool is_printable(const char *s, bool allow_space)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c < 0x20 || c >= 0x7f || (c == ' ' && !allow_space))
+			return false;
+	}
+	return true;
+}
+
+/* What the kernel's dev_valid_name() accepts, restricted to printable ASCII. */
+static bool ifname_is_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= IFNAME_SIZE || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || !isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int parse_device(struct parser *p, const struct key *k, const char *value)
+{
+	static const char *const schemes[] = { "sim:", "usb:", "usb-path:" };
+	const char *rest = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schemes); i++)
+		if (strncmp(value, schemes[i], strlen(schemes[i])) == 0)
+			rest = value + strlen(schemes[i]);
+	if (!rest)
+		return invalid(p, k, value, "expected sim:, usb: or usb-path: and the device");
+	if (!*rest)
+		return invalid(p, k, value, "nothing after the scheme");
+	if (!is_printable(value, false))
+		return invalid(p, k, value, "blanks and control characters are not allowed");
+
+	strcpy(p->config->device.device, value); /* length checked by parser_handle() */
+	return 0;
+}
+
+static int parse_qmap_version(struct parser *p, const struct key *k, const char *value)
+{
+	if (strcmp(value, "1") == 0)
+		p->config->device.qmap_version = QMAP_V1;
+	else if (strcmp(value, "5") == 0)
+		p->config->device.qmap_version = QMAP_V5;
+	else
+		return invalid(p, k, value, "expected 1 or 5");
+	return 0;
+}
+
+static int parse_dl_max_size(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_range(p, k, value, CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX,
+			   &p->config->device.dl_max_size);
+}
+
+static int parse_rx_transfers(struct parser *p, const struct key *k, const char *value)
+{
+	uint32_t v;
+
+	/* Fewer transfers in flight lose downlink data under load (ARCHITECTURE.md lesson 2). */
+	if (parse_u32(value, &v) == 0 && v < CONFIG_RX_TRANSFERS_MIN)
+		return invalid(p, k, value, "at least 16 transfers are always kept in flight");
+	return parse_range(p, k, value, CONFIG_RX_TRANSFERS_MIN, CONFIG_RX_TRANSFERS_MAX,
+			   &p->config->device.rx_transfers);
+}
+
+static int parse_ul_max_size(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_range(p, k, value, UL_MAX_SIZE_MIN, UL_MAX_SIZE_MAX,
+			   &p->config->device.ul_max_size);
+}
+
+static int parse_ul_max_datagrams(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_range(p, k, value, UL_MAX_DATAGRAMS_MIN, UL_MAX_DATAGRAMS_MAX,
+			   &p->config->device.ul_max_datagrams);
+}
+
+static int parse_max_packet_size(struct parser *p, const struct key *k, const char *value)
+{
+	uint32_t v;
+
+	/* The wMaxPacketSize values USB allows for bulk endpoints: full, high, super speed. */
+	if (parse_u32(value, &v) < 0 || (v != 64 && v != 512 && v != 1024))
+		return invalid(p, k, value, "expected 64, 512 or 1024");
+	p->config->device.max_packet_size = v;
+	return 0;
+}
+
+static int parse_persist_devices(struct parser *p, const struct key *k, const char *value)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(value, yes[i]) == 0) {
+			p->config->device.persist_devices = true;
+			return 0;
+		}
+		if (strcasecmp(value, no[i]) == 0) {
+			p->config->device.persist_devices = false;
+			return 0;
+		}
+	}
+	return invalid(p, k, value, "expected yes or no");
+}
+
+static int parse_interface(struct parser *p, const struct key *k, const char *value)
+{
+	if (!ifname_is_valid(value))
+		return invalid(p, k, value,
+			       "1 to 15 printable characters without blanks, '/' or ':'");
+	strcpy(p->mux->interface, value);
+	return 0;
+}
+
+/* 3GPP TS 23.003 9.1: dot-separated labels of letters, digits and hyphens; empty = default. */
+static int parse_apn(struct parser *p, const struct key *k, const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n > APN_MAX)
+		return invalid(p, k, value, "longer than 100 characters");
+	for (size_t i = 0; i < n; i++) {
+		char c = value[i];
+
+		if (c == '.') {
+			if (i == 0 || i == n - 1 || value[i + 1] == '.')
+				return invalid(p, k, value, "empty label");
+		} else if (!isalnum((unsigned char)c) && c != '-') {
+			return invalid(p, k, value,
+				       "only letters, digits, '-' and '.' are allowed");
+		}
+	}
+	strcpy(p->mux->apn, value);
+	return 0;
+}
+
+static int parse_ip_type(struct parser *p, const struct key *k, const char *value)
+{
+	static const enum config_ip_type types[] = { CONFIG_IP_TYPE_IPV4, CONFIG_IP_TYPE_IPV6,
+						     CONFIG_IP_TYPE_IPV4V6 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strcmp(value, config_ip_type_to_string(types[i])) == 0) {
+			p->mux->ip_type = types[i];
+			return 0;
+		}
+	return invalid(p, k, value, "expected ipv4, ipv6 or ipv4v6");
+}
+
+/* ModemManager's syntax: "pap|chap"; "none" only on its own. */
+static int parse_allowed_auth(struct parser *p, const struct key *k, const char *value)
+{
+	static const char *const methods[] = { "none", "pap", "chap", "mschapv2" };
+	unsigned seen = 0;
+	const char *s = value;
+
+	if (strlen(value) >= sizeof(p->mux->allowed_auth))
+		return invalid(p, k, value, "too long");
+
+	/* Empty means: leave it to the modem. */
+	while (*s) {
+		size_t n = strcspn(s, "|"), i;
+
+		for (i = 0; i < ARRAY_SIZE(methods); i++)
+			if (strlen(methods[i]) == n && strncmp(s, methods[i], n) == 0)
+				break;
+		if (i == ARRAY_SIZE(methods))
+			return invalid(p, k, value,
+				       "expected none, or pap, chap, mschapv2 joined by '|'");
+		if (seen & (1u << i))
+			return invalid(p, k, value, "method listed twice");
+		seen |= 1u << i;
+		s += n;
+		if (*s == '|' && !*++s)
+			return invalid(p, k, value, "empty method after '|'");
+	}
+	if ((seen & 1u) && seen != 1u)
+		return invalid(p, k, value, "'none' cannot be combined with other methods");
+
+	strcpy(p->mux->allowed_auth, value);
+	return 0;
+}
+
+static int parse_user(struct parser *p, const struct key *k, const char *value)
+{
+	if (!is_printable(value, true))
+		return invalid(p, k, value, "only printable ASCII is allowed");
+	strcpy(p->mux->user, value);
+	return 0;
+}
+
+static int parse_password(struct parser *p, const struct key *k, const char *value)
+{
+	/* A secret: never copied into a message that ends up in the journal. */
+	if (!is_printable(value, true))
+		return parser_error(p, p->line,
+				    "invalid %s in [%s]: only printable ASCII is allowed", k->name,
+				    p->section_name);
+	strcpy(p->mux->password, value);
+	return 0;
+}
+
+static int parse_mtu(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_range(p, k, value, MTU_MIN, MTU_MAX, &p->mux->mtu);
+}
+
+static int parse_headroom(struct parser *p, const struct key *k, const char *value)
+{
+	static const enum config_headroom modes[] = { CONFIG_HEADROOM_XDP, CONFIG_HEADROOM_OFF };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (strcmp(value, config_headroom_to_string(modes[i])) == 0) {
+			p->mux->headroom = modes[i];
+			return 0;
+		}
+	return invalid(p, k, value, "expected xdp or off");
+}
+
+static int parse_address(struct parser *p, const struct key *k, const char *value, int family,
+			 struct config_prefix *ret)
+{
+	struct config_prefix a;
+
+	if (config_parse_prefix(value, &a) < 0 || a.family != family)
+		return invalid(p, k, value,
+			       family == AF_INET
+				       ? "expected an IPv4 address with optional /0..32"
+				       : "expected an IPv6 address with optional /0..128");
+	*ret = a;
+	return 0;
+}
+
+static int parse_ipv4_address(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_address(p, k, value, AF_INET, &p->mux->ipv4_address);
+}
+
+static int parse_ipv6_address(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_address(p, k, value, AF_INET6, &p->mux->ipv6_address);
+}
+
+static size_t prefix_addr_size(const struct config_prefix *a)
+{
+	return a->family == AF_INET ? sizeof(a->addr.v4) : sizeof(a->addr.v6);
+}
+
+static bool prefix_equal(const struct config_prefix *a, const struct config_prefix *b)
+{
+	return a->family == b->family && a->prefixlen == b->prefixlen &&
+	       memcmp(&a->addr, &b->addr, prefix_addr_size(a)) == 0;
+}
+
+/* The kernel refuses a route whose destination has bits set beyond its prefix length. */
+static bool prefix_has_host_bits(const struct config_prefix *a)
+{
+	const uint8_t *b = (const uint8_t *)&a->addr;
+	size_t size = prefix_addr_size(a);
+
+	for (size_t i = 0; i < size; i++) {
+		unsigned bits = a->prefixlen > i * 8 ? a->prefixlen - i * 8 : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
+		if (b[i] & ~mask)
+			return true;
+	}
+	return false;
+}
+
+/* Prefixes separated by blanks and/or one comma: "a b", "a,b", "a, b"; "a,,b" is an error. */
+static int parse_routes(struct parser *p, const struct key *k, const char *value)
+{
+	struct config_prefix routes[CONFIG_MAX_ROUTES];
+	unsigned n = 0;
+	bool want_route = false; /* after a comma */
+	const char *s = value;
+
+	for (;;) {
+		char token[CONFIG_VALUE_MAX + 1];
+		struct config_prefix r;
+		size_t len;
+
+		s += strspn(s, " \t");
+		if (!*s)
+			break;
+		if (*s == ',') {
+			if (n == 0 || want_route)
+				return invalid(p, k, value, "empty entry");
+			want_route = true;
+			s++;
+			continue;
+		}
+
+		len = strcspn(s, " \t,");
+		if (len >= sizeof(token)) /* cannot happen: values are at most CONFIG_VALUE_MAX */
+			return invalid(p, k, value, "too long");
+		memcpy(token, s, len);
+		token[len] = '\0';
+		s += len;
+		want_route = false;
+
+		if (config_parse_prefix(token, &r) < 0)
+			return parser_error(p, p->line, "invalid route %s in [%s]", QUOTE(token),
+					    p->section_name);
+		if (prefix_has_host_bits(&r))
+			return parser_error(p, p->line,
+					    "invalid route %s in [%s]: bits set after the prefix "
+					    "length",
+					    QUOTE(token), p->section_name);
+		for (unsigned i = 0; i < n; i++)
+			if (prefix_equal(&routes[i], &r))
+				return parser_error(p, p->line, "route %s listed twice in [%s]",
+						    QUOTE(token), p->section_name);
+		if (n >= CONFIG_MAX_ROUTES)
+			return parser_error(p, p->line, "too many routes in [%s] (at most %d)",
+					    p->section_name, CONFIG_MAX_ROUTES);
+		routes[n++] = r;
+	}
+	if (want_route)
+		return invalid(p, k, value, "empty entry");
+
+	memcpy(p->mux->routes, routes, n * sizeof(routes[0]));
+	p->mux->n_routes = n;
+	return 0;
+}
+
+static int parse_route_metric(struct parser *p, const struct key *k, const char *value)
+{
+	return parse_range(p, k, value, 0, UINT32_MAX, &p->mux->route_metric);
+}
+
+static const struct key keys[_KEY_MAX] = {
+	[KEY_DEVICE] = { "device", SECTION_DEVICE, parse_device },
+	[KEY_QMAP_VERSION] = { "qmap-version", SECTION_DEVICE, parse_qmap_version },
+	[KEY_DL_MAX_SIZE] = { "dl-max-size", SECTION_DEVICE, parse_dl_max_size },
+	[KEY_RX_TRANSFERS] = { "rx-transfers", SECTION_DEVICE, parse_rx_transfers },
+	[KEY_UL_MAX_SIZE] = { "ul-max-size", SECTION_DEVICE, parse_ul_max_size },
+	[KEY_UL_MAX_DATAGRAMS] = { "ul-max-datagrams", SECTION_DEVICE, parse_ul_max_datagrams },
+	[KEY_MAX_PACKET_SIZE] = { "max-packet-size", SECTION_DEVICE, parse_max_packet_size },
+	[KEY_PERSIST_DEVICES] = { "persist-devices", SECTION_DEVICE, parse_persist_devices },
+	[KEY_INTERFACE] = { "interface", SECTION_MUX, parse_interface },
+	[KEY_APN] = { "apn", SECTION_MUX, parse_apn },
+	[KEY_IP_TYPE] = { "ip-type", SECTION_MUX, parse_ip_type },
+	[KEY_ALLOWED_AUTH] = { "allowed-auth", SECTION_MUX, parse_allowed_auth },
+	[KEY_USER] = { "user", SECTION_MUX, parse_user },
+	[KEY_PASSWORD] = { "password", SECTION_MUX, parse_password },
+	[KEY_MTU] = { "mtu", SECTION_MUX, parse_mtu },
+	[KEY_HEADROOM] = { "headroom", SECTION_MUX, parse_headroom },
+	[KEY_IPV4_ADDRESS] = { "ipv4-address", SECTION_MUX, parse_ipv4_address },
+	[KEY_IPV6_ADDRESS] = { "ipv6-address", SECTION_MUX, parse_ipv6_address },
+	[KEY_ROUTES] = { "routes", SECTION_MUX, parse_routes },
+	[KEY_ROUTE_METRIC] = { "route-metric", SECTION_MUX, parse_route_metric },
+};
+
+static void mux_init_defaults(struct config_mux *m, uint8_t id)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	snprintf(m->interface, sizeof(m->interface), "qmap%u", (unsigned)id);
+	m->ip_type = CONFIG_IP_TYPE_IPV4V6;
+	m->mtu = CONFIG_MTU_DEFAULT;
+	m->headroom = CONFIG_HEADROOM_XDP;
+}
+
+void config_init_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->device.qmap_version = QMAP_V5;
+	c->device.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT;
+	c->device.rx_transfers = CONFIG_RX_TRANSFERS_MIN;
+	c->device.ul_max_size = CONFIG_UL_MAX_SIZE_DEFAULT;
+	c->device.ul_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT;
+	c->device.max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
+	c->device.persist_devices = false;
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		mux_init_defaults(&c->mux[id], (uint8_t)id);
+}
+
+static const char *family_name(int family)
+{
+	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+/* Checks that need the whole section, e.g. mtu against an ip-type given after it. */
+static int parser_finish_section(struct parser *p)
+{
+	struct config_mux *m = p->mux;
+	bool has4, has6;
+
+	if (p->section != SECTION_MUX)
+		return 0;
+
+	has4 = m->ip_type != CONFIG_IP_TYPE_IPV6;
+	has6 = m->ip_type != CONFIG_IP_TYPE_IPV4;
+	if (has6 && m->mtu < MTU_IPV6_MIN)
+		return parser_error(p, p->key_line[KEY_MTU],
+				    "invalid mtu '%" PRIu32 "' in [%s]: ip-type '%s' needs at "
+				    "least %d",
+				    m->mtu, p->section_name, config_ip_type_to_string(m->ip_type),
+				    MTU_IPV6_MIN);
+	if (!has4 && m->ipv4_address.family)
+		return parser_error(p, p->key_line[KEY_IPV4_ADDRESS],
+				    "ipv4-address in [%s] needs ip-type ipv4 or ipv4v6, not '%s'",
+				    p->section_name, config_ip_type_to_string(m->ip_type));
+	if (!has6 && m->ipv6_address.family)
+		return parser_error(p, p->key_line[KEY_IPV6_ADDRESS],
+				    "ipv6-address in [%s] needs ip-type ipv6 or ipv4v6, not '%s'",
+				    p->section_name, config_ip_type_to_string(m->ip_type));
+	for (unsigned i = 0; i < m->n_routes; i++) {
+		int family = m->routes[i].family;
+
+		if ((family == AF_INET && !has4) || (family == AF_INET6 && !has6))
+			return parser_error(p, p->key_line[KEY_ROUTES],
+					    "%s route in [%s] but ip-type is '%s'",
+					    family_name(family), p->section_name,
+					    config_ip_type_to_string(m->ip_type));
+	}
+
+	/* Every mux before this one in the file is finished; report at the later of the two. */
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *o = &p->config->mux[id];
+
+		if (o != m && o->present && strcmp(o->interface, m->interface) == 0)
+			return parser_error(p, p->key_line[KEY_INTERFACE] ?: p->section_line,
+					    "interface %s in [%s] is already used by [mux.%u]",
+					    QUOTE(m->interface), p->section_name, id);
+	}
+	return 0;
+}
+
+/* "device" or "mux.N", N = 1..254 in plain decimal. */
+static int parser_section(struct parser *p, const char *line)
+{
+	const char *close = strchr(line, ']'), *tail;
+	char name[64];
+	size_t n;
+	uint32_t id;
+
+	if (!close)
+		return parser_error(p, p->line, "missing ']' in section header %s", QUOTE(line));
+	tail = close + 1 + strspn(close + 1, " \t\r\v\f");
+	if (*tail && *tail != ';' && *tail != '#')
+		return parser_error(p, p->line, "unexpected %s after section header", QUOTE(tail));
+
+	n = (size_t)(close - line - 1);
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1; /* too long to be valid; the quote shows the start */
+	memcpy(name, line + 1, n);
+	name[n] = '\0';
+
+	/* The previous section's errors come from earlier lines, so they are reported first. */
+	if (parser_finish_section(p) < 0)
+		return -EINVAL;
+
+	if (strcmp(name, "device") == 0) {
+		if (p->device_line)
+			return parser_error(p, p->line,
+					    "repeated section [device] (first at line %u)",
+					    p->device_line);
+		p->device_line = p->line;
+		p->section = SECTION_DEVICE;
+		strcpy(p->section_name, "device");
+		p->mux = NULL;
+	} else if (strncmp(name, "mux.", 4) == 0) {
+		if (parse_u32(name + 4, &id) < 0 || id < CONFIG_MUX_ID_MIN ||
+		    id > CONFIG_MUX_ID_MAX)
+			return parser_error(p, p->line,
+					    "invalid section %s: expected mux.N with N = %d..%d",
+					    QUOTE(name), CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX);
+		if (p->mux_line[id])
+			return parser_error(p, p->line, "repeated section [%s] (first at line %u)",
+					    name, p->mux_line[id]);
+		p->mux_line[id] = p->line;
+		p->section = SECTION_MUX;
+		snprintf(p->section_name, sizeof(p->section_name), "mux.%u", (unsigned)id);
+		p->mux = &p->config->mux[id];
+		mux_init_defaults(p->mux, (uint8_t)id);
+		p->mux->present = true;
+	} else {
+		return parser_error(p, p->line, "unknown section %s: expected device or mux.N",
+				    QUOTE(name));
+	}
+
+	p->section_line = p->line;
+	memset(p->key_line, 0, sizeof(p->key_line));
+	return 0;
+}
+
+/* inih's own test for "key = value": '=' or ':' before any inline comment. */
+static bool has_separator(const char *s)
+{
+	bool was_space = false;
+
+	for (; *s; s++) {
+		if (*s == '=' || *s == ':')
+			return true;
+		if (was_space && *s == ';')
+			return false;
+		was_space = isspace((unsigned char)*s);
+	}
+	return false;
+}
+
+/* An ini_reader: see the comment at the top of this file. */
+static char *parser_read_line(char *str, int num, void *userdata)
+{
+	struct parser *p = userdata;
+	const char *s = p->next;
+	size_t len, max;
+
+	if (p->failed || !*s)
+		return NULL;
+
+	len = strcspn(s, "\n");
+	p->next = s + len + (s[len] == '\n');
+	p->line++;
+	if (len > 0 && s[len - 1] == '\r')
+		len--;
+	if (p->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		len -= 3;
+	}
+
+	max = num > 1 ? (size_t)num - 1 : 0;
+	if (len > max) {
+		parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
+		return NULL;
+	}
+	while (len > 0 && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	memcpy(str, s, len);
+	str[len] = '\0';
+
+	if (str[0] == '[') {
+		if (parser_section(p, str) < 0)
+			return NULL;
+	} else if (str[0] && str[0] != ';' && str[0] != '#' && !has_separator(str)) {
+		parser_error(p, p->line, "expected 'key = value', got %s", QUOTE(str));
+		return NULL;
+	}
+	return str;
+}
+
+static int parser_handle(void *userdata, const char *section, const char *name, const char *value)
+{
+	struct parser *p = userdata;
+	const struct key *k = NULL;
+	const char *hint = "";
+
+	if (p->failed)
+		return 0;
+	/* Only an inih built with INI_ALLOW_NO_VALUE passes NULL; the reader catches it first. */
+	if (!name || !value) {
+		parser_error(p, p->line, "expected 'key = value'");
+		return 0;
+	}
+	if (p->section == SECTION_NONE) {
+		parser_error(p, p->line, "key %s outside any section", QUOTE(name));
+		return 0;
+	}
+	/* Cannot differ, as the reader saw the same header; but never act on a mismatch. */
+	if (!section || strcmp(section, p->section_name) != 0) {
+		parser_error(p, p->line, "key %s in unexpected section %s", QUOTE(name),
+			     QUOTE(section ?: ""));
+		return 0;
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (strcmp(keys[i].name, name) != 0)
+			continue;
+		if (keys[i].section == p->section)
+			k = &keys[i];
+		else
+			hint = keys[i].section == SECTION_MUX ? " (it belongs in [mux.N])"
+							      : " (it belongs in [device])";
+	}
+	if (!k) {
+		parser_error(p, p->line, "unknown key %s in [%s]%s", QUOTE(name), p->section_name,
+			     hint);
+		return 0;
+	}
+
+	if (p->key_line[k - keys]) {
+		parser_error(p, p->line, "repeated key '%s' in [%s] (first at line %u)", k->name,
+			     p->section_name, p->key_line[k - keys]);
+		return 0;
+	}
+	p->key_line[k - keys] = p->line;
+
+	if (strlen(value) > CONFIG_VALUE_MAX) {
+		parser_error(p, p->line, "value of '%s' in [%s] too long (%zu bytes, at most %d)",
+			     k->name, p->section_name, strlen(value), CONFIG_VALUE_MAX);
+		return 0;
+	}
+	return k->parse(p, k, value) >= 0;
+}
+
+static void config_freep(struct config **c)
+{
+	config_free(*c);
+}
+
+static void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+static int config_parse(const char *text, const char *name, struct config **ret_config,
+			char *errbuf, size_t errlen)
+{
+	_cleanup_(config_freep) struct config *c = NULL;
+	struct parser p = {
+		.name = name,
+		.next = text,
+		.errbuf = errbuf,
+		.errlen = errlen,
+	};
+	int r;
+
+	c = malloc(sizeof(*c));
+	if (!c) {
+		parser_error(&p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	config_init_defaults(c);
+	snprintf(c->path, sizeof(c->path), "%s", name);
+	p.config = c;
+
+	r = ini_parse_stream(parser_read_line, &p, parser_handle, &p);
+	if (p.failed)
+		return -EINVAL;
+	if (r == -2) {
+		parser_error(&p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	if (r != 0)
+		return parser_error(&p, r > 0 ? (unsigned)r : 0, "syntax error");
+
+	if (parser_finish_section(&p) < 0)
+		return -EINVAL;
+	if (!c->device.device[0])
+		return parser_error(&p, 0, "missing 'device' in [device]");
+
+	*ret_config = TAKE_PTR(c);
+	return 0;
+}
+
+int config_load_string(const char *text, const char *name, struct config **ret_config, char *errbuf,
+		       size_t errlen)
+{
+	if (errbuf && errlen > 0)
+		errbuf[0] = '\0';
+	if (!name)
+		name = "<string>";
+	if (!text || !ret_config) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: no configuration", name);
+		return -EINVAL;
+	}
+	return config_parse(text, name, ret_config, errbuf, errlen);
+}
+
+int config_load_file(const char *path, struct config **ret_config, char *errbuf, size_t errlen)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0, alloc = 0;
+	const char *nul;
+	int r;
+
+	if (errbuf && errlen > 0)
+		errbuf[0] = '\0';
+	if (!path || !ret_config) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "no configuration file");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(((struct config *)NULL)->path)) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = negative_errno();
+		goto io_error;
+	}
+	for (;;) {
+		size_t n;
+
+		if (alloc - size < 2) {
+			size_t new_alloc = alloc ? alloc * 2 : 4096;
+			char *t;
+
+			/* One byte beyond FILE_MAX tells a too large file, one more for the NUL. */
+			if (new_alloc > FILE_MAX + 2)
+				new_alloc = FILE_MAX + 2;
+			t = realloc(text, new_alloc);
+			if (!t) {
+				r = -ENOMEM;
+				goto io_error;
+			}
+			text = t;
+			alloc = new_alloc;
+		}
+		n = fread(text + size, 1, alloc - size - 1, f);
+		size += n;
+		if (size > FILE_MAX) {
+			if (errbuf && errlen > 0)
+				snprintf(errbuf, errlen, "%s: file too large (more than %d bytes)",
+					 path, FILE_MAX);
+			return -EFBIG;
+		}
+		if (n == 0) {
+			if (ferror(f)) {
+				r = negative_errno();
+				goto io_error;
+			}
+			break;
+		}
+	}
+	text[size] = '\0';
+
+	/* inih and our reader stop at a NUL; what follows it would be silently ignored. */
+	nul = memchr(text, '\0', size);
+	if (nul) {
+		unsigned line = 1;
+
+		for (const char *s = text; s < nul; s++)
+			line += *s == '\n';
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s:%u: NUL byte", path, line);
+		return -EINVAL;
+	}
+
+	return config_parse(text, path, ret_config, errbuf, errlen);
+
+io_error:
+	if (errbuf && errlen > 0)
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+	return r;
+}
+
+struct config *config_free(struct config *c)
+{
+	free(c);
+	return NULL;
+}
+
+const char *config_ip_type_to_string(enum config_ip_type t)
+{
+	switch (t) {
+	case CONFIG_IP_TYPE_IPV4:
+		return "ipv4";
+	case CONFIG_IP_TYPE_IPV6:
+		return "ipv6";
+	case CONFIG_IP_TYPE_IPV4V6:
+		return "ipv4v6";
+	}
+	return NULL;
+}
+
+const char *config_headroom_to_string(enum config_headroom h)
+{
+	switch (h) {
+	case CONFIG_HEADROOM_XDP:
+		return "xdp";
+	case CONFIG_HEADROOM_OFF:
+		return "off";
+	}
+	return NULL;
+}
+
+int config_parse_prefix(const char *s, struct config_prefix *ret)
+{
+	char addr[INET6_ADDRSTRLEN];
+	struct config_prefix a = {};
+	const char *slash;
+	size_t n;
+	unsigned max;
+
+	if (!s || !ret)
+		return -EINVAL;
+
+	slash = strchr(s, '/');
+	n = slash ? (size_t)(slash - s) : strlen(s);
+	if (n == 0 || n >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+
+	/* inet_pton() takes only the strict forms: dotted quad, no zone, no blanks. */
+	a.family = memchr(addr, ':', n) ? AF_INET6 : AF_INET;
+	if (inet_pton(a.family, addr, &a.addr) != 1)
+		return -EINVAL;
+	max = a.family == AF_INET ? 32 : 128;
+
+	if (slash) {
+		uint32_t len;
+
+		if (parse_u32(slash + 1, &len) < 0 || len > max)
+			return -EINVAL;
+		a.prefixlen = (uint8_t)len;
+	} else {
+		a.prefixlen = (uint8_t)max;
+	}
+
+	*ret = a;
+	return 0;
+}

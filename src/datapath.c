@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "datapath.h"
+#include "log.h"
+#include "mux.h"
+
+#define ETH_HEADER_SIZE 14
+#define UL_READ_BUDGET	64 /* packets read from one device per wakeup: fairness between muxes */
+
+/* ---- downlink ---------------------------------------------------------------------- */
+
+static void mux_deliver(struct mux *m, const struct qmap_frame *f)
+{
+	ssize_t n;
+
+	if (m->nd.kind == NETDEV_KIND_TAP_XDP) {
+		struct iovec iov[2] = {
+			{ .iov_base = m->eth_header[(f->flags & QMAP_FRAME_IPV6) ? 1 : 0],
+			  .iov_len = ETH_HEADER_SIZE },
+			{ .iov_base = f->payload, .iov_len = f->len },
+		};
+		n = writev(m->nd.fd, iov, 2);
+	} else {
+		n = write(m->nd.fd, f->payload, f->len);
+	}
+	if (_unlikely_(n < 0)) {
+		/* Never wait for the device: a full queue drops, as a NIC ring would. */
+		if (errno == EAGAIN)
+			m->stats.rx_dropped_queue_full++;
+		else
+			m->stats.rx_dropped_write_error++;
+		return;
+	}
+	m->stats.rx_packets++;
+	m->stats.rx_bytes += f->len;
+}
+
+static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
+{
+	struct qmap_command cmd;
+
+	dp->stats.dl_commands++;
+	if (dp->mux[f->mux_id])
+		dp->mux[f->mux_id]->stats.commands_rx++;
+	if (qmap_command_parse(f->payload, f->len, &cmd) == 0)
+		log_debug("mux %u: QMAP command %u type %u", f->mux_id, cmd.name, cmd.type);
+}
+
+void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	uint64_t datagrams = 0;
+	int r;
+
+	qmap_iter_init(&it, buf, len, dp->version);
+	while ((r = qmap_next(&it, &f, &err)) != 0) {
+		if (_unlikely_(r < 0)) {
+			dp->stats.dl_malformed[err]++;
+			continue;
+		}
+		if (_unlikely_(f.kind == QMAP_FRAME_COMMAND)) {
+			datapath_command(dp, &f);
+			continue;
+		}
+		datagrams++;
+		struct mux *m = dp->mux[f.mux_id];
+		if (_unlikely_(!m)) {
+			dp->stats.dl_unknown_mux++;
+			continue;
+		}
+		mux_deliver(m, &f);
+	}
+	if (datagrams) {
+		dp->stats.dl_aggregates++;
+		dp->stats.dl_datagrams += datagrams;
+		if (datagrams > dp->stats.dl_datagrams_max)
+			dp->stats.dl_datagrams_max = datagrams;
+	}
+}
+
+/* ---- uplink ------------------------------------------------------------------------ */
+
+static void datapath_set_reading(struct datapath *dp, bool on)
+{
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		struct mux *m = dp->mux[id];
+		if (!m || m->reading == on)
+			continue;
+		if (on)
+			ev_io_start(dp->loop, &m->io);
+		else
+			ev_io_stop(dp->loop, &m->io);
+		m->reading = on;
+	}
+}
+
+static void datapath_ul_flush(struct datapath *dp)
+{
+	struct transport_out *out = dp->ul_out;
+
+	if (!out)
+		return;
+	dp->ul_out = NULL;
+	if (dp->ul_frames == 0) {
+		transport_out_put(dp->transport, out);
+		return;
+	}
+	dp->stats.ul_aggregates++;
+	dp->stats.ul_datagrams += dp->ul_frames;
+	dp->ul_frames = 0;
+	if (transport_out_submit(dp->transport, out) < 0)
+		dp->stats.ul_submit_errors++;
+}
+
+/* The current aggregate, with room for one more frame of up to `mtu` bytes. */
+static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t mtu)
+{
+	size_t need = dp->ul_header_size + mtu;
+
+	if (dp->ul_out && dp->ul_out->size - dp->ul_out->len < need)
+		datapath_ul_flush(dp);
+	if (!dp->ul_out) {
+		dp->ul_out = transport_out_get(dp->transport);
+		if (!dp->ul_out)
+			return NULL;
+		dp->ul_frames = 0;
+	}
+	return dp->ul_out;
+}
+
+static bool payload_matches_ethertype(const uint8_t *eth, const uint8_t *ip, size_t len)
+{
+	if (len == 0)
+		return false;
+	if (eth[12] == 0x08 && eth[13] == 0x00)
+		return (ip[0] >> 4) == 4;
+	if (eth[12] == 0x86 && eth[13] == 0xdd)
+		return (ip[0] >> 4) == 6;
+	return false;
+}
+
+static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct mux *m = w->data;
+	struct datapath *dp = m->dp;
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	uint8_t eth[ETH_HEADER_SIZE];
+	(void)loop;
+	(void)revents;
+
+	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
+		struct transport_out *out = datapath_ul_room(dp, m->mtu);
+		if (!out) {
+			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
+			datapath_set_reading(dp, false);
+			return;
+		}
+		uint8_t *ip = out->data + out->len + dp->ul_header_size;
+		size_t room = out->size - out->len - dp->ul_header_size;
+		struct iovec iov[2] = {
+			{ .iov_base = eth, .iov_len = sizeof(eth) },
+			{ .iov_base = ip, .iov_len = room },
+		};
+		ssize_t n = tap ? readv(m->nd.fd, iov, 2) : readv(m->nd.fd, iov + 1, 1);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+			return;
+		}
+		size_t len =
+			tap ? (n >= ETH_HEADER_SIZE ? (size_t)n - ETH_HEADER_SIZE : 0) : (size_t)n;
+		if (_unlikely_(len > room)) {
+			m->stats.tx_dropped_too_big++;
+			continue;
+		}
+		if (_unlikely_(tap ? !payload_matches_ethertype(eth, ip, len)
+				   : len == 0 || ((ip[0] >> 4) != 4 && (ip[0] >> 4) != 6))) {
+			m->stats.tx_dropped_not_ip++;
+			continue;
+		}
+		if (_unlikely_(!dp->modem_up)) {
+			m->stats.tx_dropped_no_modem++;
+			continue;
+		}
+		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0, false);
+		out->len += dp->ul_header_size + len;
+		m->stats.tx_packets++;
+		m->stats.tx_bytes += len;
+		if (++dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+	}
+}
+
+/* Runs once per loop iteration after all ready devices were read: send what we have. */
+static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	datapath_ul_flush(w->data);
+}
+
+static void datapath_on_out_ready(void *userdata)
+{
+	datapath_set_reading(userdata, true);
+}
+
+static void datapath_on_connect(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	dp->modem_up = true;
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			netdev_set_carrier(&dp->mux[id]->nd, true);
+}
+
+static void datapath_on_disconnect(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	dp->stats.modem_disconnects++;
+	dp->modem_up = false;
+	if (dp->ul_out) {
+		transport_out_put(dp->transport, dp->ul_out);
+		dp->ul_out = NULL;
+		dp->ul_frames = 0;
+	}
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			netdev_set_carrier(&dp->mux[id]->nd, false);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------- */
+
+int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+		 struct datapath **ret)
+{
+	const struct config_device *dev = &config->device;
+	struct datapath *dp = calloc(1, sizeof(*dp));
+	int r;
+
+	if (!dp)
+		return log_err(ENOMEM, "datapath: out of memory");
+	dp->loop = loop;
+	dp->rtnl = rtnl;
+	dp->version = dev->qmap_version;
+	dp->ul_header_size = qmap_ul_header_size(dp->version);
+	dp->ul_max_datagrams = dev->ul_max_datagrams;
+	ev_prepare_init(&dp->ul_flush, datapath_on_prepare);
+	dp->ul_flush.data = dp;
+
+	struct transport_params params = {
+		.dl_max_size = dev->dl_max_size,
+		.rx_transfers = dev->rx_transfers,
+		.ul_max_size = dev->ul_max_size,
+		.max_packet_size = dev->max_packet_size,
+	};
+	struct transport_callbacks cb = {
+		.on_bulk_in = datapath_bulk_in,
+		.on_out_ready = datapath_on_out_ready,
+		.on_connect = datapath_on_connect,
+		.on_disconnect = datapath_on_disconnect,
+	};
+	r = transport_new(loop, dev->device, &params, &cb, dp, &dp->transport);
+	if (r < 0) {
+		datapath_free(dp);
+		return log_err(r, "device %s: cannot set up transport", dev->device);
+	}
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *cm = &config->mux[id];
+		if (!cm->present)
+			continue;
+		r = mux_new(dp, cm, dev->persist_devices, &dp->mux[id]);
+		if (r < 0) {
+			datapath_free(dp);
+			return r;
+		}
+		struct mux *m = dp->mux[id];
+		ev_io_init(&m->io, mux_on_readable, m->nd.fd, EV_READ);
+		m->io.data = m;
+		dp->n_mux++;
+	}
+	*ret = dp;
+	return 0;
+}
+
+struct datapath *datapath_free(struct datapath *dp)
+{
+	if (!dp)
+		return NULL;
+	if (dp->loop)
+		ev_prepare_stop(dp->loop, &dp->ul_flush);
+	if (dp->transport) {
+		if (dp->ul_out)
+			transport_out_put(dp->transport, dp->ul_out);
+		transport_stop(dp->transport);
+	}
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		dp->mux[id] = mux_free(dp->mux[id]);
+	transport_free(dp->transport);
+	free(dp);
+	return NULL;
+}
+
+int datapath_start(struct datapath *dp)
+{
+	/* No carrier until the modem is there; on_connect raises it. */
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			netdev_set_carrier(&dp->mux[id]->nd, false);
+	int r = transport_start(dp->transport);
+	if (r < 0)
+		return log_err(r, "datapath: cannot start transport");
+	ev_prepare_start(dp->loop, &dp->ul_flush);
+	datapath_set_reading(dp, true);
+	return 0;
+}
+
+/* ---- counters ----------------------------------------------------------------------- */
+
+/*
+ * Format (stable, tests parse it):
+ *   device: key=value ...
+ *   malformed: <qmap_error_name>=N ...
+ *   mux <id> (<ifname>): mode=<status> key=value ...
+ */
+void datapath_print_stats(const struct datapath *dp, FILE *f)
+{
+	const struct transport_stats *ts = &dp->transport->stats;
+	const struct datapath_stats *s = &dp->stats;
+
+	fprintf(f,
+		"device: transport=%s rx_transfers_posted=%u transfers=%" PRIu64 " bytes=%" PRIu64
+		" transfer_errors=%" PRIu64 " batch_max=%" PRIu64 " aggregates=%" PRIu64
+		" datagrams=%" PRIu64 " datagrams_per_aggregate=%.2f datagrams_max=%" PRIu64
+		" unknown_mux=%" PRIu64 " commands=%" PRIu64 " ul_aggregates=%" PRIu64
+		" ul_datagrams=%" PRIu64 " ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64
+		" ul_zlp=%" PRIu64 " ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64
+		"\n",
+		dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers, ts->in_bytes,
+		ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
+		s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0,
+		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->ul_aggregates,
+		s->ul_datagrams,
+		s->ul_aggregates ? (double)s->ul_datagrams / s->ul_aggregates : 0.0, ts->out_bytes,
+		ts->out_zlp, ts->out_errors + s->ul_submit_errors, ts->out_busy,
+		s->modem_disconnects);
+	fprintf(f, "malformed:");
+	for (int e = 0; e < _QMAP_ERR_MAX; e++)
+		fprintf(f, " %s=%" PRIu64, qmap_error_name(e), s->dl_malformed[e]);
+	fputc('\n', f);
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		const struct mux *m = dp->mux[id];
+		if (!m)
+			continue;
+		const struct mux_stats *ms = &m->stats;
+		fprintf(f,
+			"mux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
+			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
+			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
+			" tx_dropped_too_big=%" PRIu64 " tx_dropped_no_modem=%" PRIu64
+			" commands=%" PRIu64 "\n",
+			m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
+			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
+			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
+			ms->tx_dropped_no_modem, ms->commands_rx);
+	}
+	fflush(f);
+}

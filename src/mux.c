@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mux.h"
+#include "rtnl.h"
+
+/*
+ * Source MAC of the frames we write into a TAP: locally administered, and the mux id in the
+ * last byte so a capture shows which mux a frame came from.
+ */
+static void mux_build_eth_headers(struct mux *m)
+{
+	static const uint16_t ethertype[2] = { 0x0800, 0x86dd };
+
+	for (int i = 0; i < 2; i++) {
+		uint8_t *h = m->eth_header[i];
+		memcpy(h, m->nd.mac, 6);
+		h[6] = 0x02;
+		h[7] = 'Q';
+		h[8] = 'M';
+		h[9] = 'A';
+		h[10] = 'P';
+		h[11] = m->id;
+		h[12] = ethertype[i] >> 8;
+		h[13] = ethertype[i] & 0xff;
+	}
+}
+
+static int mux_configure(struct mux *m, const struct config_mux *cfg)
+{
+	const struct config_prefix *addrs[] = { &cfg->ipv4_address, &cfg->ipv6_address };
+	char text[INET6_ADDRSTRLEN];
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(addrs); i++) {
+		if (addrs[i]->family == 0)
+			continue;
+		r = rtnl_addr_add(m->dp->rtnl, m->nd.ifindex, addrs[i]);
+		if (r < 0) {
+			inet_ntop(addrs[i]->family, &addrs[i]->addr, text, sizeof(text));
+			return log_err(r, "mux %u (%s): cannot add address %s/%u", m->id,
+				       m->nd.name, text, addrs[i]->prefixlen);
+		}
+	}
+	for (unsigned i = 0; i < cfg->n_routes; i++) {
+		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &cfg->routes[i], cfg->route_metric);
+		if (r < 0) {
+			inet_ntop(cfg->routes[i].family, &cfg->routes[i].addr, text, sizeof(text));
+			return log_err(r, "mux %u (%s): cannot add route %s/%u", m->id, m->nd.name,
+				       text, cfg->routes[i].prefixlen);
+		}
+	}
+	return 0;
+}
+
+int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, struct mux **ret)
+{
+	struct mux *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->dp = dp;
+	m->id = cfg->id;
+	m->mtu = cfg->mtu;
+	m->nd.fd = -1;
+
+	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist, &m->nd);
+	if (r < 0) {
+		free(m);
+		return log_err(r, "mux %u (%s): cannot create network device", cfg->id,
+			       cfg->interface);
+	}
+	r = mux_configure(m, cfg);
+	if (r < 0) {
+		mux_free(m);
+		return r;
+	}
+	mux_build_eth_headers(m);
+	log_info("mux %u (%s): device ready, %s, mtu %u", m->id, m->nd.name, m->nd.status, m->mtu);
+	*ret = m;
+	return 0;
+}
+
+struct mux *mux_free(struct mux *m)
+{
+	if (!m)
+		return NULL;
+	if (m->dp && m->dp->loop)
+		ev_io_stop(m->dp->loop, &m->io);
+	if (m->nd.fd >= 0)
+		netdev_close(&m->nd);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,1142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim data side (see sim.h for the behaviour and the stats format).
+ *
+ * The simulator is the modem, so its own per-packet cost matters little; what matters is
+ * that it never blocks the loop (every fd is non-blocking, a full socket parks the downlink
+ * aggregate and stops reading the TUN until the socket drains) and that it counts everything
+ * it drops, so tests can compare its counters with qmapd's.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "netdev.h"
+#include "rtnl.h"
+#include "sim.h"
+#include "transport.h"
+
+/* Frames read from the TUN or the socket per wakeup, so neither direction starves the other. */
+#define SIM_READ_BUDGET 256
+#define SIM_SNDBUF	(4 * 1024 * 1024) /* a burst of 64 KiB aggregates while qmapd is slow */
+#define SIM_BACKLOG	4
+
+#define IPV4_HEADER  20
+#define IPV6_HEADER  40
+#define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+
+/* A QMAP frame's payload is padded to this, as modems do. */
+#define SIM_DL_ALIGN 4
+
+static const uint8_t garbage_payload[8] = { 0xde, 0xad, 0xbe, 0xef, 0x51, 0x4d, 0x00, 0x01 };
+
+struct sim_route {
+	struct config_prefix prefix;
+	uint8_t mux_id;
+};
+
+struct sim {
+	struct ev_loop *loop;
+	struct sim_options opts;
+	size_t hdr_size; /* QMAP data header incl. the v5 checksum header */
+	uint8_t first_mux;
+
+	struct sim_route *routes;
+	unsigned n_routes;
+
+	struct rtnl *rtnl;
+	struct netdev nd;
+	bool have_nd;
+
+	int listen_fd;
+	int conn_fd;
+	bool bound; /* we created the socket file, so we remove it */
+	ev_io io_listen;
+	ev_io io_conn_read;
+	ev_io io_conn_write;
+	ev_io io_tun;
+	ev_timer flush_timer;
+
+	/* Uplink: one message at a time, header included. */
+	uint8_t *ul_buf;
+	size_t ul_buf_size;
+
+	/* Downlink: transport header followed by the aggregate being built. */
+	uint8_t *dl_buf;
+	size_t dl_len;		/* aggregate bytes so far, excluding the transport header */
+	uint32_t dl_packets;	/* real packets in it */
+	unsigned dl_inject;	/* injections in this aggregate */
+	size_t dl_tail_reserve; /* room kept for the trailing oversize header */
+	bool dl_begun;		/* leading injections (if any) are in */
+	bool dl_sealed;		/* trailer written, waiting to be sent */
+	bool dl_blocked;	/* socket full: waiting for EV_WRITE, TUN not read */
+
+	uint32_t inject_txn;
+	uint8_t unknown_mux_packet[32];
+
+	struct sim_stats stats;
+};
+
+static const char *const inject_names[_SIM_INJECT_MAX] = {
+	[SIM_INJECT_GARBAGE] = "garbage",
+	[SIM_INJECT_UNKNOWN_MUX] = "unknown-mux",
+	[SIM_INJECT_COMMAND] = "command",
+	[SIM_INJECT_OVERSIZE] = "oversize",
+};
+
+/* Stats keys may not contain '-', so they have their own spelling. */
+static const char *const inject_keys[_SIM_INJECT_MAX] = {
+	[SIM_INJECT_GARBAGE] = "garbage",
+	[SIM_INJECT_UNKNOWN_MUX] = "unknown_mux",
+	[SIM_INJECT_COMMAND] = "command",
+	[SIM_INJECT_OVERSIZE] = "oversize",
+};
+
+static const char *const command_type_keys[4] = {
+	[QMAP_COMMAND_REQUEST] = "request",
+	[QMAP_COMMAND_ACK] = "ack",
+	[QMAP_COMMAND_UNSUPPORTED] = "unsupported",
+	[QMAP_COMMAND_INVALID] = "invalid",
+};
+
+const char *sim_inject_to_string(enum sim_inject kind)
+{
+	if ((unsigned)kind >= _SIM_INJECT_MAX)
+		return NULL;
+	return inject_names[kind];
+}
+
+void sim_options_init(struct sim_options *o)
+{
+	*o = (struct sim_options){
+		.mtu = CONFIG_MTU_DEFAULT,
+		/* What qmapd's config defaults to, until the QMI side negotiates it (WDA). */
+		.qmap_version = QMAP_V5,
+		.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		.flush_usec = SIM_FLUSH_USEC_DEFAULT,
+		.inject_every = SIM_INJECT_EVERY_DEFAULT,
+	};
+	strcpy(o->netdev, SIM_NETDEV_DEFAULT);
+}
+
+static const uint8_t *prefix_bytes(const struct config_prefix *p)
+{
+	return p->family == AF_INET ? (const uint8_t *)&p->addr.v4 : p->addr.v6.s6_addr;
+}
+
+static void prefix_mask(struct config_prefix *p)
+{
+	uint8_t *b = p->family == AF_INET ? (uint8_t *)&p->addr.v4 : p->addr.v6.s6_addr;
+	size_t n = p->family == AF_INET ? 4 : 16;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned bits = p->prefixlen > 8 * i ? p->prefixlen - 8 * i : 0;
+		if (bits < 8)
+			b[i] &= (uint8_t)(0xff00 >> bits);
+	}
+}
+
+static bool prefix_contains(const struct config_prefix *p, int family, const uint8_t *addr)
+{
+	if (p->family != family)
+		return false;
+
+	const uint8_t *net = prefix_bytes(p);
+	unsigned full = p->prefixlen / 8, rest = p->prefixlen % 8;
+	if (memcmp(net, addr, full) != 0)
+		return false;
+	return rest == 0 || ((net[full] ^ addr[full]) & (uint8_t)(0xff00 >> rest)) == 0;
+}
+
+static bool prefix_overlaps(const struct config_prefix *a, const struct config_prefix *b)
+{
+	const struct config_prefix *shorter = a->prefixlen <= b->prefixlen ? a : b;
+	const struct config_prefix *longer = shorter == a ? b : a;
+
+	return prefix_contains(shorter, longer->family, prefix_bytes(longer));
+}
+
+static const char *prefix_to_string(const struct config_prefix *p, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(p->family, prefix_bytes(p), addr, sizeof(addr)))
+		strcpy(addr, "?");
+	snprintf(buf, len, "%s/%u", addr, p->prefixlen);
+	return buf;
+}
+
+int sim_options_add_mux(struct sim_options *o, const char *arg, char *errbuf, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		snprintf(errbuf, errlen, "invalid mux '%s': expected ID=PREFIX[,PREFIX...]", arg);
+		return -EINVAL;
+	}
+
+	char *end;
+	errno = 0;
+	unsigned long id = strtoul(arg, &end, 10);
+	if (end != eq || errno != 0 || arg[0] == '-' || arg[0] == '+' || id < CONFIG_MUX_ID_MIN ||
+	    id > CONFIG_MUX_ID_MAX) {
+		snprintf(errbuf, errlen, "invalid mux id '%.*s' in '%s': expected %d..%d",
+			 (int)(eq - arg), arg, arg, CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX);
+		return -EINVAL;
+	}
+	if (o->mux[id].present) {
+		snprintf(errbuf, errlen, "mux %lu given twice in '%s'", id, arg);
+		return -EEXIST;
+	}
+
+	struct sim_mux_options m = { .present = true };
+	const char *p = eq + 1;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		char one[INET6_ADDRSTRLEN + 8];
+
+		if (n == 0 || n >= sizeof(one)) {
+			snprintf(errbuf, errlen, "invalid prefix '%.*s' in '%s'", (int)n, p, arg);
+			return -EINVAL;
+		}
+		if (m.n_prefix >= SIM_MUX_MAX_PREFIXES) {
+			snprintf(errbuf, errlen, "too many prefixes in '%s': at most %d", arg,
+				 SIM_MUX_MAX_PREFIXES);
+			return -EINVAL;
+		}
+		memcpy(one, p, n);
+		one[n] = '\0';
+		struct config_prefix *pfx = &m.prefix[m.n_prefix];
+		if (config_parse_prefix(one, pfx) < 0) {
+			snprintf(errbuf, errlen, "invalid prefix '%s' in '%s'", one, arg);
+			return -EINVAL;
+		}
+		/* A mux prefix names a network; the kernel refuses routes with host bits. */
+		prefix_mask(pfx);
+		m.n_prefix++;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+
+	o->mux[id] = m;
+	return 0;
+}
+
+int sim_options_add_net_address(struct sim_options *o, const char *arg, char *errbuf, size_t errlen)
+{
+	struct config_prefix pfx;
+
+	if (o->n_net_address >= SIM_MAX_NET_ADDRESSES) {
+		snprintf(errbuf, errlen, "too many net addresses at '%s': at most %d", arg,
+			 SIM_MAX_NET_ADDRESSES);
+		return -EINVAL;
+	}
+	if (config_parse_prefix(arg, &pfx) < 0) {
+		snprintf(errbuf, errlen, "invalid net address '%s': expected ADDRESS/LEN", arg);
+		return -EINVAL;
+	}
+	o->net_address[o->n_net_address++] = pfx;
+	return 0;
+}
+
+int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t errlen)
+{
+	unsigned mask = 0;
+	const char *p = arg;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		unsigned k;
+
+		for (k = 0; k < _SIM_INJECT_MAX; k++)
+			if (strlen(inject_names[k]) == n && strncmp(inject_names[k], p, n) == 0)
+				break;
+		if (k == _SIM_INJECT_MAX) {
+			snprintf(errbuf, errlen,
+				 "unknown injection '%.*s' in '%s': expected garbage, unknown-mux, "
+				 "command or oversize",
+				 (int)n, p, arg);
+			return -EINVAL;
+		}
+		mask |= 1u << k;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+
+	*ret_mask = mask;
+	return 0;
+}
+
+int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errlen)
+{
+	if (o->socket_path[0] == '\0') {
+		snprintf(errbuf, errlen, "no socket path");
+		return -EINVAL;
+	}
+	if (o->netdev[0] == '\0') {
+		snprintf(errbuf, errlen, "no network device name");
+		return -EINVAL;
+	}
+	if (o->qmap_version != QMAP_V1 && o->qmap_version != QMAP_V5) {
+		snprintf(errbuf, errlen, "invalid QMAP version %d: expected 1 or 5",
+			 (int)o->qmap_version);
+		return -EINVAL;
+	}
+	if (o->dl_max_size < CONFIG_DL_MAX_SIZE_MIN || o->dl_max_size > CONFIG_DL_MAX_SIZE_MAX) {
+		snprintf(errbuf, errlen, "invalid downlink max size %u: expected %d..%d",
+			 o->dl_max_size, CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX);
+		return -EINVAL;
+	}
+	if (o->mtu < SIM_MTU_MIN || o->mtu > o->dl_max_size - SIM_DL_RESERVED) {
+		snprintf(errbuf, errlen,
+			 "invalid MTU %u: expected %d..%u (downlink max size %u less %d)", o->mtu,
+			 SIM_MTU_MIN, o->dl_max_size - SIM_DL_RESERVED, o->dl_max_size,
+			 SIM_DL_RESERVED);
+		return -EINVAL;
+	}
+	if (o->dl_max_datagrams < 1) {
+		snprintf(errbuf, errlen, "invalid downlink max datagrams 0: expected at least 1");
+		return -EINVAL;
+	}
+	if (o->flush_usec > SIM_FLUSH_USEC_MAX) {
+		snprintf(errbuf, errlen, "invalid flush interval %u us: expected 0..%d",
+			 o->flush_usec, SIM_FLUSH_USEC_MAX);
+		return -EINVAL;
+	}
+	if (o->inject_every < 1) {
+		snprintf(errbuf, errlen, "invalid injection interval 0: expected at least 1");
+		return -EINVAL;
+	}
+
+	bool any_mux = false;
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!o->mux[id].present)
+			continue;
+		any_mux = true;
+		/* Two muxes owning the same addresses would make the downlink choice arbitrary
+		 * beyond longest-prefix; equal prefixes are always a configuration mistake. */
+		for (unsigned other = id + 1; other <= CONFIG_MUX_ID_MAX; other++) {
+			if (!o->mux[other].present)
+				continue;
+			for (unsigned i = 0; i < o->mux[id].n_prefix; i++)
+				for (unsigned j = 0; j < o->mux[other].n_prefix; j++) {
+					const struct config_prefix *a = &o->mux[id].prefix[i];
+					const struct config_prefix *b = &o->mux[other].prefix[j];
+					char s[INET6_ADDRSTRLEN + 8];
+					if (a->family != b->family ||
+					    a->prefixlen != b->prefixlen || !prefix_overlaps(a, b))
+						continue;
+					snprintf(errbuf, errlen, "mux %u and mux %u both own %s",
+						 id, other, prefix_to_string(a, s, sizeof(s)));
+					return -EINVAL;
+				}
+		}
+	}
+	for (unsigned k = 0; k < _SIM_INJECT_MAX && !any_mux; k++)
+		if (k != SIM_INJECT_UNKNOWN_MUX && (o->inject & (1u << k))) {
+			snprintf(errbuf, errlen, "injection '%s' needs a configured mux",
+				 inject_names[k]);
+			return -EINVAL;
+		}
+	if (o->mux[SIM_INJECT_UNKNOWN_MUX_ID].present &&
+	    (o->inject & (1u << SIM_INJECT_UNKNOWN_MUX))) {
+		snprintf(errbuf, errlen, "unknown-mux injection uses mux %d, which is configured",
+			 SIM_INJECT_UNKNOWN_MUX_ID);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One's complement sum of big-endian 16-bit words (RFC 1071). */
+static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t len)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint64_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+/*
+ * The host asked the modem (QMAPv5 UL "compute checksum") to fill in the TCP/UDP checksum.
+ * Mainline passes no offsets with v5, so the modem parses the IP header itself; we do the
+ * same and compute the checksum from scratch. Returns true if one was written.
+ */
+static bool l4_checksum_fill(uint8_t *pkt, size_t len)
+{
+	uint64_t sum = 0;
+	uint8_t *l4;
+	size_t l4_len;
+	uint8_t proto;
+
+	if (len >= IPV4_HEADER && pkt[0] >> 4 == 4) {
+		size_t ihl = (pkt[0] & 0x0f) * 4u;
+		size_t tot = get_be16(pkt + 2);
+		/* Fragments carry a checksum over the whole datagram: not ours to compute. */
+		if (ihl < IPV4_HEADER || tot < ihl || tot > len || (get_be16(pkt + 6) & 0x3fff))
+			return false;
+		proto = pkt[9];
+		l4 = pkt + ihl;
+		l4_len = tot - ihl;
+		sum = csum_add(sum, pkt + 12, 8);
+	} else if (len >= IPV6_HEADER && pkt[0] >> 4 == 6) {
+		size_t plen = get_be16(pkt + 4);
+		if (plen > len - IPV6_HEADER)
+			return false;
+		/* Like mainline rmnet: no extension headers. */
+		proto = pkt[6];
+		l4 = pkt + IPV6_HEADER;
+		l4_len = plen;
+		sum = csum_add(sum, pkt + 8, 32);
+	} else {
+		return false;
+	}
+
+	size_t off;
+	if (proto == IPPROTO_TCP_ && l4_len >= 20)
+		off = 16;
+	else if (proto == IPPROTO_UDP_ && l4_len >= 8)
+		off = 6;
+	else
+		return false;
+
+	sum += proto;
+	sum += l4_len;
+	put_be16(l4 + off, 0);
+	sum = csum_add(sum, l4, l4_len);
+	uint16_t c = csum_fold(sum);
+	/* UDP sends a computed zero as all ones: zero means "no checksum". */
+	if (proto == IPPROTO_UDP_ && c == 0)
+		c = 0xffff;
+	put_be16(l4 + off, c);
+	return true;
+}
+
+/* A valid IPv4/UDP packet for the unknown-mux injection: 198.51.100.200:9 -> 192.0.2.1:9. */
+static void build_unknown_mux_packet(uint8_t *p, size_t len)
+{
+	static const uint8_t payload[4] = { 's', 'i', 'm', '!' };
+	static const uint8_t src[4] = { 198, 51, 100, 200 };
+	static const uint8_t dst[4] = { 192, 0, 2, 1 };
+
+	memset(p, 0, len);
+	p[0] = 0x45;
+	put_be16(p + 2, (uint16_t)len);
+	p[8] = 64;
+	p[9] = IPPROTO_UDP_;
+	memcpy(p + 12, src, sizeof(src));
+	memcpy(p + 16, dst, sizeof(dst));
+	put_be16(p + 10, csum_fold(csum_add(0, p, IPV4_HEADER)));
+	put_be16(p + 20, 9);
+	put_be16(p + 22, 9);
+	put_be16(p + 24, (uint16_t)(len - IPV4_HEADER));
+	memcpy(p + 28, payload, sizeof(payload));
+	l4_checksum_fill(p, len);
+}
+
+static uint8_t route_lookup(const struct sim *s, int family, const uint8_t *addr)
+{
+	int best_len = -1;
+	uint8_t best = 0;
+
+	for (unsigned i = 0; i < s->n_routes; i++) {
+		const struct sim_route *r = &s->routes[i];
+		if (r->prefix.prefixlen > best_len && prefix_contains(&r->prefix, family, addr)) {
+			best_len = r->prefix.prefixlen;
+			best = r->mux_id;
+		}
+	}
+	return best;
+}
+
+static uint8_t *dl_agg(const struct sim *s)
+{
+	return s->dl_buf + sizeof(struct transport_sim_header);
+}
+
+static void dl_reset(struct sim *s)
+{
+	s->dl_len = 0;
+	s->dl_packets = 0;
+	s->dl_inject = 0;
+	s->dl_tail_reserve = 0;
+	s->dl_sealed = false;
+	s->dl_begun = false;
+	ev_timer_stop(s->loop, &s->flush_timer);
+}
+
+static void sim_disconnect(struct sim *s)
+{
+	if (s->conn_fd < 0)
+		return;
+
+	ev_io_stop(s->loop, &s->io_conn_read);
+	ev_io_stop(s->loop, &s->io_conn_write);
+	close(s->conn_fd);
+	s->conn_fd = -1;
+	s->stats.disconnects++;
+	s->stats.dl_dropped_disconnected += s->dl_packets;
+	dl_reset(s);
+	s->dl_blocked = false;
+	if (s->have_nd)
+		ev_io_start(s->loop, &s->io_tun);
+	log_info("sim %s: qmapd disconnected", s->opts.socket_path);
+}
+
+/* Put the injected frames that go before the real ones into a fresh aggregate. */
+static void dl_begin(struct sim *s)
+{
+	uint8_t *agg = dl_agg(s);
+	unsigned inject = s->opts.inject;
+
+	if (s->dl_begun)
+		return;
+	s->dl_begun = true;
+	if (!inject || (s->stats.dl_aggregates + 1) % s->opts.inject_every != 0)
+		return;
+
+	s->dl_len = 0;
+	if (inject & (1u << SIM_INJECT_GARBAGE)) {
+		int h = qmap_write_data_header(agg, s->opts.qmap_version, s->first_mux,
+					       sizeof(garbage_payload), 0, false);
+		memcpy(agg + h, garbage_payload, sizeof(garbage_payload));
+		s->dl_len += h + sizeof(garbage_payload);
+	}
+	if (inject & (1u << SIM_INJECT_UNKNOWN_MUX)) {
+		int h = qmap_write_data_header(agg + s->dl_len, s->opts.qmap_version,
+					       SIM_INJECT_UNKNOWN_MUX_ID,
+					       sizeof(s->unknown_mux_packet), 0, false);
+		memcpy(agg + s->dl_len + h, s->unknown_mux_packet, sizeof(s->unknown_mux_packet));
+		s->dl_len += h + sizeof(s->unknown_mux_packet);
+	}
+	if (inject & (1u << SIM_INJECT_COMMAND)) {
+		struct qmap_command cmd = {
+			.name = QMAP_COMMAND_FLOW_ENABLE,
+			.type = QMAP_COMMAND_REQUEST,
+			.transaction_id = ++s->inject_txn,
+		};
+		qmap_write_command(agg + s->dl_len, s->first_mux, &cmd);
+		s->dl_len += QMAP_HEADER_SIZE + QMAP_COMMAND_SIZE;
+	}
+	if (inject & (1u << SIM_INJECT_OVERSIZE))
+		s->dl_tail_reserve = s->hdr_size;
+	s->dl_inject = inject;
+}
+
+/* Send the aggregate. Returns 0 (sent or nothing to send), -EAGAIN (parked) or -errno. */
+static int dl_flush(struct sim *s)
+{
+	uint8_t *agg = dl_agg(s);
+
+	if (s->dl_packets == 0)
+		return 0;
+
+	if (!s->dl_sealed) {
+		if (s->dl_inject & (1u << SIM_INJECT_OVERSIZE)) {
+			/* pkt_len 1500 with nothing after the header: runs past the end. */
+			int h = qmap_write_data_header(agg + s->dl_len, s->opts.qmap_version,
+						       s->first_mux, 1500, 0, false);
+			s->dl_len += h;
+		}
+		s->dl_sealed = true;
+		ev_timer_stop(s->loop, &s->flush_timer);
+	}
+
+	ssize_t n = send(s->conn_fd, s->dl_buf, sizeof(struct transport_sim_header) + s->dl_len,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR) {
+			if (!s->dl_blocked) {
+				/* Keep the aggregate and let the kernel queue (and eventually drop)
+				 * in the TUN until qmapd reads again. */
+				s->stats.dl_send_blocked++;
+				s->dl_blocked = true;
+				ev_io_stop(s->loop, &s->io_tun);
+				ev_io_start(s->loop, &s->io_conn_write);
+			}
+			return -EAGAIN;
+		}
+		int r = log_warning(errno, "sim %s: sending a downlink aggregate failed",
+				    s->opts.socket_path);
+		sim_disconnect(s);
+		return r;
+	}
+
+	s->stats.dl_aggregates++;
+	s->stats.dl_datagrams += s->dl_packets;
+	s->stats.dl_bytes += s->dl_len;
+	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
+		if (s->dl_inject & (1u << k))
+			s->stats.injected[k]++;
+	if (s->dl_blocked) {
+		s->dl_blocked = false;
+		ev_io_stop(s->loop, &s->io_conn_write);
+		ev_io_start(s->loop, &s->io_tun);
+	}
+	dl_reset(s);
+	return 0;
+}
+
+/* Without qmapd the modem has nowhere to send: drain the TUN so the kernel does not queue. */
+static void dl_drain_disconnected(struct sim *s)
+{
+	uint8_t *buf = dl_agg(s) + s->hdr_size;
+
+	for (unsigned i = 0; i < SIM_READ_BUDGET; i++) {
+		ssize_t n = read(s->nd.fd, buf, s->opts.dl_max_size - s->hdr_size);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN) {
+				s->stats.dl_tun_errors++;
+				log_debug("sim %s: read failed: %m", s->nd.name);
+			}
+			return;
+		}
+		s->stats.dl_dropped_disconnected++;
+	}
+}
+
+static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct sim *s = w->data;
+	uint8_t *agg = dl_agg(s);
+	(void)loop;
+	(void)revents;
+
+	if (s->conn_fd < 0) {
+		dl_drain_disconnected(s);
+		return;
+	}
+
+	for (unsigned i = 0; i < SIM_READ_BUDGET; i++) {
+		dl_begin(s);
+
+		/* Room for one more MTU-sized packet with its header and padding? */
+		size_t need = s->hdr_size + s->opts.mtu + (SIM_DL_ALIGN - 1);
+		size_t room = s->opts.dl_max_size - s->dl_len - s->dl_tail_reserve;
+		if (room < need) {
+			if (dl_flush(s) < 0)
+				return;
+			continue;
+		}
+
+		uint8_t *frame = agg + s->dl_len;
+		uint8_t *pkt = frame + s->hdr_size;
+		ssize_t n = read(s->nd.fd, pkt, room - s->hdr_size - (SIM_DL_ALIGN - 1));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN) {
+				s->stats.dl_tun_errors++;
+				log_debug("sim %s: read failed: %m", s->nd.name);
+			}
+			if (s->opts.flush_usec == 0)
+				dl_flush(s);
+			return;
+		}
+
+		int family;
+		const uint8_t *dst;
+		if (n >= IPV4_HEADER && pkt[0] >> 4 == 4) {
+			family = AF_INET;
+			dst = pkt + 16;
+		} else if (n >= IPV6_HEADER && pkt[0] >> 4 == 6) {
+			family = AF_INET6;
+			dst = pkt + 24;
+		} else {
+			s->stats.dl_not_ip++;
+			continue;
+		}
+		uint8_t mux = route_lookup(s, family, dst);
+		if (mux == 0) {
+			s->stats.dl_no_route++;
+			continue;
+		}
+
+		unsigned pad = (SIM_DL_ALIGN - (size_t)n % SIM_DL_ALIGN) % SIM_DL_ALIGN;
+		memset(pkt + n, 0, pad);
+		/* n <= dl_max_size <= 65536 - 128, so the header always fits the 16-bit length. */
+		qmap_write_data_header(frame, s->opts.qmap_version, mux, (size_t)n, pad,
+				       s->opts.csum_valid);
+		s->dl_len += s->hdr_size + (size_t)n + pad;
+		s->dl_packets++;
+		s->stats.mux[mux].dl_packets++;
+		s->stats.mux[mux].dl_bytes += (uint64_t)n;
+
+		if (s->dl_packets == 1 && s->opts.flush_usec > 0) {
+			ev_timer_set(&s->flush_timer, s->opts.flush_usec / 1e6, 0.);
+			ev_timer_start(s->loop, &s->flush_timer);
+		}
+		if (s->dl_packets >= s->opts.dl_max_datagrams && dl_flush(s) < 0)
+			return;
+	}
+}
+
+static void on_flush_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sim *s = w->data;
+	(void)loop;
+	(void)revents;
+
+	if (!s->dl_blocked)
+		dl_flush(s);
+}
+
+static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct sim *s = w->data;
+	(void)loop;
+	(void)revents;
+
+	dl_flush(s);
+}
+
+static void ul_frame(struct sim *s, struct qmap_frame *f)
+{
+	if (f->kind == QMAP_FRAME_COMMAND) {
+		struct qmap_command cmd;
+		if (qmap_command_parse(f->payload, f->len, &cmd) < 0) {
+			s->stats.commands_short++;
+			return;
+		}
+		s->stats.commands[cmd.type & 0x03]++;
+		log_debug("sim mux %u: command %u type %u transaction %u", f->mux_id, cmd.name,
+			  cmd.type, cmd.transaction_id);
+		return;
+	}
+
+	if (f->mux_id < CONFIG_MUX_ID_MIN || f->mux_id > CONFIG_MUX_ID_MAX ||
+	    !s->opts.mux[f->mux_id].present) {
+		s->stats.ul_unknown_mux++;
+		return;
+	}
+
+	if (s->opts.qmap_version == QMAP_V5 && (f->flags & QMAP_FRAME_CSUM_VALID) &&
+	    l4_checksum_fill(f->payload, f->len))
+		s->stats.ul_csum_computed++;
+
+	if (write(s->nd.fd, f->payload, f->len) < 0) {
+		if (errno == EAGAIN) {
+			s->stats.ul_tun_dropped++;
+		} else {
+			s->stats.ul_tun_errors++;
+			log_debug("sim mux %u: write to %s failed: %m", f->mux_id, s->nd.name);
+		}
+		return;
+	}
+	s->stats.mux[f->mux_id].ul_packets++;
+	s->stats.mux[f->mux_id].ul_bytes += f->len;
+}
+
+static void ul_transfer(struct sim *s, uint8_t flags, uint8_t *data, size_t len)
+{
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	int r;
+
+	s->stats.ul_transfers++;
+	s->stats.ul_bytes += len;
+	if (flags & TRANSPORT_SIM_FLAG_ZLP)
+		s->stats.ul_zlp++;
+
+	qmap_iter_init(&it, data, len, s->opts.qmap_version);
+	while ((r = qmap_next(&it, &f, &err)) != 0) {
+		if (r < 0) {
+			if ((unsigned)err < _QMAP_ERR_MAX)
+				s->stats.malformed[err]++;
+			log_debug("sim %s: malformed uplink frame: %s", s->opts.socket_path,
+				  qmap_error_name(err) ?: "?");
+			continue;
+		}
+		ul_frame(s, &f);
+	}
+}
+
+static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct sim *s = w->data;
+	const size_t hdr = sizeof(struct transport_sim_header);
+	(void)loop;
+	(void)revents;
+
+	for (unsigned i = 0; i < SIM_READ_BUDGET && s->conn_fd >= 0; i++) {
+		/* MSG_TRUNC: the real length even when the message did not fit. */
+		ssize_t n = recv(s->conn_fd, s->ul_buf, s->ul_buf_size, MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			log_warning(errno, "sim %s: receive failed", s->opts.socket_path);
+			sim_disconnect(s);
+			return;
+		}
+		/* Every message carries a header, so zero bytes is the end of the stream. */
+		if (n == 0) {
+			sim_disconnect(s);
+			return;
+		}
+		if ((size_t)n > s->ul_buf_size) {
+			s->stats.truncated++;
+			continue;
+		}
+		if ((size_t)n < hdr) {
+			s->stats.short_messages++;
+			continue;
+		}
+
+		struct transport_sim_header h;
+		memcpy(&h, s->ul_buf, hdr);
+		switch (h.ep) {
+		case TRANSPORT_EP_BULK_OUT:
+			ul_transfer(s, h.flags, s->ul_buf + hdr, (size_t)n - hdr);
+			break;
+		case TRANSPORT_EP_CONTROL:
+			/* The QMI/MBIM side lives in its own module (later). */
+			s->stats.control_messages++;
+			break;
+		case TRANSPORT_EP_INTERRUPT:
+			s->stats.interrupt_messages++;
+			break;
+		default:
+			s->stats.unknown_ep++;
+			break;
+		}
+	}
+}
+
+static void set_sndbuf(struct sim *s, int fd)
+{
+	int size = SIM_SNDBUF;
+
+	/* SO_SNDBUFFORCE ignores wmem_max but needs CAP_NET_ADMIN; the plain one is capped. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) == 0)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
+		log_warning(errno, "sim %s: cannot raise the send buffer", s->opts.socket_path);
+}
+
+static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct sim *s = w->data;
+	(void)revents;
+
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN)
+				log_warning(errno, "sim %s: accept failed", s->opts.socket_path);
+			return;
+		}
+		if (s->conn_fd >= 0) {
+			s->stats.connections_rejected++;
+			log_warning(0,
+				    "sim %s: refusing a second connection while qmapd is connected",
+				    s->opts.socket_path);
+			close(fd);
+			continue;
+		}
+
+		set_sndbuf(s, fd);
+		s->conn_fd = fd;
+		s->stats.connections++;
+		ev_io_set(&s->io_conn_read, fd, EV_READ);
+		ev_io_set(&s->io_conn_write, fd, EV_WRITE);
+		ev_io_start(loop, &s->io_conn_read);
+		log_info("sim %s: qmapd connected", s->opts.socket_path);
+	}
+}
+
+int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **ret)
+{
+	char err[SIM_ERROR_MAX];
+
+	if (sim_options_validate(opts, err, sizeof(err)) < 0)
+		return log_err(EINVAL, "sim: %s", err);
+
+	struct sim *s = calloc(1, sizeof(*s));
+	if (!s)
+		return log_err(ENOMEM, "sim: cannot allocate");
+	s->loop = loop;
+	s->opts = *opts;
+	s->listen_fd = s->conn_fd = -1;
+	s->nd.fd = -1;
+	s->hdr_size = qmap_ul_header_size(opts->qmap_version);
+	if (opts->qmap_version != QMAP_V5)
+		s->opts.csum_valid = false;
+
+	ev_io_init(&s->io_listen, on_listen_readable, -1, EV_READ);
+	ev_io_init(&s->io_conn_read, on_conn_readable, -1, EV_READ);
+	ev_io_init(&s->io_conn_write, on_conn_writable, -1, EV_WRITE);
+	ev_io_init(&s->io_tun, on_tun_readable, -1, EV_READ);
+	ev_timer_init(&s->flush_timer, on_flush_timer, 0., 0.);
+	s->io_listen.data = s->io_conn_read.data = s->io_conn_write.data = s->io_tun.data = s;
+	s->flush_timer.data = s;
+
+	s->ul_buf_size = sizeof(struct transport_sim_header) + TRANSPORT_MAX_TRANSFER;
+	s->ul_buf = malloc(s->ul_buf_size);
+	s->dl_buf = calloc(1, sizeof(struct transport_sim_header) + opts->dl_max_size);
+	s->routes = calloc(CONFIG_MUX_ID_MAX * SIM_MUX_MAX_PREFIXES, sizeof(*s->routes));
+	if (!s->ul_buf || !s->dl_buf || !s->routes) {
+		sim_free(s);
+		return log_err(ENOMEM, "sim: cannot allocate buffers");
+	}
+	*(struct transport_sim_header *)s->dl_buf =
+		(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_IN };
+
+	for (unsigned id = CONFIG_MUX_ID_MAX; id >= CONFIG_MUX_ID_MIN; id--) {
+		const struct sim_mux_options *m = &opts->mux[id];
+		if (!m->present)
+			continue;
+		s->first_mux = (uint8_t)id;
+		for (unsigned i = 0; i < m->n_prefix; i++)
+			s->routes[s->n_routes++] = (struct sim_route){ m->prefix[i], (uint8_t)id };
+	}
+	build_unknown_mux_packet(s->unknown_mux_packet, sizeof(s->unknown_mux_packet));
+
+	*ret = s;
+	return 0;
+}
+
+static int sim_listen(struct sim *s)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	const char *path = s->opts.socket_path;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return log_err(ENAMETOOLONG, "sim %s: socket path too long", path);
+
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return log_err(errno, "sim %s: cannot create the socket", path);
+
+	if (lstat(path, &st) == 0) {
+		/* Only ever replace a stale socket, never someone's file. */
+		if (!S_ISSOCK(st.st_mode))
+			return log_err(EEXIST, "sim %s: exists and is not a socket", path);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return log_err(errno, "sim %s: cannot remove the stale socket", path);
+	}
+
+	/* Bind and listen under a temporary name, then rename: the socket file appearing
+	 * means connect() works, so tests can simply wait for it. */
+	char tmp[sizeof(addr.sun_path)];
+	bool use_tmp = snprintf(tmp, sizeof(tmp), "%s.tmp", path) < (int)sizeof(tmp);
+	if (use_tmp)
+		unlink(tmp);
+	strcpy(addr.sun_path, use_tmp ? tmp : path);
+
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return log_err(errno, "sim %s: cannot bind", addr.sun_path);
+	if (listen(fd, SIM_BACKLOG) < 0) {
+		int r = log_err(errno, "sim %s: cannot listen", addr.sun_path);
+		unlink(addr.sun_path);
+		return r;
+	}
+	if (use_tmp && rename(tmp, path) < 0) {
+		int r = log_err(errno, "sim %s: cannot rename %s", path, tmp);
+		unlink(tmp);
+		return r;
+	}
+
+	s->bound = true;
+	s->listen_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int sim_start(struct sim *s)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	int r;
+
+	r = rtnl_open(&s->rtnl);
+	if (r < 0)
+		return log_err(r, "sim: cannot open rtnetlink");
+
+	r = netdev_create(s->rtnl, s->opts.netdev, CONFIG_HEADROOM_OFF, s->opts.mtu, false, &s->nd);
+	if (r < 0)
+		return log_err(r, "sim %s: cannot create the network device", s->opts.netdev);
+	s->have_nd = true;
+
+	for (unsigned i = 0; i < s->opts.n_net_address; i++) {
+		const struct config_prefix *a = &s->opts.net_address[i];
+		r = rtnl_addr_add(s->rtnl, s->nd.ifindex, a);
+		if (r < 0)
+			return log_err(r, "sim %s: cannot add address %s", s->nd.name,
+				       prefix_to_string(a, buf, sizeof(buf)));
+	}
+	for (unsigned i = 0; i < s->n_routes; i++) {
+		const struct sim_route *rt = &s->routes[i];
+		r = rtnl_route_add(s->rtnl, s->nd.ifindex, &rt->prefix, 0);
+		if (r < 0)
+			return log_err(r, "sim mux %u: cannot add route %s via %s", rt->mux_id,
+				       prefix_to_string(&rt->prefix, buf, sizeof(buf)), s->nd.name);
+	}
+
+	r = sim_listen(s);
+	if (r < 0)
+		return r;
+
+	ev_io_set(&s->io_tun, s->nd.fd, EV_READ);
+	ev_io_start(s->loop, &s->io_tun);
+	ev_io_set(&s->io_listen, s->listen_fd, EV_READ);
+	ev_io_start(s->loop, &s->io_listen);
+	log_info("sim %s: listening, network side %s, QMAPv%d, dl max %u bytes/%u datagrams",
+		 s->opts.socket_path, s->nd.name, (int)s->opts.qmap_version, s->opts.dl_max_size,
+		 s->opts.dl_max_datagrams);
+	return 0;
+}
+
+struct sim *sim_free(struct sim *s)
+{
+	if (!s)
+		return NULL;
+
+	sim_disconnect(s);
+	ev_io_stop(s->loop, &s->io_listen);
+	ev_io_stop(s->loop, &s->io_tun);
+	ev_timer_stop(s->loop, &s->flush_timer);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->bound)
+		unlink(s->opts.socket_path);
+	if (s->have_nd)
+		netdev_close(&s->nd);
+	rtnl_close(s->rtnl);
+	free(s->routes);
+	free(s->ul_buf);
+	free(s->dl_buf);
+	free(s);
+	return NULL;
+}
+
+bool sim_is_connected(const struct sim *s)
+{
+	return s->conn_fd >= 0;
+}
+
+const struct sim_stats *sim_get_stats(const struct sim *s)
+{
+	return &s->stats;
+}
+
+void sim_print_stats(const struct sim *s, FILE *f)
+{
+	const struct sim_stats *st = &s->stats;
+
+#define P(key) fprintf(f, #key "=%" PRIu64 "\n", st->key)
+	P(connections);
+	P(connections_rejected);
+	P(disconnects);
+	P(ul_transfers);
+	P(ul_bytes);
+	P(ul_zlp);
+	P(truncated);
+	P(short_messages);
+	P(ul_unknown_mux);
+	P(ul_tun_dropped);
+	P(ul_tun_errors);
+	P(ul_csum_computed);
+	P(control_messages);
+	P(interrupt_messages);
+	P(unknown_ep);
+	P(dl_aggregates);
+	P(dl_datagrams);
+	P(dl_bytes);
+	P(dl_no_route);
+	P(dl_not_ip);
+	P(dl_dropped_disconnected);
+	P(dl_send_blocked);
+	P(dl_tun_errors);
+#undef P
+	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
+		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);
+	for (unsigned t = 0; t < ARRAY_SIZE(command_type_keys); t++)
+		fprintf(f, "commands_%s=%" PRIu64 "\n", command_type_keys[t], st->commands[t]);
+	fprintf(f, "commands_short=%" PRIu64 "\n", st->commands_short);
+	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
+		fprintf(f, "injected_%s=%" PRIu64 "\n", inject_keys[k], st->injected[k]);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct sim_mux_stats *m = &st->mux[id];
+		if (!s->opts.mux[id].present)
+			continue;
+		fprintf(f,
+			"mux %u: ul_packets=%" PRIu64 " ul_bytes=%" PRIu64 " dl_packets=%" PRIu64
+			" dl_bytes=%" PRIu64 "\n",
+			id, m->ul_packets, m->ul_bytes, m->dl_packets, m->dl_bytes);
+	}
+}
+
+int sim_write_stats_file(const struct sim *s, const char *path)
+{
+	_cleanup_free_ char *tmp = NULL;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		return log_err(ENOMEM, "sim: cannot write stats to %s", path);
+	}
+
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_err(errno, "sim: cannot create %s", tmp);
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int r = log_err(errno, "sim: cannot write %s", tmp);
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+
+	sim_print_stats(s, f);
+	bool failed = fflush(f) != 0 || ferror(f);
+	int saved = errno;
+	if (fclose(f) != 0 && !failed) {
+		failed = true;
+		saved = errno;
+	}
+	if (failed) {
+		unlink(tmp);
+		return log_err(saved, "sim: cannot write %s", tmp);
+	}
+	if (rename(tmp, path) < 0) {
+		int r = log_err(errno, "sim: cannot rename %s to %s", tmp, path);
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}

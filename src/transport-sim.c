@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `sim` transport: an AF_UNIX SOCK_SEQPACKET connection to qmapd-sim, one message per
+ * USB transfer (struct transport_sim_header + bytes). Message boundaries are kept by the
+ * kernel, so a message is exactly what a completed URB would be. All receive buffers are
+ * posted at once with recvmmsg(), which also takes up to n_rx transfers per syscall.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "transport.h"
+
+#define SIM_RECONNECT_SECONDS 1.0
+#define SIM_RX_BATCHES	      4 /* recvmmsg rounds per wakeup before yielding to the loop */
+
+struct transport_sim {
+	struct transport base;
+	struct sockaddr_un addr;
+	int fd;
+	bool connected;
+	bool warned_connect;
+	ev_io io_read;
+	ev_io io_write;
+	ev_timer reconnect;
+	struct transport_out *pending_head; /* OUT transfers waiting for socket space */
+	struct transport_out *pending_tail;
+
+	/* recvmmsg scaffolding, allocated once for n_rx buffers. */
+	struct mmsghdr *msgs;
+	struct iovec *iovs;
+	struct transport_sim_header *hdrs;
+};
+
+static struct transport_sim *to_sim(struct transport *t)
+{
+	return (struct transport_sim *)t;
+}
+
+static void sim_disconnect(struct transport_sim *s);
+
+static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int msg_flags)
+{
+	struct transport *t = &s->base;
+	const struct transport_sim_header *h = &s->hdrs[i];
+	uint8_t *buf = t->rx_buf[i];
+
+	if (msg_len < sizeof(*h) || (msg_flags & MSG_TRUNC)) {
+		/* The sim sent more than a receive buffer holds: what libusb calls OVERFLOW. */
+		t->stats.in_errors++;
+		return;
+	}
+	size_t len = msg_len - sizeof(*h);
+	switch ((enum transport_ep)h->ep) {
+	case TRANSPORT_EP_BULK_IN:
+		t->stats.in_transfers++;
+		t->stats.in_bytes += len;
+		t->cb.on_bulk_in(t->userdata, buf, len);
+		return;
+	case TRANSPORT_EP_CONTROL:
+		if (t->cb.on_control)
+			t->cb.on_control(t->userdata, buf, len);
+		return;
+	case TRANSPORT_EP_INTERRUPT:
+		if (t->cb.on_interrupt)
+			t->cb.on_interrupt(t->userdata, buf, len);
+		return;
+	case TRANSPORT_EP_BULK_OUT:
+		break;
+	}
+	t->stats.in_errors++;
+}
+
+static void sim_on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct transport_sim *s = w->data;
+	struct transport *t = &s->base;
+	(void)loop;
+	(void)revents;
+
+	for (int round = 0; round < SIM_RX_BATCHES; round++) {
+		for (uint32_t i = 0; i < t->n_rx; i++) {
+			s->msgs[i].msg_hdr.msg_flags = 0;
+			s->msgs[i].msg_len = 0;
+		}
+		int n = recvmmsg(s->fd, s->msgs, t->n_rx, MSG_DONTWAIT, NULL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			log_warning(errno, "transport sim %s: receive failed", s->addr.sun_path);
+			sim_disconnect(s);
+			return;
+		}
+		if ((uint64_t)n > t->stats.in_batch_max)
+			t->stats.in_batch_max = n;
+		for (int i = 0; i < n; i++) {
+			/* Every message has a header: a zero-length one is the end of the stream. */
+			if (s->msgs[i].msg_len == 0) {
+				log_warning(0, "transport sim %s: modem disconnected",
+					    s->addr.sun_path);
+				sim_disconnect(s);
+				return;
+			}
+			sim_deliver(s, i, s->msgs[i].msg_len, s->msgs[i].msg_hdr.msg_flags);
+			if (!s->connected)
+				return;
+		}
+		if ((uint32_t)n < t->n_rx)
+			return;
+	}
+}
+
+static int sim_send(struct transport_sim *s, uint8_t ep, uint8_t flags, const uint8_t *buf,
+		    size_t len)
+{
+	struct transport_sim_header h = { .ep = ep, .flags = flags };
+	struct iovec iov[2] = {
+		{ .iov_base = &h, .iov_len = sizeof(h) },
+		{ .iov_base = (void *)buf, .iov_len = len },
+	};
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	if (sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return negative_errno();
+	return 0;
+}
+
+/* Send queued OUT transfers in order; stop at the first that does not fit. */
+static int sim_flush_pending(struct transport_sim *s)
+{
+	struct transport *t = &s->base;
+
+	while (s->pending_head) {
+		struct transport_out *out = s->pending_head;
+		int r = sim_send(s, TRANSPORT_EP_BULK_OUT, out->zlp ? TRANSPORT_SIM_FLAG_ZLP : 0,
+				 out->data, out->len);
+		if (r == -EAGAIN) {
+			ev_io_start(t->loop, &s->io_write);
+			return 0;
+		}
+		s->pending_head = out->next;
+		if (!s->pending_head)
+			s->pending_tail = NULL;
+		if (r < 0)
+			t->stats.out_errors++;
+		transport_out_complete(t, out);
+		if (r < 0 && r != -EAGAIN) {
+			log_warning(r, "transport sim %s: send failed", s->addr.sun_path);
+			sim_disconnect(s);
+			return r;
+		}
+	}
+	ev_io_stop(t->loop, &s->io_write);
+	return 0;
+}
+
+static void sim_on_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	sim_flush_pending(w->data);
+}
+
+static int sim_out_submit(struct transport *t, struct transport_out *out, bool zlp)
+{
+	struct transport_sim *s = to_sim(t);
+	(void)zlp;
+
+	if (!s->connected) {
+		t->stats.out_errors++;
+		transport_out_complete(t, out);
+		return -ENOTCONN;
+	}
+	out->next = NULL;
+	if (s->pending_tail)
+		s->pending_tail->next = out;
+	else
+		s->pending_head = out;
+	s->pending_tail = out;
+	return sim_flush_pending(s);
+}
+
+static int sim_control_send(struct transport *t, const uint8_t *buf, size_t len)
+{
+	struct transport_sim *s = to_sim(t);
+
+	if (!s->connected)
+		return -ENOTCONN;
+	return sim_send(s, TRANSPORT_EP_CONTROL, 0, buf, len);
+}
+
+static int sim_connect(struct transport_sim *s)
+{
+	struct transport *t = &s->base;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return negative_errno();
+	if (connect(fd, (struct sockaddr *)&s->addr, sizeof(s->addr)) < 0)
+		return negative_errno();
+
+	s->fd = TAKE_FD(fd);
+	s->connected = true;
+	s->warned_connect = false;
+	ev_io_set(&s->io_read, s->fd, EV_READ);
+	ev_io_set(&s->io_write, s->fd, EV_WRITE);
+	ev_io_start(t->loop, &s->io_read);
+	log_info("transport sim %s: connected to modem", s->addr.sun_path);
+	if (t->cb.on_connect)
+		t->cb.on_connect(t->userdata);
+	return 0;
+}
+
+static void sim_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct transport_sim *s = w->data;
+	(void)revents;
+
+	int r = sim_connect(s);
+	if (r < 0) {
+		if (!s->warned_connect)
+			log_warning(r, "transport sim %s: cannot connect, retrying",
+				    s->addr.sun_path);
+		s->warned_connect = true;
+		ev_timer_set(&s->reconnect, SIM_RECONNECT_SECONDS, 0.);
+		ev_timer_start(loop, &s->reconnect);
+	}
+}
+
+static void sim_close(struct transport_sim *s)
+{
+	struct transport *t = &s->base;
+
+	ev_io_stop(t->loop, &s->io_read);
+	ev_io_stop(t->loop, &s->io_write);
+	ev_timer_stop(t->loop, &s->reconnect);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->connected = false;
+	/* Like an unplug: every OUT transfer completes (with an error). */
+	while (s->pending_head) {
+		struct transport_out *out = s->pending_head;
+		s->pending_head = out->next;
+		t->stats.out_errors++;
+		transport_out_complete(t, out);
+	}
+	s->pending_tail = NULL;
+}
+
+static void sim_disconnect(struct transport_sim *s)
+{
+	struct transport *t = &s->base;
+
+	sim_close(s);
+	if (t->cb.on_disconnect)
+		t->cb.on_disconnect(t->userdata);
+	ev_timer_set(&s->reconnect, SIM_RECONNECT_SECONDS, 0.);
+	ev_timer_start(t->loop, &s->reconnect);
+}
+
+static int sim_init(struct transport *t, const char *address)
+{
+	struct transport_sim *s = to_sim(t);
+
+	s->fd = -1;
+	if (address[0] == '\0' || strlen(address) >= sizeof(s->addr.sun_path))
+		return -EINVAL;
+	s->addr.sun_family = AF_UNIX;
+	strcpy(s->addr.sun_path, address);
+
+	s->msgs = calloc(t->n_rx, sizeof(*s->msgs));
+	s->iovs = calloc(t->n_rx * 2, sizeof(*s->iovs));
+	s->hdrs = calloc(t->n_rx, sizeof(*s->hdrs));
+	if (!s->msgs || !s->iovs || !s->hdrs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n_rx; i++) {
+		s->iovs[2 * i] = (struct iovec){ &s->hdrs[i], sizeof(s->hdrs[i]) };
+		s->iovs[2 * i + 1] = (struct iovec){ t->rx_buf[i], t->params.dl_max_size };
+		s->msgs[i].msg_hdr.msg_iov = &s->iovs[2 * i];
+		s->msgs[i].msg_hdr.msg_iovlen = 2;
+	}
+	ev_io_init(&s->io_read, sim_on_readable, -1, EV_READ);
+	ev_io_init(&s->io_write, sim_on_writable, -1, EV_WRITE);
+	ev_timer_init(&s->reconnect, sim_on_reconnect, SIM_RECONNECT_SECONDS, 0.);
+	s->io_read.data = s->io_write.data = s->reconnect.data = s;
+	return 0;
+}
+
+static int sim_start(struct transport *t)
+{
+	struct transport_sim *s = to_sim(t);
+
+	/* A modem that is not there yet is not an error: keep trying, like a hotplug wait. */
+	sim_on_reconnect(t->loop, &s->reconnect, 0);
+	return 0;
+}
+
+static void sim_stop(struct transport *t)
+{
+	sim_close(to_sim(t));
+}
+
+static void sim_free(struct transport *t)
+{
+	struct transport_sim *s = to_sim(t);
+
+	if (t->loop)
+		sim_close(s);
+	free(s->msgs);
+	free(s->iovs);
+	free(s->hdrs);
+}
+
+const struct transport_ops transport_sim_ops = {
+	.scheme = "sim:",
+	.size = sizeof(struct transport_sim),
+	.init = sim_init,
+	.start = sim_start,
+	.stop = sim_stop,
+	.out_submit = sim_out_submit,
+	.control_send = sim_control_send,
+	.free = sim_free,
+};

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Downlink benchmark: qmapd's own data path against the raw TUN floor, in one run.
+ *
+ *   floor: a minimal loop writing each packet with one write() into a plain TUN device.
+ *   qmapd: prebuilt QMAP aggregates replayed through the `mem` transport into the datapath,
+ *          which deaggregates and writes each packet into its mux device (TAP + XDP).
+ * Both deliver IPv4/UDP to a bound UDP socket that is never read (a closed port would cost
+ * an ICMP error per packet). Runs in a network namespace of its own; needs root.
+ * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "datapath.h"
+#include "log.h"
+#include "netdev.h"
+#include "qmap.h"
+#include "rtnl.h"
+#include "transport.h"
+
+#define FLOOR_ADDR "192.0.2.1"
+#define QMAPD_ADDR "203.0.113.1"
+#define SRC_ADDR   "198.51.100.1"
+#define UDP_PORT   9000
+#define MAX_RUNS   15
+
+static uint16_t ip_checksum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* An IPv4/UDP packet of `len` bytes in total, UDP checksum 0 (allowed for IPv4). */
+static void build_packet(uint8_t *p, size_t len, const char *dst)
+{
+	memset(p, 0, len);
+	p[0] = 0x45;
+	p[2] = len >> 8;
+	p[3] = len & 0xff;
+	p[8] = 64;
+	p[9] = IPPROTO_UDP;
+	inet_pton(AF_INET, SRC_ADDR, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	uint16_t c = ip_checksum(p, 20);
+	p[10] = c >> 8;
+	p[11] = c & 0xff;
+	p[20] = 0x30;
+	p[21] = 0x39;
+	p[22] = UDP_PORT >> 8;
+	p[23] = UDP_PORT & 0xff;
+	p[24] = (len - 20) >> 8;
+	p[25] = (len - 20) & 0xff;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int bind_sink(const char *addr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(UDP_PORT) };
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("bind sink");
+		exit(1);
+	}
+	return fd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "we");
+	if (f) {
+		fputs(value, f);
+		fclose(f);
+	}
+}
+
+struct bench {
+	struct netdev floor;
+	struct datapath *dp;
+	uint8_t *agg;
+	size_t agg_len;
+	unsigned agg_frames;
+	uint8_t pkt[2048];
+};
+
+/* ns per packet for the raw floor: one write() per packet into a plain TUN. */
+static double run_floor(struct bench *b, size_t len, unsigned packets)
+{
+	double t0 = now_ns();
+	for (unsigned i = 0; i < packets; i++)
+		if (write(b->floor.fd, b->pkt, len) != (ssize_t)len) {
+			perror("floor write");
+			exit(1);
+		}
+	return (now_ns() - t0) / packets;
+}
+
+/* ns per packet for qmapd: aggregates through transport, codec, demux and device writes. */
+static double run_qmapd(struct bench *b, unsigned packets)
+{
+	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
+	double t0 = now_ns();
+	for (unsigned i = 0; i < aggs; i++)
+		transport_mem_replay(b->dp->transport, b->agg, b->agg_len);
+	return (now_ns() - t0) / ((double)aggs * b->agg_frames);
+}
+
+static void build_aggregate(struct bench *b, size_t len, uint32_t dl_max, unsigned max_frames)
+{
+	uint8_t pkt[2048];
+	unsigned pad = (4 - len % 4) % 4;
+	size_t frame = QMAP_HEADER_SIZE + len + pad;
+
+	build_packet(pkt, len, QMAPD_ADDR);
+	b->agg_len = 0;
+	b->agg_frames = 0;
+	while (b->agg_frames < max_frames && b->agg_len + frame <= dl_max) {
+		uint8_t *h = b->agg + b->agg_len;
+		memset(h, 0, frame);
+		memcpy(h + QMAP_HEADER_SIZE, pkt, len);
+		qmap_write_data_header(h, QMAP_V1, 1, len, pad, false);
+		b->agg_len += frame;
+		b->agg_frames++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 64, 576, 1500 };
+	unsigned packets = 200000, runs = 5;
+	struct bench b = {};
+	struct rtnl *rtnl = NULL;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:r:h")) >= 0) {
+		switch (c) {
+		case 'n':
+			packets = strtoul(optarg, NULL, 10);
+			break;
+		case 'r':
+			runs = strtoul(optarg, NULL, 10);
+			break;
+		case 'h':
+			printf("Usage: qmapd-bench-dl [-n PACKETS] [-r RUNS]\n"
+			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > MAX_RUNS || packets < 1000) {
+		fprintf(stderr, "qmapd-bench-dl: runs must be 1..%d, packets >= 1000\n", MAX_RUNS);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "qmapd-bench-dl: needs root (network namespace, TUN/TAP)\n");
+		return 77;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 1;
+	}
+	log_set_max_level(LOG_WARNING);
+	write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
+	write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
+
+	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
+		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
+		return 1;
+	}
+
+	struct config_prefix floor_addr, qmapd_addr, src_net;
+	config_parse_prefix(FLOOR_ADDR "/32", &floor_addr);
+	config_parse_prefix(QMAPD_ADDR "/32", &qmapd_addr);
+	config_parse_prefix("198.51.100.0/24", &src_net);
+
+	/* The floor: a plain TUN, written one packet per write(). */
+	if (netdev_create(rtnl, "bfloor", CONFIG_HEADROOM_OFF, 1500, false, &b.floor) < 0 ||
+	    rtnl_addr_add(rtnl, b.floor.ifindex, &floor_addr) < 0 ||
+	    rtnl_route_add(rtnl, b.floor.ifindex, &src_net, 100) < 0) {
+		fprintf(stderr, "cannot set up the floor TUN device\n");
+		return 1;
+	}
+
+	/* qmapd: one mux on the in-memory transport, its device configured as in production. */
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	config_init_defaults(cfg);
+	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
+	cfg->device.qmap_version = QMAP_V1;
+	struct config_mux *m = &cfg->mux[1];
+	m->present = true;
+	m->id = 1;
+	snprintf(m->interface, sizeof(m->interface), "bqmap1");
+	m->mtu = 1500;
+	m->headroom = CONFIG_HEADROOM_XDP;
+	m->ipv4_address = qmapd_addr;
+	m->routes[0] = src_net;
+	m->n_routes = 1;
+	m->route_metric = 200;
+
+	struct ev_loop *loop = ev_default_loop(0);
+	if (datapath_new(loop, rtnl, cfg, &b.dp) < 0 || datapath_start(b.dp) < 0) {
+		fprintf(stderr, "cannot set up the qmapd datapath\n");
+		return 1;
+	}
+	b.agg = malloc(cfg->device.dl_max_size);
+
+	int sink_floor = bind_sink(FLOOR_ADDR), sink_qmapd = bind_sink(QMAPD_ADDR);
+
+	printf("qmapd-bench-dl: %u packets per run, %u runs (median), dl aggregate %u bytes\n",
+	       packets, runs, cfg->device.dl_max_size);
+	printf("qmapd device: %s\n\n", b.dp->mux[1]->nd.status);
+	printf("%6s %8s | %12s %10s %9s | %12s %10s %9s | %6s\n", "size", "per-agg", "floor pps",
+	       "Gbit/s", "ns/pkt", "qmapd pps", "Gbit/s", "ns/pkt", "ratio");
+
+	for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
+		size_t len = sizes[s];
+		double fl[MAX_RUNS], qm[MAX_RUNS];
+
+		build_packet(b.pkt, len, FLOOR_ADDR);
+		build_aggregate(&b, len, cfg->device.dl_max_size, CONFIG_UL_MAX_DATAGRAMS_DEFAULT);
+		run_floor(&b, len, packets / 10); /* warm caches and neighbour state */
+		run_qmapd(&b, packets / 10);
+		/* Interleave the two so drift of the shared machine hits both alike. */
+		for (unsigned r = 0; r < runs; r++) {
+			fl[r] = run_floor(&b, len, packets);
+			qm[r] = run_qmapd(&b, packets);
+		}
+		double f = median(fl, runs), q = median(qm, runs);
+		printf("%6zu %8u | %12.0f %10.2f %9.1f | %12.0f %10.2f %9.1f | %5.2fx\n", len,
+		       b.agg_frames, 1e9 / f, len * 8 / f, f, 1e9 / q, len * 8 / q, q, q / f);
+	}
+
+	const struct mux_stats *ms = &b.dp->mux[1]->stats;
+	printf("\nqmapd mux counters: rx_packets=%lu dropped_queue_full=%lu write_errors=%lu\n",
+	       (unsigned long)ms->rx_packets, (unsigned long)ms->rx_dropped_queue_full,
+	       (unsigned long)ms->rx_dropped_write_error);
+	printf("ratio = qmapd ns/packet / floor ns/packet (target <= 1.10)\n");
+
+	close(sink_floor);
+	close(sink_qmapd);
+	free(b.agg);
+	datapath_free(b.dp);
+	netdev_close(&b.floor);
+	rtnl_close(rtnl);
+	free(cfg);
+	return 0;
+}

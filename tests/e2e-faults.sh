@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Malformed frames injected by the simulator mid-stream: traffic keeps flowing through both
+# muxes, and qmapd counts what it dropped by reason. Then the modem goes away and comes
+# back: carrier follows it, the devices and their addresses stay, traffic resumes.
+# Needs root; runs in namespaces it creates and deletes.
+source "$(dirname "$0")/lib.sh"
+
+command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
+e2e_setup
+
+write_config "$E2E_TMP/qmapd.conf"
+start_sim --inject garbage,unknown-mux,command,oversize --inject-every 5
+start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
+
+in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
+wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
+E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+
+in_host iperf3 -c 198.51.100.1 -t 2 -R >/dev/null || fail "iperf3 downlink on mux 1 with faults"
+in_host iperf3 -c 198.51.100.2 -t 2 >/dev/null || fail "iperf3 uplink on mux 2 with faults"
+for target in 198.51.100.1 2001:db8:ff::2; do
+	in_host ping -c 3 -i 0.2 -W 2 "$target" >/dev/null || fail "ping $target with faults"
+done
+echo "ok: traffic flows with malformed frames mid-stream"
+
+refresh_stats
+expect_ge "qmapd alive" "$(kill -0 "$QMAPD_PID" && echo 1 || echo 0)" 1
+expect_ge "sim injected garbage" "$(sstat injected_garbage= injected_garbage)" 1
+expect_eq "not_ip drops = garbage injected" "$(qstat malformed: not_ip)" "$(sstat injected_garbage= injected_garbage)"
+expect_eq "len_overflow = oversize injected" "$(qstat malformed: len_overflow)" "$(sstat injected_oversize= injected_oversize)"
+expect_eq "unknown_mux = unknown-mux injected" "$(qstat device: unknown_mux)" "$(sstat injected_unknown_mux= injected_unknown_mux)"
+expect_eq "commands = command injected" "$(qstat device: commands)" "$(sstat injected_command= injected_command)"
+expect_ge "mux 1 received" "$(qstat "mux 1 " rx_packets)" 1000
+
+# Unplug: the modem disappears. Devices stay, with their addresses, carrier goes off.
+kill -TERM "$SIM_PID"
+wait "$SIM_PID" 2>/dev/null || true
+no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
+wait_for 5 "carrier off on qmap1" no_carrier
+[[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/32* ]] || fail "qmap1 lost its address on unplug"
+[[ $(ip -n "$NS_HOST" route show dev qmap1) == *198.51.100.1* ]] || fail "qmap1 lost its route on unplug"
+echo "ok: unplug keeps qmap1 with its address, carrier off"
+
+# Replug: qmapd reconnects by itself and traffic resumes.
+rm -f "$E2E_TMP/sim.sock"
+start_sim
+wait_for 10 "carrier back on qmap1" has_carrier "$NS_HOST" qmap1
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after replug"
+echo "ok: replug restores traffic"
+refresh_stats
+expect_ge "disconnects counted" "$(qstat device: disconnects)" 1
+echo "e2e-faults: passed"

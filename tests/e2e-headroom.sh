@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The headroom promise (ARCHITECTURE.md lesson 1): packets qmapd writes into a mux device and
+# the kernel forwards into a VXLAN tunnel must not be re-allocated (pskb_expand_head).
+# Counted with the kmem:kmalloc tracepoint from the host mount namespace (TESTING.md).
+# Run twice: headroom=xdp (TAP + XDP_PASS) must show ~0 per packet; headroom=off (plain TUN)
+# must show ~1 per packet, which proves the measurement can fail.
+# Needs root and tracefs; runs in namespaces it creates and deletes.
+source "$(dirname "$0")/lib.sh"
+
+N=${HEADROOM_PACKETS:-2000}
+TRACING=/sys/kernel/tracing
+require_root
+if [ ! -d "$TRACING/events/kmem" ]; then
+	mount -t tracefs nodev "$TRACING" 2>/dev/null || skip "tracefs not available at $TRACING"
+fi
+[ -w "$TRACING/events/kmem/kmalloc/enable" ] || skip "kmem:kmalloc tracepoint not writable"
+
+NS_VX=qmapd-v-$E2E_ID
+E2E_EXTRA_NS+=("$NS_VX")
+trace_off() {
+	echo 0 >"$TRACING/events/kmem/kmalloc/enable"
+	echo 0 >"$TRACING/events/kmem/kmalloc/filter"
+}
+e2e_setup
+trap 'trace_off 2>/dev/null; e2e_cleanup' EXIT
+
+# The sim sends everything for 192.0.2.0/25 down mux 1; the host forwards 192.0.2.100 into
+# VXLAN (VNI 42) over a veth pair to a third namespace.
+SIM_MUX_ARGS=(--mux 1=192.0.2.0/25 --mux 2=203.0.113.2/32)
+ip netns add "$NS_VX"
+ip -n "$NS_HOST" link add veth-h type veth peer name veth-v netns "$NS_VX"
+ip -n "$NS_HOST" addr add 192.0.2.129/30 dev veth-h
+ip -n "$NS_VX" addr add 192.0.2.130/30 dev veth-v
+ip -n "$NS_HOST" link set veth-h up
+ip -n "$NS_VX" link set veth-v up
+ip -n "$NS_VX" link set lo up
+ip -n "$NS_HOST" link add vxlan0 type vxlan id 42 local 192.0.2.129 remote 192.0.2.130 dstport 4789
+ip -n "$NS_VX" link add vxlan0 type vxlan id 42 local 192.0.2.130 remote 192.0.2.129 dstport 4789
+ip -n "$NS_HOST" addr add 192.0.2.193/30 dev vxlan0
+ip -n "$NS_VX" addr add 192.0.2.194/30 dev vxlan0
+ip -n "$NS_HOST" link set vxlan0 up
+ip -n "$NS_VX" link set vxlan0 up
+ip -n "$NS_VX" addr add 192.0.2.100/32 dev lo
+ip -n "$NS_HOST" route add 192.0.2.100/32 via 192.0.2.194 dev vxlan0
+vx_mac=$(ip -n "$NS_VX" -j link show vxlan0 | jq -r '.[0].address')
+ip -n "$NS_HOST" neigh replace 192.0.2.194 lladdr "$vx_mac" dev vxlan0 nud permanent
+in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0
+in_vx() { ip netns exec "$NS_VX" "$@"; }
+
+vx_rx() { ip -n "$NS_VX" -j -s link show vxlan0 | jq '.[0].stats64.rx.packets'; }
+
+# measure MODE: sets EXPANDED and FORWARDED
+measure() {
+	MUX_HEADROOM=$1 write_config "$E2E_TMP/qmapd-$1.conf"
+	rm -f "$E2E_TMP/sim.sock"
+	start_sim --flush-usec 0
+	start_qmapd "$E2E_TMP/qmapd-$1.conf" qmap1
+	# Warm up neighbour and route caches, then count.
+	in_net bash -c 'for i in $(seq 20); do echo warm >/dev/udp/192.0.2.100/9; done'
+	sleep 0.5
+	local rx0
+	rx0=$(vx_rx)
+	echo >"$TRACING/trace"
+	echo 'call_site.function == pskb_expand_head' >"$TRACING/events/kmem/kmalloc/filter"
+	echo 1 >"$TRACING/events/kmem/kmalloc/enable"
+	in_net bash -c "for i in \$(seq $N); do echo headroom-probe >/dev/udp/192.0.2.100/9; done"
+	sleep 0.5
+	trace_off
+	EXPANDED=$(grep -c 'call_site=pskb_expand_head' "$TRACING/trace" || true)
+	FORWARDED=$(($(vx_rx) - rx0))
+	refresh_stats
+	MODE=$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
+	echo "headroom=$1 (device $MODE): $FORWARDED of $N packets forwarded into VXLAN," \
+		"$EXPANDED pskb_expand_head"
+	kill -TERM "$QMAPD_PID" "$SIM_PID"
+	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
+	E2E_PIDS=()
+}
+
+measure xdp
+[ "$MODE" = tap+xdp ] || fail "headroom=xdp did not get a TAP+XDP device (got $MODE)"
+[ "$FORWARDED" -ge $((N * 95 / 100)) ] || fail "only $FORWARDED of $N forwarded with TAP+XDP"
+[ "$EXPANDED" -le $((N / 100)) ] || fail "TAP+XDP: $EXPANDED re-expansions for $N packets (want ~0)"
+xdp_expanded=$EXPANDED
+
+measure off
+[ "$MODE" = tun ] || fail "headroom=off did not get a TUN device (got $MODE)"
+[ "$FORWARDED" -ge $((N * 95 / 100)) ] || fail "only $FORWARDED of $N forwarded with TUN"
+[ "$EXPANDED" -ge $((N * 90 / 100)) ] ||
+	fail "TUN: only $EXPANDED re-expansions for $N packets: the measurement cannot tell the modes apart"
+echo "ok: re-expansions per packet: tap+xdp $xdp_expanded/$N, tun $EXPANDED/$N"
+echo "e2e-headroom: passed"

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for the end-to-end tests: namespaces, qmapd + qmapd-sim, counters.
+# Every test sources this, calls e2e_setup, and gets everything deleted on exit (trap),
+# also on failure. Traffic stays in the namespaces, on documentation address ranges.
+
+set -euo pipefail
+
+BUILD_DIR=${BUILD_DIR:-$(pwd)}
+SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+QMAPD=${QMAPD:-$BUILD_DIR/qmapd}
+QMAPD_SIM=${QMAPD_SIM:-$BUILD_DIR/qmapd-sim}
+
+E2E_ID=$$
+NS_HOST=qmapd-h-$E2E_ID   # qmapd and its mux devices
+NS_NET=qmapd-n-$E2E_ID    # qmapd-sim and its network-side device (the "internet")
+E2E_TMP=
+E2E_PIDS=()
+E2E_EXTRA_NS=()
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP devices); run as root"
+	[ -c /dev/net/tun ] || skip "/dev/net/tun missing"
+	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
+}
+
+e2e_cleanup() {
+	local rc=$?
+	set +e
+	for pid in "${E2E_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${E2E_PIDS[@]}"; do
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ $rc -ne 0 ] && [ -n "$E2E_TMP" ]; then
+		for log in "$E2E_TMP"/*.log; do
+			[ -f "$log" ] || continue
+			echo "---- $(basename "$log") (last 30 lines)" >&2
+			tail -n 30 "$log" >&2
+		done
+	fi
+	for ns in "$NS_HOST" "$NS_NET" "${E2E_EXTRA_NS[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
+	exit $rc
+}
+
+# Two namespaces with loopback up; nothing is connected to the host's interfaces.
+e2e_setup() {
+	require_root
+	E2E_TMP=$(mktemp -d /tmp/qmapd-e2e.XXXXXX)
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ip netns add "$NS_HOST"
+	ip netns add "$NS_NET"
+	ip -n "$NS_HOST" link set lo up
+	ip -n "$NS_NET" link set lo up
+}
+
+in_host() { ip netns exec "$NS_HOST" "$@"; }
+in_net() { ip netns exec "$NS_NET" "$@"; }
+
+# The standard two-mux topology:
+#   host ns: qmap1 192.0.2.2 / 2001:db8:1::2, qmap2 203.0.113.2 / 2001:db8:2::2
+#   net ns:  simnet0 198.51.100.1, .2 / 2001:db8:ff::1, ::2 (server side)
+#   mux 1 reaches 198.51.100.1 and 2001:db8:ff::1, mux 2 reaches .2 and ::2
+SIM_MUX_ARGS=(--mux 1=192.0.2.2/32,2001:db8:1::2/128 --mux 2=203.0.113.2/32,2001:db8:2::2/128)
+SIM_NET_ARGS=(--net-address 198.51.100.1/32 --net-address 198.51.100.2/32
+	--net-address 2001:db8:ff::1/128 --net-address 2001:db8:ff::2/128)
+
+# write_config FILE [extra [device] lines...]
+write_config() {
+	local file=$1
+	shift
+	{
+		echo "[device]"
+		echo "device = sim:$E2E_TMP/sim.sock"
+		for line in "$@"; do echo "$line"; done
+		cat <<-CONF
+
+		[mux.1]
+		interface = qmap1
+		ipv4-address = 192.0.2.2/32
+		ipv6-address = 2001:db8:1::2/128
+		routes = 198.51.100.1/32 2001:db8:ff::1/128
+		headroom = ${MUX_HEADROOM:-xdp}
+
+		[mux.2]
+		interface = qmap2
+		ipv4-address = 203.0.113.2/32
+		ipv6-address = 2001:db8:2::2/128
+		routes = 198.51.100.2/32 2001:db8:ff::2/128
+		headroom = ${MUX_HEADROOM:-xdp}
+		CONF
+	} >"$file"
+}
+
+# start_sim [extra qmapd-sim options...]
+start_sim() {
+	# `ip netns exec` execs the program, so $! is its pid (a shell function would fork).
+	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
+		"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
+		"$@" >"$E2E_TMP/sim.log" 2>&1 &
+	E2E_PIDS+=($!)
+	SIM_PID=$!
+	wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+}
+
+# start_qmapd CONFIG
+start_qmapd() {
+	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
+	E2E_PIDS+=($!)
+	QMAPD_PID=$!
+	for dev in "${@:2}"; do
+		wait_for 10 "$dev with carrier" has_carrier "$NS_HOST" "$dev"
+	done
+}
+
+has_carrier() {
+	local out
+	out=$(ip -n "$1" -o link show "$2" 2>/dev/null) || return 1
+	[[ $out == *",UP"* || $out == *"<UP"* ]] && [[ $out != *NO-CARRIER* ]]
+}
+
+# wait_for SECONDS WHAT CMD...
+wait_for() {
+	local secs=$1 what=$2
+	shift 2
+	for _ in $(seq $((secs * 10))); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out after ${secs}s waiting for $what"
+}
+
+# Refresh both counter files (SIGUSR1) and wait until they are rewritten.
+refresh_stats() {
+	rm -f "$E2E_TMP/qmapd.stats" "$E2E_TMP/sim.stats"
+	kill -USR1 "$QMAPD_PID" "$SIM_PID"
+	wait_for 5 "counters" test -s "$E2E_TMP/qmapd.stats" -a -s "$E2E_TMP/sim.stats"
+}
+
+# stat FILE LINE-PREFIX KEY: the value of KEY=... on the line starting with LINE-PREFIX
+stat() {
+	local v
+	v=$(grep -m1 "^$2" "$1" | tr ' ' '\n' | sed -n "s/^$3=//p")
+	[ -n "$v" ] || fail "no counter '$3' on line '$2' of $(basename "$1")"
+	echo "$v"
+}
+qstat() { stat "$E2E_TMP/qmapd.stats" "$1" "$2"; }
+sstat() { stat "$E2E_TMP/sim.stats" "$1" "$2"; }
+
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: expected '$3', got '$2'"
+	echo "ok: $1 = $2"
+}
+expect_ge() {
+	[ "$2" -ge "$3" ] || fail "$1: expected >= $3, got $2"
+	echo "ok: $1 = $2 (>= $3)"
+}

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config: a full file with every key, the defaults, each error (return value, file:line and
+ * the quoted input in the message), config_parse_prefix(), files on disk, and truncated
+ * input that must fail cleanly rather than crash.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "test-util.h"
+
+#define NAME "test.conf"
+
+/* Any non-NULL value that a failed load must leave alone. */
+static struct config *const untouched = (struct config *)&test_failures;
+
+static const char full[] = "# a comment\n"
+			   "; another\n"
+			   "[device]\n"
+			   "device = usb-path:/sys/bus/usb/devices/1-1.2\n"
+			   "qmap-version = 1\n"
+			   "dl-max-size = 32768\n"
+			   "rx-transfers = 64\n"
+			   "ul-max-size = 8192\n"
+			   "ul-max-datagrams = 16\n"
+			   "max-packet-size = 1024\n"
+			   "persist-devices = yes\n"
+			   "\n"
+			   "[mux.7]\n"
+			   "interface = wwan7\n"
+			   "apn = internet.example-1.com\n"
+			   "ip-type = ipv6\n"
+			   "allowed-auth = pap|chap\n"
+			   "user = alice\n"
+			   "password = s3cret !x\n"
+			   "mtu = 1280\n"
+			   "headroom = off\n"
+			   "ipv6-address = 2001:db8:7::2/64\n"
+			   "routes = 2001:db8:ff::/48, ::/0 64:ff9b::/96\n"
+			   "route-metric = 4294967295\n"
+			   "[mux.254]\n"
+			   "ip-type = ipv4\n"
+			   "mtu = 576\n"
+			   "ipv4-address = 10.1.2.3\n"
+			   "routes = 0.0.0.0/0\n";
+
+static bool is_prefix(const struct config_prefix *p, int family, const char *addr,
+		      unsigned prefixlen)
+{
+	uint8_t buf[16];
+
+	if (p->family != family || p->prefixlen != prefixlen)
+		return false;
+	if (inet_pton(family, addr, buf) != 1)
+		return false;
+	return memcmp(&p->addr, buf, family == AF_INET ? 4 : 16) == 0;
+}
+
+static unsigned count_muxes(const struct config *c)
+{
+	unsigned n = 0;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		n += c->mux[id].present;
+	return n;
+}
+
+static void test_full(void)
+{
+	struct config *c = NULL;
+	char err[CONFIG_ERROR_MAX] = "x";
+	const struct config_mux *m;
+
+	EXPECT_EQ(config_load_string(full, NAME, &c, err, sizeof(err)), 0);
+	if (!c) {
+		fprintf(stderr, "full config failed: %s\n", err);
+		test_failures++;
+		return;
+	}
+	EXPECT_STR_EQ(err, "");
+	EXPECT_STR_EQ(c->path, NAME);
+
+	EXPECT_STR_EQ(c->device.device, "usb-path:/sys/bus/usb/devices/1-1.2");
+	EXPECT_EQ(c->device.qmap_version, QMAP_V1);
+	EXPECT_EQ(c->device.dl_max_size, 32768);
+	EXPECT_EQ(c->device.rx_transfers, 64);
+	EXPECT_EQ(c->device.ul_max_size, 8192);
+	EXPECT_EQ(c->device.ul_max_datagrams, 16);
+	EXPECT_EQ(c->device.max_packet_size, 1024);
+	EXPECT_EQ(c->device.persist_devices, true);
+
+	EXPECT_EQ(count_muxes(c), 2);
+	m = &c->mux[7];
+	EXPECT_TRUE(m->present);
+	EXPECT_EQ(m->id, 7);
+	EXPECT_STR_EQ(m->interface, "wwan7");
+	EXPECT_STR_EQ(m->apn, "internet.example-1.com");
+	EXPECT_EQ(m->ip_type, CONFIG_IP_TYPE_IPV6);
+	EXPECT_STR_EQ(m->allowed_auth, "pap|chap");
+	EXPECT_STR_EQ(m->user, "alice");
+	EXPECT_STR_EQ(m->password, "s3cret !x");
+	EXPECT_EQ(m->mtu, 1280);
+	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_OFF);
+	EXPECT_EQ(m->ipv4_address.family, 0);
+	EXPECT_TRUE(is_prefix(&m->ipv6_address, AF_INET6, "2001:db8:7::2", 64));
+	EXPECT_EQ(m->n_routes, 3);
+	EXPECT_TRUE(is_prefix(&m->routes[0], AF_INET6, "2001:db8:ff::", 48));
+	EXPECT_TRUE(is_prefix(&m->routes[1], AF_INET6, "::", 0));
+	EXPECT_TRUE(is_prefix(&m->routes[2], AF_INET6, "64:ff9b::", 96));
+	EXPECT_EQ(m->route_metric, 4294967295u);
+
+	m = &c->mux[254];
+	EXPECT_TRUE(m->present);
+	EXPECT_EQ(m->id, 254);
+	EXPECT_STR_EQ(m->interface, "qmap254");
+	EXPECT_EQ(m->ip_type, CONFIG_IP_TYPE_IPV4);
+	EXPECT_EQ(m->mtu, 576);
+	EXPECT_TRUE(is_prefix(&m->ipv4_address, AF_INET, "10.1.2.3", 32));
+	EXPECT_EQ(m->n_routes, 1);
+	EXPECT_TRUE(is_prefix(&m->routes[0], AF_INET, "0.0.0.0", 0));
+
+	EXPECT_PTR_EQ(config_free(c), NULL);
+}
+
+static void test_defaults(void)
+{
+	struct config *c = NULL;
+	struct config d;
+	char err[CONFIG_ERROR_MAX];
+	const struct config_mux *m;
+
+	config_init_defaults(&d);
+	EXPECT_STR_EQ(d.device.device, "");
+	EXPECT_EQ(count_muxes(&d), 0);
+
+	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n[mux.3]\n", NAME,
+				     &c, err, sizeof(err)),
+		  0);
+	if (!c) {
+		fprintf(stderr, "defaults config failed: %s\n", err);
+		test_failures++;
+		return;
+	}
+	EXPECT_STR_EQ(c->device.device, "sim:/run/qmapd/sim.sock");
+	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
+	EXPECT_EQ(c->device.dl_max_size, CONFIG_DL_MAX_SIZE_DEFAULT);
+	EXPECT_EQ(c->device.rx_transfers, CONFIG_RX_TRANSFERS_MIN);
+	EXPECT_EQ(c->device.ul_max_size, CONFIG_UL_MAX_SIZE_DEFAULT);
+	EXPECT_EQ(c->device.ul_max_datagrams, CONFIG_UL_MAX_DATAGRAMS_DEFAULT);
+	EXPECT_EQ(c->device.max_packet_size, CONFIG_MAX_PACKET_SIZE_DEFAULT);
+	EXPECT_EQ(c->device.persist_devices, false);
+
+	/* An empty [mux.N] is a mux with every default. */
+	EXPECT_EQ(count_muxes(c), 1);
+	m = &c->mux[3];
+	EXPECT_TRUE(m->present);
+	EXPECT_EQ(m->id, 3);
+	EXPECT_STR_EQ(m->interface, "qmap3");
+	EXPECT_STR_EQ(m->apn, "");
+	EXPECT_EQ(m->ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_STR_EQ(m->allowed_auth, "");
+	EXPECT_STR_EQ(m->user, "");
+	EXPECT_STR_EQ(m->password, "");
+	EXPECT_EQ(m->mtu, CONFIG_MTU_DEFAULT);
+	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_XDP);
+	EXPECT_EQ(m->ipv4_address.family, 0);
+	EXPECT_EQ(m->ipv6_address.family, 0);
+	EXPECT_EQ(m->n_routes, 0);
+	EXPECT_EQ(m->route_metric, 0);
+	config_free(c);
+
+	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV4), "ipv4");
+	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV6), "ipv6");
+	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV4V6), "ipv4v6");
+	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_XDP), "xdp");
+	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_OFF), "off");
+	EXPECT_PTR_EQ(config_free(NULL), NULL);
+}
+
+/* Syntax inih accepts in ways that are easy to get wrong. */
+static void test_syntax(void)
+{
+	static const char *const good[] = {
+		/* CRLF, a UTF-8 BOM, indentation, ':' as separator, inline comments */
+		"\xef\xbb\xbf[device]\r\ndevice = sim:/s\r\n",
+		"  [device]  ; comment\n\tdevice : sim:/s ; comment\n",
+		"[device]\ndevice = sim:/s\n[mux.1]\n  apn = a\n  user = b\n",
+		"[device]\ndevice = sim:/s\npersist-devices = On\n",
+	};
+	struct config *c;
+	char err[CONFIG_ERROR_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		c = NULL;
+		EXPECT_EQ(config_load_string(good[i], NAME, &c, err, sizeof(err)), 0);
+		if (!c) {
+			fprintf(stderr, "good[%zu] failed: %s\n", i, err);
+			continue;
+		}
+		EXPECT_STR_EQ(c->device.device, "sim:/s");
+		if (i == 2) {
+			/* indented lines are keys of their own, not continuations */
+			EXPECT_STR_EQ(c->mux[1].apn, "a");
+			EXPECT_STR_EQ(c->mux[1].user, "b");
+		}
+		if (i == 3)
+			EXPECT_EQ(c->device.persist_devices, true);
+		config_free(c);
+	}
+
+	/* A line of exactly 199 bytes fits inih's buffer; the value is checked on its own. */
+	{
+		char text[512];
+		int n = snprintf(text, sizeof(text), "[device]\ndevice = sim:/%0*d\n", 199 - 14, 0);
+
+		EXPECT_EQ(n, 9 + 199 + 1);
+		c = untouched;
+		EXPECT_EQ(config_load_string(text, NAME, &c, err, sizeof(err)), -EINVAL);
+		EXPECT_PTR_EQ(c, untouched);
+		EXPECT_TRUE(strstr(err, NAME ":2: value of 'device' in [device] too long"));
+	}
+}
+
+/* Edges of what is accepted, each in a [mux.1] or [device] of its own. */
+static void test_accepted(void)
+{
+	static const struct {
+		const char *line;
+		const char *key; /* a string field to compare, or NULL */
+		const char *want;
+	} cases[] = {
+		{ "[mux.1]\nallowed-auth = none", "allowed-auth", "none" },
+		{ "[mux.1]\nallowed-auth = chap|pap|mschapv2", "allowed-auth",
+		  "chap|pap|mschapv2" },
+		{ "[mux.1]\nallowed-auth =", "allowed-auth", "" },
+		{ "[mux.1]\napn =", "apn", "" },
+		{ "[mux.1]\napn = A-1.b2.C3", "apn", "A-1.b2.C3" },
+		{ "[mux.1]\napn = "
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaa"
+		  "aaaaaaaaaaaaaaaa",
+		  "apn",
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaa"
+		  "aaaaaaaaaaaaaaaa" },
+		{ "[mux.1]\ninterface = abcdefghijklmno", "interface", "abcdefghijklmno" },
+		{ "[mux.1]\npassword = a=b;c#d", "password", "a=b;c#d" },
+		{ "[mux.1]\nuser = a b", "user", "a b" },
+		{ "[mux.1]\nip-type = ipv4\nmtu = 68", NULL, NULL },
+		{ "[mux.1]\nroute-metric = 0", NULL, NULL },
+		{ "[mux.1]\nroutes =", NULL, NULL },
+		{ "[mux.1]\nroutes = 10.0.0.0/8,\t2001:db8::/32 ,192.0.2.0/24", NULL, NULL },
+		{ "[mux.1]\ninterface = a\n[mux.2]\ninterface = b\n[mux.3]\ninterface = qmap4",
+		  NULL, NULL },
+		{ "device = usb:1-1.2", "device", "usb:1-1.2" },
+		{ "qmap-version = 5\ndl-max-size = 65536\nrx-transfers = 256\nul-max-size = 2048\n"
+		  "ul-max-datagrams = 1\nmax-packet-size = 64\npersist-devices = off",
+		  NULL, NULL },
+	};
+	char text[1024], err[CONFIG_ERROR_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config *c = NULL;
+		const char *got = NULL;
+		bool own_device = strncmp(cases[i].line, "device", 6) == 0;
+
+		snprintf(text, sizeof(text), "[device]\n%s%s\n",
+			 own_device ? "" : "device = sim:/s\n", cases[i].line);
+		if (config_load_string(text, NAME, &c, err, sizeof(err)) != 0 || !c) {
+			fprintf(stderr, "%s:%d: accepted case %zu failed: %s\n", __FILE__, __LINE__,
+				i, err);
+			test_failures++;
+			continue;
+		}
+		if (cases[i].key) {
+			const struct config_mux *m = &c->mux[1];
+
+			if (strcmp(cases[i].key, "allowed-auth") == 0)
+				got = m->allowed_auth;
+			else if (strcmp(cases[i].key, "apn") == 0)
+				got = m->apn;
+			else if (strcmp(cases[i].key, "interface") == 0)
+				got = m->interface;
+			else if (strcmp(cases[i].key, "password") == 0)
+				got = m->password;
+			else if (strcmp(cases[i].key, "user") == 0)
+				got = m->user;
+			else if (strcmp(cases[i].key, "device") == 0)
+				got = c->device.device;
+			EXPECT_STR_EQ(got, cases[i].want);
+		}
+		if (i == 12) {
+			EXPECT_EQ(c->mux[1].n_routes, 3);
+			EXPECT_TRUE(is_prefix(&c->mux[1].routes[2], AF_INET, "192.0.2.0", 24));
+		}
+		if (i == 15) {
+			EXPECT_EQ(c->device.qmap_version, QMAP_V5);
+			EXPECT_EQ(c->device.dl_max_size, 65536);
+			EXPECT_EQ(c->device.rx_transfers, 256);
+			EXPECT_EQ(c->device.ul_max_size, 2048);
+			EXPECT_EQ(c->device.ul_max_datagrams, 1);
+			EXPECT_EQ(c->device.max_packet_size, 64);
+			EXPECT_EQ(c->device.persist_devices, false);
+		}
+		config_free(c);
+	}
+}
+
+struct error_case {
+	const char *text;
+	const char *prefix; /* the message starts with this */
+	const char *needle; /* and contains this */
+};
+
+#define DEV "[device]\ndevice = sim:/s\n"
+
+static const struct error_case error_cases[] = {
+	/* the style guide's example */
+	{ DEV "[mux.2]\nip-type = ipv5\n", NAME ":4: ", "invalid ip-type 'ipv5' in [mux.2]" },
+	/* structure */
+	{ "device = sim:/s\n", NAME ":1: ", "key 'device' outside any section" },
+	{ DEV "foo = bar\n", NAME ":3: ", "unknown key 'foo' in [device]" },
+	{ DEV "apn = x\n", NAME ":3: ", "unknown key 'apn' in [device] (it belongs in [mux.N])" },
+	{ DEV "[mux.1]\nmtu = 1500\nqmap-version = 1\n",
+	  NAME ":5: ", "unknown key 'qmap-version' in [mux.1] (it belongs in [device])" },
+	{ DEV "[mux.1]\nApn = x\n", NAME ":4: ", "unknown key 'Apn'" },
+	{ DEV "[mux.1]\n= x\n", NAME ":4: ", "unknown key ''" },
+	{ DEV "[mux.1]\napn = a\napn = b\n",
+	  NAME ":5: ", "repeated key 'apn' in [mux.1] (first at line 4)" },
+	{ "[device]\ndevice = sim:/a\ndevice = sim:/b\n", NAME ":3: ", "repeated key 'device'" },
+	{ DEV "[foo]\n", NAME ":3: ", "unknown section 'foo'" },
+	{ DEV "[]\n", NAME ":3: ", "unknown section ''" },
+	{ DEV "[Device]\n", NAME ":3: ", "unknown section 'Device'" },
+	{ DEV "[mux.0]\n", NAME ":3: ", "invalid section 'mux.0'" },
+	{ DEV "[mux.255]\n", NAME ":3: ", "invalid section 'mux.255'" },
+	{ DEV "[mux.x]\n", NAME ":3: ", "invalid section 'mux.x'" },
+	{ DEV "[mux.01]\n", NAME ":3: ", "invalid section 'mux.01'" },
+	{ DEV "[mux.]\n", NAME ":3: ", "invalid section 'mux.'" },
+	{ DEV "[mux.1x]\n", NAME ":3: ", "invalid section 'mux.1x'" },
+	{ DEV "[mux.+1]\n", NAME ":3: ", "invalid section 'mux.+1'" },
+	{ DEV "[ mux.1 ]\n", NAME ":3: ", "unknown section ' mux.1 '" },
+	{ DEV "[mux.3]\n[mux.4]\n[mux.3]\n",
+	  NAME ":5: ", "repeated section [mux.3] (first at line 3)" },
+	{ DEV "[device]\n", NAME ":3: ", "repeated section [device] (first at line 1)" },
+	{ DEV "[mux.1\n", NAME ":3: ", "missing ']' in section header '[mux.1'" },
+	{ DEV "[mux.1] apn = x\n", NAME ":3: ", "unexpected 'apn = x' after section header" },
+	{ DEV "[mux.1]\napn internet\n",
+	  NAME ":4: ", "expected 'key = value', got 'apn internet'" },
+	{ DEV "[mux.1]\napn ; = x\n", NAME ":4: ", "expected 'key = value', got 'apn ; = x'" },
+	/* an indented line is not a continuation of the previous value */
+	{ DEV "[mux.1]\napn = a\n  b\n", NAME ":5: ", "expected 'key = value', got 'b'" },
+	{ "[mux.1]\n", NAME ": ", "missing 'device' in [device]" },
+	{ "", NAME ": ", "missing 'device' in [device]" },
+	{ "[device]\nqmap-version = 5\n", NAME ": ", "missing 'device' in [device]" },
+	/* [device] */
+	{ "[device]\ndevice = foo:/x\n", NAME ":2: ", "invalid device 'foo:/x' in [device]" },
+	{ "[device]\ndevice = sim:\n", NAME ":2: ", "invalid device 'sim:' in [device]" },
+	{ "[device]\ndevice =\n", NAME ":2: ", "invalid device '' in [device]" },
+	{ "[device]\ndevice = sim:/a b\n", NAME ":2: ", "invalid device 'sim:/a b' in [device]" },
+	{ DEV "qmap-version = 2\n", NAME ":3: ", "invalid qmap-version '2' in [device]" },
+	{ DEV "qmap-version = 05\n", NAME ":3: ", "invalid qmap-version '05' in [device]" },
+	{ DEV "dl-max-size = 1000\n",
+	  NAME ":3: ", "invalid dl-max-size '1000' in [device]: must be 2048..65536" },
+	{ DEV "dl-max-size = 65537\n", NAME ":3: ", "invalid dl-max-size '65537'" },
+	{ DEV "dl-max-size = 16k\n", NAME ":3: ", "invalid dl-max-size '16k'" },
+	{ DEV "dl-max-size = 016384\n", NAME ":3: ", "invalid dl-max-size '016384'" },
+	{ DEV "dl-max-size = -1\n", NAME ":3: ", "invalid dl-max-size '-1'" },
+	{ DEV "dl-max-size = +4096\n", NAME ":3: ", "invalid dl-max-size '+4096'" },
+	{ DEV "dl-max-size =\n", NAME ":3: ", "invalid dl-max-size ''" },
+	{ DEV "dl-max-size = 99999999999999999999\n",
+	  NAME ":3: ", "invalid dl-max-size '99999999999999999999'" },
+	{ DEV "rx-transfers = 8\n", NAME ":3: ",
+	  "invalid rx-transfers '8' in [device]: at least 16 transfers are always kept in "
+	  "flight" },
+	{ DEV "rx-transfers = 0\n", NAME ":3: ", "at least 16 transfers are always kept" },
+	{ DEV "rx-transfers = 257\n", NAME ":3: ",
+	  "invalid rx-transfers '257' in [device]: must "
+	  "be 16..256" },
+	{ DEV "ul-max-size = 2047\n", NAME ":3: ", "invalid ul-max-size '2047'" },
+	{ DEV "ul-max-size = 65537\n", NAME ":3: ", "invalid ul-max-size '65537'" },
+	{ DEV "ul-max-datagrams = 0\n", NAME ":3: ", "invalid ul-max-datagrams '0'" },
+	{ DEV "ul-max-datagrams = 65\n", NAME ":3: ", "invalid ul-max-datagrams '65'" },
+	{ DEV "max-packet-size = 256\n", NAME ":3: ", "invalid max-packet-size '256'" },
+	{ DEV "persist-devices = maybe\n", NAME ":3: ", "invalid persist-devices 'maybe'" },
+	/* [mux.N] */
+	{ DEV "[mux.1]\ninterface =\n", NAME ":4: ", "invalid interface '' in [mux.1]" },
+	{ DEV "[mux.1]\ninterface = a/b\n", NAME ":4: ", "invalid interface 'a/b'" },
+	{ DEV "[mux.1]\ninterface = a:b\n", NAME ":4: ", "invalid interface 'a:b'" },
+	{ DEV "[mux.1]\ninterface = a b\n", NAME ":4: ", "invalid interface 'a b'" },
+	{ DEV "[mux.1]\ninterface = .\n", NAME ":4: ", "invalid interface '.'" },
+	{ DEV "[mux.1]\ninterface = ..\n", NAME ":4: ", "invalid interface '..'" },
+	{ DEV "[mux.1]\ninterface = abcdefghijklmnop\n",
+	  NAME ":4: ", "invalid interface 'abcdefghijklmnop'" },
+	{ DEV "[mux.1]\napn = inter net\n", NAME ":4: ", "invalid apn 'inter net' in [mux.1]" },
+	{ DEV "[mux.1]\napn = a_b\n", NAME ":4: ", "invalid apn 'a_b'" },
+	{ DEV "[mux.1]\napn = a..b\n", NAME ":4: ", "invalid apn 'a..b' in [mux.1]: empty label" },
+	{ DEV "[mux.1]\napn = .a\n", NAME ":4: ", "invalid apn '.a'" },
+	{ DEV "[mux.1]\napn = a.\n", NAME ":4: ", "invalid apn 'a.'" },
+	{ DEV "[mux.1]\napn = "
+	      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	      "aaaaaaaaaaaaaaaaaa\n",
+	  NAME ":4: ", "longer than 100 characters" },
+	{ DEV "[mux.1]\nip-type = IPv4\n", NAME ":4: ", "invalid ip-type 'IPv4'" },
+	{ DEV "[mux.1]\nallowed-auth = eap\n",
+	  NAME ":4: ", "invalid allowed-auth 'eap' in [mux.1]" },
+	{ DEV "[mux.1]\nallowed-auth = pap|\n",
+	  NAME ":4: ", "invalid allowed-auth 'pap|' in [mux.1]: empty method after '|'" },
+	{ DEV "[mux.1]\nallowed-auth = |pap\n", NAME ":4: ", "invalid allowed-auth '|pap'" },
+	{ DEV "[mux.1]\nallowed-auth = pap | chap\n",
+	  NAME ":4: ", "invalid allowed-auth 'pap | chap'" },
+	{ DEV "[mux.1]\nallowed-auth = pap|pap\n", NAME ":4: ", "method listed twice" },
+	{ DEV "[mux.1]\nallowed-auth = none|pap\n",
+	  NAME ":4: ", "'none' cannot be combined with other methods" },
+	{ DEV "[mux.1]\nuser = a\x01z\n", NAME ":4: ", "invalid user 'a\\x01z' in [mux.1]" },
+	{ DEV "[mux.1]\nuser = caf\xc3\xa9\n", NAME ":4: ", "invalid user 'caf\\xc3\\xa9'" },
+	{ DEV "[mux.1]\nmtu = 67\n",
+	  NAME ":4: ", "invalid mtu '67' in [mux.1]: must be 68..65535" },
+	{ DEV "[mux.1]\nmtu = 65536\n", NAME ":4: ", "invalid mtu '65536'" },
+	{ DEV "[mux.1]\nmtu = 1279\n",
+	  NAME ":4: ", "invalid mtu '1279' in [mux.1]: ip-type 'ipv4v6' needs at least 1280" },
+	/* the ip-type may come after the mtu: the error is still at the mtu */
+	{ DEV "[mux.1]\nmtu = 1000\nip-type = ipv6\n[mux.2]\n",
+	  NAME ":4: ", "invalid mtu '1000' in [mux.1]: ip-type 'ipv6' needs at least 1280" },
+	{ DEV "[mux.1]\nheadroom = on\n", NAME ":4: ", "invalid headroom 'on' in [mux.1]" },
+	{ DEV "[mux.1]\nipv4-address = 2001:db8::1\n",
+	  NAME ":4: ", "invalid ipv4-address '2001:db8::1' in [mux.1]" },
+	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/33\n",
+	  NAME ":4: ", "invalid ipv4-address '192.0.2.1/33'" },
+	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/\n",
+	  NAME ":4: ", "invalid ipv4-address '192.0.2.1/'" },
+	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/24x\n",
+	  NAME ":4: ", "invalid ipv4-address '192.0.2.1/24x'" },
+	{ DEV "[mux.1]\nipv4-address = 192.0.2\n", NAME ":4: ", "invalid ipv4-address '192.0.2'" },
+	{ DEV "[mux.1]\nipv6-address = 192.0.2.1\n",
+	  NAME ":4: ", "invalid ipv6-address '192.0.2.1' in [mux.1]" },
+	{ DEV "[mux.1]\nipv6-address = 2001:db8::1/129\n",
+	  NAME ":4: ", "invalid ipv6-address '2001:db8::1/129'" },
+	{ DEV "[mux.1]\nip-type = ipv6\nipv4-address = 192.0.2.1\n",
+	  NAME ":5: ", "ipv4-address in [mux.1] needs ip-type ipv4 or ipv4v6, not 'ipv6'" },
+	{ DEV "[mux.1]\nipv6-address = 2001:db8::1\nip-type = ipv4\n",
+	  NAME ":4: ", "ipv6-address in [mux.1] needs ip-type ipv6 or ipv4v6, not 'ipv4'" },
+	{ DEV "[mux.1]\nroutes = 10.0.0.0/8,,10.1.0.0/16\n",
+	  NAME ":4: ", "invalid routes '10.0.0.0/8,,10.1.0.0/16' in [mux.1]: empty entry" },
+	{ DEV "[mux.1]\nroutes = ,10.0.0.0/8\n", NAME ":4: ", "empty entry" },
+	{ DEV "[mux.1]\nroutes = 10.0.0.0/8,\n", NAME ":4: ", "empty entry" },
+	{ DEV "[mux.1]\nroutes = 10.0.0.0/8 bogus\n",
+	  NAME ":4: ", "invalid route 'bogus' in [mux.1]" },
+	{ DEV "[mux.1]\nroutes = 10.0.0.1/8\n",
+	  NAME ":4: ", "invalid route '10.0.0.1/8' in [mux.1]: bits set after the prefix length" },
+	{ DEV "[mux.1]\nroutes = 2001:db8::1/32\n", NAME ":4: ", "invalid route '2001:db8::1/32'" },
+	{ DEV "[mux.1]\nroutes = 10.0.0.0/8 10.0.0.0/8\n",
+	  NAME ":4: ", "route '10.0.0.0/8' listed twice in [mux.1]" },
+	{ DEV "[mux.1]\nroutes = 10.1.0.0/16 10.2.0.0/16 10.3.0.0/16 10.4.0.0/16 10.5.0.0/16 "
+	      "10.6.0.0/16 10.7.0.0/16 10.8.0.0/16 10.9.0.0/16\n",
+	  NAME ":4: ", "too many routes in [mux.1] (at most 8)" },
+	{ DEV "[mux.1]\nip-type = ipv4\nroutes = 10.0.0.0/8 2001:db8::/32\n",
+	  NAME ":5: ", "IPv6 route in [mux.1] but ip-type is 'ipv4'" },
+	{ DEV "[mux.1]\nroute-metric = 4294967296\n",
+	  NAME ":4: ", "invalid route-metric '4294967296' in [mux.1]" },
+	{ DEV "[mux.1]\nroute-metric = -1\n", NAME ":4: ", "invalid route-metric '-1'" },
+	/* interface names across muxes: reported at the later mux */
+	{ DEV "[mux.1]\ninterface = qmap2\n[mux.2]\napn = x\n",
+	  NAME ":5: ", "interface 'qmap2' in [mux.2] is already used by [mux.1]" },
+	{ DEV "[mux.9]\ninterface = wwan\n[mux.5]\napn = x\ninterface = wwan\n",
+	  NAME ":7: ", "interface 'wwan' in [mux.5] is already used by [mux.9]" },
+	/* lengths: inih would silently cut these */
+	{ DEV "[mux.1]\nuser = "
+	      "uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+	      "uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+	      "u\n",
+	  NAME ":4: ", "value of 'user' in [mux.1] too long (165 bytes, at most 160)" },
+};
+
+static void expect_error(unsigned index, const struct error_case *e)
+{
+	struct config *c = untouched;
+	char err[CONFIG_ERROR_MAX];
+	int r;
+
+	memset(err, 'z', sizeof(err));
+	r = config_load_string(e->text, NAME, &c, err, sizeof(err));
+	if (r != -EINVAL || c != untouched || strncmp(err, e->prefix, strlen(e->prefix)) != 0 ||
+	    !strstr(err, e->needle)) {
+		fprintf(stderr,
+			"error case %u: got %d, config %s\n  message: %s\n  expected: %s...%s\n",
+			index, r, c == untouched ? "untouched" : "CHANGED",
+			memchr(err, '\0', sizeof(err)) ? err : "(not terminated)", e->prefix,
+			e->needle);
+		test_failures++;
+	}
+}
+
+static void test_errors(void)
+{
+	char text[1024], err[CONFIG_ERROR_MAX];
+	struct config *c;
+
+	for (unsigned i = 0; i < sizeof(error_cases) / sizeof(error_cases[0]); i++)
+		expect_error(i, &error_cases[i]);
+
+	/* A line over inih's 200-byte buffer. */
+	snprintf(text, sizeof(text), DEV "[mux.1]\napn = %0250d\n", 0);
+	c = untouched;
+	EXPECT_EQ(config_load_string(text, NAME, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_PTR_EQ(c, untouched);
+	EXPECT_STR_EQ(err, NAME ":4: line too long (256 bytes, at most 199)");
+
+	/* The password is a secret: never in a message. */
+	c = untouched;
+	EXPECT_EQ(config_load_string(DEV "[mux.1]\npassword = hunter\x02\n", NAME, &c, err,
+				     sizeof(err)),
+		  -EINVAL);
+	EXPECT_STR_EQ(err, NAME ":4: invalid password in [mux.1]: only printable ASCII is allowed");
+
+	c = untouched;
+	EXPECT_EQ(config_load_string("[mux.1]\n", NAME, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, NAME ": missing 'device' in [device]");
+
+	/* Small or missing error buffers: no overflow, always terminated. */
+	for (size_t len = 0; len < 24; len++) {
+		memset(err, 'z', sizeof(err));
+		c = untouched;
+		EXPECT_EQ(config_load_string(DEV "[mux.1]\nip-type = ipv5\n", NAME, &c, err, len),
+			  -EINVAL);
+		EXPECT_PTR_EQ(c, untouched);
+		EXPECT_EQ(err[len], 'z');
+		if (len > 0)
+			EXPECT_EQ(strlen(err), len - 1);
+	}
+	c = untouched;
+	EXPECT_EQ(config_load_string("[x]\n", NAME, &c, NULL, 0), -EINVAL);
+	EXPECT_EQ(config_load_string(NULL, NAME, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_load_string(DEV, NAME, NULL, err, sizeof(err)), -EINVAL);
+	EXPECT_PTR_EQ(c, untouched);
+
+	/* Long values are quoted with a bound, control characters escaped. */
+	c = untouched;
+	EXPECT_EQ(config_load_string(DEV "[mux.1]\nip-type = "
+					 "'\\abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
+					 "abcdefghijklmnopqrstuvwxyz\n",
+				     NAME, &c, err, sizeof(err)),
+		  -EINVAL);
+	EXPECT_TRUE(strstr(err, "invalid ip-type '\\'\\\\abcdefghijklmnopqrstuvwxyz"
+				"abcdefghijklmnopqrstuvwxyzabcdefghij'... in [mux.1]"));
+}
+
+/* Every truncation of a valid file must parse or fail cleanly, with a terminated message. */
+static void test_truncated(void)
+{
+	size_t len = strlen(full);
+	char *text = malloc(len + 1);
+
+	if (!text) {
+		test_failures++;
+		return;
+	}
+	for (size_t n = 0; n <= len; n++) {
+		struct config *c = NULL;
+		char err[CONFIG_ERROR_MAX];
+		int r;
+
+		memcpy(text, full, n);
+		text[n] = '\0';
+		r = config_load_string(text, NAME, &c, err, sizeof(err));
+		if (r == 0) {
+			EXPECT_TRUE(c != NULL);
+			EXPECT_STR_EQ(err, "");
+			config_free(c);
+		} else {
+			EXPECT_EQ(r, -EINVAL);
+			EXPECT_PTR_EQ(c, NULL);
+			EXPECT_EQ(strncmp(err, NAME ":", strlen(NAME ":")), 0);
+		}
+	}
+	free(text);
+}
+
+static void test_prefix(void)
+{
+	static const char *const bad[] = {
+		"",
+		"/24",
+		"192.0.2.1/",
+		"192.0.2.1/33",
+		"192.0.2.1/024",
+		"192.0.2.1/24/",
+		"192.0.2.1/24 ",
+		"192.0.2.1 /24",
+		" 192.0.2.1",
+		"192.0.2.01",
+		"192.0.2",
+		"192.0.2.256",
+		"0x1.2.3.4",
+		"192.0.2.1/-1",
+		"192.0.2.1/+8",
+		"192.0.2.1/4294967328",
+		"fe80::1%eth0",
+		"2001:db8::/129",
+		"2001:db8:::1",
+		"2001:db8::/64x",
+		":",
+		"[2001:db8::1]",
+		"1111:2222:3333:4444:5555:6666:7777:8888:9999",
+		"0000:0000:0000:0000:0000:0000:255.255.255.255x/1",
+	};
+	struct config_prefix p, saved;
+
+	EXPECT_EQ(config_parse_prefix("192.0.2.1", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET, "192.0.2.1", 32));
+	EXPECT_EQ(config_parse_prefix("192.0.2.0/24", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET, "192.0.2.0", 24));
+	EXPECT_EQ(config_parse_prefix("0.0.0.0/0", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET, "0.0.0.0", 0));
+	EXPECT_EQ(config_parse_prefix("2001:db8::1", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET6, "2001:db8::1", 128));
+	EXPECT_EQ(config_parse_prefix("::/0", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET6, "::", 0));
+	EXPECT_EQ(config_parse_prefix("::ffff:192.0.2.1/96", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET6, "::ffff:192.0.2.1", 96));
+	EXPECT_EQ(config_parse_prefix("0000:0000:0000:0000:0000:0000:255.255.255.255/128", &p), 0);
+	EXPECT_TRUE(is_prefix(&p, AF_INET6, "::255.255.255.255", 128));
+
+	memset(&saved, 0x5a, sizeof(saved));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = saved;
+		if (config_parse_prefix(bad[i], &p) != -EINVAL) {
+			fprintf(stderr, "%s:%d: prefix '%s' accepted\n", __FILE__, __LINE__,
+				bad[i]);
+			test_failures++;
+		}
+		EXPECT_MEM_EQ(&p, &saved, sizeof(p));
+	}
+	EXPECT_EQ(config_parse_prefix(NULL, &p), -EINVAL);
+	EXPECT_EQ(config_parse_prefix("192.0.2.1", NULL), -EINVAL);
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	if (fwrite(data, 1, len, f) != len) {
+		fclose(f);
+		return -EIO;
+	}
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static void test_files(void)
+{
+	char dir[] = "/tmp/test-config-XXXXXX", path[512], err[CONFIG_ERROR_MAX];
+	struct config *c;
+	char *big;
+
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "%s:%d: mkdtemp: %s\n", __FILE__, __LINE__, strerror(errno));
+		test_failures++;
+		return;
+	}
+
+	snprintf(path, sizeof(path), "%s/good.conf", dir);
+	EXPECT_EQ(write_file(path, full, strlen(full)), 0);
+	c = NULL;
+	EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), 0);
+	if (c) {
+		EXPECT_STR_EQ(c->path, path);
+		EXPECT_STR_EQ(c->mux[7].interface, "wwan7");
+		config_free(c);
+	}
+
+	/* A NUL would hide the rest of the file from inih. */
+	snprintf(path, sizeof(path), "%s/nul.conf", dir);
+	EXPECT_EQ(write_file(path, DEV "#\0x\n", sizeof(DEV "#\0x\n") - 1), 0);
+	c = untouched;
+	EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_PTR_EQ(c, untouched);
+	EXPECT_TRUE(strstr(err, "nul.conf:3: NUL byte"));
+
+	snprintf(path, sizeof(path), "%s/bad.conf", dir);
+	EXPECT_EQ(write_file(path, DEV "[mux.2]\nip-type = ipv5\n",
+			     strlen(DEV "[mux.2]\nip-type = ipv5\n")),
+		  0);
+	EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_PTR_EQ(c, untouched);
+	{
+		char want[600];
+
+		snprintf(want, sizeof(want), "%s:4: invalid ip-type 'ipv5' in [mux.2]: ", path);
+		EXPECT_EQ(strncmp(err, want, strlen(want)), 0);
+	}
+
+	/* Larger than any config can be. */
+	big = malloc(2 * 1024 * 1024);
+	if (big) {
+		memset(big, '#', 2 * 1024 * 1024);
+		snprintf(path, sizeof(path), "%s/big.conf", dir);
+		EXPECT_EQ(write_file(path, big, 2 * 1024 * 1024), 0);
+		EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), -EFBIG);
+		EXPECT_TRUE(strstr(err, "file too large"));
+		unlink(path);
+		free(big);
+	}
+
+	snprintf(path, sizeof(path), "%s/missing.conf", dir);
+	EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), -ENOENT);
+	EXPECT_TRUE(strstr(err, "missing.conf: "));
+	EXPECT_EQ(config_load_file(dir, &c, err, sizeof(err)), -EISDIR);
+	{
+		char longpath[300];
+
+		memset(longpath, 'a', sizeof(longpath) - 1);
+		longpath[sizeof(longpath) - 1] = '\0';
+		EXPECT_EQ(config_load_file(longpath, &c, err, sizeof(err)), -ENAMETOOLONG);
+	}
+	EXPECT_EQ(config_load_file(NULL, &c, err, sizeof(err)), -EINVAL);
+	EXPECT_PTR_EQ(c, untouched);
+
+	snprintf(path, sizeof(path), "%s/good.conf", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/nul.conf", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/bad.conf", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The shipped example must stay valid and mean what its comments say. */
+static void test_example(void)
+{
+#ifdef QMAPD_SOURCE_DIR
+	struct config *c = NULL;
+	char err[CONFIG_ERROR_MAX];
+
+	EXPECT_EQ(config_load_file(QMAPD_SOURCE_DIR "/conf/qmapd.conf", &c, err, sizeof(err)), 0);
+	if (!c) {
+		fprintf(stderr, "conf/qmapd.conf: %s\n", err);
+		test_failures++;
+		return;
+	}
+	EXPECT_STR_EQ(c->device.device, "sim:/run/qmapd/sim.sock");
+	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
+	EXPECT_EQ(c->device.rx_transfers, 16);
+	EXPECT_EQ(count_muxes(c), 2);
+	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
+	EXPECT_STR_EQ(c->mux[1].apn, "internet");
+	EXPECT_EQ(c->mux[1].ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_TRUE(is_prefix(&c->mux[1].ipv4_address, AF_INET, "192.0.2.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[1].ipv6_address, AF_INET6, "2001:db8:1::2", 128));
+	EXPECT_EQ(c->mux[1].n_routes, 2);
+	EXPECT_TRUE(is_prefix(&c->mux[1].routes[0], AF_INET, "198.51.100.0", 24));
+	EXPECT_TRUE(is_prefix(&c->mux[1].routes[1], AF_INET6, "2001:db8:ff::", 64));
+	EXPECT_STR_EQ(c->mux[2].interface, "qmap2");
+	EXPECT_TRUE(is_prefix(&c->mux[2].ipv4_address, AF_INET, "203.0.113.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[2].ipv6_address, AF_INET6, "2001:db8:2::2", 128));
+	config_free(c);
+#else
+	fprintf(stderr,
+		"test_example: QMAPD_SOURCE_DIR not defined, conf/qmapd.conf not checked\n");
+#endif
+}
+
+int main(void)
+{
+	test_full();
+	test_defaults();
+	test_syntax();
+	test_accepted();
+	test_errors();
+	test_truncated();
+	test_prefix();
+	test_files();
+	test_example();
+	return test_result("test-config");
+}

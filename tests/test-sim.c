@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's data side against a real TUN in a private network namespace: uplink
+ * deaggregation into the kernel, downlink aggregation with longest-prefix mux choice,
+ * no-route drops, disconnect/reconnect, and the garbage/unknown-mux/command/oversize
+ * injections as qmap_next() sees them. The option parsers are checked first, unprivileged.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qmap.h"
+#include "sim.h"
+#include "test-util.h"
+#include "transport.h"
+
+#define TEST_NETDEV  "simtest0"
+#define WAIT_SECONDS 3.0
+#define HDR	     sizeof(struct transport_sim_header)
+
+static struct ev_loop *loop;
+static char sock_path[108];
+static struct sim_options opts; /* ~50 KiB: not on the stack */
+
+static const uint8_t net_addr4[4] = { 198, 51, 100, 1 };
+static const uint8_t mux1_host4[4] = { 192, 0, 2, 10 };
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_tick(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)w;
+	(void)revents;
+}
+
+/* Run the loop until cond() holds or the deadline passes; never blocks longer than a tick. */
+static bool run_until(bool (*cond)(void *), void *data)
+{
+	double deadline = now() + WAIT_SECONDS;
+
+	for (;;) {
+		if (cond(data))
+			return true;
+		if (now() > deadline)
+			return false;
+		ev_run(loop, EVRUN_ONCE);
+	}
+}
+
+/* Let the loop run for a short while, for "nothing else happens" checks. */
+static void run_for(double seconds)
+{
+	double deadline = now() + seconds;
+	while (now() < deadline)
+		ev_run(loop, EVRUN_ONCE);
+}
+
+static void put16(uint8_t *p, size_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t csum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* IPv4/UDP packet; udp_csum as given (0 = none) unless good_csum. Returns its length. */
+static size_t build_udp4(uint8_t *p, const uint8_t src[4], const uint8_t dst[4], uint16_t sport,
+			 uint16_t dport, const char *payload, bool good_csum, uint16_t udp_csum)
+{
+	size_t plen = strlen(payload), len = 28 + plen;
+
+	memset(p, 0, 28);
+	p[0] = 0x45;
+	put16(p + 2, len);
+	p[8] = 64;
+	p[9] = 17;
+	memcpy(p + 12, src, 4);
+	memcpy(p + 16, dst, 4);
+	uint16_t c = csum(p, 20, 0);
+	put16(p + 10, c);
+	put16(p + 20, sport);
+	put16(p + 22, dport);
+	put16(p + 24, len - 20);
+	memcpy(p + 28, payload, plen);
+	if (good_csum) {
+		uint32_t pseudo = 17 + (uint32_t)(len - 20);
+		for (int i = 12; i < 20; i += 2)
+			pseudo += (uint32_t)(p[i] << 8 | p[i + 1]);
+		udp_csum = csum(p + 20, len - 20, pseudo);
+		if (udp_csum == 0)
+			udp_csum = 0xffff;
+	}
+	put16(p + 26, udp_csum);
+	return len;
+}
+
+static int udp_socket(int family, const char *addr, uint16_t port)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (family == AF_INET) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+		inet_pton(AF_INET, addr, &sa.sin_addr);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+	} else {
+		struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+		inet_pton(AF_INET6, addr, &sa.sin6_addr);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+	}
+	fprintf(stderr, "bind %s port %u: %m\n", addr, port);
+	close(fd);
+	return -1;
+}
+
+static int send_udp(int fd, int family, const char *addr, uint16_t port, const char *payload)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+
+	if (family == AF_INET) {
+		struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(port);
+		inet_pton(AF_INET, addr, &sa->sin_addr);
+		len = sizeof(*sa);
+	} else {
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons(port);
+		inet_pton(AF_INET6, addr, &sa->sin6_addr);
+		len = sizeof(*sa);
+	}
+	if (sendto(fd, payload, strlen(payload), 0, (struct sockaddr *)&ss, len) < 0) {
+		fprintf(stderr, "sendto %s: %m\n", addr);
+		return -1;
+	}
+	return 0;
+}
+
+static int client_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	strcpy(sa.sun_path, sock_path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "connect %s: %m\n", sock_path);
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Conditions for run_until(). */
+static struct sim *cur;
+
+static bool is_connected(void *data)
+{
+	(void)data;
+	return sim_is_connected(cur);
+}
+
+static bool is_disconnected(void *data)
+{
+	(void)data;
+	return !sim_is_connected(cur);
+}
+
+struct counter_wait {
+	const uint64_t *counter;
+	uint64_t at_least;
+};
+
+static bool counter_reached(void *data)
+{
+	struct counter_wait *w = data;
+	return *w->counter >= w->at_least;
+}
+
+static bool wait_counter(const uint64_t *counter, uint64_t at_least)
+{
+	struct counter_wait w = { counter, at_least };
+	return run_until(counter_reached, &w);
+}
+
+struct msg {
+	int fd;
+	uint8_t buf[HDR + TRANSPORT_MAX_TRANSFER];
+	ssize_t len;
+	struct sockaddr_storage from;
+};
+
+static bool msg_arrived(void *data)
+{
+	struct msg *m = data;
+	socklen_t fl = sizeof(m->from);
+
+	m->len = recvfrom(m->fd, m->buf, sizeof(m->buf), MSG_DONTWAIT, (struct sockaddr *)&m->from,
+			  &fl);
+	return m->len >= 0;
+}
+
+static bool wait_msg(struct msg *m, int fd)
+{
+	m->fd = fd;
+	m->len = -1;
+	return run_until(msg_arrived, m);
+}
+
+static struct sim *start_sim(void)
+{
+	struct sim *s = NULL;
+
+	if (sim_new(loop, &opts, &s) < 0)
+		return NULL;
+	if (sim_start(s) < 0)
+		return sim_free(s);
+	return s;
+}
+
+static void base_options(void)
+{
+	char err[SIM_ERROR_MAX];
+
+	sim_options_init(&opts);
+	strcpy(opts.socket_path, sock_path);
+	strcpy(opts.netdev, TEST_NETDEV);
+	EXPECT_EQ(sim_options_add_net_address(&opts, "198.51.100.1/24", err, sizeof(err)), 0);
+	EXPECT_EQ(sim_options_add_net_address(&opts, "2001:db8:ff::1/64", err, sizeof(err)), 0);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=192.0.2.0/24,2001:db8:1::/64", err, sizeof(err)),
+		  0);
+	EXPECT_EQ(sim_options_add_mux(&opts, "2=203.0.113.0/24", err, sizeof(err)), 0);
+	/* Inside mux 1's /24: the longer prefix must win. */
+	EXPECT_EQ(sim_options_add_mux(&opts, "3=192.0.2.128/25", err, sizeof(err)), 0);
+}
+
+static void test_parsers(void)
+{
+	char err[SIM_ERROR_MAX];
+	unsigned mask = 0;
+
+	sim_options_init(&opts);
+	EXPECT_STR_EQ(opts.netdev, SIM_NETDEV_DEFAULT);
+	EXPECT_EQ(opts.flush_usec, SIM_FLUSH_USEC_DEFAULT);
+	EXPECT_EQ(opts.qmap_version, QMAP_V5);
+
+	EXPECT_EQ(sim_options_add_mux(&opts, "0=192.0.2.0/24", err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "'0'"));
+	EXPECT_EQ(sim_options_add_mux(&opts, "255=192.0.2.0/24", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=192.0.2.0/24,", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=192.0.2.0/33", err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "'192.0.2.0/33'"));
+	EXPECT_EQ(opts.mux[1].present, false);
+
+	/* Host bits are dropped: a mux prefix is a network. */
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=192.0.2.77/24,2001:db8:1::5/64", err, sizeof(err)),
+		  0);
+	EXPECT_EQ(opts.mux[1].n_prefix, 2);
+	EXPECT_EQ(ntohl(opts.mux[1].prefix[0].addr.v4.s_addr), 0xc0000200);
+	EXPECT_EQ(opts.mux[1].prefix[1].addr.v6.s6_addr[15], 0);
+	EXPECT_EQ(sim_options_add_mux(&opts, "1=198.51.100.0/24", err, sizeof(err)), -EEXIST);
+
+	EXPECT_EQ(sim_options_add_mux(&opts, "4=192.0.2.0/24", err, sizeof(err)), 0);
+	strcpy(opts.socket_path, "/x");
+	EXPECT_EQ(sim_options_validate(&opts, err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "192.0.2.0/24"));
+	opts.mux[4].present = false;
+	EXPECT_EQ(sim_options_validate(&opts, err, sizeof(err)), 0);
+	opts.mtu = opts.dl_max_size;
+	EXPECT_EQ(sim_options_validate(&opts, err, sizeof(err)), -EINVAL);
+
+	EXPECT_EQ(sim_options_add_net_address(&opts, "198.51.100.1/24", err, sizeof(err)), 0);
+	EXPECT_EQ(sim_options_add_net_address(&opts, "nope", err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "'nope'"));
+
+	EXPECT_EQ(sim_parse_inject("garbage,oversize", &mask, err, sizeof(err)), 0);
+	EXPECT_EQ(mask, 1u << SIM_INJECT_GARBAGE | 1u << SIM_INJECT_OVERSIZE);
+	EXPECT_EQ(sim_parse_inject("unknown-mux,command", &mask, err, sizeof(err)), 0);
+	EXPECT_EQ(mask, 1u << SIM_INJECT_UNKNOWN_MUX | 1u << SIM_INJECT_COMMAND);
+	EXPECT_EQ(sim_parse_inject("garbage,bogus", &mask, err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "'bogus'"));
+	EXPECT_EQ(sim_parse_inject("", &mask, err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(mask, 1u << SIM_INJECT_UNKNOWN_MUX | 1u << SIM_INJECT_COMMAND);
+	EXPECT_STR_EQ(sim_inject_to_string(SIM_INJECT_UNKNOWN_MUX), "unknown-mux");
+}
+
+/* Check a downlink frame carries an IPv4/UDP packet to dst:dport with this payload. */
+static void expect_udp4_frame(const struct qmap_frame *f, uint8_t mux, const uint8_t dst[4],
+			      uint16_t dport, const char *payload)
+{
+	size_t plen = strlen(payload);
+
+	EXPECT_EQ(f->kind, QMAP_FRAME_DATA);
+	EXPECT_EQ(f->mux_id, mux);
+	EXPECT_EQ(f->len, 28 + plen);
+	if (f->len != 28 + plen)
+		return;
+	EXPECT_EQ(f->payload[0], 0x45);
+	EXPECT_MEM_EQ(f->payload + 16, dst, 4);
+	EXPECT_EQ(f->payload[9], 17);
+	EXPECT_EQ(f->payload[22] << 8 | f->payload[23], dport);
+	EXPECT_MEM_EQ(f->payload + 28, payload, plen);
+	/* Padded with zeros to a multiple of 4, and the pad length says so. */
+	unsigned pad = f->header[0] & QMAP_PAD_MASK;
+	EXPECT_EQ(pad, (4 - f->len % 4) % 4);
+	for (unsigned i = 0; i < pad; i++)
+		EXPECT_EQ(f->payload[f->len + i], 0);
+}
+
+static void test_datapath(void)
+{
+	static struct msg m;
+	uint8_t agg[HDR + 512], pkt[256];
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	size_t off, len1, len2;
+	int client = -1, other = -1, udp4 = -1, udp6 = -1;
+
+	base_options();
+	opts.qmap_version = QMAP_V1;
+	opts.flush_usec = 0;
+	opts.dl_max_datagrams = 3;
+	cur = start_sim();
+	EXPECT_TRUE(cur);
+	if (!cur)
+		return;
+	const struct sim_stats *st = sim_get_stats(cur);
+
+	/* The socket file appears only once the network side is configured. */
+	EXPECT_TRUE(if_nametoindex(TEST_NETDEV) > 0);
+	EXPECT_EQ(access(sock_path, F_OK), 0);
+
+	client = client_connect();
+	EXPECT_TRUE(client >= 0);
+	EXPECT_TRUE(run_until(is_connected, NULL));
+
+	/* One qmapd at a time: a second one is accepted and closed. */
+	other = client_connect();
+	EXPECT_TRUE(other >= 0);
+	EXPECT_TRUE(wait_counter(&st->connections_rejected, 1));
+	EXPECT_EQ(recv(other, pkt, sizeof(pkt), MSG_DONTWAIT), 0);
+	close(other);
+
+	udp4 = udp_socket(AF_INET, "198.51.100.1", 5000);
+	udp6 = udp_socket(AF_INET6, "2001:db8:ff::1", 5001);
+	EXPECT_TRUE(udp4 >= 0 && udp6 >= 0);
+	if (client < 0 || udp4 < 0 || udp6 < 0)
+		goto out;
+
+	/* Uplink: two packets on mux 1, one on an unconfigured mux, an ACK, an empty frame. */
+	*(struct transport_sim_header *)agg =
+		(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_OUT };
+	off = HDR;
+	len1 = build_udp4(pkt, mux1_host4, net_addr4, 4000, 5000, "uplink-1", true, 0);
+	off += qmap_write_data_header(agg + off, QMAP_V1, 1, len1, 0, false);
+	memcpy(agg + off, pkt, len1);
+	off += len1;
+	len2 = build_udp4(pkt, mux1_host4, net_addr4, 4000, 5000, "uplink-two!", true, 0);
+	off += qmap_write_data_header(agg + off, QMAP_V1, 1, len2, 0, false);
+	memcpy(agg + off, pkt, len2);
+	off += len2;
+	off += qmap_write_data_header(agg + off, QMAP_V1, 7, len2, 0, false);
+	memcpy(agg + off, pkt, len2);
+	off += len2;
+	struct qmap_command ack = { .name = QMAP_COMMAND_FLOW_ENABLE,
+				    .type = QMAP_COMMAND_ACK,
+				    .transaction_id = 7 };
+	qmap_write_command(agg + off, 1, &ack);
+	off += QMAP_HEADER_SIZE + QMAP_COMMAND_SIZE;
+	memset(agg + off, 0, QMAP_HEADER_SIZE);
+	agg[off + 1] = 1;
+	off += QMAP_HEADER_SIZE;
+	EXPECT_EQ(send(client, agg, off, 0), (ssize_t)off);
+
+	EXPECT_TRUE(wait_msg(&m, udp4));
+	EXPECT_EQ(m.len, 8);
+	EXPECT_MEM_EQ(m.buf, "uplink-1", 8);
+	EXPECT_EQ(((struct sockaddr_in *)&m.from)->sin_addr.s_addr, htonl(0xc000020a));
+	EXPECT_TRUE(wait_msg(&m, udp4));
+	EXPECT_EQ(m.len, 11);
+	EXPECT_MEM_EQ(m.buf, "uplink-two!", 11);
+	EXPECT_EQ(st->ul_transfers, 1);
+	EXPECT_EQ(st->ul_bytes, off - HDR);
+	EXPECT_EQ(st->mux[1].ul_packets, 2);
+	EXPECT_EQ(st->mux[1].ul_bytes, len1 + len2);
+	EXPECT_EQ(st->ul_unknown_mux, 1);
+	EXPECT_EQ(st->commands[QMAP_COMMAND_ACK], 1);
+	EXPECT_EQ(st->malformed[QMAP_ERR_ZERO_LEN], 1);
+
+	/* Downlink IPv4: back through the TUN, aggregated on mux 1, padded. */
+	static const uint8_t dst1[4] = { 192, 0, 2, 20 };
+	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.20", 6000, "downlink-1"), 0);
+	EXPECT_TRUE(wait_msg(&m, client));
+	EXPECT_TRUE(m.len > (ssize_t)HDR);
+	EXPECT_EQ(m.buf[0], TRANSPORT_EP_BULK_IN);
+	qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V1);
+	EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+	expect_udp4_frame(&f, 1, dst1, 6000, "downlink-1");
+	EXPECT_EQ(qmap_next(&it, &f, &err), 0);
+	EXPECT_EQ(st->mux[1].dl_packets, 1);
+	EXPECT_EQ(st->mux[1].dl_bytes, 38);
+
+	/* Longest prefix: 192.0.2.200 is in mux 3's /25 as well as mux 1's /24. */
+	static const uint8_t dst3[4] = { 192, 0, 2, 200 };
+	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.200", 6000, "to-mux-3"), 0);
+	EXPECT_TRUE(wait_msg(&m, client));
+	qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V1);
+	EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+	expect_udp4_frame(&f, 3, dst3, 6000, "to-mux-3");
+
+	/* Downlink IPv6 on mux 1. */
+	EXPECT_EQ(send_udp(udp6, AF_INET6, "2001:db8:1::20", 6001, "downlink-v6"), 0);
+	EXPECT_TRUE(wait_msg(&m, client));
+	qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V1);
+	EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+	EXPECT_EQ(f.mux_id, 1);
+	EXPECT_TRUE(f.flags & QMAP_FRAME_IPV6);
+	EXPECT_EQ(f.len, 40 + 8 + 11);
+	if (f.len == 40 + 8 + 11) {
+		uint8_t want[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 0x20 };
+		EXPECT_MEM_EQ(f.payload + 24, want, 16);
+		EXPECT_MEM_EQ(f.payload + 48, "downlink-v6", 11);
+	}
+
+	/* No mux owns 198.51.100.77 (the kernel routes it into the TUN as on-link). */
+	uint64_t no_route = st->dl_no_route;
+	EXPECT_EQ(send_udp(udp4, AF_INET, "198.51.100.77", 6000, "nowhere"), 0);
+	EXPECT_TRUE(wait_counter(&st->dl_no_route, no_route + 1));
+
+	/* Five packets at once: read in one go, split by dl_max_datagrams 3, the rest sent as
+	 * soon as the TUN is empty (flush_usec 0). */
+	uint64_t aggregates = st->dl_aggregates;
+	for (int i = 0; i < 5; i++) {
+		char payload[24];
+		snprintf(payload, sizeof(payload), "burst-%d", i);
+		EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.21", 6000, payload), 0);
+	}
+	static const uint8_t dst2[4] = { 192, 0, 2, 21 };
+	int seen = 0;
+	for (int a = 0; a < 2; a++) {
+		EXPECT_TRUE(wait_msg(&m, client));
+		if (m.len < (ssize_t)HDR)
+			break;
+		qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V1);
+		int in_this = 0;
+		while (qmap_next(&it, &f, &err) == 1) {
+			char payload[24];
+			snprintf(payload, sizeof(payload), "burst-%d", seen++);
+			expect_udp4_frame(&f, 1, dst2, 6000, payload);
+			in_this++;
+		}
+		EXPECT_EQ(in_this, a == 0 ? 3 : 2);
+	}
+	EXPECT_EQ(seen, 5);
+	EXPECT_EQ(st->dl_aggregates, aggregates + 2);
+	/* The no-route packet was dropped, not aggregated: nothing more is pending. */
+	run_for(0.02);
+	EXPECT_EQ(recv(client, m.buf, sizeof(m.buf), MSG_DONTWAIT), -1);
+
+	/* qmapd goes away: counters stay, downlink is drained and counted. */
+	close(client);
+	client = -1;
+	EXPECT_TRUE(run_until(is_disconnected, NULL));
+	EXPECT_EQ(st->disconnects, 1);
+	uint64_t dropped = st->dl_dropped_disconnected;
+	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.22", 6000, "lost"), 0);
+	EXPECT_TRUE(wait_counter(&st->dl_dropped_disconnected, dropped + 1));
+
+	/* And comes back. */
+	client = client_connect();
+	EXPECT_TRUE(client >= 0);
+	EXPECT_TRUE(run_until(is_connected, NULL));
+	EXPECT_EQ(st->connections, 2);
+	EXPECT_EQ(st->mux[1].ul_packets, 2);
+	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.23", 6000, "again"), 0);
+	EXPECT_TRUE(wait_msg(&m, client));
+	qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V1);
+	EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+	EXPECT_EQ(f.mux_id, 1);
+
+	/* The stats text tests grep. */
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *mf = open_memstream(&text, &text_len);
+	EXPECT_TRUE(mf);
+	if (mf) {
+		sim_print_stats(cur, mf);
+		fclose(mf);
+		char line[128];
+		snprintf(line, sizeof(line),
+			 "mux 1: ul_packets=2 ul_bytes=%zu dl_packets=", len1 + len2);
+		EXPECT_TRUE(strstr(text, line));
+		EXPECT_TRUE(strstr(text, "\nul_transfers=1\n"));
+		EXPECT_TRUE(strstr(text, "\nmalformed_zero_len=1\n"));
+		EXPECT_TRUE(strstr(text, "\ncommands_ack=1\n"));
+		EXPECT_TRUE(strstr(text, "\ninjected_garbage=0\n"));
+		EXPECT_TRUE(strstr(text, "mux 3: "));
+		EXPECT_TRUE(!strstr(text, "mux 4: "));
+		free(text);
+	}
+
+	/* The stats file is replaced whole. */
+	char stats_path[160];
+	snprintf(stats_path, sizeof(stats_path), "%s.stats", sock_path);
+	EXPECT_EQ(sim_write_stats_file(cur, stats_path), 0);
+	struct stat sb;
+	EXPECT_EQ(stat(stats_path, &sb), 0);
+	EXPECT_TRUE(sb.st_size > 0);
+	unlink(stats_path);
+
+out:
+	if (client >= 0)
+		close(client);
+	if (udp4 >= 0)
+		close(udp4);
+	if (udp6 >= 0)
+		close(udp6);
+	cur = sim_free(cur);
+	EXPECT_EQ(access(sock_path, F_OK), -1);
+	EXPECT_EQ(if_nametoindex(TEST_NETDEV), 0);
+}
+
+static void test_injections(void)
+{
+	static struct msg m;
+	uint8_t agg[HDR + 256], pkt[128];
+	struct qmap_iter it;
+	struct qmap_frame f;
+	struct qmap_command cmd;
+	enum qmap_error err = _QMAP_ERR_MAX;
+	char errbuf[SIM_ERROR_MAX];
+	int client = -1, udp4 = -1;
+	static const uint8_t dst[4] = { 192, 0, 2, 20 };
+
+	base_options();
+	opts.qmap_version = QMAP_V5;
+	opts.csum_valid = true;
+	opts.flush_usec = 2000;
+	opts.inject_every = 1;
+	EXPECT_EQ(sim_parse_inject("garbage,unknown-mux,command,oversize", &opts.inject, errbuf,
+				   sizeof(errbuf)),
+		  0);
+	cur = start_sim();
+	EXPECT_TRUE(cur);
+	if (!cur)
+		return;
+	const struct sim_stats *st = sim_get_stats(cur);
+
+	client = client_connect();
+	udp4 = udp_socket(AF_INET, "198.51.100.1", 5000);
+	EXPECT_TRUE(client >= 0 && udp4 >= 0);
+	if (client < 0 || udp4 < 0)
+		goto out;
+	EXPECT_TRUE(run_until(is_connected, NULL));
+
+	/* A wakeup that finds only unroutable packets opens the aggregate without sending it:
+	 * its leading injections must not be written (or counted) twice. */
+	uint64_t no_route = st->dl_no_route;
+	EXPECT_EQ(send_udp(udp4, AF_INET, "198.51.100.77", 6000, "nowhere"), 0);
+	EXPECT_TRUE(wait_counter(&st->dl_no_route, no_route + 1));
+
+	for (uint32_t round = 1; round <= 2; round++) {
+		char payload[24];
+		snprintf(payload, sizeof(payload), "inject-%u", round);
+		EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.20", 6000, payload), 0);
+		EXPECT_TRUE(wait_msg(&m, client));
+		if (m.len < (ssize_t)HDR)
+			break;
+		qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V5);
+
+		/* garbage: a non-IP payload on mux 1, skipped, parsing goes on */
+		EXPECT_EQ(qmap_next(&it, &f, &err), -EBADMSG);
+		EXPECT_EQ(err, QMAP_ERR_NOT_IP);
+		/* unknown-mux: a valid IPv4 packet on mux 200 */
+		EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+		EXPECT_EQ(f.kind, QMAP_FRAME_DATA);
+		EXPECT_EQ(f.mux_id, SIM_INJECT_UNKNOWN_MUX_ID);
+		EXPECT_EQ(f.len, 32);
+		EXPECT_EQ(f.payload[0], 0x45);
+		EXPECT_EQ(csum(f.payload, 20, 0), 0);
+		/* command: FLOW_ENABLE request on mux 1, transaction ids counting up */
+		EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+		EXPECT_EQ(f.kind, QMAP_FRAME_COMMAND);
+		EXPECT_EQ(f.mux_id, 1);
+		EXPECT_EQ(qmap_command_parse(f.payload, f.len, &cmd), 0);
+		EXPECT_EQ(cmd.name, QMAP_COMMAND_FLOW_ENABLE);
+		EXPECT_EQ(cmd.type, QMAP_COMMAND_REQUEST);
+		EXPECT_EQ(cmd.transaction_id, round);
+		/* the real packet, checksum marked valid */
+		EXPECT_EQ(qmap_next(&it, &f, &err), 1);
+		expect_udp4_frame(&f, 1, dst, 6000, payload);
+		EXPECT_TRUE(f.flags & QMAP_FRAME_CSUM_VALID);
+		/* oversize: a header at the very end whose length runs past it */
+		err = _QMAP_ERR_MAX;
+		EXPECT_EQ(qmap_next(&it, &f, &err), -EBADMSG);
+		EXPECT_EQ(err, QMAP_ERR_LEN_OVERFLOW);
+		EXPECT_EQ(qmap_next(&it, &f, &err), 0);
+	}
+	EXPECT_EQ(st->dl_aggregates, 2);
+	EXPECT_EQ(st->dl_datagrams, 2);
+	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
+		EXPECT_EQ(st->injected[k], 2);
+
+	/* QMAPv5 uplink asking for the checksum: the wrong one we send must be replaced, or
+	 * the kernel would drop the datagram. */
+	*(struct transport_sim_header *)agg =
+		(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_OUT,
+					       .flags = TRANSPORT_SIM_FLAG_ZLP };
+	size_t len =
+		build_udp4(pkt, mux1_host4, net_addr4, 4000, 5000, "fix-my-csum", false, 0x1234);
+	size_t off = HDR;
+	off += qmap_write_data_header(agg + off, QMAP_V5, 1, len, 0, true);
+	memcpy(agg + off, pkt, len);
+	off += len;
+	EXPECT_EQ(send(client, agg, off, 0), (ssize_t)off);
+	EXPECT_TRUE(wait_msg(&m, udp4));
+	EXPECT_EQ(m.len, 11);
+	EXPECT_MEM_EQ(m.buf, "fix-my-csum", 11);
+	EXPECT_EQ(st->ul_csum_computed, 1);
+	EXPECT_EQ(st->ul_zlp, 1);
+	EXPECT_EQ(st->mux[1].ul_packets, 1);
+
+out:
+	if (client >= 0)
+		close(client);
+	if (udp4 >= 0)
+		close(udp4);
+	cur = sim_free(cur);
+}
+
+/* Count the data frames of one bulk IN message (-1 if it is not a clean aggregate) and
+ * whether one of them goes to last_octet of 192.0.2.0/24. */
+static int count_frames(const struct msg *m, enum qmap_version version, uint8_t last_octet,
+			bool *found)
+{
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	int n = 0, r;
+
+	if (m->len < (ssize_t)HDR || m->buf[0] != TRANSPORT_EP_BULK_IN)
+		return -1;
+	qmap_iter_init(&it, (uint8_t *)m->buf + HDR, m->len - HDR, version);
+	while ((r = qmap_next(&it, &f, &err)) == 1) {
+		if (f.payload[19] == last_octet)
+			*found = true;
+		n++;
+	}
+	return r == 0 ? n : -1;
+}
+
+/*
+ * qmapd stops reading: the sim must park its aggregate, stop reading the TUN and never
+ * block, then resume when the socket drains, losing nothing it already aggregated.
+ */
+static void test_backpressure(void)
+{
+	static struct msg m;
+	static char big[1401];
+	int client = -1, udp4 = -1;
+
+	base_options();
+	opts.qmap_version = QMAP_V1;
+	opts.flush_usec = 0;
+	opts.dl_max_datagrams = 3;
+	cur = start_sim();
+	EXPECT_TRUE(cur);
+	if (!cur)
+		return;
+	const struct sim_stats *st = sim_get_stats(cur);
+
+	client = client_connect();
+	udp4 = udp_socket(AF_INET, "198.51.100.1", 5000);
+	EXPECT_TRUE(client >= 0 && udp4 >= 0);
+	if (client < 0 || udp4 < 0)
+		goto out;
+	EXPECT_TRUE(run_until(is_connected, NULL));
+
+	/* ~4 KiB messages against a send buffer of several MiB: a few thousand packets. */
+	memset(big, 'x', sizeof(big) - 1);
+	double deadline = now() + WAIT_SECONDS;
+	while (st->dl_send_blocked == 0 && now() < deadline) {
+		for (int i = 0; i < 64; i++)
+			/* A full TUN queue drops silently; that is the kernel's backpressure. */
+			send_udp(udp4, AF_INET, "192.0.2.30", 6000, big);
+		ev_run(loop, EVRUN_NOWAIT);
+	}
+	EXPECT_EQ(st->dl_send_blocked, 1);
+
+	/* Parked: more traffic does not produce more aggregates. */
+	uint64_t aggregates = st->dl_aggregates;
+	for (int i = 0; i < 16; i++)
+		send_udp(udp4, AF_INET, "192.0.2.30", 6000, big);
+	run_for(0.02);
+	EXPECT_EQ(st->dl_aggregates, aggregates);
+
+	/* Drain: every aggregate the sim counted arrives whole, then the marker. */
+	uint64_t frames = 0, messages = 0;
+	bool marker = false, sent_marker = false;
+	deadline = now() + WAIT_SECONDS;
+	while (!marker && now() < deadline) {
+		for (;;) {
+			m.len = recv(client, m.buf, sizeof(m.buf), MSG_DONTWAIT);
+			if (m.len < 0)
+				break;
+			int n = count_frames(&m, QMAP_V1, 31, &marker);
+			EXPECT_TRUE(n > 0);
+			frames += n;
+			messages++;
+		}
+		if (!sent_marker && messages > aggregates) {
+			send_udp(udp4, AF_INET, "192.0.2.31", 6000, "marker");
+			sent_marker = true;
+		}
+		ev_run(loop, EVRUN_NOWAIT);
+	}
+	EXPECT_TRUE(marker);
+	EXPECT_TRUE(sent_marker);
+	EXPECT_EQ(messages, st->dl_aggregates);
+	EXPECT_EQ(frames, st->dl_datagrams);
+	EXPECT_EQ(st->mux[1].dl_packets, st->dl_datagrams);
+
+out:
+	if (client >= 0)
+		close(client);
+	if (udp4 >= 0)
+		close(udp4);
+	cur = sim_free(cur);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test-sim.XXXXXX";
+	ev_timer tick;
+
+	test_parsers();
+
+	if (geteuid() != 0)
+		TEST_SKIP("test-sim needs root (a TUN device in a private network namespace)");
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		TEST_SKIP("test-sim needs /dev/net/tun: %m");
+	close(fd);
+	/* Only this process moves: the TUN, its routes and test traffic stay in here. */
+	if (unshare(CLONE_NEWNET) < 0)
+		TEST_SKIP("test-sim cannot create a network namespace: %m");
+
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "mkdtemp: %m\n");
+		return 1;
+	}
+	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", dir);
+
+	loop = ev_loop_new(EVFLAG_AUTO);
+	if (!loop) {
+		fprintf(stderr, "ev_loop_new failed\n");
+		return 1;
+	}
+	/* Bounds every EVRUN_ONCE so a missed wakeup shows up as a failed wait, not a hang. */
+	ev_timer_init(&tick, on_tick, 0.005, 0.005);
+	ev_timer_start(loop, &tick);
+
+	test_datapath();
+	test_injections();
+	test_backpressure();
+
+	ev_timer_stop(loop, &tick);
+	ev_loop_destroy(loop);
+	unlink(sock_path);
+	rmdir(dir);
+	return test_result("test-sim");
+}
