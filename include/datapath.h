@@ -99,6 +99,6 @@ int datapath_start(struct datapath *dp);
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len);
 
 /* Human-readable counters, `key=value` per line (format documented in datapath.c). */
-void datapath_print_stats(const struct datapath *dp, FILE *f);
+void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix);
 
 #endif

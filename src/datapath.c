@@ -329,24 +329,25 @@ int datapath_start(struct datapath *dp)
 
 /*
  * Format (stable, tests parse it):
+ * Every line starts with `prefix` (a journald priority such as "<6>" for stderr, or "").
  *   device: key=value ...
  *   malformed: <qmap_error_name>=N ...
  *   mux <id> (<ifname>): mode=<status> key=value ...
  */
-void datapath_print_stats(const struct datapath *dp, FILE *f)
+void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix)
 {
 	const struct transport_stats *ts = &dp->transport->stats;
 	const struct datapath_stats *s = &dp->stats;
 
 	fprintf(f,
-		"device: transport=%s rx_transfers_posted=%u transfers=%" PRIu64 " bytes=%" PRIu64
+		"%sdevice: transport=%s rx_transfers_posted=%u transfers=%" PRIu64 " bytes=%" PRIu64
 		" transfer_errors=%" PRIu64 " batch_max=%" PRIu64 " aggregates=%" PRIu64
 		" datagrams=%" PRIu64 " datagrams_per_aggregate=%.2f datagrams_max=%" PRIu64
 		" unknown_mux=%" PRIu64 " commands=%" PRIu64 " ul_aggregates=%" PRIu64
 		" ul_datagrams=%" PRIu64 " ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64
 		" ul_zlp=%" PRIu64 " ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64
 		"\n",
-		dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers, ts->in_bytes,
+		prefix, dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers, ts->in_bytes,
 		ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
 		s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0,
 		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->ul_aggregates,
@@ -354,7 +355,7 @@ void datapath_print_stats(const struct datapath *dp, FILE *f)
 		s->ul_aggregates ? (double)s->ul_datagrams / s->ul_aggregates : 0.0, ts->out_bytes,
 		ts->out_zlp, ts->out_errors + s->ul_submit_errors, ts->out_busy,
 		s->modem_disconnects);
-	fprintf(f, "malformed:");
+	fprintf(f, "%smalformed:", prefix);
 	for (int e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, " %s=%" PRIu64, qmap_error_name(e), s->dl_malformed[e]);
 	fputc('\n', f);
@@ -364,12 +365,12 @@ void datapath_print_stats(const struct datapath *dp, FILE *f)
 			continue;
 		const struct mux_stats *ms = &m->stats;
 		fprintf(f,
-			"mux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
+			"%smux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
 			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
 			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
 			" tx_dropped_too_big=%" PRIu64 " tx_dropped_no_modem=%" PRIu64
 			" commands=%" PRIu64 "\n",
-			m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
+			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
 			ms->tx_dropped_no_modem, ms->commands_rx);

@@ -28,7 +28,7 @@ struct qmapd {
 
 static void qmapd_write_stats(struct qmapd *q)
 {
-	datapath_print_stats(q->dp, stderr);
+	datapath_print_stats(q->dp, stderr, "<6>");
 	if (!q->stats_file)
 		return;
 
@@ -41,7 +41,7 @@ static void qmapd_write_stats(struct qmapd *q)
 		log_warning(errno, "cannot write statistics to %s", tmp);
 		return;
 	}
-	datapath_print_stats(q->dp, f);
+	datapath_print_stats(q->dp, f, "");
 	if (fclose(f) != 0 || rename(tmp, q->stats_file) < 0)
 		log_warning(errno, "cannot write statistics to %s", q->stats_file);
 }
