@@ -29,11 +29,19 @@
 #define CONFIG_UL_MAX_DATAGRAMS_DEFAULT 32
 #define CONFIG_MAX_PACKET_SIZE_DEFAULT	512
 #define CONFIG_MTU_DEFAULT		1500
+#define CONFIG_CONTROL_LINK_DEFAULT	"/run/qmapd/qmi0"
+#define CONFIG_CONTROL_SOCKET_DEFAULT	"/run/qmapd/control"
 
 enum config_ip_type {
 	CONFIG_IP_TYPE_IPV4,
 	CONFIG_IP_TYPE_IPV6,
 	CONFIG_IP_TYPE_IPV4V6,
+};
+
+/* Who drives the modem's sessions. */
+enum config_control {
+	CONFIG_CONTROL_QMI,  /* qmapd talks QMI over control-link and gets the addresses */
+	CONFIG_CONTROL_NONE, /* data plane only: sessions are up, addresses are static */
 };
 
 /* Where the headroom for forwarded packets comes from (ARCHITECTURE.md lesson 1). */
@@ -67,6 +75,8 @@ struct config_mux {
 	struct config_prefix routes[CONFIG_MAX_ROUTES];
 	unsigned n_routes;
 	uint32_t route_metric;
+	bool default_route; /* install default routes through this mux */
+	bool autoconnect;   /* start the session when the mux is created */
 };
 
 struct config_device {
@@ -78,6 +88,10 @@ struct config_device {
 	uint32_t ul_max_datagrams; /* frames per uplink aggregate */
 	uint32_t max_packet_size;  /* bulk OUT wMaxPacketSize, for the ZLP rule */
 	bool persist_devices;	   /* keep the network devices when qmapd exits */
+	enum config_control control;
+	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
+	char control_socket[108];		 /* sun_path: where qmapctl connects */
+	char admin_group[33];			 /* may change muxes besides root; "" = root only */
 };
 
 struct config {
@@ -90,6 +104,23 @@ struct config {
 void config_init_defaults(struct config *c);
 
 /*
+ * One mux outside a file, e.g. from qmapctl mux add or the control socket, judged by the
+ * same code as a [mux.N] section:
+ *   config_mux_init_defaults(&m, id);
+ *   config_mux_set(&m, "apn", "internet", err, sizeof(err));   for each key
+ *   config_mux_finish(&m, err, sizeof(err));                     the cross-key checks
+ * config_mux_set() returns 0 or -EINVAL with a message naming the key and quoting the value
+ * ("invalid ip-type 'ipv5': expected ipv4, ipv6 or ipv4v6", "unknown key 'foo'"), without a
+ * file, line or section; the mux is unchanged on failure. A key given twice is the caller's
+ * to refuse. config_mux_finish() checks the id and the keys against each other and marks
+ * the mux present; whether its interface is free is for the daemon to decide.
+ */
+void config_mux_init_defaults(struct config_mux *m, unsigned id);
+int config_mux_set(struct config_mux *m, const char *key, const char *value, char *err,
+		   size_t errlen);
+int config_mux_finish(struct config_mux *m, char *err, size_t errlen);
+
+/*
  * Parse a file or a string (name is used in error messages). On failure returns -EINVAL
  * (or -errno for I/O) and writes "<name>:<line>: <what>" into errbuf; *ret_config is
  * untouched. On success the caller owns *ret_config (free with config_free()).
@@ -100,8 +131,18 @@ int config_load_string(const char *text, const char *name, struct config **ret_c
 
 struct config *config_free(struct config *c);
 
+/*
+ * Quote untrusted input for an error message: at most CONFIG_QUOTE_INPUT_MAX bytes, only
+ * printable ASCII (the rest as \xNN), in single quotes, "..." when cut. Returns buf.
+ */
+#define CONFIG_QUOTE_INPUT_MAX 64
+#define CONFIG_QUOTE_MAX       (CONFIG_QUOTE_INPUT_MAX * 4 + sizeof("''..."))
+#define CONFIG_QUOTE(s)	       config_quote((char[CONFIG_QUOTE_MAX]){ 0 }, (s))
+const char *config_quote(char buf[static CONFIG_QUOTE_MAX], const char *s);
+
 const char *config_ip_type_to_string(enum config_ip_type t);
 const char *config_headroom_to_string(enum config_headroom h);
+const char *config_control_to_string(enum config_control c);
 
 /* "192.0.2.1/24" or "2001:db8::1/64"; without "/len" the full host length. 0 or -EINVAL. */
 int config_parse_prefix(const char *s, struct config_prefix *ret);

@@ -32,10 +32,10 @@ struct mux_stats {
 	uint64_t rx_dropped_write_error;
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
-	uint64_t tx_dropped_not_ip;   /* frames the kernel sent that are neither IPv4 nor IPv6 */
-	uint64_t tx_dropped_too_big;  /* larger than the room left for one frame (MTU raised?) */
-	uint64_t tx_dropped_no_modem; /* read while the modem was disconnected */
-	uint64_t commands_rx;	      /* QMAP command frames addressed to this mux */
+	uint64_t tx_dropped_not_ip;    /* frames the kernel sent that are neither IPv4 nor IPv6 */
+	uint64_t tx_dropped_too_big;   /* larger than the room left for one frame (MTU raised?) */
+	uint64_t tx_dropped_link_down; /* read while the modem or the session was down */
+	uint64_t commands_rx;	       /* QMAP command frames addressed to this mux */
 };
 
 struct mux {
@@ -45,6 +45,7 @@ struct mux {
 	struct netdev nd;
 	ev_io io;
 	bool reading;
+	bool link_up; /* the session is connected (or the addresses are static) */
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;
@@ -64,12 +65,23 @@ struct datapath_stats {
 	uint64_t modem_disconnects;
 };
 
+/* What the rest of the daemon hears from the data plane. All optional. */
+struct datapath_events {
+	void (*on_modem_up)(void *userdata);
+	void (*on_modem_down)(void *userdata);
+	/* A control message from the modem (encapsulated response or indication). */
+	void (*on_control)(void *userdata, const uint8_t *buf, size_t len);
+	void *userdata;
+};
+
 struct datapath {
 	struct ev_loop *loop;
 	struct rtnl *rtnl;
 	struct transport *transport;
+	struct datapath_events events;
 	enum qmap_version version;
 	size_t ul_header_size;
+	uint32_t ul_max_size; /* bytes of an OUT buffer the modem accepts (<= buffer size) */
 	uint32_t ul_max_datagrams;
 	bool modem_up;
 
@@ -85,15 +97,34 @@ struct datapath {
 };
 
 /*
- * Create the transport and one device per configured mux (addresses, routes, MTU from the
- * config). Nothing is started. Returns 0 or -errno, logging the reason once.
+ * Create the transport for config->device; buffers are sized from the config (the most the
+ * modem may grant). No muxes yet. Returns 0 or -errno, logging the reason once.
  */
 int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
-		 struct datapath **ret);
-/* Removes the devices unless the config asked them to persist. NULL-safe. */
+		 const struct datapath_events *events, struct datapath **ret);
+/* Removes the devices unless they were created persistent. NULL-safe. */
 struct datapath *datapath_free(struct datapath *dp);
 
 int datapath_start(struct datapath *dp);
+
+/*
+ * Create the mux's device (and static addresses/routes from cfg) and start reading it.
+ * link_up: carrier follows the modem alone (static configuration); otherwise the session
+ * raises it with datapath_mux_set_link(). Returns 0 or -errno (-EEXIST for a used id).
+ */
+int datapath_mux_add(struct datapath *dp, const struct config_mux *cfg, bool persist, bool link_up,
+		     struct mux **ret);
+/* Remove the mux and its device. -ENOENT if there is none. */
+int datapath_mux_del(struct datapath *dp, unsigned id);
+/* Session state of a mux: carrier is on while the modem is there and the link is up. */
+void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up);
+
+/*
+ * Apply the data format the modem granted: QMAP version, downlink transfer size (<= the
+ * configured one the buffers were sized for), uplink aggregate limits. -EINVAL if larger.
+ */
+int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
+			     uint32_t ul_max_size, uint32_t ul_max_datagrams);
 
 /* Downlink entry point (the transport's on_bulk_in); public for tests and benchmarks. */
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len);

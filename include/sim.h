@@ -25,6 +25,25 @@
  * checksum computed before it is written to the TUN, as a modem would
  * (counter ul_csum_computed).
  *
+ * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
+ * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
+ * in the order the modem produced them relative to downlink aggregates (held in a small
+ * queue while the socket is full; qmi_send_dropped counts what even that could not hold,
+ * or a send that failed outright). A granted WDA data format switches the data
+ * side (QMAP version, DL max size and datagrams) before the host reads the grant; until
+ * then the command line's values apply, and a new qmapd connection keeps the last grant
+ * (clients and sessions end with the connection, as with a modem whose DTR drops).
+ *
+ * Mux addresses: `--mux ID=PREFIX[,PREFIX...]`. Downlink routing uses each prefix as a
+ * network (host bits cleared). The first IPv4 and the first IPv6 prefix, host bits kept,
+ * are the addresses a session on that mux hands to the host (192.0.2.2/24 -> host
+ * 192.0.2.2/24, gateway 192.0.2.1).
+ *
+ * Data gating: like a modem, the sim carries a mux's traffic only while a QMI session
+ * (either family) is up on it; other uplink frames and downlink packets are dropped and
+ * counted (ul_no_session, dl_no_session). always_connected (--always-connected) turns this
+ * off for data-plane tests that run qmapd without a control plane.
+ *
  * Stats format (sim_print_stats(), also the --stats-file content), one item per line,
  * stable, every key always present:
  *   <key>=<u64>                        global counters, keys as in struct sim_stats:
@@ -33,11 +52,17 @@
  *     ul_csum_computed, control_messages, interrupt_messages, unknown_ep,
  *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
  *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
+ *     ul_no_session, dl_no_session, qmi_send_dropped,
+ *     then the QMI side's (struct sim_qmi_stats): qmi_requests, qmi_responses,
+ *     qmi_indications, qmi_malformed, qmi_errors, qmi_sessions_started,
+ *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets
  *   malformed_<reason>=<u64>           one per enum qmap_error, reason = qmap_error_name()
  *   commands_<type>=<u64>              type: request, ack, unsupported, invalid, short
  *   injected_<kind>=<u64>              kind: garbage, unknown_mux, command, oversize
- *   mux <id>: ul_packets=<u64> ul_bytes=<u64> dl_packets=<u64> dl_bytes=<u64>
- *                                      one line per configured mux, ascending id
+ *   mux <id>: ul_packets=<u64> ul_bytes=<u64> dl_packets=<u64> dl_bytes=<u64> session=<0|1>
+ *                                      one line per configured mux, ascending id; session:
+ *                                      a QMI session is up (0 under always_connected unless
+ *                                      one is)
  * Global ul_bytes/dl_bytes are transfer bytes (QMAP headers, padding, injections included);
  * per-mux *_bytes are IP bytes. Per-mux dl_* count packets put into an aggregate (lost again
  * only by a disconnect, which also counts them in dl_dropped_disconnected); dl_datagrams
@@ -56,6 +81,7 @@
 
 #include "config.h"
 #include "qmap.h"
+#include "sim-qmi.h"
 
 #define SIM_NETDEV_DEFAULT	     "simnet0"
 #define SIM_MAX_NET_ADDRESSES	     16
@@ -80,8 +106,12 @@ enum sim_inject {
 
 struct sim_mux_options {
 	bool present;
-	struct config_prefix prefix[SIM_MUX_MAX_PREFIXES];
+	struct config_prefix prefix[SIM_MUX_MAX_PREFIXES]; /* networks: host bits cleared */
 	unsigned n_prefix;
+	/* The first IPv4/IPv6 prefix as given (host bits kept): the session's address.
+	 * family 0 = none given. */
+	struct config_prefix host4;
+	struct config_prefix host6;
 };
 
 struct sim_options {
@@ -98,6 +128,13 @@ struct sim_options {
 	bool csum_valid;     /* QMAPv5: set the "checksum valid" bit on downlink frames */
 	unsigned inject;     /* bit set of 1 << enum sim_inject */
 	uint32_t inject_every;
+
+	/* Control side. */
+	bool always_connected; /* carry data without a QMI session */
+	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
+	uint32_t session_mtu;
+	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
+	unsigned n_apn; /* 0: the default APN "internet" without credentials */
 };
 
 struct sim_mux_stats {
@@ -138,6 +175,10 @@ struct sim_stats {
 	uint64_t dl_tun_errors;
 	uint64_t injected[_SIM_INJECT_MAX];
 
+	uint64_t ul_no_session;	   /* uplink frames for a mux without a session */
+	uint64_t dl_no_session;	   /* downlink packets for a mux without a session */
+	uint64_t qmi_send_dropped; /* control messages lost: queue full or socket error */
+
 	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
 };
 
@@ -154,6 +195,8 @@ int sim_options_add_mux(struct sim_options *o, const char *arg, char *errbuf, si
 int sim_options_add_net_address(struct sim_options *o, const char *arg, char *errbuf,
 				size_t errlen);
 int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t errlen);
+/* --apn NAME[:USER:PASSWORD]; -EEXIST for a name given twice (case-insensitive). */
+int sim_options_add_apn(struct sim_options *o, const char *arg, char *errbuf, size_t errlen);
 const char *sim_inject_to_string(enum sim_inject kind);
 /* Consistency of the whole set (ranges, MTU vs aggregate size, muxes). 0 or -EINVAL. */
 int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errlen);
@@ -170,7 +213,19 @@ struct sim *sim_free(struct sim *s);
 int sim_start(struct sim *s);
 
 bool sim_is_connected(const struct sim *s);
+
+/*
+ * Switch the data side to a granted data format (the QMI side calls this on WDA Set Data
+ * Format): the aggregate being built is sent first, in the old format. dl_max_size must lie
+ * between what one MTU-sized packet needs and the command line's value. 0 or -EINVAL.
+ */
+int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
+			uint32_t dl_max_datagrams);
+/* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
+unsigned sim_drop_sessions(struct sim *s);
+
 const struct sim_stats *sim_get_stats(const struct sim *s);
+const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s);
 void sim_print_stats(const struct sim *s, FILE *f);
 /* Write the stats to path atomically (temp file + rename). Returns 0 or -errno. */
 int sim_write_stats_file(const struct sim *s, const char *path);

@@ -84,6 +84,8 @@ struct transport_ops {
 	/* Send len bytes from out->data; the ZLP flag is decided by the caller of the op. */
 	int (*out_submit)(struct transport *t, struct transport_out *out, bool zlp);
 	int (*control_send)(struct transport *t, const uint8_t *buf, size_t len);
+	/* Optional: params.dl_max_size changed (never above rx_buf_size). */
+	void (*dl_size_changed)(struct transport *t);
 	void (*free)(struct transport *t);
 };
 
@@ -107,9 +109,10 @@ struct transport {
 	void *userdata;
 	struct transport_stats stats;
 
-	/* Receive ring, allocated once. */
+	/* Receive ring, allocated once for the largest size; params.dl_max_size is in use. */
 	uint8_t **rx_buf;
 	uint32_t n_rx;
+	uint32_t rx_buf_size;
 
 	/* OUT pool, allocated once; free list as a stack of indices. */
 	struct transport_out *out;
@@ -129,6 +132,9 @@ int transport_new(struct ev_loop *loop, const char *spec, const struct transport
 struct transport *transport_free(struct transport *t);
 
 int transport_start(struct transport *t);
+/* Receive transfers of this size from now on (what the modem granted). -EINVAL if larger
+ * than the buffers or 0. */
+int transport_set_dl_size(struct transport *t, uint32_t dl_max_size);
 void transport_stop(struct transport *t);
 
 /* Borrow an OUT buffer, or NULL when all are in flight (on_out_ready follows). */

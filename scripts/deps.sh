@@ -4,8 +4,9 @@
 set -euo pipefail
 PACKAGES=(
 	build-essential cmake pkg-config clang clang-format
-	libev-dev libmnl-dev libinih-dev
-	iproute2 iputils-ping iperf3 jq procps mandoc
+	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev
+	libsystemd-dev libjansson-dev
+	iproute2 iputils-ping iperf3 jq procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

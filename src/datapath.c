@@ -125,7 +125,7 @@ static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t mtu)
 {
 	size_t need = dp->ul_header_size + mtu;
 
-	if (dp->ul_out && dp->ul_out->size - dp->ul_out->len < need)
+	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
 		datapath_ul_flush(dp);
 	if (!dp->ul_out) {
 		dp->ul_out = transport_out_get(dp->transport);
@@ -164,7 +164,7 @@ static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 			return;
 		}
 		uint8_t *ip = out->data + out->len + dp->ul_header_size;
-		size_t room = out->size - out->len - dp->ul_header_size;
+		size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
 		struct iovec iov[2] = {
 			{ .iov_base = eth, .iov_len = sizeof(eth) },
 			{ .iov_base = ip, .iov_len = room },
@@ -186,8 +186,8 @@ static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 			m->stats.tx_dropped_not_ip++;
 			continue;
 		}
-		if (_unlikely_(!dp->modem_up)) {
-			m->stats.tx_dropped_no_modem++;
+		if (_unlikely_(!dp->modem_up || !m->link_up)) {
+			m->stats.tx_dropped_link_down++;
 			continue;
 		}
 		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0, false);
@@ -212,6 +212,13 @@ static void datapath_on_out_ready(void *userdata)
 	datapath_set_reading(userdata, true);
 }
 
+static void mux_update_carrier(struct datapath *dp, struct mux *m)
+{
+	int r = netdev_set_carrier(&m->nd, dp->modem_up && m->link_up);
+	if (r < 0)
+		log_warning(r, "mux %u (%s): cannot set carrier", m->id, m->nd.name);
+}
+
 static void datapath_on_connect(void *userdata)
 {
 	struct datapath *dp = userdata;
@@ -219,7 +226,17 @@ static void datapath_on_connect(void *userdata)
 	dp->modem_up = true;
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id])
-			netdev_set_carrier(&dp->mux[id]->nd, true);
+			mux_update_carrier(dp, dp->mux[id]);
+	if (dp->events.on_modem_up)
+		dp->events.on_modem_up(dp->events.userdata);
+}
+
+static void datapath_on_control(void *userdata, const uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+
+	if (dp->events.on_control)
+		dp->events.on_control(dp->events.userdata, buf, len);
 }
 
 static void datapath_on_disconnect(void *userdata)
@@ -235,13 +252,15 @@ static void datapath_on_disconnect(void *userdata)
 	}
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id])
-			netdev_set_carrier(&dp->mux[id]->nd, false);
+			mux_update_carrier(dp, dp->mux[id]);
+	if (dp->events.on_modem_down)
+		dp->events.on_modem_down(dp->events.userdata);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------- */
 
 int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
-		 struct datapath **ret)
+		 const struct datapath_events *events, struct datapath **ret)
 {
 	const struct config_device *dev = &config->device;
 	struct datapath *dp = calloc(1, sizeof(*dp));
@@ -251,8 +270,11 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 		return log_err(ENOMEM, "datapath: out of memory");
 	dp->loop = loop;
 	dp->rtnl = rtnl;
+	if (events)
+		dp->events = *events;
 	dp->version = dev->qmap_version;
 	dp->ul_header_size = qmap_ul_header_size(dp->version);
+	dp->ul_max_size = dev->ul_max_size;
 	dp->ul_max_datagrams = dev->ul_max_datagrams;
 	ev_prepare_init(&dp->ul_flush, datapath_on_prepare);
 	dp->ul_flush.data = dp;
@@ -265,6 +287,7 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 	};
 	struct transport_callbacks cb = {
 		.on_bulk_in = datapath_bulk_in,
+		.on_control = datapath_on_control,
 		.on_out_ready = datapath_on_out_ready,
 		.on_connect = datapath_on_connect,
 		.on_disconnect = datapath_on_disconnect,
@@ -274,22 +297,67 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 		datapath_free(dp);
 		return log_err(r, "device %s: cannot set up transport", dev->device);
 	}
-
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *cm = &config->mux[id];
-		if (!cm->present)
-			continue;
-		r = mux_new(dp, cm, dev->persist_devices, &dp->mux[id]);
-		if (r < 0) {
-			datapath_free(dp);
-			return r;
-		}
-		struct mux *m = dp->mux[id];
-		ev_io_init(&m->io, mux_on_readable, m->nd.fd, EV_READ);
-		m->io.data = m;
-		dp->n_mux++;
-	}
 	*ret = dp;
+	return 0;
+}
+
+int datapath_mux_add(struct datapath *dp, const struct config_mux *cfg, bool persist, bool link_up,
+		     struct mux **ret)
+{
+	struct mux *m;
+	int r;
+
+	if (dp->mux[cfg->id])
+		return -EEXIST;
+	r = mux_new(dp, cfg, persist, &m);
+	if (r < 0)
+		return r;
+	ev_io_init(&m->io, mux_on_readable, m->nd.fd, EV_READ);
+	m->io.data = m;
+	m->link_up = link_up;
+	dp->mux[cfg->id] = m;
+	dp->n_mux++;
+	mux_update_carrier(dp, m);
+	if (ev_is_active(&dp->ul_flush) && dp->transport->n_out_free > 0) {
+		ev_io_start(dp->loop, &m->io);
+		m->reading = true;
+	}
+	if (ret)
+		*ret = m;
+	return 0;
+}
+
+int datapath_mux_del(struct datapath *dp, unsigned id)
+{
+	if (id >= ARRAY_SIZE(dp->mux) || !dp->mux[id])
+		return -ENOENT;
+	/* Frames of this mux already in the uplink aggregate still go out: they are valid. */
+	dp->mux[id] = mux_free(dp->mux[id]);
+	dp->n_mux--;
+	return 0;
+}
+
+void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up)
+{
+	m->link_up = up;
+	mux_update_carrier(dp, m);
+}
+
+int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
+			     uint32_t ul_max_size, uint32_t ul_max_datagrams)
+{
+	int r = transport_set_dl_size(dp->transport, dl_max_size);
+	if (r < 0)
+		return r;
+	if (ul_max_size == 0 || ul_max_size > dp->transport->params.ul_max_size ||
+	    ul_max_datagrams == 0)
+		return -EINVAL;
+	/* A half-built aggregate was framed for the old version: send it first. */
+	datapath_ul_flush(dp);
+	dp->version = version;
+	dp->ul_header_size = qmap_ul_header_size(version);
+	dp->ul_max_size = ul_max_size;
+	dp->ul_max_datagrams = ul_max_datagrams;
 	return 0;
 }
 
@@ -313,10 +381,6 @@ struct datapath *datapath_free(struct datapath *dp)
 
 int datapath_start(struct datapath *dp)
 {
-	/* No carrier until the modem is there; on_connect raises it. */
-	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
-		if (dp->mux[id])
-			netdev_set_carrier(&dp->mux[id]->nd, false);
 	int r = transport_start(dp->transport);
 	if (r < 0)
 		return log_err(r, "datapath: cannot start transport");
@@ -347,8 +411,8 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 		" ul_datagrams=%" PRIu64 " ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64
 		" ul_zlp=%" PRIu64 " ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64
 		"\n",
-		prefix, dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers, ts->in_bytes,
-		ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
+		prefix, dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers,
+		ts->in_bytes, ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
 		s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0,
 		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->ul_aggregates,
 		s->ul_datagrams,
@@ -368,12 +432,12 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 			"%smux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
 			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
 			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
-			" tx_dropped_too_big=%" PRIu64 " tx_dropped_no_modem=%" PRIu64
+			" tx_dropped_too_big=%" PRIu64 " tx_dropped_link_down=%" PRIu64
 			" commands=%" PRIu64 "\n",
 			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
-			ms->tx_dropped_no_modem, ms->commands_rx);
+			ms->tx_dropped_link_down, ms->commands_rx);
 	}
 	fflush(f);
 }

@@ -46,6 +46,16 @@ static int mux_configure(struct mux *m, const struct config_mux *cfg)
 				       m->nd.name, text, addrs[i]->prefixlen);
 		}
 	}
+	/* Static addresses (control = none): the default route goes with them at once. */
+	for (size_t i = 0; cfg->default_route && i < ARRAY_SIZE(addrs); i++) {
+		struct config_prefix any = { .family = addrs[i]->family };
+		if (any.family == 0)
+			continue;
+		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &any, cfg->route_metric);
+		if (r < 0)
+			return log_err(r, "mux %u (%s): cannot add default route", m->id,
+				       m->nd.name);
+	}
 	for (unsigned i = 0; i < cfg->n_routes; i++) {
 		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &cfg->routes[i], cfg->route_metric);
 		if (r < 0) {

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -36,11 +37,22 @@
 /* A QMAP frame's payload is padded to this, as modems do. */
 #define SIM_DL_ALIGN 4
 
+/* Control messages held while the socket is full. A host that stops reading its control
+ * channel gets no more than this; a real exchange has a handful in flight. */
+#define SIM_CTL_QUEUE_MAX 64
+
 static const uint8_t garbage_payload[8] = { 0xde, 0xad, 0xbe, 0xef, 0x51, 0x4d, 0x00, 0x01 };
 
 struct sim_route {
 	struct config_prefix prefix;
 	uint8_t mux_id;
+};
+
+/* A control message (transport header included) waiting for room in the socket. */
+struct sim_ctl_msg {
+	struct sim_ctl_msg *next;
+	size_t len;
+	uint8_t data[];
 };
 
 struct sim {
@@ -81,6 +93,17 @@ struct sim {
 
 	uint32_t inject_txn;
 	uint8_t unknown_mux_packet[32];
+
+	/* Control side. */
+	struct sim_qmi *qmi;
+	uint32_t dl_alloc_size; /* dl_buf's room: the command line's dl_max_size */
+	bool csum_valid_opt;	/* --csum-valid, in effect whenever the format is QMAPv5 */
+	struct sim_ctl_msg *ctl_head;
+	struct sim_ctl_msg **ctl_tail;
+	unsigned ctl_queued;
+	/* The parked aggregate was held back before the queued control messages: it goes
+	 * first, so the host sees data and control in the order the modem produced them. */
+	bool dl_before_ctl;
 
 	struct sim_stats stats;
 };
@@ -124,6 +147,7 @@ void sim_options_init(struct sim_options *o)
 		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
 		.flush_usec = SIM_FLUSH_USEC_DEFAULT,
 		.inject_every = SIM_INJECT_EVERY_DEFAULT,
+		.session_mtu = SIM_QMI_MTU_DEFAULT,
 	};
 	strcpy(o->netdev, SIM_NETDEV_DEFAULT);
 }
@@ -220,6 +244,11 @@ int sim_options_add_mux(struct sim_options *o, const char *arg, char *errbuf, si
 			snprintf(errbuf, errlen, "invalid prefix '%s' in '%s'", one, arg);
 			return -EINVAL;
 		}
+		/* The first of each family, as given, is what a session hands to the host. */
+		if (pfx->family == AF_INET && m.host4.family == 0)
+			m.host4 = *pfx;
+		else if (pfx->family == AF_INET6 && m.host6.family == 0)
+			m.host6 = *pfx;
 		/* A mux prefix names a network; the kernel refuses routes with host bits. */
 		prefix_mask(pfx);
 		m.n_prefix++;
@@ -246,6 +275,28 @@ int sim_options_add_net_address(struct sim_options *o, const char *arg, char *er
 		return -EINVAL;
 	}
 	o->net_address[o->n_net_address++] = pfx;
+	return 0;
+}
+
+int sim_options_add_apn(struct sim_options *o, const char *arg, char *errbuf, size_t errlen)
+{
+	struct sim_qmi_apn apn;
+	int r;
+
+	if (o->n_apn >= SIM_QMI_MAX_APNS) {
+		snprintf(errbuf, errlen, "too many APNs at '%s': at most %d", arg,
+			 SIM_QMI_MAX_APNS);
+		return -EINVAL;
+	}
+	r = sim_qmi_parse_apn(arg, &apn, errbuf, errlen);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < o->n_apn; i++)
+		if (strcasecmp(o->apn[i].name, apn.name) == 0) {
+			snprintf(errbuf, errlen, "APN '%s' given twice", apn.name);
+			return -EEXIST;
+		}
+	o->apn[o->n_apn++] = apn;
 	return 0;
 }
 
@@ -317,6 +368,15 @@ int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errle
 	}
 	if (o->inject_every < 1) {
 		snprintf(errbuf, errlen, "invalid injection interval 0: expected at least 1");
+		return -EINVAL;
+	}
+	if (o->session_mtu < SIM_MTU_MIN || o->session_mtu > 65535) {
+		snprintf(errbuf, errlen, "invalid session MTU %u: expected %d..65535",
+			 o->session_mtu, SIM_MTU_MIN);
+		return -EINVAL;
+	}
+	if (o->n_apn > SIM_QMI_MAX_APNS) {
+		snprintf(errbuf, errlen, "too many APNs: at most %d", SIM_QMI_MAX_APNS);
 		return -EINVAL;
 	}
 
@@ -495,6 +555,32 @@ static void dl_reset(struct sim *s)
 	ev_timer_stop(s->loop, &s->flush_timer);
 }
 
+static void ctl_clear(struct sim *s)
+{
+	while (s->ctl_head) {
+		struct sim_ctl_msg *m = s->ctl_head;
+		s->ctl_head = m->next;
+		free(m);
+	}
+	s->ctl_tail = &s->ctl_head;
+	s->ctl_queued = 0;
+	s->dl_before_ctl = false;
+}
+
+/* Watch for room in the socket exactly while something is held back. */
+static void conn_update_write_watch(struct sim *s)
+{
+	if (s->conn_fd >= 0 && (s->dl_blocked || s->ctl_head))
+		ev_io_start(s->loop, &s->io_conn_write);
+	else
+		ev_io_stop(s->loop, &s->io_conn_write);
+}
+
+static bool mux_open(const struct sim *s, uint8_t mux_id)
+{
+	return s->opts.always_connected || sim_qmi_mux_connected(s->qmi, mux_id);
+}
+
 static void sim_disconnect(struct sim *s)
 {
 	if (s->conn_fd < 0)
@@ -508,6 +594,9 @@ static void sim_disconnect(struct sim *s)
 	s->stats.dl_dropped_disconnected += s->dl_packets;
 	dl_reset(s);
 	s->dl_blocked = false;
+	ctl_clear(s);
+	/* The host's clients and sessions end with it, as when a modem sees DTR drop. */
+	sim_qmi_reset(s->qmi);
 	if (s->have_nd)
 		ev_io_start(s->loop, &s->io_tun);
 	log_info("sim %s: qmapd disconnected", s->opts.socket_path);
@@ -572,8 +661,15 @@ static int dl_flush(struct sim *s)
 		ev_timer_stop(s->loop, &s->flush_timer);
 	}
 
-	ssize_t n = send(s->conn_fd, s->dl_buf, sizeof(struct transport_sim_header) + s->dl_len,
+	/* Queued control messages were held back first: the aggregate waits behind them. */
+	ssize_t n;
+	if (s->ctl_head && !s->dl_before_ctl) {
+		n = -1;
+		errno = EAGAIN;
+	} else {
+		n = send(s->conn_fd, s->dl_buf, sizeof(struct transport_sim_header) + s->dl_len,
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR) {
 			if (!s->dl_blocked) {
@@ -600,7 +696,8 @@ static int dl_flush(struct sim *s)
 			s->stats.injected[k]++;
 	if (s->dl_blocked) {
 		s->dl_blocked = false;
-		ev_io_stop(s->loop, &s->io_conn_write);
+		s->dl_before_ctl = false;
+		conn_update_write_watch(s);
 		ev_io_start(s->loop, &s->io_tun);
 	}
 	dl_reset(s);
@@ -683,6 +780,10 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 			s->stats.dl_no_route++;
 			continue;
 		}
+		if (!mux_open(s, mux)) {
+			s->stats.dl_no_session++;
+			continue;
+		}
 
 		unsigned pad = (SIM_DL_ALIGN - (size_t)n % SIM_DL_ALIGN) % SIM_DL_ALIGN;
 		memset(pkt + n, 0, pad);
@@ -713,13 +814,100 @@ static void on_flush_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		dl_flush(s);
 }
 
+/* Send what the control queue holds. 0 when empty, -EAGAIN when still full, -errno after a
+ * disconnect. */
+static int ctl_flush(struct sim *s)
+{
+	while (s->ctl_head) {
+		struct sim_ctl_msg *m = s->ctl_head;
+		if (send(s->conn_fd, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return -EAGAIN;
+			int r = log_warning(errno, "sim %s: sending a control message failed",
+					    s->opts.socket_path);
+			sim_disconnect(s);
+			return r;
+		}
+		s->ctl_head = m->next;
+		if (!s->ctl_head)
+			s->ctl_tail = &s->ctl_head;
+		s->ctl_queued--;
+		free(m);
+	}
+	s->dl_before_ctl = false;
+	return 0;
+}
+
 static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct sim *s = w->data;
 	(void)loop;
 	(void)revents;
 
-	dl_flush(s);
+	if (s->dl_blocked && s->dl_before_ctl && dl_flush(s) < 0)
+		return;
+	if (ctl_flush(s) < 0)
+		return;
+	if (s->dl_blocked && dl_flush(s) < 0)
+		return;
+	conn_update_write_watch(s);
+}
+
+/*
+ * sim_qmi's send callback, inside sim_qmi_handle(): never disconnects here (the engine
+ * would be reset under its feet); a broken socket shows up on the next read.
+ */
+static void on_qmi_send(void *userdata, const uint8_t *buf, size_t len)
+{
+	struct sim *s = userdata;
+	struct transport_sim_header h = { .ep = TRANSPORT_EP_CONTROL };
+	const size_t hdr = sizeof(h);
+
+	if (s->conn_fd < 0)
+		return;
+	if (!s->ctl_head && !s->dl_blocked) {
+		struct iovec iov[2] = { { &h, hdr }, { (void *)buf, len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		if (sendmsg(s->conn_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			return;
+		if (errno != EAGAIN && errno != EINTR) {
+			s->stats.qmi_send_dropped++;
+			log_debug("sim %s: sending a control message failed: %m",
+				  s->opts.socket_path);
+			return;
+		}
+	}
+
+	struct sim_ctl_msg *m;
+	if (s->ctl_queued >= SIM_CTL_QUEUE_MAX || !(m = malloc(sizeof(*m) + hdr + len))) {
+		s->stats.qmi_send_dropped++;
+		log_debug("sim %s: control queue full, message dropped", s->opts.socket_path);
+		return;
+	}
+	m->next = NULL;
+	m->len = hdr + len;
+	memcpy(m->data, &h, hdr);
+	memcpy(m->data + hdr, buf, len);
+	if (!s->ctl_head)
+		s->dl_before_ctl = s->dl_blocked;
+	*s->ctl_tail = m;
+	s->ctl_tail = &m->next;
+	s->ctl_queued++;
+	conn_update_write_watch(s);
+}
+
+static int on_qmi_data_format(void *userdata, const struct sim_qmi_data_format *f)
+{
+	return sim_set_data_format(userdata, f->version, f->dl_max_size, f->dl_max_datagrams);
+}
+
+static void on_qmi_log(void *userdata, int priority, const char *msg)
+{
+	(void)userdata;
+	if (priority >= LOG_DEBUG)
+		log_debug("%s", msg);
+	else
+		log_full(priority, 0, "%s", msg);
 }
 
 static void ul_frame(struct sim *s, struct qmap_frame *f)
@@ -739,6 +927,10 @@ static void ul_frame(struct sim *s, struct qmap_frame *f)
 	if (f->mux_id < CONFIG_MUX_ID_MIN || f->mux_id > CONFIG_MUX_ID_MAX ||
 	    !s->opts.mux[f->mux_id].present) {
 		s->stats.ul_unknown_mux++;
+		return;
+	}
+	if (!mux_open(s, f->mux_id)) {
+		s->stats.ul_no_session++;
 		return;
 	}
 
@@ -824,8 +1016,9 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 			ul_transfer(s, h.flags, s->ul_buf + hdr, (size_t)n - hdr);
 			break;
 		case TRANSPORT_EP_CONTROL:
-			/* The QMI/MBIM side lives in its own module (later). */
 			s->stats.control_messages++;
+			/* Malformed ones are counted by the engine and get no reply. */
+			sim_qmi_handle(s->qmi, s->ul_buf + hdr, (size_t)n - hdr);
 			break;
 		case TRANSPORT_EP_INTERRUPT:
 			s->stats.interrupt_messages++;
@@ -881,6 +1074,40 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+/* The QMI side answers with the data side's command-line values as its defaults and limits. */
+static int sim_new_qmi(struct sim *s)
+{
+	const struct sim_options *o = &s->opts;
+	_cleanup_free_ struct sim_qmi_options *q = malloc(sizeof(*q)); /* ~12 KiB */
+	if (!q)
+		return -ENOMEM;
+
+	sim_qmi_options_init(q);
+	q->no_qmapv5 = o->no_qmapv5;
+	q->session_mtu = o->session_mtu;
+	memcpy(q->apn, o->apn, sizeof(q->apn));
+	q->n_apn = o->n_apn;
+	q->limits.version = o->qmap_version;
+	q->limits.dl_max_size = o->dl_max_size;
+	q->limits.dl_max_datagrams = o->dl_max_datagrams;
+	q->dl_min_size = o->mtu + SIM_DL_RESERVED;
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct sim_mux_options *m = &o->mux[id];
+		q->mux[id] = (struct sim_qmi_mux){
+			.present = m->present,
+			.ipv4 = m->host4,
+			.ipv6 = m->host6,
+		};
+	}
+
+	static const struct sim_qmi_callbacks cb = {
+		.send = on_qmi_send,
+		.set_data_format = on_qmi_data_format,
+		.log = on_qmi_log,
+	};
+	return sim_qmi_new(q, &cb, s, &s->qmi);
+}
+
 int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **ret)
 {
 	char err[SIM_ERROR_MAX];
@@ -896,8 +1123,11 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	s->listen_fd = s->conn_fd = -1;
 	s->nd.fd = -1;
 	s->hdr_size = qmap_ul_header_size(opts->qmap_version);
+	s->csum_valid_opt = opts->csum_valid;
 	if (opts->qmap_version != QMAP_V5)
 		s->opts.csum_valid = false;
+	s->dl_alloc_size = opts->dl_max_size;
+	s->ctl_tail = &s->ctl_head;
 
 	ev_io_init(&s->io_listen, on_listen_readable, -1, EV_READ);
 	ev_io_init(&s->io_conn_read, on_conn_readable, -1, EV_READ);
@@ -927,6 +1157,12 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 			s->routes[s->n_routes++] = (struct sim_route){ m->prefix[i], (uint8_t)id };
 	}
 	build_unknown_mux_packet(s->unknown_mux_packet, sizeof(s->unknown_mux_packet));
+
+	int r = sim_new_qmi(s);
+	if (r < 0) {
+		sim_free(s);
+		return log_err(r, "sim: cannot create the QMI side");
+	}
 
 	*ret = s;
 	return 0;
@@ -1038,6 +1274,8 @@ struct sim *sim_free(struct sim *s)
 	if (s->have_nd)
 		netdev_close(&s->nd);
 	rtnl_close(s->rtnl);
+	ctl_clear(s);
+	sim_qmi_free(s->qmi);
 	free(s->routes);
 	free(s->ul_buf);
 	free(s->dl_buf);
@@ -1050,9 +1288,49 @@ bool sim_is_connected(const struct sim *s)
 	return s->conn_fd >= 0;
 }
 
+int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
+			uint32_t dl_max_datagrams)
+{
+	uint32_t min_size = s->opts.mtu + SIM_DL_RESERVED;
+
+	if ((version != QMAP_V1 && version != QMAP_V5) || dl_max_size < min_size ||
+	    dl_max_size > s->dl_alloc_size || dl_max_datagrams < 1) {
+		log_debug("sim %s: data format QMAPv%d %u bytes/%u datagrams out of range",
+			  s->opts.socket_path, (int)version, dl_max_size, dl_max_datagrams);
+		return -EINVAL;
+	}
+
+	/* Frames already in the aggregate are in the old format: send them (or park them,
+	 * ahead of the grant) before anything is built in the new one. Leading injections
+	 * alone are simply built again. */
+	if (s->dl_packets > 0 && !s->dl_sealed)
+		dl_flush(s);
+	else if (!s->dl_blocked)
+		dl_reset(s);
+
+	s->opts.qmap_version = version;
+	s->hdr_size = qmap_ul_header_size(version);
+	s->opts.csum_valid = s->csum_valid_opt && version == QMAP_V5;
+	s->opts.dl_max_size = dl_max_size;
+	s->opts.dl_max_datagrams = dl_max_datagrams;
+	log_info("sim %s: data format QMAPv%d, dl max %u bytes/%u datagrams", s->opts.socket_path,
+		 (int)version, dl_max_size, dl_max_datagrams);
+	return 0;
+}
+
+unsigned sim_drop_sessions(struct sim *s)
+{
+	return sim_qmi_drop_all(s->qmi);
+}
+
 const struct sim_stats *sim_get_stats(const struct sim *s)
 {
 	return &s->stats;
+}
+
+const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s)
+{
+	return sim_qmi_get_stats(s->qmi);
 }
 
 void sim_print_stats(const struct sim *s, FILE *f)
@@ -1083,7 +1361,22 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	P(dl_dropped_disconnected);
 	P(dl_send_blocked);
 	P(dl_tun_errors);
+	P(ul_no_session);
+	P(dl_no_session);
+	P(qmi_send_dropped);
 #undef P
+	const struct sim_qmi_stats *qs = sim_qmi_get_stats(s->qmi);
+#define Q(key) fprintf(f, #key "=%" PRIu64 "\n", qs->key)
+	Q(qmi_requests);
+	Q(qmi_responses);
+	Q(qmi_indications);
+	Q(qmi_malformed);
+	Q(qmi_errors);
+	Q(qmi_sessions_started);
+	Q(qmi_sessions_failed);
+	Q(qmi_sessions_dropped);
+	Q(data_format_sets);
+#undef Q
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);
 	for (unsigned t = 0; t < ARRAY_SIZE(command_type_keys); t++)
@@ -1097,8 +1390,9 @@ void sim_print_stats(const struct sim *s, FILE *f)
 			continue;
 		fprintf(f,
 			"mux %u: ul_packets=%" PRIu64 " ul_bytes=%" PRIu64 " dl_packets=%" PRIu64
-			" dl_bytes=%" PRIu64 "\n",
-			id, m->ul_packets, m->ul_bytes, m->dl_packets, m->dl_bytes);
+			" dl_bytes=%" PRIu64 " session=%d\n",
+			id, m->ul_packets, m->ul_bytes, m->dl_packets, m->dl_bytes,
+			sim_qmi_mux_connected(s->qmi, id) ? 1 : 0);
 	}
 }
 

@@ -290,6 +290,15 @@ static int sim_init(struct transport *t, const char *address)
 	return 0;
 }
 
+static void sim_dl_size_changed(struct transport *t)
+{
+	struct transport_sim *s = to_sim(t);
+
+	/* A larger message than granted now shows up as MSG_TRUNC: an overflow, counted. */
+	for (uint32_t i = 0; i < t->n_rx; i++)
+		s->iovs[2 * i + 1].iov_len = t->params.dl_max_size;
+}
+
 static int sim_start(struct transport *t)
 {
 	struct transport_sim *s = to_sim(t);
@@ -323,5 +332,6 @@ const struct transport_ops transport_sim_ops = {
 	.stop = sim_stop,
 	.out_submit = sim_out_submit,
 	.control_send = sim_control_send,
+	.dl_size_changed = sim_dl_size_changed,
 	.free = sim_free,
 };

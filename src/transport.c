@@ -32,6 +32,7 @@ static int transport_alloc_buffers(struct transport *t)
 	if (!t->rx_buf)
 		return -ENOMEM;
 	size_t rx_stride = align_up(p->dl_max_size, TRANSPORT_BUFFER_ALIGN);
+	t->rx_buf_size = p->dl_max_size;
 	uint8_t *rx_mem = aligned_alloc(TRANSPORT_BUFFER_ALIGN, rx_stride * t->n_rx);
 	if (!rx_mem)
 		return -ENOMEM;
@@ -123,6 +124,16 @@ struct transport *transport_free(struct transport *t)
 int transport_start(struct transport *t)
 {
 	return t->ops->start(t);
+}
+
+int transport_set_dl_size(struct transport *t, uint32_t dl_max_size)
+{
+	if (dl_max_size == 0 || dl_max_size > t->rx_buf_size)
+		return -EINVAL;
+	t->params.dl_max_size = dl_max_size;
+	if (t->ops->dl_size_changed)
+		t->ops->dl_size_changed(t);
+	return 0;
 }
 
 void transport_stop(struct transport *t)

@@ -64,7 +64,7 @@ for m in 1 2; do
 			fail "mux $m ${dir}_bytes grew $delta, more than 1.10x iperf3's $want"
 		echo "ok: mux $m ${dir}_bytes +$delta for iperf3's $want"
 	done
-	for k in rx_dropped_queue_full rx_dropped_write_error tx_dropped_too_big tx_dropped_no_modem; do
+	for k in rx_dropped_queue_full rx_dropped_write_error tx_dropped_too_big tx_dropped_link_down; do
 		expect_eq "mux $m $k" "$(qstat "mux $m " $k)" 0
 	done
 	# What qmapd sent up each mux is exactly what the modem received on it, and back.

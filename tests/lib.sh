@@ -52,6 +52,10 @@ e2e_cleanup() {
 		done
 	fi
 	for ns in "$NS_HOST" "$NS_NET" "${E2E_EXTRA_NS[@]}"; do
+		# Helpers started inside, such as qmi-proxy spawned by libqmi, end with the test.
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -TERM "$pid" 2>/dev/null
+		done
 		ip netns del "$ns" 2>/dev/null
 	done
 	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
@@ -88,6 +92,9 @@ write_config() {
 	{
 		echo "[device]"
 		echo "device = sim:$E2E_TMP/sim.sock"
+		# Data plane only: static addresses, no QMI (e2e-sessions.sh tests that side).
+		echo "control = none"
+		echo "control-socket = $E2E_TMP/control"
 		for line in "$@"; do echo "$line"; done
 		cat <<-CONF
 
@@ -113,7 +120,7 @@ start_sim() {
 	# `ip netns exec` execs the program, so $! is its pid (a shell function would fork).
 	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
 		"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
-		"$@" >"$E2E_TMP/sim.log" 2>&1 &
+		--always-connected "$@" >"$E2E_TMP/sim.log" 2>&1 &
 	E2E_PIDS+=($!)
 	SIM_PID=$!
 	wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"

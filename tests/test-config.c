@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config: a full file with every key, the defaults, each error (return value, file:line and
- * the quoted input in the message), config_parse_prefix(), files on disk, and truncated
- * input that must fail cleanly rather than crash.
+ * the quoted input in the message), config_parse_prefix(), files on disk, truncated input
+ * that must fail cleanly rather than crash, and the run-time mux helpers (config_mux_set()
+ * and config_mux_finish()), which must judge a value exactly as the file parser does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "macro.h"
 #include "test-util.h"
 
 #define NAME "test.conf"
@@ -32,6 +34,10 @@ static const char full[] = "# a comment\n"
 			   "ul-max-datagrams = 16\n"
 			   "max-packet-size = 1024\n"
 			   "persist-devices = yes\n"
+			   "control = none\n"
+			   "control-link = /dev/cdc-wdm0\n"
+			   "control-socket = /run/qmapd/ctl.sock\n"
+			   "admin-group = netdev\n"
 			   "\n"
 			   "[mux.7]\n"
 			   "interface = wwan7\n"
@@ -45,6 +51,8 @@ static const char full[] = "# a comment\n"
 			   "ipv6-address = 2001:db8:7::2/64\n"
 			   "routes = 2001:db8:ff::/48, ::/0 64:ff9b::/96\n"
 			   "route-metric = 4294967295\n"
+			   "default-route = off\n"
+			   "autoconnect = no\n"
 			   "[mux.254]\n"
 			   "ip-type = ipv4\n"
 			   "mtu = 576\n"
@@ -95,6 +103,10 @@ static void test_full(void)
 	EXPECT_EQ(c->device.ul_max_datagrams, 16);
 	EXPECT_EQ(c->device.max_packet_size, 1024);
 	EXPECT_EQ(c->device.persist_devices, true);
+	EXPECT_EQ(c->device.control, CONFIG_CONTROL_NONE);
+	EXPECT_STR_EQ(c->device.control_link, "/dev/cdc-wdm0");
+	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/ctl.sock");
+	EXPECT_STR_EQ(c->device.admin_group, "netdev");
 
 	EXPECT_EQ(count_muxes(c), 2);
 	m = &c->mux[7];
@@ -115,6 +127,8 @@ static void test_full(void)
 	EXPECT_TRUE(is_prefix(&m->routes[1], AF_INET6, "::", 0));
 	EXPECT_TRUE(is_prefix(&m->routes[2], AF_INET6, "64:ff9b::", 96));
 	EXPECT_EQ(m->route_metric, 4294967295u);
+	EXPECT_EQ(m->default_route, false);
+	EXPECT_EQ(m->autoconnect, false);
 
 	m = &c->mux[254];
 	EXPECT_TRUE(m->present);
@@ -125,6 +139,7 @@ static void test_full(void)
 	EXPECT_TRUE(is_prefix(&m->ipv4_address, AF_INET, "10.1.2.3", 32));
 	EXPECT_EQ(m->n_routes, 1);
 	EXPECT_TRUE(is_prefix(&m->routes[0], AF_INET, "0.0.0.0", 0));
+	EXPECT_EQ(m->autoconnect, true);
 
 	EXPECT_PTR_EQ(config_free(c), NULL);
 }
@@ -156,6 +171,10 @@ static void test_defaults(void)
 	EXPECT_EQ(c->device.ul_max_datagrams, CONFIG_UL_MAX_DATAGRAMS_DEFAULT);
 	EXPECT_EQ(c->device.max_packet_size, CONFIG_MAX_PACKET_SIZE_DEFAULT);
 	EXPECT_EQ(c->device.persist_devices, false);
+	EXPECT_EQ(c->device.control, CONFIG_CONTROL_QMI);
+	EXPECT_STR_EQ(c->device.control_link, "/run/qmapd/qmi0");
+	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/control");
+	EXPECT_STR_EQ(c->device.admin_group, "");
 
 	/* An empty [mux.N] is a mux with every default. */
 	EXPECT_EQ(count_muxes(c), 1);
@@ -174,6 +193,8 @@ static void test_defaults(void)
 	EXPECT_EQ(m->ipv6_address.family, 0);
 	EXPECT_EQ(m->n_routes, 0);
 	EXPECT_EQ(m->route_metric, 0);
+	EXPECT_EQ(m->default_route, false);
+	EXPECT_EQ(m->autoconnect, true);
 	config_free(c);
 
 	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV4), "ipv4");
@@ -181,6 +202,8 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV4V6), "ipv4v6");
 	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_XDP), "xdp");
 	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_OFF), "off");
+	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_QMI), "qmi");
+	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_NONE), "none");
 	EXPECT_PTR_EQ(config_free(NULL), NULL);
 }
 
@@ -263,6 +286,23 @@ static void test_accepted(void)
 		{ "qmap-version = 5\ndl-max-size = 65536\nrx-transfers = 256\nul-max-size = 2048\n"
 		  "ul-max-datagrams = 1\nmax-packet-size = 64\npersist-devices = off",
 		  NULL, NULL },
+		{ "admin-group = _qmap-admins.x", "admin-group", "_qmap-admins.x" },
+		{ "admin-group = host$", "admin-group", "host$" },
+		{ "admin-group = abcdefghijklmnopqrstuvwxyz12345$", "admin-group",
+		  "abcdefghijklmnopqrstuvwxyz12345$" },
+		{ "admin-group =", "admin-group", "" },
+		{ "control = qmi\ncontrol-link = /dev/wwan0qmi0", "control-link",
+		  "/dev/wwan0qmi0" },
+		/* 107 bytes: sun_path with its NUL */
+		{ "control-socket = /"
+		  "ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss"
+		  "ssssssssssssssssssssssssss",
+		  "control-socket",
+		  "/sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss"
+		  "s"
+		  "ssssssssssssssssssssssssss" },
+		{ "[mux.1]\nip-type = ipv4\ndefault-route = yes\nroutes = 10.0.0.0/8", NULL, NULL },
+		{ "[mux.1]\ndefault-route = True\nautoconnect = 0", NULL, NULL },
 	};
 	char text[1024], err[CONFIG_ERROR_MAX];
 
@@ -294,6 +334,12 @@ static void test_accepted(void)
 				got = m->user;
 			else if (strcmp(cases[i].key, "device") == 0)
 				got = c->device.device;
+			else if (strcmp(cases[i].key, "admin-group") == 0)
+				got = c->device.admin_group;
+			else if (strcmp(cases[i].key, "control-link") == 0)
+				got = c->device.control_link;
+			else if (strcmp(cases[i].key, "control-socket") == 0)
+				got = c->device.control_socket;
 			EXPECT_STR_EQ(got, cases[i].want);
 		}
 		if (i == 12) {
@@ -308,6 +354,14 @@ static void test_accepted(void)
 			EXPECT_EQ(c->device.ul_max_datagrams, 1);
 			EXPECT_EQ(c->device.max_packet_size, 64);
 			EXPECT_EQ(c->device.persist_devices, false);
+		}
+		if (i == 22) {
+			EXPECT_EQ(c->mux[1].default_route, true);
+			EXPECT_EQ(c->mux[1].autoconnect, true);
+		}
+		if (i == 23) {
+			EXPECT_EQ(c->mux[1].default_route, true);
+			EXPECT_EQ(c->mux[1].autoconnect, false);
 		}
 		config_free(c);
 	}
@@ -465,6 +519,41 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\nroute-metric = 4294967296\n",
 	  NAME ":4: ", "invalid route-metric '4294967296' in [mux.1]" },
 	{ DEV "[mux.1]\nroute-metric = -1\n", NAME ":4: ", "invalid route-metric '-1'" },
+	/* control plane keys */
+	{ DEV "control = QMI\n",
+	  NAME ":3: ", "invalid control 'QMI' in [device]: expected qmi or none" },
+	{ DEV "control-link = dev/cdc-wdm0\n", NAME ":3: ",
+	  "invalid control-link 'dev/cdc-wdm0' in [device]: expected an absolute path" },
+	{ DEV "control-link =\n", NAME ":3: ", "invalid control-link '' in [device]" },
+	{ DEV "control-link = /dev/a b\n",
+	  NAME ":3: ", "invalid control-link '/dev/a b' in [device]: blanks and control" },
+	{ DEV "control-socket = /run/qmapd/\n",
+	  NAME ":3: ", "invalid control-socket '/run/qmapd/' in [device]: expected a file" },
+	{ DEV "control-socket = /"
+	      "ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss"
+	      "sssssssssssssssssssssssssss\n",
+	  NAME ":3: ", "in [device]: longer than 107 bytes" },
+	{ DEV "control-socket = /run/x\ncontrol-link = /run/x\n", NAME ": ",
+	  "control-link and control-socket in [device] are both '/run/x'" },
+	{ DEV "admin-group = 1234\n", NAME ":3: ", "invalid admin-group '1234' in [device]" },
+	{ DEV "admin-group = -wheel\n", NAME ":3: ", "invalid admin-group '-wheel'" },
+	{ DEV "admin-group = a b\n", NAME ":3: ", "invalid admin-group 'a b'" },
+	{ DEV "admin-group = a$b\n", NAME ":3: ", "invalid admin-group 'a$b'" },
+	{ DEV "admin-group = abcdefghijklmnopqrstuvwxyz123456\n",
+	  NAME ":3: ", "invalid admin-group 'abcdefghijklmnopqrstuvwxyz123456'" },
+	{ DEV "admin-group = gr\xc3\xbcn\n", NAME ":3: ", "invalid admin-group 'gr\\xc3\\xbcn'" },
+	{ DEV "[mux.1]\ndefault-route = maybe\n",
+	  NAME ":4: ", "invalid default-route 'maybe' in [mux.1]: expected yes or no" },
+	{ DEV "[mux.1]\nautoconnect =\n", NAME ":4: ", "invalid autoconnect '' in [mux.1]" },
+	{ DEV "[mux.1]\ncontrol = none\n",
+	  NAME ":4: ", "unknown key 'control' in [mux.1] (it belongs in [device])" },
+	{ DEV "autoconnect = no\n",
+	  NAME ":3: ", "unknown key 'autoconnect' in [device] (it belongs in [mux.N])" },
+	/* reported at the default-route line, whichever comes first */
+	{ DEV "[mux.1]\nroutes = 10.0.0.0/8 ::/0\nmtu = 1400\ndefault-route = yes\n",
+	  NAME ":6: ", "default-route in [mux.1] duplicates the IPv6 default route in routes" },
+	{ DEV "[mux.1]\ndefault-route = yes\nroutes = 0.0.0.0/0\n",
+	  NAME ":4: ", "default-route in [mux.1] duplicates the IPv4 default route in routes" },
 	/* interface names across muxes: reported at the later mux */
 	{ DEV "[mux.1]\ninterface = qmap2\n[mux.2]\napn = x\n",
 	  NAME ":5: ", "interface 'qmap2' in [mux.2] is already used by [mux.1]" },
@@ -732,6 +821,170 @@ static void test_files(void)
 	rmdir(dir);
 }
 
+/* A mux from qmapctl or the control socket, key by key. */
+static void test_mux_helpers(void)
+{
+	struct config_mux m, saved;
+	char err[CONFIG_ERROR_MAX], big[CONFIG_VALUE_MAX + 2];
+
+	config_mux_init_defaults(&m, 5);
+	EXPECT_EQ(m.id, 5);
+	EXPECT_EQ(m.present, false);
+	EXPECT_STR_EQ(m.interface, "qmap5");
+	EXPECT_EQ(m.ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_EQ(m.mtu, CONFIG_MTU_DEFAULT);
+	EXPECT_EQ(m.headroom, CONFIG_HEADROOM_XDP);
+	EXPECT_EQ(m.default_route, false);
+	EXPECT_EQ(m.autoconnect, true);
+
+	EXPECT_EQ(config_mux_set(&m, "apn", "internet", err, sizeof(err)), 0);
+	EXPECT_STR_EQ(err, "");
+	EXPECT_EQ(config_mux_set(&m, "ip-type", "ipv6", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "password", "s3cret", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "default-route", "yes", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "autoconnect", "no", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "interface", "wwan5", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "routes", "2001:db8::/32", err, sizeof(err)), 0);
+	EXPECT_STR_EQ(m.apn, "internet");
+	EXPECT_EQ(m.ip_type, CONFIG_IP_TYPE_IPV6);
+	EXPECT_STR_EQ(m.password, "s3cret");
+	EXPECT_EQ(m.default_route, true);
+	EXPECT_EQ(m.autoconnect, false);
+	EXPECT_STR_EQ(m.interface, "wwan5");
+	EXPECT_EQ(m.n_routes, 1);
+
+	/* Failures leave the mux alone and say what was wrong, without a file or section. */
+	saved = m;
+	EXPECT_EQ(config_mux_set(&m, "ip-type", "ipv5", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid ip-type 'ipv5': expected ipv4, ipv6 or ipv4v6");
+	EXPECT_EQ(config_mux_set(&m, "foo", "bar", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "unknown key 'foo'");
+	EXPECT_EQ(config_mux_set(&m, "qmap-version", "5", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "unknown key 'qmap-version' (it belongs in [device])");
+	EXPECT_EQ(config_mux_set(&m, "id", "5", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "unknown key 'id'");
+	EXPECT_EQ(config_mux_set(&m, "password", "a\nb", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid password: only printable ASCII is allowed");
+	EXPECT_EQ(config_mux_set(&m, "routes", "10.0.0.1/8", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid route '10.0.0.1/8': bits set after the prefix length");
+	EXPECT_EQ(config_mux_set(&m, "mtu", "67", err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid mtu '67': must be 68..65535");
+	/* The file cannot carry values this long, the control socket can. */
+	memset(big, 'u', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	EXPECT_EQ(config_mux_set(&m, "user", big, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "value of 'user' too long (161 bytes, at most 160)");
+	EXPECT_EQ(config_mux_set(&m, NULL, "x", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_mux_set(&m, "apn", NULL, err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_mux_set(NULL, "apn", "x", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_mux_set(&m, "apn", "a b", NULL, 0), -EINVAL);
+	EXPECT_MEM_EQ(&m, &saved, sizeof(m));
+
+	/* Small error buffers: cut, terminated, never overrun. */
+	for (size_t len = 1; len < 16; len++) {
+		memset(err, 'z', sizeof(err));
+		EXPECT_EQ(config_mux_set(&m, "ip-type", "ipv5", err, len), -EINVAL);
+		EXPECT_EQ(strlen(err), len - 1);
+		EXPECT_EQ(err[len], 'z');
+	}
+
+	/* default-route and a ::/0 route would install the same route twice. */
+	EXPECT_EQ(config_mux_set(&m, "routes", "::/0", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "default-route duplicates the IPv6 default route in routes; use one "
+			   "of them");
+	EXPECT_EQ(m.present, false);
+	EXPECT_EQ(config_mux_set(&m, "routes", "", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), 0);
+	EXPECT_STR_EQ(err, "");
+	EXPECT_EQ(m.present, true);
+
+	/* The cross-key checks of a section. */
+	config_mux_init_defaults(&m, 1);
+	EXPECT_EQ(config_mux_set(&m, "mtu", "576", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid mtu '576': ip-type 'ipv4v6' needs at least 1280");
+	EXPECT_EQ(config_mux_set(&m, "ip-type", "ipv4", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_set(&m, "ipv6-address", "2001:db8::1", err, sizeof(err)), 0);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "ipv6-address needs ip-type ipv6 or ipv4v6, not 'ipv4'");
+
+	/* Ids outside 1..254 never pass. */
+	config_mux_init_defaults(&m, 0);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	EXPECT_STR_EQ(err, "invalid mux id 0: expected 1..254");
+	config_mux_init_defaults(&m, 255);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	config_mux_init_defaults(&m, 4096 + 3);
+	EXPECT_EQ(config_mux_finish(&m, err, sizeof(err)), -EINVAL);
+	config_mux_init_defaults(&m, 254);
+	EXPECT_STR_EQ(m.interface, "qmap254");
+	EXPECT_EQ(config_mux_finish(&m, NULL, 0), 0);
+	EXPECT_EQ(config_mux_finish(NULL, err, sizeof(err)), -EINVAL);
+}
+
+/*
+ * The same value, once in a file and once through config_mux_set(): the messages must be
+ * the same but for the file:line prefix and the section.
+ */
+static void test_mux_helpers_match_file(void)
+{
+	static const struct {
+		const char *key, *value;
+	} cases[] = {
+		{ "ip-type", "ipv5" },
+		{ "interface", "a/b" },
+		{ "apn", "a..b" },
+		{ "apn", "inter net" },
+		{ "allowed-auth", "none|pap" },
+		{ "user", "\x7f" },
+		{ "password", "\x01" },
+		{ "mtu", "1400x" },
+		{ "headroom", "tap" },
+		{ "ipv4-address", "2001:db8::1" },
+		{ "ipv6-address", "192.0.2.1/24" },
+		{ "routes", "10.0.0.0/8,,10.1.0.0/16" },
+		{ "routes", "10.0.0.0/8 10.0.0.0/8" },
+		{ "routes", "1.0.0.0/8 2.0.0.0/8 3.0.0.0/8 4.0.0.0/8 5.0.0.0/8 6.0.0.0/8 "
+			    "7.0.0.0/8 8.0.0.0/8 9.0.0.0/8" },
+		{ "route-metric", "4294967296" },
+		{ "default-route", "2" },
+		{ "autoconnect", "nope" },
+		{ "qmap-version", "5" },
+		{ "bogus", "1" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char text[512], file_err[CONFIG_ERROR_MAX], mux_err[CONFIG_ERROR_MAX];
+		char want[CONFIG_ERROR_MAX];
+		const char *prefix = NAME ":4: ", *in;
+		struct config *c = untouched;
+		struct config_mux m;
+
+		snprintf(text, sizeof(text), DEV "[mux.1]\n%s = %s\n", cases[i].key,
+			 cases[i].value);
+		EXPECT_EQ(config_load_string(text, NAME, &c, file_err, sizeof(file_err)), -EINVAL);
+		config_mux_init_defaults(&m, 1);
+		EXPECT_EQ(
+			config_mux_set(&m, cases[i].key, cases[i].value, mux_err, sizeof(mux_err)),
+			-EINVAL);
+
+		/* Remove "test.conf:4: " and the one " in [mux.1]" from the file's message. */
+		if (strncmp(file_err, prefix, strlen(prefix)) != 0) {
+			fprintf(stderr, "%s:%d: case %zu: unexpected '%s'\n", __FILE__, __LINE__, i,
+				file_err);
+			test_failures++;
+			continue;
+		}
+		snprintf(want, sizeof(want), "%s", file_err + strlen(prefix));
+		in = strstr(want, " in [mux.1]");
+		if (in)
+			memmove((char *)in, in + strlen(" in [mux.1]"),
+				strlen(in + strlen(" in [mux.1]")) + 1);
+		EXPECT_STR_EQ(mux_err, want);
+	}
+}
+
 /* The shipped example must stay valid and mean what its comments say. */
 static void test_example(void)
 {
@@ -777,6 +1030,8 @@ int main(void)
 	test_truncated();
 	test_prefix();
 	test_files();
+	test_mux_helpers();
+	test_mux_helpers_match_file();
 	test_example();
 	return test_result("test-config");
 }

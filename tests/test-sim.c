@@ -255,6 +255,8 @@ static void base_options(void)
 	sim_options_init(&opts);
 	strcpy(opts.socket_path, sock_path);
 	strcpy(opts.netdev, TEST_NETDEV);
+	/* The data side alone: no QMI session gates the traffic (test-sim-qmi covers that). */
+	opts.always_connected = true;
 	EXPECT_EQ(sim_options_add_net_address(&opts, "198.51.100.1/24", err, sizeof(err)), 0);
 	EXPECT_EQ(sim_options_add_net_address(&opts, "2001:db8:ff::1/64", err, sizeof(err)), 0);
 	EXPECT_EQ(sim_options_add_mux(&opts, "1=192.0.2.0/24,2001:db8:1::/64", err, sizeof(err)),

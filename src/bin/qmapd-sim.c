@@ -3,7 +3,9 @@
  * qmapd-sim: plays the modem at the transport boundary for tests (sim.h).
  * Run it inside the network namespace that should hold its network side:
  *   ip netns exec sim qmapd-sim --socket /run/qmapd-sim.sock \
- *           --net-address 198.51.100.1/24 --mux 1=192.0.2.0/24,2001:db8:1::/64
+ *           --net-address 198.51.100.1/24 --mux 1=192.0.2.2/24,2001:db8:1::2/64
+ * It answers QMI on the control channel (sim-qmi.h); SIGUSR2 makes the network drop every
+ * connected session.
  */
 #include <errno.h>
 #include <ev.h>
@@ -30,6 +32,10 @@ enum {
 	OPT_INJECT,
 	OPT_INJECT_EVERY,
 	OPT_STATS_FILE,
+	OPT_APN,
+	OPT_NO_QMAPV5,
+	OPT_SESSION_MTU,
+	OPT_ALWAYS_CONNECTED,
 };
 
 static const struct option options[] = {
@@ -46,6 +52,10 @@ static const struct option options[] = {
 	{ "inject", required_argument, NULL, OPT_INJECT },
 	{ "inject-every", required_argument, NULL, OPT_INJECT_EVERY },
 	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
+	{ "apn", required_argument, NULL, OPT_APN },
+	{ "no-qmapv5", no_argument, NULL, OPT_NO_QMAPV5 },
+	{ "session-mtu", required_argument, NULL, OPT_SESSION_MTU },
+	{ "always-connected", no_argument, NULL, OPT_ALWAYS_CONNECTED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -57,7 +67,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: qmapd-sim --socket PATH [OPTIONS]\n"
-		"Play a QMAP modem's data interface for qmapd's `sim` transport.\n"
+		"Play a QMAP modem (QMI control and data) for qmapd's `sim` transport.\n"
 		"\n"
 		"  --socket PATH              listen here (SOCK_SEQPACKET), required\n"
 		"  --netdev NAME              network-side TUN device (default %s)\n"
@@ -67,10 +77,21 @@ static void usage(FILE *f)
 		"  --mux ID=PREFIX[,PREFIX]   mux %d..%d owning these destinations; routed into "
 		"the\n"
 		"                             TUN (repeatable), e.g. "
-		"1=192.0.2.0/24,2001:db8:1::/64\n"
-		"  --qmap-version 1|5         QMAP version (default 5, as qmapd's config)\n"
-		"  --dl-max-size N            bytes per downlink aggregate, %d..%d (default %d)\n"
-		"  --dl-max-datagrams N       packets per downlink aggregate (default %d)\n"
+		"1=192.0.2.2/24,2001:db8:1::2/64;\n"
+		"                             the first IPv4 and IPv6 prefix, host bits kept, are\n"
+		"                             the addresses a session on the mux gets\n"
+		"  --apn NAME[:USER:PASSWORD] an APN the network knows (repeatable; default\n"
+		"                             \"%s\" without credentials; the first is the "
+		"default)\n"
+		"  --no-qmapv5                refuse a QMAPv5 data format (WDA), like older "
+		"modems\n"
+		"  --session-mtu N            MTU handed to the host with a session (default %d)\n"
+		"  --always-connected         carry data on every mux without a QMI session\n"
+		"  --qmap-version 1|5         QMAP version until WDA sets one (default 5)\n"
+		"  --dl-max-size N            bytes per downlink aggregate, %d..%d (default %d);\n"
+		"                             the most WDA grants\n"
+		"  --dl-max-datagrams N       packets per downlink aggregate (default %d); the\n"
+		"                             most WDA grants\n"
 		"  --flush-usec N             send a partial aggregate after N us; 0 = as soon as\n"
 		"                             the TUN is empty (default %d)\n"
 		"  --csum-valid               QMAPv5: mark downlink checksums as verified\n"
@@ -79,10 +100,14 @@ static void usage(FILE *f)
 		"%d)\n"
 		"  --stats-file PATH          write counters here on SIGUSR1 and at exit\n"
 		"  -v, --verbose              debug logging\n"
-		"  -h, --help                 this help\n",
+		"  -h, --help                 this help\n"
+		"\n"
+		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
+		"connected session, SIGTERM/SIGINT exit.\n",
 		SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT, CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX,
-		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
-		SIM_DL_MAX_DATAGRAMS_DEFAULT, SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT);
+		SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT, CONFIG_DL_MAX_SIZE_MIN,
+		CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT, SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT);
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *ret)
@@ -184,6 +209,21 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		case OPT_STATS_FILE:
 			stats_file = optarg;
 			break;
+		case OPT_APN:
+			if (sim_options_add_apn(o, optarg, err, sizeof(err)) < 0)
+				goto bad;
+			break;
+		case OPT_NO_QMAPV5:
+			o->no_qmapv5 = true;
+			break;
+		case OPT_SESSION_MTU:
+			if (parse_u32("--session-mtu", optarg, SIM_MTU_MIN, 65535,
+				      &o->session_mtu) < 0)
+				return -EINVAL;
+			break;
+		case OPT_ALWAYS_CONNECTED:
+			o->always_connected = true;
+			break;
 		default:
 			/* getopt_long already said what was wrong. */
 			fprintf(stderr, "Try 'qmapd-sim --help'.\n");
@@ -200,8 +240,8 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 	}
 	if (sim_options_validate(o, err, sizeof(err)) < 0)
 		goto bad;
-	if (o->csum_valid && o->qmap_version != QMAP_V5)
-		fprintf(stderr, "qmapd-sim: --csum-valid has no effect with --qmap-version 1\n");
+	if (o->csum_valid && o->qmap_version != QMAP_V5 && o->no_qmapv5)
+		fprintf(stderr, "qmapd-sim: --csum-valid has no effect without QMAPv5\n");
 	return 0;
 
 bad:
@@ -229,11 +269,19 @@ static void on_usr1(struct ev_loop *loop, ev_signal *w, int revents)
 	write_stats(w->data);
 }
 
+static void on_usr2(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	unsigned n = sim_drop_sessions(w->data);
+	log_info("qmapd-sim: SIGUSR2, the network dropped %u session%s", n, n == 1 ? "" : "s");
+}
+
 int main(int argc, char **argv)
 {
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
-	ev_signal sig_term, sig_int, sig_usr1;
+	ev_signal sig_term, sig_int, sig_usr1, sig_usr2;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -260,10 +308,12 @@ int main(int argc, char **argv)
 	ev_signal_init(&sig_term, on_stop, SIGTERM);
 	ev_signal_init(&sig_int, on_stop, SIGINT);
 	ev_signal_init(&sig_usr1, on_usr1, SIGUSR1);
-	sig_usr1.data = s;
+	ev_signal_init(&sig_usr2, on_usr2, SIGUSR2);
+	sig_usr1.data = sig_usr2.data = s;
 	ev_signal_start(loop, &sig_term);
 	ev_signal_start(loop, &sig_int);
 	ev_signal_start(loop, &sig_usr1);
+	ev_signal_start(loop, &sig_usr2);
 
 	if (sim_start(s) < 0)
 		goto cleanup;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* qmapd: the daemon. Loads the config, builds the data plane, runs one libev loop. */
+/*
+ * qmapd: the daemon. Loads the config, builds the data plane and the control plane, runs
+ * one libev loop (GLib's context attached), answers qmapctl and talks to systemd.
+ */
 #include <errno.h>
 #include <ev.h>
 #include <getopt.h>
@@ -9,26 +12,35 @@
 #include <string.h>
 
 #include "config.h"
-#include "datapath.h"
+#include "control.h"
 #include "log.h"
+#include "loop.h"
+#include "manager.h"
+#include "notify.h"
 #include "rtnl.h"
 
 #define QMAPD_DEFAULT_CONFIG "/etc/qmapd/qmapd.conf"
+#define QMAPD_STOP_TIMEOUT   5.0 /* seconds to stop networks and release clients on exit */
+#define QMAPD_STOP_POLL	     0.05
 
 struct qmapd {
 	struct ev_loop *loop;
-	struct config *config;
+	struct loop_glib *glib;
 	struct rtnl *rtnl;
-	struct datapath *dp;
+	struct manager *manager;
+	struct control *control;
 	const char *stats_file;
 	ev_signal sig_term;
 	ev_signal sig_int;
+	ev_signal sig_hup;
 	ev_signal sig_usr1;
+	ev_timer stop_poll;
+	ev_tstamp stop_deadline;
 };
 
 static void qmapd_write_stats(struct qmapd *q)
 {
-	datapath_print_stats(q->dp, stderr, "<6>");
+	manager_print_stats(q->manager, stderr, "<6>");
 	if (!q->stats_file)
 		return;
 
@@ -41,16 +53,48 @@ static void qmapd_write_stats(struct qmapd *q)
 		log_warning(errno, "cannot write statistics to %s", tmp);
 		return;
 	}
-	datapath_print_stats(q->dp, f, "");
+	manager_print_stats(q->manager, f, "");
 	if (fclose(f) != 0 || rename(tmp, q->stats_file) < 0)
 		log_warning(errno, "cannot write statistics to %s", q->stats_file);
 }
 
+static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct qmapd *q = w->data;
+	(void)revents;
+
+	if (manager_stopped(q->manager) || ev_now(loop) >= q->stop_deadline)
+		ev_break(loop, EVBREAK_ALL);
+}
+
 static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 {
+	struct qmapd *q = w->data;
 	(void)revents;
+
+	if (ev_is_active(&q->stop_poll)) {
+		ev_break(loop, EVBREAK_ALL); /* second signal: do not wait any longer */
+		return;
+	}
 	log_info("received %s, shutting down", strsignal(w->signum));
-	ev_break(loop, EVBREAK_ALL);
+	notify_stopping();
+	/* Stop the networks and release the client ids, so the modem is clean for the next run. */
+	manager_stop(q->manager);
+	q->stop_deadline = ev_now(loop) + QMAPD_STOP_TIMEOUT;
+	ev_timer_start(loop, &q->stop_poll);
+}
+
+static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct qmapd *q = w->data;
+	char result[512];
+	(void)loop;
+	(void)revents;
+
+	notify_reloading();
+	log_info("received SIGHUP, reloading the configuration");
+	manager_reload(q->manager, result, sizeof(result));
+	notify_ready();
 }
 
 static void on_usr1(struct ev_loop *loop, ev_signal *w, int revents)
@@ -70,7 +114,8 @@ static void help(void)
 	       "  -v, --verbose          debug logging\n"
 	       "  -h, --help             show this help\n"
 	       "      --version          show the version\n\n"
-	       "Signals: SIGTERM/SIGINT stop, SIGUSR1 prints the counters.\n");
+	       "Signals: SIGTERM/SIGINT stop, SIGHUP reloads the configuration,\n"
+	       "SIGUSR1 prints the counters. qmapctl(8) talks to the running daemon.\n");
 }
 
 static int parse_args(int argc, char **argv, const char **ret_config, const char **ret_stats,
@@ -121,9 +166,50 @@ static int parse_args(int argc, char **argv, const char **ret_config, const char
 	return 1;
 }
 
+/* The control socket reaches the manager through these (it is tested against a stub). */
+static json_t *ops_status(void *m)
+{
+	return manager_status(m);
+}
+
+static json_t *ops_mux_list(void *m)
+{
+	return manager_mux_list(m);
+}
+
+static json_t *ops_stats(void *m)
+{
+	return manager_stats(m);
+}
+
+static int ops_mux_add(void *m, const struct config_mux *cfg, char *err, size_t errlen)
+{
+	return manager_mux_add(m, cfg, err, errlen);
+}
+
+static int ops_mux_del(void *m, unsigned id, char *err, size_t errlen)
+{
+	return manager_mux_del(m, id, err, errlen);
+}
+
+static int ops_reload(void *m, char *err, size_t errlen)
+{
+	return manager_reload(m, err, errlen);
+}
+
+static const struct control_ops control_ops = {
+	.status = ops_status,
+	.mux_list = ops_mux_list,
+	.stats = ops_stats,
+	.mux_add = ops_mux_add,
+	.mux_del = ops_mux_del,
+	.reload = ops_reload,
+};
+
 int main(int argc, char **argv)
 {
 	struct qmapd q = {};
+	struct config *config = NULL;
 	const char *config_path = QMAPD_DEFAULT_CONFIG;
 	bool check_only = false;
 	char err[CONFIG_ERROR_MAX];
@@ -133,14 +219,14 @@ int main(int argc, char **argv)
 	if (r <= 0)
 		return r == 0 ? EXIT_SUCCESS : 2;
 
-	r = config_load_file(config_path, &q.config, err, sizeof(err));
+	r = config_load_file(config_path, &config, err, sizeof(err));
 	if (r < 0) {
 		log_err(0, "%s", err);
 		return EXIT_FAILURE;
 	}
 	if (check_only) {
 		printf("%s: OK\n", config_path);
-		config_free(q.config);
+		config_free(config);
 		return EXIT_SUCCESS;
 	}
 
@@ -150,6 +236,12 @@ int main(int argc, char **argv)
 	q.loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
 	if (!q.loop) {
 		log_err(0, "cannot create the event loop");
+		r = -ENOMEM;
+		goto finish;
+	}
+	r = loop_glib_attach(q.loop, &q.glib);
+	if (r < 0) {
+		log_err(r, "cannot attach GLib's main context");
 		goto finish;
 	}
 	r = rtnl_open(&q.rtnl);
@@ -157,32 +249,53 @@ int main(int argc, char **argv)
 		log_err(r, "cannot open rtnetlink");
 		goto finish;
 	}
-	r = datapath_new(q.loop, q.rtnl, q.config, &q.dp);
+	char control_socket[sizeof(config->device.control_socket)];
+	char admin_group[sizeof(config->device.admin_group)];
+	snprintf(control_socket, sizeof(control_socket), "%s", config->device.control_socket);
+	snprintf(admin_group, sizeof(admin_group), "%s", config->device.admin_group);
+
+	r = manager_new(q.loop, q.rtnl, TAKE_PTR(config), &q.manager);
 	if (r < 0)
 		goto finish;
+	r = control_new(q.loop, &control_ops, q.manager, control_socket, admin_group, &q.control);
+	if (r < 0) {
+		log_err(r, "cannot listen on %s", control_socket);
+		goto finish;
+	}
 
 	ev_signal_init(&q.sig_term, on_terminate, SIGTERM);
 	ev_signal_init(&q.sig_int, on_terminate, SIGINT);
+	ev_signal_init(&q.sig_hup, on_reload, SIGHUP);
 	ev_signal_init(&q.sig_usr1, on_usr1, SIGUSR1);
-	q.sig_usr1.data = &q;
+	ev_timer_init(&q.stop_poll, on_stop_poll, QMAPD_STOP_POLL, QMAPD_STOP_POLL);
+	q.sig_term.data = q.sig_int.data = q.sig_hup.data = q.sig_usr1.data = q.stop_poll.data = &q;
 	ev_signal_start(q.loop, &q.sig_term);
 	ev_signal_start(q.loop, &q.sig_int);
+	ev_signal_start(q.loop, &q.sig_hup);
 	ev_signal_start(q.loop, &q.sig_usr1);
 
-	r = datapath_start(q.dp);
+	r = manager_start(q.manager);
 	if (r < 0)
 		goto finish;
-	log_info("qmapd %s: running with %u mux(es) on %s", QMAPD_VERSION, q.dp->n_mux,
-		 q.config->device.device);
+	r = notify_init(q.loop);
+	if (r < 0)
+		log_warning(r, "cannot set up the systemd watchdog");
+	/* Ready means: configuration loaded and qmapctl can connect (not: the modem is up). */
+	notify_ready();
+	log_info("qmapd %s: running, control socket %s", QMAPD_VERSION, control_socket);
 
 	ev_run(q.loop, 0);
 	qmapd_write_stats(&q);
 	r = 0;
 
 finish:
-	q.dp = datapath_free(q.dp);
+	if (q.loop)
+		notify_exit(q.loop);
+	q.control = control_free(q.control);
+	q.manager = manager_free(q.manager);
 	q.rtnl = rtnl_close(q.rtnl);
-	config_free(q.config);
+	q.glib = loop_glib_detach(q.glib);
+	config_free(config);
 	if (q.loop)
 		ev_loop_destroy(q.loop);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

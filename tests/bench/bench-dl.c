@@ -231,7 +231,8 @@ int main(int argc, char **argv)
 	m->route_metric = 200;
 
 	struct ev_loop *loop = ev_default_loop(0);
-	if (datapath_new(loop, rtnl, cfg, &b.dp) < 0 || datapath_start(b.dp) < 0) {
+	if (datapath_new(loop, rtnl, cfg, NULL, &b.dp) < 0 ||
+	    datapath_mux_add(b.dp, m, false, true, NULL) < 0 || datapath_start(b.dp) < 0) {
 		fprintf(stderr, "cannot set up the qmapd datapath\n");
 		return 1;
 	}

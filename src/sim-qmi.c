@@ -1,0 +1,1380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's QMI responder (behaviour and error codes in sim-qmi.h).
+ *
+ * Every message is first checked against the QMUX/QMI framing by our own walk, so nothing
+ * below trusts a length the host sent; only then does libqmi parse it (it asserts on some
+ * inconsistencies instead of failing). Responses start from qmi_message_response_new(), so
+ * the QMUX flags, SDU flags, transaction id and result TLV are exactly libqmi's.
+ *
+ * Re-entrancy: callbacks run inside sim_qmi_handle(). The caller may call sim_qmi_reset()
+ * from one (its socket broke); that is deferred to the end of the message and suppresses
+ * whatever this message would still have sent.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libqmi-glib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "sim-qmi.h"
+
+#ifndef QMAPD_VERSION
+#define QMAPD_VERSION "0"
+#endif
+
+#define QMUX_MARKER	    0x01
+#define QMUX_HEADER_SIZE    5 /* le16 length, flags, service, client id */
+#define QMUX_FLAG_MODEM	    0x80
+#define CTL_HEADER_SIZE	    6 /* flags, u8 transaction, le16 message, le16 TLV length */
+#define SVC_HEADER_SIZE	    7 /* flags, le16 transaction, le16 message, le16 TLV length */
+#define TLV_HEADER_SIZE	    3
+#define SDU_OFFSET	    (1 + QMUX_HEADER_SIZE)
+#define SVC_FLAG_INDICATION 0x04
+
+#define TLV_RESULT 0x02
+#define CID_MIN	   1
+#define CID_MAX	   254 /* 255 is the broadcast id */
+
+#define HANDLE_ANY 0xffffffffu /* Stop Network: whatever this client has */
+
+#define WDS_PACKET_SERVICE_STATUS 0x0022 /* message and indication id */
+
+/* WDA aggregation protocols and link layer (QmiWdaDataAggregationProtocol/...LinkLayer...). */
+#define WDA_PROTO_QMAP	 QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP
+#define WDA_PROTO_QMAPV5 QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5
+
+enum svc {
+	SVC_WDS,
+	SVC_DMS,
+	SVC_NAS,
+	SVC_WDA,
+	_SVC_MAX,
+};
+
+static const uint8_t svc_ids[_SVC_MAX] = {
+	[SVC_WDS] = QMI_SERVICE_WDS,
+	[SVC_DMS] = QMI_SERVICE_DMS,
+	[SVC_NAS] = QMI_SERVICE_NAS,
+	[SVC_WDA] = QMI_SERVICE_WDA,
+};
+
+static const char *const svc_names[_SVC_MAX] = {
+	[SVC_WDS] = "wds",
+	[SVC_DMS] = "dms",
+	[SVC_NAS] = "nas",
+	[SVC_WDA] = "wda",
+};
+
+/* What Get Version Info lists; plausible for a current Qualcomm firmware. */
+static const struct {
+	uint8_t service;
+	uint16_t major, minor;
+} versions[] = {
+	{ QMI_SERVICE_CTL, 1, 5 },  { QMI_SERVICE_WDS, 1, 67 }, { QMI_SERVICE_DMS, 1, 14 },
+	{ QMI_SERVICE_NAS, 1, 25 }, { QMI_SERVICE_WDA, 1, 16 },
+};
+
+struct wds_client {
+	uint8_t mux_id; /* 0 = not bound */
+	uint8_t family; /* Set IP Family: 4, 6 or 8 (unspecified = 4) */
+	bool connected;
+	uint8_t session_family;
+	uint32_t handle;
+	unsigned apn;
+};
+
+struct sim_qmi {
+	struct sim_qmi_options opts;
+	struct sim_qmi_callbacks cb;
+	void *userdata;
+	struct sim_qmi_data_format format;
+
+	uint8_t cid_used[_SVC_MAX][32]; /* bit per client id */
+	uint8_t next_cid[_SVC_MAX];	/* modems hand out ids round robin, not lowest free */
+	struct wds_client wds[256];
+	uint16_t mux_sessions[CONFIG_MUX_ID_MAX + 1];
+	uint32_t next_handle;
+
+	bool in_handle;
+	bool reset_pending;
+	struct sim_qmi_stats stats;
+};
+
+/* One request being answered. */
+struct req {
+	QmiMessage *m;
+	uint8_t service;
+	uint8_t cid;
+	int svc; /* enum svc, -1 for CTL */
+};
+
+static void qlog(struct sim_qmi *q, int priority, const char *fmt, ...) _printf_(3, 4);
+
+static void qlog(struct sim_qmi *q, int priority, const char *fmt, ...)
+{
+	char msg[512]; /* one log line */
+	va_list ap;
+
+	if (!q->cb.log && priority >= LOG_DEBUG && log_get_max_level() < LOG_DEBUG)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (q->cb.log)
+		q->cb.log(q->userdata, priority, msg);
+	else
+		log_debug("%s", msg);
+}
+
+/* ---- options ---- */
+
+void sim_qmi_options_init(struct sim_qmi_options *o)
+{
+	*o = (struct sim_qmi_options){
+		.session_mtu = SIM_QMI_MTU_DEFAULT,
+		.limits = {
+			.version = QMAP_V5,
+			.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+			.dl_max_datagrams = 32,
+			.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+			.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		},
+		.dl_min_size = CONFIG_DL_MAX_SIZE_MIN,
+	};
+}
+
+int sim_qmi_parse_apn(const char *arg, struct sim_qmi_apn *ret, char *errbuf, size_t errlen)
+{
+	struct sim_qmi_apn a = { 0 };
+	const char *c1 = strchr(arg, ':');
+	size_t n = c1 ? (size_t)(c1 - arg) : strlen(arg);
+
+	if (n == 0 || n > SIM_QMI_APN_MAX) {
+		snprintf(errbuf, errlen,
+			 "invalid APN '%s': expected NAME[:USER:PASSWORD], NAME 1..%d bytes", arg,
+			 SIM_QMI_APN_MAX);
+		return -EINVAL;
+	}
+	memcpy(a.name, arg, n);
+	a.name[n] = '\0';
+
+	if (c1) {
+		const char *c2 = strchr(c1 + 1, ':');
+		if (!c2) {
+			snprintf(errbuf, errlen,
+				 "invalid APN '%s': expected NAME:USER:PASSWORD with credentials",
+				 arg);
+			return -EINVAL;
+		}
+		size_t ulen = (size_t)(c2 - c1 - 1), plen = strlen(c2 + 1);
+		if (ulen > SIM_QMI_CREDENTIAL_MAX || plen > SIM_QMI_CREDENTIAL_MAX) {
+			snprintf(errbuf, errlen,
+				 "invalid APN '%s': user and password at most %d bytes", arg,
+				 SIM_QMI_CREDENTIAL_MAX);
+			return -EINVAL;
+		}
+		memcpy(a.user, c1 + 1, ulen);
+		a.user[ulen] = '\0';
+		memcpy(a.password, c2 + 1, plen + 1);
+		a.auth = true;
+	}
+
+	*ret = a;
+	return 0;
+}
+
+/* ---- addresses ---- */
+
+static uint8_t *prefix_bytes(struct config_prefix *p, size_t *ret_len)
+{
+	*ret_len = p->family == AF_INET ? 4 : 16;
+	return p->family == AF_INET ? (uint8_t *)&p->addr.v4 : p->addr.v6.s6_addr;
+}
+
+/* The network's first host, or the second when the first is the host itself. */
+static void gateway_of(const struct config_prefix *host, struct config_prefix *ret)
+{
+	struct config_prefix gw = *host;
+	size_t n;
+	uint8_t *b = prefix_bytes(&gw, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned bits = gw.prefixlen > 8 * i ? gw.prefixlen - 8 * i : 0;
+		if (bits < 8)
+			b[i] &= (uint8_t)(0xff00 >> bits);
+	}
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = n; i-- > 0;)
+			if (++b[i] != 0)
+				break;
+		if (memcmp(&gw.addr, &host->addr, n) != 0)
+			break;
+	}
+	*ret = gw;
+}
+
+static uint32_t ipv4_value(const struct in_addr *a)
+{
+	/* libqmi's convention: a le32 whose most significant byte is the first octet. */
+	return ntohl(a->s_addr);
+}
+
+static uint32_t ipv4_mask(uint8_t prefixlen)
+{
+	return prefixlen == 0 ? 0 : 0xffffffffu << (32 - prefixlen);
+}
+
+/* ---- client ids ---- */
+
+static bool cid_is_used(const struct sim_qmi *q, int svc, uint8_t cid)
+{
+	return q->cid_used[svc][cid / 8] & (1u << (cid % 8));
+}
+
+static void cid_set(struct sim_qmi *q, int svc, uint8_t cid, bool used)
+{
+	if (used)
+		q->cid_used[svc][cid / 8] |= (uint8_t)(1u << (cid % 8));
+	else
+		q->cid_used[svc][cid / 8] &= (uint8_t) ~(1u << (cid % 8));
+}
+
+static int svc_index(uint8_t service)
+{
+	for (int i = 0; i < _SVC_MAX; i++)
+		if (svc_ids[i] == service)
+			return i;
+	return -1;
+}
+
+static void session_end(struct sim_qmi *q, uint8_t cid)
+{
+	struct wds_client *c = &q->wds[cid];
+
+	if (!c->connected)
+		return;
+	c->connected = false;
+	if (q->mux_sessions[c->mux_id] > 0)
+		q->mux_sessions[c->mux_id]--;
+}
+
+static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
+{
+	if (svc == SVC_WDS) {
+		if (q->wds[cid].connected)
+			qlog(q, LOG_INFO,
+			     "sim qmi wds client %u: released with a session up on mux %u", cid,
+			     q->wds[cid].mux_id);
+		session_end(q, cid);
+		q->wds[cid] = (struct wds_client){ 0 };
+	}
+	cid_set(q, svc, cid, false);
+}
+
+static void release_all(struct sim_qmi *q)
+{
+	for (int svc = 0; svc < _SVC_MAX; svc++)
+		for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++)
+			if (cid_is_used(q, svc, (uint8_t)cid))
+				release_client(q, svc, (uint8_t)cid);
+	memset(q->mux_sessions, 0, sizeof(q->mux_sessions));
+}
+
+/* ---- sending ---- */
+
+static void send_raw(struct sim_qmi *q, QmiMessage *m)
+{
+	gsize len = 0;
+	const guint8 *raw;
+
+	if (q->reset_pending)
+		return;
+	raw = qmi_message_get_raw(m, &len, NULL);
+	if (raw)
+		q->cb.send(q->userdata, raw, len);
+}
+
+static void send_response(struct sim_qmi *q, QmiMessage *resp)
+{
+	guint16 len = 0;
+	const guint8 *result = qmi_message_get_raw_tlv(resp, TLV_RESULT, &len);
+
+	q->stats.qmi_responses++;
+	if (!result || len < 2 || (result[0] | result[1] << 8) != 0)
+		q->stats.qmi_errors++;
+	send_raw(q, resp);
+}
+
+static void reply_error(struct sim_qmi *q, const struct req *r, QmiProtocolError error)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, error);
+
+	qlog(q, LOG_DEBUG, "sim qmi %s client %u: message 0x%04x: error %s (%d)",
+	     r->svc >= 0 ? svc_names[r->svc] : "ctl", r->cid, qmi_message_get_message_id(r->m),
+	     qmi_protocol_error_get_string(error) ?: "?", (int)error);
+	send_response(q, resp);
+}
+
+/* TLV writers; false only if the message would pass 64 KiB, which ours never do. */
+static bool put_u8(QmiMessage *m, uint8_t type, uint8_t v)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+	if (!off)
+		return false;
+	if (!qmi_message_tlv_write_guint8(m, v, NULL)) {
+		qmi_message_tlv_write_reset(m, off);
+		return false;
+	}
+	return qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static bool put_u16(QmiMessage *m, uint8_t type, uint16_t v)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+	if (!off)
+		return false;
+	if (!qmi_message_tlv_write_guint16(m, QMI_ENDIAN_LITTLE, v, NULL)) {
+		qmi_message_tlv_write_reset(m, off);
+		return false;
+	}
+	return qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static bool put_u32(QmiMessage *m, uint8_t type, uint32_t v)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+	if (!off)
+		return false;
+	if (!qmi_message_tlv_write_guint32(m, QMI_ENDIAN_LITTLE, v, NULL)) {
+		qmi_message_tlv_write_reset(m, off);
+		return false;
+	}
+	return qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/* A string that is the whole TLV value: no length prefix (libqmi's rule for such TLVs). */
+static bool put_string(QmiMessage *m, uint8_t type, const char *s)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+	if (!off)
+		return false;
+	if (!qmi_message_tlv_write_string(m, 0, s, -1, NULL)) {
+		qmi_message_tlv_write_reset(m, off);
+		return false;
+	}
+	return qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/* 16 address bytes in network order, optionally followed by a prefix length. */
+static bool put_ipv6(QmiMessage *m, uint8_t type, const struct in6_addr *a, int prefixlen)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+	bool ok = off != 0;
+
+	for (size_t i = 0; ok && i < sizeof(a->s6_addr); i++)
+		ok = qmi_message_tlv_write_guint8(m, a->s6_addr[i], NULL);
+	if (ok && prefixlen >= 0)
+		ok = qmi_message_tlv_write_guint8(m, (guint8)prefixlen, NULL);
+	if (!ok) {
+		if (off)
+			qmi_message_tlv_write_reset(m, off);
+		return false;
+	}
+	return qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static void reply(struct sim_qmi *q, const struct req *r, QmiMessage *resp, bool ok)
+{
+	if (!ok) {
+		/* Only a TLV overflow gets here: answer like a modem out of buffer space. */
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INTERNAL);
+		return;
+	}
+	send_response(q, resp);
+}
+
+/* ---- reading requests ---- */
+
+/* 1 and the value when present, 0 when absent, -EBADMSG when of the wrong size. */
+static int get_u8(const struct req *r, uint8_t type, uint8_t *ret)
+{
+	guint16 len = 0;
+	gsize off = qmi_message_tlv_read_init(r->m, type, &len, NULL);
+	gsize pos = 0;
+	guint8 v;
+
+	if (!off)
+		return 0;
+	if (len != 1 || !qmi_message_tlv_read_guint8(r->m, off, &pos, &v, NULL))
+		return -EBADMSG;
+	*ret = v;
+	return 1;
+}
+
+static int get_u32(const struct req *r, uint8_t type, uint32_t *ret)
+{
+	guint16 len = 0;
+	gsize off = qmi_message_tlv_read_init(r->m, type, &len, NULL);
+	gsize pos = 0;
+	guint32 v;
+
+	if (!off)
+		return 0;
+	if (len != 4 || !qmi_message_tlv_read_guint32(r->m, off, &pos, QMI_ENDIAN_LITTLE, &v, NULL))
+		return -EBADMSG;
+	*ret = v;
+	return 1;
+}
+
+/* A TLV of exactly len bytes that we accept but ignore (endpoint info, client type). */
+static int check_size(const struct req *r, uint8_t type, guint16 want)
+{
+	guint16 len = 0;
+
+	if (!qmi_message_get_raw_tlv(r->m, type, &len))
+		return 0;
+	return len == want ? 1 : -EBADMSG;
+}
+
+/* Raw bytes of a string TLV: compared byte for byte, never converted. */
+static const uint8_t *get_raw(const struct req *r, uint8_t type, uint16_t *ret_len)
+{
+	guint16 len = 0;
+	const guint8 *v = qmi_message_get_raw_tlv(r->m, type, &len);
+
+	*ret_len = v ? len : 0;
+	return v;
+}
+
+static bool raw_equals(const uint8_t *raw, uint16_t len, const char *s, bool nocase)
+{
+	size_t n = strlen(s);
+
+	if (!raw || len != n || memchr(raw, '\0', len))
+		return false;
+	return nocase ? strncasecmp((const char *)raw, s, n) == 0 : memcmp(raw, s, n) == 0;
+}
+
+/* ---- CTL ---- */
+
+static void ctl_get_version_info(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	bool ok = off && qmi_message_tlv_write_guint8(resp, ARRAY_SIZE(versions), NULL);
+
+	for (size_t i = 0; ok && i < ARRAY_SIZE(versions); i++)
+		ok = qmi_message_tlv_write_guint8(resp, versions[i].service, NULL) &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, versions[i].major,
+						   NULL) &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, versions[i].minor,
+						   NULL);
+	if (ok)
+		ok = qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+static bool put_service_cid(QmiMessage *m, uint8_t service, uint8_t cid)
+{
+	gsize off = qmi_message_tlv_write_init(m, 0x01, NULL);
+
+	return off && qmi_message_tlv_write_guint8(m, service, NULL) &&
+	       qmi_message_tlv_write_guint8(m, cid, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static void ctl_allocate_cid(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t service;
+	int k = get_u8(r, 0x01, &service);
+
+	if (k <= 0) {
+		reply_error(q, r,
+			    k == 0 ? QMI_PROTOCOL_ERROR_MISSING_ARGUMENT
+				   : QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	int svc = svc_index(service);
+	if (svc < 0) {
+		qlog(q, LOG_DEBUG, "sim qmi ctl: no clients for service 0x%02x", service);
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_SERVICE_TYPE);
+		return;
+	}
+
+	uint8_t cid = 0;
+	for (unsigned n = 0; n < CID_MAX; n++) {
+		uint8_t c = q->next_cid[svc];
+		q->next_cid[svc] = c >= CID_MAX ? CID_MIN : (uint8_t)(c + 1);
+		if (!cid_is_used(q, svc, c)) {
+			cid = c;
+			break;
+		}
+	}
+	if (cid == 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_CLIENT_IDS_EXHAUSTED);
+		return;
+	}
+
+	cid_set(q, svc, cid, true);
+	if (svc == SVC_WDS)
+		q->wds[cid] = (struct wds_client){ .family = QMI_WDS_IP_FAMILY_IPV4 };
+	qlog(q, LOG_DEBUG, "sim qmi %s client %u: allocated", svc_names[svc], cid);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_service_cid(resp, service, cid));
+}
+
+static void ctl_release_cid(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v || len != 2) {
+		reply_error(q, r,
+			    !v ? QMI_PROTOCOL_ERROR_MISSING_ARGUMENT
+			       : QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	uint8_t service = v[0], cid = v[1];
+	int svc = svc_index(service);
+	if (svc < 0 || cid < CID_MIN || cid > CID_MAX || !cid_is_used(q, svc, cid)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_CLIENT_ID);
+		return;
+	}
+
+	release_client(q, svc, cid);
+	qlog(q, LOG_DEBUG, "sim qmi %s client %u: released", svc_names[svc], cid);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_service_cid(resp, service, cid));
+}
+
+static void ctl_set_data_format(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	/* Only raw IP exists here; the host learns it from the mandatory protocol TLV. */
+	reply(q, r, resp, put_u16(resp, 0x10, 2 /* QMI_CTL_DATA_LINK_PROTOCOL_RAW_IP */));
+}
+
+static void ctl_sync(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	release_all(q);
+	qlog(q, LOG_INFO, "sim qmi ctl: sync, every client released");
+	reply(q, r, resp, true);
+}
+
+/* ---- DMS ---- */
+
+static void dms_string(struct sim_qmi *q, const struct req *r, const char *s)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_string(resp, 0x01, s));
+}
+
+static void dms_get_manufacturer(struct sim_qmi *q, const struct req *r)
+{
+	dms_string(q, r, SIM_QMI_MANUFACTURER);
+}
+
+static void dms_get_model(struct sim_qmi *q, const struct req *r)
+{
+	dms_string(q, r, SIM_QMI_MODEL);
+}
+
+static void dms_get_revision(struct sim_qmi *q, const struct req *r)
+{
+	dms_string(q, r, "QMAPD-SIM." QMAPD_VERSION);
+}
+
+static void dms_get_ids(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp,
+	      put_string(resp, 0x11, SIM_QMI_IMEI) && put_string(resp, 0x13, SIM_QMI_IMEI_SV));
+}
+
+static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	/* LTE category 4 rates, PS only, SIM supported, one radio: LTE. */
+	bool ok = off && qmi_message_tlv_write_guint32(resp, QMI_ENDIAN_LITTLE, 50000000, NULL) &&
+		  qmi_message_tlv_write_guint32(resp, QMI_ENDIAN_LITTLE, 150000000, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_DMS_DATA_SERVICE_CAPABILITY_PS, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_DMS_SIM_CAPABILITY_SUPPORTED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 1, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_DMS_RADIO_INTERFACE_LTE, NULL) &&
+		  qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+/* ---- NAS ---- */
+
+#define SIM_RSSI (-65) /* dBm */
+#define SIM_RSRQ (-9)  /* dB */
+#define SIM_RSRP (-95) /* dBm */
+#define SIM_SNR	 130   /* 0.1 dB */
+
+static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	static const char plmn_name[] = "Test Network";
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	bool ok = off &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_REGISTRATION_STATE_REGISTERED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_NETWORK_TYPE_3GPP, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 1, NULL) &&
+		  qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
+		  qmi_message_tlv_write_complete(resp, off, NULL);
+
+	ok = ok && put_u8(resp, 0x10, QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
+
+	off = ok ? qmi_message_tlv_write_init(resp, 0x11, NULL) : 0;
+	ok = off && qmi_message_tlv_write_guint8(resp, 1, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, QMI_NAS_DATA_CAPABILITY_LTE, NULL) &&
+	     qmi_message_tlv_write_complete(resp, off, NULL);
+
+	/* PLMN 001/01, the 3GPP test network; the name inside a sequence has a u8 length. */
+	off = ok ? qmi_message_tlv_write_init(resp, 0x12, NULL) : 0;
+	ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 1, NULL) &&
+	     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 1, NULL) &&
+	     qmi_message_tlv_write_string(resp, 1, plmn_name, -1, NULL) &&
+	     qmi_message_tlv_write_complete(resp, off, NULL);
+
+	ok = ok && put_u32(resp, 0x1D, 0x0001a2d1) /* cell id */ &&
+	     put_u16(resp, 0x24, 0x0001) /* tracking area code */;
+	reply(q, r, resp, ok);
+}
+
+static bool put_strength(QmiMessage *m, uint8_t type, int8_t value)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+
+	return off && qmi_message_tlv_write_gint8(m, value, NULL) &&
+	       qmi_message_tlv_write_gint8(m, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static bool put_i16(QmiMessage *m, uint8_t type, int16_t v)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+
+	return off && qmi_message_tlv_write_gint16(m, QMI_ENDIAN_LITTLE, v, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static void nas_get_signal_strength(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	/* The request mask only asks for extras; a modem answers what it has. */
+	bool ok = put_strength(resp, 0x01, SIM_RSSI) && put_strength(resp, 0x16, SIM_RSRQ) &&
+		  put_i16(resp, 0x17, SIM_SNR) && put_i16(resp, 0x18, SIM_RSRP);
+	reply(q, r, resp, ok);
+}
+
+static void nas_get_signal_info(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x14, NULL);
+	bool ok = off && qmi_message_tlv_write_gint8(resp, SIM_RSSI, NULL) &&
+		  qmi_message_tlv_write_gint8(resp, SIM_RSRQ, NULL) &&
+		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, SIM_RSRP, NULL) &&
+		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, SIM_SNR, NULL) &&
+		  qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+/* ---- WDA ---- */
+
+static uint32_t wda_protocol(enum qmap_version v)
+{
+	return v == QMAP_V5 ? WDA_PROTO_QMAPV5 : WDA_PROTO_QMAP;
+}
+
+static const char *qmap_name(enum qmap_version v)
+{
+	return v == QMAP_V5 ? "QMAPv5" : "QMAP";
+}
+
+static bool put_format(QmiMessage *m, const struct sim_qmi_data_format *f, bool ul_count,
+		       bool ul_size)
+{
+	uint32_t proto = wda_protocol(f->version);
+
+	return put_u8(m, 0x10, 0) && put_u32(m, 0x11, QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP) &&
+	       put_u32(m, 0x12, proto) && put_u32(m, 0x13, proto) &&
+	       put_u32(m, 0x15, f->dl_max_datagrams) && put_u32(m, 0x16, f->dl_max_size) &&
+	       (!ul_count || put_u32(m, 0x17, f->ul_max_datagrams)) &&
+	       (!ul_size || put_u32(m, 0x18, f->ul_max_size));
+}
+
+/* min(requested, limit); absent or 0 means "as much as you can". */
+static uint32_t grant(int present, uint32_t requested, uint32_t limit)
+{
+	return present > 0 && requested > 0 && requested < limit ? requested : limit;
+}
+
+static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
+{
+	const struct sim_qmi_data_format *lim = &q->opts.limits;
+	uint8_t qos = 0;
+	uint32_t llp = 0, ul = 0, dl = 0, dl_dgrams = 0, dl_size = 0, ul_dgrams = 0, ul_size = 0;
+	uint32_t ignored;
+	int k_qos = get_u8(r, 0x10, &qos);
+	int k_llp = get_u32(r, 0x11, &llp);
+	int k_ul = get_u32(r, 0x12, &ul);
+	int k_dl = get_u32(r, 0x13, &dl);
+	int k_ndp = get_u32(r, 0x14, &ignored);
+	int k_dl_dgrams = get_u32(r, 0x15, &dl_dgrams);
+	int k_dl_size = get_u32(r, 0x16, &dl_size);
+	int k_ep = check_size(r, 0x17, 8);
+	int k_ul_dgrams = get_u32(r, 0x1B, &ul_dgrams);
+	int k_ul_size = get_u32(r, 0x1C, &ul_size);
+
+	if (k_qos < 0 || k_llp < 0 || k_ul < 0 || k_dl < 0 || k_ndp < 0 || k_dl_dgrams < 0 ||
+	    k_dl_size < 0 || k_ep < 0 || k_ul_dgrams < 0 || k_ul_size < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+
+	/* One protocol for both directions: the data side has one QMAP version. */
+	uint32_t cur = wda_protocol(q->format.version);
+	uint32_t ul_p = k_ul ? ul : (k_dl ? dl : cur);
+	uint32_t dl_p = k_dl ? dl : (k_ul ? ul : cur);
+	enum qmap_version version;
+	if (ul_p != dl_p) {
+		qlog(q, LOG_INFO,
+		     "sim qmi wda client %u: refusing UL protocol %u with DL protocol %u", r->cid,
+		     ul_p, dl_p);
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_DATA_FORMAT);
+		return;
+	}
+	if (dl_p == WDA_PROTO_QMAP) {
+		version = QMAP_V1;
+	} else if (dl_p == WDA_PROTO_QMAPV5 && !q->opts.no_qmapv5) {
+		version = QMAP_V5;
+	} else {
+		qlog(q, LOG_INFO, "sim qmi wda client %u: refusing aggregation protocol %u (%s)",
+		     r->cid, dl_p, qmi_wda_data_aggregation_protocol_get_string(dl_p) ?: "unknown");
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_DATA_FORMAT);
+		return;
+	}
+
+	struct sim_qmi_data_format f = {
+		.version = version,
+		.dl_max_size = grant(k_dl_size, dl_size, lim->dl_max_size),
+		.dl_max_datagrams = grant(k_dl_dgrams, dl_dgrams, lim->dl_max_datagrams),
+		.ul_max_size = grant(k_ul_size, ul_size, lim->ul_max_size),
+		.ul_max_datagrams = grant(k_ul_dgrams, ul_dgrams, lim->ul_max_datagrams),
+	};
+	if (f.dl_max_size < q->opts.dl_min_size) {
+		qlog(q, LOG_INFO,
+		     "sim qmi wda client %u: refusing DL max size %u: the data side needs %u",
+		     r->cid, f.dl_max_size, q->opts.dl_min_size);
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+
+	if (q->cb.set_data_format && q->cb.set_data_format(q->userdata, &f) < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INTERNAL);
+		return;
+	}
+	q->format = f;
+	q->stats.data_format_sets++;
+	qlog(q, LOG_INFO,
+	     "sim qmi wda client %u: data format %s%s, DL %u bytes/%u datagrams, UL %u bytes/%u "
+	     "datagrams",
+	     r->cid, qmap_name(version),
+	     k_llp && llp != QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP
+		     ? " (raw IP instead of the requested link layer)"
+		     : "",
+	     f.dl_max_size, f.dl_max_datagrams, f.ul_max_size, f.ul_max_datagrams);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_format(resp, &f, k_ul_dgrams > 0, k_ul_size > 0));
+}
+
+static void wda_get_data_format(struct sim_qmi *q, const struct req *r)
+{
+	if (check_size(r, 0x10, 8) < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_format(resp, &q->format, true, true));
+}
+
+/* ---- WDS ---- */
+
+static const char *family_name(uint8_t family)
+{
+	return family == QMI_WDS_IP_FAMILY_IPV6 ? "IPv6" : "IPv4";
+}
+
+static void wds_bind_mux_data_port(struct sim_qmi *q, const struct req *r)
+{
+	struct wds_client *c = &q->wds[r->cid];
+	uint8_t mux;
+	int k_ep = check_size(r, 0x10, 8);
+	int k_mux = get_u8(r, 0x11, &mux);
+	int k_type = check_size(r, 0x13, 4);
+
+	if (k_ep < 0 || k_mux < 0 || k_type < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (k_mux == 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (mux < CONFIG_MUX_ID_MIN || mux > CONFIG_MUX_ID_MAX) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	if (c->connected && c->mux_id != mux) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_OPERATION);
+		return;
+	}
+	c->mux_id = mux;
+	qlog(q, LOG_DEBUG, "sim qmi wds client %u: bound to mux %u", r->cid, mux);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+static void wds_set_ip_family(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t family;
+	int k = get_u8(r, 0x01, &family);
+
+	if (k <= 0) {
+		reply_error(q, r,
+			    k == 0 ? QMI_PROTOCOL_ERROR_MISSING_ARGUMENT
+				   : QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (family != QMI_WDS_IP_FAMILY_IPV4 && family != QMI_WDS_IP_FAMILY_IPV6 &&
+	    family != QMI_WDS_IP_FAMILY_UNSPECIFIED) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_IP_FAMILY_PREFERENCE);
+		return;
+	}
+	q->wds[r->cid].family = family;
+	qlog(q, LOG_DEBUG, "sim qmi wds client %u: IP family %u", r->cid, family);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+static bool put_call_end(QmiMessage *m, uint16_t reason, uint16_t vtype, int16_t vreason)
+{
+	gsize off;
+
+	if (!put_u16(m, 0x10, reason))
+		return false;
+	off = qmi_message_tlv_write_init(m, 0x11, NULL);
+	return off && qmi_message_tlv_write_guint16(m, QMI_ENDIAN_LITTLE, vtype, NULL) &&
+	       qmi_message_tlv_write_gint16(m, QMI_ENDIAN_LITTLE, vreason, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+static void call_failed(struct sim_qmi *q, const struct req *r, uint16_t reason, int16_t vreason,
+			const char *why)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_CALL_FAILED);
+
+	q->stats.qmi_sessions_failed++;
+	qlog(q, LOG_INFO, "sim qmi wds client %u: start network on mux %u failed: %s (3GPP %d)",
+	     r->cid, q->wds[r->cid].mux_id, why, vreason);
+	reply(q, r, resp,
+	      put_call_end(resp, reason, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP, vreason));
+}
+
+static void indicate_status(struct sim_qmi *q, uint8_t cid, QmiWdsConnectionStatus status,
+			    uint8_t family, bool with_reason, uint16_t reason, uint16_t vtype,
+			    int16_t vreason)
+{
+	g_autoptr(QmiMessage) m =
+		qmi_message_new(QMI_SERVICE_WDS, cid, 0, WDS_PACKET_SERVICE_STATUS);
+	gsize off;
+	bool ok;
+
+	/* qmi_message_new() builds a host request: turn it into a modem indication. */
+	m->data[3] = QMUX_FLAG_MODEM;
+	m->data[SDU_OFFSET] = SVC_FLAG_INDICATION;
+
+	off = qmi_message_tlv_write_init(m, 0x01, NULL);
+	ok = off && qmi_message_tlv_write_guint8(m, status, NULL) &&
+	     qmi_message_tlv_write_guint8(m, 0 /* reconfiguration required */, NULL) &&
+	     qmi_message_tlv_write_complete(m, off, NULL);
+	if (ok && with_reason)
+		ok = put_call_end(m, reason, vtype, vreason);
+	ok = ok && put_u8(m, 0x12, family);
+	if (!ok)
+		return;
+	q->stats.qmi_indications++;
+	send_raw(q, m);
+}
+
+static bool apn_select(const struct sim_qmi *q, const struct req *r, unsigned *ret,
+		       bool *ret_profile_bad)
+{
+	uint16_t len;
+	const uint8_t *apn = get_raw(r, 0x14, &len);
+	uint8_t profile;
+
+	*ret_profile_bad = false;
+	if (apn && len > 0) {
+		for (unsigned i = 0; i < q->opts.n_apn; i++)
+			if (raw_equals(apn, len, q->opts.apn[i].name, true)) {
+				*ret = i;
+				return true;
+			}
+		return false;
+	}
+	if (get_u8(r, 0x31, &profile) > 0) {
+		if (profile < 1 || profile > q->opts.n_apn) {
+			*ret_profile_bad = true;
+			return false;
+		}
+		*ret = profile - 1u;
+		return true;
+	}
+	*ret = 0;
+	return true;
+}
+
+static void wds_start_network(struct sim_qmi *q, const struct req *r)
+{
+	struct wds_client *c = &q->wds[r->cid];
+	uint8_t family_pref = 0, auth = 0, profile;
+	int k_family = get_u8(r, 0x19, &family_pref);
+	int k_auth = get_u8(r, 0x16, &auth);
+	int k_profile = get_u8(r, 0x31, &profile);
+
+	if (k_family < 0 || k_auth < 0 || k_profile < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (c->connected) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_NO_EFFECT);
+		return;
+	}
+
+	uint8_t family = k_family > 0 ? family_pref : c->family;
+	if (family == QMI_WDS_IP_FAMILY_UNSPECIFIED)
+		family = c->family == QMI_WDS_IP_FAMILY_IPV6 ? QMI_WDS_IP_FAMILY_IPV6
+							     : QMI_WDS_IP_FAMILY_IPV4;
+	if (family != QMI_WDS_IP_FAMILY_IPV4 && family != QMI_WDS_IP_FAMILY_IPV6) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_IP_FAMILY_PREFERENCE);
+		return;
+	}
+
+	unsigned a;
+	bool profile_bad;
+	if (!apn_select(q, r, &a, &profile_bad)) {
+		if (profile_bad) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_PROFILE);
+			return;
+		}
+		call_failed(q, r, QMI_WDS_CALL_END_REASON_GSM_WCDMA_UNKNOWN_APN,
+			    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN, "unknown APN");
+		return;
+	}
+
+	const struct sim_qmi_apn *apn = &q->opts.apn[a];
+	if (apn->auth) {
+		uint16_t ulen, plen;
+		const uint8_t *user = get_raw(r, 0x17, &ulen);
+		const uint8_t *pass = get_raw(r, 0x18, &plen);
+		if ((k_auth > 0 && auth == QMI_WDS_AUTHENTICATION_NONE) ||
+		    !raw_equals(user, ulen, apn->user, false) ||
+		    !raw_equals(pass, plen, apn->password, false)) {
+			call_failed(q, r, QMI_WDS_CALL_END_REASON_GENERIC_AUTHENTICATION_FAILED,
+				    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_AUTHENTICATION_FAILED,
+				    "user authentication failed");
+			return;
+		}
+	}
+
+	const struct sim_qmi_mux *mux = &q->opts.mux[c->mux_id];
+	if (!mux->present || (mux->ipv4.family == 0 && mux->ipv6.family == 0)) {
+		call_failed(q, r, QMI_WDS_CALL_END_REASON_GSM_WCDMA_INSUFFICIENT_RESOURCES,
+			    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_INSUFFICIENT_RESOURCES,
+			    c->mux_id ? "no addresses for this mux" : "client not bound to a mux");
+		return;
+	}
+	if (family == QMI_WDS_IP_FAMILY_IPV4 && mux->ipv4.family == 0) {
+		call_failed(q, r, QMI_WDS_CALL_END_REASON_GENERIC_UNSPECIFIED,
+			    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_IPV6_ONLY_ALLOWED,
+			    "no IPv4 address for this mux");
+		return;
+	}
+	if (family == QMI_WDS_IP_FAMILY_IPV6 && mux->ipv6.family == 0) {
+		call_failed(q, r, QMI_WDS_CALL_END_REASON_GENERIC_UNSPECIFIED,
+			    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_IPV4_ONLY_ALLOWED,
+			    "no IPv6 address for this mux");
+		return;
+	}
+
+	/* Handles look like a modem's: opaque, never 0 and never the "any" value. */
+	uint32_t handle = q->next_handle++;
+	if (handle == 0 || handle == HANDLE_ANY)
+		handle = q->next_handle = 0x10000001u;
+
+	c->connected = true;
+	c->session_family = family;
+	c->handle = handle;
+	c->apn = a;
+	q->mux_sessions[c->mux_id]++;
+	q->stats.qmi_sessions_started++;
+
+	char addr[INET6_ADDRSTRLEN] = "?";
+	const struct config_prefix *p = family == QMI_WDS_IP_FAMILY_IPV4 ? &mux->ipv4 : &mux->ipv6;
+	inet_ntop(p->family, &p->addr, addr, sizeof(addr));
+	qlog(q, LOG_INFO,
+	     "sim qmi wds client %u: session up on mux %u, %s %s/%u, APN '%s', handle %u", r->cid,
+	     c->mux_id, family_name(family), addr, p->prefixlen, apn->name, handle);
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u32(resp, 0x01, handle));
+	indicate_status(q, r->cid, QMI_WDS_CONNECTION_STATUS_CONNECTED, family, false, 0, 0, 0);
+}
+
+static void wds_stop_network(struct sim_qmi *q, const struct req *r)
+{
+	struct wds_client *c = &q->wds[r->cid];
+	uint32_t handle;
+	uint8_t autoconnect;
+	int k = get_u32(r, 0x01, &handle);
+	int k_auto = get_u8(r, 0x10, &autoconnect);
+
+	if (k < 0 || k_auto < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (k == 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	if (c->connected && (handle == c->handle || handle == HANDLE_ANY)) {
+		uint8_t family = c->session_family;
+		session_end(q, r->cid);
+		qlog(q, LOG_INFO, "sim qmi wds client %u: session on mux %u stopped by the host",
+		     r->cid, c->mux_id);
+		reply(q, r, resp, true);
+		indicate_status(q, r->cid, QMI_WDS_CONNECTION_STATUS_DISCONNECTED, family, true,
+				QMI_WDS_CALL_END_REASON_GENERIC_CLIENT_END,
+				QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_CM,
+				QMI_WDS_VERBOSE_CALL_END_REASON_CM_CLIENT_END);
+		return;
+	}
+	if (handle == HANDLE_ANY) {
+		/* "Stop whatever is there" with nothing there: nothing to complain about. */
+		reply(q, r, resp, true);
+		return;
+	}
+	reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_HANDLE);
+}
+
+static void wds_get_packet_service_status(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	reply(q, r, resp,
+	      put_u8(resp, 0x01,
+		     q->wds[r->cid].connected ? QMI_WDS_CONNECTION_STATUS_CONNECTED
+					      : QMI_WDS_CONNECTION_STATUS_DISCONNECTED));
+}
+
+static bool put_ipv4(QmiMessage *m, uint8_t type, const char *text)
+{
+	struct in_addr a;
+
+	return inet_pton(AF_INET, text, &a) == 1 && put_u32(m, type, ipv4_value(&a));
+}
+
+static bool put_ipv6_text(QmiMessage *m, uint8_t type, const char *text)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET6, text, &a) == 1 && put_ipv6(m, type, &a, -1);
+}
+
+static void wds_get_current_settings(struct sim_qmi *q, const struct req *r)
+{
+	const struct wds_client *c = &q->wds[r->cid];
+	uint32_t mask = 0;
+	int k = get_u32(r, 0x10, &mask);
+
+	if (k < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (!c->connected) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_OUT_OF_CALL);
+		return;
+	}
+	if (mask == 0)
+		mask = 0xffffffffu;
+
+	const struct sim_qmi_mux *mux = &q->opts.mux[c->mux_id];
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool ok = true;
+
+	if (mask & QMI_WDS_REQUESTED_SETTINGS_APN_NAME)
+		ok = ok && put_string(resp, 0x14, q->opts.apn[c->apn].name);
+
+	if (c->session_family == QMI_WDS_IP_FAMILY_IPV4) {
+		struct config_prefix gw;
+		gateway_of(&mux->ipv4, &gw);
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_DNS_ADDRESS)
+			ok = ok && put_ipv4(resp, 0x15, SIM_QMI_DNS4_PRIMARY) &&
+			     put_ipv4(resp, 0x16, SIM_QMI_DNS4_SECONDARY);
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_IP_ADDRESS)
+			ok = ok && put_u32(resp, 0x1E, ipv4_value(&mux->ipv4.addr.v4));
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_GATEWAY_INFO)
+			ok = ok && put_u32(resp, 0x20, ipv4_value(&gw.addr.v4)) &&
+			     put_u32(resp, 0x21, ipv4_mask(mux->ipv4.prefixlen));
+	} else {
+		struct config_prefix gw;
+		gateway_of(&mux->ipv6, &gw);
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_IP_ADDRESS)
+			ok = ok && put_ipv6(resp, 0x25, &mux->ipv6.addr.v6, mux->ipv6.prefixlen);
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_GATEWAY_INFO)
+			ok = ok && put_ipv6(resp, 0x26, &gw.addr.v6, gw.prefixlen);
+		if (mask & QMI_WDS_REQUESTED_SETTINGS_DNS_ADDRESS)
+			ok = ok && put_ipv6_text(resp, 0x27, SIM_QMI_DNS6_PRIMARY) &&
+			     put_ipv6_text(resp, 0x28, SIM_QMI_DNS6_SECONDARY);
+	}
+	if (mask & QMI_WDS_REQUESTED_SETTINGS_MTU)
+		ok = ok && put_u32(resp, 0x29, q->opts.session_mtu);
+	if (mask & QMI_WDS_REQUESTED_SETTINGS_IP_FAMILY)
+		ok = ok && put_u8(resp, 0x2B, c->session_family);
+	reply(q, r, resp, ok);
+}
+
+/* ---- dispatch ---- */
+
+struct handler {
+	uint8_t service;
+	uint16_t message;
+	void (*fn)(struct sim_qmi *q, const struct req *r);
+};
+
+static const struct handler handlers[] = {
+	{ QMI_SERVICE_CTL, 0x0021, ctl_get_version_info },
+	{ QMI_SERVICE_CTL, 0x0022, ctl_allocate_cid },
+	{ QMI_SERVICE_CTL, 0x0023, ctl_release_cid },
+	{ QMI_SERVICE_CTL, 0x0026, ctl_set_data_format },
+	{ QMI_SERVICE_CTL, 0x0027, ctl_sync },
+	{ QMI_SERVICE_DMS, 0x0020, dms_get_capabilities },
+	{ QMI_SERVICE_DMS, 0x0021, dms_get_manufacturer },
+	{ QMI_SERVICE_DMS, 0x0022, dms_get_model },
+	{ QMI_SERVICE_DMS, 0x0023, dms_get_revision },
+	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
+	{ QMI_SERVICE_NAS, 0x0020, nas_get_signal_strength },
+	{ QMI_SERVICE_NAS, 0x0024, nas_get_serving_system },
+	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },
+	{ QMI_SERVICE_WDA, 0x0020, wda_set_data_format },
+	{ QMI_SERVICE_WDA, 0x0021, wda_get_data_format },
+	{ QMI_SERVICE_WDS, 0x0020, wds_start_network },
+	{ QMI_SERVICE_WDS, 0x0021, wds_stop_network },
+	{ QMI_SERVICE_WDS, WDS_PACKET_SERVICE_STATUS, wds_get_packet_service_status },
+	{ QMI_SERVICE_WDS, 0x002D, wds_get_current_settings },
+	{ QMI_SERVICE_WDS, 0x004D, wds_set_ip_family },
+	{ QMI_SERVICE_WDS, 0x00A2, wds_bind_mux_data_port },
+};
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Exactly one host request with consistent lengths and whole TLVs. */
+static bool frame_valid(const uint8_t *buf, size_t len)
+{
+	if (len < SDU_OFFSET || buf[0] != QMUX_MARKER || get_le16(buf + 1) != len - 1)
+		return false;
+	if (buf[3] != 0) /* from the host: no sender flag */
+		return false;
+
+	size_t hdr = buf[4] == QMI_SERVICE_CTL ? CTL_HEADER_SIZE : SVC_HEADER_SIZE;
+	if (len < SDU_OFFSET + hdr)
+		return false;
+	const uint8_t *sdu = buf + SDU_OFFSET;
+	if (sdu[0] != 0) /* a response or an indication has no business here */
+		return false;
+	size_t tlv_len = get_le16(sdu + hdr - 2);
+	if (tlv_len != len - SDU_OFFSET - hdr)
+		return false;
+
+	const uint8_t *p = sdu + hdr;
+	while (tlv_len > 0) {
+		if (tlv_len < TLV_HEADER_SIZE)
+			return false;
+		size_t l = get_le16(p + 1);
+		if (l > tlv_len - TLV_HEADER_SIZE)
+			return false;
+		p += TLV_HEADER_SIZE + l;
+		tlv_len -= TLV_HEADER_SIZE + l;
+	}
+	return true;
+}
+
+static void dispatch(struct sim_qmi *q, QmiMessage *m)
+{
+	struct req r = {
+		.m = m,
+		.service = (uint8_t)qmi_message_get_service(m),
+		.cid = qmi_message_get_client_id(m),
+		.svc = -1,
+	};
+	uint16_t id = qmi_message_get_message_id(m);
+
+	q->stats.qmi_requests++;
+	if (r.service != QMI_SERVICE_CTL) {
+		r.svc = svc_index(r.service);
+		if (r.svc < 0 || r.cid < CID_MIN || r.cid > CID_MAX ||
+		    !cid_is_used(q, r.svc, r.cid)) {
+			qlog(q, LOG_DEBUG,
+			     "sim qmi service 0x%02x client %u: message 0x%04x for a client id not "
+			     "allocated",
+			     r.service, r.cid, id);
+			reply_error(q, &r, QMI_PROTOCOL_ERROR_INVALID_CLIENT_ID);
+			return;
+		}
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(handlers); i++)
+		if (handlers[i].service == r.service && handlers[i].message == id) {
+			qlog(q, LOG_DEBUG, "sim qmi %s client %u: message 0x%04x",
+			     r.svc >= 0 ? svc_names[r.svc] : "ctl", r.cid, id);
+			handlers[i].fn(q, &r);
+			return;
+		}
+	reply_error(q, &r, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+}
+
+int sim_qmi_handle(struct sim_qmi *q, const uint8_t *buf, size_t len)
+{
+	if (!frame_valid(buf, len)) {
+		q->stats.qmi_malformed++;
+		qlog(q, LOG_DEBUG, "sim qmi: malformed control message of %zu bytes", len);
+		return -EBADMSG;
+	}
+
+	g_autoptr(GByteArray) raw = g_byte_array_sized_new((guint)len);
+	g_byte_array_append(raw, buf, (guint)len);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessage) m = qmi_message_new_from_raw(raw, &error);
+	if (!m || raw->len != 0) {
+		/* Our own walk accepted it; libqmi disagreeing is worth knowing about. */
+		q->stats.qmi_malformed++;
+		qlog(q, LOG_DEBUG, "sim qmi: libqmi rejects a control message: %s",
+		     error ? error->message : "incomplete");
+		return -EBADMSG;
+	}
+
+	q->in_handle = true;
+	dispatch(q, m);
+	q->in_handle = false;
+	if (q->reset_pending) {
+		release_all(q);
+		q->reset_pending = false;
+	}
+	return 0;
+}
+
+/* ---- life cycle and the caller's view ---- */
+
+int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbacks *cb,
+		void *userdata, struct sim_qmi **ret)
+{
+	if (!cb || !cb->send || opts->n_apn > SIM_QMI_MAX_APNS)
+		return -EINVAL;
+
+	struct sim_qmi *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->opts = *opts;
+	q->cb = *cb;
+	q->userdata = userdata;
+	q->format = opts->limits;
+	q->next_handle = 0x10000001u;
+	if (q->opts.n_apn == 0) {
+		strcpy(q->opts.apn[0].name, SIM_QMI_APN_DEFAULT);
+		q->opts.n_apn = 1;
+	}
+	for (int svc = 0; svc < _SVC_MAX; svc++)
+		q->next_cid[svc] = CID_MIN;
+
+	*ret = q;
+	return 0;
+}
+
+struct sim_qmi *sim_qmi_free(struct sim_qmi *q)
+{
+	free(q);
+	return NULL;
+}
+
+void sim_qmi_reset(struct sim_qmi *q)
+{
+	if (!q)
+		return;
+	if (q->in_handle) {
+		q->reset_pending = true;
+		return;
+	}
+	release_all(q);
+}
+
+unsigned sim_qmi_drop_all(struct sim_qmi *q)
+{
+	unsigned n = 0;
+
+	for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++) {
+		struct wds_client *c = &q->wds[cid];
+		if (!c->connected)
+			continue;
+		uint8_t family = c->session_family;
+		session_end(q, (uint8_t)cid);
+		q->stats.qmi_sessions_dropped++;
+		n++;
+		qlog(q, LOG_INFO,
+		     "sim qmi wds client %u: network dropped the session on mux %u (3GPP 36 "
+		     "regular deactivation)",
+		     cid, c->mux_id);
+		indicate_status(q, (uint8_t)cid, QMI_WDS_CONNECTION_STATUS_DISCONNECTED, family,
+				true, QMI_WDS_CALL_END_REASON_GSM_WCDMA_REGULAR_DEACTIVATION,
+				QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP,
+				QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_REGULAR_DEACTIVATION);
+	}
+	return n;
+}
+
+bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id)
+{
+	return mux_id <= CONFIG_MUX_ID_MAX && q->mux_sessions[mux_id] > 0;
+}
+
+const struct sim_qmi_data_format *sim_qmi_get_data_format(const struct sim_qmi *q)
+{
+	return &q->format;
+}
+
+const struct sim_qmi_stats *sim_qmi_get_stats(const struct sim_qmi *q)
+{
+	return &q->stats;
+}

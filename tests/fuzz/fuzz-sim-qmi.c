@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for qmapd-sim's QMI responder: arbitrary bytes as host->modem control
+ * messages. The input is a sequence of [u8: fixup << 7 | length][length bytes] messages fed
+ * to one fresh engine (client id 1 of every service allocated), so a sequence can allocate
+ * more ids and use them. Besides what ASan sees, every reply must be one whole modem->host
+ * QMUX message that libqmi parses, and a message is either answered or counted as malformed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libqmi-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim-qmi.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static unsigned replies;
+
+static void check(int ok)
+{
+	if (!ok)
+		abort();
+}
+
+static void on_send(void *userdata, const uint8_t *buf, size_t len)
+{
+	(void)userdata;
+	check(len >= 6 && buf[0] == 0x01 && buf[3] == 0x80);
+	check((size_t)(buf[1] | buf[2] << 8) == len - 1);
+
+	GByteArray *raw = g_byte_array_new();
+	g_byte_array_append(raw, buf, (guint)len);
+	QmiMessage *m = qmi_message_new_from_raw(raw, NULL);
+	check(m != NULL && raw->len == 0);
+	check(qmi_message_is_response(m) || qmi_message_is_indication(m));
+	qmi_message_unref(m);
+	g_byte_array_unref(raw);
+	replies++;
+}
+
+static int on_format(void *userdata, const struct sim_qmi_data_format *f)
+{
+	(void)userdata;
+	check(f->version == QMAP_V1 || f->version == QMAP_V5);
+	check(f->dl_max_size >= 2048 && f->dl_max_size <= 16384);
+	check(f->dl_max_datagrams >= 1 && f->dl_max_datagrams <= 32);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct sim_qmi_callbacks cb = { .send = on_send,
+						     .set_data_format = on_format };
+	static struct sim_qmi_options opts;
+	struct sim_qmi *q = NULL;
+
+	sim_qmi_options_init(&opts);
+	opts.mux[1].present = true;
+	opts.mux[1].ipv4.family = AF_INET;
+	opts.mux[1].ipv4.addr.v4.s_addr = htonl(0xc0000202);
+	opts.mux[1].ipv4.prefixlen = 24;
+	opts.mux[1].ipv6.family = AF_INET6;
+	opts.mux[1].ipv6.addr.v6.s6_addr[0] = 0x20;
+	opts.mux[1].ipv6.addr.v6.s6_addr[15] = 2;
+	opts.mux[1].ipv6.prefixlen = 64;
+	if (sim_qmi_new(&opts, &cb, NULL, &q) < 0)
+		return 0;
+	/* Client id 1 of every service exists, so short inputs reach the service handlers. */
+	for (unsigned i = 0; i < 4; i++) {
+		static const uint8_t services[] = { 0x01, 0x02, 0x03, 0x1a };
+		uint8_t alloc[] = { 0x01, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, (uint8_t)(i + 1),
+				    0x22, 0x00, 0x04, 0x00, 0x01, 0x01, 0x00, services[i] };
+		check(sim_qmi_handle(q, alloc, sizeof(alloc)) == 0);
+	}
+
+	size_t off = 0;
+	while (off < size) {
+		bool fixup = data[off] & 0x80;
+		size_t n = data[off++] & 0x7f;
+		if (n > size - off)
+			n = size - off;
+		/* An exact-size heap copy, so ASan sees a read one byte past the message. */
+		uint8_t *msg = malloc(n ? n : 1);
+		if (!msg)
+			break;
+		memcpy(msg, data + off, n);
+		off += n;
+		/* Random bytes rarely get both length fields right: on request, make them agree
+		 * with the message so the TLV walk and the handlers get exercised too. */
+		if (fixup && n >= 13) {
+			size_t hdr = msg[4] == 0 ? 6 : 7;
+			msg[0] = 0x01;
+			msg[1] = (uint8_t)(n - 1);
+			msg[2] = 0;
+			msg[3] = 0;
+			msg[6] = 0;
+			msg[6 + hdr - 2] = (uint8_t)(n - 6 - hdr);
+			msg[6 + hdr - 1] = 0;
+		}
+
+		uint64_t malformed = sim_qmi_get_stats(q)->qmi_malformed;
+		unsigned before = replies;
+		int r = sim_qmi_handle(q, msg, n);
+		free(msg);
+		if (r < 0) {
+			check(r == -EBADMSG);
+			check(replies == before);
+			check(sim_qmi_get_stats(q)->qmi_malformed == malformed + 1);
+		} else {
+			check(r == 0);
+			check(replies > before);
+		}
+		for (unsigned id = 1; id <= CONFIG_MUX_ID_MAX; id++)
+			check(!sim_qmi_mux_connected(q, id) || id == 1);
+	}
+	if (size & 1)
+		sim_qmi_drop_all(q);
+	sim_qmi_reset(q);
+	check(!sim_qmi_mux_connected(q, 1));
+	sim_qmi_free(q);
+	return 0;
+}

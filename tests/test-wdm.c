@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wdm bridge: message framing vectors, stream reassembly, and the pty itself with a client
+ * opening the link (whole messages both ways, stale bytes, partial messages of a client
+ * that left, the bounded output queue, the link's life). Needs /dev/ptmx only.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "test-util.h"
+#include "wdm.h"
+
+#define WAIT_NSEC (2 * 1000000000LL) /* every wait is bounded */
+
+struct sink {
+	unsigned n;
+	uint8_t msg[8][512];
+	size_t len[8];
+	int ret; /* what send() returns */
+};
+
+static int on_send(void *userdata, const uint8_t *msg, size_t len)
+{
+	struct sink *s = userdata;
+	if (s->ret < 0)
+		return s->ret;
+	if (s->n < (unsigned)ARRAY_SIZE(s->msg) && len <= sizeof(s->msg[0])) {
+		memcpy(s->msg[s->n], msg, len);
+		s->len[s->n] = len;
+	}
+	s->n++;
+	return 0;
+}
+
+static long long now_nsec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Run the loop without blocking until expr holds; false after WAIT_NSEC. */
+#define PUMP_UNTIL(loop, expr)                                   \
+	({                                                       \
+		long long _end = now_nsec() + WAIT_NSEC;         \
+		bool _ok;                                        \
+		for (;;) {                                       \
+			ev_run((loop), EVRUN_NOWAIT);            \
+			if ((_ok = (expr)) || now_nsec() > _end) \
+				break;                           \
+			usleep(500);                             \
+		}                                                \
+		_ok;                                             \
+	})
+
+/* Let the loop run for a while (for things that must NOT happen). */
+static void pump_for(struct ev_loop *loop, long long msec)
+{
+	long long end = now_nsec() + msec * 1000000LL;
+	while (now_nsec() < end) {
+		ev_run(loop, EVRUN_NOWAIT);
+		usleep(500);
+	}
+}
+
+/* Build a QMUX message: CTL (service 0) or a service message, `tlv_len` bytes of TLVs. */
+static size_t qmux(uint8_t *b, uint8_t flags, uint8_t service, uint16_t msg_id, uint16_t tid,
+		   const uint8_t *tlvs, uint16_t tlv_len)
+{
+	size_t hdr = service == 0 ? 6 : 7;
+	uint16_t qlen = (uint16_t)(5 + hdr + tlv_len);
+	size_t o = 0;
+
+	b[o++] = 0x01;
+	b[o++] = qlen & 0xff;
+	b[o++] = qlen >> 8;
+	b[o++] = flags;
+	b[o++] = service;
+	b[o++] = service == 0 ? 0 : 1; /* client id */
+	b[o++] = flags ? 0x02 : 0x00;  /* response : request */
+	b[o++] = tid & 0xff;
+	if (service != 0)
+		b[o++] = tid >> 8;
+	b[o++] = msg_id & 0xff;
+	b[o++] = msg_id >> 8;
+	b[o++] = tlv_len & 0xff;
+	b[o++] = tlv_len >> 8;
+	if (tlv_len)
+		memcpy(b + o, tlvs, tlv_len);
+	return o + tlv_len;
+}
+
+/* CTL Allocate CID request for DMS, as libqmi sends it. */
+static const uint8_t ctl_alloc_cid[] = { 0x01, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+					 0x22, 0x00, 0x04, 0x00, 0x01, 0x01, 0x00, 0x02 };
+/* DMS Get IDs request on client 1. */
+static const uint8_t dms_get_ids[] = { 0x01, 0x0c, 0x00, 0x00, 0x02, 0x01, 0x00,
+				       0x02, 0x00, 0x25, 0x00, 0x00, 0x00 };
+/* MBIM OPEN, MaxControlTransfer 4096. */
+static const uint8_t mbim_open[] = { 0x01, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00,
+				     0x01, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00 };
+
+static void test_frame_length(void)
+{
+	static uint8_t big[WDM_QMUX_MAX_MESSAGE + 16], zeros[WDM_QMUX_MAX_MESSAGE];
+	uint8_t b[64];
+
+	/* Complete messages, also with bytes of the next one behind. */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, ctl_alloc_cid, sizeof(ctl_alloc_cid)), 16);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, dms_get_ids, sizeof(dms_get_ids)), 13);
+	memcpy(b, ctl_alloc_cid, 16);
+	memcpy(b + 16, dms_get_ids, 13);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 29), 16);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 17), 16);
+
+	/* Every proper prefix needs more bytes. */
+	for (size_t i = 0; i < sizeof(ctl_alloc_cid); i++)
+		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, ctl_alloc_cid, i), 0);
+	for (size_t i = 0; i < sizeof(dms_get_ids); i++)
+		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, dms_get_ids, i), 0);
+
+	/* Bad starts. */
+	memcpy(b, ctl_alloc_cid, 16);
+	b[0] = 0x02;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 1), -EBADMSG);
+	b[0] = 0x00;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 16), -EBADMSG);
+	memcpy(b, ctl_alloc_cid, 16);
+	b[1] = 0x0a; /* 10 < QMUX + CTL header */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 3), -EBADMSG);
+	memcpy(b, ctl_alloc_cid, 16);
+	b[10] = 0x05; /* TLV length does not fill the message */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 11), 0);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 12), -EBADMSG);
+	memcpy(b, dms_get_ids, 13);
+	b[1] = 0x0b; /* enough for CTL, too short for a service header */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 4), 0);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 5), -EBADMSG);
+	memcpy(b, dms_get_ids, 13);
+	b[11] = 0x01; /* service TLV length sits one byte later than CTL's */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 13), -EBADMSG);
+
+	/* Bounds: exactly the largest message, and one byte more. */
+	size_t n = qmux(big, 0x80, 2, 0x25, 7, zeros, WDM_QMUX_MAX_MESSAGE - 13);
+	EXPECT_EQ(n, WDM_QMUX_MAX_MESSAGE);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, n), WDM_QMUX_MAX_MESSAGE);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, 3), 0);
+	n = qmux(big, 0x80, 2, 0x25, 7, zeros, WDM_QMUX_MAX_MESSAGE - 12);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, 3), -EBADMSG);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, (const uint8_t *)"\x01\xff\xff", 3), -EBADMSG);
+	/* The smallest message: CTL without TLVs. */
+	n = qmux(b, 0x00, 0, 0x27, 3, NULL, 0);
+	EXPECT_EQ(n, WDM_QMUX_MIN_MESSAGE);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, n), WDM_QMUX_MIN_MESSAGE);
+
+	/* MBIM. */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, mbim_open, sizeof(mbim_open)), 16);
+	for (size_t i = 0; i < sizeof(mbim_open); i++)
+		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, mbim_open, i), 0);
+	static const uint8_t done[] = { 0x03, 0x00, 0x00, 0x80, 0x30, 0x00, 0x00, 0x00 };
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, done, sizeof(done)), 0);
+	memcpy(b, mbim_open, 16);
+	b[0] = 0x05;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 1), -EBADMSG);
+	b[0] = 0x07; /* INDICATE_STATUS exists only from the device */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 3), 0);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 4), -EBADMSG);
+	b[3] = 0x80;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 16), 16);
+	b[2] = 0x01;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 3), -EBADMSG);
+	memcpy(b, mbim_open, 16);
+	b[4] = 11;
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 8), -EBADMSG);
+	b[4] = 0x00;
+	b[6] = 0x01; /* 65536: the bound itself */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 16), 0);
+	b[4] = 0x01; /* 65537 */
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 8), -EBADMSG);
+}
+
+/* Feed a stream in pieces of 1..7 bytes, as a pty might hand it over. */
+static void feed(struct wdm_reasm *r, const uint8_t *data, size_t len, struct sink *s)
+{
+	for (size_t off = 0, step = 1; off < len; off += step, step = step % 7 + 1) {
+		if (step > len - off)
+			step = len - off;
+		size_t avail;
+		uint8_t *p = wdm_reasm_space(r, &avail);
+		EXPECT_GE(avail, step);
+		memcpy(p, data + off, step);
+		wdm_reasm_commit(r, step, on_send, s);
+	}
+}
+
+static void test_reasm(void)
+{
+	struct wdm_reasm r;
+	struct sink s = {};
+	uint8_t stream[128];
+	size_t n = 0;
+
+	/* garbage, a message, a bogus start (too long), a message, half a message */
+	memcpy(stream + n, "\xff\x00", 2);
+	n += 2;
+	memcpy(stream + n, ctl_alloc_cid, 16);
+	n += 16;
+	memcpy(stream + n, "\x01\xff\xff", 3);
+	n += 3;
+	memcpy(stream + n, dms_get_ids, 13);
+	n += 13;
+	memcpy(stream + n, ctl_alloc_cid, 5);
+	n += 5;
+
+	EXPECT_EQ(wdm_reasm_init(&r, WDM_FRAMING_QMUX), 0);
+	feed(&r, stream, n, &s);
+	EXPECT_EQ(s.n, 2);
+	EXPECT_EQ(s.len[0], 16);
+	EXPECT_MEM_EQ(s.msg[0], ctl_alloc_cid, 16);
+	EXPECT_EQ(s.len[1], 13);
+	EXPECT_MEM_EQ(s.msg[1], dms_get_ids, 13);
+	EXPECT_EQ(r.messages, 2);
+	EXPECT_EQ(r.framing_errors, 2);
+	EXPECT_EQ(r.resyncs, 2);
+	EXPECT_EQ(r.discarded_bytes, 5);
+	EXPECT_EQ(r.len, 5);
+	wdm_reasm_reset(&r);
+	EXPECT_EQ(r.partial_discards, 1);
+	EXPECT_EQ(r.discarded_bytes, 10);
+
+	/* A run of garbage over several reads is one framing error. */
+	feed(&r, (const uint8_t *)"garbage with no marker at all", 29, &s);
+	feed(&r, (const uint8_t *)"more of it", 10, &s);
+	EXPECT_EQ(r.framing_errors, 3);
+	EXPECT_EQ(r.resyncs, 2);
+	feed(&r, ctl_alloc_cid, 16, &s);
+	EXPECT_EQ(s.n, 3);
+	EXPECT_EQ(r.resyncs, 3);
+	EXPECT_EQ(r.len, 0);
+	wdm_reasm_done(&r);
+
+	/* MBIM: the message type is the only anchor. */
+	struct sink m = {};
+	EXPECT_EQ(wdm_reasm_init(&r, WDM_FRAMING_MBIM), 0);
+	memcpy(stream, "xyz", 3);
+	memcpy(stream + 3, mbim_open, 16);
+	memcpy(stream + 19, mbim_open, 16);
+	feed(&r, stream, 35, &m);
+	EXPECT_EQ(m.n, 2);
+	EXPECT_MEM_EQ(m.msg[1], mbim_open, 16);
+	EXPECT_EQ(r.framing_errors, 1);
+	EXPECT_EQ(r.discarded_bytes, 3);
+	wdm_reasm_done(&r);
+}
+
+/* Read from a non-blocking client fd while the loop runs, until `want` bytes or the wait
+ * ends. Returns the bytes read. */
+static size_t client_read(struct ev_loop *loop, int fd, uint8_t *buf, size_t want)
+{
+	size_t got = 0;
+	long long end = now_nsec() + WAIT_NSEC;
+
+	while (got < want && now_nsec() < end) {
+		ev_run(loop, EVRUN_NOWAIT);
+		ssize_t n = read(fd, buf + got, want - got);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		poll(&p, 1, 1);
+	}
+	return got;
+}
+
+/* Nothing to read now (after the loop had its turn). */
+static bool client_empty(int fd)
+{
+	uint8_t b;
+	ssize_t n = read(fd, &b, 1);
+	return n < 0 && errno == EAGAIN;
+}
+
+static int client_open(const char *path)
+{
+	return open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+}
+
+static void test_messages(struct ev_loop *loop, struct wdm *w, struct sink *s)
+{
+	struct wdm_stats st;
+	uint8_t buf[256];
+
+	int c = client_open(wdm_link_path(w));
+	EXPECT_TRUE(c >= 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+
+	/* Two messages in one write, then one split over two writes. */
+	memcpy(buf, ctl_alloc_cid, 16);
+	memcpy(buf + 16, dms_get_ids, 13);
+	EXPECT_EQ(write(c, buf, 29), 29);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == 2));
+	EXPECT_EQ(write(c, ctl_alloc_cid, 7), 7);
+	pump_for(loop, 20);
+	EXPECT_EQ(s->n, 2);
+	EXPECT_EQ(write(c, ctl_alloc_cid + 7, 9), 9);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == 3));
+	EXPECT_EQ(s->n, 3);
+	EXPECT_EQ(s->len[0], 16);
+	EXPECT_MEM_EQ(s->msg[0], ctl_alloc_cid, 16);
+	EXPECT_EQ(s->len[1], 13);
+	EXPECT_MEM_EQ(s->msg[1], dms_get_ids, 13);
+	EXPECT_EQ(s->len[2], 16);
+	EXPECT_MEM_EQ(s->msg[2], ctl_alloc_cid, 16);
+
+	/* A reply reaches the client whole. */
+	static const uint8_t tlv[] = { 0x02, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00 };
+	uint8_t reply[64];
+	size_t n = qmux(reply, 0x80, 2, 0x25, 1, tlv, sizeof(tlv));
+	EXPECT_EQ(wdm_deliver(w, reply, n), 0);
+	EXPECT_EQ(client_read(loop, c, buf, n), n);
+	EXPECT_MEM_EQ(buf, reply, n);
+	EXPECT_TRUE(client_empty(c));
+
+	/* Not whole messages: refused, nothing written. */
+	EXPECT_EQ(wdm_deliver(w, reply, n - 1), -EBADMSG);
+	EXPECT_EQ(wdm_deliver(w, reply + 1, n - 1), -EBADMSG);
+	EXPECT_EQ(wdm_deliver(w, reply, 0), -EBADMSG);
+	memcpy(buf, reply, n);
+	memcpy(buf + n, reply, n);
+	EXPECT_EQ(wdm_deliver(w, buf, 2 * n), 0); /* two in one transfer is fine */
+	EXPECT_EQ(client_read(loop, c, buf, 2 * n), 2 * n);
+	EXPECT_MEM_EQ(buf + n, reply, n);
+	EXPECT_TRUE(client_empty(c));
+
+	/* The modem is absent: counted and dropped. */
+	s->ret = -ENOTCONN;
+	EXPECT_EQ(write(c, dms_get_ids, 13), 13);
+	EXPECT_TRUE(PUMP_UNTIL(loop, (wdm_get_stats(w, &st), st.to_modem_errors == 1)));
+	s->ret = 0;
+
+	/* Garbage from a client is resynchronised on the next message. */
+	EXPECT_EQ(write(c, "\x42\x43", 2), 2);
+	EXPECT_EQ(write(c, dms_get_ids, 13), 13);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == 4));
+	EXPECT_MEM_EQ(s->msg[3], dms_get_ids, 13);
+
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem, 4);
+	EXPECT_EQ(st.to_modem_bytes, 16 + 13 + 16 + 13);
+	EXPECT_EQ(st.to_modem_errors, 1);
+	EXPECT_EQ(st.from_modem, 3);
+	EXPECT_EQ(st.from_modem_invalid, 3);
+	EXPECT_EQ(st.framing_errors, 1);
+	EXPECT_EQ(st.resyncs, 1);
+	EXPECT_EQ(st.client_opens, 1);
+	EXPECT_EQ(st.client_closes, 1);
+}
+
+static void test_stale(struct ev_loop *loop, struct wdm *w, struct sink *s)
+{
+	struct wdm_stats st, before;
+	uint8_t reply[64], buf[64];
+	size_t n = qmux(reply, 0x80, 0, 0x22, 9, NULL, 0);
+
+	/* Nobody attached: dropped, and the next opener reads nothing of it. */
+	wdm_get_stats(w, &before);
+	EXPECT_EQ(wdm_deliver(w, reply, n), -ENOTCONN);
+	int c = client_open(wdm_link_path(w));
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+	EXPECT_TRUE(client_empty(c));
+
+	/* Delivered to a client that leaves without reading: the next one must not see it,
+	 * even when it opens before qmapd noticed the first one leave. */
+	EXPECT_EQ(wdm_deliver(w, reply, n), 0);
+	EXPECT_EQ(wdm_deliver(w, reply, n), 0);
+	close(c);
+	c = client_open(wdm_link_path(w));
+	EXPECT_TRUE(PUMP_UNTIL(
+		loop, (wdm_get_stats(w, &st), st.client_opens == before.client_opens + 2)));
+	EXPECT_EQ(wdm_clients(w), 1);
+	EXPECT_TRUE(client_empty(c));
+	EXPECT_EQ(st.stale_flushes, before.stale_flushes + 1);
+	EXPECT_EQ(st.stale_bytes, before.stale_bytes + 2 * n);
+	EXPECT_EQ(st.dropped_no_client, before.dropped_no_client + 1);
+
+	/* The new client then gets exactly what comes next. */
+	EXPECT_EQ(wdm_deliver(w, reply, n), 0);
+	EXPECT_EQ(client_read(loop, c, buf, n), n);
+	EXPECT_MEM_EQ(buf, reply, n);
+	EXPECT_TRUE(client_empty(c));
+
+	/* A client leaves in the middle of a message; the next one's message is not glued to
+	 * the half. */
+	unsigned sent = s->n;
+	EXPECT_EQ(write(c, ctl_alloc_cid, 9), 9);
+	pump_for(loop, 20);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	c = client_open(wdm_link_path(w));
+	EXPECT_EQ(write(c, dms_get_ids, 13), 13);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == sent + 1));
+	EXPECT_MEM_EQ(s->msg[sent < 8 ? sent : 7], dms_get_ids, 13);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.partial_discards, before.partial_discards + 1);
+	EXPECT_EQ(st.framing_errors, before.framing_errors);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+}
+
+/* A client that does not read: whole messages are dropped once the queue is full, and
+ * what it reads afterwards is whole messages in order. */
+static void test_backpressure(struct ev_loop *loop, struct wdm *w)
+{
+	enum { PAYLOAD = 3000, MAX_MSGS = 1000 };
+	static uint8_t tlvs[3 + PAYLOAD], msg[PAYLOAD + 64];
+	static uint8_t rx[WDM_OUT_QUEUE_SIZE + (1 << 20)];
+	struct wdm_stats before, st;
+	uint32_t seq = 0;
+
+	wdm_get_stats(w, &before);
+	int c = client_open(wdm_link_path(w));
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+
+	tlvs[0] = 0x10;
+	tlvs[1] = PAYLOAD & 0xff;
+	tlvs[2] = PAYLOAD >> 8;
+	unsigned accepted = 0, refused = 0;
+	for (unsigned i = 0; i < MAX_MSGS && refused < 5; i++) {
+		memcpy(tlvs + 3, &seq, sizeof(seq));
+		memset(tlvs + 7, (int)(seq & 0xff), PAYLOAD - 4);
+		size_t n = qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
+		int r = wdm_deliver(w, msg, n);
+		seq++;
+		if (r == 0)
+			accepted++;
+		else {
+			EXPECT_EQ(r, -ENOBUFS);
+			refused++;
+		}
+		ev_run(loop, EVRUN_NOWAIT);
+	}
+	wdm_get_stats(w, &st);
+	EXPECT_GE(st.dropped_queue_full, 1);
+	EXPECT_EQ(st.dropped_queue_full - before.dropped_queue_full, refused);
+	EXPECT_TRUE(st.queue_high_water <= WDM_OUT_QUEUE_SIZE);
+	EXPECT_GE(st.queue_high_water, WDM_OUT_QUEUE_SIZE - sizeof(msg));
+
+	/* One more after the client caught up, to see the queue work again. */
+	size_t total = (size_t)accepted * (13 + sizeof(tlvs));
+	size_t got = client_read(loop, c, rx, total);
+	EXPECT_EQ(got, total);
+	memcpy(tlvs + 3, &seq, sizeof(seq));
+	size_t n = qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
+	EXPECT_EQ(wdm_deliver(w, msg, n), 0);
+	got += client_read(loop, c, rx + got, n);
+	EXPECT_EQ(got, total + n);
+	EXPECT_TRUE(client_empty(c));
+
+	/* Every byte read belongs to a whole message; sequence numbers only rise, and the one
+	 * after the drops is there. */
+	size_t off = 0, count = 0;
+	int64_t last = -1;
+	while (off < got) {
+		ssize_t m = wdm_frame_length(WDM_FRAMING_QMUX, rx + off, got - off);
+		if (m <= 0)
+			break;
+		uint32_t v;
+		memcpy(&v, rx + off + 16, sizeof(v));
+		EXPECT_TRUE((int64_t)v > last);
+		last = v;
+		off += (size_t)m;
+		count++;
+	}
+	EXPECT_EQ(off, got);
+	EXPECT_EQ(count, accepted + 1);
+	EXPECT_EQ(last, seq);
+
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+}
+
+static void test_link(struct ev_loop *loop, const char *dir)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct wdm *w = NULL;
+	struct sink s = {};
+
+	/* Never named like the kernel's node, never relative. */
+	snprintf(path, sizeof(path), "%s/cdc-wdm0", dir);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, on_send, &s, &w), -EINVAL);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, "relative/qmi0", on_send, &s, &w), -EINVAL);
+	EXPECT_PTR_EQ(w, NULL);
+
+	/* Something that is not a symlink is not replaced. */
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	EXPECT_TRUE(fd >= 0);
+	close(fd);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, on_send, &s, &w), -EEXIST);
+	unlink(path);
+
+	/* A link that someone else took over is left alone by wdm_free. */
+	snprintf(path, sizeof(path), "%s/taken", dir);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, path, on_send, &s, &w), 0);
+	unlink(path);
+	EXPECT_EQ(symlink("/dev/null", path), 0);
+	w = wdm_free(w);
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	EXPECT_EQ(n, 9);
+	unlink(path);
+
+	/* No link at all: the slave path is the way in. */
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, NULL, on_send, &s, &w), 0);
+	EXPECT_PTR_EQ(wdm_link_path(w), NULL);
+	EXPECT_TRUE(strncmp(wdm_slave_path(w), "/dev/pts/", 9) == 0);
+	w = wdm_free(w);
+	EXPECT_PTR_EQ(wdm_free(NULL), NULL);
+}
+
+int main(void)
+{
+	test_frame_length();
+	test_reasm();
+
+	if (access("/dev/ptmx", R_OK | W_OK) < 0)
+		TEST_SKIP("no /dev/ptmx: %s", strerror(errno));
+
+	struct ev_loop *loop = ev_default_loop(0);
+	char dir[] = "/tmp/test-wdm.XXXXXX";
+	if (!mkdtemp(dir))
+		TEST_SKIP("mkdtemp: %s", strerror(errno));
+	char link[PATH_MAX], sub[PATH_MAX], target[PATH_MAX];
+	snprintf(sub, sizeof(sub), "%s/run", dir);
+	snprintf(link, sizeof(link), "%s/run/qmi0", dir);
+
+	struct sink s = {};
+	struct wdm *w = NULL;
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, on_send, &s, &w), 0);
+	if (!w)
+		return test_result("test-wdm");
+
+	/* The link names the slave, the slave is 0660, its directory was made 0755. */
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	EXPECT_GE(n, 1);
+	target[n > 0 ? n : 0] = '\0';
+	EXPECT_STR_EQ(target, wdm_slave_path(w));
+	EXPECT_STR_EQ(wdm_link_path(w), link);
+	struct stat st;
+	EXPECT_EQ(stat(wdm_slave_path(w), &st), 0);
+	EXPECT_EQ(st.st_mode & 0777, 0660);
+	EXPECT_EQ(stat(sub, &st), 0);
+	EXPECT_EQ(st.st_mode & 0777, 0755);
+
+	test_messages(loop, w, &s);
+	test_stale(loop, w, &s);
+	test_backpressure(loop, w);
+
+	/* A client still attached sees the device go away when the bridge does. */
+	int c = client_open(link);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+	char slave[64];
+	snprintf(slave, sizeof(slave), "%s", wdm_slave_path(w));
+	w = wdm_free(w);
+	EXPECT_PTR_EQ(w, NULL);
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	EXPECT_EQ(poll(&p, 1, 2000), 1);
+	EXPECT_TRUE(p.revents & POLLHUP);
+	close(c);
+	errno = 0;
+	EXPECT_EQ(lstat(link, &st), -1);
+	EXPECT_EQ(errno, ENOENT);
+
+	/* Replacing a stale link from an earlier run is atomic and fine. */
+	EXPECT_EQ(symlink("/dev/pts/9999", link), 0);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, on_send, &s, &w), 0);
+	n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	EXPECT_STR_EQ(target, w ? wdm_slave_path(w) : "");
+	w = wdm_free(w);
+
+	test_link(loop, dir);
+
+	rmdir(sub);
+	rmdir(dir);
+	ev_loop_destroy(loop);
+	return test_result("test-wdm");
+}
