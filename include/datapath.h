@@ -45,7 +45,8 @@ struct mux {
 	struct netdev nd;
 	ev_io io;
 	bool reading;
-	bool link_up; /* the session is connected (or the addresses are static) */
+	bool link_up;  /* the session is connected (or the addresses are static) */
+	bool flow_off; /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;
@@ -58,12 +59,20 @@ struct datapath_stats {
 	uint64_t dl_datagrams_max; /* most data frames in one aggregate */
 	uint64_t dl_unknown_mux;
 	uint64_t dl_commands;
+	uint64_t dl_flow_disable; /* QMAP FLOW_DISABLE requests honoured */
+	uint64_t dl_flow_enable;
+	uint64_t dl_commands_unsupported; /* other commands: not answered, as rmnet does */
+	uint64_t ul_command_acks;
+	uint64_t ul_command_acks_dropped; /* no room to answer (all OUT transfers busy) */
 	uint64_t dl_malformed[_QMAP_ERR_MAX];
 	uint64_t ul_aggregates;
 	uint64_t ul_datagrams;
 	uint64_t ul_submit_errors;
 	uint64_t modem_disconnects;
 };
+
+#define DATAPATH_ACKS_PENDING 32
+#define DATAPATH_ACK_MAX      64 /* a command frame is 20 bytes; modems pad at most a little */
 
 /* What the rest of the daemon hears from the data plane. All optional. */
 struct datapath_events {
@@ -87,6 +96,13 @@ struct datapath {
 
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
+
+	bool ul_reading; /* OUT buffers are free: devices may be read */
+
+	/* Command ACKs waiting for an OUT buffer; a modem retries unanswered commands. */
+	uint8_t ack_pending[DATAPATH_ACKS_PENDING][DATAPATH_ACK_MAX];
+	uint8_t ack_pending_len[DATAPATH_ACKS_PENDING];
+	unsigned n_ack_pending;
 
 	/* The uplink aggregate being filled. */
 	struct transport_out *ul_out;

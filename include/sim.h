@@ -161,6 +161,7 @@ struct sim_stats {
 	uint64_t malformed[_QMAP_ERR_MAX];
 	uint64_t commands[4]; /* by enum qmap_command_type */
 	uint64_t commands_short;
+	uint64_t flow_commands_sent; /* FLOW_DISABLE/ENABLE requests sent on request */
 	uint64_t control_messages;
 	uint64_t interrupt_messages;
 	uint64_t unknown_ep;
@@ -223,6 +224,12 @@ int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_ma
 			uint32_t dl_max_datagrams);
 /* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
 unsigned sim_drop_sessions(struct sim *s);
+/*
+ * Flow control as a modem does it: one transfer with a FLOW_DISABLE (enable false) or
+ * FLOW_ENABLE REQUEST command frame for every configured mux. Returns the number of commands
+ * sent, -ENOTCONN without qmapd, -EAGAIN when the socket is full (nothing sent).
+ */
+int sim_send_flow_control(struct sim *s, bool enable);
 
 const struct sim_stats *sim_get_stats(const struct sim *s);
 const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s);

@@ -40,15 +40,81 @@ static void mux_deliver(struct mux *m, const struct qmap_frame *f)
 	m->stats.rx_bytes += f->len;
 }
 
+static void datapath_ul_flush(struct datapath *dp);
+static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
+static void mux_update_reading(struct datapath *dp, struct mux *m);
+
+/* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
+static bool datapath_ack_put(struct datapath *dp, const uint8_t *frame, size_t len)
+{
+	struct transport_out *out = datapath_ul_room(dp, len);
+	if (!out)
+		return false;
+	memcpy(out->data + out->len, frame, len);
+	out->len += len;
+	dp->ul_frames++;
+	dp->stats.ul_command_acks++;
+	return true;
+}
+
+static void datapath_send_pending_acks(struct datapath *dp)
+{
+	unsigned sent = 0;
+
+	while (sent < dp->n_ack_pending &&
+	       datapath_ack_put(dp, dp->ack_pending[sent], dp->ack_pending_len[sent]))
+		sent++;
+	if (sent == 0)
+		return;
+	memmove(dp->ack_pending, dp->ack_pending[sent],
+		(dp->n_ack_pending - sent) * sizeof(dp->ack_pending[0]));
+	memmove(dp->ack_pending_len, dp->ack_pending_len + sent, dp->n_ack_pending - sent);
+	dp->n_ack_pending -= sent;
+	datapath_ul_flush(dp);
+}
+
+/* rmnet's answer to a command: the same frame sent back with the type set to ACK. */
+static void datapath_command_ack(struct datapath *dp, const struct qmap_frame *f)
+{
+	if (f->wire_len > DATAPATH_ACK_MAX || dp->n_ack_pending == DATAPATH_ACKS_PENDING) {
+		dp->stats.ul_command_acks_dropped++;
+		return;
+	}
+	uint8_t *ack = dp->ack_pending[dp->n_ack_pending];
+	memcpy(ack, f->header, f->wire_len);
+	qmap_command_make_ack(ack + (f->payload - f->header));
+	dp->ack_pending_len[dp->n_ack_pending++] = f->wire_len;
+	/* The modem waits for it: send now, or as soon as an OUT buffer frees. */
+	datapath_send_pending_acks(dp);
+}
+
 static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 {
+	struct mux *m = dp->mux[f->mux_id];
 	struct qmap_command cmd;
 
 	dp->stats.dl_commands++;
-	if (dp->mux[f->mux_id])
-		dp->mux[f->mux_id]->stats.commands_rx++;
-	if (qmap_command_parse(f->payload, f->len, &cmd) == 0)
-		log_debug("mux %u: QMAP command %u type %u", f->mux_id, cmd.name, cmd.type);
+	if (m)
+		m->stats.commands_rx++;
+	if (qmap_command_parse(f->payload, f->len, &cmd) < 0 || cmd.type != QMAP_COMMAND_REQUEST)
+		return;
+	/* Like rmnet: commands for a mux we do not have, and unknown commands, get no reply. */
+	if (!m || (cmd.name != QMAP_COMMAND_FLOW_DISABLE && cmd.name != QMAP_COMMAND_FLOW_ENABLE)) {
+		dp->stats.dl_commands_unsupported++;
+		return;
+	}
+	bool off = cmd.name == QMAP_COMMAND_FLOW_DISABLE;
+	if (off)
+		dp->stats.dl_flow_disable++;
+	else
+		dp->stats.dl_flow_enable++;
+	if (m->flow_off != off)
+		log_debug("mux %u (%s): flow %s by the modem", m->id, m->nd.name,
+			  off ? "disabled" : "enabled");
+	m->flow_off = off;
+	/* Not reading lets the device's queue fill: the kernel backpressures the senders. */
+	mux_update_reading(dp, m);
+	datapath_command_ack(dp, f);
 }
 
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
@@ -88,18 +154,26 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 
 /* ---- uplink ------------------------------------------------------------------------ */
 
+/* Read a mux's device while uplink buffers are free and the modem has not said stop. */
+static void mux_update_reading(struct datapath *dp, struct mux *m)
+{
+	bool on = dp->ul_reading && !m->flow_off;
+
+	if (m->reading == on)
+		return;
+	if (on)
+		ev_io_start(dp->loop, &m->io);
+	else
+		ev_io_stop(dp->loop, &m->io);
+	m->reading = on;
+}
+
 static void datapath_set_reading(struct datapath *dp, bool on)
 {
-	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
-		struct mux *m = dp->mux[id];
-		if (!m || m->reading == on)
-			continue;
-		if (on)
-			ev_io_start(dp->loop, &m->io);
-		else
-			ev_io_stop(dp->loop, &m->io);
-		m->reading = on;
-	}
+	dp->ul_reading = on;
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			mux_update_reading(dp, dp->mux[id]);
 }
 
 static void datapath_ul_flush(struct datapath *dp)
@@ -120,11 +194,9 @@ static void datapath_ul_flush(struct datapath *dp)
 		dp->stats.ul_submit_errors++;
 }
 
-/* The current aggregate, with room for one more frame of up to `mtu` bytes. */
-static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t mtu)
+/* The current aggregate, with room for `need` more bytes. */
+static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
 {
-	size_t need = dp->ul_header_size + mtu;
-
 	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
 		datapath_ul_flush(dp);
 	if (!dp->ul_out) {
@@ -157,7 +229,7 @@ static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 
 	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
-		struct transport_out *out = datapath_ul_room(dp, m->mtu);
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
 			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
 			datapath_set_reading(dp, false);
@@ -209,7 +281,10 @@ static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents
 
 static void datapath_on_out_ready(void *userdata)
 {
-	datapath_set_reading(userdata, true);
+	struct datapath *dp = userdata;
+
+	datapath_send_pending_acks(dp);
+	datapath_set_reading(dp, true);
 }
 
 static void mux_update_carrier(struct datapath *dp, struct mux *m)
@@ -245,6 +320,7 @@ static void datapath_on_disconnect(void *userdata)
 
 	dp->stats.modem_disconnects++;
 	dp->modem_up = false;
+	dp->n_ack_pending = 0; /* answers to a modem that is gone */
 	if (dp->ul_out) {
 		transport_out_put(dp->transport, dp->ul_out);
 		dp->ul_out = NULL;
@@ -318,10 +394,7 @@ int datapath_mux_add(struct datapath *dp, const struct config_mux *cfg, bool per
 	dp->mux[cfg->id] = m;
 	dp->n_mux++;
 	mux_update_carrier(dp, m);
-	if (ev_is_active(&dp->ul_flush) && dp->transport->n_out_free > 0) {
-		ev_io_start(dp->loop, &m->io);
-		m->reading = true;
-	}
+	mux_update_reading(dp, m);
 	if (ret)
 		*ret = m;
 	return 0;
@@ -407,15 +480,17 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 		"%sdevice: transport=%s rx_transfers_posted=%u transfers=%" PRIu64 " bytes=%" PRIu64
 		" transfer_errors=%" PRIu64 " batch_max=%" PRIu64 " aggregates=%" PRIu64
 		" datagrams=%" PRIu64 " datagrams_per_aggregate=%.2f datagrams_max=%" PRIu64
-		" unknown_mux=%" PRIu64 " commands=%" PRIu64 " ul_aggregates=%" PRIu64
-		" ul_datagrams=%" PRIu64 " ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64
-		" ul_zlp=%" PRIu64 " ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64
-		"\n",
+		" unknown_mux=%" PRIu64 " commands=%" PRIu64 " flow_disable=%" PRIu64
+		" flow_enable=%" PRIu64 " commands_unsupported=%" PRIu64 " command_acks=%" PRIu64
+		" command_acks_dropped=%" PRIu64 " ul_aggregates=%" PRIu64 " ul_datagrams=%" PRIu64
+		" ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64 " ul_zlp=%" PRIu64
+		" ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64 "\n",
 		prefix, dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers,
 		ts->in_bytes, ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
 		s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0,
-		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->ul_aggregates,
-		s->ul_datagrams,
+		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->dl_flow_disable,
+		s->dl_flow_enable, s->dl_commands_unsupported, s->ul_command_acks,
+		s->ul_command_acks_dropped, s->ul_aggregates, s->ul_datagrams,
 		s->ul_aggregates ? (double)s->ul_datagrams / s->ul_aggregates : 0.0, ts->out_bytes,
 		ts->out_zlp, ts->out_errors + s->ul_submit_errors, ts->out_busy,
 		s->modem_disconnects);
@@ -433,11 +508,11 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
 			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
 			" tx_dropped_too_big=%" PRIu64 " tx_dropped_link_down=%" PRIu64
-			" commands=%" PRIu64 "\n",
+			" commands=%" PRIu64 " flow=%s\n",
 			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
-			ms->tx_dropped_link_down, ms->commands_rx);
+			ms->tx_dropped_link_down, ms->commands_rx, m->flow_off ? "off" : "on");
 	}
 	fflush(f);
 }

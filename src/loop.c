@@ -55,19 +55,14 @@ static int loop_glib_grow(struct loop_glib *lg, gint n)
 		free(ios);
 		return -ENOMEM;
 	}
-	/* ev_io watchers hold pointers into fds: move them only while all are stopped. */
+	/* ev_io watchers point into fds: drop them all; the caller re-arms from scratch. */
 	for (gint i = 0; i < lg->n_fds; i++)
 		ev_io_stop(lg->loop, &lg->ios[i]);
-	memcpy(fds, lg->fds, lg->n_fds * sizeof(*fds));
 	free(lg->fds);
 	free(lg->ios);
 	lg->fds = fds;
 	lg->ios = ios;
 	lg->capacity = cap;
-	for (gint i = 0; i < lg->n_fds; i++) {
-		ev_io_init(&lg->ios[i], loop_glib_on_io, 0, 0); /* re-armed by the caller */
-		lg->ios[i].data = &lg->fds[i];
-	}
 	lg->n_fds = 0; /* forces a full re-arm */
 	return 0;
 }

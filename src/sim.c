@@ -704,6 +704,36 @@ static int dl_flush(struct sim *s)
 	return 0;
 }
 
+int sim_send_flow_control(struct sim *s, bool enable)
+{
+	/* Room for a command to every possible mux in one transfer. */
+	uint8_t buf[sizeof(struct transport_sim_header) +
+		    CONFIG_MUX_ID_MAX * (QMAP_HEADER_SIZE + QMAP_COMMAND_SIZE)];
+	struct transport_sim_header *h = (struct transport_sim_header *)buf;
+	size_t len = sizeof(*h);
+	int n = 0;
+
+	if (s->conn_fd < 0)
+		return -ENOTCONN;
+	*h = (struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_IN };
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!s->opts.mux[id].present)
+			continue;
+		struct qmap_command cmd = {
+			.name = enable ? QMAP_COMMAND_FLOW_ENABLE : QMAP_COMMAND_FLOW_DISABLE,
+			.type = QMAP_COMMAND_REQUEST,
+			.transaction_id = ++s->inject_txn,
+		};
+		qmap_write_command(buf + len, id, &cmd);
+		len += QMAP_HEADER_SIZE + QMAP_COMMAND_SIZE;
+		n++;
+	}
+	if (send(s->conn_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return negative_errno();
+	s->stats.flow_commands_sent += n;
+	return n;
+}
+
 /* Without qmapd the modem has nowhere to send: drain the TUN so the kernel does not queue. */
 static void dl_drain_disconnected(struct sim *s)
 {
@@ -1382,6 +1412,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	for (unsigned t = 0; t < ARRAY_SIZE(command_type_keys); t++)
 		fprintf(f, "commands_%s=%" PRIu64 "\n", command_type_keys[t], st->commands[t]);
 	fprintf(f, "commands_short=%" PRIu64 "\n", st->commands_short);
+	fprintf(f, "flow_commands_sent=%" PRIu64 "\n", st->flow_commands_sent);
 	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
 		fprintf(f, "injected_%s=%" PRIu64 "\n", inject_keys[k], st->injected[k]);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {

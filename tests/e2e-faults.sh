@@ -31,6 +31,7 @@ expect_eq "not_ip drops = garbage injected" "$(qstat malformed: not_ip)" "$(ssta
 expect_eq "len_overflow = oversize injected" "$(qstat malformed: len_overflow)" "$(sstat injected_oversize= injected_oversize)"
 expect_eq "unknown_mux = unknown-mux injected" "$(qstat device: unknown_mux)" "$(sstat injected_unknown_mux= injected_unknown_mux)"
 expect_eq "commands = command injected" "$(qstat device: commands)" "$(sstat injected_command= injected_command)"
+expect_eq "every injected FLOW_ENABLE ACKed" "$(sstat commands_ack= commands_ack)" "$(sstat injected_command= injected_command)"
 expect_ge "mux 1 received" "$(qstat "mux 1 " rx_packets)" 1000
 
 # Unplug: the modem disappears. Devices stay, with their addresses, carrier goes off.

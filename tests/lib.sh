@@ -53,9 +53,10 @@ e2e_cleanup() {
 	fi
 	for ns in "$NS_HOST" "$NS_NET" "${E2E_EXTRA_NS[@]}"; do
 		# Helpers started inside, such as qmi-proxy spawned by libqmi, end with the test.
-		for pid in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -TERM "$pid" 2>/dev/null
-		done
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -TERM $pids 2>/dev/null && sleep 0.2
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
 	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"

@@ -346,8 +346,8 @@ static void test_render(void)
 		"{}",
 		"{\"modem\":5,\"muxes\":{}}",
 		"{\"modem\":{\"state\":[],\"signal\":[],\"data-format\":7},\"muxes\":[5,null,[]]}",
-		"{\"muxes\":[{\"id\":\"x\",\"ipv4\":[],\"counters\":{\"rx-packets\":-5,"
-		"\"rx-bytes\":\"lots\"},\"ipv6\":{\"dns\":[1,null,\"::1\"]}}]}",
+		("{\"muxes\":[{\"id\":\"x\",\"ipv4\":[],\"counters\":{\"rx-packets\":-5,"
+		 "\"rx-bytes\":\"lots\"},\"ipv6\":{\"dns\":[1,null,\"::1\"]}}]}"),
 		"{\"device\":[],\"malformed\":{\"a\":{}},\"muxes\":[{}],\"control\":null}",
 	};
 	char buf[32];

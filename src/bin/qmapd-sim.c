@@ -103,7 +103,8 @@ static void usage(FILE *f)
 		"  -h, --help                 this help\n"
 		"\n"
 		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
-		"connected session, SIGTERM/SIGINT exit.\n",
+		"connected session, SIGRTMIN / SIGRTMIN+1 send QMAP FLOW_DISABLE / FLOW_ENABLE\n"
+		"for every mux, SIGTERM/SIGINT exit.\n",
 		SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT, CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX,
 		SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT, CONFIG_DL_MAX_SIZE_MIN,
 		CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT, SIM_DL_MAX_DATAGRAMS_DEFAULT,
@@ -277,11 +278,25 @@ static void on_usr2(struct ev_loop *loop, ev_signal *w, int revents)
 	log_info("qmapd-sim: SIGUSR2, the network dropped %u session%s", n, n == 1 ? "" : "s");
 }
 
+/* SIGRTMIN: the modem asks qmapd to stop sending on every mux; SIGRTMIN+1: to resume. */
+static void on_flow(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	bool enable = w->signum != SIGRTMIN;
+	(void)loop;
+	(void)revents;
+	int r = sim_send_flow_control(w->data, enable);
+	if (r < 0)
+		log_warning(r, "qmapd-sim: cannot send flow %s", enable ? "enable" : "disable");
+	else
+		log_info("qmapd-sim: flow %s sent for %d mux(es)", enable ? "enable" : "disable",
+			 r);
+}
+
 int main(int argc, char **argv)
 {
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
-	ev_signal sig_term, sig_int, sig_usr1, sig_usr2;
+	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -314,6 +329,11 @@ int main(int argc, char **argv)
 	ev_signal_start(loop, &sig_int);
 	ev_signal_start(loop, &sig_usr1);
 	ev_signal_start(loop, &sig_usr2);
+	ev_signal_init(&sig_flow_off, on_flow, SIGRTMIN);
+	ev_signal_init(&sig_flow_on, on_flow, SIGRTMIN + 1);
+	sig_flow_off.data = sig_flow_on.data = s;
+	ev_signal_start(loop, &sig_flow_off);
+	ev_signal_start(loop, &sig_flow_on);
 
 	if (sim_start(s) < 0)
 		goto cleanup;

@@ -233,7 +233,11 @@ int main(int argc, char **argv)
 	/* The data path writes to devices and sockets that may go away: never die of SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
 
-	q.loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_SIGNALFD);
+	/*
+	 * No EVFLAG_SIGNALFD: it blocks the signals, and children (qmi-proxy, spawned by libqmi)
+	 * would inherit the mask and ignore SIGTERM from systemd or anyone else.
+	 */
+	q.loop = ev_default_loop(EVFLAG_AUTO);
 	if (!q.loop) {
 		log_err(0, "cannot create the event loop");
 		r = -ENOMEM;
