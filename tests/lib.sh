@@ -132,6 +132,8 @@ start_qmapd() {
 	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
 	E2E_PIDS+=($!)
 	QMAPD_PID=$!
+	# READY means the control socket listens; the test configs put it here.
+	wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
 	for dev in "${@:2}"; do
 		wait_for 10 "$dev with carrier" has_carrier "$NS_HOST" "$dev"
 	done
