@@ -18,6 +18,8 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "gro.h"
+#include "gso.h"
 #include "netdev.h"
 #include "qmap.h"
 #include "transport.h"
@@ -30,12 +32,16 @@ struct mux_stats {
 	uint64_t rx_bytes;
 	uint64_t rx_dropped_queue_full; /* device queue full (EAGAIN): dropped, never waited for */
 	uint64_t rx_dropped_write_error;
+	uint64_t rx_writes; /* writes into the device (one per GRO super-packet) */
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
 	uint64_t tx_dropped_not_ip;    /* frames the kernel sent that are neither IPv4 nor IPv6 */
 	uint64_t tx_dropped_too_big;   /* larger than the room left for one frame (MTU raised?) */
 	uint64_t tx_dropped_link_down; /* read while the modem or the session was down */
-	uint64_t commands_rx;	       /* QMAP command frames addressed to this mux */
+	uint64_t tx_dropped_bad_gso;   /* a virtio-net header that contradicts its packet */
+
+	uint64_t tx_gso_segments; /* segments cut from TSO/USO super-packets */
+	uint64_t commands_rx;	  /* QMAP command frames addressed to this mux */
 };
 
 struct mux {
@@ -45,8 +51,10 @@ struct mux {
 	struct netdev nd;
 	ev_io io;
 	bool reading;
-	bool link_up;  /* the session is connected (or the addresses are static) */
-	bool flow_off; /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
+	bool link_up;	 /* the session is connected (or the addresses are static) */
+	bool flow_off;	 /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
+	struct gro *gro; /* with a virtio-net header: downlink coalescing, else NULL */
+	bool gro_dirty;	 /* holds flows until the end of the receive batch */
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;
@@ -72,7 +80,9 @@ struct datapath_stats {
 };
 
 #define DATAPATH_ACKS_PENDING 32
-#define DATAPATH_ACK_MAX      64 /* a command frame is 20 bytes; modems pad at most a little */
+/* A TSO/USO super-packet is at most 64 KiB of IP; room for its headers too. */
+#define DATAPATH_UL_SCRATCH (65536 + 256)
+#define DATAPATH_ACK_MAX    64 /* a command frame is 20 bytes; modems pad at most a little */
 
 /* What the rest of the daemon hears from the data plane. All optional. */
 struct datapath_events {
@@ -97,7 +107,17 @@ struct datapath {
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
 
-	bool ul_reading; /* OUT buffers are free: devices may be read */
+	bool ul_reading;     /* OUT buffers are free: devices may be read */
+	uint8_t *ul_scratch; /* DATAPATH_UL_SCRATCH bytes for super-packets that do not fit */
+	/* A super-packet being segmented; waits here while no OUT buffer is free. */
+	struct gso_packet ul_gso;
+	struct mux *ul_gso_mux; /* NULL: none pending */
+	uint32_t ul_gso_first;
+	bool ul_gso_in_place;
+
+	/* Muxes whose GRO holds flows, flushed when the transport ends a receive batch. */
+	uint8_t gro_dirty[256];
+	unsigned n_gro_dirty;
 
 	/* Command ACKs waiting for an OUT buffer; a modem retries unanswered commands. */
 	uint8_t ack_pending[DATAPATH_ACKS_PENDING][DATAPATH_ACK_MAX];
@@ -144,6 +164,9 @@ int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uin
 
 /* Downlink entry point (the transport's on_bulk_in); public for tests and benchmarks. */
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len);
+
+/* GRO's emit callback for a mux (mux.c sets it up). */
+void mux_gro_emit(void *userdata, const struct iovec *iov, int iovcnt);
 
 /* Human-readable counters, `key=value` per line (format documented in datapath.c). */
 void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix);

@@ -29,15 +29,24 @@ struct netdev {
 	char status
 		[96]; /* human readable, e.g. "tap+xdp" or "tun (xdp unavailable: Operation not permitted)" */
 	bool persist;
+	size_t vnet_hdr_len; /* 0, or NETDEV_VNET_HDR_LEN: every read and write carries one */
+	bool uso;	     /* the kernel takes UDP GSO (USO) super-packets too */
 };
+
+/* struct virtio_net_hdr; TUNSETVNETHDRSZ is left at this default. */
+#define NETDEV_VNET_HDR_LEN 10
+/* Linux 6.2 UAPI; Debian 12's headers predate them. */
+#define NETDEV_TUN_F_USO4 0x20
+#define NETDEV_TUN_F_USO6 0x40
 
 /*
  * Create (or re-attach to a persistent) device named `name`. With CONFIG_HEADROOM_XDP try
  * TAP + XDP first and fall back to TUN, logging a warning; CONFIG_HEADROOM_OFF makes a TUN.
- * The device is brought up with the given MTU (IFF_NOARP for TAP). Returns 0 or -errno.
+ * The device is brought up with the given MTU (IFF_NOARP for TAP). offload: IFF_VNET_HDR
+ * with checksum, TSO and (where the kernel has it) USO offloads. Returns 0 or -errno.
  */
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
-		  bool persist, struct netdev *ret);
+		  bool persist, bool offload, struct netdev *ret);
 
 /* Close the fd; the kernel removes the device unless it was made persistent. */
 void netdev_close(struct netdev *nd);

@@ -5,9 +5,9 @@
  * transfer), `mem` (in-process replay for benchmarks), later `usb` (libusb async).
  *
  * Downlink: the transport owns a ring of >= 16 receive buffers of dl_max_size bytes,
- * allocated once. Each completed bulk IN transfer is handed to on_bulk_in() and given back
- * to the ring (resubmitted) when the callback returns, so the callback may parse and
- * rewrite it in place but must not keep pointers into it.
+ * allocated once. Each completed bulk IN transfer is handed to on_bulk_in(); after a batch of
+ * them, on_bulk_in_done() is called and only then do the buffers go back to the ring
+ * (resubmitted), so pointers into them stay valid until on_bulk_in_done() returns.
  * Uplink: bulk OUT buffers are borrowed with transport_out_get(), filled in place, and
  * handed back with transport_out_submit(); while none is free, on_out_ready() tells the
  * datapath when to resume reading its devices.
@@ -43,6 +43,11 @@ struct transport_sim_header {
 
 struct transport_callbacks {
 	void (*on_bulk_in)(void *userdata, uint8_t *buf, size_t len);
+	/*
+	 * A batch of completed IN transfers was handed over; their buffers are reused after this
+	 * returns (so a consumer may keep pointers into them until then, e.g. GRO).
+	 */
+	void (*on_bulk_in_done)(void *userdata);
 	void (*on_control)(void *userdata, const uint8_t *buf, size_t len);
 	void (*on_interrupt)(void *userdata, const uint8_t *buf, size_t len);
 	/* An OUT buffer became free after transport_out_get() had returned NULL. */
@@ -160,5 +165,6 @@ int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len);
 /* Backends (transport-sim.c, transport-mem.c). */
 extern const struct transport_ops transport_sim_ops;
 extern const struct transport_ops transport_mem_ops;
+extern const struct transport_ops transport_usb_ops; /* transport-usb.c: "usb:", "usb-path:" */
 
 #endif

@@ -44,6 +44,7 @@
 
 #include "config.h"
 #include "macro.h"
+#include "usb-spec.h"
 
 #define UL_MAX_SIZE_MIN	     2048
 #define UL_MAX_SIZE_MAX	     65536
@@ -345,6 +346,14 @@ static int parse_device(struct setter *s, const struct key *k, const char *value
 		return invalid(s, k, value, "nothing after the scheme");
 	if (!is_printable(value, false))
 		return invalid(s, k, value, "blanks and control characters are not allowed");
+	if (usb_spec_is_usb(value)) {
+		/* Checked here so a typo fails at load time, not when the modem is looked for. */
+		struct usb_spec spec;
+		char why[USB_SPEC_ERROR_MAX];
+
+		if (usb_spec_parse(value, &spec, why, sizeof(why)) < 0)
+			return invalid(s, k, value, why);
+	}
 
 	strcpy(s->device->device, value); /* length checked by setter_apply() */
 	return 0;

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include <linux/virtio_net.h>
+
 #include "datapath.h"
+#include "gso.h"
 #include "log.h"
 #include "mux.h"
 
@@ -14,9 +17,53 @@
 
 /* ---- downlink ---------------------------------------------------------------------- */
 
-static void mux_deliver(struct mux *m, const struct qmap_frame *f)
+/* GRO's output: one write per super-packet or lone packet, from the transfer buffers. */
+void mux_gro_emit(void *userdata, const struct iovec *iov, int iovcnt)
+{
+	struct mux *m = userdata;
+	/* iov[0] holds the headers, every further iovec one segment's bytes. */
+	unsigned segments = iovcnt > 1 ? (unsigned)iovcnt - 1 : 1;
+
+	if (_unlikely_(writev(m->nd.fd, iov, iovcnt) < 0)) {
+		if (errno == EAGAIN)
+			m->stats.rx_dropped_queue_full += segments;
+		else
+			m->stats.rx_dropped_write_error += segments;
+		return;
+	}
+	m->stats.rx_writes++;
+}
+
+/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
+static void datapath_gro_flush(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	for (unsigned i = 0; i < dp->n_gro_dirty; i++) {
+		struct mux *m = dp->mux[dp->gro_dirty[i]];
+		if (m) {
+			gro_flush(m->gro);
+			m->gro_dirty = false;
+		}
+	}
+	dp->n_gro_dirty = 0;
+}
+
+static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
 {
 	ssize_t n;
+
+	/* Counted as received from the modem; drops are counted where the write fails. */
+	m->stats.rx_packets++;
+	m->stats.rx_bytes += f->len;
+	if (m->gro) {
+		gro_add_qmap(m->gro, f);
+		if (!m->gro_dirty && gro_pending(m->gro)) {
+			m->gro_dirty = true;
+			dp->gro_dirty[dp->n_gro_dirty++] = m->id;
+		}
+		return;
+	}
 
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP) {
 		struct iovec iov[2] = {
@@ -36,12 +83,12 @@ static void mux_deliver(struct mux *m, const struct qmap_frame *f)
 			m->stats.rx_dropped_write_error++;
 		return;
 	}
-	m->stats.rx_packets++;
-	m->stats.rx_bytes += f->len;
+	m->stats.rx_writes++;
 }
 
 static void datapath_ul_flush(struct datapath *dp);
 static struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
+static void datapath_ul_segment_resume(struct datapath *dp);
 static void mux_update_reading(struct datapath *dp, struct mux *m);
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -142,7 +189,7 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 			dp->stats.dl_unknown_mux++;
 			continue;
 		}
-		mux_deliver(m, &f);
+		mux_deliver(dp, m, &f);
 	}
 	if (datagrams) {
 		dp->stats.dl_aggregates++;
@@ -219,6 +266,142 @@ static bool payload_matches_ethertype(const uint8_t *eth, const uint8_t *ip, siz
 	return false;
 }
 
+/*
+ * Segments of one packet read with a virtio-net header (a TSO/USO super-packet, or a packet
+ * whose checksum the kernel left to us) into the aggregates, as many as it takes.
+ */
+static void mux_ul_segment(struct datapath *dp, struct mux *m, const struct virtio_net_hdr *vh,
+			   uint8_t *pkt, size_t len, bool in_place)
+{
+	struct gso_packet *p = &dp->ul_gso;
+	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
+
+	if (gso_parse(vh, l2, pkt, len, p) < 0) {
+		m->stats.tx_dropped_bad_gso++;
+		return;
+	}
+	/* In place works only if every segment fits the current aggregate at once. */
+	if (in_place &&
+	    (gso_out_size(p, 0, dp->ul_header_size) > dp->ul_max_size - dp->ul_out->len ||
+	     p->n_segs > dp->ul_max_datagrams - dp->ul_frames)) {
+		memcpy(dp->ul_scratch, pkt, len);
+		if (gso_parse(vh, l2, dp->ul_scratch, len, p) < 0)
+			return;
+		in_place = false;
+	}
+	dp->ul_gso_mux = m;
+	dp->ul_gso_first = 0;
+	dp->ul_gso_in_place = in_place;
+	datapath_ul_segment_resume(dp);
+}
+
+/*
+ * Write the segments of the pending super-packet (dp->ul_gso, in scratch or in place) into
+ * aggregates. Without a free OUT buffer it stays pending, reading stops, and on_out_ready
+ * resumes here: a super-packet is never cut short.
+ */
+static void datapath_ul_segment_resume(struct datapath *dp)
+{
+	struct gso_packet *p = &dp->ul_gso;
+	struct mux *m = dp->ul_gso_mux;
+	struct gso_segment segs[64];
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+
+	while (m && dp->ul_gso_first < p->n_segs) {
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out) {
+			datapath_set_reading(dp, false);
+			return;
+		}
+		unsigned max = dp->ul_max_datagrams - dp->ul_frames;
+		int n = gso_write(p, dp->ul_gso_first, flags, out->data + out->len,
+				  dp->ul_max_size - out->len, dp->ul_header_size, segs,
+				  max < ARRAY_SIZE(segs) ? max : ARRAY_SIZE(segs));
+		if (n == -ENOBUFS && !dp->ul_gso_in_place && dp->ul_frames > 0) {
+			datapath_ul_flush(dp);
+			continue;
+		}
+		if (n < 0) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - dp->ul_gso_first;
+			break;
+		}
+		dp->ul_gso_in_place = false; /* after the first call pkt is only read from */
+		for (int i = 0; i < n; i++) {
+			qmap_write_data_header(out->data + out->len + segs[i].offset, dp->version,
+					       m->id, segs[i].len, 0, segs[i].csum_offload);
+			m->stats.tx_packets++;
+			m->stats.tx_bytes += segs[i].len;
+		}
+		out->len += segs[n - 1].offset + dp->ul_header_size + segs[n - 1].len;
+		if (p->split)
+			m->stats.tx_gso_segments += n;
+		dp->ul_gso_first += n;
+		dp->ul_frames += n;
+		if (dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+	}
+	dp->ul_gso_mux = NULL;
+}
+
+/*
+ * Read one packet from a device with a virtio-net header. The IP packet goes straight into the
+ * aggregate; a super-packet longer than the room left spills into scratch and is segmented
+ * from there (segmenting copies anyway). Returns false when the device has no more.
+ */
+static bool mux_ul_read_vnet(struct datapath *dp, struct mux *m, struct transport_out *out)
+{
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	struct virtio_net_hdr vh;
+	uint8_t eth[ETH_HEADER_SIZE];
+	uint8_t *ip = out->data + out->len + dp->ul_header_size;
+	size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
+	struct iovec iov[4] = {
+		{ .iov_base = &vh, .iov_len = sizeof(vh) },
+		{ .iov_base = eth, .iov_len = sizeof(eth) },
+		{ .iov_base = ip, .iov_len = room },
+		{ .iov_base = dp->ul_scratch + room, .iov_len = DATAPATH_UL_SCRATCH - room },
+	};
+	struct iovec *v = tap ? iov : iov + 1;
+	if (!tap)
+		v[0] = iov[0];
+	ssize_t n = readv(m->nd.fd, v, tap ? 4 : 3);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		return false;
+	}
+	size_t head = sizeof(vh) + (tap ? sizeof(eth) : 0);
+	size_t len = (size_t)n > head ? (size_t)n - head : 0;
+	if (_unlikely_(len == 0 || len > DATAPATH_UL_SCRATCH ||
+		       (tap ? !payload_matches_ethertype(eth, ip, len)
+			    : ((ip[0] >> 4) != 4 && (ip[0] >> 4) != 6)))) {
+		m->stats.tx_dropped_not_ip++;
+		return true;
+	}
+	if (_unlikely_(!dp->modem_up || !m->link_up)) {
+		m->stats.tx_dropped_link_down++;
+		return true;
+	}
+	if (len <= room && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    !(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		/* The common small packet: already in place, only the QMAP header is missing. */
+		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0, false);
+		out->len += dp->ul_header_size + len;
+		m->stats.tx_packets++;
+		m->stats.tx_bytes += len;
+		if (++dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+		return true;
+	}
+	if (len <= room) {
+		mux_ul_segment(dp, m, &vh, ip, len, true);
+		return true;
+	}
+	memcpy(dp->ul_scratch, ip, room); /* join the two parts of the super-packet */
+	mux_ul_segment(dp, m, &vh, dp->ul_scratch, len, false);
+	return true;
+}
+
 static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct mux *m = w->data;
@@ -228,12 +411,17 @@ static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
+	for (int budget = UL_READ_BUDGET; budget > 0 && !dp->ul_gso_mux; budget--) {
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
 			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
 			datapath_set_reading(dp, false);
 			return;
+		}
+		if (m->nd.vnet_hdr_len) {
+			if (!mux_ul_read_vnet(dp, m, out))
+				return;
+			continue;
 		}
 		uint8_t *ip = out->data + out->len + dp->ul_header_size;
 		size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
@@ -284,7 +472,9 @@ static void datapath_on_out_ready(void *userdata)
 	struct datapath *dp = userdata;
 
 	datapath_send_pending_acks(dp);
-	datapath_set_reading(dp, true);
+	datapath_ul_segment_resume(dp);
+	if (!dp->ul_gso_mux)
+		datapath_set_reading(dp, true);
 }
 
 static void mux_update_carrier(struct datapath *dp, struct mux *m)
@@ -321,6 +511,7 @@ static void datapath_on_disconnect(void *userdata)
 	dp->stats.modem_disconnects++;
 	dp->modem_up = false;
 	dp->n_ack_pending = 0; /* answers to a modem that is gone */
+	dp->ul_gso_mux = NULL;
 	if (dp->ul_out) {
 		transport_out_put(dp->transport, dp->ul_out);
 		dp->ul_out = NULL;
@@ -361,8 +552,14 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 		.ul_max_size = dev->ul_max_size,
 		.max_packet_size = dev->max_packet_size,
 	};
+	dp->ul_scratch = malloc(DATAPATH_UL_SCRATCH);
+	if (!dp->ul_scratch) {
+		datapath_free(dp);
+		return log_err(ENOMEM, "datapath: out of memory");
+	}
 	struct transport_callbacks cb = {
 		.on_bulk_in = datapath_bulk_in,
+		.on_bulk_in_done = datapath_gro_flush,
 		.on_control = datapath_on_control,
 		.on_out_ready = datapath_on_out_ready,
 		.on_connect = datapath_on_connect,
@@ -448,6 +645,7 @@ struct datapath *datapath_free(struct datapath *dp)
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		dp->mux[id] = mux_free(dp->mux[id]);
 	transport_free(dp->transport);
+	free(dp->ul_scratch);
 	free(dp);
 	return NULL;
 }
@@ -503,16 +701,22 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 		if (!m)
 			continue;
 		const struct mux_stats *ms = &m->stats;
+		const struct gro_stats *gs = m->gro ? &m->gro->stats : NULL;
 		fprintf(f,
 			"%smux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
 			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
 			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
 			" tx_dropped_too_big=%" PRIu64 " tx_dropped_link_down=%" PRIu64
-			" commands=%" PRIu64 " flow=%s\n",
+			" commands=%" PRIu64 " flow=%s rx_writes=%" PRIu64 " gro_merged=%" PRIu64
+			" gro_super_packets=%" PRIu64 " merge_ratio=%.2f tx_gso_segments=%" PRIu64
+			" tx_dropped_bad_gso=%" PRIu64 "\n",
 			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
-			ms->tx_dropped_link_down, ms->commands_rx, m->flow_off ? "off" : "on");
+			ms->tx_dropped_link_down, ms->commands_rx, m->flow_off ? "off" : "on",
+			ms->rx_writes, gs ? gs->segments_merged : 0, gs ? gs->super_packets : 0,
+			gs && gs->packets ? (double)gs->segments_merged / gs->packets : 0.0,
+			ms->tx_gso_segments, ms->tx_dropped_bad_gso);
 	}
 	fflush(f);
 }

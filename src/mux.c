@@ -79,7 +79,7 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 	m->mtu = cfg->mtu;
 	m->nd.fd = -1;
 
-	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist, &m->nd);
+	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist, true, &m->nd);
 	if (r < 0) {
 		free(m);
 		return log_err(r, "mux %u (%s): cannot create network device", cfg->id,
@@ -91,6 +91,27 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 		return r;
 	}
 	mux_build_eth_headers(m);
+	if (m->nd.vnet_hdr_len) {
+		bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+		struct gro_config gc = {
+			.vnet_hdr_len = m->nd.vnet_hdr_len,
+			.l2_len = tap ? sizeof(m->eth_header[0]) : 0,
+			.l2_header = { m->eth_header[0], m->eth_header[1] },
+			.max_flows = GRO_MAX_FLOWS,
+			.max_segs = GRO_MAX_SEGS,
+			.max_bytes = 65535,
+			.tcp = true,
+			.udp = m->nd.uso,
+			.emit = mux_gro_emit,
+			.userdata = m,
+		};
+		m->gro = calloc(1, sizeof(*m->gro));
+		if (!m->gro || gro_init(m->gro, &gc) < 0) {
+			mux_free(m);
+			return log_err(ENOMEM, "mux %u (%s): cannot set up GRO", cfg->id,
+				       cfg->interface);
+		}
+	}
 	log_info("mux %u (%s): device ready, %s, mtu %u", m->id, m->nd.name, m->nd.status, m->mtu);
 	*ret = m;
 	return 0;
@@ -104,6 +125,7 @@ struct mux *mux_free(struct mux *m)
 		ev_io_stop(m->dp->loop, &m->io);
 	if (m->nd.fd >= 0)
 		netdev_close(&m->nd);
+	free(m->gro);
 	free(m);
 	return NULL;
 }

@@ -102,7 +102,7 @@ static int netdev_tun_open(const char *name, short type, int *ret_fd, char ret_n
 		}
 		if (r == -EINVAL)
 			log_debug("mux device %s: exists as a persistent %s device", name,
-				  type == IFF_TAP ? "tun" : "tap");
+				  (type & IFF_TAP) ? "tun" : "tap");
 		return r;
 	}
 
@@ -115,6 +115,24 @@ static int netdev_tun_open(const char *name, short type, int *ret_fd, char ret_n
 	ret_name[IFNAMSIZ - 1] = '\0';
 	*ret_was_persistent = cur.ifr_flags & IFF_PERSIST;
 	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/*
+ * With a virtio-net header on every read and write, the kernel hands us TSO/USO super-packets
+ * (segmented by gso.c) and takes GRO super-packets (built by gro.c). USO needs Linux 6.2.
+ */
+static int netdev_set_offloads(int fd, bool *ret_uso)
+{
+	unsigned base = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+
+	if (ioctl(fd, TUNSETOFFLOAD, base | NETDEV_TUN_F_USO4 | NETDEV_TUN_F_USO6) == 0) {
+		*ret_uso = true;
+		return 0;
+	}
+	if (ioctl(fd, TUNSETOFFLOAD, base) < 0)
+		return negative_errno();
+	*ret_uso = false;
 	return 0;
 }
 
@@ -131,7 +149,7 @@ static int netdev_set_persist(int fd, bool persist)
  * error is returned.
  */
 static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t mtu, bool persist,
-				 struct netdev *nd, int *ret_xdp_error)
+				 bool offload, struct netdev *nd, int *ret_xdp_error)
 {
 	char ifname[IFNAMSIZ];
 	_cleanup_close_ int fd = -1, prog = -1;
@@ -139,7 +157,8 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 	uint8_t mac[6];
 	int ifindex, r;
 
-	r = netdev_tun_open(name, IFF_TAP, &fd, ifname, &was_persistent);
+	r = netdev_tun_open(name, IFF_TAP | (offload ? IFF_VNET_HDR : 0), &fd, ifname,
+			    &was_persistent);
 	if (r < 0)
 		return r;
 	ifindex = (int)if_nametoindex(ifname);
@@ -197,14 +216,15 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 }
 
 static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, bool persist,
-			     struct netdev *nd)
+			     bool offload, struct netdev *nd)
 {
 	char ifname[IFNAMSIZ];
 	_cleanup_close_ int fd = -1;
 	bool was_persistent;
 	int ifindex, r;
 
-	r = netdev_tun_open(name, IFF_TUN, &fd, ifname, &was_persistent);
+	r = netdev_tun_open(name, IFF_TUN | (offload ? IFF_VNET_HDR : 0), &fd, ifname,
+			    &was_persistent);
 	if (r < 0)
 		return r;
 	ifindex = (int)if_nametoindex(ifname);
@@ -236,7 +256,7 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 }
 
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
-		  bool persist, struct netdev *ret)
+		  bool persist, bool offload, struct netdev *ret)
 {
 	struct netdev nd = { .fd = -1 };
 	int r, xdp_error = 0;
@@ -250,27 +270,36 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 
 	switch (headroom) {
 	case CONFIG_HEADROOM_XDP:
-		r = netdev_create_tap_xdp(rtnl, name, mtu, persist, &nd, &xdp_error);
+		r = netdev_create_tap_xdp(rtnl, name, mtu, persist, offload, &nd, &xdp_error);
 		if (r < 0)
 			return r;
 		if (xdp_error == 0)
 			break;
 		log_warning(0, "mux device %s: XDP headroom unavailable (%s), falling back to TUN",
 			    name, strerror(-xdp_error));
-		r = netdev_create_tun(rtnl, name, mtu, persist, &nd);
+		r = netdev_create_tun(rtnl, name, mtu, persist, offload, &nd);
 		if (r < 0)
 			return r;
 		snprintf(nd.status, sizeof(nd.status), "tun (xdp unavailable: %s)",
 			 strerror(-xdp_error));
 		break;
 	case CONFIG_HEADROOM_OFF:
-		r = netdev_create_tun(rtnl, name, mtu, persist, &nd);
+		r = netdev_create_tun(rtnl, name, mtu, persist, offload, &nd);
 		if (r < 0)
 			return r;
 		break;
 	}
 	if (nd.fd < 0)
 		return -EINVAL; /* an enum value outside the type */
+	if (offload) {
+		r = netdev_set_offloads(nd.fd, &nd.uso);
+		if (r < 0) {
+			log_debug("mux device %s: offloads refused: %s", name, strerror(-r));
+			netdev_close(&nd);
+			return r;
+		}
+		nd.vnet_hdr_len = NETDEV_VNET_HDR_LEN;
+	}
 
 	*ret = nd;
 	return 0;

@@ -23,6 +23,7 @@
 #include "rtnl.h"
 #include "sim.h"
 #include "transport.h"
+#include "byteorder.h"
 
 /* Frames read from the TUN or the socket per wakeup, so neither direction starves the other. */
 #define SIM_READ_BUDGET 256
@@ -434,17 +435,6 @@ static uint16_t csum_fold(uint64_t sum)
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum;
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
 }
 
 /*
@@ -1254,7 +1244,8 @@ int sim_start(struct sim *s)
 	if (r < 0)
 		return log_err(r, "sim: cannot open rtnetlink");
 
-	r = netdev_create(s->rtnl, s->opts.netdev, CONFIG_HEADROOM_OFF, s->opts.mtu, false, &s->nd);
+	r = netdev_create(s->rtnl, s->opts.netdev, CONFIG_HEADROOM_OFF, s->opts.mtu, false, false,
+			  &s->nd);
 	if (r < 0)
 		return log_err(r, "sim %s: cannot create the network device", s->opts.netdev);
 	s->have_nd = true;

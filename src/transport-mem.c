@@ -30,6 +30,8 @@ int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len)
 	t->stats.in_transfers++;
 	t->stats.in_bytes += len;
 	t->cb.on_bulk_in(t->userdata, rx, len);
+	if (t->cb.on_bulk_in_done)
+		t->cb.on_bulk_in_done(t->userdata);
 	return 0;
 }
 

@@ -74,6 +74,12 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 	t->stats.in_errors++;
 }
 
+static void sim_batch_done(struct transport *t)
+{
+	if (t->cb.on_bulk_in_done)
+		t->cb.on_bulk_in_done(t->userdata);
+}
+
 static void sim_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct transport_sim *s = w->data;
@@ -101,13 +107,18 @@ static void sim_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 			if (s->msgs[i].msg_len == 0) {
 				log_warning(0, "transport sim %s: modem disconnected",
 					    s->addr.sun_path);
+				sim_batch_done(t);
 				sim_disconnect(s);
 				return;
 			}
 			sim_deliver(s, i, s->msgs[i].msg_len, s->msgs[i].msg_hdr.msg_flags);
-			if (!s->connected)
+			if (!s->connected) {
+				sim_batch_done(t);
 				return;
+			}
 		}
+		/* The next recvmmsg() reuses the buffers: whoever holds pointers lets go now. */
+		sim_batch_done(t);
 		if ((uint32_t)n < t->n_rx)
 			return;
 	}

@@ -10,12 +10,13 @@
 #include "log.h"
 #include "transport.h"
 
-#define TRANSPORT_UL_BUFFERS_DEFAULT 8
+#define TRANSPORT_UL_BUFFERS_DEFAULT 16 /* room for a 64 KiB super-packet while others fly */
 #define TRANSPORT_BUFFER_ALIGN	     64 /* a cache line: payloads start aligned */
 
 static const struct transport_ops *const transport_backends[] = {
 	&transport_sim_ops,
 	&transport_mem_ops,
+	&transport_usb_ops,
 };
 
 static size_t align_up(size_t n, size_t a)

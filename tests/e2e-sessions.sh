@@ -133,6 +133,16 @@ expect_eq "qmap1 ifindex after invalid reload" "$(ip -n "$NS_HOST" -j link show 
 in_host ping -c 1 -W 2 198.51.100.1 >/dev/null || fail "ping after invalid reload"
 echo "ok: invalid config on SIGHUP keeps the running sessions"
 
+# qmapctl reload with a valid file: only the difference is applied.
+cp "$E2E_TMP/qmapd.conf.good" "$E2E_TMP/qmapd.conf"
+printf '\n[mux.3]\ninterface = qmap3\napn = internet\nip-type = ipv4\nroutes = 198.51.100.3/32\n' >>"$E2E_TMP/qmapd.conf"
+"${CTL[@]}" reload || fail "qmapctl reload"
+wait_for 20 "mux 3 from the reloaded file connected" mux_is 3 connected
+expect_eq "qmap1 untouched by the reload" "$(ip -n "$NS_HOST" -j link show qmap1 | jq .[0].ifindex)" "$ifindex"
+expect_eq "mux 1 after reload" "$(mux_state 1)" connected
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.3 >/dev/null || fail "ping through reloaded mux 3"
+echo "ok: qmapctl reload adds mux 3 and leaves mux 1 alone"
+
 # Permissions: read-only for anyone who can connect, changes only for root/admin group.
 chmod 0666 "$E2E_TMP/control"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing for the permission check"

@@ -26,7 +26,7 @@ static struct config *const untouched = (struct config *)&test_failures;
 static const char full[] = "# a comment\n"
 			   "; another\n"
 			   "[device]\n"
-			   "device = usb-path:/sys/bus/usb/devices/1-1.2\n"
+			   "device = usb-path:1-1.2:4\n"
 			   "qmap-version = 1\n"
 			   "dl-max-size = 32768\n"
 			   "rx-transfers = 64\n"
@@ -95,7 +95,7 @@ static void test_full(void)
 	EXPECT_STR_EQ(err, "");
 	EXPECT_STR_EQ(c->path, NAME);
 
-	EXPECT_STR_EQ(c->device.device, "usb-path:/sys/bus/usb/devices/1-1.2");
+	EXPECT_STR_EQ(c->device.device, "usb-path:1-1.2:4");
 	EXPECT_EQ(c->device.qmap_version, QMAP_V1);
 	EXPECT_EQ(c->device.dl_max_size, 32768);
 	EXPECT_EQ(c->device.rx_transfers, 64);
@@ -282,7 +282,7 @@ static void test_accepted(void)
 		{ "[mux.1]\nroutes = 10.0.0.0/8,\t2001:db8::/32 ,192.0.2.0/24", NULL, NULL },
 		{ "[mux.1]\ninterface = a\n[mux.2]\ninterface = b\n[mux.3]\ninterface = qmap4",
 		  NULL, NULL },
-		{ "device = usb:1-1.2", "device", "usb:1-1.2" },
+		{ "device = usb:2c7c:0125", "device", "usb:2c7c:0125" },
 		{ "qmap-version = 5\ndl-max-size = 65536\nrx-transfers = 256\nul-max-size = 2048\n"
 		  "ul-max-datagrams = 1\nmax-packet-size = 64\npersist-devices = off",
 		  NULL, NULL },
@@ -303,6 +303,7 @@ static void test_accepted(void)
 		  "ssssssssssssssssssssssssss" },
 		{ "[mux.1]\nip-type = ipv4\ndefault-route = yes\nroutes = 10.0.0.0/8", NULL, NULL },
 		{ "[mux.1]\ndefault-route = True\nautoconnect = 0", NULL, NULL },
+		{ "device = usb-path:2-1.4", "device", "usb-path:2-1.4" },
 	};
 	char text[1024], err[CONFIG_ERROR_MAX];
 
@@ -418,6 +419,13 @@ static const struct error_case error_cases[] = {
 	{ "[device]\ndevice = sim:\n", NAME ":2: ", "invalid device 'sim:' in [device]" },
 	{ "[device]\ndevice =\n", NAME ":2: ", "invalid device '' in [device]" },
 	{ "[device]\ndevice = sim:/a b\n", NAME ":2: ", "invalid device 'sim:/a b' in [device]" },
+	{ "[device]\ndevice = usb:1-1.2\n",
+	  NAME ":2: ", "invalid device 'usb:1-1.2' in [device]: expected usb:VID:PID[:IFACE]" },
+	{ "[device]\ndevice = usb-path:/sys/bus/usb/devices/1-1\n", NAME ":2: ",
+	  "invalid device 'usb-path:/sys/bus/usb/devices/1-1' in [device]: expected "
+	  "usb-path:BUS-PORT" },
+	{ "[device]\ndevice = usb:2c7c:0125:256\n", NAME ":2: ",
+	  "invalid device 'usb:2c7c:0125:256' in [device]: expected an interface number" },
 	{ DEV "qmap-version = 2\n", NAME ":3: ", "invalid qmap-version '2' in [device]" },
 	{ DEV "qmap-version = 05\n", NAME ":3: ", "invalid qmap-version '05' in [device]" },
 	{ DEV "dl-max-size = 1000\n",

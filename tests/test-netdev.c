@@ -339,7 +339,7 @@ static void test_tap_xdp(struct rtnl *rtnl)
 	struct link_info li;
 	int r;
 
-	r = netdev_create(rtnl, "qmt0", CONFIG_HEADROOM_XDP, 1400, false, &nd);
+	r = netdev_create(rtnl, "qmt0", CONFIG_HEADROOM_XDP, 1400, false, false, &nd);
 	EXPECT_EQ(r, 0);
 	if (r < 0)
 		return;
@@ -443,7 +443,7 @@ static void test_tun(struct rtnl *rtnl)
 	struct link_info li;
 	int r;
 
-	r = netdev_create(rtnl, "qmt1", CONFIG_HEADROOM_OFF, 1500, false, &nd);
+	r = netdev_create(rtnl, "qmt1", CONFIG_HEADROOM_OFF, 1500, false, false, &nd);
 	EXPECT_EQ(r, 0);
 	if (r < 0)
 		return;
@@ -477,7 +477,7 @@ static void test_persist(struct rtnl *rtnl)
 	struct link_info li;
 	int ifindex;
 
-	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_XDP, 1400, true, &nd), 0);
+	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_XDP, 1400, true, false, &nd), 0);
 	EXPECT_EQ(nd.persist, true);
 	EXPECT_EQ(link_info_get("qmt3").tun_persist, 1);
 	ifindex = nd.ifindex;
@@ -486,12 +486,13 @@ static void test_persist(struct rtnl *rtnl)
 
 	/* The other kind cannot take over a persistent device; out-parameter untouched. */
 	nd2.ifindex = 4242;
-	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_OFF, 1400, true, &nd2), -EINVAL);
+	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_OFF, 1400, true, false, &nd2),
+		  -EINVAL);
 	EXPECT_EQ(nd2.ifindex, 4242);
 	EXPECT_EQ(nd2.fd, -1);
 
 	/* Same kind re-attaches; persist=false hands the device's life back to the fd. */
-	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_XDP, 1280, false, &nd), 0);
+	EXPECT_EQ(netdev_create(rtnl, "qmt3", CONFIG_HEADROOM_XDP, 1280, false, false, &nd), 0);
 	EXPECT_EQ(nd.ifindex, ifindex);
 	EXPECT_STR_EQ(nd.status, "tap+xdp");
 	li = link_info_get("qmt3");
@@ -507,11 +508,13 @@ static void test_bad_names(struct rtnl *rtnl)
 	struct netdev nd = { .fd = -1 };
 
 	/* "lo" exists in every namespace and is no tun. */
-	EXPECT_EQ(netdev_create(rtnl, "lo", CONFIG_HEADROOM_XDP, 1400, false, &nd), -EEXIST);
-	EXPECT_EQ(netdev_create(rtnl, "lo", CONFIG_HEADROOM_OFF, 1400, false, &nd), -EEXIST);
-	EXPECT_EQ(netdev_create(rtnl, "", CONFIG_HEADROOM_OFF, 1400, false, &nd), -EINVAL);
-	EXPECT_EQ(netdev_create(rtnl, "qmt%d", CONFIG_HEADROOM_OFF, 1400, false, &nd), -EINVAL);
-	EXPECT_EQ(netdev_create(rtnl, "qmt0123456789abc", CONFIG_HEADROOM_OFF, 1400, false, &nd),
+	EXPECT_EQ(netdev_create(rtnl, "lo", CONFIG_HEADROOM_XDP, 1400, false, false, &nd), -EEXIST);
+	EXPECT_EQ(netdev_create(rtnl, "lo", CONFIG_HEADROOM_OFF, 1400, false, false, &nd), -EEXIST);
+	EXPECT_EQ(netdev_create(rtnl, "", CONFIG_HEADROOM_OFF, 1400, false, false, &nd), -EINVAL);
+	EXPECT_EQ(netdev_create(rtnl, "qmt%d", CONFIG_HEADROOM_OFF, 1400, false, false, &nd),
+		  -EINVAL);
+	EXPECT_EQ(netdev_create(rtnl, "qmt0123456789abc", CONFIG_HEADROOM_OFF, 1400, false, false,
+				&nd),
 		  -EINVAL);
 	EXPECT_EQ(nd.fd, -1);
 }
@@ -561,7 +564,7 @@ static int fallback_child(void)
 	if (!rtnl)
 		return 1;
 
-	r = netdev_create(rtnl, "qmt2", CONFIG_HEADROOM_XDP, 1400, false, &nd);
+	r = netdev_create(rtnl, "qmt2", CONFIG_HEADROOM_XDP, 1400, false, false, &nd);
 	EXPECT_EQ(r, 0);
 	if (r == 0) {
 		EXPECT_EQ(nd.kind, NETDEV_KIND_TUN);
@@ -575,7 +578,7 @@ static int fallback_child(void)
 	}
 
 	/* A persistent TAP from an earlier run (made by the parent) becomes a persistent TUN. */
-	r = netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, true, &nd);
+	r = netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, true, false, &nd);
 	EXPECT_EQ(r, 0);
 	if (r == 0) {
 		EXPECT_EQ(nd.kind, NETDEV_KIND_TUN);
@@ -595,7 +598,7 @@ static void test_fallback(struct rtnl *rtnl)
 	int status;
 	pid_t pid;
 
-	EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, true, &nd), 0);
+	EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, true, false, &nd), 0);
 	netdev_close(&nd);
 
 	fflush(NULL);
@@ -619,9 +622,11 @@ static void test_fallback(struct rtnl *rtnl)
 
 	/* Clean up the persistent device whatever kind it ended as. */
 	if (link_info_get("qmt4").tun_type == IFF_TUN)
-		EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_OFF, 1400, false, &nd), 0);
+		EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_OFF, 1400, false, false, &nd),
+			  0);
 	else
-		EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, false, &nd), 0);
+		EXPECT_EQ(netdev_create(rtnl, "qmt4", CONFIG_HEADROOM_XDP, 1400, false, false, &nd),
+			  0);
 	netdev_close(&nd);
 	EXPECT_EQ(if_nametoindex("qmt4"), 0);
 }

@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	config_parse_prefix("198.51.100.0/24", &src_net);
 
 	/* The floor: a plain TUN, written one packet per write(). */
-	if (netdev_create(rtnl, "bfloor", CONFIG_HEADROOM_OFF, 1500, false, &b.floor) < 0 ||
+	if (netdev_create(rtnl, "bfloor", CONFIG_HEADROOM_OFF, 1500, false, false, &b.floor) < 0 ||
 	    rtnl_addr_add(rtnl, b.floor.ifindex, &floor_addr) < 0 ||
 	    rtnl_route_add(rtnl, b.floor.ifindex, &src_net, 100) < 0) {
 		fprintf(stderr, "cannot set up the floor TUN device\n");

@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The usb transport end to end: qmapd's real libusb code against a umockdev testbed whose
+# URBs tests/usb-harness carries to qmapd-sim (USB-TESTING.md 1). Enumeration, kernel
+# driver detach and claim, DTR, QMI over encapsulated commands through qmi-proxy, sessions,
+# ping both ways and iperf3 with matching counters, STALL/-EPROTO/short/overflow
+# injection, unplug with transfers in flight and replug with sessions restored, and the
+# kernel driver handed back on exit. Needs root (namespaces) and /dev/pts.
+source "$(dirname "$0")/lib.sh"
+
+HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
+QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
+PRELOAD=libumockdev-preload.so.0
+[ -x "$HARNESS" ] || skip "usb-harness not built (libumockdev-dev missing at configure time)"
+command -v umockdev-wrapper >/dev/null || skip "umockdev not installed (apt-get install umockdev)"
+command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
+[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+[ -c /dev/ptmx ] || skip "no /dev/ptmx: the fake usbfs node is a pty"
+e2e_setup
+chmod 755 "$E2E_TMP"
+# Sanitizer builds: the preload comes first in the link order, which ASan must accept.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+
+SIM_MUX_ARGS=(--mux 1=192.0.2.2/25,2001:db8:1::2/64 --mux 2=203.0.113.2/24,2001:db8:2::2/64)
+CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
+
+cat >"$E2E_TMP/qmapd.conf" <<CONF
+[device]
+device = usb:2c7c:0125
+control = qmi
+control-link = $E2E_TMP/qmi0
+control-socket = $E2E_TMP/control
+
+[mux.1]
+interface = qmap1
+apn = internet
+routes = 198.51.100.1/32 2001:db8:ff::1/128
+
+[mux.2]
+interface = qmap2
+apn = internet
+routes = 198.51.100.2/32 2001:db8:ff::2/128
+CONF
+
+# The sim carries data only for muxes with a session.
+ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
+	"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
+	>"$E2E_TMP/sim.log" 2>&1 &
+E2E_PIDS+=($!)
+SIM_PID=$!
+wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+
+mkfifo "$E2E_TMP/usb.ctl"
+umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim.sock" --dir-file "$E2E_TMP/umockdev.dir" \
+	--control "$E2E_TMP/usb.ctl" --stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
+E2E_PIDS+=($!)
+HARNESS_PID=$!
+wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
+UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+
+usb() { echo "$*" >"$E2E_TMP/usb.ctl"; }
+usb_stats() {
+	rm -f "$E2E_TMP/usb.stats"
+	usb stats
+	wait_for 5 "harness counters" test -s "$E2E_TMP/usb.stats"
+}
+ustat() { sed -n "s/^$1=//p" "$E2E_TMP/usb.stats"; }
+mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
+mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
+no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1") == *NO-CARRIER* ]]; }
+
+# qmapd sees the testbed's /sys and /dev/bus/usb through the preload; nothing else changes.
+ip netns exec "$NS_HOST" env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" \
+	"$QMAPD" -c "$E2E_TMP/qmapd.conf" --stats-file "$E2E_TMP/qmapd.stats" \
+	>"$E2E_TMP/qmapd.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+for m in 1 2; do
+	wait_for 30 "mux $m connected over usb" mux_is $m connected
+done
+echo "ok: both sessions connected over the usb transport"
+
+grep -q "usb 1-1 (2c7c:0125) if4: claimed (vendor class ff/ff/ff" "$E2E_TMP/qmapd.log" ||
+	fail "qmapd did not log the claim of 1-1 interface 4"
+usb_stats
+expect_eq "kernel driver detached" "$(ustat driver_detached)" 1
+expect_eq "interface claimed" "$(ustat claimed)" 1
+expect_eq "driver now" "$(ustat driver)" usbfs
+expect_ge "DTR set" "$(ustat dtr_set)" 1
+expect_ge "SEND_ENCAPSULATED_COMMAND" "$(ustat ctrl_commands)" 4
+expect_ge "GET_ENCAPSULATED_RESPONSE" "$(ustat ctrl_responses)" 4
+expect_ge "bulk IN transfers in flight" "$(ustat bulk_in_urbs_pending)" 16
+[ "$(jq -r .modem.transport <<<"$("${CTL[@]}" -j status)")" = usb:2c7c:0125 ] ||
+	fail "qmapctl status does not show the usb transport"
+
+# Ping both ways: host -> network through each mux, network -> the host's session address.
+for target in 198.51.100.1 2001:db8:ff::1 198.51.100.2 2001:db8:ff::2; do
+	in_host ping -c 3 -i 0.2 -W 2 "$target" >/dev/null || fail "ping $target over usb"
+done
+in_net ping -c 3 -i 0.2 -W 2 192.0.2.2 >/dev/null || fail "ping from the network to 192.0.2.2"
+echo "ok: ping both ways over usb"
+
+# The same transfers on every side: qmapd's transport, the harness's URBs, the sim's messages.
+refresh_stats
+usb_stats
+expect_eq "bulk OUT URBs = sim uplink transfers" "$(ustat bulk_out)" "$(sstat ul_transfers ul_transfers)"
+expect_eq "ZLP URBs = sim ZLP transfers" "$(ustat bulk_out_zlp)" "$(sstat ul_zlp ul_zlp)"
+expect_eq "qmapd ul_zlp = harness ZLPs" "$(qstat device: ul_zlp)" "$(ustat bulk_out_zlp)"
+expect_eq "bulk IN URBs = qmapd transfers" "$(ustat bulk_in)" "$(qstat device: transfers)"
+expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
+
+if command -v iperf3 >/dev/null; then
+	in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
+	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
+	E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+	in_host iperf3 -c 198.51.100.1 -t 2 >/dev/null || fail "iperf3 uplink over usb"
+	in_host iperf3 -c 198.51.100.2 -t 2 -R >/dev/null || fail "iperf3 downlink over usb"
+	echo "ok: iperf3 both directions over usb"
+fi
+
+# Faults on the bulk IN pipe: each is counted, a STALL is cleared, traffic goes on.
+refresh_stats
+errors0=$(qstat device: transfer_errors)
+usb inject stall 2
+usb inject eproto 2
+usb inject short 2
+usb inject overflow 2
+in_host ping -c 5 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the injected faults"
+usb_stats
+expect_eq "injected faults" "$(($(ustat injected_stall) + $(ustat injected_eproto) + $(ustat injected_short) + $(ustat injected_overflow)))" 8
+expect_ge "halts cleared" "$(ustat clear_halt)" 2
+refresh_stats
+expect_eq "faults counted by qmapd" "$(($(qstat device: transfer_errors) - errors0))" 8
+expect_ge "bulk IN transfers in flight after the faults" "$(ustat bulk_in_urbs_pending)" 16
+grep -q "bulk IN stall" "$E2E_TMP/qmapd.log" || fail "the stall was not logged"
+echo "ok: STALL, -EPROTO, short and overflow counted and survived"
+
+# Unplug while traffic flows: every transfer completes, carrier off, devices and addresses kept.
+in_host ping -i 0.05 -W 1 198.51.100.1 >/dev/null 2>&1 &
+PING_PID=$!
+E2E_PIDS+=($PING_PID)
+sleep 0.5
+usb unplug
+wait_for 10 "carrier off on qmap1 after unplug" no_carrier qmap1
+wait_for 10 "carrier off on qmap2 after unplug" no_carrier qmap2
+grep -q "modem disconnected" "$E2E_TMP/qmapd.log" || fail "the unplug was not logged"
+wait_for 5 "all transfers completed" grep -q "all transfers completed" "$E2E_TMP/qmapd.log"
+[[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/25* ]] || fail "qmap1 lost its address on unplug"
+usb_stats
+expect_ge "URBs flushed by the unplug" "$(ustat flushed_on_unplug)" 16
+st=$("${CTL[@]}" -j status)
+echo "ok: unplug -> carrier off, devices and addresses kept (modem $(jq -r .modem.state <<<"$st"))"
+
+usb plug
+for m in 1 2; do
+	wait_for 30 "mux $m connected after replug" mux_is $m connected
+done
+wait_for 10 "carrier on qmap1 after replug" has_carrier "$NS_HOST" qmap1
+kill "$PING_PID" 2>/dev/null
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after replug"
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.2 >/dev/null || fail "ping on mux 2 after replug"
+usb_stats
+expect_eq "claims" "$(ustat claimed)" 2
+expect_eq "kernel driver detached again" "$(ustat driver_detached)" 2
+refresh_stats
+expect_ge "qmapd counted the disconnect" "$(qstat device: disconnects)" 1
+echo "ok: replug of the same modem -> claimed again, sessions restored, traffic resumes"
+
+# On exit qmapd releases the interface and gives it back to qmi_wwan.
+kill -TERM "$QMAPD_PID"
+for _ in $(seq 50); do kill -0 "$QMAPD_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$QMAPD_PID" 2>/dev/null && fail "qmapd did not exit on SIGTERM"
+rc=0
+wait "$QMAPD_PID" 2>/dev/null || rc=$?
+expect_eq "qmapd exit code after an unplug/replug cycle" "$rc" 0
+usb_stats
+expect_eq "interface released" "$(ustat released)" 1
+expect_ge "DTR cleared on release" "$(ustat dtr_clear)" 1
+expect_eq "kernel driver re-attached (USBDEVFS_CONNECT)" "$(ustat driver_reattached)" 1
+expect_eq "driver after exit" "$(ustat driver)" qmi_wwan
+grep -q "handed back to the kernel driver" "$E2E_TMP/qmapd.log" || fail "re-attach not logged"
+echo "e2e-usb: passed"
