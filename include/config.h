@@ -48,6 +48,11 @@ enum config_control {
 enum config_headroom {
 	CONFIG_HEADROOM_XDP, /* TAP + XDP_PASS program: 256 bytes reserved by the kernel */
 	CONFIG_HEADROOM_OFF, /* plain TUN: NET_SKB_PAD only */
+	/*
+	 * TAP; the XDP program is attached while most segments are written one per packet and
+	 * detached while most leave in GRO super-packets, which generic XDP would linearize.
+	 */
+	CONFIG_HEADROOM_AUTO,
 };
 
 struct config_prefix {

@@ -32,7 +32,9 @@ struct mux_stats {
 	uint64_t rx_bytes;
 	uint64_t rx_dropped_queue_full; /* device queue full (EAGAIN): dropped, never waited for */
 	uint64_t rx_dropped_write_error;
-	uint64_t rx_writes; /* writes into the device (one per GRO super-packet) */
+	uint64_t rx_writes;	    /* writes into the device (one per GRO super-packet) */
+	uint64_t rx_silent_drops;   /* written, yet not counted by the device (generic XDP) */
+	uint64_t headroom_switches; /* XDP attached or detached by headroom = auto */
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
 	uint64_t tx_dropped_not_ip;    /* frames the kernel sent that are neither IPv4 nor IPv6 */
@@ -54,7 +56,14 @@ struct mux {
 	bool link_up;	 /* the session is connected (or the addresses are static) */
 	bool flow_off;	 /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
 	struct gro *gro; /* with a virtio-net header: downlink coalescing, else NULL */
-	bool gro_dirty;	 /* holds flows until the end of the receive batch */
+	enum config_headroom headroom;
+	struct {
+		uint64_t last_packets, last_merged; /* GRO counters at the previous tick */
+		uint64_t last_writes, last_rx_packets;
+		double merge_share; /* merged share of the last interval with traffic */
+		bool primed;
+	} hr;		/* headroom.c's bookkeeping */
+	bool gro_dirty; /* holds flows until the end of the receive batch */
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;
@@ -103,6 +112,7 @@ struct datapath {
 	uint32_t ul_max_size; /* bytes of an OUT buffer the modem accepts (<= buffer size) */
 	uint32_t ul_max_datagrams;
 	bool modem_up;
+	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
 
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
@@ -128,6 +138,7 @@ struct datapath {
 	struct transport_out *ul_out;
 	uint32_t ul_frames;
 	ev_prepare ul_flush;
+	ev_timer headroom_timer;
 
 	struct datapath_stats stats;
 };

@@ -16,7 +16,7 @@
 struct rtnl;
 
 enum netdev_kind {
-	NETDEV_KIND_TAP_XDP, /* TAP, Ethernet framing, XDP_PASS attached */
+	NETDEV_KIND_TAP_XDP, /* TAP, Ethernet framing, XDP_PASS attached (unless xdp_detached) */
 	NETDEV_KIND_TUN,     /* TUN, raw IP framing */
 };
 
@@ -31,6 +31,7 @@ struct netdev {
 	bool persist;
 	size_t vnet_hdr_len; /* 0, or NETDEV_VNET_HDR_LEN: every read and write carries one */
 	bool uso;	     /* the kernel takes UDP GSO (USO) super-packets too */
+	bool xdp_detached;   /* a TAP whose XDP program headroom=auto took off */
 };
 
 /* struct virtio_net_hdr; TUNSETVNETHDRSZ is left at this default. */
@@ -47,6 +48,9 @@ struct netdev {
  */
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
 		  bool persist, bool offload, struct netdev *ret);
+
+/* Attach (a freshly loaded XDP_PASS program) or detach; TAP only. Updates status. */
+int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on);
 
 /* Close the fd; the kernel removes the device unless it was made persistent. */
 void netdev_close(struct netdev *nd);

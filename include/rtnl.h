@@ -20,6 +20,8 @@ struct rtnl *rtnl_close(struct rtnl *rtnl);
 int rtnl_link_set(struct rtnl *rtnl, int ifindex, uint32_t mtu, bool up, bool noarp);
 /* Read the link-layer address (IFLA_ADDRESS) into mac[6]. */
 int rtnl_link_get_mac(struct rtnl *rtnl, int ifindex, uint8_t mac[6]);
+/* The device's received packets (IFLA_STATS64 rx_packets). */
+int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret);
 /* IFLA_XDP with XDP_FLAGS_DRV_MODE; prog_fd -1 detaches. */
 int rtnl_link_set_xdp(struct rtnl *rtnl, int ifindex, int prog_fd);
 

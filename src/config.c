@@ -553,14 +553,15 @@ static int parse_mtu(struct setter *s, const struct key *k, const char *value)
 
 static int parse_headroom(struct setter *s, const struct key *k, const char *value)
 {
-	static const enum config_headroom modes[] = { CONFIG_HEADROOM_XDP, CONFIG_HEADROOM_OFF };
+	static const enum config_headroom modes[] = { CONFIG_HEADROOM_XDP, CONFIG_HEADROOM_OFF,
+						      CONFIG_HEADROOM_AUTO };
 
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 		if (strcmp(value, config_headroom_to_string(modes[i])) == 0) {
 			s->mux->headroom = modes[i];
 			return 0;
 		}
-	return invalid(s, k, value, "expected xdp or off");
+	return invalid(s, k, value, "expected auto, xdp or off");
 }
 
 static int parse_address(struct setter *s, const struct key *k, const char *value, int family,
@@ -805,7 +806,7 @@ void config_mux_init_defaults(struct config_mux *m, unsigned id)
 	snprintf(m->interface, sizeof(m->interface), "qmap%u", (unsigned)m->id);
 	m->ip_type = CONFIG_IP_TYPE_IPV4V6;
 	m->mtu = CONFIG_MTU_DEFAULT;
-	m->headroom = CONFIG_HEADROOM_XDP;
+	m->headroom = CONFIG_HEADROOM_AUTO;
 	m->default_route = false;
 	m->autoconnect = true;
 }
@@ -1251,6 +1252,8 @@ const char *config_headroom_to_string(enum config_headroom h)
 		return "xdp";
 	case CONFIG_HEADROOM_OFF:
 		return "off";
+	case CONFIG_HEADROOM_AUTO:
+		return "auto";
 	}
 	return NULL;
 }

@@ -9,6 +9,7 @@
 
 #include "datapath.h"
 #include "gso.h"
+#include "headroom.h"
 #include "log.h"
 #include "mux.h"
 
@@ -459,6 +460,13 @@ static void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	headroom_tick(w->data);
+}
+
 /* Runs once per loop iteration after all ready devices were read: send what we have. */
 static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 {
@@ -537,6 +545,7 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 		return log_err(ENOMEM, "datapath: out of memory");
 	dp->loop = loop;
 	dp->rtnl = rtnl;
+	dp->offload_devices = true;
 	if (events)
 		dp->events = *events;
 	dp->version = dev->qmap_version;
@@ -545,6 +554,9 @@ int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *c
 	dp->ul_max_datagrams = dev->ul_max_datagrams;
 	ev_prepare_init(&dp->ul_flush, datapath_on_prepare);
 	dp->ul_flush.data = dp;
+	ev_timer_init(&dp->headroom_timer, datapath_on_headroom_tick, HEADROOM_INTERVAL_SECONDS,
+		      HEADROOM_INTERVAL_SECONDS);
+	dp->headroom_timer.data = dp;
 
 	struct transport_params params = {
 		.dl_max_size = dev->dl_max_size,
@@ -635,8 +647,10 @@ struct datapath *datapath_free(struct datapath *dp)
 {
 	if (!dp)
 		return NULL;
-	if (dp->loop)
+	if (dp->loop) {
 		ev_prepare_stop(dp->loop, &dp->ul_flush);
+		ev_timer_stop(dp->loop, &dp->headroom_timer);
+	}
 	if (dp->transport) {
 		if (dp->ul_out)
 			transport_out_put(dp->transport, dp->ul_out);
@@ -656,6 +670,7 @@ int datapath_start(struct datapath *dp)
 	if (r < 0)
 		return log_err(r, "datapath: cannot start transport");
 	ev_prepare_start(dp->loop, &dp->ul_flush);
+	ev_timer_start(dp->loop, &dp->headroom_timer);
 	datapath_set_reading(dp, true);
 	return 0;
 }
@@ -709,14 +724,16 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 			" tx_dropped_too_big=%" PRIu64 " tx_dropped_link_down=%" PRIu64
 			" commands=%" PRIu64 " flow=%s rx_writes=%" PRIu64 " gro_merged=%" PRIu64
 			" gro_super_packets=%" PRIu64 " merge_ratio=%.2f tx_gso_segments=%" PRIu64
-			" tx_dropped_bad_gso=%" PRIu64 "\n",
+			" tx_dropped_bad_gso=%" PRIu64 " rx_silent_drops=%" PRIu64
+			" headroom=%s headroom_switches=%" PRIu64 "\n",
 			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
 			ms->tx_dropped_link_down, ms->commands_rx, m->flow_off ? "off" : "on",
 			ms->rx_writes, gs ? gs->segments_merged : 0, gs ? gs->super_packets : 0,
 			gs && gs->packets ? (double)gs->segments_merged / gs->packets : 0.0,
-			ms->tx_gso_segments, ms->tx_dropped_bad_gso);
+			ms->tx_gso_segments, ms->tx_dropped_bad_gso, ms->rx_silent_drops,
+			config_headroom_to_string(m->headroom), ms->headroom_switches);
 	}
 	fflush(f);
 }

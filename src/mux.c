@@ -77,9 +77,11 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 	m->dp = dp;
 	m->id = cfg->id;
 	m->mtu = cfg->mtu;
+	m->headroom = cfg->headroom;
 	m->nd.fd = -1;
 
-	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist, true, &m->nd);
+	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist,
+			  dp->offload_devices, &m->nd);
 	if (r < 0) {
 		free(m);
 		return log_err(r, "mux %u (%s): cannot create network device", cfg->id,

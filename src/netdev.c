@@ -269,6 +269,7 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 		return -EINVAL;
 
 	switch (headroom) {
+	case CONFIG_HEADROOM_AUTO:
 	case CONFIG_HEADROOM_XDP:
 		r = netdev_create_tap_xdp(rtnl, name, mtu, persist, offload, &nd, &xdp_error);
 		if (r < 0)
@@ -302,6 +303,27 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 	}
 
 	*ret = nd;
+	return 0;
+}
+
+int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on)
+{
+	int r;
+
+	if (nd->kind != NETDEV_KIND_TAP_XDP)
+		return -EOPNOTSUPP;
+	if (on) {
+		_cleanup_close_ int prog = xdp_pass_prog_load();
+		if (prog < 0)
+			return prog;
+		r = rtnl_link_set_xdp(rtnl, nd->ifindex, prog);
+	} else {
+		r = rtnl_link_set_xdp(rtnl, nd->ifindex, -1);
+	}
+	if (r < 0)
+		return r;
+	nd->xdp_detached = !on;
+	snprintf(nd->status, sizeof(nd->status), on ? "tap+xdp" : "tap");
 	return 0;
 }
 

@@ -308,6 +308,59 @@ int rtnl_link_get_mac(struct rtnl *rtnl, int ifindex, uint8_t mac[6])
 	return 0;
 }
 
+struct link_rx {
+	uint64_t rx_packets;
+	bool found;
+};
+
+static int rtnl_link_stats_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct link_rx *lr = data;
+	struct rtnl_link_stats64 st;
+
+	if (mnl_attr_get_type(attr) != IFLA_STATS64 || mnl_attr_get_payload_len(attr) < sizeof(st))
+		return MNL_CB_OK;
+	memcpy(&st, mnl_attr_get_payload(attr), sizeof(st)); /* netlink aligns to 4 only */
+	lr->rx_packets = st.rx_packets;
+	lr->found = true;
+	return MNL_CB_OK;
+}
+
+static int rtnl_link_stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	if (mnl_attr_parse(nlh, sizeof(struct ifinfomsg), rtnl_link_stats_attr_cb, data) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
+{
+	struct link_rx lr = { 0 };
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	char what[64];
+	int r;
+
+	if (!rtnl || ifindex <= 0 || !ret)
+		return -EINVAL;
+	nlh = rtnl_put_header(rtnl, RTM_GETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	snprintf(what, sizeof(what), "link %d get stats", ifindex);
+	r = rtnl_request(rtnl, nlh, what, rtnl_link_stats_cb, &lr);
+	if (r < 0)
+		return r;
+	if (!lr.found)
+		return -ENODATA;
+	*ret = lr.rx_packets;
+	return 0;
+}
+
 int rtnl_link_set_xdp(struct rtnl *rtnl, int ifindex, int prog_fd)
 {
 	struct nlmsghdr *nlh;

@@ -71,6 +71,13 @@ for m in 1 2; do
 	expect_eq "mux $m uplink bytes qmapd vs sim" "$(qstat "mux $m " tx_bytes)" "$(sstat "mux $m:" ul_bytes)"
 	expect_eq "mux $m downlink bytes qmapd vs sim" "$(qstat "mux $m " rx_bytes)" "$(sstat "mux $m:" dl_bytes)"
 done
+# headroom = auto: bulk downlink is mostly merged, so XDP came off at least once; no packet
+# written vanished without the device counting it.
+for m in 1 2; do
+	expect_ge "mux $m headroom switches" "$(qstat "mux $m " headroom_switches)" 1
+	expect_eq "mux $m silent drops" "$(qstat "mux $m " rx_silent_drops)" 0
+	expect_ge "mux $m GRO merged segments" "$(qstat "mux $m " gro_merged)" 16
+done
 expect_eq "unknown mux" "$(qstat device: unknown_mux)" 0
 for e in truncated_header len_overflow zero_len pad_too_long no_csum_header bad_next_header not_ip short_command; do
 	expect_eq "malformed $e" "$(qstat malformed: $e)" 0

@@ -3,7 +3,8 @@
 # The headroom promise (ARCHITECTURE.md lesson 1): packets qmapd writes into a mux device and
 # the kernel forwards into a VXLAN tunnel must not be re-allocated (pskb_expand_head).
 # Counted with the kmem:kmalloc tracepoint from the host mount namespace (TESTING.md).
-# Run twice: headroom=xdp (TAP + XDP_PASS) must show ~0 per packet; headroom=off (plain TUN)
+# Run three times: headroom=xdp (TAP + XDP_PASS) and auto (unmergeable traffic keeps XDP on)
+# must show ~0 per packet; headroom=off (plain TUN)
 # must show ~1 per packet, which proves the measurement can fail.
 # Needs root and tracefs; runs in namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
@@ -84,10 +85,16 @@ measure xdp
 [ "$EXPANDED" -le $((N / 100)) ] || fail "TAP+XDP: $EXPANDED re-expansions for $N packets (want ~0)"
 xdp_expanded=$EXPANDED
 
+# auto: packets that cannot merge (a new UDP flow each) keep the XDP program attached.
+measure auto
+[ "$MODE" = tap+xdp ] || fail "headroom=auto did not keep XDP for unmergeable traffic (got $MODE)"
+[ "$EXPANDED" -le $((N / 100)) ] || fail "auto: $EXPANDED re-expansions for $N packets (want ~0)"
+auto_expanded=$EXPANDED
+
 measure off
 [ "$MODE" = tun ] || fail "headroom=off did not get a TUN device (got $MODE)"
 [ "$FORWARDED" -ge $((N * 95 / 100)) ] || fail "only $FORWARDED of $N forwarded with TUN"
 [ "$EXPANDED" -ge $((N * 90 / 100)) ] ||
 	fail "TUN: only $EXPANDED re-expansions for $N packets: the measurement cannot tell the modes apart"
-echo "ok: re-expansions per packet: tap+xdp $xdp_expanded/$N, tun $EXPANDED/$N"
+echo "ok: re-expansions per packet: xdp $xdp_expanded/$N, auto $auto_expanded/$N, tun $EXPANDED/$N"
 echo "e2e-headroom: passed"

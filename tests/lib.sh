@@ -104,14 +104,14 @@ write_config() {
 		ipv4-address = 192.0.2.2/32
 		ipv6-address = 2001:db8:1::2/128
 		routes = 198.51.100.1/32 2001:db8:ff::1/128
-		headroom = ${MUX_HEADROOM:-xdp}
+		headroom = ${MUX_HEADROOM:-auto}
 
 		[mux.2]
 		interface = qmap2
 		ipv4-address = 203.0.113.2/32
 		ipv6-address = 2001:db8:2::2/128
 		routes = 198.51.100.2/32 2001:db8:ff::2/128
-		headroom = ${MUX_HEADROOM:-xdp}
+		headroom = ${MUX_HEADROOM:-auto}
 		CONF
 	} >"$file"
 }

@@ -188,7 +188,7 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(m->user, "");
 	EXPECT_STR_EQ(m->password, "");
 	EXPECT_EQ(m->mtu, CONFIG_MTU_DEFAULT);
-	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_XDP);
+	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_AUTO);
 	EXPECT_EQ(m->ipv4_address.family, 0);
 	EXPECT_EQ(m->ipv6_address.family, 0);
 	EXPECT_EQ(m->n_routes, 0);
@@ -202,6 +202,7 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(config_ip_type_to_string(CONFIG_IP_TYPE_IPV4V6), "ipv4v6");
 	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_XDP), "xdp");
 	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_OFF), "off");
+	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_AUTO), "auto");
 	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_QMI), "qmi");
 	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_NONE), "none");
 	EXPECT_PTR_EQ(config_free(NULL), NULL);
@@ -841,7 +842,7 @@ static void test_mux_helpers(void)
 	EXPECT_STR_EQ(m.interface, "qmap5");
 	EXPECT_EQ(m.ip_type, CONFIG_IP_TYPE_IPV4V6);
 	EXPECT_EQ(m.mtu, CONFIG_MTU_DEFAULT);
-	EXPECT_EQ(m.headroom, CONFIG_HEADROOM_XDP);
+	EXPECT_EQ(m.headroom, CONFIG_HEADROOM_AUTO);
 	EXPECT_EQ(m.default_route, false);
 	EXPECT_EQ(m.autoconnect, true);
 

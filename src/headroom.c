@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#include "headroom.h"
+#include "log.h"
+#include "rtnl.h"
+
+bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged)
+{
+	if (packets < HEADROOM_MIN_PACKETS)
+		return xdp_now;
+	double share = (double)merged / (double)packets;
+	if (xdp_now && share > HEADROOM_DETACH_ABOVE)
+		return false;
+	if (!xdp_now && share < HEADROOM_ATTACH_BELOW)
+		return true;
+	return xdp_now;
+}
+
+static void headroom_check_device(struct datapath *dp, struct mux *m)
+{
+	uint64_t rx_packets;
+
+	if (rtnl_link_get_rx_packets(dp->rtnl, m->nd.ifindex, &rx_packets) < 0)
+		return;
+	uint64_t writes = m->stats.rx_writes - m->hr.last_writes;
+	uint64_t received = rx_packets - m->hr.last_rx_packets;
+	/* The first tick only takes the baseline: the device may have counted before us. */
+	if (m->hr.primed && writes > received)
+		m->stats.rx_silent_drops += writes - received;
+	m->hr.last_writes = m->stats.rx_writes;
+	m->hr.last_rx_packets = rx_packets;
+	m->hr.primed = true;
+}
+
+static void headroom_decide(struct datapath *dp, struct mux *m)
+{
+	if (!m->gro)
+		return;
+	uint64_t packets = m->gro->stats.packets - m->hr.last_packets;
+	uint64_t merged = m->gro->stats.segments_merged - m->hr.last_merged;
+	m->hr.last_packets = m->gro->stats.packets;
+	m->hr.last_merged = m->gro->stats.segments_merged;
+	if (packets)
+		m->hr.merge_share = (double)merged / (double)packets;
+
+	if (m->headroom != CONFIG_HEADROOM_AUTO || m->nd.kind != NETDEV_KIND_TAP_XDP)
+		return;
+	bool now = !m->nd.xdp_detached;
+	bool want = headroom_want_xdp(now, packets, merged);
+	if (want == now)
+		return;
+	int r = netdev_set_xdp(dp->rtnl, &m->nd, want);
+	if (r < 0) {
+		log_warning(r, "mux %u (%s): cannot %s the XDP program", m->id, m->nd.name,
+			    want ? "attach" : "detach");
+		return;
+	}
+	m->stats.headroom_switches++;
+	log_info("mux %u (%s): %.0f%% of downlink segments merged, XDP headroom %s", m->id,
+		 m->nd.name, 100.0 * (double)merged / (double)packets, want ? "on" : "off");
+}
+
+void headroom_tick(struct datapath *dp)
+{
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		struct mux *m = dp->mux[id];
+		if (!m)
+			continue;
+		headroom_check_device(dp, m);
+		headroom_decide(dp, m);
+	}
+}
