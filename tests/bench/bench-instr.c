@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Downlink instruction counts, meant to run under callgrind (tests/bench/callgrind.sh):
+ * QMAP aggregates of one bulk TCP/IPv4 flow (1500-byte packets, MSS 1460, consecutive
+ * sequence numbers, valid checksums) replayed through the `mem` transport into the real
+ * datapath, in three scenarios:
+ *   v1:        QMAPv1, mux 1 without offloads: deaggregate, demux, one writev per packet;
+ *   v5-valid:  QMAPv5 with the checksum-valid bit, mux 2 with GRO (one writev per aggregate);
+ *   v5-novalid: the same without the bit, so GRO verifies every checksum in software.
+ * Each scenario is bracketed by callgrind client requests (zero, then dump with its name), so
+ * every dump holds one scenario. The script collects only inside datapath_bulk_in() and the
+ * GRO flush at the end of a batch: setup, building the aggregates and the memcpy that stands
+ * for the modem's DMA are not counted. Callgrind counts userspace instructions only, so the
+ * writes into the devices count as their syscall wrappers, which is what we want: the
+ * kernel's share is measured by the timing benchmarks. Without valgrind the client requests
+ * are no-ops and the program just replays (and checks the counters).
+ * Needs root (network namespace, TAP devices).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* Optional: without valgrind's headers the program still builds and replays, uncounted. */
+#if defined(__has_include) && __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) ((void)(name))
+#endif
+
+#include "../pkt-util.h"
+#include "bench-util.h"
+#include "config.h"
+#include "datapath.h"
+#include "log.h"
+#include "qmap.h"
+#include "rtnl.h"
+#include "transport.h"
+
+#define PKT_LEN	     1500
+#define TCP_PAYLOAD  (PKT_LEN - 40)
+#define TCP_FLAG_ACK 0x10
+
+struct scenario {
+	const char *name;
+	enum qmap_version version;
+	uint8_t mux_id;
+	bool valid;
+};
+
+/* One aggregate of consecutive segments of one flow; returns its length, frames in *ret. */
+static size_t build_aggregate(uint8_t *agg, size_t max, const struct scenario *s,
+			      unsigned *ret_frames)
+{
+	size_t hdr =
+		s->version == QMAP_V5 ? QMAP_HEADER_SIZE + QMAP_CSUM_HEADER_SIZE : QMAP_HEADER_SIZE;
+	size_t len = 0;
+	unsigned n = 0;
+
+	while (len + hdr + PKT_LEN <= max) {
+		struct pk p = {
+			.proto = 6,
+			.id = (uint16_t)n,
+			.ttl = 64,
+			.df = true,
+			.seq = 1000 + n * TCP_PAYLOAD,
+			.ack = 1,
+			.flags = TCP_FLAG_ACK,
+			.win = 1024,
+			.sport = 5001,
+			.dport = 40000,
+			.host = 1,
+			.plen = TCP_PAYLOAD,
+			.stream_off = n * TCP_PAYLOAD,
+		};
+		pk_build(agg + len + hdr, &p);
+		qmap_write_data_header(agg + len, s->version, s->mux_id, PKT_LEN, 0, s->valid);
+		len += hdr + PKT_LEN;
+		n++;
+	}
+	*ret_frames = n;
+	return len;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct scenario scenarios[] = {
+		{ "v1", QMAP_V1, 1, false },
+		{ "v5-valid", QMAP_V5, 2, true },
+		{ "v5-novalid", QMAP_V5, 2, false },
+	};
+	unsigned aggregates = 1000;
+	struct rtnl *rtnl = NULL;
+	struct datapath *dp;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:h")) >= 0) {
+		switch (c) {
+		case 'n':
+			aggregates = strtoul(optarg, NULL, 10);
+			break;
+		case 'h':
+			printf("Usage: qmapd-bench-instr [-n AGGREGATES]\n"
+			       "Replays downlink aggregates; run it with "
+			       "tests/bench/callgrind.sh.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (aggregates < 1) {
+		fprintf(stderr, "qmapd-bench-instr: -n must be >= 1\n");
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "qmapd-bench-instr: needs root (network namespace, TAP)\n");
+		return 77;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 1;
+	}
+	log_set_max_level(LOG_WARNING);
+	bench_write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+	bench_write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
+		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
+		return 1;
+	}
+
+	/*
+	 * The devices get no address: the kernel drops what qmapd writes at the routing step
+	 * (forwarding is off in a new namespace), which costs it little and us nothing.
+	 */
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	config_init_defaults(cfg);
+	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
+	cfg->device.qmap_version = QMAP_V1;
+	struct config_mux m = cfg->mux[1];
+	m.present = true;
+	m.mtu = 1500;
+	m.headroom = CONFIG_HEADROOM_XDP;
+	struct ev_loop *loop = ev_default_loop(0);
+	int r = datapath_new(loop, rtnl, cfg, NULL, &dp);
+	if (r >= 0) {
+		m.id = 1;
+		snprintf(m.interface, sizeof(m.interface), "iqmap1");
+		dp->offload_devices = false;
+		r = datapath_mux_add(dp, &m, false, true, NULL);
+	}
+	if (r >= 0) {
+		m.id = 2;
+		snprintf(m.interface, sizeof(m.interface), "iqmap2");
+		dp->offload_devices = true;
+		r = datapath_mux_add(dp, &m, false, true, NULL);
+	}
+	if (r < 0 || datapath_start(dp) < 0) {
+		fprintf(stderr, "cannot set up the qmapd datapath\n");
+		return 1;
+	}
+	printf("qmapd-bench-instr: %u aggregates of %u bytes per scenario; mux1 %s, mux2 %s%s\n",
+	       aggregates, cfg->device.dl_max_size, dp->mux[1]->nd.status, dp->mux[2]->nd.status,
+	       RUNNING_ON_VALGRIND ? " (under valgrind)" : "");
+
+	uint8_t *agg = malloc(cfg->device.dl_max_size);
+	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
+		const struct scenario *s = &scenarios[i];
+		struct mux *mx = dp->mux[s->mux_id];
+		unsigned frames;
+		size_t len = build_aggregate(agg, cfg->device.dl_max_size, s, &frames);
+
+		if (datapath_set_data_format(dp, s->version, cfg->device.dl_max_size,
+					     cfg->device.ul_max_size,
+					     cfg->device.ul_max_datagrams) < 0) {
+			fprintf(stderr, "cannot switch the QMAP version\n");
+			return 1;
+		}
+		for (int k = 0; k < 10; k++) /* warm up: first-touch and lazy binding */
+			transport_mem_replay(dp->transport, agg, len);
+		struct mux_stats m0 = mx->stats;
+		uint64_t merged0 = mx->gro ? mx->gro->stats.segments_merged : 0;
+		CALLGRIND_ZERO_STATS;
+		for (unsigned k = 0; k < aggregates; k++)
+			transport_mem_replay(dp->transport, agg, len);
+		CALLGRIND_DUMP_STATS_AT(s->name);
+		uint64_t pkts = mx->stats.rx_packets - m0.rx_packets;
+		uint64_t writes = mx->stats.rx_writes - m0.rx_writes;
+		uint64_t drops = mx->stats.rx_dropped_queue_full - m0.rx_dropped_queue_full +
+				 mx->stats.rx_dropped_write_error - m0.rx_dropped_write_error;
+		uint64_t merged = (mx->gro ? mx->gro->stats.segments_merged : 0) - merged0;
+		/* Parsed by callgrind.sh: name, packets, device writes, GRO-merged, drops. */
+		printf("SCENARIO %s packets=%llu frames_per_aggregate=%u writes=%llu merged=%llu "
+		       "dropped=%llu\n",
+		       s->name, (unsigned long long)pkts, frames, (unsigned long long)writes,
+		       (unsigned long long)merged, (unsigned long long)drops);
+		if (pkts != (uint64_t)aggregates * frames) {
+			fprintf(stderr, "scenario %s: %llu packets delivered, expected %llu\n",
+				s->name, (unsigned long long)pkts,
+				(unsigned long long)aggregates * frames);
+			return 1;
+		}
+	}
+	free(agg);
+	datapath_free(dp);
+	rtnl_close(rtnl);
+	free(cfg);
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers the benchmark programs share: clocks, medians, sysctls, interface counters.
+ * Header-only so that each benchmark stays one translation unit linked to qmapd-core.
+ */
+#ifndef QMAPD_BENCH_UTIL_H
+#define QMAPD_BENCH_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * CPU time of the calling thread, user + system: what the benchmarked code cost its core,
+ * whatever else the shared machine ran meanwhile (time spent preempted is not counted).
+ */
+static inline double bench_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n); sorts v. */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), bench_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static inline void bench_write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "we");
+	if (f) {
+		fputs(value, f);
+		fclose(f);
+	}
+}
+
+/*
+ * A device's counters from /proc/net/dev, which shows the caller's network namespace (sysfs
+ * would show the namespace that mounted it). Seen from the device: tx = what the kernel queued
+ * for the reader of the TUN/TAP, tx_dropped = what it dropped because the queue was full.
+ */
+struct bench_ifstats {
+	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;
+};
+
+static inline int bench_ifstats(const char *ifname, struct bench_ifstats *ret)
+{
+	char line[512];
+	size_t n = strlen(ifname);
+	FILE *f = fopen("/proc/net/dev", "re");
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " ");
+		if (strncmp(p, ifname, n) != 0 || p[n] != ':')
+			continue;
+		unsigned long long v[16];
+		if (sscanf(p + n + 1,
+			   "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+			   &v[10], &v[11], &v[12], &v[13], &v[14], &v[15]) == 16) {
+			ret->rx_packets = v[1];
+			ret->rx_dropped = v[3];
+			ret->tx_packets = v[9];
+			ret->tx_dropped = v[11];
+			r = 0;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+#endif
