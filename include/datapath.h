@@ -25,6 +25,7 @@
 #include "transport.h"
 
 struct rtnl;
+struct uring;
 
 /* Counters of one mux. rx = downlink (towards the host), tx = uplink, as the device sees it. */
 struct mux_stats {
@@ -113,6 +114,11 @@ struct datapath {
 	uint32_t ul_max_datagrams;
 	bool modem_up;
 	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
+	/*
+	 * Downlink writes of a receive batch go through io_uring, submitted together when the
+	 * batch ends (or 64 are queued); NULL = one writev per packet. datapath_set_batch_writes.
+	 */
+	struct uring *uring;
 
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
@@ -172,6 +178,13 @@ void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up);
  */
 int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
 			     uint32_t ul_max_size, uint32_t ul_max_datagrams);
+
+/*
+ * Batch the downlink writes of each receive batch through io_uring (uring.h), or not. On by
+ * default where io_uring works (tests/bench/RESULTS.md). Returns 0, or -EOPNOTSUPP where it is
+ * unavailable (liburing missing at build time, io_uring_setup refused): one write per packet.
+ */
+int datapath_set_batch_writes(struct datapath *dp, bool on);
 
 /* Downlink entry point (the transport's on_bulk_in); public for tests and benchmarks. */
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len);

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batched downlink writes (uring.c through the datapath) against the real kernel: a numbered
+ * UDP sequence written through io_uring arrives in order at a local socket, on the per-packet
+ * path and through GRO (a flow per packet, so each is written alone); a full device queue
+ * (EAGAIN) is counted as rx_dropped_queue_full, batched or not; and where io_uring_setup is
+ * refused (a seccomp filter here, as a sandbox or kernel.io_uring_disabled would) the datapath
+ * falls back to plain writes that deliver the same. Needs root for a TAP in a network
+ * namespace of its own; exits 77 otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "datapath.h"
+#include "log.h"
+#include "qmap.h"
+#include "rtnl.h"
+#include "test-util.h"
+#include "transport.h"
+#include "uring.h"
+
+#define SRC_ADDR "198.51.100.1"
+#define PORT	 9000
+#define PKT_LEN	 64
+#define N_PKTS	 150 /* more than URING_SLOTS in one aggregate: a flush when full, too */
+
+static const char *const mux_addr[3] = { NULL, "203.0.113.1", "203.0.113.65" };
+
+static uint16_t ip_checksum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* IPv4/UDP, checksum 0, the sequence number in the payload and a source port per packet. */
+static void build_packet(uint8_t *p, const char *dst, uint32_t seq)
+{
+	memset(p, 0, PKT_LEN);
+	p[0] = 0x45;
+	p[3] = PKT_LEN;
+	p[4] = seq >> 8;
+	p[5] = seq & 0xff;
+	p[8] = 64;
+	p[9] = IPPROTO_UDP;
+	inet_pton(AF_INET, SRC_ADDR, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	uint16_t c = ip_checksum(p, 20);
+	p[10] = c >> 8;
+	p[11] = c & 0xff;
+	p[20] = 0x80 | (seq >> 8);
+	p[21] = seq & 0xff;
+	p[22] = PORT >> 8;
+	p[23] = PORT & 0xff;
+	p[25] = PKT_LEN - 20;
+	memcpy(p + 28, &seq, sizeof(seq));
+}
+
+/* One QMAPv1 aggregate of packets first..first+n-1 for mux id. */
+static size_t build_aggregate(uint8_t *agg, unsigned id, uint32_t first, unsigned n)
+{
+	size_t len = 0;
+	for (unsigned i = 0; i < n; i++) {
+		qmap_write_data_header(agg + len, QMAP_V1, id, PKT_LEN, 0, false);
+		build_packet(agg + len + QMAP_HEADER_SIZE, mux_addr[id], first + i);
+		len += QMAP_HEADER_SIZE + PKT_LEN;
+	}
+	return len;
+}
+
+static int bind_sink(const char *addr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int size = 4 << 20;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("bind");
+		exit(1);
+	}
+	return fd;
+}
+
+/* Read everything queued; every datagram must carry the next number. Returns how many. */
+static unsigned drain_in_order(int fd, uint32_t first)
+{
+	uint8_t buf[256];
+	unsigned n = 0, misordered = 0;
+	ssize_t r;
+
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		uint32_t seq;
+		memcpy(&seq, buf, sizeof(seq));
+		if (r != PKT_LEN - 28 || seq != first + n)
+			misordered++;
+		n++;
+	}
+	EXPECT_EQ(misordered, 0);
+	return n;
+}
+
+/* Deliver N_PKTS numbered packets to mux id in one transfer and check they arrive in order. */
+static void check_sequence(struct datapath *dp, int sink, unsigned id, uint32_t first)
+{
+	static uint8_t agg[N_PKTS * (QMAP_HEADER_SIZE + PKT_LEN)];
+	struct mux *m = dp->mux[id];
+	struct mux_stats before = m->stats;
+
+	size_t len = build_aggregate(agg, id, first, N_PKTS);
+	EXPECT_EQ(transport_mem_replay(dp->transport, agg, len), 0);
+	EXPECT_EQ(m->stats.rx_writes - before.rx_writes, N_PKTS);
+	EXPECT_EQ(m->stats.rx_dropped_queue_full - before.rx_dropped_queue_full, 0);
+	EXPECT_EQ(m->stats.rx_dropped_write_error - before.rx_dropped_write_error, 0);
+	EXPECT_EQ(drain_in_order(sink, first), N_PKTS);
+}
+
+/*
+ * A full queue: the mux's fd number made to point at a full non-blocking pipe for a moment
+ * (the TAP stays alive through the saved descriptor). Every packet must be counted as a
+ * queue-full drop, never waited for.
+ */
+static void check_eagain(struct datapath *dp, unsigned id)
+{
+	static uint8_t agg[N_PKTS * (QMAP_HEADER_SIZE + PKT_LEN)];
+	struct mux *m = dp->mux[id];
+	uint8_t junk[4096] = { 0 };
+	int p[2];
+
+	EXPECT_EQ(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	fcntl(p[1], F_SETPIPE_SZ, 4096);
+	while (write(p[1], junk, sizeof(junk)) > 0)
+		;
+	int saved = dup(m->nd.fd);
+	EXPECT_GE(saved, 0);
+	EXPECT_GE(dup2(p[1], m->nd.fd), 0);
+
+	struct mux_stats before = m->stats;
+	size_t len = build_aggregate(agg, id, 0, N_PKTS);
+	EXPECT_EQ(transport_mem_replay(dp->transport, agg, len), 0);
+	EXPECT_EQ(m->stats.rx_dropped_queue_full - before.rx_dropped_queue_full, N_PKTS);
+	EXPECT_EQ(m->stats.rx_dropped_write_error - before.rx_dropped_write_error, 0);
+	EXPECT_EQ(m->stats.rx_writes - before.rx_writes, 0);
+
+	EXPECT_GE(dup2(saved, m->nd.fd), 0);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* io_uring_setup fails with EPERM from now on in this process, as under a sandbox. */
+static int refuse_io_uring(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(filter), .filter = filter };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return -errno;
+	return 0;
+}
+
+int main(void)
+{
+	struct rtnl *rtnl = NULL;
+	struct datapath *dp = NULL;
+
+	if (geteuid() != 0)
+		TEST_SKIP("needs root (network namespace, TAP)");
+	if (unshare(CLONE_NEWNET) < 0)
+		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
+	log_set_max_level(LOG_WARNING);
+	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
+		fprintf(stderr, "cannot set up rtnetlink\n");
+		return 1;
+	}
+
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	config_init_defaults(cfg);
+	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
+	cfg->device.qmap_version = QMAP_V1;
+	struct config_prefix src_net;
+	config_parse_prefix("198.51.100.0/24", &src_net);
+	struct config_mux mc[3] = {};
+	for (unsigned id = 1; id <= 2; id++) {
+		struct config_mux *m = &mc[id];
+		m->present = true;
+		m->id = id;
+		snprintf(m->interface, sizeof(m->interface), "uring%u", id);
+		m->mtu = 1500;
+		m->headroom = CONFIG_HEADROOM_XDP;
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "%s/32", mux_addr[id]);
+		config_parse_prefix(prefix, &m->ipv4_address);
+		m->routes[0] = src_net;
+		m->n_routes = 1;
+		m->route_metric = 100 * id;
+	}
+	struct ev_loop *loop = ev_default_loop(0);
+	int r = datapath_new(loop, rtnl, cfg, NULL, &dp);
+	if (r >= 0) {
+		/* mux 1: per-packet writes (no virtio-net header); mux 2: through GRO. */
+		dp->offload_devices = false;
+		r = datapath_mux_add(dp, &mc[1], false, true, NULL);
+		dp->offload_devices = true;
+	}
+	if (r >= 0)
+		r = datapath_mux_add(dp, &mc[2], false, true, NULL);
+	if (r < 0 || datapath_start(dp) < 0) {
+		fprintf(stderr, "cannot set up the datapath\n");
+		return 1;
+	}
+	int sink[3] = { -1, bind_sink(mux_addr[1]), bind_sink(mux_addr[2]) };
+
+	/* Batched by default where io_uring works; plain writes first, as the reference. */
+#ifdef QMAPD_HAVE_LIBURING
+	EXPECT_TRUE(dp->uring != NULL);
+#endif
+	EXPECT_EQ(datapath_set_batch_writes(dp, false), 0);
+	EXPECT_PTR_EQ(dp->uring, NULL);
+	for (unsigned id = 1; id <= 2; id++)
+		check_sequence(dp, sink[id], id, 1000);
+
+	r = datapath_set_batch_writes(dp, true);
+#ifdef QMAPD_HAVE_LIBURING
+	EXPECT_EQ(r, 0);
+#endif
+	if (r == 0) {
+		for (unsigned id = 1; id <= 2; id++)
+			check_sequence(dp, sink[id], id, 2000 * id);
+		/* 2 x 150 writes, each transfer in submits of at most 64: 3 submits per transfer. */
+		const struct uring_stats *us = uring_get_stats(dp->uring);
+		EXPECT_EQ(us->writes, 2 * N_PKTS);
+		EXPECT_EQ(us->submits, 2 * ((N_PKTS + URING_SLOTS - 1) / URING_SLOTS));
+		EXPECT_EQ(uring_pending(dp->uring), 0);
+		for (unsigned id = 1; id <= 2; id++)
+			check_eagain(dp, id);
+		/* The devices still work after the drops. */
+		for (unsigned id = 1; id <= 2; id++)
+			check_sequence(dp, sink[id], id, 5000);
+	} else {
+		EXPECT_EQ(r, -EOPNOTSUPP);
+		fprintf(stderr, "io_uring unavailable (%s): batched checks skipped\n",
+			strerror(-r));
+	}
+
+	/* Without batching, a full queue is counted the same way. */
+	EXPECT_EQ(datapath_set_batch_writes(dp, false), 0);
+	EXPECT_PTR_EQ(dp->uring, NULL);
+	for (unsigned id = 1; id <= 2; id++)
+		check_eagain(dp, id);
+
+	/* io_uring refused at run time: the request fails, plain writes carry on. Last: for good. */
+	if (refuse_io_uring() == 0) {
+		EXPECT_EQ(datapath_set_batch_writes(dp, true), -EOPNOTSUPP);
+		EXPECT_PTR_EQ(dp->uring, NULL);
+		for (unsigned id = 1; id <= 2; id++)
+			check_sequence(dp, sink[id], id, 7000);
+	} else {
+		fprintf(stderr, "cannot install the seccomp filter: fallback check skipped\n");
+	}
+
+	close(sink[1]);
+	close(sink[2]);
+	datapath_free(dp);
+	rtnl_close(rtnl);
+	free(cfg);
+	return test_result("test-uring");
+}
