@@ -72,14 +72,18 @@ struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
 	return dp->ul_out;
 }
 
-static bool payload_matches_ethertype(const uint8_t *eth, const uint8_t *ip, size_t len)
+/* An IPv4/IPv6 packet, and with a TAP (eth != NULL) the Ethernet type that says so. */
+static bool packet_is_ip(const uint8_t *eth, const uint8_t *ip, size_t len)
 {
 	if (len == 0)
 		return false;
+	unsigned version = ip[0] >> 4;
+	if (!eth)
+		return version == 4 || version == 6;
 	if (eth[12] == 0x08 && eth[13] == 0x00)
-		return (ip[0] >> 4) == 4;
+		return version == 4;
 	if (eth[12] == 0x86 && eth[13] == 0xdd)
-		return (ip[0] >> 4) == 6;
+		return version == 6;
 	return false;
 }
 
@@ -161,37 +165,42 @@ void datapath_ul_segment_resume(struct datapath *dp)
 }
 
 /*
- * Read one packet from a device with a virtio-net header. The IP packet goes straight into the
- * aggregate; a super-packet longer than the room left spills into scratch and is segmented
- * from there (segmenting copies anyway). Returns false when the device has no more.
+ * Read one packet into the aggregate: the IP packet lands right after room for its QMAP
+ * header. With a virtio-net header, a super-packet longer than the room left spills into
+ * scratch and is segmented from there (segmenting copies anyway). Returns false when the
+ * device has no more.
  */
-static bool mux_ul_read_vnet(struct datapath *dp, struct mux *m, struct transport_out *out)
+static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out *out)
 {
 	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
-	struct virtio_net_hdr vh;
+	bool vnet = m->nd.vnet_hdr_len != 0;
+	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
 	uint8_t eth[ETH_HEADER_SIZE];
 	uint8_t *ip = out->data + out->len + dp->ul_header_size;
 	size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
-	struct iovec iov[4] = {
-		{ .iov_base = &vh, .iov_len = sizeof(vh) },
-		{ .iov_base = eth, .iov_len = sizeof(eth) },
-		{ .iov_base = ip, .iov_len = room },
-		{ .iov_base = dp->ul_scratch + room, .iov_len = DATAPATH_UL_SCRATCH - room },
-	};
-	struct iovec *v = tap ? iov : iov + 1;
-	if (!tap)
-		v[0] = iov[0];
-	ssize_t n = readv(m->nd.fd, v, tap ? 4 : 3);
+	struct iovec iov[4];
+	int iovcnt = 0;
+
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
+	if (tap)
+		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
+	iov[iovcnt++] = (struct iovec){ ip, room };
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ dp->ul_scratch + room, DATAPATH_UL_SCRATCH - room };
+	ssize_t n = readv(m->nd.fd, iov, iovcnt);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
 		return false;
 	}
-	size_t head = sizeof(vh) + (tap ? sizeof(eth) : 0);
+	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
 	size_t len = (size_t)n > head ? (size_t)n - head : 0;
-	if (_unlikely_(len == 0 || len > DATAPATH_UL_SCRATCH ||
-		       (tap ? !payload_matches_ethertype(eth, ip, len)
-			    : ((ip[0] >> 4) != 4 && (ip[0] >> 4) != 6)))) {
+	if (_unlikely_(!vnet && len > room)) {
+		m->stats.tx_dropped_too_big++;
+		return true;
+	}
+	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
 		m->stats.tx_dropped_not_ip++;
 		return true;
 	}
@@ -223,8 +232,6 @@ void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct mux *m = w->data;
 	struct datapath *dp = m->dp;
-	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
-	uint8_t eth[ETH_HEADER_SIZE];
 	(void)loop;
 	(void)revents;
 
@@ -235,43 +242,7 @@ void mux_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 			datapath_set_reading(dp, false);
 			return;
 		}
-		if (m->nd.vnet_hdr_len) {
-			if (!mux_ul_read_vnet(dp, m, out))
-				return;
-			continue;
-		}
-		uint8_t *ip = out->data + out->len + dp->ul_header_size;
-		size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
-		struct iovec iov[2] = {
-			{ .iov_base = eth, .iov_len = sizeof(eth) },
-			{ .iov_base = ip, .iov_len = room },
-		};
-		ssize_t n = tap ? readv(m->nd.fd, iov, 2) : readv(m->nd.fd, iov + 1, 1);
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		if (!mux_ul_read(dp, m, out))
 			return;
-		}
-		size_t len =
-			tap ? (n >= ETH_HEADER_SIZE ? (size_t)n - ETH_HEADER_SIZE : 0) : (size_t)n;
-		if (_unlikely_(len > room)) {
-			m->stats.tx_dropped_too_big++;
-			continue;
-		}
-		if (_unlikely_(tap ? !payload_matches_ethertype(eth, ip, len)
-				   : len == 0 || ((ip[0] >> 4) != 4 && (ip[0] >> 4) != 6))) {
-			m->stats.tx_dropped_not_ip++;
-			continue;
-		}
-		if (_unlikely_(!dp->modem_up || !m->link_up)) {
-			m->stats.tx_dropped_link_down++;
-			continue;
-		}
-		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0, false);
-		out->len += dp->ul_header_size + len;
-		m->stats.tx_packets++;
-		m->stats.tx_bytes += len;
-		if (++dp->ul_frames >= dp->ul_max_datagrams)
-			datapath_ul_flush(dp);
 	}
 }
