@@ -23,6 +23,7 @@
 #include "rtnl.h"
 #include "sim.h"
 #include "transport.h"
+#include "atomic-file.h"
 #include "byteorder.h"
 
 /* Frames read from the TUN or the socket per wakeup, so neither direction starves the other. */
@@ -1418,41 +1419,15 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	}
 }
 
+static void sim_print_stats_cb(FILE *f, const void *userdata)
+{
+	sim_print_stats(userdata, f);
+}
+
 int sim_write_stats_file(const struct sim *s, const char *path)
 {
-	_cleanup_free_ char *tmp = NULL;
-
-	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
-		return log_err(ENOMEM, "sim: cannot write stats to %s", path);
-	}
-
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return log_err(errno, "sim: cannot create %s", tmp);
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int r = log_err(errno, "sim: cannot write %s", tmp);
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
-
-	sim_print_stats(s, f);
-	bool failed = fflush(f) != 0 || ferror(f);
-	int saved = errno;
-	if (fclose(f) != 0 && !failed) {
-		failed = true;
-		saved = errno;
-	}
-	if (failed) {
-		unlink(tmp);
-		return log_err(saved, "sim: cannot write %s", tmp);
-	}
-	if (rename(tmp, path) < 0) {
-		int r = log_err(errno, "sim: cannot rename %s to %s", tmp, path);
-		unlink(tmp);
-		return r;
-	}
+	int r = atomic_file_write(path, sim_print_stats_cb, s);
+	if (r < 0)
+		return log_err(r, "sim: cannot write stats to %s", path);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic-file.h"
 #include "config.h"
 #include "control.h"
 #include "log.h"
@@ -38,24 +39,19 @@ struct qmapd {
 	ev_tstamp stop_deadline;
 };
 
+static void qmapd_print_stats(FILE *f, const void *userdata)
+{
+	manager_print_stats(userdata, f, "");
+}
+
 static void qmapd_write_stats(struct qmapd *q)
 {
 	manager_print_stats(q->manager, stderr, "<6>");
 	if (!q->stats_file)
 		return;
-
-	/* Write beside and rename, so a reader never sees half a file. */
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", q->stats_file) >= (int)sizeof(tmp))
-		return;
-	FILE *f = fopen(tmp, "we");
-	if (!f) {
-		log_warning(errno, "cannot write statistics to %s", tmp);
-		return;
-	}
-	manager_print_stats(q->manager, f, "");
-	if (fclose(f) != 0 || rename(tmp, q->stats_file) < 0)
-		log_warning(errno, "cannot write statistics to %s", q->stats_file);
+	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q->manager);
+	if (r < 0)
+		log_warning(r, "cannot write statistics to %s", q->stats_file);
 }
 
 static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
