@@ -25,6 +25,7 @@
 #include "transport.h"
 #include "atomic-file.h"
 #include "byteorder.h"
+#include "csum.h"
 
 /* Frames read from the TUN or the socket per wakeup, so neither direction starves the other. */
 #define SIM_READ_BUDGET 256
@@ -422,22 +423,6 @@ int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errle
 }
 
 /* One's complement sum of big-endian 16-bit words (RFC 1071). */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)(p[0] << 8 | p[1]);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /*
  * The host asked the modem (QMAPv5 UL "compute checksum") to fill in the TCP/UDP checksum.
  * Mainline passes no offsets with v5, so the modem parses the IP header itself; we do the
@@ -445,7 +430,8 @@ static uint16_t csum_fold(uint64_t sum)
  */
 static bool l4_checksum_fill(uint8_t *pkt, size_t len)
 {
-	uint64_t sum = 0;
+	const uint8_t *addrs;
+	size_t alen;
 	uint8_t *l4;
 	size_t l4_len;
 	uint8_t proto;
@@ -459,7 +445,8 @@ static bool l4_checksum_fill(uint8_t *pkt, size_t len)
 		proto = pkt[9];
 		l4 = pkt + ihl;
 		l4_len = tot - ihl;
-		sum = csum_add(sum, pkt + 12, 8);
+		addrs = pkt + 12;
+		alen = 4;
 	} else if (len >= IPV6_HEADER && pkt[0] >> 4 == 6) {
 		size_t plen = get_be16(pkt + 4);
 		if (plen > len - IPV6_HEADER)
@@ -468,7 +455,8 @@ static bool l4_checksum_fill(uint8_t *pkt, size_t len)
 		proto = pkt[6];
 		l4 = pkt + IPV6_HEADER;
 		l4_len = plen;
-		sum = csum_add(sum, pkt + 8, 32);
+		addrs = pkt + 8;
+		alen = 16;
 	} else {
 		return false;
 	}
@@ -481,15 +469,13 @@ static bool l4_checksum_fill(uint8_t *pkt, size_t len)
 	else
 		return false;
 
-	sum += proto;
-	sum += l4_len;
 	put_be16(l4 + off, 0);
-	sum = csum_add(sum, l4, l4_len);
-	uint16_t c = csum_fold(sum);
+	uint32_t sum = csum_partial(l4, l4_len, csum_pseudo(addrs, alen, proto, (uint32_t)l4_len));
+	uint16_t c = (uint16_t)~csum_fold(sum);
 	/* UDP sends a computed zero as all ones: zero means "no checksum". */
 	if (proto == IPPROTO_UDP_ && c == 0)
 		c = 0xffff;
-	put_be16(l4 + off, c);
+	csum_store(l4 + off, c);
 	return true;
 }
 
@@ -507,7 +493,7 @@ static void build_unknown_mux_packet(uint8_t *p, size_t len)
 	p[9] = IPPROTO_UDP_;
 	memcpy(p + 12, src, sizeof(src));
 	memcpy(p + 16, dst, sizeof(dst));
-	put_be16(p + 10, csum_fold(csum_add(0, p, IPV4_HEADER)));
+	csum_store(p + 10, (uint16_t)~csum_fold(csum_partial(p, IPV4_HEADER, 0)));
 	put_be16(p + 20, 9);
 	put_be16(p + 22, 9);
 	put_be16(p + 24, (uint16_t)(len - IPV4_HEADER));
