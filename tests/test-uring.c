@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "config.h"
 #include "datapath.h"
 #include "log.h"
@@ -40,16 +41,6 @@
 
 static const char *const mux_addr[3] = { NULL, "203.0.113.1", "203.0.113.65" };
 
-static uint16_t ip_checksum(const uint8_t *p, size_t len)
-{
-	uint32_t sum = 0;
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
 /* IPv4/UDP, checksum 0, the sequence number in the payload and a source port per packet. */
 static void build_packet(uint8_t *p, const char *dst, uint32_t seq)
 {
@@ -62,9 +53,7 @@ static void build_packet(uint8_t *p, const char *dst, uint32_t seq)
 	p[9] = IPPROTO_UDP;
 	inet_pton(AF_INET, SRC_ADDR, p + 12);
 	inet_pton(AF_INET, dst, p + 16);
-	uint16_t c = ip_checksum(p, 20);
-	p[10] = c >> 8;
-	p[11] = c & 0xff;
+	csum_store(p + 10, (uint16_t)~csum_fold(csum_partial(p, 20, 0)));
 	p[20] = 0x80 | (seq >> 8);
 	p[21] = seq & 0xff;
 	p[22] = PORT >> 8;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "config.h"
 #include "datapath.h"
 #include "log.h"
@@ -35,16 +36,6 @@
 #define UDP_PORT   9000
 #define MAX_RUNS   15
 
-static uint16_t ip_checksum(const uint8_t *p, size_t len)
-{
-	uint32_t sum = 0;
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
 /* An IPv4/UDP packet of `len` bytes in total, UDP checksum 0 (allowed for IPv4). */
 static void build_packet(uint8_t *p, size_t len, const char *dst)
 {
@@ -56,9 +47,7 @@ static void build_packet(uint8_t *p, size_t len, const char *dst)
 	p[9] = IPPROTO_UDP;
 	inet_pton(AF_INET, SRC_ADDR, p + 12);
 	inet_pton(AF_INET, dst, p + 16);
-	uint16_t c = ip_checksum(p, 20);
-	p[10] = c >> 8;
-	p[11] = c & 0xff;
+	csum_store(p + 10, (uint16_t)~csum_fold(csum_partial(p, 20, 0)));
 	p[20] = 0x30;
 	p[21] = 0x39;
 	p[22] = UDP_PORT >> 8;
@@ -198,9 +187,7 @@ static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const
 			h[QMAP_HEADER_SIZE + 21] = (uint8_t)(0x39 + b->agg_frames);
 		uint8_t *ip = h + QMAP_HEADER_SIZE;
 		ip[10] = ip[11] = 0;
-		uint16_t c = ip_checksum(ip, 20);
-		ip[10] = c >> 8;
-		ip[11] = c & 0xff;
+		csum_store(ip + 10, (uint16_t)~csum_fold(csum_partial(ip, 20, 0)));
 		qmap_write_data_header(h, QMAP_V1, mux_id, len, pad, false);
 		b->agg_len += frame;
 		b->agg_frames++;
