@@ -84,4 +84,14 @@ void qmi_modem_stop(struct qmi_modem *qm);
 
 const char *qmi_modem_state_to_string(enum qmi_modem_state state);
 
+/*
+ * Asynchronous QMI steps carry their owner as user data and the attempt's cancellable: a
+ * step that ends cancelled must not touch anything (the attempt is over, the owner may be
+ * onto the next one).
+ */
+static inline bool qmi_step_cancelled(GError *error)
+{
+	return error && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
 #endif

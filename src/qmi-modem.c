@@ -13,15 +13,6 @@
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
 
-/*
- * Every asynchronous step carries the modem as user data and the open attempt's
- * cancellable; a cancelled step must not touch anything (the attempt is over).
- */
-static bool step_cancelled(GError *error)
-{
-	return error && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-}
-
 const char *qmi_modem_state_to_string(enum qmi_modem_state state)
 {
 	switch (state) {
@@ -97,7 +88,7 @@ static void dms_manufacturer_ready(GObject *src, GAsyncResult *res, gpointer use
 	struct qmi_modem *qm = user_data;
 	const char *value = NULL;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (out && qmi_message_dms_get_manufacturer_output_get_result(out, &error) &&
 	    qmi_message_dms_get_manufacturer_output_get_manufacturer(out, &value, NULL))
@@ -112,7 +103,7 @@ static void dms_model_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	struct qmi_modem *qm = user_data;
 	const char *value = NULL;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (out && qmi_message_dms_get_model_output_get_result(out, &error) &&
 	    qmi_message_dms_get_model_output_get_model(out, &value, NULL))
@@ -127,7 +118,7 @@ static void dms_revision_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	struct qmi_modem *qm = user_data;
 	const char *value = NULL;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (out && qmi_message_dms_get_revision_output_get_result(out, &error) &&
 	    qmi_message_dms_get_revision_output_get_revision(out, &value, NULL))
@@ -142,7 +133,7 @@ static void dms_ids_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	struct qmi_modem *qm = user_data;
 	const char *value = NULL;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (out && qmi_message_dms_get_ids_output_get_result(out, &error) &&
 	    qmi_message_dms_get_ids_output_get_imei(out, &value, NULL))
@@ -161,7 +152,7 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 	guint16 mcc, mnc;
 	const char *desc = NULL;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (!out || !qmi_message_nas_get_serving_system_output_get_result(out, &error)) {
 		log_debug("modem %s: serving system: %s", qm->path, error->message);
@@ -214,7 +205,7 @@ static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	gint8 rssi, rsrq;
 	gint16 rsrp, snr;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	if (out && qmi_message_nas_get_signal_info_output_get_result(out, &error) &&
 	    qmi_message_nas_get_signal_info_output_get_lte_signal_strength(out, &rssi, &rsrq, &rsrp,
@@ -271,7 +262,7 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 	QmiWdaDataAggregationProtocol dl_proto;
 	guint32 value;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	bool asked_v5 = qm->format.version == QMAP_V5;
 	if (!out || !qmi_message_wda_set_data_format_output_get_result(out, &error)) {
@@ -379,7 +370,7 @@ static void allocate_client_ready(GObject *src, GAsyncResult *res, gpointer user
 	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct qmi_modem *qm = user_data;
 
-	if (step_cancelled(error)) {
+	if (qmi_step_cancelled(error)) {
 		g_clear_object(&client);
 		return;
 	}
@@ -428,7 +419,7 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	struct qmi_modem *qm = user_data;
 
 	if (!qmi_device_open_finish(QMI_DEVICE(src), res, &error)) {
-		if (!step_cancelled(error))
+		if (!qmi_step_cancelled(error))
 			qmi_modem_fail(qm, "open through qmi-proxy", error);
 		return;
 	}
@@ -442,7 +433,7 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	GObject *obj = g_async_initable_new_finish(G_ASYNC_INITABLE(src), res, &error);
 	struct qmi_modem *qm = user_data;
 
-	if (step_cancelled(error)) {
+	if (qmi_step_cancelled(error)) {
 		g_clear_object(&obj);
 		return;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "qmi-modem.h"
 #include "rtnl.h"
 #include "session.h"
 
@@ -40,11 +41,6 @@ const char *session_state_to_string(enum session_state state)
 		return "failed";
 	}
 	return "unknown";
-}
-
-static bool step_cancelled(GError *error)
-{
-	return error && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
 static const char *family_name(const struct session_family *f)
@@ -215,7 +211,7 @@ static void get_settings_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		qmi_client_wds_get_current_settings_finish(QMI_CLIENT_WDS(src), res, &error);
 	struct session *s = user_data;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	struct session_family *f = &s->fam[s->step_family];
 	if (!out || !qmi_message_wds_get_current_settings_output_get_result(out, &error)) {
@@ -351,7 +347,7 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 	struct session *s = user_data;
 	guint32 handle;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	struct session_family *f = &s->fam[s->step_family];
 	if (!out || !qmi_message_wds_start_network_output_get_result(out, &error)) {
@@ -417,7 +413,7 @@ static void set_ip_family_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		qmi_client_wds_set_ip_family_finish(QMI_CLIENT_WDS(src), res, &error);
 	struct session *s = user_data;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	struct session_family *f = &s->fam[s->step_family];
 	if (!out || !qmi_message_wds_set_ip_family_output_get_result(out, &error)) {
@@ -434,7 +430,7 @@ static void bind_mux_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		qmi_client_wds_bind_mux_data_port_finish(QMI_CLIENT_WDS(src), res, &error);
 	struct session *s = user_data;
 
-	if (step_cancelled(error))
+	if (qmi_step_cancelled(error))
 		return;
 	struct session_family *f = &s->fam[s->step_family];
 	if (!out || !qmi_message_wds_bind_mux_data_port_output_get_result(out, &error)) {
@@ -454,7 +450,7 @@ static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct session *s = user_data;
 
-	if (step_cancelled(error)) {
+	if (qmi_step_cancelled(error)) {
 		g_clear_object(&client);
 		return;
 	}
