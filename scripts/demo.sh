@@ -32,10 +32,7 @@ CONF
 cat "$E2E_TMP/qmapd.conf"
 # Each mux's session gets its addresses from the simulated network.
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/24,2001:db8:1::2/64 --mux 2=203.0.113.2/24,2001:db8:2::2/64)
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
-	"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" >"$E2E_TMP/sim.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+SIM_ALWAYS_CONNECTED=no start_sim
 start_qmapd "$E2E_TMP/qmapd.conf"
 qmapctl() { in_host "$BUILD_DIR/qmapctl" -s "$E2E_TMP/control" "$@"; }
 

@@ -23,12 +23,7 @@ routes = 198.51.100.1/32 2001:db8:ff::1/128
 CONF
 
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/24,2001:db8:1::2/64)
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
-	"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --no-qmapv5 --stats-file "$E2E_TMP/sim.stats" \
-	>"$E2E_TMP/sim.log" 2>&1 &
-E2E_PIDS+=($!)
-SIM_PID=$!
-wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+SIM_ALWAYS_CONNECTED=no start_sim --no-qmapv5
 start_qmapd "$E2E_TMP/qmapd.conf"
 
 ctl() { in_host "$QMAPCTL" -s "$E2E_TMP/control" "$@"; }

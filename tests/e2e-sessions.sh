@@ -43,21 +43,14 @@ write_session_config() { # file [extra mux.2 lines]
 	CONF
 }
 
-# The sim carries data only for muxes with a session (no --always-connected).
-start_sim_sessions() {
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
-		"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
-		"$@" >"$E2E_TMP/sim.log" 2>&1 &
-	E2E_PIDS+=($!)
-	SIM_PID=$!
-	wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
-}
+# The sim carries data only for muxes with a session.
+SIM_ALWAYS_CONNECTED=no
 
 mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 
 write_session_config "$E2E_TMP/qmapd.conf"
-start_sim_sessions
+start_sim
 start_qmapd "$E2E_TMP/qmapd.conf"
 for m in 1 2; do
 	wait_for 30 "mux $m connected" mux_is $m connected

@@ -43,12 +43,7 @@ routes = 198.51.100.2/32 2001:db8:ff::2/128
 CONF
 
 # The sim carries data only for muxes with a session.
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
-	"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
-	>"$E2E_TMP/sim.log" 2>&1 &
-E2E_PIDS+=($!)
-SIM_PID=$!
-wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+SIM_ALWAYS_CONNECTED=no start_sim
 
 mkfifo "$E2E_TMP/usb.ctl"
 umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim.sock" --dir-file "$E2E_TMP/umockdev.dir" \
