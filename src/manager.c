@@ -31,6 +31,14 @@ static bool control_qmi(const struct manager *m)
 	return m->config->device.control == CONFIG_CONTROL_QMI;
 }
 
+/* A mux's state as qmapctl shows it: its session's, or with static addresses the modem's. */
+static const char *mux_state(const struct manager *m, unsigned id)
+{
+	if (m->session[id])
+		return session_state_to_string(m->session[id]->state);
+	return m->dp->modem_up ? "connected" : "disconnected";
+}
+
 /* STATUS= for systemd: one line a person can read in `systemctl status qmapd`. */
 static void manager_update_status(struct manager *m)
 {
@@ -40,8 +48,7 @@ static void manager_update_status(struct manager *m)
 		if (!m->dp->mux[id])
 			continue;
 		total++;
-		if (m->session[id] ? m->session[id]->state == SESSION_STATE_CONNECTED
-				   : m->dp->modem_up)
+		if (strcmp(mux_state(m, id), "connected") == 0)
 			connected++;
 	}
 	const char *modem = m->qm ? qmi_modem_state_to_string(m->qm->state)
@@ -287,8 +294,7 @@ static json_t *mux_json(struct manager *m, unsigned id)
 	const struct config_mux *c = &m->mux_cfg[id];
 	const struct session *s = m->session[id];
 	const struct mux_stats *st = &mux->stats;
-	const char *state = s ? session_state_to_string(s->state)
-			      : (m->dp->modem_up ? "connected" : "disconnected");
+	const char *state = mux_state(m, id);
 
 	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i}", "id", id, "interface",
 			      mux->nd.name, "state", state, "apn", c->apn, "ip-type",
@@ -394,13 +400,10 @@ json_t *manager_mux_list(struct manager *m)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		if (!m->dp->mux[id])
 			continue;
-		json_t *full = mux_json(m, id);
-		json_array_append_new(muxes, json_pack("{s:O, s:O, s:O, s:O}", "id",
-						       json_object_get(full, "id"), "interface",
-						       json_object_get(full, "interface"), "state",
-						       json_object_get(full, "state"), "apn",
-						       json_object_get(full, "apn")));
-		json_decref(full);
+		json_array_append_new(muxes,
+				      json_pack("{s:i, s:s, s:s, s:s}", "id", id, "interface",
+						m->dp->mux[id]->nd.name, "state", mux_state(m, id),
+						"apn", m->mux_cfg[id].apn));
 	}
 	return json_pack("{s:o}", "muxes", muxes);
 }
