@@ -82,6 +82,7 @@ enum gro_reason {
 	GRO_NM_NO_PAYLOAD,  /* no data (a pure ACK) */
 	GRO_NM_BAD_CSUM,    /* failed software verification */
 	GRO_NM_PSH_ALONE,   /* a PSH segment that no flow could take: nothing may follow it */
+	GRO_NM_OFF,	    /* merging is switched off (ethtool -K DEV gro off) */
 	GRO_END_SEQ,	    /* not the next sequence number (loss, reordering, retransmit) */
 	GRO_END_HEADER,	    /* TTL/TOS/DF/ID/flow label, TCP options or ack differ */
 	GRO_END_SIZE,	    /* larger than the flow's segment size */
@@ -151,6 +152,7 @@ struct gro {
 	uint64_t next_age;
 	unsigned n_active;
 	int last; /* the flow the previous packet went to: bulk traffic hits it again */
+	bool off; /* gro_set_off(): every packet goes out alone */
 	struct gro_flow flows[GRO_MAX_FLOWS];
 	uint8_t single[GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN]; /* header block for packets sent alone */
 	struct gro_stats stats;
@@ -175,6 +177,13 @@ static inline enum gro_result gro_add_qmap(struct gro *g, const struct qmap_fram
 
 /* Emit every held flow, oldest first. Afterwards no pointer into any packet is kept. */
 void gro_flush(struct gro *g);
+
+/*
+ * Switch merging off (every packet is then emitted alone, with the same virtio-net header a
+ * non-mergeable packet gets, and counted as GRO_NM_OFF) or back on. Switching off emits what
+ * is held first, so no packet is reordered by the switch.
+ */
+void gro_set_off(struct gro *g, bool off);
 
 /* Flows held right now (0 after gro_flush()). */
 static inline unsigned gro_pending(const struct gro *g)

@@ -22,6 +22,11 @@ int rtnl_link_set(struct rtnl *rtnl, int ifindex, uint32_t mtu, bool up, bool no
 int rtnl_link_get_mac(struct rtnl *rtnl, int ifindex, uint8_t mac[6]);
 /* The device's received packets (IFLA_STATS64 rx_packets). */
 int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret);
+/*
+ * Whether the device's generic-receive-offload feature is on (what `ethtool -k` shows):
+ * an ethtool ioctl, made on the rtnetlink socket because the unit allows no other family.
+ */
+int rtnl_link_get_gro(struct rtnl *rtnl, const char *ifname, bool *ret);
 /* IFLA_XDP with XDP_FLAGS_DRV_MODE; prog_fd -1 detaches. */
 int rtnl_link_set_xdp(struct rtnl *rtnl, int ifindex, int prog_fd);
 

@@ -6,7 +6,7 @@ PACKAGES=(
 	build-essential cmake pkg-config clang clang-format
 	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev
 	libsystemd-dev libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
-	iproute2 iputils-ping iperf3 jq procps mandoc python3 util-linux libqmi-utils libqmi-proxy
+	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -19,7 +19,12 @@ static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int rev
 {
 	(void)loop;
 	(void)revents;
-	headroom_tick(w->data);
+	struct datapath *dp = w->data;
+
+	headroom_tick(dp);
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			mux_sync_gro(dp->mux[id]);
 }
 
 /* Runs once per loop iteration after all ready devices were read: send what we have. */
@@ -290,7 +295,7 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 			" commands=%" PRIu64 " flow=%s rx_writes=%" PRIu64 " gro_merged=%" PRIu64
 			" gro_super_packets=%" PRIu64 " merge_ratio=%.2f tx_gso_segments=%" PRIu64
 			" tx_dropped_bad_gso=%" PRIu64 " rx_silent_drops=%" PRIu64
-			" headroom=%s headroom_switches=%" PRIu64 "\n",
+			" headroom=%s headroom_switches=%" PRIu64 " gro=%s\n",
 			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
 			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
 			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
@@ -298,7 +303,8 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 			ms->rx_writes, gs ? gs->segments_merged : 0, gs ? gs->super_packets : 0,
 			gs && gs->packets ? (double)gs->segments_merged / gs->packets : 0.0,
 			ms->tx_gso_segments, ms->tx_dropped_bad_gso, ms->rx_silent_drops,
-			config_headroom_to_string(m->headroom), ms->headroom_switches);
+			config_headroom_to_string(m->headroom), ms->headroom_switches,
+			mux_gro_state(m));
 	}
 	fflush(f);
 }

@@ -62,6 +62,8 @@ const char *gro_reason_name(enum gro_reason r)
 		return "bad_csum";
 	case GRO_NM_PSH_ALONE:
 		return "psh_alone";
+	case GRO_NM_OFF:
+		return "off";
 	case GRO_END_SEQ:
 		return "end_seq";
 	case GRO_END_HEADER:
@@ -457,6 +459,11 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, unsigned 
 	int r;
 
 	g->stats.packets++;
+	if (g->off) {
+		g->stats.reasons[GRO_NM_OFF]++;
+		emit_single(g, pkt, len, valid);
+		return GRO_RESULT_EMITTED;
+	}
 	r = parse(g, pkt, len, &in);
 	if (r >= 0) {
 		g->stats.reasons[r]++;
@@ -520,6 +527,13 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, unsigned 
 	}
 	flow_start(g, pkt, len, &in, valid);
 	return GRO_RESULT_HELD;
+}
+
+void gro_set_off(struct gro *g, bool off)
+{
+	if (off && !g->off)
+		gro_flush(g);
+	g->off = off;
 }
 
 void gro_flush(struct gro *g)

@@ -8,6 +8,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "manager.h"
+#include "mux.h"
 #include "notify.h"
 #include "qmi-modem.h"
 #include "session.h"
@@ -408,6 +409,25 @@ json_t *manager_mux_list(struct manager *m)
 	return json_pack("{s:o}", "muxes", muxes);
 }
 
+/* GRO, GSO and headroom=auto: what the offloads did and which mode each is in. */
+static json_t *mux_offload_json(const struct mux *mux)
+{
+	const struct mux_stats *st = &mux->stats;
+	const struct gro_stats *gs = mux->gro ? &mux->gro->stats : NULL;
+	uint64_t packets = gs ? gs->packets : 0, merged = gs ? gs->segments_merged : 0;
+
+	return json_pack("{s:I, s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:s, s:s, s:I}", "rx-writes",
+			 (json_int_t)st->rx_writes, "gro", mux_gro_state(mux), "gro-merged",
+			 (json_int_t)merged, "gro-super-packets",
+			 (json_int_t)(gs ? gs->super_packets : 0), "merge-ratio",
+			 packets ? (double)merged / (double)packets : 0.0, "tx-gso-segments",
+			 (json_int_t)st->tx_gso_segments, "tx-dropped-bad-gso",
+			 (json_int_t)st->tx_dropped_bad_gso, "rx-silent-drops",
+			 (json_int_t)st->rx_silent_drops, "headroom",
+			 config_headroom_to_string(mux->headroom), "device", mux->nd.status,
+			 "headroom-switches", (json_int_t)st->headroom_switches);
+}
+
 json_t *manager_stats(struct manager *m)
 {
 	const struct datapath_stats *s = &m->dp->stats;
@@ -435,19 +455,19 @@ json_t *manager_stats(struct manager *m)
 		if (!mux)
 			continue;
 		const struct mux_stats *st = &mux->stats;
-		json_array_append_new(
-			muxes,
-			json_pack("{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-				  "id", id, "interface", mux->nd.name, "rx-packets",
-				  (json_int_t)st->rx_packets, "rx-bytes", (json_int_t)st->rx_bytes,
-				  "rx-dropped-queue-full", (json_int_t)st->rx_dropped_queue_full,
-				  "rx-dropped-write-error", (json_int_t)st->rx_dropped_write_error,
-				  "tx-packets", (json_int_t)st->tx_packets, "tx-bytes",
-				  (json_int_t)st->tx_bytes, "tx-dropped-not-ip",
-				  (json_int_t)st->tx_dropped_not_ip, "tx-dropped-too-big",
-				  (json_int_t)st->tx_dropped_too_big, "tx-dropped-link-down",
-				  (json_int_t)st->tx_dropped_link_down, "commands",
-				  (json_int_t)st->commands_rx));
+		json_t *o = json_pack(
+			"{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", id,
+			"interface", mux->nd.name, "rx-packets", (json_int_t)st->rx_packets,
+			"rx-bytes", (json_int_t)st->rx_bytes, "rx-dropped-queue-full",
+			(json_int_t)st->rx_dropped_queue_full, "rx-dropped-write-error",
+			(json_int_t)st->rx_dropped_write_error, "tx-packets",
+			(json_int_t)st->tx_packets, "tx-bytes", (json_int_t)st->tx_bytes,
+			"tx-dropped-not-ip", (json_int_t)st->tx_dropped_not_ip,
+			"tx-dropped-too-big", (json_int_t)st->tx_dropped_too_big,
+			"tx-dropped-link-down", (json_int_t)st->tx_dropped_link_down, "commands",
+			(json_int_t)st->commands_rx);
+		json_object_update_missing_new(o, mux_offload_json(mux));
+		json_array_append_new(muxes, o);
 	}
 	return json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed, "muxes",
 			 muxes);

@@ -131,3 +131,23 @@ struct mux *mux_free(struct mux *m)
 	free(m);
 	return NULL;
 }
+
+void mux_sync_gro(struct mux *m)
+{
+	bool on;
+
+	if (!m->gro || rtnl_link_get_gro(m->dp->rtnl, m->nd.name, &on) < 0)
+		return;
+	if (on == !m->gro->off)
+		return;
+	gro_set_off(m->gro, !on);
+	log_info("mux %u (%s): generic-receive-offload %s, downlink merging %s", m->id, m->nd.name,
+		 on ? "on" : "off", on ? "resumed" : "stopped");
+}
+
+const char *mux_gro_state(const struct mux *m)
+{
+	if (!m->gro)
+		return "none";
+	return m->gro->off ? "off" : "on";
+}

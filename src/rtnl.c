@@ -4,16 +4,20 @@
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "log.h"
+#include "macro.h"
 #include "rtnl.h"
 
 /*
@@ -358,6 +362,21 @@ int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
 	if (!lr.found)
 		return -ENODATA;
 	*ret = lr.rx_packets;
+	return 0;
+}
+
+int rtnl_link_get_gro(struct rtnl *rtnl, const char *ifname, bool *ret)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GGRO };
+	struct ifreq ifr = { .ifr_data = (void *)&ev };
+
+	if (!rtnl || !ifname || strlen(ifname) >= sizeof(ifr.ifr_name) || !ret)
+		return -EINVAL;
+	memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+	/* Any socket reaches dev_ioctl() for SIOCETHTOOL, netlink ones included. */
+	if (ioctl(mnl_socket_get_fd(rtnl->nl), SIOCETHTOOL, &ifr) < 0)
+		return negative_errno();
+	*ret = ev.data != 0;
 	return 0;
 }
 

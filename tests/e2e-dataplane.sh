@@ -25,9 +25,7 @@ for target in 198.51.100.1 198.51.100.2 2001:db8:ff::1 2001:db8:ff::2; do
 	echo "ok: ping $target"
 done
 
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+start_iperf3_server
 
 refresh_stats
 declare -A before

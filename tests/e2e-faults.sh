@@ -13,9 +13,7 @@ write_config "$E2E_TMP/qmapd.conf"
 start_sim --inject garbage,unknown-mux,command,oversize --inject-every 5
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+start_iperf3_server
 
 in_host iperf3 -c 198.51.100.1 -t 2 -R >/dev/null || fail "iperf3 downlink on mux 1 with faults"
 in_host iperf3 -c 198.51.100.2 -t 2 >/dev/null || fail "iperf3 uplink on mux 2 with faults"

@@ -10,9 +10,7 @@ e2e_setup
 write_config "$E2E_TMP/qmapd.conf"
 start_sim
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+start_iperf3_server
 
 # A steady uplink on mux 1 while the modem says stop, then go.
 in_host iperf3 -c 198.51.100.1 -t 6 -b 50M >"$E2E_TMP/iperf.log" 2>&1 &

@@ -70,9 +70,7 @@ echo "ok: addresses come from the network, qmapctl status shows them"
 for target in 198.51.100.1 2001:db8:ff::1 198.51.100.2 2001:db8:ff::2; do
 	in_host ping -c 3 -i 0.2 -W 2 "$target" >/dev/null || fail "ping $target"
 done
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+start_iperf3_server
 in_host iperf3 -c 198.51.100.1 -t 2 >/dev/null || fail "iperf3 uplink on mux 1"
 in_host iperf3 -c 198.51.100.2 -t 2 -R >/dev/null || fail "iperf3 downlink on mux 2"
 echo "ok: ping and iperf3 through both sessions"

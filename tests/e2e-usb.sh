@@ -105,9 +105,7 @@ expect_eq "bulk IN URBs = qmapd transfers" "$(ustat bulk_in)" "$(qstat device: t
 expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
 
 if command -v iperf3 >/dev/null; then
-	in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-	E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+	start_iperf3_server
 	in_host iperf3 -c 198.51.100.1 -t 2 >/dev/null || fail "iperf3 uplink over usb"
 	in_host iperf3 -c 198.51.100.2 -t 2 -R >/dev/null || fail "iperf3 downlink over usb"
 	echo "ok: iperf3 both directions over usb"

@@ -186,3 +186,10 @@ expect_ge() {
 	[ "$2" -ge "$3" ] || fail "$1: expected >= $3, got $2"
 	echo "ok: $1 = $2 (>= $3)"
 }
+
+# An iperf3 server in the network namespace; stopped with the rest at exit.
+start_iperf3_server() {
+	in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
+	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
+	E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+}

@@ -219,6 +219,39 @@ static void test_tcp4_merge(bool valid, size_t vnet, size_t l2)
 	EXPECT_EQ(g.stats.csum_verified, valid ? 0 : 16);
 }
 
+/* ethtool -K DEV gro off: held flows go first, then every packet alone, in order. */
+static void test_switch_off(void)
+{
+	struct pk s[8];
+
+	setup(10, 0, false, 0);
+	for (unsigned i = 0; i < 8; i++) {
+		s[i] = tcp4(5000 + i * 1448, 1448);
+		s[i].id = (uint16_t)(100 + i);
+	}
+	feed(s, 3, GRO_PKT_CSUM_VALID);
+	EXPECT_EQ(n_out, 0);
+	gro_set_off(&g, true);
+	EXPECT_EQ(gro_pending(&g), 0);
+	EXPECT_EQ(n_out, 1);
+	expect_super(__LINE__, 0, 10, 0, s, 3, true);
+
+	feed(s + 3, 3, GRO_PKT_CSUM_VALID);
+	EXPECT_EQ(gro_pending(&g), 0);
+	EXPECT_EQ(n_out, 4);
+	for (unsigned i = 0; i < 3; i++)
+		expect_super(__LINE__, 1 + i, 10, 0, s + 3 + i, 1, true);
+	EXPECT_EQ(g.stats.reasons[GRO_NM_OFF], 3);
+	EXPECT_EQ(g.stats.segments_merged, 3);
+
+	gro_set_off(&g, false);
+	feed(s + 6, 2, GRO_PKT_CSUM_VALID);
+	gro_flush(&g);
+	EXPECT_EQ(n_out, 5);
+	expect_super(__LINE__, 4, 10, 0, s + 6, 2, true);
+	EXPECT_EQ(g.stats.super_packets, 2);
+}
+
 static void test_bad_csum(void)
 {
 	struct pk s[8];
@@ -611,6 +644,7 @@ int main(void)
 	test_tcp4_merge(true, 10, 0);
 	test_tcp4_merge(false, 10, 0);
 	test_tcp4_merge(true, 12, 14);
+	test_switch_off();
 	test_bad_csum();
 	test_out_of_order();
 	test_no_merge();
