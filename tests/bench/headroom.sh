@@ -6,6 +6,10 @@
 #    neither qmapd's GRO nor the kernel can merge;
 #  - GRO traffic: one iperf3 TCP flow (qmapd writes super-packets).
 # For each: throughput reaching the far end of the tunnel, and pskb_expand_head per packet.
+# In auto mode every UDP run after the first follows a TCP run that made qmapd detach XDP:
+# the transition is measured as the time from the UDP start to qmapd's "XDP headroom on" log
+# line (and from the TCP start to "off"), time-stamped as the lines arrive, and as the
+# re-allocations of that run (steady-state auto = xdp = 0 per packet).
 # Re-allocations are counted as TESTING.md describes (kmem:kmalloc, call_site pskb_expand_head)
 # but with `perf stat` instead of the trace buffer: it counts in the kernel, so nothing is lost
 # at hundreds of thousands of events per second, and it does not touch the tracefs settings
@@ -81,6 +85,33 @@ count_stop() {
 
 out() { echo "$*" >>"$E2E_TMP/rows"; }
 
+# stamp_start / stamp_stop: qmapd's log lines with their arrival time (bash's EPOCHREALTIME,
+# no fork per line) -> $E2E_TMP/stamped. tail -F waits on inotify: no polling load.
+stamp_start() {
+	rm -f "$E2E_TMP/log.fifo"
+	mkfifo "$E2E_TMP/log.fifo"
+	: >"$E2E_TMP/stamped"
+	(while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done \
+		<"$E2E_TMP/log.fifo" >"$E2E_TMP/stamped") &
+	STAMP_PID=$!
+	tail -n0 -F "$E2E_TMP/qmapd.log" 2>/dev/null >"$E2E_TMP/log.fifo" &
+	TAIL_PID=$!
+	E2E_PIDS+=("$STAMP_PID" "$TAIL_PID")
+}
+stamp_stop() {
+	sleep 0.1 # lines written just now reach the fifo
+	kill -TERM "$TAIL_PID"
+	wait "$TAIL_PID" "$STAMP_PID" 2>/dev/null || true
+}
+# switch_ms T0 on|off: ms from T0 to the first "XDP headroom on|off" line of mux 1, or "-"
+switch_ms() {
+	awk -v t0="$1" -v w="XDP headroom $2" '
+		index($0, "mux 1 (qmap1): ") && index($0, w) == length($0) - length(w) + 1 {
+			printf "%.0f\n", ($1 - t0) * 1000; found = 1; exit
+		}
+		END { if (!found) print "-" }' "$E2E_TMP/stamped"
+}
+
 in_vx iperf3 -s -D -B 192.0.2.100 --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3.log"
 wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
 E2E_PIDS+=("$(cat "$E2E_TMP/iperf3.pid")")
@@ -104,30 +135,46 @@ for mode in off xdp auto; do
 		# Per-packet traffic.
 		refresh_stats
 		p0=$(qstat "mux 1 " rx_packets)
+		sw0=$(qstat "mux 1 " headroom_switches)
+		sd0=$(qstat "mux 1 " rx_silent_drops)
 		rx0=$(vx_rx)
+		stamp_start
 		count_start
+		t0=$EPOCHREALTIME
 		in_net "$FLOOD" -d 192.0.2.100 -f "$FLOWS" -s "$PAYLOAD" -t "$SECS" >"$E2E_TMP/flood.out"
 		sleep 0.3 # let the queues drain into the tunnel
 		count_stop
+		stamp_stop
+		sleep 1 # a headroom tick: the silent-drop check covers the whole run
 		fwd=$(($(vx_rx) - rx0))
 		refresh_stats
 		dev=$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
 		written=$(($(qstat "mux 1 " rx_packets) - p0))
+		switches=$(($(qstat "mux 1 " headroom_switches) - sw0))
+		silent=$(($(qstat "mux 1 " rx_silent_drops) - sd0))
 		out "udp $mode $run $dev $fwd $written $EXPANDED $(awk -v f="$fwd" -v s="$SECS" -v p="$PAYLOAD" \
-			'BEGIN { printf "%.1f %.3f", f / s / 1e3, f * (p + 28) * 8 / s / 1e9 }')"
+			'BEGIN { printf "%.1f %.3f", f / s / 1e3, f * (p + 28) * 8 / s / 1e9 }') $switches $(switch_ms "$t0" on) $silent"
 
 		# GRO traffic: one TCP flow from the network side to the far end of the tunnel.
 		refresh_stats
 		p0=$(qstat "mux 1 " rx_packets)
 		w0=$(qstat "mux 1 " rx_writes)
+		sw0=$(qstat "mux 1 " headroom_switches)
+		sd0=$(qstat "mux 1 " rx_silent_drops)
+		stamp_start
 		count_start
+		t0=$EPOCHREALTIME
 		in_net iperf3 -c 192.0.2.100 -t "$SECS" -J >"$E2E_TMP/iperf.json" || fail "iperf3 ($mode)"
 		count_stop
+		stamp_stop
+		sleep 1 # a headroom tick: the silent-drop check covers the whole run
 		refresh_stats
 		dev=$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
 		segs=$(($(qstat "mux 1 " rx_packets) - p0))
 		writes=$(($(qstat "mux 1 " rx_writes) - w0))
-		out "tcp $mode $run $dev $segs $writes $EXPANDED $(jq '.end.sum_received.bits_per_second / 1e9' "$E2E_TMP/iperf.json")"
+		switches=$(($(qstat "mux 1 " headroom_switches) - sw0))
+		silent=$(($(qstat "mux 1 " rx_silent_drops) - sd0))
+		out "tcp $mode $run $dev $segs $writes $EXPANDED $(jq '.end.sum_received.bits_per_second / 1e9' "$E2E_TMP/iperf.json") $switches $(switch_ms "$t0" off) $silent"
 	done
 	kill -TERM "$QMAPD_PID" "$SIM_PID"
 	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
@@ -136,8 +183,8 @@ done
 
 echo
 echo "Per run (idle window: $IDLE):"
-echo "udp MODE RUN DEVICE forwarded written-by-qmapd pskb_expand_head kpps Gbit/s"
-echo "tcp MODE RUN DEVICE segments writes pskb_expand_head Gbit/s"
+echo "udp MODE RUN DEVICE forwarded written-by-qmapd pskb_expand_head kpps Gbit/s switches ms-to-xdp-on silent-drops"
+echo "tcp MODE RUN DEVICE segments writes pskb_expand_head Gbit/s switches ms-to-xdp-off silent-drops"
 cat "$E2E_TMP/rows"
 
 med() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -166,6 +213,21 @@ for mode in off xdp auto; do
 	echo "RESULT hr_tcp_${mode}_gbit $gbit" >>"$E2E_TMP/results"
 	echo "RESULT hr_tcp_${mode}_device $dev" >>"$E2E_TMP/results"
 done
+# The switch-back: auto's UDP runs 2.. each start right after a TCP run left XDP detached.
+trans=$(awk -v i="$IDLE" '$1 == "udp" && $2 == "auto" && $3 > 1 {
+	e = $7 - i; if (e < 0) e = 0; print $3, e, $11, $10 }' "$E2E_TMP/rows")
+if [ -n "$trans" ]; then
+	ms=$(awk '$3 != "-" { print $3 }' <<<"$trans" | med)
+	exp=$(awk '{ print $2 }' <<<"$trans" | med)
+	off=$(awk '$1 == "tcp" && $2 == "auto" && $10 != "-" { print $10 }' "$E2E_TMP/rows" | med)
+	echo
+	echo "auto, TCP -> UDP (UDP runs 2..$RUNS): XDP back on after ${ms:-?} ms, $exp packets" \
+		"re-expanded (medians; per run: run re-expanded ms switches: $(paste -sd, <<<"$trans"))"
+	echo "auto, UDP -> TCP: XDP off after ${off:-?} ms (median)"
+	echo "RESULT hr_auto_reattach_ms ${ms:--}" >>"$E2E_TMP/results"
+	echo "RESULT hr_auto_transition_expanded $exp" >>"$E2E_TMP/results"
+	echo "RESULT hr_auto_detach_ms ${off:--}" >>"$E2E_TMP/results"
+fi
 echo "RESULT hr_idle $IDLE" >>"$E2E_TMP/results"
 echo
 cat "$E2E_TMP/results"
