@@ -9,10 +9,17 @@
  * TUN are QMAP-aggregated on the mux whose prefix holds their destination (longest prefix)
  * and sent as bulk IN messages.
  *
- * Downlink aggregation: packets are read straight into the aggregate behind room for their
- * QMAP header, payload padded with zeros to a multiple of 4. An aggregate leaves when the
- * next packet might not fit, when dl_max_datagrams real packets are in it, when flush_usec
- * passed since its first packet, or (flush_usec 0) as soon as the TUN has nothing more.
+ * Network side (sim-net.h): with offload (the default; --no-offload turns it off) the TUN
+ * carries a virtio-net header with checksum, TSO and USO offloads, so the kernel hands over
+ * super-packets of up to 64 KiB and takes coalesced ones; without, one packet per read/write.
+ *
+ * Downlink aggregation: each IP packet lies in the aggregate behind room for its QMAP header,
+ * payload padded with zeros to a multiple of 4. Without offload packets are read straight
+ * there; with offload a super-packet is cut there into MTU-sized segments with their
+ * checksums computed (each one a frame and a packet in every counter below), continuing in
+ * the next aggregate when one fills. An aggregate leaves when the next packet might not fit,
+ * when dl_max_datagrams real packets are in it, when flush_usec passed since its first
+ * packet, or (flush_usec 0) as soon as the TUN has nothing more.
  *
  * Fault injection: in every inject_every-th downlink aggregate, in this order before the
  * real frames: `garbage` (an 8-byte non-IP payload starting 0xde on the first configured
@@ -23,7 +30,9 @@
  *
  * Uplink checksums: a QMAPv5 frame with the "compute checksum" bit gets its TCP/UDP
  * checksum computed before it is written to the TUN, as a modem would
- * (counter ul_csum_computed).
+ * (counter ul_csum_computed). With offload, the packets of up to SIM_UL_BATCH transfers read
+ * in one go are coalesced per mux and flow (gro.c) before they are written; per-mux ul_*
+ * count packets once written, a super-packet as its segments.
  *
  * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
  * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
@@ -126,6 +135,7 @@ struct sim_options {
 	uint32_t dl_max_datagrams;
 	uint32_t flush_usec; /* 0: flush when the TUN has nothing more to read */
 	bool csum_valid;     /* QMAPv5: set the "checksum valid" bit on downlink frames */
+	bool offload;	     /* TUN with virtio-net header, TSO/USO in, GRO out (default) */
 	unsigned inject;     /* bit set of 1 << enum sim_inject */
 	uint32_t inject_every;
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "macro.h"
 #include "qmap.h"
 #include "sim.h"
 #include "test-util.h"
@@ -246,6 +248,22 @@ static struct sim *start_sim(void)
 	if (sim_start(s) < 0)
 		return sim_free(s);
 	return s;
+}
+
+/* Start the sim with opts and connect as qmapd: the client fd, or -1. */
+static int start_connected(void)
+{
+	int fd;
+
+	cur = start_sim();
+	EXPECT_TRUE(cur);
+	if (!cur)
+		return -1;
+	fd = client_connect();
+	EXPECT_TRUE(fd >= 0);
+	if (fd >= 0)
+		EXPECT_TRUE(run_until(is_connected, NULL));
+	return fd;
 }
 
 static void base_options(void)
@@ -763,6 +781,393 @@ out:
 	cur = sim_free(cur);
 }
 
+/* ---- offloads: TCP and UDP streams through the TUN, checked segment by segment ------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v & 0xffff);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+/* Pseudo-header sum of an IPv4 packet for its L4 protocol and length. */
+static uint32_t pseudo4(const uint8_t *ip, uint8_t proto, size_t l4_len)
+{
+	uint32_t sum = proto + (uint32_t)l4_len;
+	for (int i = 12; i < 20; i += 2)
+		sum += get16(ip + i);
+	return sum;
+}
+
+/* The IPv4 header and TCP/UDP checksums of a packet verify. */
+static bool l4_csum_ok(const uint8_t *ip, size_t len)
+{
+	return len >= 28 && csum(ip, 20, 0) == 0 &&
+	       csum(ip + 20, len - 20, pseudo4(ip, ip[9], len - 20)) == 0;
+}
+
+static const uint8_t mss_option[4] = { 2, 4, 0x05, 0xb4 }; /* MSS 1460 */
+
+struct tcp4 {
+	const uint8_t *src, *dst;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	bool mss;
+	const uint8_t *payload;
+	size_t plen;
+	bool bad_csum; /* a wrong checksum, for the sim to replace (QMAPv5 offload bit) */
+};
+
+#define TCP_SYN 0x02
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+
+static size_t build_tcp4(uint8_t *p, const struct tcp4 *t)
+{
+	size_t thl = t->mss ? 24 : 20, len = 20 + thl + t->plen;
+
+	memset(p, 0, 20 + thl);
+	p[0] = 0x45;
+	put16(p + 2, len);
+	p[6] = 0x40; /* DF */
+	p[8] = 64;
+	p[9] = 6;
+	memcpy(p + 12, t->src, 4);
+	memcpy(p + 16, t->dst, 4);
+	put16(p + 10, csum(p, 20, 0));
+	put16(p + 20, t->sport);
+	put16(p + 22, t->dport);
+	put32(p + 24, t->seq);
+	put32(p + 28, t->ack);
+	p[32] = (uint8_t)(thl / 4) << 4;
+	p[33] = t->flags;
+	put16(p + 34, 65535);
+	if (t->mss)
+		memcpy(p + 40, mss_option, sizeof(mss_option));
+	memcpy(p + 20 + thl, t->payload, t->plen);
+	put16(p + 36, t->bad_csum ? 0x1234 : csum(p + 20, len - 20, pseudo4(p, 6, len - 20)));
+	return len;
+}
+
+/* An uplink transfer being built: QMAPv5 frames on mux 1. */
+struct ul_agg {
+	uint8_t buf[HDR + 16384];
+	size_t len;
+};
+
+static void ul_add(struct ul_agg *a, const struct tcp4 *t)
+{
+	if (a->len == 0) {
+		*(struct transport_sim_header *)a->buf =
+			(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_OUT };
+		a->len = HDR;
+	}
+	size_t h = qmap_ul_header_size(QMAP_V5);
+	size_t len = build_tcp4(a->buf + a->len + h, t);
+	qmap_write_data_header(a->buf + a->len, QMAP_V5, 1, len, 0, t->bad_csum);
+	a->len += h + len;
+}
+
+static bool ul_send(int client, struct ul_agg *a)
+{
+	bool ok = send(client, a->buf, a->len, 0) == (ssize_t)a->len;
+	a->len = 0;
+	return ok;
+}
+
+/* Packets the kernel counted on the TUN (a super-packet is one), from /proc/net/dev. */
+static void tun_packets(uint64_t *ret_rx, uint64_t *ret_tx)
+{
+	char line[512];
+	FILE *f = fopen("/proc/net/dev", "re");
+
+	*ret_rx = *ret_tx = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long v[10];
+		char *p = strstr(line, TEST_NETDEV ":");
+		if (p && sscanf(p + strlen(TEST_NETDEV ":"),
+				"%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+				&v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10) {
+			*ret_rx = v[1];
+			*ret_tx = v[9];
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Calls fn for every data frame of the downlink messages that arrive, until it returns true. */
+static bool dl_frames(int client, bool (*fn)(const struct qmap_frame *, void *), void *data)
+{
+	static struct msg m;
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	int r;
+
+	while (wait_msg(&m, client)) {
+		EXPECT_EQ(m.buf[0], TRANSPORT_EP_BULK_IN);
+		qmap_iter_init(&it, m.buf + HDR, m.len - HDR, QMAP_V5);
+		while ((r = qmap_next(&it, &f, &err)) == 1)
+			if (f.kind == QMAP_FRAME_DATA && fn(&f, data))
+				return true;
+		EXPECT_EQ(r, 0);
+	}
+	return false;
+}
+
+struct syn_wait {
+	uint16_t port; /* the TCP port the segment goes to */
+	uint8_t flags;
+	uint32_t seq;
+	uint16_t sport;
+};
+
+static bool is_syn(const struct qmap_frame *f, void *data)
+{
+	struct syn_wait *w = data;
+	const uint8_t *p = f->payload;
+
+	if (f->len < 40 || p[9] != 6 || get16(p + 22) != w->port || p[33] != w->flags)
+		return false;
+	w->seq = get32(p + 24);
+	w->sport = get16(p + 20);
+	return true;
+}
+
+/* What a downlink stream must look like, frame by frame. */
+struct stream_check {
+	uint8_t proto;
+	uint16_t dport;
+	const uint8_t *data; /* the bytes sent */
+	size_t len;
+	size_t got;    /* payload bytes seen so far, in order */
+	uint32_t seq0; /* TCP: the sequence number of data[0] */
+	size_t seg;    /* UDP: every datagram but the last is this long */
+	unsigned frames;
+};
+
+static bool stream_frame(const struct qmap_frame *f, void *data)
+{
+	struct stream_check *c = data;
+	const uint8_t *p = f->payload;
+
+	if (f->len < 28 || p[9] != c->proto || get16(p + 22) != c->dport)
+		return false;
+	size_t l4h = c->proto == 6 ? (size_t)(p[32] >> 4) * 4 : 8;
+	size_t plen = f->len - 20 - l4h;
+	if (plen == 0)
+		return false; /* a pure ACK */
+	c->frames++;
+	EXPECT_EQ(f->mux_id, 1);
+	EXPECT_TRUE(f->len <= 1500); /* cut to the MTU */
+	EXPECT_EQ(get16(p + 2), f->len);
+	EXPECT_TRUE(l4_csum_ok(p, f->len));
+	unsigned pad = f->header[0] & QMAP_PAD_MASK;
+	EXPECT_EQ(pad, (4 - f->len % 4) % 4);
+	for (unsigned i = 0; i < pad; i++)
+		EXPECT_EQ(f->payload[f->len + i], 0);
+	if (c->proto == 6) {
+		EXPECT_EQ(get32(p + 24), c->seq0 + (uint32_t)c->got);
+	} else {
+		EXPECT_EQ(get16(p + 24), f->len - 20);
+		if (c->got + plen < c->len)
+			EXPECT_EQ(plen, c->seg);
+	}
+	EXPECT_TRUE(c->got + plen <= c->len);
+	if (c->got + plen > c->len)
+		return true;
+	EXPECT_MEM_EQ(p + 20 + l4h, c->data + c->got, plen);
+	c->got += plen;
+	return c->got == c->len;
+}
+
+static bool tcp_connected(void *data)
+{
+	int fd = *(int *)data, err = 0;
+	socklen_t len = sizeof(err);
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	/* getpeername succeeds once the handshake is done. */
+	return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0 &&
+	       getpeername(fd, (struct sockaddr *)&sa, &sl) == 0;
+}
+
+struct tcp_read {
+	int fd;
+	uint8_t *buf;
+	size_t len, got;
+};
+
+static bool tcp_read_all(void *data)
+{
+	struct tcp_read *r = data;
+	ssize_t n;
+
+	while (r->got < r->len && (n = recv(r->fd, r->buf + r->got, r->len - r->got, 0)) > 0)
+		r->got += (size_t)n;
+	return r->got == r->len;
+}
+
+static uint8_t stream_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 8) + 1);
+}
+
+/*
+ * The same streams with and without offload: downlink TCP and UDP (USO, datagrams that need
+ * padding) cut into MTU-sized frames with valid checksums, contiguous and byte-identical, the
+ * TCP one across several aggregates (dl_max_datagrams 4); an uplink TCP stream in two
+ * transfers arriving byte-identical, one segment with the QMAPv5 "compute checksum" bit. With
+ * offload the TUN must have carried super-packets both ways (its kernel packet counters).
+ */
+static void test_offload(bool offload)
+{
+	static uint8_t data[14600], rbuf[12000];
+	static struct ul_agg ul;
+	static const uint8_t peer[4] = { 192, 0, 2, 10 };
+	_cleanup_close_ int client = -1, tcp = -1, udp = -1, lsn = -1, conn = -1;
+	int one = 1;
+	uint64_t rx0, tx0, rx1, tx1;
+	/* Ports of their own per run: the kernel still knows the other run's connections. */
+	const uint16_t port = offload ? 7000 : 7100, sport = (uint16_t)(port + 40000);
+
+	base_options();
+	opts.flush_usec = 0;
+	opts.dl_max_datagrams = 4;
+	opts.offload = offload;
+	client = start_connected();
+	if (client < 0)
+		goto out;
+	const struct sim_stats *st = sim_get_stats(cur);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = stream_byte(i);
+
+	/* Downlink TCP: the kernel connects to the "host" the test plays over QMAP. */
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port) };
+	memcpy(&to.sin_addr, peer, 4);
+	tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	EXPECT_TRUE(tcp >= 0);
+	EXPECT_EQ(connect(tcp, (struct sockaddr *)&to, sizeof(to)), -1);
+	struct syn_wait syn = { .port = port, .flags = TCP_SYN };
+	EXPECT_TRUE(dl_frames(client, is_syn, &syn));
+	ul_add(&ul, &(struct tcp4){ .src = peer,
+				    .dst = net_addr4,
+				    .sport = port,
+				    .dport = syn.sport,
+				    .seq = 1000,
+				    .ack = syn.seq + 1,
+				    .flags = TCP_SYN | TCP_ACK,
+				    .mss = true });
+	EXPECT_TRUE(ul_send(client, &ul));
+	EXPECT_TRUE(run_until(tcp_connected, &tcp));
+
+	/* The initial window, ten full segments: one TSO super-packet (or a few). */
+	tun_packets(&rx0, &tx0);
+	EXPECT_EQ(send(tcp, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	struct stream_check c = {
+		.proto = 6, .dport = port, .data = data, .len = sizeof(data), .seq0 = syn.seq + 1
+	};
+	uint64_t aggregates = st->dl_aggregates;
+	EXPECT_TRUE(dl_frames(client, stream_frame, &c));
+	EXPECT_EQ(c.got, sizeof(data));
+	EXPECT_EQ(c.frames, 10);
+	EXPECT_GE(st->dl_aggregates - aggregates, 3);
+	tun_packets(&rx1, &tx1);
+	if (offload)
+		EXPECT_LT(tx1 - tx0, c.frames);
+	else
+		EXPECT_GE(tx1 - tx0, c.frames);
+
+	/* Downlink UDP in 1001-byte datagrams (USO where the kernel has it): each needs padding. */
+	udp = udp_socket(AF_INET, "198.51.100.1", (uint16_t)(port + 2));
+	EXPECT_TRUE(udp >= 0);
+	int gso = 1001;
+	EXPECT_EQ(setsockopt(udp, SOL_UDP, UDP_SEGMENT, &gso, sizeof(gso)), 0);
+	to.sin_port = htons(port + 1);
+	EXPECT_EQ(sendto(udp, data, 5500, 0, (struct sockaddr *)&to, sizeof(to)), 5500);
+	c = (struct stream_check){
+		.proto = 17, .dport = (uint16_t)(port + 1), .data = data, .len = 5500, .seg = 1001
+	};
+	EXPECT_TRUE(dl_frames(client, stream_frame, &c));
+	EXPECT_EQ(c.frames, 6);
+
+	/* Uplink TCP: the "host" connects to a listener on the network side. */
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_port = htons(port + 3) };
+	memcpy(&la.sin_addr, net_addr4, 4);
+	lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	EXPECT_EQ(setsockopt(lsn, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	EXPECT_EQ(bind(lsn, (struct sockaddr *)&la, sizeof(la)), 0);
+	EXPECT_EQ(listen(lsn, 1), 0);
+	struct tcp4 t = { .src = peer,
+			  .dst = net_addr4,
+			  .sport = sport,
+			  .dport = (uint16_t)(port + 3),
+			  .seq = 5000,
+			  .flags = TCP_SYN,
+			  .mss = true };
+	ul_add(&ul, &t);
+	EXPECT_TRUE(ul_send(client, &ul));
+	struct syn_wait synack = { .port = sport, .flags = TCP_SYN | TCP_ACK };
+	EXPECT_TRUE(dl_frames(client, is_syn, &synack));
+
+	/* The handshake's ACK and twelve 1000-byte segments in two transfers, sent at once. */
+	tun_packets(&rx0, &tx0);
+	t = (struct tcp4){ .src = peer,
+			   .dst = net_addr4,
+			   .sport = sport,
+			   .dport = (uint16_t)(port + 3),
+			   .seq = 5001,
+			   .ack = synack.seq + 1,
+			   .flags = TCP_ACK };
+	ul_add(&ul, &t);
+	for (unsigned i = 0; i < 12; i++) {
+		t.payload = data + i * 1000;
+		t.plen = 1000;
+		t.flags = i == 11 ? TCP_ACK | TCP_PSH : TCP_ACK;
+		t.bad_csum = i == 3;
+		ul_add(&ul, &t);
+		t.seq += 1000;
+		if (i == 5)
+			EXPECT_TRUE(ul_send(client, &ul));
+	}
+	EXPECT_TRUE(ul_send(client, &ul));
+	struct tcp_read rd = { .buf = rbuf, .len = sizeof(rbuf) };
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	EXPECT_TRUE(wait_counter(&st->mux[1].ul_packets, 1 + 1 + 1 + 12));
+	conn = accept4(lsn, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	EXPECT_TRUE(conn >= 0);
+	rd.fd = conn;
+	EXPECT_TRUE(run_until(tcp_read_all, &rd));
+	EXPECT_EQ(rd.got, sizeof(rbuf));
+	EXPECT_MEM_EQ(rbuf, data, sizeof(rbuf));
+	EXPECT_EQ(st->ul_csum_computed, 1);
+	EXPECT_EQ(st->ul_tun_dropped + st->ul_tun_errors, 0);
+	/* SYN-ACK, SYN, ACK, 12 segments; IP bytes counted per segment either way. */
+	EXPECT_EQ(st->mux[1].ul_packets, 15);
+	EXPECT_EQ(st->mux[1].ul_bytes, 44 + 44 + 40 + 12 * 1040);
+	tun_packets(&rx1, &tx1);
+	if (offload)
+		EXPECT_LT(rx1 - rx0, 13);
+	else
+		EXPECT_EQ(rx1 - rx0, 13);
+
+out:
+	cur = sim_free(cur);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test-sim.XXXXXX";
@@ -798,6 +1203,8 @@ int main(void)
 	test_datapath();
 	test_injections();
 	test_backpressure();
+	test_offload(true);
+	test_offload(false);
 
 	ev_timer_stop(loop, &tick);
 	ev_loop_destroy(loop);

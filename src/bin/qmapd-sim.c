@@ -36,6 +36,7 @@ enum {
 	OPT_NO_QMAPV5,
 	OPT_SESSION_MTU,
 	OPT_ALWAYS_CONNECTED,
+	OPT_NO_OFFLOAD,
 };
 
 static const struct option options[] = {
@@ -56,6 +57,7 @@ static const struct option options[] = {
 	{ "no-qmapv5", no_argument, NULL, OPT_NO_QMAPV5 },
 	{ "session-mtu", required_argument, NULL, OPT_SESSION_MTU },
 	{ "always-connected", no_argument, NULL, OPT_ALWAYS_CONNECTED },
+	{ "no-offload", no_argument, NULL, OPT_NO_OFFLOAD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -95,6 +97,8 @@ static void usage(FILE *f)
 		"  --flush-usec N             send a partial aggregate after N us; 0 = as soon as\n"
 		"                             the TUN is empty (default %d)\n"
 		"  --csum-valid               QMAPv5: mark downlink checksums as verified\n"
+		"  --no-offload               one packet per TUN read and write, no TSO/USO\n"
+		"                             super-packets in nor coalesced ones out\n"
 		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize\n"
 		"  --inject-every N           inject into every Nth downlink aggregate (default "
 		"%d)\n"
@@ -224,6 +228,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_ALWAYS_CONNECTED:
 			o->always_connected = true;
+			break;
+		case OPT_NO_OFFLOAD:
+			o->offload = false;
 			break;
 		default:
 			/* getopt_long already said what was wrong. */
