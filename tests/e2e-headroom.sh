@@ -24,7 +24,8 @@ trace_off() {
 	echo 0 >"$TRACING/events/kmem/kmalloc/filter"
 }
 e2e_setup
-trap 'trace_off 2>/dev/null; e2e_cleanup' EXIT
+# e2e_cleanup exits with the status it finds: the test's, not trace_off's.
+trap 'rc=$?; trace_off 2>/dev/null; set +e; (exit $rc); e2e_cleanup' EXIT
 
 # The sim sends everything for 192.0.2.0/25 down mux 1; the host forwards 192.0.2.100 into
 # VXLAN (VNI 42) over a veth pair to a third namespace.
