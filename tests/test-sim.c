@@ -854,7 +854,8 @@ static size_t build_tcp4(uint8_t *p, const struct tcp4 *t)
 	put16(p + 34, 65535);
 	if (t->mss)
 		memcpy(p + 40, mss_option, sizeof(mss_option));
-	memcpy(p + 20 + thl, t->payload, t->plen);
+	if (t->plen)
+		memcpy(p + 20 + thl, t->payload, t->plen);
 	put16(p + 36, t->bad_csum ? 0x1234 : csum(p + 20, len - 20, pseudo4(p, 6, len - 20)));
 	return len;
 }
