@@ -59,12 +59,13 @@ struct mux {
 	struct gro *gro; /* with a virtio-net header: downlink coalescing, else NULL */
 	enum config_headroom headroom;
 	struct {
-		uint64_t last_packets, last_merged; /* GRO counters at the previous tick */
+		uint64_t last_packets, last_merged; /* GRO counters at the previous decision */
 		uint64_t last_writes, last_rx_packets;
 		double merge_share; /* merged share of the last interval with traffic */
+		double last_switch; /* ev_now() of the last switch (failed: later, slows retries) */
 		bool primed;
 	} hr;		/* headroom.c's bookkeeping */
-	bool gro_dirty; /* holds flows until the end of the receive batch */
+	bool gro_dirty; /* had downlink packets this receive batch: flush GRO, check headroom */
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;
@@ -131,7 +132,7 @@ struct datapath {
 	uint32_t ul_gso_first;
 	bool ul_gso_in_place;
 
-	/* Muxes whose GRO holds flows, flushed when the transport ends a receive batch. */
+	/* Muxes with downlink packets in this receive batch, flushed when the transport ends it. */
 	uint8_t gro_dirty[256];
 	unsigned n_gro_dirty;
 

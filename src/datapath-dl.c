@@ -10,6 +10,7 @@
 
 #include "datapath-internal.h"
 #include "datapath.h"
+#include "headroom.h"
 #include "log.h"
 #include "uring.h"
 
@@ -91,8 +92,9 @@ int datapath_set_batch_writes(struct datapath *dp, bool on)
 void datapath_gro_flush(void *userdata)
 {
 	struct datapath *dp = userdata;
+	unsigned n = dp->n_gro_dirty;
 
-	for (unsigned i = 0; i < dp->n_gro_dirty; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct mux *m = dp->mux[dp->gro_dirty[i]];
 		if (m) {
 			gro_flush(m->gro);
@@ -101,6 +103,12 @@ void datapath_gro_flush(void *userdata)
 	}
 	dp->n_gro_dirty = 0;
 	datapath_write_flush(dp);
+	/* headroom = auto decides per window of segments; after the writes, which it may not delay. */
+	for (unsigned i = 0; i < n; i++) {
+		struct mux *m = dp->mux[dp->gro_dirty[i]];
+		if (m)
+			headroom_batch_done(dp, m);
+	}
 }
 
 static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
@@ -110,7 +118,8 @@ static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_fr
 	m->stats.rx_bytes += f->len;
 	if (m->gro) {
 		gro_add_qmap(m->gro, f);
-		if (!m->gro_dirty && gro_pending(m->gro)) {
+		/* Also when nothing is held: the batch's end checks headroom's window too. */
+		if (!m->gro_dirty) {
 			m->gro_dirty = true;
 			dp->gro_dirty[dp->n_gro_dirty++] = m->id;
 		}

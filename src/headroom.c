@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+
 #include "headroom.h"
 #include "log.h"
 #include "rtnl.h"
 
-bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged)
+bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged, double since_switch)
 {
-	if (packets < HEADROOM_MIN_PACKETS)
+	if (packets < HEADROOM_MIN_PACKETS || since_switch < HEADROOM_MIN_SWITCH_SECONDS)
 		return xdp_now;
 	double share = (double)merged / (double)packets;
 	if (xdp_now && share > HEADROOM_DETACH_ABOVE)
@@ -31,7 +33,7 @@ static void headroom_check_device(struct datapath *dp, struct mux *m)
 	m->hr.primed = true;
 }
 
-static void headroom_decide(struct datapath *dp, struct mux *m)
+void headroom_decide(struct datapath *dp, struct mux *m)
 {
 	if (!m->gro)
 		return;
@@ -44,19 +46,25 @@ static void headroom_decide(struct datapath *dp, struct mux *m)
 
 	if (m->headroom != CONFIG_HEADROOM_AUTO || m->nd.kind != NETDEV_KIND_TAP_XDP)
 		return;
-	bool now = !m->nd.xdp_detached;
-	bool want = headroom_want_xdp(now, packets, merged);
-	if (want == now)
+	double now = ev_now(dp->loop);
+	bool xdp = !m->nd.xdp_detached;
+	bool want = headroom_want_xdp(xdp, packets, merged, now - m->hr.last_switch);
+	if (want == xdp)
 		return;
 	int r = netdev_set_xdp(dp->rtnl, &m->nd, want);
 	if (r < 0) {
+		/* Windows come often: retry (and warn) once per timer interval, not per window. */
+		m->hr.last_switch = now + HEADROOM_INTERVAL_SECONDS - HEADROOM_MIN_SWITCH_SECONDS;
 		log_warning(r, "mux %u (%s): cannot %s the XDP program", m->id, m->nd.name,
 			    want ? "attach" : "detach");
 		return;
 	}
+	m->hr.last_switch = now;
 	m->stats.headroom_switches++;
-	log_info("mux %u (%s): %.0f%% of downlink segments merged, XDP headroom %s", m->id,
-		 m->nd.name, 100.0 * (double)merged / (double)packets, want ? "on" : "off");
+	log_info("mux %u (%s): %.0f%% of the last %" PRIu64
+		 " downlink segments merged, XDP headroom %s",
+		 m->id, m->nd.name, 100.0 * (double)merged / (double)packets, packets,
+		 want ? "on" : "off");
 }
 
 void headroom_tick(struct datapath *dp)

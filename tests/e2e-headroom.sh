@@ -6,10 +6,13 @@
 # Run three times: headroom=xdp (TAP + XDP_PASS) and auto (unmergeable traffic keeps XDP on)
 # must show ~0 per packet; headroom=off (plain TUN)
 # must show ~1 per packet, which proves the measurement can fail.
+# auto must also follow the traffic: bulk TCP detaches the program, per-packet UDP right after
+# attaches it again after one window of segments, and no write goes missing across switches.
 # Needs root and tracefs; runs in namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
 N=${HEADROOM_PACKETS:-2000}
+FLOOD=$BUILD_DIR/qmapd-bench-udp-flood
 TRACING=/sys/kernel/tracing
 require_root
 if [ ! -d "$TRACING/events/kmem" ]; then
@@ -28,23 +31,25 @@ e2e_setup
 trap 'rc=$?; trace_off 2>/dev/null; set +e; (exit $rc); e2e_cleanup' EXIT
 
 # The sim sends everything for 192.0.2.0/25 down mux 1; the host forwards 192.0.2.100 into
-# VXLAN (VNI 42) over a veth pair to a third namespace.
+# VXLAN (VNI 42) over a veth pair to a third namespace. The veth MTU leaves room for VXLAN's
+# 50 bytes, so 1500-byte TCP segments are forwarded whole.
 SIM_MUX_ARGS=(--mux 1=192.0.2.0/25 --mux 2=203.0.113.2/32)
 ip netns add "$NS_VX"
-ip -n "$NS_HOST" link add veth-h type veth peer name veth-v netns "$NS_VX"
+ip -n "$NS_HOST" link add veth-h mtu 1600 type veth peer name veth-v mtu 1600 netns "$NS_VX"
 ip -n "$NS_HOST" addr add 192.0.2.129/30 dev veth-h
 ip -n "$NS_VX" addr add 192.0.2.130/30 dev veth-v
 ip -n "$NS_HOST" link set veth-h up
 ip -n "$NS_VX" link set veth-v up
 ip -n "$NS_VX" link set lo up
-ip -n "$NS_HOST" link add vxlan0 type vxlan id 42 local 192.0.2.129 remote 192.0.2.130 dstport 4789
-ip -n "$NS_VX" link add vxlan0 type vxlan id 42 local 192.0.2.130 remote 192.0.2.129 dstport 4789
+ip -n "$NS_HOST" link add vxlan0 mtu 1500 type vxlan id 42 local 192.0.2.129 remote 192.0.2.130 dstport 4789
+ip -n "$NS_VX" link add vxlan0 mtu 1500 type vxlan id 42 local 192.0.2.130 remote 192.0.2.129 dstport 4789
 ip -n "$NS_HOST" addr add 192.0.2.193/30 dev vxlan0
 ip -n "$NS_VX" addr add 192.0.2.194/30 dev vxlan0
 ip -n "$NS_HOST" link set vxlan0 up
 ip -n "$NS_VX" link set vxlan0 up
 ip -n "$NS_VX" addr add 192.0.2.100/32 dev lo
 ip -n "$NS_HOST" route add 192.0.2.100/32 via 192.0.2.194 dev vxlan0
+ip -n "$NS_VX" route add 198.51.100.0/24 via 192.0.2.193 dev vxlan0
 vx_mac=$(ip -n "$NS_VX" -j link show vxlan0 | jq -r '.[0].address')
 ip -n "$NS_HOST" neigh replace 192.0.2.194 lladdr "$vx_mac" dev vxlan0 nud permanent
 in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0
@@ -91,6 +96,44 @@ measure auto
 [ "$MODE" = tap+xdp ] || fail "headroom=auto did not keep XDP for unmergeable traffic (got $MODE)"
 [ "$EXPANDED" -le $((N / 100)) ] || fail "auto: $EXPANDED re-expansions for $N packets (want ~0)"
 auto_expanded=$EXPANDED
+
+# transition: auto after bulk TCP (XDP detached), then per-packet UDP (XDP back on).
+transition() {
+	MUX_HEADROOM=auto write_config "$E2E_TMP/qmapd-transition.conf"
+	rm -f "$E2E_TMP/sim.sock"
+	start_sim
+	start_qmapd "$E2E_TMP/qmapd-transition.conf" qmap1
+	in_vx iperf3 -s -1 -D -B 192.0.2.100 --pidfile "$E2E_TMP/iperf3.pid"
+	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
+	E2E_PIDS+=("$(cat "$E2E_TMP/iperf3.pid")")
+	in_net iperf3 -c 192.0.2.100 -t 2 >/dev/null || fail "iperf3 through the tunnel"
+	refresh_stats
+	expect_eq "auto after bulk TCP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
+		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap
+	in_net "$FLOOD" -d 192.0.2.100 -f 256 -s 1000 -t 1 >/dev/null
+	sleep 1.2 # a headroom tick: the silent-drop check covers the switches
+	refresh_stats
+	expect_eq "auto after per-packet UDP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
+		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap+xdp
+	expect_eq "auto: switches" "$(qstat "mux 1 " headroom_switches)" 2
+	expect_eq "auto: silent drops across the switches" "$(qstat "mux 1 " rx_silent_drops)" 0
+	# The switch back came from a window of segments, not from the once-a-second timer
+	# (which sees the whole second: tens of thousands of segments at this rate).
+	local n
+	n=$(sed -n 's/.* of the last \([0-9]*\) downlink segments merged, XDP headroom on$/\1/p' \
+		"$E2E_TMP/qmapd.log" | tail -n1)
+	[ -n "$n" ] || fail "no 'XDP headroom on' line in qmapd's log"
+	[ "$n" -lt 8192 ] || fail "XDP came back after $n segments: not from a window of 2048"
+	echo "ok: XDP back on after a window of $n segments"
+	kill -TERM "$QMAPD_PID" "$SIM_PID"
+	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
+	E2E_PIDS=()
+}
+if command -v iperf3 >/dev/null && [ -x "$FLOOD" ]; then
+	transition
+else
+	echo "transition not tested: needs iperf3 and $FLOOD"
+fi
 
 measure off
 [ "$MODE" = tun ] || fail "headroom=off did not get a TUN device (got $MODE)"
