@@ -80,65 +80,30 @@ static void replace_string(char **dst, const char *src)
 	*dst = src ? strdup(src) : NULL;
 }
 
-static void dms_manufacturer_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageDmsGetManufacturerOutput) out =
-		qmi_client_dms_get_manufacturer_finish(QMI_CLIENT_DMS(src), res, &error);
-	struct qmi_modem *qm = user_data;
-	const char *value = NULL;
+/*
+ * The four DMS string queries differ only in libqmi's names and types: one macro makes
+ * their callbacks. The answer replaces the modem's string `member`; a failure keeps it.
+ */
+#define DMS_STRING_READY(query, Query, getter, member)                                         \
+	static void dms_##query##_ready(GObject *src, GAsyncResult *res, gpointer user_data)   \
+	{                                                                                      \
+		g_autoptr(GError) error = NULL;                                                \
+		g_autoptr(QmiMessageDmsGet##Query##Output) out =                               \
+			qmi_client_dms_get_##query##_finish(QMI_CLIENT_DMS(src), res, &error); \
+		struct qmi_modem *qm = user_data;                                              \
+		const char *value = NULL;                                                      \
+                                                                                               \
+		if (qmi_step_cancelled(error))                                                 \
+			return;                                                                \
+		if (out && qmi_message_dms_get_##query##_output_get_result(out, &error) &&     \
+		    qmi_message_dms_get_##query##_output_get_##getter(out, &value, NULL))      \
+			replace_string(&qm->member, value);                                    \
+	}
 
-	if (qmi_step_cancelled(error))
-		return;
-	if (out && qmi_message_dms_get_manufacturer_output_get_result(out, &error) &&
-	    qmi_message_dms_get_manufacturer_output_get_manufacturer(out, &value, NULL))
-		replace_string(&qm->manufacturer, value);
-}
-
-static void dms_model_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageDmsGetModelOutput) out =
-		qmi_client_dms_get_model_finish(QMI_CLIENT_DMS(src), res, &error);
-	struct qmi_modem *qm = user_data;
-	const char *value = NULL;
-
-	if (qmi_step_cancelled(error))
-		return;
-	if (out && qmi_message_dms_get_model_output_get_result(out, &error) &&
-	    qmi_message_dms_get_model_output_get_model(out, &value, NULL))
-		replace_string(&qm->model, value);
-}
-
-static void dms_revision_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageDmsGetRevisionOutput) out =
-		qmi_client_dms_get_revision_finish(QMI_CLIENT_DMS(src), res, &error);
-	struct qmi_modem *qm = user_data;
-	const char *value = NULL;
-
-	if (qmi_step_cancelled(error))
-		return;
-	if (out && qmi_message_dms_get_revision_output_get_result(out, &error) &&
-	    qmi_message_dms_get_revision_output_get_revision(out, &value, NULL))
-		replace_string(&qm->revision, value);
-}
-
-static void dms_ids_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageDmsGetIdsOutput) out =
-		qmi_client_dms_get_ids_finish(QMI_CLIENT_DMS(src), res, &error);
-	struct qmi_modem *qm = user_data;
-	const char *value = NULL;
-
-	if (qmi_step_cancelled(error))
-		return;
-	if (out && qmi_message_dms_get_ids_output_get_result(out, &error) &&
-	    qmi_message_dms_get_ids_output_get_imei(out, &value, NULL))
-		replace_string(&qm->imei, value);
-}
+DMS_STRING_READY(manufacturer, Manufacturer, manufacturer, manufacturer)
+DMS_STRING_READY(model, Model, model, model)
+DMS_STRING_READY(revision, Revision, revision, revision)
+DMS_STRING_READY(ids, Ids, imei, imei)
 
 static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {

@@ -59,6 +59,10 @@ echo "ok: both sessions connected"
 
 status=$("${CTL[@]}" -j status)
 expect_eq "data format" "$(jq -r .modem[\"data-format\"].protocol <<<"$status")" qmapv5
+expect_eq "manufacturer (DMS)" "$(jq -r .modem.manufacturer <<<"$status")" qmapd-sim
+expect_eq "model (DMS)" "$(jq -r .modem.model <<<"$status")" "Simulated QMAP modem"
+expect_eq "IMEI (DMS)" "$(jq -r .modem.imei <<<"$status")" 350000000000006
+[ -n "$(jq -r '.modem.revision // empty' <<<"$status")" ] || fail "no revision (DMS) in status"
 expect_eq "mux 1 IPv4 from the network" "$(jq -r '.muxes[0].ipv4.address' <<<"$status")" 192.0.2.2/25
 expect_eq "mux 1 IPv6 from the network" "$(jq -r '.muxes[0].ipv6.address' <<<"$status")" 2001:db8:1::2/64
 expect_eq "mux 2 IPv4 from the network" "$(jq -r '.muxes[1].ipv4.address' <<<"$status")" 203.0.113.2/24
