@@ -3,7 +3,9 @@
  * qmapd-sim's data side against a real TUN in a private network namespace: uplink
  * deaggregation into the kernel, downlink aggregation with longest-prefix mux choice,
  * no-route drops, disconnect/reconnect, and the garbage/unknown-mux/command/oversize
- * injections as qmap_next() sees them. The option parsers are checked first, unprivileged.
+ * injections as qmap_next() sees them, each with the TUN's offloads and without; then TCP
+ * and UDP streams through the offloads (super-packets cut into frames, coalesced uplink).
+ * The option parsers are checked first, unprivileged.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +37,7 @@
 static struct ev_loop *loop;
 static char sock_path[108];
 static struct sim_options opts; /* ~50 KiB: not on the stack */
+static bool plain;		/* base_options(): --no-offload */
 
 static const uint8_t net_addr4[4] = { 198, 51, 100, 1 };
 static const uint8_t mux1_host4[4] = { 192, 0, 2, 10 };
@@ -273,6 +276,7 @@ static void base_options(void)
 	sim_options_init(&opts);
 	strcpy(opts.socket_path, sock_path);
 	strcpy(opts.netdev, TEST_NETDEV);
+	opts.offload = !plain;
 	/* The data side alone: no QMI session gates the traffic (test-sim-qmi covers that). */
 	opts.always_connected = true;
 	EXPECT_EQ(sim_options_add_net_address(&opts, "198.51.100.1/24", err, sizeof(err)), 0);
@@ -1201,9 +1205,13 @@ int main(void)
 	ev_timer_init(&tick, on_tick, 0.005, 0.005);
 	ev_timer_start(loop, &tick);
 
-	test_datapath();
-	test_injections();
-	test_backpressure();
+	/* Everything but the offload specifics behaves the same either way. */
+	for (int i = 0; i < 2; i++) {
+		plain = i == 1;
+		test_datapath();
+		test_injections();
+		test_backpressure();
+	}
 	test_offload(true);
 	test_offload(false);
 
