@@ -161,6 +161,19 @@ void transport_out_complete(struct transport *t, struct transport_out *out);
  * OUT transfers complete at once and are only counted.
  */
 int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len);
+/*
+ * The same for n transfers completed together (as a USB or sim transport delivers several in
+ * one wakeup): on_bulk_in() for each, then on_bulk_in_done() once, so GRO may merge across
+ * them. n must not exceed the receive ring (n_rx); -EINVAL or -EMSGSIZE, nothing replayed.
+ */
+int transport_mem_replay_batch(struct transport *t, const uint8_t *const *bufs, const size_t *lens,
+			       size_t n);
+/*
+ * The receive buffer the i-th next replayed transfer lands in (i < n_rx, else NULL). A caller
+ * that builds its aggregates there and replays those very buffers skips the copy, which stands
+ * for a DMA and costs a real host's CPU nothing.
+ */
+uint8_t *transport_mem_rx_buf(struct transport *t, uint32_t i);
 
 /* Backends (transport-sim.c, transport-mem.c). */
 extern const struct transport_ops transport_sim_ops;

@@ -14,25 +14,60 @@ struct transport_mem {
 	bool started;
 };
 
-int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len)
+/* Copy one transfer into the next receive buffer and hand it over, as a completed DMA. */
+static void mem_bulk_in(struct transport *t, const uint8_t *buf, size_t len)
 {
 	struct transport_mem *m = (struct transport_mem *)t;
-
-	if (t->ops != &transport_mem_ops || !m->started)
-		return -EINVAL;
-	if (len > t->params.dl_max_size) {
-		t->stats.in_errors++;
-		return -EMSGSIZE;
-	}
 	uint8_t *rx = t->rx_buf[m->next_rx];
+
 	m->next_rx = (m->next_rx + 1) % t->n_rx;
-	memcpy(rx, buf, len);
+	if (buf != rx) /* built in place by the caller (transport_mem_rx_buf): nothing to copy */
+		memcpy(rx, buf, len);
 	t->stats.in_transfers++;
 	t->stats.in_bytes += len;
 	t->cb.on_bulk_in(t->userdata, rx, len);
+}
+
+static int mem_replay(struct transport *t, const uint8_t *const *bufs, const size_t *lens, size_t n)
+{
+	struct transport_mem *m = (struct transport_mem *)t;
+
+	if (t->ops != &transport_mem_ops || !m->started || n == 0 || n > t->n_rx)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (lens[i] > t->params.dl_max_size) {
+			t->stats.in_errors++;
+			return -EMSGSIZE;
+		}
+	for (size_t i = 0; i < n; i++)
+		mem_bulk_in(t, bufs[i], lens[i]);
 	if (t->cb.on_bulk_in_done)
 		t->cb.on_bulk_in_done(t->userdata);
 	return 0;
+}
+
+int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len)
+{
+	return mem_replay(t, &buf, &len, 1);
+}
+
+int transport_mem_replay_batch(struct transport *t, const uint8_t *const *bufs, const size_t *lens,
+			       size_t n)
+{
+	int r = mem_replay(t, bufs, lens, n);
+
+	if (r >= 0 && n > t->stats.in_batch_max)
+		t->stats.in_batch_max = n;
+	return r;
+}
+
+uint8_t *transport_mem_rx_buf(struct transport *t, uint32_t i)
+{
+	struct transport_mem *m = (struct transport_mem *)t;
+
+	if (t->ops != &transport_mem_ops || i >= t->n_rx)
+		return NULL;
+	return t->rx_buf[(m->next_rx + i) % t->n_rx];
 }
 
 static int mem_init(struct transport *t, const char *address)
