@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The benchmark suite, run on purpose (never from ctest): qmapd-bench-dl, qmapd-bench-ul, the
-# callgrind instruction counts, and end to end through qmapd + qmapd-sim tests/bench/iperf.sh
+# The benchmark suite, run on purpose (never from ctest): qmapd-bench-dl, qmapd-bench-ul,
+# qmapd-bench-tcp (DL bulk TCP per qmapd core, saturated), the callgrind instruction counts,
+# and end to end through qmapd + qmapd-sim tests/bench/iperf.sh
 # (iperf3, qmapd's CPU time) and tests/bench/headroom.sh (pskb_expand_head into VXLAN), from
 # one build directory, as root. Prints each program's
 # own output, then one markdown table with every figure next to its reference (measured in the
 # same run) and its target, misses marked as such.
 # Usage: scripts/bench.sh [BUILD_DIR]    (default build/gcc, configured RelWithDebInfo)
 #   env: RUNS (median of, default 5), DL_PACKETS (200000), UL_PACKETS (100000),
+#        TCP_SECS (qmapd-bench-tcp, seconds per scenario and run, 1),
 #        AGGREGATES (callgrind, 1000), E2E_RUNS (median of, end-to-end scripts, default 3),
 #        IPERF_SECS (5), HEADROOM_SECS (4), RATE (iperf3 -b for the CPU-share figure, 3.2G),
 #        SKIP_E2E=1 (only the in-process benchmarks, ~30 s instead of ~7 min)
@@ -17,11 +19,12 @@ BUILD_DIR=${1:-$SOURCE_DIR/build/gcc}
 RUNS=${RUNS:-5}
 DL_PACKETS=${DL_PACKETS:-200000}
 UL_PACKETS=${UL_PACKETS:-100000}
+TCP_SECS=${TCP_SECS:-1}
 E2E_RUNS=${E2E_RUNS:-3}
 SKIP_E2E=${SKIP_E2E:-0}
 
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (network namespaces, TUN/TAP)" >&2; exit 77; }
-for prog in qmapd-bench-dl qmapd-bench-ul qmapd-bench-instr qmapd-bench-udp-flood qmapd qmapd-sim; do
+for prog in qmapd-bench-dl qmapd-bench-ul qmapd-bench-tcp qmapd-bench-instr qmapd-bench-udp-flood qmapd qmapd-sim; do
 	[ -x "$BUILD_DIR/$prog" ] || {
 		echo "bench.sh: $BUILD_DIR/$prog missing; build first:" >&2
 		echo "  cmake -S $SOURCE_DIR -B $BUILD_DIR -DCMAKE_BUILD_TYPE=RelWithDebInfo && make -C $BUILD_DIR" >&2
@@ -42,6 +45,13 @@ echo "## qmapd-bench-ul -n $UL_PACKETS -r $RUNS"
 "$BUILD_DIR/qmapd-bench-ul" -n "$UL_PACKETS" -r "$RUNS" >"$out/ul"
 grep -v '^RESULT ' "$out/ul"
 echo
+echo "## qmapd-bench-tcp -t $TCP_SECS -r $RUNS"
+# Exit 1 = a check failed (bytes lost, drops, malformed): still a table, with the miss in it.
+tcp_rc=0
+"$BUILD_DIR/qmapd-bench-tcp" -t "$TCP_SECS" -r "$RUNS" >"$out/tcp" || tcp_rc=$?
+[ $tcp_rc -le 1 ] || { cat "$out/tcp" >&2; echo "bench.sh: qmapd-bench-tcp failed" >&2; exit 1; }
+grep -v '^RESULT ' "$out/tcp"
+echo
 echo "## tests/bench/callgrind.sh $BUILD_DIR"
 "$SOURCE_DIR/tests/bench/callgrind.sh" "$BUILD_DIR" >"$out/instr"
 grep -v '^RESULT ' "$out/instr"
@@ -60,10 +70,10 @@ if [ "$SKIP_E2E" != 1 ]; then
 	echo
 fi
 
-# RESULT <name> <value> lines of the UL, callgrind and end-to-end runs.
+# RESULT <name> <value> lines of the UL, TCP, callgrind and end-to-end runs.
 result() {
 	local v
-	v=$(cat "$out/ul" "$out/instr" "$out/iperf" "$out/hr" 2>/dev/null |
+	v=$(cat "$out/ul" "$out/tcp" "$out/instr" "$out/iperf" "$out/hr" 2>/dev/null |
 		awk -v k="$1" '$1 == "RESULT" && $2 == k { print $3 }')
 	[ -n "$v" ] || { echo "bench.sh: no figure $1" >&2; exit 1; }
 	echo "$v"
@@ -73,6 +83,15 @@ met() {
 	awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN {
 		ok = (op == "<=") ? v <= t : v >= t
 		print ok ? "yes" : "**MISS**" }'
+}
+
+# The DL bulk TCP case (local or fwd) as "label|target in Gbit/s per qmapd core".
+tcp_case() {
+	if [ "$1" = fwd ]; then
+		echo "forwarded over veth to a second namespace|10"
+	else
+		echo "into a local TCP socket|30"
+	fi
 }
 
 echo "## Summary ($(date -u +%Y-%m-%d), $(uname -r), $(nproc) cores, medians of $RUNS runs)"
@@ -127,6 +146,22 @@ lossmet=yes
 [ "$loss" = 0 ] || lossmet="**MISS**"
 echo "| UL packets lost (sent - read by qmapd, all UL scenarios) | $loss | the sender's count | 0 | $lossmet |"
 
+# DL bulk TCP per qmapd core, saturated, only qmapd's thread CPU charged (qmapd-bench-tcp),
+# against one write() per TSO super-packet into a plain TUN (the floor) in the same runs.
+for where in local fwd; do
+	IFS='|' read -r what target <<<"$(tcp_case $where)"
+	for rps in off on; do
+		k=tcp_${where}_rps${rps}
+		echo "| DL bulk TCP + GRO ${what}, RPS ${rps} (qmapd-bench-tcp, saturated): Gbit/s per qmapd core |" \
+			"$(result ${k}_qmapd_per_core_gbit) ($(result ${k}_qmapd_segs_per_write) segments per write) |" \
+			"raw TUN write of the same super-packets: $(result ${k}_floor_per_core_gbit) Gbit/s per core | ≥ ${target} |" \
+			"$(met "$(result ${k}_qmapd_per_core_gbit)" ">=" $target) |"
+	done
+done
+tcpfail=$(result tcp_check_failures)
+echo "| qmapd-bench-tcp scenarios with bytes lost, drops or malformed frames | $tcpfail | bytes sent by the TCP sender | 0 |" \
+	"$(met "$tcpfail" "<=" 0) |"
+
 v1=$(result instr_v1)
 for name in v1 v5_valid v5_novalid; do
 	case $name in
@@ -143,12 +178,7 @@ if [ "$SKIP_E2E" != 1 ]; then
 	# bound (bytes per write / qmapd's system time per write) is what one core could carry if
 	# qmapd's userspace were free: when it is below the target, the target is out of reach here.
 	for where in local fwd; do
-		what="into a local TCP socket"
-		target=30
-		if [ $where = fwd ]; then
-			what="forwarded over veth to a second namespace"
-			target=10
-		fi
+		IFS='|' read -r what target <<<"$(tcp_case $where)"
 		for mode in off auto xdp; do
 			k=dl_${where}_${mode}
 			echo "| DL bulk TCP + GRO ${what}, headroom=${mode}: Gbit/s per qmapd core |" \

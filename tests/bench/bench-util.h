@@ -6,11 +6,17 @@
 #ifndef QMAPD_BENCH_UTIL_H
 #define QMAPD_BENCH_UTIL_H
 
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double bench_now_ns(void)
 {
@@ -50,6 +56,67 @@ static inline void bench_write_sysctl(const char *path, const char *value)
 		fputs(value, f);
 		fclose(f);
 	}
+}
+
+/* Pin the calling thread (not the whole process) to one CPU. */
+static inline int bench_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Run a shell command built like printf (ip(8) setup); 0 if it exited 0, else -1, said why. */
+static inline int __attribute__((format(printf, 1, 2))) bench_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(cmd)) {
+		fprintf(stderr, "command too long: %s...\n", cmd);
+		return -1;
+	}
+	int st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "failed: %s\n", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Write `value` into a sysfs file (path below /sys) as seen from the network namespace ns_fd:
+ * sysfs shows the namespace of whoever mounted it, so a child enters the namespace, mounts a
+ * private sysfs over /sys and writes there. Returns 0 or -1.
+ */
+static inline int bench_netns_sysfs_write(int ns_fd, const char *path, const char *value)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd;
+		if (setns(ns_fd, CLONE_NEWNET) < 0 || unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("sysfs", "/sys", "sysfs", 0, NULL) < 0)
+			_exit(1);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+			_exit(2);
+		_exit(0);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "cannot write '%s' to %s in the namespace\n", value, path);
+		return -1;
+	}
+	return 0;
 }
 
 /*
