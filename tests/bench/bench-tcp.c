@@ -14,7 +14,10 @@
  * One thread, pinned to CPU 0, plays the modem and qmapd in alternating phases:
  *   modem (not timed): read TSO super-packets (up to 64 KB) from snd, cut them into MSS-sized
  *      segments with gso.c straight into QMAPv5 aggregates (dl max size, checksum-valid bit
- *      set, as a QMAPv5 modem does), until a batch of them is complete or snd is empty;
+ *      set, as a QMAPv5 modem does), until a batch of them is complete or snd is empty. The
+ *      aggregates are built in the mem transport's receive ring, so the replay copies nothing,
+ *      as a DMA costs the host's CPU nothing; but they are then in CPU 0's cache, which a DMA
+ *      would not leave them in: optimistic by those cache misses;
  *   qmapd (timed with the thread's CPU clock): hand the batch to the datapath on the `mem`
  *      transport as one completion of several transfers (transport_mem_replay_batch), which
  *      deaggregates, merges (GRO) and writes super-packets into the mux device: the kernel's
@@ -30,7 +33,9 @@
  * snd written straight into a plain TUN with IFF_VNET_HDR, one write each (no QMAP, no GRO),
  * timed the same way.
  *
- * Per core = bytes received by the receiving socket / CPU time of the timed phases. Each run
+ * Per core = bytes received by the receiving socket / CPU time of the timed phases (softirq
+ * work run inside the writes counts in it unless the kernel has CONFIG_IRQ_TIME_ACCOUNTING,
+ * which the team's machine has not). Each run
  * stops the sender and drains: the bytes sent must all have arrived (checked), qmapd must have
  * dropped nothing and parsed no malformed frame. Needs root.
  */
@@ -704,8 +709,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("qmapd-bench-tcp: %u runs (median) of %s per scenario; QMAPv5 aggregates of %u "
-	       "bytes, %u per completion; mux device %s\n",
-	       runs, bytes ? "a byte count" : "a time", b->dl_max, batch, b->mux->nd.status);
+	       "bytes, %u per completion; mux device %s, writes %s\n",
+	       runs, bytes ? "a byte count" : "a time", b->dl_max, batch, b->mux->nd.status,
+	       b->dp->uring ? "through io_uring" : "one writev each");
 	if (bytes)
 		printf("  %llu bytes per run\n", (unsigned long long)bytes);
 	else
