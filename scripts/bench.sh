@@ -192,7 +192,9 @@ if [ "$SKIP_E2E" != 1 ]; then
 		"qmapd-sim $(result ul_sim_share) of a core | — | — |"
 	echo "| iperf3 downlink -R (1 TCP flow): Gbit/s, qmapd CPU share | $(result dl_local_auto_gbit) Gbit/s, $(result dl_local_auto_qmapd_share) of a core |" \
 		"qmapd-sim $(result dl_local_auto_sim_share) of a core | — | — |"
-	# 3. CPU share at 3.2 Gbit/s (GRO always on: no configuration turns it off).
+	echo "| iperf3 downlink -R with GRO off (ethtool -K qmap1 gro off): Gbit/s per qmapd core | $(result dl_local_nogro_per_core_gbit) ($(result dl_local_nogro_gbit) Gbit/s at $(result dl_local_nogro_qmapd_share) of a core) |" \
+		"GRO on, same daemon: $(result dl_local_auto_per_core_gbit) ($(result dl_local_auto_gbit) Gbit/s at $(result dl_local_auto_qmapd_share) of a core) | — | — |"
+	# 3. CPU share at 3.2 Gbit/s.
 	share=$(result dl_3g2_share)
 	label="measured"
 	[ "$(result dl_3g2_extrapolated)" = yes ] && label="**extrapolated** linearly"
@@ -217,6 +219,5 @@ if [ "$SKIP_E2E" != 1 ]; then
 	done
 fi
 echo
-echo "DL GRO off has no figure: GRO is always on for mux devices and no configuration key turns"
-echo "it off (the in-process qmapd-bench-dl compares both). See tests/bench/RESULTS.md for what"
-echo "the end-to-end figures mean and why some targets are out of reach on this machine."
+echo "See tests/bench/RESULTS.md for what the end-to-end figures mean and why some targets are"
+echo "out of reach on this machine."

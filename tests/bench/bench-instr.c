@@ -4,8 +4,10 @@
  * QMAP aggregates of one bulk TCP/IPv4 flow (1500-byte packets, MSS 1460, consecutive
  * sequence numbers, valid checksums) replayed through the `mem` transport into the real
  * datapath, in three scenarios:
- *   v1:        QMAPv1, mux 1 without offloads: deaggregate, demux, one writev per packet;
- *   v5-valid:  QMAPv5 with the checksum-valid bit, mux 2 with GRO (one writev per aggregate);
+ *   v1:        QMAPv1, mux 1 without offloads: deaggregate, demux, one write per packet;
+ *   v5-valid:  QMAPv5 with the checksum-valid bit, mux 2 with GRO (one write per aggregate);
+ * the writes are queued on io_uring and submitted once per batch, as in production (the
+ * queueing, submission and completion count here; without io_uring they are writev calls);
  *   v5-novalid: the same without the bit, so GRO verifies every checksum in software.
  * Each scenario is bracketed by callgrind client requests (zero, then dump with its name), so
  * every dump holds one scenario. The script collects only inside datapath_bulk_in() and the

@@ -50,7 +50,7 @@ done
 
 describe() {
 	case $1 in
-	v1) echo "QMAPv1, per-packet path (one writev per packet)" ;;
+	v1) echo "QMAPv1, per-packet path (one write per packet, io_uring)" ;;
 	v5-valid) echo "QMAPv5 + GRO, checksum-valid bit set" ;;
 	v5-novalid) echo "QMAPv5 + GRO, no valid bit (software verification)" ;;
 	*) echo "$1" ;;
