@@ -27,6 +27,7 @@
  *   stats:    { "device": { kebab-case counters of struct datapath_stats/transport_stats },
  *               "malformed": { "<qmap_error_name>": N }, "muxes": [ { "id", "interface",
  *               kebab-case counters of struct mux_stats } ] }
+ *             (device and mux counters: the tables in counters.c, shared with the text stats)
  */
 #ifndef QMAPD_MANAGER_H
 #define QMAPD_MANAGER_H

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "headroom.h"
@@ -253,31 +254,16 @@ int datapath_start(struct datapath *dp)
  *   device: key=value ...
  *   malformed: <qmap_error_name>=N ...
  *   mux <id> (<ifname>): mode=<status> key=value ...
+ * The device and mux keys, shared with the JSON of the control socket, are the tables in
+ * counters.c.
  */
 void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix)
 {
-	const struct transport_stats *ts = &dp->transport->stats;
 	const struct datapath_stats *s = &dp->stats;
 
-	fprintf(f,
-		"%sdevice: transport=%s rx_transfers_posted=%u transfers=%" PRIu64 " bytes=%" PRIu64
-		" transfer_errors=%" PRIu64 " batch_max=%" PRIu64 " aggregates=%" PRIu64
-		" datagrams=%" PRIu64 " datagrams_per_aggregate=%.2f datagrams_max=%" PRIu64
-		" unknown_mux=%" PRIu64 " commands=%" PRIu64 " flow_disable=%" PRIu64
-		" flow_enable=%" PRIu64 " commands_unsupported=%" PRIu64 " command_acks=%" PRIu64
-		" command_acks_dropped=%" PRIu64 " ul_aggregates=%" PRIu64 " ul_datagrams=%" PRIu64
-		" ul_datagrams_per_aggregate=%.2f ul_bytes=%" PRIu64 " ul_zlp=%" PRIu64
-		" ul_errors=%" PRIu64 " ul_busy=%" PRIu64 " disconnects=%" PRIu64 "\n",
-		prefix, dp->transport->ops->scheme, dp->transport->n_rx, ts->in_transfers,
-		ts->in_bytes, ts->in_errors, ts->in_batch_max, s->dl_aggregates, s->dl_datagrams,
-		s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0,
-		s->dl_datagrams_max, s->dl_unknown_mux, s->dl_commands, s->dl_flow_disable,
-		s->dl_flow_enable, s->dl_commands_unsupported, s->ul_command_acks,
-		s->ul_command_acks_dropped, s->ul_aggregates, s->ul_datagrams,
-		s->ul_aggregates ? (double)s->ul_datagrams / s->ul_aggregates : 0.0, ts->out_bytes,
-		ts->out_zlp, ts->out_errors + s->ul_submit_errors, ts->out_busy,
-		s->modem_disconnects);
-	fprintf(f, "%smalformed:", prefix);
+	fprintf(f, "%sdevice:", prefix);
+	counters_print_device(dp, f);
+	fprintf(f, "\n%smalformed:", prefix);
 	for (int e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, " %s=%" PRIu64, qmap_error_name(e), s->dl_malformed[e]);
 	fputc('\n', f);
@@ -285,26 +271,9 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 		const struct mux *m = dp->mux[id];
 		if (!m)
 			continue;
-		const struct mux_stats *ms = &m->stats;
-		const struct gro_stats *gs = m->gro ? &m->gro->stats : NULL;
-		fprintf(f,
-			"%smux %u (%s): mode=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
-			" rx_dropped_queue_full=%" PRIu64 " rx_dropped_write_error=%" PRIu64
-			" tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_dropped_not_ip=%" PRIu64
-			" tx_dropped_too_big=%" PRIu64 " tx_dropped_link_down=%" PRIu64
-			" commands=%" PRIu64 " flow=%s rx_writes=%" PRIu64 " gro_merged=%" PRIu64
-			" gro_super_packets=%" PRIu64 " merge_ratio=%.2f tx_gso_segments=%" PRIu64
-			" tx_dropped_bad_gso=%" PRIu64 " rx_silent_drops=%" PRIu64
-			" headroom=%s headroom_switches=%" PRIu64 " gro=%s\n",
-			prefix, m->id, m->nd.name, m->nd.status, ms->rx_packets, ms->rx_bytes,
-			ms->rx_dropped_queue_full, ms->rx_dropped_write_error, ms->tx_packets,
-			ms->tx_bytes, ms->tx_dropped_not_ip, ms->tx_dropped_too_big,
-			ms->tx_dropped_link_down, ms->commands_rx, m->flow_off ? "off" : "on",
-			ms->rx_writes, gs ? gs->segments_merged : 0, gs ? gs->super_packets : 0,
-			gs && gs->packets ? (double)gs->segments_merged / gs->packets : 0.0,
-			ms->tx_gso_segments, ms->tx_dropped_bad_gso, ms->rx_silent_drops,
-			config_headroom_to_string(m->headroom), ms->headroom_switches,
-			mux_gro_state(m));
+		fprintf(f, "%smux %u (%s):", prefix, m->id, m->nd.name);
+		counters_print_mux(m, f);
+		fputc('\n', f);
 	}
 	fflush(f);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "datapath.h"
 #include "log.h"
 #include "manager.h"
@@ -409,64 +410,29 @@ json_t *manager_mux_list(struct manager *m)
 	return json_pack("{s:o}", "muxes", muxes);
 }
 
-/* GRO, GSO and headroom=auto: what the offloads did and which mode each is in. */
-static json_t *mux_offload_json(const struct mux *mux)
-{
-	const struct mux_stats *st = &mux->stats;
-	const struct gro_stats *gs = mux->gro ? &mux->gro->stats : NULL;
-	uint64_t packets = gs ? gs->packets : 0, merged = gs ? gs->segments_merged : 0;
-
-	return json_pack("{s:I, s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:s, s:s, s:I}", "rx-writes",
-			 (json_int_t)st->rx_writes, "gro", mux_gro_state(mux), "gro-merged",
-			 (json_int_t)merged, "gro-super-packets",
-			 (json_int_t)(gs ? gs->super_packets : 0), "merge-ratio",
-			 packets ? (double)merged / (double)packets : 0.0, "tx-gso-segments",
-			 (json_int_t)st->tx_gso_segments, "tx-dropped-bad-gso",
-			 (json_int_t)st->tx_dropped_bad_gso, "rx-silent-drops",
-			 (json_int_t)st->rx_silent_drops, "headroom",
-			 config_headroom_to_string(mux->headroom), "device", mux->nd.status,
-			 "headroom-switches", (json_int_t)st->headroom_switches);
-}
-
 json_t *manager_stats(struct manager *m)
 {
 	const struct datapath_stats *s = &m->dp->stats;
-	const struct transport_stats *ts = &m->dp->transport->stats;
 	json_t *malformed = json_object();
+	json_t *device = json_object();
 
 	for (int e = 0; e < _QMAP_ERR_MAX; e++)
 		json_object_set_new(malformed, qmap_error_name(e),
 				    json_integer((json_int_t)s->dl_malformed[e]));
-	json_t *device = json_pack(
-		"{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-		"rx-transfers-posted", m->dp->transport->n_rx, "transfers",
-		(json_int_t)ts->in_transfers, "bytes", (json_int_t)ts->in_bytes, "transfer-errors",
-		(json_int_t)ts->in_errors, "aggregates", (json_int_t)s->dl_aggregates, "datagrams",
-		(json_int_t)s->dl_datagrams, "datagrams-max", (json_int_t)s->dl_datagrams_max,
-		"unknown-mux", (json_int_t)s->dl_unknown_mux, "commands",
-		(json_int_t)s->dl_commands, "ul-aggregates", (json_int_t)s->ul_aggregates,
-		"ul-datagrams", (json_int_t)s->ul_datagrams, "ul-bytes", (json_int_t)ts->out_bytes,
-		"ul-zlp", (json_int_t)ts->out_zlp, "ul-errors",
-		(json_int_t)(ts->out_errors + s->ul_submit_errors), "disconnects",
-		(json_int_t)s->modem_disconnects);
+	if (device && counters_json_device(m->dp, device) < 0) {
+		json_decref(device);
+		device = NULL; /* the reply fails as a whole, as for any allocation */
+	}
 	json_t *muxes = json_array();
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		const struct mux *mux = m->dp->mux[id];
 		if (!mux)
 			continue;
-		const struct mux_stats *st = &mux->stats;
-		json_t *o = json_pack(
-			"{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", id,
-			"interface", mux->nd.name, "rx-packets", (json_int_t)st->rx_packets,
-			"rx-bytes", (json_int_t)st->rx_bytes, "rx-dropped-queue-full",
-			(json_int_t)st->rx_dropped_queue_full, "rx-dropped-write-error",
-			(json_int_t)st->rx_dropped_write_error, "tx-packets",
-			(json_int_t)st->tx_packets, "tx-bytes", (json_int_t)st->tx_bytes,
-			"tx-dropped-not-ip", (json_int_t)st->tx_dropped_not_ip,
-			"tx-dropped-too-big", (json_int_t)st->tx_dropped_too_big,
-			"tx-dropped-link-down", (json_int_t)st->tx_dropped_link_down, "commands",
-			(json_int_t)st->commands_rx);
-		json_object_update_missing_new(o, mux_offload_json(mux));
+		json_t *o = json_pack("{s:i, s:s}", "id", id, "interface", mux->nd.name);
+		if (o && counters_json_mux(mux, o) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		json_array_append_new(muxes, o);
 	}
 	return json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed, "muxes",
