@@ -4,8 +4,9 @@
 # URBs tests/usb-harness carries to qmapd-sim (USB-TESTING.md 1). Enumeration, kernel
 # driver detach and claim, DTR, QMI over encapsulated commands through qmi-proxy, sessions,
 # ping both ways and iperf3 with matching counters, STALL/-EPROTO/short/overflow
-# injection, unplug with transfers in flight and replug with sessions restored, and the
-# kernel driver handed back on exit. Needs root (namespaces) and /dev/pts.
+# injection, unplug with transfers in flight and replug with sessions restored, the
+# kernel driver handed back on exit, and the same modem found by its port path (usb-path:).
+# Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh"
 
 HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
@@ -172,4 +173,35 @@ expect_ge "DTR cleared on release" "$(ustat dtr_clear)" 1
 expect_eq "kernel driver re-attached (USBDEVFS_CONNECT)" "$(ustat driver_reattached)" 1
 expect_eq "driver after exit" "$(ustat driver)" qmi_wwan
 grep -q "handed back to the kernel driver" "$E2E_TMP/qmapd.log" || fail "re-attach not logged"
+
+# The same modem by its port path (usb-path:BUS-PORT[:IFACE]), as for two modems of one model;
+# a path with nothing plugged in leaves qmapd waiting, without claiming anything.
+start_usb_qmapd() { # device-spec log-file
+	sed "s|^device = .*|device = $1|" "$E2E_TMP/qmapd.conf" >"$E2E_TMP/qmapd-path.conf"
+	ip netns exec "$NS_HOST" env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" \
+		"$QMAPD" -c "$E2E_TMP/qmapd-path.conf" >"$2" 2>&1 &
+	E2E_PIDS+=($!)
+	QMAPD_PID=$!
+}
+stop_usb_qmapd() {
+	kill -TERM "$QMAPD_PID"
+	wait "$QMAPD_PID" 2>/dev/null || fail "qmapd ($1) did not exit cleanly"
+}
+start_usb_qmapd usb-path:1-1:4 "$E2E_TMP/qmapd-path.log"
+wait_for 30 "mux 1 connected with usb-path:1-1:4" mux_is 1 connected
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping with usb-path:1-1:4"
+[ "$(jq -r .modem.transport <<<"$("${CTL[@]}" -j status)")" = usb-path:1-1:4 ] ||
+	fail "qmapctl status does not show usb-path:1-1:4"
+stop_usb_qmapd usb-path:1-1:4
+echo "ok: usb-path:1-1:4 finds, claims and carries traffic on the same modem"
+usb_stats
+claims=$(ustat claimed)
+start_usb_qmapd usb-path:1-2 "$E2E_TMP/qmapd-nopath.log"
+wait_for 10 "qmapd to look for usb-path:1-2" grep -q "usb-path:1-2: no such device" "$E2E_TMP/qmapd-nopath.log"
+kill -0 "$QMAPD_PID" 2>/dev/null || fail "qmapd exited with nothing at usb-path:1-2"
+usb_stats
+expect_eq "claims with nothing at usb-path:1-2" "$(ustat claimed)" "$claims"
+[ "$(mux_state 1)" != connected ] || fail "mux 1 connected with nothing at usb-path:1-2"
+stop_usb_qmapd usb-path:1-2
+echo "ok: usb-path:1-2 (nothing there): qmapd waits, claims nothing"
 echo "e2e-usb: passed"
