@@ -193,3 +193,33 @@ start_iperf3_server() {
 	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
 	E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
 }
+
+# The forwarding topology of the headroom test and benchmark: the sim sends 192.0.2.0/25 down
+# mux 1; the host namespace forwards 192.0.2.100 into VXLAN (VNI 42) over a veth pair to NS_VX,
+# which the caller names and adds to E2E_EXTRA_NS before e2e_setup. The veth MTU leaves room
+# for VXLAN's 50 bytes, so 1500-byte packets are forwarded whole.
+setup_vxlan_forward() {
+	SIM_MUX_ARGS=(--mux 1=192.0.2.0/25 --mux 2=203.0.113.2/32)
+	ip netns add "$NS_VX"
+	ip -n "$NS_HOST" link add veth-h mtu 1600 type veth peer name veth-v mtu 1600 netns "$NS_VX"
+	ip -n "$NS_HOST" addr add 192.0.2.129/30 dev veth-h
+	ip -n "$NS_VX" addr add 192.0.2.130/30 dev veth-v
+	ip -n "$NS_HOST" link set veth-h up
+	ip -n "$NS_VX" link set veth-v up
+	ip -n "$NS_VX" link set lo up
+	ip -n "$NS_HOST" link add vxlan0 mtu 1500 type vxlan id 42 local 192.0.2.129 remote 192.0.2.130 dstport 4789
+	ip -n "$NS_VX" link add vxlan0 mtu 1500 type vxlan id 42 local 192.0.2.130 remote 192.0.2.129 dstport 4789
+	ip -n "$NS_HOST" addr add 192.0.2.193/30 dev vxlan0
+	ip -n "$NS_VX" addr add 192.0.2.194/30 dev vxlan0
+	ip -n "$NS_HOST" link set vxlan0 up
+	ip -n "$NS_VX" link set vxlan0 up
+	ip -n "$NS_VX" addr add 192.0.2.100/32 dev lo
+	ip -n "$NS_HOST" route add 192.0.2.100/32 via 192.0.2.194 dev vxlan0
+	ip -n "$NS_VX" route add 198.51.100.0/24 via 192.0.2.193 dev vxlan0
+	local vx_mac
+	vx_mac=$(ip -n "$NS_VX" -j link show vxlan0 | jq -r '.[0].address')
+	ip -n "$NS_HOST" neigh replace 192.0.2.194 lladdr "$vx_mac" dev vxlan0 nud permanent
+	in_host sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+}
+in_vx() { ip netns exec "$NS_VX" "$@"; }
+vx_rx() { ip -n "$NS_VX" -j -s link show vxlan0 | jq '.[0].stats64.rx.packets'; }
