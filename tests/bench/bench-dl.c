@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "csum.h"
 #include "config.h"
 #include "datapath.h"
@@ -54,13 +55,6 @@ static void build_packet(uint8_t *p, size_t len, const char *dst)
 	p[23] = UDP_PORT & 0xff;
 	p[24] = (len - 20) >> 8;
 	p[25] = (len - 20) & 0xff;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 static int bind_sink(const char *addr)
@@ -102,27 +96,6 @@ static uint64_t udp_arrived(void)
 	return in + err;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void write_sysctl(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "we");
-	if (f) {
-		fputs(value, f);
-		fclose(f);
-	}
-}
-
 struct bench {
 	struct netdev floor;
 	struct datapath *dp;
@@ -137,13 +110,13 @@ struct bench {
 /* ns per packet for the raw floor: one write() per packet into a plain TUN. */
 static double run_floor(struct bench *b, size_t len, unsigned packets)
 {
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (unsigned i = 0; i < packets; i++)
 		if (write(b->floor.fd, b->pkt, len) != (ssize_t)len) {
 			perror("floor write");
 			exit(1);
 		}
-	return (now_ns() - t0) / packets;
+	return (bench_now_ns() - t0) / packets;
 }
 
 /*
@@ -157,10 +130,10 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, b
 		exit(1);
 	}
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (unsigned i = 0; i < aggs; i++)
 		transport_mem_replay(b->dp->transport, agg, b->agg_len);
-	double ns = (now_ns() - t0) / ((double)aggs * b->agg_frames);
+	double ns = (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
 	datapath_set_batch_writes(b->dp, false);
 	return ns;
 }
@@ -231,8 +204,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_set_max_level(LOG_WARNING);
-	write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
-	write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
+	bench_write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
+	bench_write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
 
 	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
 		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
@@ -362,7 +335,7 @@ int main(int argc, char **argv)
 		}
 		double m_ns[N_COL];
 		for (int col = 0; col < N_COL; col++)
-			m_ns[col] = median(t[col], runs);
+			m_ns[col] = bench_median(t[col], runs);
 		double f = m_ns[FLOOR], q = m_ns[PP], g = m_ns[GRO];
 		printf("%6zu %7u | %9.1f %7.2f | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
 		       "%5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",

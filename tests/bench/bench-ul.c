@@ -327,13 +327,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qmapd-bench-ul: needs root (network namespace, TUN/TAP)\n");
 		return 77;
 	}
-	if (cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			perror("sched_setaffinity");
-	}
+	if (cpu >= 0 && bench_pin_cpu(cpu) < 0)
+		perror("sched_setaffinity");
 	if (unshare(CLONE_NEWNET) < 0) {
 		perror("unshare(CLONE_NEWNET)");
 		return 1;
