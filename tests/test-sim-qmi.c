@@ -26,6 +26,7 @@
 #include "qmap.h"
 #include "sim-qmi.h"
 #include "sim.h"
+#include "test-loop.h"
 #include "test-util.h"
 #include "transport.h"
 
@@ -927,34 +928,6 @@ static struct ev_loop *loop;
 static char sock_path[108];
 static struct sim_options sim_opts; /* large: not on the stack */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void on_tick(struct ev_loop *l, ev_timer *w, int revents)
-{
-	(void)l;
-	(void)w;
-	(void)revents;
-}
-
-/* Run the loop until cond() holds or 3 s pass. */
-static bool run_until(bool (*cond)(void *), void *data)
-{
-	double deadline = now() + 3.0;
-
-	for (;;) {
-		if (cond(data))
-			return true;
-		if (now() > deadline)
-			return false;
-		ev_run(loop, EVRUN_ONCE);
-	}
-}
-
 struct sock_msg {
 	int fd;
 	uint8_t ep; /* wanted endpoint; others are skipped */
@@ -982,7 +955,7 @@ static struct sock_msg *sock_recv(int fd, uint8_t ep)
 
 	m.fd = fd;
 	m.ep = ep;
-	return run_until(sock_msg_arrived, &m) ? &m : NULL;
+	return test_run_until(loop, sock_msg_arrived, &m) ? &m : NULL;
 }
 
 static bool sock_send(int fd, uint8_t ep, const void *data, size_t len)
@@ -1088,23 +1061,6 @@ static bool udp_arrived(void *data)
 	return w->len >= 0;
 }
 
-struct counter_wait {
-	const uint64_t *counter;
-	uint64_t at_least;
-};
-
-static bool counter_reached(void *data)
-{
-	struct counter_wait *w = data;
-	return *w->counter >= w->at_least;
-}
-
-static bool wait_counter(const uint64_t *counter, uint64_t at_least)
-{
-	struct counter_wait w = { counter, at_least };
-	return run_until(counter_reached, &w);
-}
-
 static bool sim_connected(void *data)
 {
 	return sim_is_connected(data);
@@ -1142,7 +1098,7 @@ static void test_sim_wiring(void)
 	strcpy(sa.sun_path, sock_path);
 	client = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	EXPECT_EQ(connect(client, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	EXPECT_TRUE(run_until(sim_connected, s));
+	EXPECT_TRUE(test_run_until(loop, sim_connected, s));
 	udp = udp_server();
 	EXPECT_TRUE(udp >= 0);
 	if (udp < 0)
@@ -1150,9 +1106,9 @@ static void test_sim_wiring(void)
 
 	/* No session: nothing passes, in either direction. */
 	EXPECT_TRUE(send_uplink(client, QMAP_V5, "gated"));
-	EXPECT_TRUE(wait_counter(&st->ul_no_session, 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->ul_no_session, 1));
 	send_downlink(udp, "gated");
-	EXPECT_TRUE(wait_counter(&st->dl_no_session, 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->dl_no_session, 1));
 
 	/* Control messages travel as TRANSPORT_EP_CONTROL both ways. */
 	QmiMessage *req = request(QMI_SERVICE_CTL, 0, CTL_ALLOCATE_CID);
@@ -1189,7 +1145,7 @@ static void test_sim_wiring(void)
 	/* Uplink in the granted format reaches the network. */
 	struct udp_wait w = { .fd = udp };
 	EXPECT_TRUE(send_uplink(client, QMAP_V1, "after-grant"));
-	EXPECT_TRUE(run_until(udp_arrived, &w));
+	EXPECT_TRUE(test_run_until(loop, udp_arrived, &w));
 	EXPECT_EQ(w.len, 11);
 	EXPECT_MEM_EQ(w.buf, "after-grant", 11);
 	EXPECT_EQ(st->mux[1].ul_packets, 1);
@@ -1225,11 +1181,11 @@ static void test_sim_wiring(void)
 	m = sock_recv(client, TRANSPORT_EP_CONTROL);
 	EXPECT_TRUE(m != NULL);
 	EXPECT_TRUE(send_uplink(client, QMAP_V1, "gated-again"));
-	EXPECT_TRUE(wait_counter(&st->ul_no_session, 2));
+	EXPECT_TRUE(test_wait_counter(loop, &st->ul_no_session, 2));
 
 	/* A malformed control message gets no answer. */
 	EXPECT_TRUE(sock_send(client, TRANSPORT_EP_CONTROL, "\x01\x02", 2));
-	EXPECT_TRUE(wait_counter(&sim_get_qmi_stats(s)->qmi_malformed, 1));
+	EXPECT_TRUE(test_wait_counter(loop, &sim_get_qmi_stats(s)->qmi_malformed, 1));
 
 out:
 	if (udp >= 0)
@@ -1267,9 +1223,7 @@ static void run_sim_wiring(void)
 	}
 	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", dir);
 	loop = ev_loop_new(EVFLAG_AUTO);
-	/* Bounds every EVRUN_ONCE so a missed wakeup is a failed wait, not a hang. */
-	ev_timer_init(&tick, on_tick, 0.005, 0.005);
-	ev_timer_start(loop, &tick);
+	test_loop_tick(loop, &tick);
 
 	test_sim_wiring();
 

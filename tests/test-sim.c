@@ -27,12 +27,12 @@
 #include "macro.h"
 #include "qmap.h"
 #include "sim.h"
+#include "test-loop.h"
 #include "test-util.h"
 #include "transport.h"
 
-#define TEST_NETDEV  "simtest0"
-#define WAIT_SECONDS 3.0
-#define HDR	     sizeof(struct transport_sim_header)
+#define TEST_NETDEV "simtest0"
+#define HDR	    sizeof(struct transport_sim_header)
 
 static struct ev_loop *loop;
 static char sock_path[108];
@@ -41,42 +41,6 @@ static bool plain;		/* base_options(): --no-offload */
 
 static const uint8_t net_addr4[4] = { 198, 51, 100, 1 };
 static const uint8_t mux1_host4[4] = { 192, 0, 2, 10 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void on_tick(struct ev_loop *l, ev_timer *w, int revents)
-{
-	(void)l;
-	(void)w;
-	(void)revents;
-}
-
-/* Run the loop until cond() holds or the deadline passes; never blocks longer than a tick. */
-static bool run_until(bool (*cond)(void *), void *data)
-{
-	double deadline = now() + WAIT_SECONDS;
-
-	for (;;) {
-		if (cond(data))
-			return true;
-		if (now() > deadline)
-			return false;
-		ev_run(loop, EVRUN_ONCE);
-	}
-}
-
-/* Let the loop run for a short while, for "nothing else happens" checks. */
-static void run_for(double seconds)
-{
-	double deadline = now() + seconds;
-	while (now() < deadline)
-		ev_run(loop, EVRUN_ONCE);
-}
 
 static void put16(uint8_t *p, size_t v)
 {
@@ -186,7 +150,7 @@ static int client_connect(void)
 	return fd;
 }
 
-/* Conditions for run_until(). */
+/* Conditions for test_run_until(). */
 static struct sim *cur;
 
 static bool is_connected(void *data)
@@ -199,23 +163,6 @@ static bool is_disconnected(void *data)
 {
 	(void)data;
 	return !sim_is_connected(cur);
-}
-
-struct counter_wait {
-	const uint64_t *counter;
-	uint64_t at_least;
-};
-
-static bool counter_reached(void *data)
-{
-	struct counter_wait *w = data;
-	return *w->counter >= w->at_least;
-}
-
-static bool wait_counter(const uint64_t *counter, uint64_t at_least)
-{
-	struct counter_wait w = { counter, at_least };
-	return run_until(counter_reached, &w);
 }
 
 struct msg {
@@ -239,7 +186,7 @@ static bool wait_msg(struct msg *m, int fd)
 {
 	m->fd = fd;
 	m->len = -1;
-	return run_until(msg_arrived, m);
+	return test_run_until(loop, msg_arrived, m);
 }
 
 static struct sim *start_sim(void)
@@ -265,7 +212,7 @@ static int start_connected(void)
 	fd = client_connect();
 	EXPECT_TRUE(fd >= 0);
 	if (fd >= 0)
-		EXPECT_TRUE(run_until(is_connected, NULL));
+		EXPECT_TRUE(test_run_until(loop, is_connected, NULL));
 	return fd;
 }
 
@@ -389,12 +336,12 @@ static void test_datapath(void)
 
 	client = client_connect();
 	EXPECT_TRUE(client >= 0);
-	EXPECT_TRUE(run_until(is_connected, NULL));
+	EXPECT_TRUE(test_run_until(loop, is_connected, NULL));
 
 	/* One qmapd at a time: a second one is accepted and closed. */
 	other = client_connect();
 	EXPECT_TRUE(other >= 0);
-	EXPECT_TRUE(wait_counter(&st->connections_rejected, 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->connections_rejected, 1));
 	EXPECT_EQ(recv(other, pkt, sizeof(pkt), MSG_DONTWAIT), 0);
 	close(other);
 
@@ -482,7 +429,7 @@ static void test_datapath(void)
 	/* No mux owns 198.51.100.77 (the kernel routes it into the TUN as on-link). */
 	uint64_t no_route = st->dl_no_route;
 	EXPECT_EQ(send_udp(udp4, AF_INET, "198.51.100.77", 6000, "nowhere"), 0);
-	EXPECT_TRUE(wait_counter(&st->dl_no_route, no_route + 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->dl_no_route, no_route + 1));
 
 	/* Five packets at once: read in one go, split by dl_max_datagrams 3, the rest sent as
 	 * soon as the TUN is empty (flush_usec 0). */
@@ -511,22 +458,22 @@ static void test_datapath(void)
 	EXPECT_EQ(seen, 5);
 	EXPECT_EQ(st->dl_aggregates, aggregates + 2);
 	/* The no-route packet was dropped, not aggregated: nothing more is pending. */
-	run_for(0.02);
+	test_run_for(loop, 0.02);
 	EXPECT_EQ(recv(client, m.buf, sizeof(m.buf), MSG_DONTWAIT), -1);
 
 	/* qmapd goes away: counters stay, downlink is drained and counted. */
 	close(client);
 	client = -1;
-	EXPECT_TRUE(run_until(is_disconnected, NULL));
+	EXPECT_TRUE(test_run_until(loop, is_disconnected, NULL));
 	EXPECT_EQ(st->disconnects, 1);
 	uint64_t dropped = st->dl_dropped_disconnected;
 	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.22", 6000, "lost"), 0);
-	EXPECT_TRUE(wait_counter(&st->dl_dropped_disconnected, dropped + 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->dl_dropped_disconnected, dropped + 1));
 
 	/* And comes back. */
 	client = client_connect();
 	EXPECT_TRUE(client >= 0);
-	EXPECT_TRUE(run_until(is_connected, NULL));
+	EXPECT_TRUE(test_run_until(loop, is_connected, NULL));
 	EXPECT_EQ(st->connections, 2);
 	EXPECT_EQ(st->mux[1].ul_packets, 2);
 	EXPECT_EQ(send_udp(udp4, AF_INET, "192.0.2.23", 6000, "again"), 0);
@@ -608,13 +555,13 @@ static void test_injections(void)
 	EXPECT_TRUE(client >= 0 && udp4 >= 0);
 	if (client < 0 || udp4 < 0)
 		goto out;
-	EXPECT_TRUE(run_until(is_connected, NULL));
+	EXPECT_TRUE(test_run_until(loop, is_connected, NULL));
 
 	/* A wakeup that finds only unroutable packets opens the aggregate without sending it:
 	 * its leading injections must not be written (or counted) twice. */
 	uint64_t no_route = st->dl_no_route;
 	EXPECT_EQ(send_udp(udp4, AF_INET, "198.51.100.77", 6000, "nowhere"), 0);
-	EXPECT_TRUE(wait_counter(&st->dl_no_route, no_route + 1));
+	EXPECT_TRUE(test_wait_counter(loop, &st->dl_no_route, no_route + 1));
 
 	for (uint32_t round = 1; round <= 2; round++) {
 		char payload[24];
@@ -731,12 +678,12 @@ static void test_backpressure(void)
 	EXPECT_TRUE(client >= 0 && udp4 >= 0);
 	if (client < 0 || udp4 < 0)
 		goto out;
-	EXPECT_TRUE(run_until(is_connected, NULL));
+	EXPECT_TRUE(test_run_until(loop, is_connected, NULL));
 
 	/* ~4 KiB messages against a send buffer of several MiB: a few thousand packets. */
 	memset(big, 'x', sizeof(big) - 1);
-	double deadline = now() + WAIT_SECONDS;
-	while (st->dl_send_blocked == 0 && now() < deadline) {
+	double deadline = test_now() + TEST_WAIT_SECONDS;
+	while (st->dl_send_blocked == 0 && test_now() < deadline) {
 		for (int i = 0; i < 64; i++)
 			/* A full TUN queue drops silently; that is the kernel's backpressure. */
 			send_udp(udp4, AF_INET, "192.0.2.30", 6000, big);
@@ -748,14 +695,14 @@ static void test_backpressure(void)
 	uint64_t aggregates = st->dl_aggregates;
 	for (int i = 0; i < 16; i++)
 		send_udp(udp4, AF_INET, "192.0.2.30", 6000, big);
-	run_for(0.02);
+	test_run_for(loop, 0.02);
 	EXPECT_EQ(st->dl_aggregates, aggregates);
 
 	/* Drain: every aggregate the sim counted arrives whole, then the marker. */
 	uint64_t frames = 0, messages = 0;
 	bool marker = false, sent_marker = false;
-	deadline = now() + WAIT_SECONDS;
-	while (!marker && now() < deadline) {
+	deadline = test_now() + TEST_WAIT_SECONDS;
+	while (!marker && test_now() < deadline) {
 		for (;;) {
 			m.len = recv(client, m.buf, sizeof(m.buf), MSG_DONTWAIT);
 			if (m.len < 0)
@@ -1076,7 +1023,7 @@ static void test_offload(bool offload)
 				    .flags = TCP_SYN | TCP_ACK,
 				    .mss = true });
 	EXPECT_TRUE(ul_send(client, &ul));
-	EXPECT_TRUE(run_until(tcp_connected, &tcp));
+	EXPECT_TRUE(test_run_until(loop, tcp_connected, &tcp));
 
 	/* The initial window, ten full segments: one TSO super-packet (or a few). */
 	tun_packets(&rx0, &tx0);
@@ -1151,11 +1098,11 @@ static void test_offload(bool offload)
 	struct tcp_read rd = { .buf = rbuf, .len = sizeof(rbuf) };
 	struct sockaddr_in from;
 	socklen_t fl = sizeof(from);
-	EXPECT_TRUE(wait_counter(&st->mux[1].ul_packets, 1 + 1 + 1 + 12));
+	EXPECT_TRUE(test_wait_counter(loop, &st->mux[1].ul_packets, 1 + 1 + 1 + 12));
 	conn = accept4(lsn, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	EXPECT_TRUE(conn >= 0);
 	rd.fd = conn;
-	EXPECT_TRUE(run_until(tcp_read_all, &rd));
+	EXPECT_TRUE(test_run_until(loop, tcp_read_all, &rd));
 	EXPECT_EQ(rd.got, sizeof(rbuf));
 	EXPECT_MEM_EQ(rbuf, data, sizeof(rbuf));
 	EXPECT_EQ(st->ul_csum_computed, 1);
@@ -1201,9 +1148,7 @@ int main(void)
 		fprintf(stderr, "ev_loop_new failed\n");
 		return 1;
 	}
-	/* Bounds every EVRUN_ONCE so a missed wakeup shows up as a failed wait, not a hang. */
-	ev_timer_init(&tick, on_tick, 0.005, 0.005);
-	ev_timer_start(loop, &tick);
+	test_loop_tick(loop, &tick);
 
 	/* Everything but the offload specifics behaves the same either way. */
 	for (int i = 0; i < 2; i++) {
