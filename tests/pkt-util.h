@@ -119,11 +119,10 @@ static inline size_t pk_build(uint8_t *buf, const struct pk *s)
 		pk_be16(buf + 4, (uint16_t)(len - 40));
 		buf[6] = s->ext_hdr ? 0 : s->proto;
 		buf[7] = s->ttl;
-		buf[8] = 0x20;
-		buf[9] = 0x01;
+		/* 2001:db8::<host> -> 2001:db8::2 (RFC 3849 documentation prefix) */
+		memcpy(buf + 8, "\x20\x01\x0d\xb8", 4);
 		buf[23] = s->host;
-		buf[24] = 0x20;
-		buf[25] = 0x01;
+		memcpy(buf + 24, "\x20\x01\x0d\xb8", 4);
 		buf[39] = 2;
 		if (s->ext_hdr) {
 			buf[40] = s->proto; /* next header; length 0 = 8 bytes; PadN */
@@ -141,10 +140,10 @@ static inline size_t pk_build(uint8_t *buf, const struct pk *s)
 		buf[6] = s->df ? 0x40 : 0;
 		buf[8] = s->ttl;
 		buf[9] = s->proto;
-		buf[12] = 10;
+		/* 192.0.2.<host> -> 192.0.2.2 (RFC 5737 documentation range) */
+		memcpy(buf + 12, "\xc0\x00\x02", 3);
 		buf[15] = s->host;
-		buf[16] = 10;
-		buf[19] = 2;
+		memcpy(buf + 16, "\xc0\x00\x02\x02", 4);
 		if (s->ip_opts)
 			memset(buf + 20, 1, 4);
 		pk_be16(buf + 10, (uint16_t)~ref_sum(buf, l3, 0));

@@ -32,10 +32,12 @@
 #define TUN_F_USO6 0x40
 #endif
 
-#define IFNAME	  "grotest0"
-#define SEG	  1400
-#define HOST_PORT 5001
-#define PEER_PORT 40001
+#define IFNAME	   "grotest0"
+#define SEG	   1400
+#define HOST_PORT  5001
+#define HOST_ADDR4 "192.0.2.2" /* this host, the device side: pkt-util.h's destination */
+#define HOST_ADDR6 "2001:db8::2"
+#define PEER_PORT  40001
 
 static int tun_fd = -1;
 static bool have_uso;
@@ -99,7 +101,7 @@ static void setup_device(void)
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
 	memset(&ifr.ifr_addr, 0, sizeof(ifr.ifr_addr));
 	sin->sin_family = AF_INET;
-	inet_pton(AF_INET, "10.0.0.2", &sin->sin_addr);
+	inet_pton(AF_INET, HOST_ADDR4, &sin->sin_addr);
 	if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
 		TEST_SKIP("SIOCSIFADDR: %m");
 	inet_pton(AF_INET, "255.255.255.0", &sin->sin_addr);
@@ -113,16 +115,36 @@ static void setup_device(void)
 
 	s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct in6_ifreq_compat r6 = { .prefixlen = 64, .ifindex = ifr.ifr_ifindex };
-	inet_pton(AF_INET6, "2001::2", &r6.addr);
+	inet_pton(AF_INET6, HOST_ADDR6, &r6.addr);
 	if (s < 0 || ioctl(s, SIOCSIFADDR, &r6) < 0)
 		TEST_SKIP("IPv6 address: %m");
 	close(s);
 }
 
 /*
- * The packet builder's addresses: IPv4 10.0.0.<host> -> 10.0.0.2, IPv6 2001::<host> ->
- * 2001::2 (see pkt-util.h). The peer is host 1; the device side (this host) is .2.
+ * The packet builder's addresses: IPv4 192.0.2.<host> -> 192.0.2.2, IPv6 2001:db8::<host> ->
+ * 2001:db8::2 (see pkt-util.h). The peer is host 1; the device side (this host) is .2.
  */
+union host_addr {
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
+/* This host's address and HOST_PORT, to bind the receiving socket; returns its length. */
+static socklen_t host_sockaddr(bool v6, union host_addr *a)
+{
+	if (v6) {
+		a->v6.sin6_family = AF_INET6;
+		a->v6.sin6_port = htons(HOST_PORT);
+		inet_pton(AF_INET6, HOST_ADDR6, &a->v6.sin6_addr);
+		return sizeof(a->v6);
+	}
+	a->v4.sin_family = AF_INET;
+	a->v4.sin_port = htons(HOST_PORT);
+	inet_pton(AF_INET, HOST_ADDR4, &a->v4.sin_addr);
+	return sizeof(a->v4);
+}
+
 static uint8_t *build(const struct pk *s, size_t *len)
 {
 	uint8_t *p = arena + arena_used;
@@ -192,26 +214,13 @@ static void test_tcp(bool v6, bool valid)
 	struct gro_config cfg = {
 		.vnet_hdr_len = 10, .tcp = true, .udp = have_uso, .emit = on_emit
 	};
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} a = { 0 };
+	union host_addr a = { 0 };
 	socklen_t alen;
 	int one = 1;
 
 	int l = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (v6) {
-		a.v6.sin6_family = AF_INET6;
-		a.v6.sin6_port = htons(HOST_PORT);
-		inet_pton(AF_INET6, "2001::2", &a.v6.sin6_addr);
-		alen = sizeof(a.v6);
-	} else {
-		a.v4.sin_family = AF_INET;
-		a.v4.sin_port = htons(HOST_PORT);
-		inet_pton(AF_INET, "10.0.0.2", &a.v4.sin_addr);
-		alen = sizeof(a.v4);
-	}
+	alen = host_sockaddr(v6, &a);
 	EXPECT_EQ(bind(l, (struct sockaddr *)&a, alen), 0);
 	EXPECT_EQ(listen(l, 1), 0);
 
@@ -303,26 +312,13 @@ static void test_udp(bool v6, bool valid)
 	struct gro_config cfg = {
 		.vnet_hdr_len = 10, .tcp = true, .udp = have_uso, .emit = on_emit
 	};
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} a = { 0 };
+	union host_addr a = { 0 };
 	socklen_t alen;
 
 	int u = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int rcv = 4 << 20;
 	setsockopt(u, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv));
-	if (v6) {
-		a.v6.sin6_family = AF_INET6;
-		a.v6.sin6_port = htons(HOST_PORT);
-		inet_pton(AF_INET6, "2001::2", &a.v6.sin6_addr);
-		alen = sizeof(a.v6);
-	} else {
-		a.v4.sin_family = AF_INET;
-		a.v4.sin_port = htons(HOST_PORT);
-		inet_pton(AF_INET, "10.0.0.2", &a.v4.sin_addr);
-		alen = sizeof(a.v4);
-	}
+	alen = host_sockaddr(v6, &a);
 	EXPECT_EQ(bind(u, (struct sockaddr *)&a, alen), 0);
 
 	/* 40 datagrams of 1200 bytes and a last one of 333, all of one flow. */
