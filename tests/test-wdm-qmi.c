@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "qmux-util.h"
 #include "test-util.h"
 #include "wdm.h"
 
@@ -64,25 +65,9 @@ static void reply(struct modem *m, uint8_t service, uint8_t cid, uint16_t tid, u
 		  const uint8_t *tlvs, size_t tlv_len)
 {
 	uint8_t b[512];
-	size_t hdr = service == 0 ? 6 : 7, o = 0;
-	size_t qlen = 5 + hdr + tlv_len;
-
-	b[o++] = 0x01;
-	b[o++] = qlen & 0xff;
-	b[o++] = qlen >> 8;
-	b[o++] = 0x80;
-	b[o++] = service;
-	b[o++] = cid;
-	b[o++] = service == 0 ? 0x01 : 0x02;
-	b[o++] = tid & 0xff;
-	if (service != 0)
-		b[o++] = tid >> 8;
-	b[o++] = msg_id & 0xff;
-	b[o++] = msg_id >> 8;
-	b[o++] = tlv_len & 0xff;
-	b[o++] = tlv_len >> 8;
-	memcpy(b + o, tlvs, tlv_len);
-	int r = wdm_deliver(m->w, b, o + tlv_len);
+	size_t n = test_qmux_build(b, 0x80, service, cid, service == 0 ? 0x01 : 0x02, tid, msg_id,
+				   tlvs, tlv_len);
+	int r = wdm_deliver(m->w, b, n);
 	EXPECT_EQ(r, 0);
 }
 

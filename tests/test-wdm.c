@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "qmux-util.h"
 #include "test-util.h"
 #include "wdm.h"
 
@@ -75,27 +76,9 @@ static void pump_for(struct ev_loop *loop, long long msec)
 static size_t qmux(uint8_t *b, uint8_t flags, uint8_t service, uint16_t msg_id, uint16_t tid,
 		   const uint8_t *tlvs, uint16_t tlv_len)
 {
-	size_t hdr = service == 0 ? 6 : 7;
-	uint16_t qlen = (uint16_t)(5 + hdr + tlv_len);
-	size_t o = 0;
-
-	b[o++] = 0x01;
-	b[o++] = qlen & 0xff;
-	b[o++] = qlen >> 8;
-	b[o++] = flags;
-	b[o++] = service;
-	b[o++] = service == 0 ? 0 : 1; /* client id */
-	b[o++] = flags ? 0x02 : 0x00;  /* response : request */
-	b[o++] = tid & 0xff;
-	if (service != 0)
-		b[o++] = tid >> 8;
-	b[o++] = msg_id & 0xff;
-	b[o++] = msg_id >> 8;
-	b[o++] = tlv_len & 0xff;
-	b[o++] = tlv_len >> 8;
-	if (tlv_len)
-		memcpy(b + o, tlvs, tlv_len);
-	return o + tlv_len;
+	/* Client id 1 for services; QMI flags response when from the service, else request. */
+	return test_qmux_build(b, flags, service, service == 0 ? 0 : 1, flags ? 0x02 : 0x00, tid,
+			       msg_id, tlvs, tlv_len);
 }
 
 /* CTL Allocate CID request for DMS, as libqmi sends it. */
