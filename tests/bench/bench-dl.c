@@ -195,22 +195,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qmapd-bench-dl: runs must be 1..%d, packets >= 1000\n", MAX_RUNS);
 		return 2;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "qmapd-bench-dl: needs root (network namespace, TUN/TAP)\n");
-		return 77;
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		perror("unshare(CLONE_NEWNET)");
-		return 1;
-	}
-	log_set_max_level(LOG_WARNING);
+	int r = bench_enter_netns("qmapd-bench-dl", &rtnl);
+	if (r != 0)
+		return r;
 	bench_write_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
 	bench_write_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
-
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
-		return 1;
-	}
 
 	struct config_prefix floor_addr, qmapd_addr, src_net;
 	config_parse_prefix(FLOOR_ADDR "/32", &floor_addr);
@@ -250,7 +239,7 @@ int main(int argc, char **argv)
 	m2.route_metric = 300;
 
 	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new(loop, rtnl, cfg, NULL, &b.dp);
+	r = datapath_new(loop, rtnl, cfg, NULL, &b.dp);
 	if (r >= 0) {
 		/* mux 1: the per-packet path; mux 2: with the virtio-net header and GRO. */
 		b.dp->offload_devices = false;

@@ -118,21 +118,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qmapd-bench-instr: -n must be >= 1\n");
 		return 2;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "qmapd-bench-instr: needs root (network namespace, TAP)\n");
-		return 77;
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		perror("unshare(CLONE_NEWNET)");
-		return 1;
-	}
-	log_set_max_level(LOG_WARNING);
+	int r = bench_enter_netns("qmapd-bench-instr", &rtnl);
+	if (r != 0)
+		return r;
 	bench_write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	bench_write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
-		return 1;
-	}
 
 	/*
 	 * The devices get no address: the kernel drops what qmapd writes at the routing step
@@ -147,7 +137,7 @@ int main(int argc, char **argv)
 	m.mtu = 1500;
 	m.headroom = CONFIG_HEADROOM_XDP;
 	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new(loop, rtnl, cfg, NULL, &dp);
+	r = datapath_new(loop, rtnl, cfg, NULL, &dp);
 	if (r >= 0) {
 		m.id = 1;
 		snprintf(m.interface, sizeof(m.interface), "iqmap1");

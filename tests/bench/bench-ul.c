@@ -323,27 +323,17 @@ int main(int argc, char **argv)
 			MAX_RUNS, BATCH_MAX);
 		return 2;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "qmapd-bench-ul: needs root (network namespace, TUN/TAP)\n");
-		return 77;
-	}
 	if (cpu >= 0 && bench_pin_cpu(cpu) < 0)
 		perror("sched_setaffinity");
-	if (unshare(CLONE_NEWNET) < 0) {
-		perror("unshare(CLONE_NEWNET)");
-		return 1;
-	}
-	log_set_max_level(LOG_WARNING);
+	int r = bench_enter_netns("qmapd-bench-ul", &rtnl);
+	if (r != 0)
+		return r;
 	/*
 	 * No IPv6: router solicitations, MLD and DAD would go out through the mux devices and
 	 * be counted by qmapd, spoiling the check that it read exactly what the sender sent.
 	 */
 	bench_write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	bench_write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
-		return 1;
-	}
 
 	b->cfg = calloc(1, sizeof(*b->cfg));
 	config_init_defaults(b->cfg);

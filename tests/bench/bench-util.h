@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "rtnl.h"
+
 static inline double bench_now_ns(void)
 {
 	struct timespec ts;
@@ -156,6 +159,28 @@ static inline int bench_ifstats(const char *ifname, struct bench_ifstats *ret)
 	}
 	fclose(f);
 	return r;
+}
+
+/*
+ * Leave the caller's network namespace for a new one of its own with loopback up, and quiet
+ * qmapd's logging. Returns 0; 77 (skip) when not root; 1 after saying on stderr what failed.
+ */
+static inline int bench_enter_netns(const char *prog, struct rtnl **rtnl)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: needs root (network namespace, TUN/TAP)\n", prog);
+		return 77;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 1;
+	}
+	log_set_max_level(LOG_WARNING);
+	if (rtnl_open(rtnl) < 0 || rtnl_link_set(*rtnl, 1, 0, true, false) < 0) {
+		fprintf(stderr, "cannot set up rtnetlink/loopback\n");
+		return 1;
+	}
+	return 0;
 }
 
 #endif
