@@ -57,7 +57,7 @@ static inline void headroom_batch_done(struct datapath *dp, struct mux *m)
 		headroom_decide(dp, m);
 }
 
-/* One tick for every mux of the datapath. */
-void headroom_tick(struct datapath *dp);
+/* The once-a-second tick for one mux: the silent-drop check, then a decision. */
+void headroom_tick(struct datapath *dp, struct mux *m);
 
 #endif

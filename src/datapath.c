@@ -22,10 +22,13 @@ static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int rev
 	(void)revents;
 	struct datapath *dp = w->data;
 
-	headroom_tick(dp);
-	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
-		if (dp->mux[id])
-			mux_sync_gro(dp->mux[id]);
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		struct mux *m = dp->mux[id];
+		if (m) {
+			headroom_tick(dp, m);
+			mux_sync_gro(m);
+		}
+	}
 }
 
 /* Runs once per loop iteration after all ready devices were read: send what we have. */

@@ -67,13 +67,8 @@ void headroom_decide(struct datapath *dp, struct mux *m)
 		 want ? "on" : "off");
 }
 
-void headroom_tick(struct datapath *dp)
+void headroom_tick(struct datapath *dp, struct mux *m)
 {
-	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
-		struct mux *m = dp->mux[id];
-		if (!m)
-			continue;
-		headroom_check_device(dp, m);
-		headroom_decide(dp, m);
-	}
+	headroom_check_device(dp, m);
+	headroom_decide(dp, m);
 }
