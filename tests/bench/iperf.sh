@@ -117,10 +117,8 @@ stop_pair() {
 gro_off_seen() { refresh_stats && grep -q '^mux 1 .* gro=off' "$E2E_TMP/qmapd.stats"; }
 mode_of() { refresh_stats && grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p'; }
 
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
+start_iperf3_server
 IPERF_PID=$(cat "$E2E_TMP/iperf3.pid")
-E2E_PIDS+=("$IPERF_PID")
 
 hdr="Gbit/s qmapd-CPU (user sys) sim-CPU Gbit/s-per-qmapd-core sys-us/write bytes/write kernel-bound-Gbit/s"
 for mode in ${MODES:-off auto xdp}; do
