@@ -104,22 +104,17 @@ echo "|---|---:|---|---:|---|"
 awk '/^ *[0-9]+ +[0-9]+ +\|/ { print $1, $4, $7, $9, $11, $13, $15, $16, $18, $19, $21, $22 }' \
 	"$out/dl" >"$out/dl.rows"
 [ -s "$out/dl.rows" ] || { echo "bench.sh: could not read qmapd-bench-dl's table" >&2; exit 1; }
+# dl_row WHAT RATIO NS FLOOR TARGET: one DL figure against the raw TUN floor (ratio <= target).
+dl_row() {
+	echo "| $1: qmapd / floor | ${2%x}x (${3} ns/pkt) |" \
+		"raw TUN write ${4} ns/pkt | ≤ ${5}x | $(met "${2%x}" "<=" "$5") |"
+}
 while read -r size floor qns qratio gns gratio uns uratio fns fratio funs furatio; do
-	qratio=${qratio%x}
-	gratio=${gratio%x}
-	echo "| DL per-packet, ${size} B UDP: qmapd / floor | ${qratio}x (${qns} ns/pkt) |" \
-		"raw TUN write ${floor} ns/pkt | ≤ 1.10x | $(met "$qratio" "<=" 1.10) |"
-	echo "| DL batched (GRO), ${size} B UDP: qmapd / floor | ${gratio}x (${gns} ns/pkt) |" \
-		"raw TUN write ${floor} ns/pkt | ≤ 0.85x | $(met "$gratio" "<=" 0.85) |"
-	uratio=${uratio%x}
-	fratio=${fratio%x}
-	furatio=${furatio%x}
-	echo "| DL batched (io_uring), ${size} B UDP, per-packet mux: qmapd / floor | ${uratio}x (${uns} ns/pkt) |" \
-		"raw TUN write ${floor} ns/pkt | ≤ 0.85x | $(met "$uratio" "<=" 0.85) |"
-	echo "| DL GRO device, a flow per packet (nothing merges), plain writes: qmapd / floor | ${fratio}x (${fns} ns/pkt) |" \
-		"raw TUN write ${floor} ns/pkt | ≤ 1.10x | $(met "$fratio" "<=" 1.10) |"
-	echo "| DL GRO device, a flow per packet, io_uring (production default): qmapd / floor | ${furatio}x (${funs} ns/pkt) |" \
-		"raw TUN write ${floor} ns/pkt | ≤ 0.85x | $(met "$furatio" "<=" 0.85) |"
+	dl_row "DL per-packet, ${size} B UDP" "$qratio" "$qns" "$floor" 1.10
+	dl_row "DL batched (GRO), ${size} B UDP" "$gratio" "$gns" "$floor" 0.85
+	dl_row "DL batched (io_uring), ${size} B UDP, per-packet mux" "$uratio" "$uns" "$floor" 0.85
+	dl_row "DL GRO device, a flow per packet (nothing merges), plain writes" "$fratio" "$fns" "$floor" 1.10
+	dl_row "DL GRO device, a flow per packet, io_uring (production default)" "$furatio" "$funs" "$floor" 0.85
 done <"$out/dl.rows"
 
 for size in 64 1400; do
