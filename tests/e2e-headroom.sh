@@ -28,8 +28,9 @@ trace_off() {
 	echo 0 >"$TRACING/events/kmem/kmalloc/filter"
 }
 e2e_setup
-# e2e_cleanup exits with the status it finds: the test's, not trace_off's.
-trap 'rc=$?; trace_off 2>/dev/null; set +e; (exit $rc); e2e_cleanup' EXIT
+# e2e_cleanup exits with the status it finds: the test's, not trace_off's. set +e first: a
+# failing trace_off under set -e would end the trap there, with its status, namespaces left.
+trap 'rc=$?; set +e; trace_off 2>/dev/null; (exit $rc); e2e_cleanup' EXIT
 
 setup_vxlan_forward
 
