@@ -33,8 +33,7 @@ expect_eq "every injected FLOW_ENABLE ACKed" "$(sstat commands_ack= commands_ack
 expect_ge "mux 1 received" "$(qstat "mux 1 " rx_packets)" 1000
 
 # Unplug: the modem disappears. Devices stay, with their addresses, carrier goes off.
-kill -TERM "$SIM_PID"
-wait "$SIM_PID" 2>/dev/null || true
+stop_process qmapd-sim "$SIM_PID"
 no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
 wait_for 5 "carrier off on qmap1" no_carrier
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/32* ]] || fail "qmap1 lost its address on unplug"

@@ -61,8 +61,8 @@ measure() {
 	MODE=$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
 	echo "headroom=$1 (device $MODE): $FORWARDED of $N packets forwarded into VXLAN," \
 		"$EXPANDED pskb_expand_head in qmapd's context ($ALL_EXPANDED machine-wide)"
-	kill -TERM "$QMAPD_PID" "$SIM_PID"
-	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
+	stop_qmapd
+	stop_process qmapd-sim "$SIM_PID"
 	E2E_PIDS=()
 }
 
@@ -106,8 +106,8 @@ transition() {
 	[ -n "$n" ] || fail "no 'XDP headroom on' line in qmapd's log"
 	[ "$n" -lt 8192 ] || fail "XDP came back after $n segments: not from a window of 2048"
 	echo "ok: XDP back on after a window of $n segments"
-	kill -TERM "$QMAPD_PID" "$SIM_PID"
-	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
+	stop_qmapd
+	stop_process qmapd-sim "$SIM_PID"
 	E2E_PIDS=()
 }
 if command -v iperf3 >/dev/null && [ -x "$FLOOD" ]; then

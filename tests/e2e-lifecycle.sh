@@ -35,22 +35,19 @@ kill -USR1 "$QMAPD_PID"
 wait_for 5 "counters in the log" grep -q '^<6>mux 1 (qmap1): mode=tap+xdp' "$E2E_TMP/qmapd.log"
 echo "ok: SIGUSR1 prints counters"
 
-kill -TERM "$QMAPD_PID"
-rc=0
-wait "$QMAPD_PID" || rc=$?
-expect_eq "qmapd exit code on SIGTERM" "$rc" 0
+stop_qmapd
 ! ip -n "$NS_HOST" link show qmap1 >/dev/null 2>&1 || fail "qmap1 still exists after SIGTERM"
 echo "ok: SIGTERM removes the devices"
 
 # persist-devices keeps them, with their addresses, and a new qmapd takes them over.
 write_config "$E2E_TMP/persist.conf" "persist-devices = yes"
 start_qmapd "$E2E_TMP/persist.conf" qmap1 qmap2
-kill -TERM "$QMAPD_PID"
-wait "$QMAPD_PID" || true
+stop_qmapd
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1 2>/dev/null) == *192.0.2.2/32* ]] ||
 	fail "persistent qmap1 missing or without its address after SIGTERM"
 echo "ok: persist-devices keeps qmap1 and its address"
 start_qmapd "$E2E_TMP/persist.conf" qmap1 qmap2
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.2 >/dev/null || fail "ping after taking over kept devices"
 echo "ok: restart takes over the kept devices"
+stop_qmapd
 echo "e2e-lifecycle: passed"

@@ -161,6 +161,25 @@ wait_for() {
 	fail "timed out after ${secs}s waiting for $what"
 }
 
+not_running() { ! kill -0 "$1" 2>/dev/null; }
+
+# stop_process NAME PID: SIGTERM, and the test fails unless the process exits within 10 s with
+# status 0: a crash, a hang or an error on the way out is a bug like any other.
+stop_process() {
+	local what=$1 pid=$2 rc=0 how
+	if ! kill -TERM "$pid" 2>/dev/null; then
+		wait "$pid" || rc=$?
+		fail "$what (pid $pid) had already ended, with status $rc, when it was to be stopped"
+	fi
+	wait_for 10 "$what to exit after SIGTERM" not_running "$pid"
+	wait "$pid" || rc=$?
+	how="status $rc"
+	[ "$rc" -le 128 ] || how="signal $(kill -l "$rc")"
+	[ "$rc" -eq 0 ] || fail "$what ended with $how after SIGTERM"
+	echo "ok: $what exited 0 on SIGTERM"
+}
+stop_qmapd() { stop_process qmapd "$QMAPD_PID"; }
+
 # Refresh both counter files (SIGUSR1) and wait until they are rewritten.
 refresh_stats() {
 	rm -f "$E2E_TMP/qmapd.stats" "$E2E_TMP/sim.stats"
