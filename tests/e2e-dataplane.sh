@@ -85,4 +85,5 @@ expect_ge "datagrams per downlink aggregate x100" \
 	"$(qstat device: datagrams_per_aggregate | awk '{printf "%d", $1 * 100}')" 100
 echo "counters:"
 cat "$E2E_TMP/qmapd.stats"
+stop_qmapd
 echo "e2e-dataplane: passed"

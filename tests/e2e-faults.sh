@@ -48,4 +48,5 @@ in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after replug
 echo "ok: replug restores traffic"
 refresh_stats
 expect_ge "disconnects counted" "$(qstat device: disconnects)" 1
+stop_qmapd
 echo "e2e-faults: passed"

@@ -38,4 +38,5 @@ expect_eq "FLOW_DISABLE honoured (2 muxes)" "$(qstat device: flow_disable)" 2
 expect_eq "FLOW_ENABLE honoured (2 muxes)" "$(qstat device: flow_enable)" 2
 expect_eq "ACKs sent" "$(qstat device: command_acks)" 4
 expect_eq "ACKs the modem received" "$(sstat commands_ack= commands_ack)" 4
+stop_qmapd
 echo "e2e-flow-control: passed"

@@ -53,4 +53,5 @@ in_host ethtool -K qmap1 gro on
 wait_for 5 "mux 1 to follow gro on" gro_is 1 on
 read -r packets writes supers < <(downlink)
 expect_ge "super-packets after gro on again" "$supers" 10
+stop_qmapd
 echo "e2e-gro-switch: passed"

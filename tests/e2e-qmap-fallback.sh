@@ -38,4 +38,5 @@ for e in no_csum_header bad_next_header; do
 	expect_eq "qmapd malformed $e" "$(qstat malformed: $e)" 0
 	expect_eq "sim malformed $e" "$(sstat malformed_$e= malformed_$e)" 0
 done
+stop_qmapd
 echo "e2e-qmap-fallback: passed"

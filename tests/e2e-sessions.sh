@@ -155,4 +155,5 @@ command -v python3 >/dev/null || skip "python3 missing for the raw protocol chec
 reply=$(in_host timeout 5 python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('$E2E_TMP/control'); s.sendall(b'{\"command\": \"frobnicate\"}\n'); print(s.makefile().readline())")
 [[ $(jq -r .ok <<<"$reply") == false ]] || fail "bad request did not get an error reply: '$reply'"
 echo "ok: bad request -> $(jq -c . <<<"$reply")"
+stop_qmapd
 echo "e2e-sessions: passed"
