@@ -12,23 +12,34 @@ start_sim
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 start_iperf3_server
 
+# flow_is STATE ACKS: qmapd says flow=STATE for mux 1, and the modem has ACKS ACKs. An ACK goes
+# up behind the uplink data qmapd read before the command, so with the ACK in, the modem's
+# uplink count for the time before the command is complete.
+flow_is() {
+	refresh_stats
+	[[ $(grep '^mux 1 ' "$E2E_TMP/qmapd.stats") == *" flow=$1 "* ]] &&
+		[ "$(sstat commands_ack= commands_ack)" -ge "$2" ]
+}
+ul_reached() { # packets: the modem has received at least that many uplink packets on mux 1
+	refresh_stats
+	[ "$(sstat "mux 1:" ul_packets)" -ge "$1" ]
+}
+
 # A steady uplink on mux 1 while the modem says stop, then go.
 in_host iperf3 -c 198.51.100.1 -t 6 -b 50M >"$E2E_TMP/iperf.log" 2>&1 &
 IPERF=$!
-sleep 1.5
+wait_for 5 "uplink traffic on mux 1" ul_reached 500
 kill -RTMIN "$SIM_PID"
-sleep 0.5
-refresh_stats
-[[ $(grep '^mux 1 ' "$E2E_TMP/qmapd.stats") == *flow=off* ]] || fail "mux 1 not flow-controlled"
+wait_for 5 "mux 1 flow-controlled and both FLOW_DISABLE ACKed" flow_is off 2
 ul0=$(sstat "mux 1:" ul_packets)
+# Not a poll: nothing may pass during a stop, so the stop has to last. 1.5 s of iperf3 pushing.
 sleep 1.5
 refresh_stats
 ul1=$(sstat "mux 1:" ul_packets)
 expect_eq "uplink packets on mux 1 while flow is off" "$((ul1 - ul0))" 0
 kill -RTMIN+1 "$SIM_PID"
-sleep 1
-refresh_stats
-[[ $(grep '^mux 1 ' "$E2E_TMP/qmapd.stats") == *flow=on* ]] || fail "mux 1 still flow-controlled"
+wait_for 5 "mux 1 flowing again and both FLOW_ENABLE ACKed" flow_is on 4
+wait_for 5 "100 uplink packets on mux 1 after FLOW_ENABLE" ul_reached $((ul1 + 100))
 ul2=$(sstat "mux 1:" ul_packets)
 expect_ge "uplink packets on mux 1 after FLOW_ENABLE" "$((ul2 - ul1))" 100
 wait "$IPERF" || fail "iperf3 did not survive the pause: $(tail -3 "$E2E_TMP/iperf.log")"
