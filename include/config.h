@@ -23,7 +23,7 @@
 #define CONFIG_DL_MAX_SIZE_DEFAULT	16384
 #define CONFIG_DL_MAX_SIZE_MIN		2048
 #define CONFIG_DL_MAX_SIZE_MAX		65536
-#define CONFIG_RX_TRANSFERS_MIN		16 /* ARCHITECTURE.md lesson 2: never fewer in flight */
+#define CONFIG_RX_TRANSFERS_MIN		16 /* docs/ARCHITECTURE.md lesson 2: never fewer */
 #define CONFIG_RX_TRANSFERS_MAX		256
 #define CONFIG_UL_MAX_SIZE_DEFAULT	16384
 #define CONFIG_UL_MAX_DATAGRAMS_DEFAULT 32
@@ -44,7 +44,7 @@ enum config_control {
 	CONFIG_CONTROL_NONE, /* data plane only: sessions are up, addresses are static */
 };
 
-/* Where the headroom for forwarded packets comes from (ARCHITECTURE.md lesson 1). */
+/* Where the headroom of forwarded packets comes from (docs/ARCHITECTURE.md, lesson 1). */
 enum config_headroom {
 	CONFIG_HEADROOM_XDP, /* TAP + XDP_PASS program: 256 bytes reserved by the kernel */
 	CONFIG_HEADROOM_OFF, /* plain TUN: NET_SKB_PAD only */

@@ -2,7 +2,7 @@
 /*
  * One network device per mux. Preferred: a TAP device (IFF_NO_PI, IFF_NOARP, written
  * non-blocking) with a native XDP_PASS program attached, which makes the kernel build the
- * skb with XDP_PACKET_HEADROOM (256 B) in front (ARCHITECTURE.md lesson 1). Fallback when
+ * skb with XDP_PACKET_HEADROOM (256 B) in front (docs/ARCHITECTURE.md "Lesson 1: headroom"). Fallback when
  * BPF is not permitted: a plain TUN device (NET_SKB_PAD headroom only), reported in status.
  */
 #ifndef QMAPD_NETDEV_H

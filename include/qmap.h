@@ -3,7 +3,7 @@
  * QMAP codec: parse downlink aggregates in place and build uplink frames in place.
  * Pure: no I/O, no allocation, no globals, no logging above debug.
  *
- * Wire format (all big-endian), PROTOCOLS.md §1:
+ * Wire format (all big-endian), docs/PROTOCOLS.md §1:
  *   byte 0: 0x80 command flag, 0x40 next header (QMAPv5), 0x3f pad length
  *   byte 1: mux_id
  *   byte 2-3: pkt_len = payload + pad (excludes the 4-byte MAP header and the
@@ -93,7 +93,7 @@ void qmap_iter_init(struct qmap_iter *it, uint8_t *buf, size_t len, enum qmap_ve
  */
 int qmap_next(struct qmap_iter *it, struct qmap_frame *ret_frame, enum qmap_error *ret_error);
 
-/* Command frames, PROTOCOLS.md §1.5. */
+/* Command frames, docs/PROTOCOLS.md §1.3. */
 enum qmap_command_name {
 	QMAP_COMMAND_FLOW_DISABLE = 1,
 	QMAP_COMMAND_FLOW_ENABLE = 2,

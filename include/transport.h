@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The modem's USB function seen as transfers on four endpoint kinds. One interface,
- * several backends: `sim` (AF_UNIX SOCK_SEQPACKET to qmapd-sim, one message = one
- * transfer), `mem` (in-process replay for benchmarks), later `usb` (libusb async).
+ * several backends: `usb` (libusb async, the modem), `sim` (AF_UNIX SOCK_SEQPACKET to
+ * qmapd-sim, one message = one transfer) and, for tests and benchmarks only, `mem`
+ * (in-process replay, tests/support/transport-mem.c).
  *
  * Downlink: the transport owns a ring of >= 16 receive buffers of dl_max_size bytes,
  * allocated once. Each completed bulk IN transfer is handed to on_bulk_in(); after a batch of
@@ -129,11 +130,16 @@ struct transport {
 };
 
 /*
- * Create a transport for `spec`: "sim:/path/to/socket" or "mem:" (benchmark replay).
- * Allocates every buffer. Returns 0 or -errno (-EINVAL for an unknown scheme).
+ * Create a transport for `spec`: "usb:VID:PID", "usb-path:..." or "sim:/path/to/socket".
+ * Allocates every buffer. Returns 0 or -errno (-EPROTONOSUPPORT for an unknown scheme).
  */
 int transport_new(struct ev_loop *loop, const char *spec, const struct transport_params *params,
 		  const struct transport_callbacks *cb, void *userdata, struct transport **ret);
+/* The same over a backend the caller names, with the address after its scheme. */
+int transport_new_with_backend(struct ev_loop *loop, const struct transport_ops *ops,
+			       const char *address, const struct transport_params *params,
+			       const struct transport_callbacks *cb, void *userdata,
+			       struct transport **ret);
 struct transport *transport_free(struct transport *t);
 
 int transport_start(struct transport *t);
@@ -155,29 +161,8 @@ int transport_control_send(struct transport *t, const uint8_t *buf, size_t len);
 /* For backends: called when an OUT transfer completed. */
 void transport_out_complete(struct transport *t, struct transport_out *out);
 
-/*
- * The `mem` backend replays aggregates the caller built (benchmarks, tests): the bytes
- * are copied into the next receive buffer, as a DMA would, and handed to on_bulk_in().
- * OUT transfers complete at once and are only counted.
- */
-int transport_mem_replay(struct transport *t, const uint8_t *buf, size_t len);
-/*
- * The same for n transfers completed together (as a USB or sim transport delivers several in
- * one wakeup): on_bulk_in() for each, then on_bulk_in_done() once, so GRO may merge across
- * them. n must not exceed the receive ring (n_rx); -EINVAL or -EMSGSIZE, nothing replayed.
- */
-int transport_mem_replay_batch(struct transport *t, const uint8_t *const *bufs, const size_t *lens,
-			       size_t n);
-/*
- * The receive buffer the i-th next replayed transfer lands in (i < n_rx, else NULL). A caller
- * that builds its aggregates there and replays those very buffers skips the copy, which stands
- * for a DMA and costs a real host's CPU nothing.
- */
-uint8_t *transport_mem_rx_buf(struct transport *t, uint32_t i);
-
-/* Backends (transport-sim.c, transport-mem.c). */
-extern const struct transport_ops transport_sim_ops;
-extern const struct transport_ops transport_mem_ops;
-extern const struct transport_ops transport_usb_ops; /* transport-usb.c: "usb:", "usb-path:" */
+/* The daemon's backends (src/daemon/transport/). */
+extern const struct transport_ops transport_sim_ops; /* "sim:" */
+extern const struct transport_ops transport_usb_ops; /* "usb:", "usb-path:" */
 
 #endif

@@ -15,12 +15,12 @@ JOBS=$(nproc)
 "$SRC/scripts/deps.sh"
 
 echo "== gcc build + tests"
-cmake -S "$SRC" -B "$BUILD/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc
+cmake -S "$SRC" -B "$BUILD/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DQMAPD_WERROR=ON
 cmake --build "$BUILD/gcc" -j "$JOBS"
 (cd "$BUILD/gcc" && ctest --output-on-failure)
 
 echo "== clang ASan+UBSan build + tests + fuzzing (${FUZZ_SECONDS}s per target)"
-cmake -S "$SRC" -B "$BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+cmake -S "$SRC" -B "$BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DQMAPD_WERROR=ON \
 	-DQMAPD_SANITIZE=ON -DQMAPD_FUZZ=ON
 cmake --build "$BUILD/asan" -j "$JOBS"
 (cd "$BUILD/asan" && FUZZ_SECONDS=$FUZZ_SECONDS ASAN_OPTIONS=detect_leaks=1 \

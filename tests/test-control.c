@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control-server.h"
 #include "macro.h"
 #include "test-util.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "datapath-internal.h"
 #include "datapath.h"
 #include "gro.h"
 #include "test-util.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* headroom = auto: the attach/detach decision, its hysteresis, windows and rate limit. */
+#include "datapath-internal.h"
 #include "headroom.h"
 #include "test-util.h"
 

@@ -19,10 +19,12 @@
 #include <unistd.h>
 
 #include "control-client.h"
-#include "control.h"
+#include "control-server.h"
 #include "log.h"
 #include "macro.h"
+#include "output.h"
 #include "qmapctl.h"
+#include "verbs.h"
 #include "test-util.h"
 
 #define NOBODY 65534

@@ -2,7 +2,7 @@
 /*
  * usb-harness: a Quectel-like QMI modem on a umockdev testbed whose URBs are carried to
  * and from qmapd-sim, so qmapd's real libusb code runs against the same simulated modem
- * as the `sim` transport (USB-TESTING.md 1). Run it under umockdev-wrapper (its uevents
+ * as the `sim` transport (docs/ARCHITECTURE.md "Tests"). Run it under umockdev-wrapper (its uevents
  * need the preload) and qmapd with LD_PRELOAD=libumockdev-preload.so.0 and UMOCKDEV_DIR
  * set to what --dir-file receives.
  *
@@ -682,7 +682,7 @@ static gboolean plug(GError **error)
 		g_string_append_printf(hex, "%02X", descriptors[i]);
 	dhex = g_string_free(hex, FALSE);
 
-	/* The node must be the pty symlink before the "add" uevent (USB-TESTING 1, trap 3). */
+	/* The pty symlink must exist before the "add" uevent, or a fast opener gets a plain file. */
 	if (openpty(&H.pty_master, &H.pty_slave, name, NULL, NULL) < 0) {
 		g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "openpty: %m");
 		return FALSE;

@@ -23,12 +23,13 @@
 #include "bench-util.h"
 #include "csum.h"
 #include "config.h"
+#include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "netdev.h"
 #include "qmap.h"
 #include "rtnl.h"
-#include "transport.h"
+#include "transport-mem.h"
 
 #define FLOOR_ADDR "192.0.2.1"
 #define QMAPD_ADDR "203.0.113.1"
@@ -239,7 +240,7 @@ int main(int argc, char **argv)
 	m2.route_metric = 300;
 
 	struct ev_loop *loop = ev_default_loop(0);
-	r = datapath_new(loop, rtnl, cfg, NULL, &b.dp);
+	r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &b.dp);
 	if (r >= 0) {
 		/* mux 1: the per-packet path; mux 2: with the virtio-net header and GRO. */
 		b.dp->offload_devices = false;

@@ -37,11 +37,12 @@
 #include "../pkt-util.h"
 #include "bench-util.h"
 #include "config.h"
+#include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
 #include "rtnl.h"
-#include "transport.h"
+#include "transport-mem.h"
 
 #define PKT_LEN	     1500
 #define TCP_PAYLOAD  (PKT_LEN - 40)
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 	m.mtu = 1500;
 	m.headroom = CONFIG_HEADROOM_XDP;
 	struct ev_loop *loop = ev_default_loop(0);
-	r = datapath_new(loop, rtnl, cfg, NULL, &dp);
+	r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
 	if (r >= 0) {
 		m.id = 1;
 		snprintf(m.interface, sizeof(m.interface), "iqmap1");

@@ -38,12 +38,13 @@
 
 #include "bench-util.h"
 #include "config.h"
+#include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "netdev.h"
 #include "qmap.h"
 #include "rtnl.h"
-#include "transport.h"
+#include "transport-mem.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103 /* Linux 4.18 UAPI, not in every libc's headers */
@@ -340,7 +341,8 @@ int main(int argc, char **argv)
 	snprintf(b->cfg->device.device, sizeof(b->cfg->device.device), "mem:");
 	b->cfg->device.qmap_version = QMAP_V1;
 	b->loop = ev_default_loop(0);
-	if (datapath_new(b->loop, rtnl, b->cfg, NULL, &b->dp) < 0) {
+	if (datapath_new_with_backend(b->loop, rtnl, b->cfg, &transport_mem_ops, NULL, &b->dp) <
+	    0) {
 		fprintf(stderr, "cannot set up the qmapd datapath\n");
 		return 1;
 	}

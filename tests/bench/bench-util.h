@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small helpers the benchmark programs share: clocks, medians, sysctls, interface counters.
- * Header-only so that each benchmark stays one translation unit linked to qmapd-core.
+ * Header-only so that each benchmark stays one translation unit linked to the datapath library.
  */
 #ifndef QMAPD_BENCH_UTIL_H
 #define QMAPD_BENCH_UTIL_H

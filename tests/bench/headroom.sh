@@ -10,7 +10,7 @@
 # the transition is measured as the time from the UDP start to qmapd's "XDP headroom on" log
 # line (and from the TCP start to "off"), time-stamped as the lines arrive, and as the
 # re-allocations of that run (steady-state auto = xdp = 0 per packet).
-# Re-allocations are counted as TESTING.md describes (kmem:kmalloc, call_site pskb_expand_head)
+# Re-allocations are counted as docs/ARCHITECTURE.md "Tests" describes (kmem:kmalloc, call_site pskb_expand_head)
 # but with `perf stat` instead of the trace buffer: it counts in the kernel, so nothing is lost
 # at hundreds of thousands of events per second, and it does not touch the tracefs settings
 # that tests/e2e-headroom.sh (possibly running concurrently) uses. It counts system-wide, so an

@@ -1,0 +1,1297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd.conf on top of inih.
+ *
+ * Line numbers: Debian's inih 55 is built without INI_HANDLER_LINENO, so the handler is not
+ * told which line it is looking at, and ini_parse_*() only returns the line of the first
+ * error, not which key failed or why. We therefore feed inih through ini_parse_stream() with
+ * our own reader that hands over exactly one line per call and counts it. inih handles a line
+ * completely (calling the handler at most once) before it asks the reader for the next one,
+ * so inside the handler p->line is the line of the key being handled.
+ *
+ * The reader also does what inih cannot be told to do at run time (Debian builds it with
+ * INI_ALLOW_MULTILINE, INI_ALLOW_INLINE_COMMENTS, a 200-byte INI_MAX_LINE and neither
+ * INI_STOP_ON_FIRST_ERROR nor INI_CALL_HANDLER_ON_NEW_SECTION):
+ *  - a line that does not fit inih's buffer is rejected instead of silently split in two;
+ *  - leading whitespace is removed before inih sees the line, so an indented line is never
+ *    taken as a continuation of the previous value: every line stands alone;
+ *  - section headers are parsed and checked here, because inih never reports a section that
+ *    has no keys, and an empty [mux.N] is a mux with all defaults;
+ *  - a line that is neither blank, a comment, a section nor "key = value" is reported with
+ *    its text instead of inih's bare line number;
+ *  - after the first error it returns NULL, which ends ini_parse_stream() at once, so the
+ *    first error is the one reported and no later line is looked at.
+ *
+ * Inline comments follow inih: ';' after whitespace starts a comment anywhere, '#' and ';'
+ * start a comment at the beginning of a line.
+ *
+ * The [mux.N] keys are also set at run time (qmapctl mux add, the control socket) through
+ * config_mux_set() and config_mux_finish(). File and run time share one setter per key and
+ * one cross-key check, so a value is judged and explained the same way wherever it comes
+ * from; only the place named in the message differs (" in [mux.2]" after the file's
+ * file:line, nothing at run time, where the caller says which request it was).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "config.h"
+#include "macro.h"
+#include "usb-spec.h"
+
+#define UL_MAX_SIZE_MIN	     2048
+#define UL_MAX_SIZE_MAX	     65536
+#define UL_MAX_DATAGRAMS_MIN 1
+#define UL_MAX_DATAGRAMS_MAX 64
+#define APN_MAX		     100 /* 3GPP TS 23.003 9.1: at most 100 octets */
+#define MTU_MIN		     68	 /* RFC 791 */
+#define MTU_MAX		     65535
+#define MTU_IPV6_MIN	     1280 /* RFC 8200 5 */
+/* IFNAMSIZ: config.h cannot include <net/if.h>, which clashes with <linux/if.h>. */
+#define IFNAME_SIZE   sizeof(((struct config_mux *)NULL)->interface)
+#define SUN_PATH_SIZE sizeof(((struct sockaddr_un *)NULL)->sun_path)
+/* 254 muxes with every key set are well under 100 KB; anything much bigger is not a config. */
+#define FILE_MAX (1024 * 1024)
+/* Error messages show this much of an offending input; CONFIG_ERROR_MAX must hold it. */
+#define QUOTE_INPUT_MAX CONFIG_QUOTE_INPUT_MAX
+#define QUOTE_MAX	CONFIG_QUOTE_MAX
+#define QUOTE(s)	CONFIG_QUOTE(s)
+
+_Static_assert(sizeof(((struct config_device *)NULL)->control_socket) == SUN_PATH_SIZE,
+	       "control-socket must fit sockaddr_un.sun_path");
+
+enum section_kind {
+	SECTION_NONE,
+	SECTION_DEVICE,
+	SECTION_MUX,
+};
+
+enum key_id {
+	KEY_DEVICE,
+	KEY_QMAP_VERSION,
+	KEY_DL_MAX_SIZE,
+	KEY_RX_TRANSFERS,
+	KEY_UL_MAX_SIZE,
+	KEY_UL_MAX_DATAGRAMS,
+	KEY_MAX_PACKET_SIZE,
+	KEY_PERSIST_DEVICES,
+	KEY_CONTROL,
+	KEY_CONTROL_LINK,
+	KEY_CONTROL_SOCKET,
+	KEY_ADMIN_GROUP,
+	KEY_INTERFACE,
+	KEY_APN,
+	KEY_IP_TYPE,
+	KEY_ALLOWED_AUTH,
+	KEY_USER,
+	KEY_PASSWORD,
+	KEY_MTU,
+	KEY_HEADROOM,
+	KEY_IPV4_ADDRESS,
+	KEY_IPV6_ADDRESS,
+	KEY_ROUTES,
+	KEY_ROUTE_METRIC,
+	KEY_DEFAULT_ROUTE,
+	KEY_AUTOCONNECT,
+	_KEY_MAX,
+};
+
+/* The object a key is set on and where to explain a refusal. */
+struct setter {
+	struct config_device *device; /* for [device] keys; NULL from config_mux_set() */
+	struct config_mux *mux;	      /* for [mux.N] keys */
+	const char *where;	      /* " in [mux.2]" from the file, "" at run time */
+	char *err;
+	size_t errlen;
+};
+
+struct parser {
+	struct config *config;
+	const char *name; /* file name for messages */
+	const char *next; /* input not yet handed to inih */
+	unsigned line;	  /* line last handed to inih */
+	char *errbuf;
+	size_t errlen;
+	bool failed;
+
+	enum section_kind section;
+	char section_name[sizeof("mux.254")];
+	char where[sizeof(" in [mux.254]")];
+	unsigned section_line;
+	struct config_mux *mux;	     /* the current [mux.N] */
+	unsigned key_line[_KEY_MAX]; /* where each key of this section was set, 0 = not set */
+	unsigned device_line;	     /* where [device] was, 0 = not yet */
+	unsigned mux_line[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct key {
+	const char *name;
+	enum section_kind section;
+	int (*parse)(struct setter *s, const struct key *k, const char *value);
+};
+
+/* Escape everything but printable ASCII so that a message cannot mess up a terminal or log. */
+const char *config_quote(char buf[static CONFIG_QUOTE_MAX], const char *s)
+{
+	size_t o = 0, i;
+
+	buf[o++] = '\'';
+	for (i = 0; s[i] && i < QUOTE_INPUT_MAX; i++) {
+		unsigned char c = s[i];
+
+		if (c == '\'' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			o += snprintf(buf + o, QUOTE_MAX - o, "\\x%02x", c);
+		} else {
+			buf[o++] = c;
+		}
+	}
+	buf[o++] = '\'';
+	if (s[i]) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* line 0: the error is about the whole file. Always returns -EINVAL. */
+_printf_(3, 4) static int parser_error(struct parser *p, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	p->failed = true;
+	if (!p->errbuf || p->errlen == 0)
+		return -EINVAL;
+
+	if (line > 0)
+		n = snprintf(p->errbuf, p->errlen, "%s:%u: ", p->name, line);
+	else
+		n = snprintf(p->errbuf, p->errlen, "%s: ", p->name);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -EINVAL;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errbuf + n, p->errlen - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Always returns -EINVAL; the message has no file:line, the caller adds it if there is one. */
+_printf_(2, 3) static int setter_error(struct setter *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->err || s->errlen == 0)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(s->err, s->errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int invalid(struct setter *s, const struct key *k, const char *value, const char *why)
+{
+	return setter_error(s, "invalid %s %s%s%s%s", k->name, QUOTE(value), s->where,
+			    why ? ": " : "", why ?: "");
+}
+
+static int invalid_range(struct setter *s, const struct key *k, const char *value, uint32_t min,
+			 uint32_t max)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "must be %" PRIu32 "..%" PRIu32, min, max);
+	return invalid(s, k, value, why);
+}
+
+/* Plain decimal: no sign, no blanks, no leading zeros (no octal surprises), fits 32 bits. */
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s[0] || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_range(struct setter *s, const struct key *k, const char *value, uint32_t min,
+		       uint32_t max, uint32_t *ret)
+{
+	uint32_t v;
+
+	if (parse_u32(value, &v) < 0 || v < min || v > max)
+		return invalid_range(s, k, value, min, max);
+	*ret = v;
+	return 0;
+}
+
+/* The spellings systemd accepts; ModemManager's keys use yes/no. */
+static int parse_bool(struct setter *s, const struct key *k, const char *value, bool *ret)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(value, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(value, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return invalid(s, k, value, "expected yes or no");
+}
+
+static bool is_printable(const char *s, bool allow_space)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c < 0x20 || c >= 0x7f || (c == ' ' && !allow_space))
+			return false;
+	}
+	return true;
+}
+
+/* What the kernel's dev_valid_name() accepts, restricted to printable ASCII. */
+static bool ifname_is_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= IFNAME_SIZE || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || !isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/*
+ * A plausible group name, the portable set useradd(8) and systemd agree on: a letter or '_',
+ * then letters, digits, '_', '-' or '.', at most 31 characters (32 with a trailing '$'
+ * for Samba machine accounts). All digits is never a name: it would read as a gid.
+ */
+static bool group_name_is_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || (n == 32 && s[31] != '$'))
+		return false;
+	if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c == '$' && i == n - 1)
+			continue;
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.')
+			return false;
+	}
+	return true;
+}
+
+/* An absolute path to a file: no blanks or control characters, not a directory. */
+static int parse_path(struct setter *s, const struct key *k, const char *value, size_t size,
+		      char *ret)
+{
+	char why[64];
+
+	if (value[0] != '/')
+		return invalid(s, k, value, "expected an absolute path");
+	if (!is_printable(value, false))
+		return invalid(s, k, value, "blanks and control characters are not allowed");
+	if (value[strlen(value) - 1] == '/')
+		return invalid(s, k, value, "expected a file, not a directory");
+	if (strlen(value) >= size) {
+		snprintf(why, sizeof(why), "longer than %zu bytes", size - 1);
+		return invalid(s, k, value, why);
+	}
+	strcpy(ret, value);
+	return 0;
+}
+
+static int parse_device(struct setter *s, const struct key *k, const char *value)
+{
+	static const char *const schemes[] = { "sim:", "usb:", "usb-path:" };
+	const char *rest = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schemes); i++)
+		if (strncmp(value, schemes[i], strlen(schemes[i])) == 0)
+			rest = value + strlen(schemes[i]);
+	if (!rest)
+		return invalid(s, k, value, "expected sim:, usb: or usb-path: and the device");
+	if (!*rest)
+		return invalid(s, k, value, "nothing after the scheme");
+	if (!is_printable(value, false))
+		return invalid(s, k, value, "blanks and control characters are not allowed");
+	if (usb_spec_is_usb(value)) {
+		/* Checked here so a typo fails at load time, not when the modem is looked for. */
+		struct usb_spec spec;
+		char why[USB_SPEC_ERROR_MAX];
+
+		if (usb_spec_parse(value, &spec, why, sizeof(why)) < 0)
+			return invalid(s, k, value, why);
+	}
+
+	strcpy(s->device->device, value); /* length checked by setter_apply() */
+	return 0;
+}
+
+static int parse_qmap_version(struct setter *s, const struct key *k, const char *value)
+{
+	if (strcmp(value, "1") == 0)
+		s->device->qmap_version = QMAP_V1;
+	else if (strcmp(value, "5") == 0)
+		s->device->qmap_version = QMAP_V5;
+	else
+		return invalid(s, k, value, "expected 1 or 5");
+	return 0;
+}
+
+static int parse_dl_max_size(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_range(s, k, value, CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX,
+			   &s->device->dl_max_size);
+}
+
+static int parse_rx_transfers(struct setter *s, const struct key *k, const char *value)
+{
+	uint32_t v;
+
+	/* Fewer transfers in flight lose downlink data under load (docs/ARCHITECTURE.md "Lesson 2: batching"). */
+	if (parse_u32(value, &v) == 0 && v < CONFIG_RX_TRANSFERS_MIN)
+		return invalid(s, k, value, "at least 16 transfers are always kept in flight");
+	return parse_range(s, k, value, CONFIG_RX_TRANSFERS_MIN, CONFIG_RX_TRANSFERS_MAX,
+			   &s->device->rx_transfers);
+}
+
+static int parse_ul_max_size(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_range(s, k, value, UL_MAX_SIZE_MIN, UL_MAX_SIZE_MAX, &s->device->ul_max_size);
+}
+
+static int parse_ul_max_datagrams(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_range(s, k, value, UL_MAX_DATAGRAMS_MIN, UL_MAX_DATAGRAMS_MAX,
+			   &s->device->ul_max_datagrams);
+}
+
+static int parse_max_packet_size(struct setter *s, const struct key *k, const char *value)
+{
+	uint32_t v;
+
+	/* The wMaxPacketSize values USB allows for bulk endpoints: full, high, super speed. */
+	if (parse_u32(value, &v) < 0 || (v != 64 && v != 512 && v != 1024))
+		return invalid(s, k, value, "expected 64, 512 or 1024");
+	s->device->max_packet_size = v;
+	return 0;
+}
+
+static int parse_persist_devices(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_bool(s, k, value, &s->device->persist_devices);
+}
+
+static int parse_control(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_control modes[] = { CONFIG_CONTROL_QMI, CONFIG_CONTROL_NONE };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (strcmp(value, config_control_to_string(modes[i])) == 0) {
+			s->device->control = modes[i];
+			return 0;
+		}
+	return invalid(s, k, value, "expected qmi or none");
+}
+
+static int parse_control_link(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_path(s, k, value, sizeof(s->device->control_link), s->device->control_link);
+}
+
+static int parse_control_socket(struct setter *s, const struct key *k, const char *value)
+{
+	/* bind() takes at most sun_path's 108 bytes with the NUL. */
+	return parse_path(s, k, value, sizeof(s->device->control_socket),
+			  s->device->control_socket);
+}
+
+static int parse_admin_group(struct setter *s, const struct key *k, const char *value)
+{
+	/* Only the name is checked here: the group may be created after the config is written,
+	 * so the control server resolves it when a peer asks for a change. */
+	if (value[0] && !group_name_is_valid(value))
+		return invalid(s, k, value,
+			       "expected a group name: a letter or '_', then letters, digits, "
+			       "'_', '-' or '.', at most 32 characters");
+	strcpy(s->device->admin_group, value);
+	return 0;
+}
+
+static int parse_interface(struct setter *s, const struct key *k, const char *value)
+{
+	if (!ifname_is_valid(value))
+		return invalid(s, k, value,
+			       "1 to 15 printable characters without blanks, '/' or ':'");
+	strcpy(s->mux->interface, value);
+	return 0;
+}
+
+/* 3GPP TS 23.003 9.1: dot-separated labels of letters, digits and hyphens; empty = default. */
+static int parse_apn(struct setter *s, const struct key *k, const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n > APN_MAX)
+		return invalid(s, k, value, "longer than 100 characters");
+	for (size_t i = 0; i < n; i++) {
+		char c = value[i];
+
+		if (c == '.') {
+			if (i == 0 || i == n - 1 || value[i + 1] == '.')
+				return invalid(s, k, value, "empty label");
+		} else if (!isalnum((unsigned char)c) && c != '-') {
+			return invalid(s, k, value,
+				       "only letters, digits, '-' and '.' are allowed");
+		}
+	}
+	strcpy(s->mux->apn, value);
+	return 0;
+}
+
+static int parse_ip_type(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_ip_type types[] = { CONFIG_IP_TYPE_IPV4, CONFIG_IP_TYPE_IPV6,
+						     CONFIG_IP_TYPE_IPV4V6 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strcmp(value, config_ip_type_to_string(types[i])) == 0) {
+			s->mux->ip_type = types[i];
+			return 0;
+		}
+	return invalid(s, k, value, "expected ipv4, ipv6 or ipv4v6");
+}
+
+/* ModemManager's syntax: "pap|chap"; "none" only on its own. */
+static int parse_allowed_auth(struct setter *s, const struct key *k, const char *value)
+{
+	static const char *const methods[] = { "none", "pap", "chap", "mschapv2" };
+	unsigned seen = 0;
+	const char *v = value;
+
+	if (strlen(value) >= sizeof(s->mux->allowed_auth))
+		return invalid(s, k, value, "too long");
+
+	/* Empty means: leave it to the modem. */
+	while (*v) {
+		size_t n = strcspn(v, "|"), i;
+
+		for (i = 0; i < ARRAY_SIZE(methods); i++)
+			if (strlen(methods[i]) == n && strncmp(v, methods[i], n) == 0)
+				break;
+		if (i == ARRAY_SIZE(methods))
+			return invalid(s, k, value,
+				       "expected none, or pap, chap, mschapv2 joined by '|'");
+		if (seen & (1u << i))
+			return invalid(s, k, value, "method listed twice");
+		seen |= 1u << i;
+		v += n;
+		if (*v == '|' && !*++v)
+			return invalid(s, k, value, "empty method after '|'");
+	}
+	if ((seen & 1u) && seen != 1u)
+		return invalid(s, k, value, "'none' cannot be combined with other methods");
+
+	strcpy(s->mux->allowed_auth, value);
+	return 0;
+}
+
+static int parse_user(struct setter *s, const struct key *k, const char *value)
+{
+	if (!is_printable(value, true))
+		return invalid(s, k, value, "only printable ASCII is allowed");
+	strcpy(s->mux->user, value);
+	return 0;
+}
+
+static int parse_password(struct setter *s, const struct key *k, const char *value)
+{
+	/* A secret: never copied into a message that ends up in the journal. */
+	if (!is_printable(value, true))
+		return setter_error(s, "invalid %s%s: only printable ASCII is allowed", k->name,
+				    s->where);
+	strcpy(s->mux->password, value);
+	return 0;
+}
+
+static int parse_mtu(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_range(s, k, value, MTU_MIN, MTU_MAX, &s->mux->mtu);
+}
+
+static int parse_headroom(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_headroom modes[] = { CONFIG_HEADROOM_XDP, CONFIG_HEADROOM_OFF,
+						      CONFIG_HEADROOM_AUTO };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (strcmp(value, config_headroom_to_string(modes[i])) == 0) {
+			s->mux->headroom = modes[i];
+			return 0;
+		}
+	return invalid(s, k, value, "expected auto, xdp or off");
+}
+
+static int parse_address(struct setter *s, const struct key *k, const char *value, int family,
+			 struct config_prefix *ret)
+{
+	struct config_prefix a;
+
+	if (config_parse_prefix(value, &a) < 0 || a.family != family)
+		return invalid(s, k, value,
+			       family == AF_INET
+				       ? "expected an IPv4 address with optional /0..32"
+				       : "expected an IPv6 address with optional /0..128");
+	*ret = a;
+	return 0;
+}
+
+static int parse_ipv4_address(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_address(s, k, value, AF_INET, &s->mux->ipv4_address);
+}
+
+static int parse_ipv6_address(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_address(s, k, value, AF_INET6, &s->mux->ipv6_address);
+}
+
+static size_t prefix_addr_size(const struct config_prefix *a)
+{
+	return a->family == AF_INET ? sizeof(a->addr.v4) : sizeof(a->addr.v6);
+}
+
+static bool prefix_equal(const struct config_prefix *a, const struct config_prefix *b)
+{
+	return a->family == b->family && a->prefixlen == b->prefixlen &&
+	       memcmp(&a->addr, &b->addr, prefix_addr_size(a)) == 0;
+}
+
+/* The kernel refuses a route whose destination has bits set beyond its prefix length. */
+static bool prefix_has_host_bits(const struct config_prefix *a)
+{
+	const uint8_t *b = (const uint8_t *)&a->addr;
+	size_t size = prefix_addr_size(a);
+
+	for (size_t i = 0; i < size; i++) {
+		unsigned bits = a->prefixlen > i * 8 ? a->prefixlen - i * 8 : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
+		if (b[i] & ~mask)
+			return true;
+	}
+	return false;
+}
+
+/* Prefixes separated by blanks and/or one comma: "a b", "a,b", "a, b"; "a,,b" is an error. */
+static int parse_routes(struct setter *s, const struct key *k, const char *value)
+{
+	struct config_prefix routes[CONFIG_MAX_ROUTES];
+	unsigned n = 0;
+	bool want_route = false; /* after a comma */
+	const char *v = value;
+
+	for (;;) {
+		char token[CONFIG_VALUE_MAX + 1];
+		struct config_prefix r;
+		size_t len;
+
+		v += strspn(v, " \t");
+		if (!*v)
+			break;
+		if (*v == ',') {
+			if (n == 0 || want_route)
+				return invalid(s, k, value, "empty entry");
+			want_route = true;
+			v++;
+			continue;
+		}
+
+		len = strcspn(v, " \t,");
+		if (len >= sizeof(token)) /* cannot happen: values are at most CONFIG_VALUE_MAX */
+			return invalid(s, k, value, "too long");
+		memcpy(token, v, len);
+		token[len] = '\0';
+		v += len;
+		want_route = false;
+
+		if (config_parse_prefix(token, &r) < 0)
+			return setter_error(s, "invalid route %s%s", QUOTE(token), s->where);
+		if (prefix_has_host_bits(&r))
+			return setter_error(s,
+					    "invalid route %s%s: bits set after the prefix length",
+					    QUOTE(token), s->where);
+		for (unsigned i = 0; i < n; i++)
+			if (prefix_equal(&routes[i], &r))
+				return setter_error(s, "route %s listed twice%s", QUOTE(token),
+						    s->where);
+		if (n >= CONFIG_MAX_ROUTES)
+			return setter_error(s, "too many routes%s (at most %d)", s->where,
+					    CONFIG_MAX_ROUTES);
+		routes[n++] = r;
+	}
+	if (want_route)
+		return invalid(s, k, value, "empty entry");
+
+	memcpy(s->mux->routes, routes, n * sizeof(routes[0]));
+	s->mux->n_routes = n;
+	return 0;
+}
+
+static int parse_route_metric(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_range(s, k, value, 0, UINT32_MAX, &s->mux->route_metric);
+}
+
+static int parse_default_route(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_bool(s, k, value, &s->mux->default_route);
+}
+
+static int parse_autoconnect(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_bool(s, k, value, &s->mux->autoconnect);
+}
+
+static const struct key keys[_KEY_MAX] = {
+	[KEY_DEVICE] = { "device", SECTION_DEVICE, parse_device },
+	[KEY_QMAP_VERSION] = { "qmap-version", SECTION_DEVICE, parse_qmap_version },
+	[KEY_DL_MAX_SIZE] = { "dl-max-size", SECTION_DEVICE, parse_dl_max_size },
+	[KEY_RX_TRANSFERS] = { "rx-transfers", SECTION_DEVICE, parse_rx_transfers },
+	[KEY_UL_MAX_SIZE] = { "ul-max-size", SECTION_DEVICE, parse_ul_max_size },
+	[KEY_UL_MAX_DATAGRAMS] = { "ul-max-datagrams", SECTION_DEVICE, parse_ul_max_datagrams },
+	[KEY_MAX_PACKET_SIZE] = { "max-packet-size", SECTION_DEVICE, parse_max_packet_size },
+	[KEY_PERSIST_DEVICES] = { "persist-devices", SECTION_DEVICE, parse_persist_devices },
+	[KEY_CONTROL] = { "control", SECTION_DEVICE, parse_control },
+	[KEY_CONTROL_LINK] = { "control-link", SECTION_DEVICE, parse_control_link },
+	[KEY_CONTROL_SOCKET] = { "control-socket", SECTION_DEVICE, parse_control_socket },
+	[KEY_ADMIN_GROUP] = { "admin-group", SECTION_DEVICE, parse_admin_group },
+	[KEY_INTERFACE] = { "interface", SECTION_MUX, parse_interface },
+	[KEY_APN] = { "apn", SECTION_MUX, parse_apn },
+	[KEY_IP_TYPE] = { "ip-type", SECTION_MUX, parse_ip_type },
+	[KEY_ALLOWED_AUTH] = { "allowed-auth", SECTION_MUX, parse_allowed_auth },
+	[KEY_USER] = { "user", SECTION_MUX, parse_user },
+	[KEY_PASSWORD] = { "password", SECTION_MUX, parse_password },
+	[KEY_MTU] = { "mtu", SECTION_MUX, parse_mtu },
+	[KEY_HEADROOM] = { "headroom", SECTION_MUX, parse_headroom },
+	[KEY_IPV4_ADDRESS] = { "ipv4-address", SECTION_MUX, parse_ipv4_address },
+	[KEY_IPV6_ADDRESS] = { "ipv6-address", SECTION_MUX, parse_ipv6_address },
+	[KEY_ROUTES] = { "routes", SECTION_MUX, parse_routes },
+	[KEY_ROUTE_METRIC] = { "route-metric", SECTION_MUX, parse_route_metric },
+	[KEY_DEFAULT_ROUTE] = { "default-route", SECTION_MUX, parse_default_route },
+	[KEY_AUTOCONNECT] = { "autoconnect", SECTION_MUX, parse_autoconnect },
+};
+
+/*
+ * The key called name in section; NULL if there is none, with *ret_hint saying where a key of
+ * that name belongs instead ("" if nowhere).
+ */
+static const struct key *key_find(const char *name, enum section_kind section,
+				  const char **ret_hint)
+{
+	const struct key *k = NULL;
+
+	*ret_hint = "";
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (strcmp(keys[i].name, name) != 0)
+			continue;
+		if (keys[i].section == section)
+			k = &keys[i];
+		else
+			*ret_hint = keys[i].section == SECTION_MUX ? " (it belongs in [mux.N])"
+								   : " (it belongs in [device])";
+	}
+	return k;
+}
+
+/* The checks every value gets, then the key's own parser. */
+static int setter_apply(struct setter *s, const struct key *k, const char *value)
+{
+	/* The file cannot hold longer values (inih would cut them); the control socket can. */
+	if (strlen(value) > CONFIG_VALUE_MAX)
+		return setter_error(s, "value of '%s'%s too long (%zu bytes, at most %d)", k->name,
+				    s->where, strlen(value), CONFIG_VALUE_MAX);
+	return k->parse(s, k, value);
+}
+
+static const char *family_name(int family)
+{
+	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+/*
+ * Checks that need the whole mux, e.g. mtu against an ip-type given after it. On failure
+ * *ret_key is the key the message is about, for the file parser to name its line.
+ */
+static int mux_check(struct setter *s, enum key_id *ret_key)
+{
+	const struct config_mux *m = s->mux;
+	bool has4 = m->ip_type != CONFIG_IP_TYPE_IPV6;
+	bool has6 = m->ip_type != CONFIG_IP_TYPE_IPV4;
+
+	if (has6 && m->mtu < MTU_IPV6_MIN) {
+		*ret_key = KEY_MTU;
+		return setter_error(
+			s, "invalid mtu '%" PRIu32 "'%s: ip-type '%s' needs at least %d", m->mtu,
+			s->where, config_ip_type_to_string(m->ip_type), MTU_IPV6_MIN);
+	}
+	if (!has4 && m->ipv4_address.family) {
+		*ret_key = KEY_IPV4_ADDRESS;
+		return setter_error(s, "ipv4-address%s needs ip-type ipv4 or ipv4v6, not '%s'",
+				    s->where, config_ip_type_to_string(m->ip_type));
+	}
+	if (!has6 && m->ipv6_address.family) {
+		*ret_key = KEY_IPV6_ADDRESS;
+		return setter_error(s, "ipv6-address%s needs ip-type ipv6 or ipv4v6, not '%s'",
+				    s->where, config_ip_type_to_string(m->ip_type));
+	}
+	for (unsigned i = 0; i < m->n_routes; i++) {
+		const struct config_prefix *r = &m->routes[i];
+
+		if ((r->family == AF_INET && !has4) || (r->family == AF_INET6 && !has6)) {
+			*ret_key = KEY_ROUTES;
+			return setter_error(s, "%s route%s but ip-type is '%s'",
+					    family_name(r->family), s->where,
+					    config_ip_type_to_string(m->ip_type));
+		}
+		/* Both would install the same default route and the second would fail. */
+		if (m->default_route && r->prefixlen == 0) {
+			*ret_key = KEY_DEFAULT_ROUTE;
+			return setter_error(s,
+					    "default-route%s duplicates the %s default route in "
+					    "routes; use one of them",
+					    s->where, family_name(r->family));
+		}
+	}
+	return 0;
+}
+
+void config_mux_init_defaults(struct config_mux *m, unsigned id)
+{
+	memset(m, 0, sizeof(*m));
+	/* An id out of range is kept visibly wrong for config_mux_finish() to refuse. */
+	m->id = id <= CONFIG_MUX_ID_MAX ? (uint8_t)id : 0;
+	snprintf(m->interface, sizeof(m->interface), "qmap%u", (unsigned)m->id);
+	m->ip_type = CONFIG_IP_TYPE_IPV4V6;
+	m->mtu = CONFIG_MTU_DEFAULT;
+	m->headroom = CONFIG_HEADROOM_AUTO;
+	m->default_route = false;
+	m->autoconnect = true;
+}
+
+int config_mux_set(struct config_mux *m, const char *key, const char *value, char *err,
+		   size_t errlen)
+{
+	struct setter s = { .mux = m, .where = "", .err = err, .errlen = errlen };
+	const struct key *k;
+	const char *hint;
+
+	if (err && errlen > 0)
+		err[0] = '\0';
+	if (!m || !key || !value)
+		return setter_error(&s, "no key or value");
+
+	k = key_find(key, SECTION_MUX, &hint);
+	if (!k)
+		return setter_error(&s, "unknown key %s%s", QUOTE(key), hint);
+	return setter_apply(&s, k, value);
+}
+
+int config_mux_finish(struct config_mux *m, char *err, size_t errlen)
+{
+	struct setter s = { .mux = m, .where = "", .err = err, .errlen = errlen };
+	enum key_id key;
+	int r;
+
+	if (err && errlen > 0)
+		err[0] = '\0';
+	if (!m)
+		return setter_error(&s, "no mux");
+	if (m->id < CONFIG_MUX_ID_MIN || m->id > CONFIG_MUX_ID_MAX)
+		return setter_error(&s, "invalid mux id %u: expected %d..%d", (unsigned)m->id,
+				    CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX);
+	r = mux_check(&s, &key);
+	if (r < 0)
+		return r;
+	m->present = true;
+	return 0;
+}
+
+void config_init_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->device.qmap_version = QMAP_V5;
+	c->device.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT;
+	c->device.rx_transfers = CONFIG_RX_TRANSFERS_MIN;
+	c->device.ul_max_size = CONFIG_UL_MAX_SIZE_DEFAULT;
+	c->device.ul_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT;
+	c->device.max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
+	c->device.persist_devices = false;
+	c->device.control = CONFIG_CONTROL_QMI;
+	strcpy(c->device.control_link, CONFIG_CONTROL_LINK_DEFAULT);
+	strcpy(c->device.control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
+	c->device.admin_group[0] = '\0';
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		config_mux_init_defaults(&c->mux[id], id);
+}
+
+/* The file's cross-key checks of a finished section, reported at the line of the key. */
+static int parser_finish_section(struct parser *p)
+{
+	struct config_mux *m = p->mux;
+	char msg[CONFIG_ERROR_MAX];
+	struct setter s = { .mux = m, .where = p->where, .err = msg, .errlen = sizeof(msg) };
+	enum key_id key = _KEY_MAX;
+
+	if (p->section != SECTION_MUX)
+		return 0;
+
+	if (mux_check(&s, &key) < 0)
+		return parser_error(p, (key < _KEY_MAX ? p->key_line[key] : 0) ?: p->section_line,
+				    "%s", msg);
+
+	/* Every mux before this one in the file is finished; report at the later of the two. */
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *o = &p->config->mux[id];
+
+		if (o != m && o->present && strcmp(o->interface, m->interface) == 0)
+			return parser_error(p, p->key_line[KEY_INTERFACE] ?: p->section_line,
+					    "interface %s in [%s] is already used by [mux.%u]",
+					    QUOTE(m->interface), p->section_name, id);
+	}
+	return 0;
+}
+/* "device" or "mux.N", N = 1..254 in plain decimal. */
+static int parser_section(struct parser *p, const char *line)
+{
+	const char *close = strchr(line, ']'), *tail;
+	char name[64];
+	size_t n;
+	uint32_t id;
+
+	if (!close)
+		return parser_error(p, p->line, "missing ']' in section header %s", QUOTE(line));
+	tail = close + 1 + strspn(close + 1, " \t\r\v\f");
+	if (*tail && *tail != ';' && *tail != '#')
+		return parser_error(p, p->line, "unexpected %s after section header", QUOTE(tail));
+
+	n = (size_t)(close - line - 1);
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1; /* too long to be valid; the quote shows the start */
+	memcpy(name, line + 1, n);
+	name[n] = '\0';
+
+	/* The previous section's errors come from earlier lines, so they are reported first. */
+	if (parser_finish_section(p) < 0)
+		return -EINVAL;
+
+	if (strcmp(name, "device") == 0) {
+		if (p->device_line)
+			return parser_error(p, p->line,
+					    "repeated section [device] (first at line %u)",
+					    p->device_line);
+		p->device_line = p->line;
+		p->section = SECTION_DEVICE;
+		strcpy(p->section_name, "device");
+		p->mux = NULL;
+	} else if (strncmp(name, "mux.", 4) == 0) {
+		if (parse_u32(name + 4, &id) < 0 || id < CONFIG_MUX_ID_MIN ||
+		    id > CONFIG_MUX_ID_MAX)
+			return parser_error(p, p->line,
+					    "invalid section %s: expected mux.N with N = %d..%d",
+					    QUOTE(name), CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX);
+		if (p->mux_line[id])
+			return parser_error(p, p->line, "repeated section [%s] (first at line %u)",
+					    name, p->mux_line[id]);
+		p->mux_line[id] = p->line;
+		p->section = SECTION_MUX;
+		snprintf(p->section_name, sizeof(p->section_name), "mux.%u", (unsigned)id);
+		p->mux = &p->config->mux[id];
+		config_mux_init_defaults(p->mux, id);
+		p->mux->present = true;
+	} else {
+		return parser_error(p, p->line, "unknown section %s: expected device or mux.N",
+				    QUOTE(name));
+	}
+
+	snprintf(p->where, sizeof(p->where), " in [%s]", p->section_name);
+	p->section_line = p->line;
+	memset(p->key_line, 0, sizeof(p->key_line));
+	return 0;
+}
+
+/* inih's own test for "key = value": '=' or ':' before any inline comment. */
+static bool has_separator(const char *s)
+{
+	bool was_space = false;
+
+	for (; *s; s++) {
+		if (*s == '=' || *s == ':')
+			return true;
+		if (was_space && *s == ';')
+			return false;
+		was_space = isspace((unsigned char)*s);
+	}
+	return false;
+}
+
+/* An ini_reader: see the comment at the top of this file. */
+static char *parser_read_line(char *str, int num, void *userdata)
+{
+	struct parser *p = userdata;
+	const char *s = p->next;
+	size_t len, max;
+
+	if (p->failed || !*s)
+		return NULL;
+
+	len = strcspn(s, "\n");
+	p->next = s + len + (s[len] == '\n');
+	p->line++;
+	if (len > 0 && s[len - 1] == '\r')
+		len--;
+	if (p->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		len -= 3;
+	}
+
+	max = num > 1 ? (size_t)num - 1 : 0;
+	if (len > max) {
+		parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
+		return NULL;
+	}
+	while (len > 0 && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	memcpy(str, s, len);
+	str[len] = '\0';
+
+	if (str[0] == '[') {
+		if (parser_section(p, str) < 0)
+			return NULL;
+	} else if (str[0] && str[0] != ';' && str[0] != '#' && !has_separator(str)) {
+		parser_error(p, p->line, "expected 'key = value', got %s", QUOTE(str));
+		return NULL;
+	}
+	return str;
+}
+
+static int parser_handle(void *userdata, const char *section, const char *name, const char *value)
+{
+	struct parser *p = userdata;
+	char msg[CONFIG_ERROR_MAX];
+	struct setter s = {
+		.device = &p->config->device,
+		.mux = p->mux,
+		.where = p->where,
+		.err = msg,
+		.errlen = sizeof(msg),
+	};
+	const struct key *k;
+	const char *hint;
+
+	if (p->failed)
+		return 0;
+	/* Only an inih built with INI_ALLOW_NO_VALUE passes NULL; the reader catches it first. */
+	if (!name || !value) {
+		parser_error(p, p->line, "expected 'key = value'");
+		return 0;
+	}
+	if (p->section == SECTION_NONE) {
+		parser_error(p, p->line, "key %s outside any section", QUOTE(name));
+		return 0;
+	}
+	/* Cannot differ, as the reader saw the same header; but never act on a mismatch. */
+	if (!section || strcmp(section, p->section_name) != 0) {
+		parser_error(p, p->line, "key %s in unexpected section %s", QUOTE(name),
+			     QUOTE(section ?: ""));
+		return 0;
+	}
+
+	k = key_find(name, p->section, &hint);
+	if (!k) {
+		parser_error(p, p->line, "unknown key %s in [%s]%s", QUOTE(name), p->section_name,
+			     hint);
+		return 0;
+	}
+
+	if (p->key_line[k - keys]) {
+		parser_error(p, p->line, "repeated key '%s' in [%s] (first at line %u)", k->name,
+			     p->section_name, p->key_line[k - keys]);
+		return 0;
+	}
+	p->key_line[k - keys] = p->line;
+
+	if (setter_apply(&s, k, value) < 0) {
+		parser_error(p, p->line, "%s", msg);
+		return 0;
+	}
+	return 1;
+}
+
+static void config_freep(struct config **c)
+{
+	config_free(*c);
+}
+
+static void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+static int config_parse(const char *text, const char *name, struct config **ret_config,
+			char *errbuf, size_t errlen)
+{
+	_cleanup_(config_freep) struct config *c = NULL;
+	struct parser p = {
+		.name = name,
+		.next = text,
+		.errbuf = errbuf,
+		.errlen = errlen,
+	};
+	int r;
+
+	c = malloc(sizeof(*c));
+	if (!c) {
+		parser_error(&p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	config_init_defaults(c);
+	snprintf(c->path, sizeof(c->path), "%s", name);
+	p.config = c;
+
+	r = ini_parse_stream(parser_read_line, &p, parser_handle, &p);
+	if (p.failed)
+		return -EINVAL;
+	if (r == -2) {
+		parser_error(&p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	if (r != 0)
+		return parser_error(&p, r > 0 ? (unsigned)r : 0, "syntax error");
+
+	if (parser_finish_section(&p) < 0)
+		return -EINVAL;
+	if (!c->device.device[0])
+		return parser_error(&p, 0, "missing 'device' in [device]");
+	/* qmapd would bind its control socket over the modem's control link, or the reverse. */
+	if (strcmp(c->device.control_link, c->device.control_socket) == 0)
+		return parser_error(&p, 0,
+				    "control-link and control-socket in [device] are both %s",
+				    QUOTE(c->device.control_link));
+
+	*ret_config = TAKE_PTR(c);
+	return 0;
+}
+
+int config_load_string(const char *text, const char *name, struct config **ret_config, char *errbuf,
+		       size_t errlen)
+{
+	if (errbuf && errlen > 0)
+		errbuf[0] = '\0';
+	if (!name)
+		name = "<string>";
+	if (!text || !ret_config) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: no configuration", name);
+		return -EINVAL;
+	}
+	return config_parse(text, name, ret_config, errbuf, errlen);
+}
+
+int config_load_file(const char *path, struct config **ret_config, char *errbuf, size_t errlen)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0, alloc = 0;
+	const char *nul;
+	int r;
+
+	if (errbuf && errlen > 0)
+		errbuf[0] = '\0';
+	if (!path || !ret_config) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "no configuration file");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(((struct config *)NULL)->path)) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = negative_errno();
+		goto io_error;
+	}
+	for (;;) {
+		size_t n;
+
+		if (alloc - size < 2) {
+			size_t new_alloc = alloc ? alloc * 2 : 4096;
+			char *t;
+
+			/* One byte beyond FILE_MAX tells a too large file, one more for the NUL. */
+			if (new_alloc > FILE_MAX + 2)
+				new_alloc = FILE_MAX + 2;
+			t = realloc(text, new_alloc);
+			if (!t) {
+				r = -ENOMEM;
+				goto io_error;
+			}
+			text = t;
+			alloc = new_alloc;
+		}
+		n = fread(text + size, 1, alloc - size - 1, f);
+		size += n;
+		if (size > FILE_MAX) {
+			if (errbuf && errlen > 0)
+				snprintf(errbuf, errlen, "%s: file too large (more than %d bytes)",
+					 path, FILE_MAX);
+			return -EFBIG;
+		}
+		if (n == 0) {
+			if (ferror(f)) {
+				r = negative_errno();
+				goto io_error;
+			}
+			break;
+		}
+	}
+	text[size] = '\0';
+
+	/* inih and our reader stop at a NUL; what follows it would be silently ignored. */
+	nul = memchr(text, '\0', size);
+	if (nul) {
+		unsigned line = 1;
+
+		for (const char *s = text; s < nul; s++)
+			line += *s == '\n';
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s:%u: NUL byte", path, line);
+		return -EINVAL;
+	}
+
+	return config_parse(text, path, ret_config, errbuf, errlen);
+
+io_error:
+	if (errbuf && errlen > 0)
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+	return r;
+}
+
+struct config *config_free(struct config *c)
+{
+	free(c);
+	return NULL;
+}
+
+const char *config_ip_type_to_string(enum config_ip_type t)
+{
+	switch (t) {
+	case CONFIG_IP_TYPE_IPV4:
+		return "ipv4";
+	case CONFIG_IP_TYPE_IPV6:
+		return "ipv6";
+	case CONFIG_IP_TYPE_IPV4V6:
+		return "ipv4v6";
+	}
+	return NULL;
+}
+
+const char *config_control_to_string(enum config_control c)
+{
+	switch (c) {
+	case CONFIG_CONTROL_QMI:
+		return "qmi";
+	case CONFIG_CONTROL_NONE:
+		return "none";
+	}
+	return NULL;
+}
+
+const char *config_headroom_to_string(enum config_headroom h)
+{
+	switch (h) {
+	case CONFIG_HEADROOM_XDP:
+		return "xdp";
+	case CONFIG_HEADROOM_OFF:
+		return "off";
+	case CONFIG_HEADROOM_AUTO:
+		return "auto";
+	}
+	return NULL;
+}
+
+int config_parse_prefix(const char *s, struct config_prefix *ret)
+{
+	char addr[INET6_ADDRSTRLEN];
+	struct config_prefix a = {};
+	const char *slash;
+	size_t n;
+	unsigned max;
+
+	if (!s || !ret)
+		return -EINVAL;
+
+	slash = strchr(s, '/');
+	n = slash ? (size_t)(slash - s) : strlen(s);
+	if (n == 0 || n >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+
+	/* inet_pton() takes only the strict forms: dotted quad, no zone, no blanks. */
+	a.family = memchr(addr, ':', n) ? AF_INET6 : AF_INET;
+	if (inet_pton(a.family, addr, &a.addr) != 1)
+		return -EINVAL;
+	max = a.family == AF_INET ? 32 : 128;
+
+	if (slash) {
+		uint32_t len;
+
+		if (parse_u32(slash + 1, &len) < 0 || len > max)
+			return -EINVAL;
+		a.prefixlen = (uint8_t)len;
+	} else {
+		a.prefixlen = (uint8_t)max;
+	}
+
+	*ret = a;
+	return 0;
+}

@@ -1,0 +1,941 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket server (the protocol is control-protocol.h, shared with qmapctl).
+ *
+ * Two halves: answering a request (control_answer()), pure apart from the group lookup a
+ * change request needs, and the server, which owns the sockets. The server
+ * never blocks: every socket is non-blocking, input and output are buffered per client and
+ * bounded, and a client that does not keep up is dropped instead of waited for.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "control-server.h"
+#include "log.h"
+#include "macro.h"
+
+#define READ_CHUNK	   4096
+#define ACCEPTS_PER_WAKEUP 16  /* then let the loop run other watchers */
+#define ACCEPT_RETRY	   1.0 /* seconds to wait when out of fds */
+#define NSS_BUFFER_MAX	   (1024 * 1024)
+#define FALLBACK_REPLY	   "{\"ok\":false,\"error\":\"out of memory\",\"code\":\"failed\"}"
+
+static json_t *ok_reply(json_t *result)
+{
+	json_t *reply = json_object();
+
+	if (!reply || !result) {
+		json_decref(reply);
+		json_decref(result);
+		return NULL;
+	}
+	if (json_object_set_new(reply, "ok", json_true()) < 0 ||
+	    json_object_set_new(reply, "result", result) < 0) {
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static int group_lookup(const char *name, gid_t *ret)
+{
+	size_t size = 1024;
+
+	for (;;) {
+		_cleanup_free_ char *buf = malloc(size);
+		struct group gr, *found = NULL;
+		int r;
+
+		if (!buf)
+			return -ENOMEM;
+		r = getgrnam_r(name, &gr, buf, size, &found);
+		if (r == ERANGE && size < NSS_BUFFER_MAX) {
+			size *= 2;
+			continue;
+		}
+		if (r != 0)
+			return -r;
+		if (!found)
+			return -ENOENT;
+		*ret = gr.gr_gid;
+		return 0;
+	}
+}
+
+/* The user's groups in the group database: getpwuid_r() for the name, getgrouplist(). */
+static bool user_in_group_db(uid_t uid, gid_t gid)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ gid_t *groups = NULL;
+	struct passwd pw, *found = NULL;
+	size_t size = 1024;
+	int n = 64, r;
+
+	for (;;) {
+		free(buf);
+		buf = malloc(size);
+		if (!buf)
+			return false;
+		r = getpwuid_r(uid, &pw, buf, size, &found);
+		if (r != ERANGE || size >= NSS_BUFFER_MAX)
+			break;
+		size *= 2;
+	}
+	if (r != 0 || !found)
+		return false;
+
+	for (int tries = 0; tries < 4; tries++) {
+		int want = n;
+
+		free(groups);
+		groups = calloc((size_t)n, sizeof(gid_t));
+		if (!groups)
+			return false;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &want) >= 0) {
+			for (int i = 0; i < want; i++)
+				if (groups[i] == gid)
+					return true;
+			return false;
+		}
+		n = want > n ? want : n * 2;
+	}
+	return false;
+}
+
+/*
+ * Membership is judged on the groups the kernel recorded when the peer connected
+ * (SO_PEERGROUPS, Linux 4.13), taken atomically with SO_PEERCRED. The alternatives are
+ * weaker: /proc/<pid>/status may describe another process once the peer has exited and its
+ * pid is reused, and getgrouplist() tells what the user's login would get, not what this
+ * process has (a sandboxed service drops groups, newgrp adds one). getgrouplist() is kept
+ * only as the fallback for kernels without SO_PEERGROUPS.
+ */
+bool control_peer_may_change(struct control_peer *peer, const char *admin_group)
+{
+	gid_t gid;
+	bool ok = false;
+
+	if (!peer)
+		return false;
+	if (peer->may_change >= 0)
+		return peer->may_change;
+
+	if (peer->uid == 0)
+		ok = true;
+	else if (admin_group && admin_group[0] && group_lookup(admin_group, &gid) == 0) {
+		if (peer->gid == gid)
+			ok = true;
+		else if (peer->groups_known) {
+			for (size_t i = 0; i < peer->n_groups && !ok; i++)
+				ok = peer->groups[i] == gid;
+		} else {
+			ok = user_in_group_db(peer->uid, gid);
+		}
+	}
+	peer->may_change = ok;
+	return ok;
+}
+
+/* A failed change: the mux errnos map to codes, anything else is "failed". */
+static json_t *errno_reply(int r, const char *err, const char *what, bool mux)
+{
+	enum control_code code;
+
+	switch (mux ? r : 0) {
+	case -EEXIST:
+		code = CONTROL_CODE_EXISTS;
+		break;
+	case -ENOENT:
+		code = CONTROL_CODE_NO_SUCH_MUX;
+		break;
+	case -EINVAL:
+		code = CONTROL_CODE_INVALID_ARGUMENT;
+		break;
+	default:
+		code = CONTROL_CODE_FAILED;
+		break;
+	}
+	if (err[0])
+		return control_error_reply(code, "%s", err);
+	return control_error_reply(code, "%s failed: %s", what, strerror(r < 0 ? -r : EIO));
+}
+
+static json_t *result_reply(json_t *result, const char *what)
+{
+	if (!result)
+		return control_error_reply(CONTROL_CODE_FAILED, "%s is not available", what);
+	return ok_reply(result);
+}
+
+static json_t *dispatch(const struct control_ops *ops, void *userdata,
+			const struct control_request *req)
+{
+	char err[CONTROL_ERROR_MAX] = "";
+	const char *what = control_command_to_string(req->command);
+	int r;
+
+	switch (req->command) {
+	case CONTROL_COMMAND_STATUS:
+		return result_reply(ops->status ? ops->status(userdata) : NULL, "the status");
+	case CONTROL_COMMAND_MUX_LIST:
+		return result_reply(ops->mux_list ? ops->mux_list(userdata) : NULL, "the mux list");
+	case CONTROL_COMMAND_STATS:
+		return result_reply(ops->stats ? ops->stats(userdata) : NULL, "the statistics");
+	case CONTROL_COMMAND_MUX_ADD:
+		r = ops->mux_add ? ops->mux_add(userdata, &req->mux, err, sizeof(err)) : -ENOTSUP;
+		if (r < 0)
+			return errno_reply(r, err, what, true);
+		return ok_reply(json_pack("{s:i, s:s}", "id", (int)req->id, "interface",
+					  req->mux.interface));
+	case CONTROL_COMMAND_MUX_DEL:
+		r = ops->mux_del ? ops->mux_del(userdata, req->id, err, sizeof(err)) : -ENOTSUP;
+		if (r == -ENOENT && !err[0])
+			snprintf(err, sizeof(err), "no mux %u", req->id);
+		if (r < 0)
+			return errno_reply(r, err, what, true);
+		return ok_reply(json_pack("{s:i}", "id", (int)req->id));
+	case CONTROL_COMMAND_RELOAD:
+		r = ops->reload ? ops->reload(userdata, err, sizeof(err)) : -ENOTSUP;
+		if (r < 0)
+			return errno_reply(r, err, what, false);
+		return ok_reply(json_object());
+	case _CONTROL_COMMAND_MAX:
+		break;
+	}
+	return control_error_reply(CONTROL_CODE_INVALID_REQUEST, "unknown command");
+}
+
+/* control_answer(), and which command it was (-1: none could be parsed). */
+static json_t *answer(const struct control_ops *ops, void *userdata, struct control_peer *peer,
+		      const char *admin_group, const char *line, size_t len, int *ret_command)
+{
+	struct control_request req;
+	enum control_code code;
+	char err[CONTROL_ERROR_MAX];
+
+	*ret_command = -1;
+	if (control_request_parse(line, len, &req, &code, err, sizeof(err)) < 0)
+		return control_error_reply(code, "%s", err);
+	*ret_command = (int)req.command;
+
+	if (control_command_is_change(req.command) && !control_peer_may_change(peer, admin_group)) {
+		if (admin_group && admin_group[0])
+			return control_error_reply(CONTROL_CODE_PERMISSION_DENIED,
+						   "permission denied: %s needs root or "
+						   "membership in group '%s'",
+						   control_command_to_string(req.command),
+						   admin_group);
+		return control_error_reply(CONTROL_CODE_PERMISSION_DENIED,
+					   "permission denied: %s needs root (no admin-group is "
+					   "configured)",
+					   control_command_to_string(req.command));
+	}
+	return dispatch(ops, userdata, &req);
+}
+
+json_t *control_answer(const struct control_ops *ops, void *userdata, struct control_peer *peer,
+		       const char *admin_group, const char *line, size_t len)
+{
+	int command;
+
+	return answer(ops, userdata, peer, admin_group, line, len, &command);
+}
+
+/* The server. */
+
+struct client {
+	struct control *control;
+	struct client *prev, *next;
+	int fd;
+	ev_io io;
+	int events; /* what io is started for */
+	ev_timer idle;
+	struct control_peer peer;
+	char *in; /* at most CONTROL_REQUEST_MAX + 1: a line and its newline */
+	size_t in_len, in_alloc;
+	char *out;
+	size_t out_off, out_len, out_alloc;
+	bool closing; /* send what is queued, then close */
+};
+
+struct control {
+	struct ev_loop *loop;
+	const struct control_ops *ops;
+	void *userdata;
+	char *path;
+	char *admin_group;
+	int fd;
+	bool activated;
+	bool bound; /* we created path: remove it at the end if it is still ours */
+	dev_t dev;
+	ino_t ino;
+	ev_io io;
+	ev_timer accept_retry;
+	struct client *clients;
+	struct control_stats stats;
+	bool full_logged;
+};
+
+static void client_free(struct client *cl)
+{
+	struct control *c;
+
+	if (!cl)
+		return;
+	c = cl->control;
+	ev_io_stop(c->loop, &cl->io);
+	ev_timer_stop(c->loop, &cl->idle);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		c->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	c->stats.clients--;
+	if (c->full_logged && c->stats.clients < CONTROL_CLIENTS_MAX)
+		c->full_logged = false;
+	close(cl->fd);
+	free(cl->peer.groups);
+	free(cl->in);
+	free(cl->out);
+	free(cl);
+}
+
+static void client_update_events(struct client *cl)
+{
+	struct ev_loop *loop = cl->control->loop;
+	int want = (cl->closing ? 0 : EV_READ) | (cl->out_len > cl->out_off ? EV_WRITE : 0);
+
+	if (want == cl->events)
+		return;
+	ev_io_stop(loop, &cl->io);
+	ev_io_set(&cl->io, cl->fd, want);
+	if (want)
+		ev_io_start(loop, &cl->io);
+	cl->events = want;
+}
+
+/* Send what can be sent now. < 0: the client is gone. */
+static int client_flush(struct client *cl)
+{
+	while (cl->out_off < cl->out_len) {
+		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			log_debug("control client pid %d: send: %s", (int)cl->peer.pid,
+				  strerror(errno));
+			client_free(cl);
+			return -1;
+		}
+		cl->out_off += (size_t)n;
+		ev_timer_again(cl->control->loop, &cl->idle);
+	}
+	if (cl->out_off == cl->out_len)
+		cl->out_off = cl->out_len = 0;
+	if (cl->closing && cl->out_len == 0) {
+		client_free(cl);
+		return -1;
+	}
+	client_update_events(cl);
+	return 0;
+}
+
+/* Queue one reply line (reply may be NULL: out of memory). < 0: the client is gone. */
+static int client_queue(struct client *cl, json_t *reply)
+{
+	struct control *c = cl->control;
+	_cleanup_free_ char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+	const char *line = text ?: FALLBACK_REPLY;
+	size_t n = strlen(line), pending = cl->out_len - cl->out_off;
+
+	if (pending + n + 1 > CONTROL_OUTPUT_MAX) {
+		log_warning(0,
+			    "control client pid %d: does not read its replies (%zu bytes "
+			    "pending), dropped",
+			    (int)cl->peer.pid, pending);
+		c->stats.clients_dropped++;
+		client_free(cl);
+		return -1;
+	}
+	if (cl->out_off > 0) {
+		memmove(cl->out, cl->out + cl->out_off, pending);
+		cl->out_off = 0;
+		cl->out_len = pending;
+	}
+	if (cl->out_alloc < pending + n + 1) {
+		size_t alloc = cl->out_alloc ? cl->out_alloc : 4096;
+		char *p;
+
+		while (alloc < pending + n + 1)
+			alloc *= 2;
+		p = realloc(cl->out, alloc);
+		if (!p) {
+			log_warning(ENOMEM, "control client pid %d: dropped", (int)cl->peer.pid);
+			client_free(cl);
+			return -1;
+		}
+		cl->out = p;
+		cl->out_alloc = alloc;
+	}
+	memcpy(cl->out + cl->out_len, line, n);
+	cl->out[cl->out_len + n] = '\n';
+	cl->out_len += n + 1;
+	return client_flush(cl);
+}
+
+static json_t *control_stats_json(const struct control *c)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "clients", (json_int_t)c->stats.clients,
+			 "requests", (json_int_t)c->stats.requests, "errors",
+			 (json_int_t)c->stats.errors, "permission-denied",
+			 (json_int_t)c->stats.permission_denied, "clients-rejected",
+			 (json_int_t)c->stats.clients_rejected, "clients-dropped",
+			 (json_int_t)c->stats.clients_dropped);
+}
+
+/* Answer one line. < 0: the client is gone. */
+static int client_handle_line(struct client *cl, const char *line, size_t len)
+{
+	struct control *c = cl->control;
+	_cleanup_(json_decrefp) json_t *reply = NULL;
+	json_t *ok, *result;
+	int command;
+
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	while (len > 0 && (line[0] == ' ' || line[0] == '\t')) {
+		line++;
+		len--;
+	}
+	if (len == 0)
+		return 0;
+
+	c->stats.requests++;
+	reply = answer(c->ops, c->userdata, &cl->peer, c->admin_group, line, len, &command);
+
+	ok = json_object_get(reply, "ok");
+	if (json_is_true(ok)) {
+		result = json_object_get(reply, "result");
+		if (command == CONTROL_COMMAND_STATS && json_is_object(result))
+			json_object_set_new(result, "control", control_stats_json(c));
+		if (command == CONTROL_COMMAND_RELOAD)
+			log_info("control client pid %d (uid %u): reload done", (int)cl->peer.pid,
+				 (unsigned)cl->peer.uid);
+		else if (control_command_is_change((enum control_command)command))
+			log_info("control client pid %d (uid %u): %s %lld done", (int)cl->peer.pid,
+				 (unsigned)cl->peer.uid, control_command_to_string(command),
+				 (long long)json_integer_value(json_object_get(result, "id")));
+		else
+			log_debug("control client pid %d: %s", (int)cl->peer.pid,
+				  control_command_to_string(command));
+	} else {
+		const char *code = json_string_value(json_object_get(reply, "code"));
+		const char *error = json_string_value(json_object_get(reply, "error"));
+
+		c->stats.errors++;
+		if (code && strcmp(code, "permission-denied") == 0) {
+			c->stats.permission_denied++;
+			log_info("control client pid %d (uid %u): %s", (int)cl->peer.pid,
+				 (unsigned)cl->peer.uid, error ?: "permission denied");
+		} else if (command >= 0 &&
+			   control_command_is_change((enum control_command)command)) {
+			log_info("control client pid %d (uid %u): %s refused: %s",
+				 (int)cl->peer.pid, (unsigned)cl->peer.uid,
+				 control_command_to_string(command), error ?: "?");
+		} else {
+			log_debug("control client pid %d: %s", (int)cl->peer.pid, error ?: "?");
+		}
+	}
+	return client_queue(cl, reply);
+}
+
+/* Answer every complete line in the input buffer. < 0: the client is gone. */
+static int client_process(struct client *cl, bool eof)
+{
+	size_t start = 0;
+	char *nl;
+
+	while (!cl->closing && (nl = memchr(cl->in + start, '\n', cl->in_len - start))) {
+		size_t len = (size_t)(nl - (cl->in + start));
+
+		if (client_handle_line(cl, cl->in + start, len) < 0)
+			return -1;
+		start += len + 1;
+	}
+	if (start > 0) {
+		memmove(cl->in, cl->in + start, cl->in_len - start);
+		cl->in_len -= start;
+	}
+	if (cl->closing)
+		return 0;
+
+	if (cl->in_len > CONTROL_REQUEST_MAX) {
+		_cleanup_(json_decrefp) json_t *reply = NULL;
+
+		log_warning(0, "control client pid %d: request longer than %d bytes, closing",
+			    (int)cl->peer.pid, CONTROL_REQUEST_MAX);
+		cl->control->stats.requests++;
+		cl->control->stats.errors++;
+		cl->control->stats.clients_dropped++;
+		reply = control_error_reply(CONTROL_CODE_INVALID_REQUEST,
+					    "request longer than %d bytes", CONTROL_REQUEST_MAX);
+		cl->closing = true;
+		cl->in_len = 0;
+		return client_queue(cl, reply);
+	}
+	if (eof) {
+		/* The last request need not end in a newline. */
+		if (cl->in_len > 0 && client_handle_line(cl, cl->in, cl->in_len) < 0)
+			return -1;
+		cl->in_len = 0;
+		cl->closing = true;
+		return client_flush(cl);
+	}
+	return 0;
+}
+
+static void client_read(struct client *cl)
+{
+	size_t max = CONTROL_REQUEST_MAX + 1;
+	ssize_t n;
+
+	if (cl->in_alloc - cl->in_len < READ_CHUNK && cl->in_alloc < max) {
+		size_t alloc = cl->in_alloc ? cl->in_alloc * 2 : READ_CHUNK;
+		char *p;
+
+		if (alloc > max)
+			alloc = max;
+		p = realloc(cl->in, alloc);
+		if (!p) {
+			log_warning(ENOMEM, "control client pid %d: dropped", (int)cl->peer.pid);
+			client_free(cl);
+			return;
+		}
+		cl->in = p;
+		cl->in_alloc = alloc;
+	}
+
+	n = recv(cl->fd, cl->in + cl->in_len, cl->in_alloc - cl->in_len, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		log_debug("control client pid %d: recv: %s", (int)cl->peer.pid, strerror(errno));
+		client_free(cl);
+		return;
+	}
+	if (n > 0) {
+		cl->in_len += (size_t)n;
+		ev_timer_again(cl->control->loop, &cl->idle);
+	}
+	client_process(cl, n == 0);
+}
+
+static void client_on_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct client *cl = w->data;
+
+	(void)loop;
+	if ((revents & EV_WRITE) && client_flush(cl) < 0)
+		return;
+	if ((revents & EV_READ) && !cl->closing)
+		client_read(cl);
+}
+
+static void client_on_idle(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct client *cl = w->data;
+
+	(void)loop;
+	(void)revents;
+	log_debug("control client pid %d: idle for %.0f s, closing", (int)cl->peer.pid,
+		  CONTROL_IDLE_TIMEOUT);
+	client_free(cl);
+}
+
+static int peer_credentials(int fd, struct control_peer *ret)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return negative_errno();
+	if (len != sizeof(cred))
+		return -EIO;
+	*ret = (struct control_peer){
+		.pid = cred.pid,
+		.uid = cred.uid,
+		.gid = cred.gid,
+		.may_change = -1,
+	};
+
+#ifdef SO_PEERGROUPS
+	for (socklen_t size = 32 * sizeof(gid_t); size <= 65536 * sizeof(gid_t);) {
+		gid_t *groups = malloc(size ?: sizeof(gid_t));
+		socklen_t got = size;
+
+		if (!groups)
+			return -ENOMEM;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &got) == 0) {
+			ret->groups = groups;
+			ret->n_groups = got / sizeof(gid_t);
+			ret->groups_known = true;
+			break;
+		}
+		free(groups);
+		/* The kernel says how much it needs. */
+		if (errno != ERANGE || got <= size)
+			break;
+		size = got;
+	}
+#endif
+	return 0;
+}
+
+static void control_reject(struct control *c, int fd, const char *why)
+{
+	_cleanup_(json_decrefp) json_t *reply = control_error_reply(CONTROL_CODE_FAILED, "%s", why);
+	_cleanup_free_ char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+
+	c->stats.clients_rejected++;
+	if (text) {
+		/* Best effort: a socket just accepted has room for one short line. */
+		struct iovec iov[] = {
+			{ .iov_base = text, .iov_len = strlen(text) },
+			{ .iov_base = (char *)"\n", .iov_len = 1 },
+		};
+		struct msghdr msg = { .msg_iov = iov, .msg_iovlen = ARRAY_SIZE(iov) };
+
+		(void)!sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	close(fd);
+}
+
+static void control_add_client(struct control *c, int fd)
+{
+	struct client *cl;
+	struct control_peer peer;
+	int r;
+
+	if (c->stats.clients >= CONTROL_CLIENTS_MAX) {
+		if (!c->full_logged)
+			log_warning(0, "control socket %s: %d clients connected, refusing more",
+				    c->path, CONTROL_CLIENTS_MAX);
+		c->full_logged = true;
+		control_reject(c, fd, "too many connections to qmapd");
+		return;
+	}
+	r = peer_credentials(fd, &peer);
+	if (r < 0) {
+		log_warning(r, "control socket %s: cannot get the credentials of a client",
+			    c->path);
+		control_reject(c, fd, "cannot tell who you are");
+		return;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		free(peer.groups);
+		control_reject(c, fd, "out of memory");
+		return;
+	}
+	cl->control = c;
+	cl->fd = fd;
+	cl->peer = peer;
+	ev_io_init(&cl->io, client_on_io, fd, EV_READ);
+	cl->io.data = cl;
+	cl->events = EV_READ;
+	ev_io_start(c->loop, &cl->io);
+	ev_init(&cl->idle, client_on_idle);
+	cl->idle.repeat = CONTROL_IDLE_TIMEOUT;
+	cl->idle.data = cl;
+	ev_timer_again(c->loop, &cl->idle);
+
+	cl->next = c->clients;
+	if (c->clients)
+		c->clients->prev = cl;
+	c->clients = cl;
+	c->stats.clients++;
+	log_debug("control client pid %d (uid %u gid %u): connected", (int)peer.pid,
+		  (unsigned)peer.uid, (unsigned)peer.gid);
+}
+
+static void control_on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct control *c = w->data;
+
+	(void)revents;
+	for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
+		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd >= 0) {
+			control_add_client(c, fd);
+			continue;
+		}
+		switch (errno) {
+		case EAGAIN:
+		case EINTR:
+			return;
+		case ECONNABORTED:
+		case EPROTO:
+			continue;
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			/* The pending connection stays readable: retry later, not in a loop. */
+			log_warning(errno, "control socket %s: cannot accept, retrying in %.0f s",
+				    c->path, ACCEPT_RETRY);
+			ev_io_stop(loop, &c->io);
+			ev_timer_set(&c->accept_retry, ACCEPT_RETRY, 0.);
+			ev_timer_start(loop, &c->accept_retry);
+			return;
+		default:
+			log_warning(errno, "control socket %s: accept", c->path);
+			return;
+		}
+	}
+}
+
+static void control_on_accept_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct control *c = w->data;
+
+	(void)revents;
+	ev_io_start(loop, &c->io);
+}
+
+/* systemd's socket, if it passed one of ours. */
+static int listen_fd_from_systemd(void)
+{
+	int n = sd_listen_fds(0);
+
+	if (n < 0) {
+		log_warning(n, "control socket: cannot read the sockets systemd passed");
+		return -ENOENT;
+	}
+	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		int flags;
+
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+			continue;
+		/* systemd passes them blocking unless the unit says NonBlocking=yes. */
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+			return log_err(errno, "control socket: cannot set up fd %d from systemd",
+				       fd);
+		return fd;
+	}
+	if (n > 0)
+		log_warning(0,
+			    "control socket: systemd passed %d fd(s), none a listening "
+			    "AF_UNIX stream socket; binding one",
+			    n);
+	return -ENOENT;
+}
+
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	char dir[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+	const char *p = path;
+
+	while ((p = strchr(p + 1, '/'))) {
+		size_t n = (size_t)(p - path);
+
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		if (mkdir(dir, mode) < 0 && errno != EEXIST)
+			return negative_errno();
+	}
+	return 0;
+}
+
+/* Remove a socket nobody listens on any more; refuse to take over a live one. */
+static int remove_stale_socket(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : negative_errno();
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negative_errno();
+	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	if (r == 0 || errno == EAGAIN) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	if (unlink(sa->sun_path) < 0 && errno != ENOENT)
+		return negative_errno();
+	return 0;
+}
+
+static int control_bind(struct control *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	if (strlen(c->path) >= sizeof(sa.sun_path))
+		return log_err(ENAMETOOLONG, "control socket %s", c->path);
+	strcpy(sa.sun_path, c->path);
+
+	r = mkdir_parents(c->path, 0755);
+	if (r < 0)
+		return log_err(r, "control socket %s: cannot create its directory", c->path);
+	r = remove_stale_socket(&sa);
+	if (r == -EADDRINUSE) {
+		log_err(0,
+			"control socket %s: another process listens there (is qmapd already "
+			"running?)",
+			c->path);
+		return r;
+	}
+	if (r == -EEXIST) {
+		log_err(0, "control socket %s: exists and is not a socket", c->path);
+		return r;
+	}
+	if (r < 0)
+		return log_err(r, "control socket %s: cannot remove the stale socket", c->path);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return log_err(errno, "control socket %s: socket", c->path);
+	if (bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_err(errno, "control socket %s: bind", c->path);
+	c->bound = true;
+	if (stat(c->path, &st) == 0) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
+	/* Not yet listening, so nobody can connect before the mode is right. */
+	if (chmod(c->path, 0660) < 0)
+		return log_err(errno, "control socket %s: chmod", c->path);
+	if (c->admin_group[0]) {
+		gid_t gid;
+
+		r = group_lookup(c->admin_group, &gid);
+		if (r < 0)
+			log_warning(r,
+				    "control socket %s: admin group '%s' not found; only root "
+				    "may connect",
+				    c->path, c->admin_group);
+		else if (chown(c->path, (uid_t)-1, gid) < 0)
+			log_warning(errno, "control socket %s: cannot give it group '%s'", c->path,
+				    c->admin_group);
+	}
+	if (listen(fd, SOMAXCONN) < 0)
+		return log_err(errno, "control socket %s: listen", c->path);
+	return TAKE_FD(fd);
+}
+
+int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userdata,
+		const char *path, const char *admin_group, struct control **ret)
+{
+	struct control *c;
+	int fd;
+
+	if (!loop || !ops || !path || !path[0] || !ret)
+		return -EINVAL;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->ops = ops;
+	c->userdata = userdata;
+	c->fd = -1;
+	c->path = strdup(path);
+	c->admin_group = strdup(admin_group ?: "");
+	if (!c->path || !c->admin_group) {
+		control_free(c);
+		return -ENOMEM;
+	}
+
+	fd = listen_fd_from_systemd();
+	if (fd >= 0) {
+		c->activated = true;
+	} else {
+		fd = control_bind(c);
+		if (fd < 0) {
+			control_free(c);
+			return fd;
+		}
+	}
+	c->fd = fd;
+
+	ev_io_init(&c->io, control_on_accept, fd, EV_READ);
+	c->io.data = c;
+	ev_io_start(loop, &c->io);
+	ev_init(&c->accept_retry, control_on_accept_retry);
+	c->accept_retry.data = c;
+
+	if (c->activated)
+		log_info("control socket: listening on fd %d from systemd", fd);
+	else
+		log_info("control socket %s: listening%s%s%s", path,
+			 c->admin_group[0] ? " (admin group '" : "", c->admin_group,
+			 c->admin_group[0] ? "')" : "");
+	*ret = c;
+	return 0;
+}
+
+struct control *control_free(struct control *c)
+{
+	struct stat st;
+
+	if (!c)
+		return NULL;
+	while (c->clients)
+		client_free(c->clients);
+	if (c->fd >= 0) {
+		ev_io_stop(c->loop, &c->io);
+		ev_timer_stop(c->loop, &c->accept_retry);
+		/* systemd keeps the socket for the next start; a restart must find it. */
+		if (!c->activated)
+			close(c->fd);
+	}
+	/* Only our own socket: another qmapd may have replaced it meanwhile. */
+	if (c->bound && stat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
+	free(c->path);
+	free(c->admin_group);
+	free(c);
+	return NULL;
+}
+
+void control_get_stats(const struct control *c, struct control_stats *ret)
+{
+	*ret = c->stats;
+}
+
+bool control_is_activated(const struct control *c)
+{
+	return c && c->activated;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket server: qmapctl's way into the daemon (protocol: control-protocol.h).
+ *
+ * Access: whoever can connect (the socket is 0660, its group the admin group if one is
+ * configured) may read; mux-add, mux-del and reload need uid 0 or membership in admin_group,
+ * judged from the credentials the kernel recorded at connect() time.
+ *
+ * The server reaches the daemon only through struct control_ops, so that it can be tested
+ * against a stub. qmapd wires the manager into it:
+ *
+ *   static json_t *ops_status(void *m) { return manager_status(m); }
+ *   ...
+ *   static const struct control_ops manager_control_ops = { .status = ops_status, ... };
+ *   control_new(loop, &manager_control_ops, manager, config->device.control_socket,
+ *               config->device.admin_group, &control);
+ */
+#ifndef QMAPD_CONTROL_SERVER_H
+#define QMAPD_CONTROL_SERVER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control-protocol.h"
+
+/* qmapctl opens one connection per command; 32 is plenty for people and scripts. */
+#define CONTROL_CLIENTS_MAX 32
+/* A status of 254 muxes is well under 1 MiB; a client that lets more pile up is dropped. */
+#define CONTROL_OUTPUT_MAX (4 * 1024 * 1024)
+/* A connection that neither sends nor receives for this long is closed (seconds). */
+#define CONTROL_IDLE_TIMEOUT 60.0
+
+/* What the daemon does for the control socket; every call is synchronous. */
+struct control_ops {
+	/* New references to the results manager.h describes; NULL on failure. */
+	json_t *(*status)(void *userdata);
+	json_t *(*mux_list)(void *userdata);
+	json_t *(*stats)(void *userdata);
+	/*
+	 * 0, or -EEXIST (id or interface in use), -ENOENT (no such mux), -EINVAL (refused
+	 * setting) or another -errno, with a message for the user in err (may be left empty).
+	 */
+	int (*mux_add)(void *userdata, const struct config_mux *cfg, char *err, size_t errlen);
+	int (*mux_del)(void *userdata, unsigned id, char *err, size_t errlen);
+	int (*reload)(void *userdata, char *err, size_t errlen);
+};
+
+/* Who is on the other end of a connection, as the kernel recorded it at connect(). */
+struct control_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups; /* supplementary groups (SO_PEERGROUPS), owned by the server */
+	size_t n_groups;
+	bool groups_known; /* false: the kernel could not tell, the group database decides */
+	int may_change;	   /* cached decision: -1 not asked yet, 0 no, 1 yes */
+};
+
+/*
+ * Whether the peer may change the daemon: uid 0, or admin_group ("" = nobody else) is its
+ * primary or a supplementary group. Looks the group up (NSS) on first use, then caches.
+ */
+bool control_peer_may_change(struct control_peer *peer, const char *admin_group);
+
+/*
+ * The reply to one request line: parse, check the peer for changes, call ops. Never NULL
+ * unless out of memory; the caller owns the reference. No sockets involved, so the fuzz
+ * target drives it directly.
+ */
+json_t *control_answer(const struct control_ops *ops, void *userdata, struct control_peer *peer,
+		       const char *admin_group, const char *line, size_t len);
+
+struct control_stats {
+	uint64_t requests;
+	uint64_t errors;	    /* replies with "ok": false, the denials included */
+	uint64_t permission_denied; /* changes refused to a peer */
+	uint64_t clients_rejected;  /* connections refused: too many, no credentials */
+	uint64_t clients_dropped;   /* closed for an oversize request or unread replies */
+	unsigned clients;	    /* connected now */
+};
+
+struct ev_loop;
+struct control;
+
+/*
+ * Listen on path, or on the AF_UNIX stream socket systemd passed (socket activation: the
+ * first such listening fd from sd_listen_fds(); it is left open by control_free() as
+ * systemd owns it). Otherwise creates path's directory (0755), replaces a stale socket
+ * (but refuses, -EADDRINUSE, when something still listens there), binds, sets mode 0660 and
+ * the admin group. ops and userdata must outlive the server. admin_group may be NULL or ""
+ * for root only.
+ */
+int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userdata,
+		const char *path, const char *admin_group, struct control **ret);
+/* Closes every connection and the socket, removes the socket file it created. NULL-safe. */
+struct control *control_free(struct control *c);
+
+void control_get_stats(const struct control *c, struct control_stats *ret);
+/* Whether the socket came from systemd. */
+bool control_is_activated(const struct control *c);
+
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The counter tables behind both renderings of the data-plane counters (counters.h). The
+ * text and JSON keys are spelled apart (and scripts read both): each row carries
+ * both spellings, and a key that only one rendering has keeps it that way.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+
+#include "datapath-internal.h"
+#include "config.h"
+#include "counters.h"
+#include "datapath.h"
+#include "gro.h"
+#include "macro.h"
+#include "mux.h"
+#include "transport.h"
+
+/* The struct a plain counter is a uint64_t member of. */
+enum counter_in {
+	COUNTER_GETTER,	      /* none: the row has a getter */
+	COUNTER_IN_DATAPATH,  /* struct datapath_stats */
+	COUNTER_IN_TRANSPORT, /* struct transport_stats */
+	COUNTER_IN_MUX,	      /* struct mux_stats */
+	COUNTER_IN_GRO,	      /* struct gro_stats; 0 for a mux without GRO */
+};
+
+struct counter {
+	const char *text; /* key in the text stats; NULL: JSON only */
+	const char *json; /* key in the JSON stats; NULL: text only */
+	enum counter_in in;
+	size_t offset;
+	/* Derived values; m is NULL for device counters. Ratios are "%.2f" in the text. */
+	uint64_t (*u64)(const struct datapath *dp, const struct mux *m);
+	double (*ratio)(const struct datapath *dp, const struct mux *m);
+	const char *(*string)(const struct datapath *dp, const struct mux *m);
+};
+
+/* The .in and .offset of a row for a uint64_t member. */
+#define DATAPATH(member)  COUNTER_IN_DATAPATH, offsetof(struct datapath_stats, member)
+#define TRANSPORT(member) COUNTER_IN_TRANSPORT, offsetof(struct transport_stats, member)
+#define MUX(member)	  COUNTER_IN_MUX, offsetof(struct mux_stats, member)
+#define GRO(member)	  COUNTER_IN_GRO, offsetof(struct gro_stats, member)
+
+static const char *device_transport(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->transport->ops->scheme;
+}
+
+static uint64_t device_rx_transfers_posted(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->transport->n_rx;
+}
+
+static double device_datagrams_per_aggregate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	const struct datapath_stats *s = &dp->stats;
+	return s->dl_aggregates ? (double)s->dl_datagrams / s->dl_aggregates : 0.0;
+}
+
+static double device_ul_datagrams_per_aggregate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	const struct datapath_stats *s = &dp->stats;
+	return s->ul_aggregates ? (double)s->ul_datagrams / s->ul_aggregates : 0.0;
+}
+
+/* Failed OUT transfers and aggregates that could not be submitted are one thing to a user. */
+static uint64_t device_ul_errors(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->transport->stats.out_errors + dp->stats.ul_submit_errors;
+}
+
+/*
+ * Adding a counter is adding a line to one of these tables; the order is the order of both
+ * renderings.
+ */
+static const struct counter device_counters[] = {
+	{ "transport", NULL, .string = device_transport },
+	{ "rx_transfers_posted", "rx-transfers-posted", .u64 = device_rx_transfers_posted },
+	{ "transfers", "transfers", TRANSPORT(in_transfers) },
+	{ "bytes", "bytes", TRANSPORT(in_bytes) },
+	{ "transfer_errors", "transfer-errors", TRANSPORT(in_errors) },
+	{ "batch_max", NULL, TRANSPORT(in_batch_max) },
+	{ "aggregates", "aggregates", DATAPATH(dl_aggregates) },
+	{ "datagrams", "datagrams", DATAPATH(dl_datagrams) },
+	{ "datagrams_per_aggregate", NULL, .ratio = device_datagrams_per_aggregate },
+	{ "datagrams_max", "datagrams-max", DATAPATH(dl_datagrams_max) },
+	{ "unknown_mux", "unknown-mux", DATAPATH(dl_unknown_mux) },
+	{ "commands", "commands", DATAPATH(dl_commands) },
+	{ "flow_disable", NULL, DATAPATH(dl_flow_disable) },
+	{ "flow_enable", NULL, DATAPATH(dl_flow_enable) },
+	{ "commands_unsupported", NULL, DATAPATH(dl_commands_unsupported) },
+	{ "command_acks", NULL, DATAPATH(ul_command_acks) },
+	{ "command_acks_dropped", NULL, DATAPATH(ul_command_acks_dropped) },
+	{ "ul_aggregates", "ul-aggregates", DATAPATH(ul_aggregates) },
+	{ "ul_datagrams", "ul-datagrams", DATAPATH(ul_datagrams) },
+	{ "ul_datagrams_per_aggregate", NULL, .ratio = device_ul_datagrams_per_aggregate },
+	{ "ul_bytes", "ul-bytes", TRANSPORT(out_bytes) },
+	{ "ul_zlp", "ul-zlp", TRANSPORT(out_zlp) },
+	{ "ul_errors", "ul-errors", .u64 = device_ul_errors },
+	{ "ul_busy", NULL, TRANSPORT(out_busy) },
+	{ "disconnects", "disconnects", DATAPATH(modem_disconnects) },
+};
+
+static const char *mux_device(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->nd.status;
+}
+
+static const char *mux_flow(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->flow_off ? "off" : "on";
+}
+
+static const char *mux_gro(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return mux_gro_state(m);
+}
+
+static double mux_merge_ratio(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	const struct gro_stats *gs = m->gro ? &m->gro->stats : NULL;
+	return gs && gs->packets ? (double)gs->segments_merged / gs->packets : 0.0;
+}
+
+static const char *mux_headroom(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return config_headroom_to_string(m->headroom);
+}
+
+/* The text and the JSON place the device mode and the GRO state apart: two rows each. */
+static const struct counter mux_counters[] = {
+	{ "mode", NULL, .string = mux_device }, /* JSON: "device", below */
+	{ "rx_packets", "rx-packets", MUX(rx_packets) },
+	{ "rx_bytes", "rx-bytes", MUX(rx_bytes) },
+	{ "rx_dropped_queue_full", "rx-dropped-queue-full", MUX(rx_dropped_queue_full) },
+	{ "rx_dropped_write_error", "rx-dropped-write-error", MUX(rx_dropped_write_error) },
+	{ "tx_packets", "tx-packets", MUX(tx_packets) },
+	{ "tx_bytes", "tx-bytes", MUX(tx_bytes) },
+	{ "tx_dropped_not_ip", "tx-dropped-not-ip", MUX(tx_dropped_not_ip) },
+	{ "tx_dropped_too_big", "tx-dropped-too-big", MUX(tx_dropped_too_big) },
+	{ "tx_dropped_link_down", "tx-dropped-link-down", MUX(tx_dropped_link_down) },
+	{ "commands", "commands", MUX(commands_rx) },
+	{ "flow", NULL, .string = mux_flow },
+	{ "rx_writes", "rx-writes", MUX(rx_writes) },
+	{ NULL, "gro", .string = mux_gro }, /* text: last */
+	{ "gro_merged", "gro-merged", GRO(segments_merged) },
+	{ "gro_super_packets", "gro-super-packets", GRO(super_packets) },
+	{ "merge_ratio", "merge-ratio", .ratio = mux_merge_ratio },
+	{ "tx_gso_segments", "tx-gso-segments", MUX(tx_gso_segments) },
+	{ "tx_dropped_bad_gso", "tx-dropped-bad-gso", MUX(tx_dropped_bad_gso) },
+	{ "rx_silent_drops", "rx-silent-drops", MUX(rx_silent_drops) },
+	{ "headroom", "headroom", .string = mux_headroom },
+	{ NULL, "device", .string = mux_device }, /* text: "mode", first */
+	{ "headroom_switches", "headroom-switches", MUX(headroom_switches) },
+	{ "gro", NULL, .string = mux_gro }, /* JSON: after "rx-writes" */
+};
+
+static uint64_t counter_u64(const struct counter *c, const struct datapath *dp, const struct mux *m)
+{
+	const void *base = NULL;
+
+	switch (c->in) {
+	case COUNTER_GETTER:
+		return c->u64(dp, m);
+	case COUNTER_IN_DATAPATH:
+		base = &dp->stats;
+		break;
+	case COUNTER_IN_TRANSPORT:
+		base = &dp->transport->stats;
+		break;
+	case COUNTER_IN_MUX:
+		base = &m->stats;
+		break;
+	case COUNTER_IN_GRO:
+		if (!m->gro)
+			return 0;
+		base = &m->gro->stats;
+		break;
+	}
+	return *(const uint64_t *)((const char *)base + c->offset);
+}
+
+static void counters_print(const struct counter *table, size_t n, const struct datapath *dp,
+			   const struct mux *m, FILE *f)
+{
+	for (const struct counter *c = table; c < table + n; c++) {
+		if (!c->text)
+			continue;
+		if (c->string)
+			fprintf(f, " %s=%s", c->text, c->string(dp, m));
+		else if (c->ratio)
+			fprintf(f, " %s=%.2f", c->text, c->ratio(dp, m));
+		else
+			fprintf(f, " %s=%" PRIu64, c->text, counter_u64(c, dp, m));
+	}
+}
+
+static int counters_json(const struct counter *table, size_t n, const struct datapath *dp,
+			 const struct mux *m, json_t *o)
+{
+	for (const struct counter *c = table; c < table + n; c++) {
+		json_t *v;
+
+		if (!c->json)
+			continue;
+		if (c->string)
+			v = json_string(c->string(dp, m));
+		else if (c->ratio)
+			v = json_real(c->ratio(dp, m));
+		else
+			v = json_integer((json_int_t)counter_u64(c, dp, m));
+		if (json_object_set_new(o, c->json, v) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void counters_print_device(const struct datapath *dp, FILE *f)
+{
+	counters_print(device_counters, ARRAY_SIZE(device_counters), dp, NULL, f);
+}
+
+void counters_print_mux(const struct mux *m, FILE *f)
+{
+	counters_print(mux_counters, ARRAY_SIZE(mux_counters), m->dp, m, f);
+}
+
+int counters_json_device(const struct datapath *dp, json_t *o)
+{
+	return counters_json(device_counters, ARRAY_SIZE(device_counters), dp, NULL, o);
+}
+
+int counters_json_mux(const struct mux *m, json_t *o)
+{
+	return counters_json(mux_counters, ARRAY_SIZE(mux_counters), m->dp, m, o);
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Downlink: transfers deaggregated in place, packets written to the mux devices (through GRO
+ * and io_uring batches), QMAP commands answered.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "datapath-internal.h"
+#include "datapath.h"
+#include "headroom.h"
+#include "log.h"
+#include "uring.h"
+
+/* ---- downlink ---------------------------------------------------------------------- */
+
+/* A downlink write's outcome in the mux counters; segments: packets it carried. */
+static void mux_write_result(struct mux *m, unsigned segments, ssize_t res, size_t len)
+{
+	if (_likely_(res >= 0 && (size_t)res == len)) {
+		m->stats.rx_writes++;
+		return;
+	}
+	/* Never wait for the device: a full queue drops, as a NIC ring would. */
+	if (res == -EAGAIN)
+		m->stats.rx_dropped_queue_full += segments;
+	else
+		m->stats.rx_dropped_write_error += segments;
+}
+
+static void mux_write_done(void *tag, uint32_t segments, int res, size_t len)
+{
+	mux_write_result(tag, segments, res, len);
+}
+
+/* Submit the batched writes and wait for them: the transfer buffers are about to be reused. */
+void datapath_write_flush(struct datapath *dp)
+{
+	if (!dp->uring || uring_flush(dp->uring) >= 0)
+		return;
+	log_warning(EIO, "datapath: io_uring submit failed, writing directly from now on");
+	dp->uring = uring_free(dp->uring);
+}
+
+/*
+ * One downlink write into the mux's device: queued on the ring when batching (submitted when
+ * the receive batch ends), else writev now. copy_head: iov[0] is a header block the caller
+ * reuses after returning (GRO's), so the ring keeps a copy.
+ */
+static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, bool copy_head,
+		      unsigned segments)
+{
+	struct datapath *dp = m->dp;
+
+	if (dp->uring) {
+		if (_likely_(uring_writev(dp->uring, m->nd.fd, iov, iovcnt, copy_head, m,
+					  segments) == 0))
+			return;
+		/* Not queued: what is queued goes first, so the device sees its packets in order. */
+		datapath_write_flush(dp);
+	}
+	size_t len = 0;
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	ssize_t n =
+		iovcnt == 1 ? write(m->nd.fd, iov[0].iov_base, len) : writev(m->nd.fd, iov, iovcnt);
+	mux_write_result(m, segments, n < 0 ? -errno : n, len);
+}
+
+/* GRO's output: one write per super-packet or lone packet, from the transfer buffers. */
+void datapath_dl_gro_emit(void *userdata, const struct iovec *iov, int iovcnt)
+{
+	/* iov[0] holds the headers, every further iovec one segment's bytes. */
+	mux_write(userdata, iov, iovcnt, true, iovcnt > 1 ? (unsigned)iovcnt - 1 : 1);
+}
+
+int datapath_set_batch_writes(struct datapath *dp, bool on)
+{
+	if (!on) {
+		datapath_write_flush(dp);
+		dp->uring = uring_free(dp->uring);
+		return 0;
+	}
+	if (dp->uring)
+		return 0;
+	return uring_new(mux_write_done, &dp->uring);
+}
+
+/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
+void datapath_gro_flush(void *userdata)
+{
+	struct datapath *dp = userdata;
+	unsigned n = dp->n_gro_dirty;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct mux *m = dp->mux[dp->gro_dirty[i]];
+		if (m) {
+			gro_flush(m->gro);
+			m->gro_dirty = false;
+		}
+	}
+	dp->n_gro_dirty = 0;
+	datapath_write_flush(dp);
+	/* headroom = auto decides per window of segments; after the writes, which it may not delay. */
+	for (unsigned i = 0; i < n; i++) {
+		struct mux *m = dp->mux[dp->gro_dirty[i]];
+		if (m)
+			headroom_batch_done(dp, m);
+	}
+}
+
+static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+{
+	/* Counted as received from the modem; drops are counted where the write fails. */
+	m->stats.rx_packets++;
+	m->stats.rx_bytes += f->len;
+	if (m->gro) {
+		gro_add_qmap(m->gro, f);
+		/* Also when nothing is held: the batch's end checks headroom's window too. */
+		if (!m->gro_dirty) {
+			m->gro_dirty = true;
+			dp->gro_dirty[dp->n_gro_dirty++] = m->id;
+		}
+		return;
+	}
+
+	/* The Ethernet header is the mux's own and outlives the batch: no copy. */
+	struct iovec iov[2] = {
+		{ .iov_base = m->eth_header[(f->flags & QMAP_FRAME_IPV6) ? 1 : 0],
+		  .iov_len = ETH_HEADER_SIZE },
+		{ .iov_base = f->payload, .iov_len = f->len },
+	};
+	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
+		mux_write(m, iov, 2, false, 1);
+	else
+		mux_write(m, iov + 1, 1, false, 1);
+}
+
+/* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
+static bool datapath_ack_put(struct datapath *dp, const uint8_t *frame, size_t len)
+{
+	struct transport_out *out = datapath_ul_room(dp, len);
+	if (!out)
+		return false;
+	memcpy(out->data + out->len, frame, len);
+	out->len += len;
+	dp->ul_frames++;
+	dp->stats.ul_command_acks++;
+	return true;
+}
+
+void datapath_send_pending_acks(struct datapath *dp)
+{
+	unsigned sent = 0;
+
+	while (sent < dp->n_ack_pending &&
+	       datapath_ack_put(dp, dp->ack_pending[sent], dp->ack_pending_len[sent]))
+		sent++;
+	if (sent == 0)
+		return;
+	memmove(dp->ack_pending, dp->ack_pending[sent],
+		(dp->n_ack_pending - sent) * sizeof(dp->ack_pending[0]));
+	memmove(dp->ack_pending_len, dp->ack_pending_len + sent, dp->n_ack_pending - sent);
+	dp->n_ack_pending -= sent;
+	datapath_ul_flush(dp);
+}
+
+/* rmnet's answer to a command: the same frame sent back with the type set to ACK. */
+static void datapath_command_ack(struct datapath *dp, const struct qmap_frame *f)
+{
+	if (f->wire_len > DATAPATH_ACK_MAX || dp->n_ack_pending == DATAPATH_ACKS_PENDING) {
+		dp->stats.ul_command_acks_dropped++;
+		return;
+	}
+	uint8_t *ack = dp->ack_pending[dp->n_ack_pending];
+	memcpy(ack, f->header, f->wire_len);
+	qmap_command_make_ack(ack + (f->payload - f->header));
+	dp->ack_pending_len[dp->n_ack_pending++] = f->wire_len;
+	/* The modem waits for it: send now, or as soon as an OUT buffer frees. */
+	datapath_send_pending_acks(dp);
+}
+
+static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
+{
+	struct mux *m = dp->mux[f->mux_id];
+	struct qmap_command cmd;
+
+	dp->stats.dl_commands++;
+	if (m)
+		m->stats.commands_rx++;
+	if (qmap_command_parse(f->payload, f->len, &cmd) < 0 || cmd.type != QMAP_COMMAND_REQUEST)
+		return;
+	/* Like rmnet: commands for a mux we do not have, and unknown commands, get no reply. */
+	if (!m || (cmd.name != QMAP_COMMAND_FLOW_DISABLE && cmd.name != QMAP_COMMAND_FLOW_ENABLE)) {
+		dp->stats.dl_commands_unsupported++;
+		return;
+	}
+	bool off = cmd.name == QMAP_COMMAND_FLOW_DISABLE;
+	if (off)
+		dp->stats.dl_flow_disable++;
+	else
+		dp->stats.dl_flow_enable++;
+	if (m->flow_off != off)
+		log_debug("mux %u (%s): flow %s by the modem", m->id, m->nd.name,
+			  off ? "disabled" : "enabled");
+	m->flow_off = off;
+	/* Not reading lets the device's queue fill: the kernel backpressures the senders. */
+	datapath_ul_update_reading(dp, m);
+	datapath_command_ack(dp, f);
+}
+
+void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+	struct qmap_iter it;
+	struct qmap_frame f;
+	enum qmap_error err;
+	uint64_t datagrams = 0;
+	int r;
+
+	qmap_iter_init(&it, buf, len, dp->version);
+	while ((r = qmap_next(&it, &f, &err)) != 0) {
+		if (_unlikely_(r < 0)) {
+			dp->stats.dl_malformed[err]++;
+			continue;
+		}
+		if (_unlikely_(f.kind == QMAP_FRAME_COMMAND)) {
+			datapath_command(dp, &f);
+			continue;
+		}
+		datagrams++;
+		struct mux *m = dp->mux[f.mux_id];
+		if (_unlikely_(!m)) {
+			dp->stats.dl_unknown_mux++;
+			continue;
+		}
+		mux_deliver(dp, m, &f);
+	}
+	if (datagrams) {
+		dp->stats.dl_aggregates++;
+		dp->stats.dl_datagrams += datagrams;
+		if (datagrams > dp->stats.dl_datagrams_max)
+			dp->stats.dl_datagrams_max = datagrams;
+	}
+}

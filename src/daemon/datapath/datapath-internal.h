@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* struct datapath and what datapath.c, datapath-dl.c and datapath-ul.c share; private. */
+#ifndef QMAPD_DATAPATH_INTERNAL_H
+#define QMAPD_DATAPATH_INTERNAL_H
+
+#include <ev.h>
+
+#include "datapath.h"
+#include "gro.h"
+#include "gso.h"
+#include "mux.h"
+
+struct uring;
+
+#define DATAPATH_ACKS_PENDING 32
+/* A TSO/USO super-packet is at most 64 KiB of IP; room for its headers too. */
+#define DATAPATH_UL_SCRATCH (65536 + 256)
+#define DATAPATH_ACK_MAX    64 /* a command frame is 20 bytes; modems pad at most a little */
+
+struct datapath {
+	struct ev_loop *loop;
+	struct rtnl *rtnl;
+	struct transport *transport;
+	struct datapath_events events;
+	enum qmap_version version;
+	size_t ul_header_size;
+	uint32_t ul_max_size; /* bytes of an OUT buffer the modem accepts (<= buffer size) */
+	uint32_t ul_max_datagrams;
+	bool modem_up;
+	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
+	/*
+	 * Downlink writes of a receive batch go through io_uring, submitted together when the
+	 * batch ends (or 64 are queued); NULL = one writev per packet. datapath_set_batch_writes.
+	 */
+	struct uring *uring;
+
+	struct mux *mux[256]; /* by mux id; NULL = not configured */
+	unsigned n_mux;
+
+	bool ul_reading;     /* OUT buffers are free: devices may be read */
+	uint8_t *ul_scratch; /* DATAPATH_UL_SCRATCH bytes for super-packets that do not fit */
+	/* A super-packet being segmented; waits here while no OUT buffer is free. */
+	struct gso_packet ul_gso;
+	struct mux *ul_gso_mux; /* NULL: none pending */
+	uint32_t ul_gso_first;
+	bool ul_gso_in_place;
+
+	/* Muxes with downlink packets in this receive batch, flushed when the transport ends it. */
+	uint8_t gro_dirty[256];
+	unsigned n_gro_dirty;
+
+	/* Command ACKs waiting for an OUT buffer; a modem retries unanswered commands. */
+	uint8_t ack_pending[DATAPATH_ACKS_PENDING][DATAPATH_ACK_MAX];
+	uint8_t ack_pending_len[DATAPATH_ACKS_PENDING];
+	unsigned n_ack_pending;
+
+	/* The uplink aggregate being filled. */
+	struct transport_out *ul_out;
+	uint32_t ul_frames;
+	ev_prepare ul_flush;
+	ev_timer headroom_timer;
+
+	struct datapath_stats stats;
+};
+
+/* GRO's emit callback for a mux (mux.c sets it up). */
+void datapath_dl_gro_emit(void *userdata, const struct iovec *iov, int iovcnt);
+
+#define ETH_HEADER_SIZE 14
+
+/* Downlink (datapath-dl.c). */
+void datapath_gro_flush(void *userdata);
+void datapath_write_flush(struct datapath *dp);
+void datapath_send_pending_acks(struct datapath *dp);
+
+/* Uplink (datapath-ul.c). */
+void datapath_ul_flush(struct datapath *dp);
+struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
+void datapath_ul_segment_resume(struct datapath *dp);
+void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
+void datapath_set_reading(struct datapath *dp, bool on);
+void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
+
+#endif

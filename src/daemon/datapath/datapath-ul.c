@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Uplink: mux devices read straight into the aggregates, super-packets segmented into them,
+ * aggregates sent when full or when no device has more.
+ */
+
+#include <errno.h>
+#include <linux/virtio_net.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "datapath-internal.h"
+#include "datapath.h"
+#include "gso.h"
+#include "log.h"
+
+#define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
+
+/* ---- uplink ------------------------------------------------------------------------ */
+
+/* Read a mux's device while uplink buffers are free and the modem has not said stop. */
+void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
+{
+	bool on = dp->ul_reading && !m->flow_off;
+
+	if (m->reading == on)
+		return;
+	if (on)
+		ev_io_start(dp->loop, &m->io);
+	else
+		ev_io_stop(dp->loop, &m->io);
+	m->reading = on;
+}
+
+void datapath_set_reading(struct datapath *dp, bool on)
+{
+	dp->ul_reading = on;
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			datapath_ul_update_reading(dp, dp->mux[id]);
+}
+
+void datapath_ul_flush(struct datapath *dp)
+{
+	struct transport_out *out = dp->ul_out;
+
+	if (!out)
+		return;
+	dp->ul_out = NULL;
+	if (dp->ul_frames == 0) {
+		transport_out_put(dp->transport, out);
+		return;
+	}
+	dp->stats.ul_aggregates++;
+	dp->stats.ul_datagrams += dp->ul_frames;
+	dp->ul_frames = 0;
+	if (transport_out_submit(dp->transport, out) < 0)
+		dp->stats.ul_submit_errors++;
+}
+
+/* The current aggregate, with room for `need` more bytes. */
+struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
+{
+	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
+		datapath_ul_flush(dp);
+	if (!dp->ul_out) {
+		dp->ul_out = transport_out_get(dp->transport);
+		if (!dp->ul_out)
+			return NULL;
+		dp->ul_frames = 0;
+	}
+	return dp->ul_out;
+}
+
+/* An IPv4/IPv6 packet, and with a TAP (eth != NULL) the Ethernet type that says so. */
+static bool packet_is_ip(const uint8_t *eth, const uint8_t *ip, size_t len)
+{
+	if (len == 0)
+		return false;
+	unsigned version = ip[0] >> 4;
+	if (!eth)
+		return version == 4 || version == 6;
+	if (eth[12] == 0x08 && eth[13] == 0x00)
+		return version == 4;
+	if (eth[12] == 0x86 && eth[13] == 0xdd)
+		return version == 6;
+	return false;
+}
+
+/*
+ * Segments of one packet read with a virtio-net header (a TSO/USO super-packet, or a packet
+ * whose checksum the kernel left to us) into the aggregates, as many as it takes.
+ */
+static void mux_ul_segment(struct datapath *dp, struct mux *m, const struct virtio_net_hdr *vh,
+			   uint8_t *pkt, size_t len, bool in_place)
+{
+	struct gso_packet *p = &dp->ul_gso;
+	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
+
+	if (gso_parse(vh, l2, pkt, len, p) < 0) {
+		m->stats.tx_dropped_bad_gso++;
+		return;
+	}
+	/* In place works only if every segment fits the current aggregate at once. */
+	if (in_place &&
+	    (gso_out_size(p, 0, dp->ul_header_size) > dp->ul_max_size - dp->ul_out->len ||
+	     p->n_segs > dp->ul_max_datagrams - dp->ul_frames)) {
+		memcpy(dp->ul_scratch, pkt, len);
+		if (gso_parse(vh, l2, dp->ul_scratch, len, p) < 0)
+			return;
+		in_place = false;
+	}
+	dp->ul_gso_mux = m;
+	dp->ul_gso_first = 0;
+	dp->ul_gso_in_place = in_place;
+	datapath_ul_segment_resume(dp);
+}
+
+/*
+ * Write the segments of the pending super-packet (dp->ul_gso, in scratch or in place) into
+ * aggregates. Without a free OUT buffer it stays pending, reading stops, and on_out_ready
+ * resumes here: a super-packet is never cut short.
+ */
+void datapath_ul_segment_resume(struct datapath *dp)
+{
+	struct gso_packet *p = &dp->ul_gso;
+	struct mux *m = dp->ul_gso_mux;
+	struct gso_segment segs[64];
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+
+	while (m && dp->ul_gso_first < p->n_segs) {
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out) {
+			datapath_set_reading(dp, false);
+			return;
+		}
+		unsigned max = dp->ul_max_datagrams - dp->ul_frames;
+		int n = gso_write(p, dp->ul_gso_first, flags, out->data + out->len,
+				  dp->ul_max_size - out->len, dp->ul_header_size, segs,
+				  max < ARRAY_SIZE(segs) ? max : ARRAY_SIZE(segs));
+		if (n == -ENOBUFS && !dp->ul_gso_in_place && dp->ul_frames > 0) {
+			datapath_ul_flush(dp);
+			continue;
+		}
+		if (n < 0) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - dp->ul_gso_first;
+			break;
+		}
+		dp->ul_gso_in_place = false; /* after the first call pkt is only read from */
+		for (int i = 0; i < n; i++) {
+			qmap_write_data_header(out->data + out->len + segs[i].offset, dp->version,
+					       m->id, segs[i].len, 0, segs[i].csum_offload);
+			m->stats.tx_packets++;
+			m->stats.tx_bytes += segs[i].len;
+		}
+		out->len += segs[n - 1].offset + dp->ul_header_size + segs[n - 1].len;
+		if (p->split)
+			m->stats.tx_gso_segments += n;
+		dp->ul_gso_first += n;
+		dp->ul_frames += n;
+		if (dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+	}
+	dp->ul_gso_mux = NULL;
+}
+
+/*
+ * Read one packet into the aggregate: the IP packet lands right after room for its QMAP
+ * header. With a virtio-net header, a super-packet longer than the room left spills into
+ * scratch and is segmented from there (segmenting copies anyway). Returns false when the
+ * device has no more.
+ */
+static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out *out)
+{
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	bool vnet = m->nd.vnet_hdr_len != 0;
+	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	uint8_t eth[ETH_HEADER_SIZE];
+	uint8_t *ip = out->data + out->len + dp->ul_header_size;
+	size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
+	struct iovec iov[4];
+	int iovcnt = 0;
+
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
+	if (tap)
+		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
+	iov[iovcnt++] = (struct iovec){ ip, room };
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ dp->ul_scratch + room, DATAPATH_UL_SCRATCH - room };
+	ssize_t n = readv(m->nd.fd, iov, iovcnt);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		return false;
+	}
+	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
+	size_t len = (size_t)n > head ? (size_t)n - head : 0;
+	if (_unlikely_(!vnet && len > room)) {
+		m->stats.tx_dropped_too_big++;
+		return true;
+	}
+	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
+		m->stats.tx_dropped_not_ip++;
+		return true;
+	}
+	if (_unlikely_(!dp->modem_up || !m->link_up)) {
+		m->stats.tx_dropped_link_down++;
+		return true;
+	}
+	if (len <= room && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    !(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		/* The common small packet: already in place, only the QMAP header is missing. */
+		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0, false);
+		out->len += dp->ul_header_size + len;
+		m->stats.tx_packets++;
+		m->stats.tx_bytes += len;
+		if (++dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+		return true;
+	}
+	if (len <= room) {
+		mux_ul_segment(dp, m, &vh, ip, len, true);
+		return true;
+	}
+	memcpy(dp->ul_scratch, ip, room); /* join the two parts of the super-packet */
+	mux_ul_segment(dp, m, &vh, dp->ul_scratch, len, false);
+	return true;
+}
+
+void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct mux *m = w->data;
+	struct datapath *dp = m->dp;
+	(void)loop;
+	(void)revents;
+
+	for (int budget = UL_READ_BUDGET; budget > 0 && !dp->ul_gso_mux; budget--) {
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out) {
+			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
+			datapath_set_reading(dp, false);
+			return;
+		}
+		if (!mux_ul_read(dp, m, out))
+			return;
+	}
+}

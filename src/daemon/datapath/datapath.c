@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The datapath's life cycle, transport events and counters. The packet paths are in
+ * datapath-dl.c and datapath-ul.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "datapath-internal.h"
+#include "datapath.h"
+#include "headroom.h"
+#include "log.h"
+#include "mux.h"
+#include "uring.h"
+
+static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct datapath *dp = w->data;
+
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		struct mux *m = dp->mux[id];
+		if (m) {
+			headroom_tick(dp, m);
+			mux_sync_gro(m);
+		}
+	}
+}
+
+/* Runs once per loop iteration after all ready devices were read: send what we have. */
+static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	datapath_ul_flush(w->data);
+}
+
+static void datapath_on_out_ready(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	datapath_send_pending_acks(dp);
+	datapath_ul_segment_resume(dp);
+	if (!dp->ul_gso_mux)
+		datapath_set_reading(dp, true);
+}
+
+static void datapath_update_carrier(struct datapath *dp, struct mux *m)
+{
+	int r = netdev_set_carrier(&m->nd, dp->modem_up && m->link_up);
+	if (r < 0)
+		log_warning(r, "mux %u (%s): cannot set carrier", m->id, m->nd.name);
+}
+
+static void datapath_on_connect(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	dp->modem_up = true;
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			datapath_update_carrier(dp, dp->mux[id]);
+	if (dp->events.on_modem_up)
+		dp->events.on_modem_up(dp->events.userdata);
+}
+
+static void datapath_on_control(void *userdata, const uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+
+	if (dp->events.on_control)
+		dp->events.on_control(dp->events.userdata, buf, len);
+}
+
+static void datapath_on_disconnect(void *userdata)
+{
+	struct datapath *dp = userdata;
+
+	dp->stats.modem_disconnects++;
+	dp->modem_up = false;
+	dp->n_ack_pending = 0; /* answers to a modem that is gone */
+	dp->ul_gso_mux = NULL;
+	if (dp->ul_out) {
+		transport_out_put(dp->transport, dp->ul_out);
+		dp->ul_out = NULL;
+		dp->ul_frames = 0;
+	}
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id])
+			datapath_update_carrier(dp, dp->mux[id]);
+	if (dp->events.on_modem_down)
+		dp->events.on_modem_down(dp->events.userdata);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------- */
+
+int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+		 const struct datapath_events *events, struct datapath **ret)
+{
+	return datapath_new_with_backend(loop, rtnl, config, NULL, events, ret);
+}
+
+int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+			      const struct transport_ops *backend,
+			      const struct datapath_events *events, struct datapath **ret)
+{
+	const struct config_device *dev = &config->device;
+	struct datapath *dp = calloc(1, sizeof(*dp));
+	int r;
+
+	if (!dp)
+		return log_err(ENOMEM, "datapath: out of memory");
+	dp->loop = loop;
+	dp->rtnl = rtnl;
+	dp->offload_devices = true;
+	if (events)
+		dp->events = *events;
+	dp->version = dev->qmap_version;
+	dp->ul_header_size = qmap_ul_header_size(dp->version);
+	dp->ul_max_size = dev->ul_max_size;
+	dp->ul_max_datagrams = dev->ul_max_datagrams;
+	ev_prepare_init(&dp->ul_flush, datapath_on_prepare);
+	dp->ul_flush.data = dp;
+	ev_timer_init(&dp->headroom_timer, datapath_on_headroom_tick, HEADROOM_INTERVAL_SECONDS,
+		      HEADROOM_INTERVAL_SECONDS);
+	dp->headroom_timer.data = dp;
+
+	struct transport_params params = {
+		.dl_max_size = dev->dl_max_size,
+		.rx_transfers = dev->rx_transfers,
+		.ul_max_size = dev->ul_max_size,
+		.max_packet_size = dev->max_packet_size,
+	};
+	dp->ul_scratch = malloc(DATAPATH_UL_SCRATCH);
+	if (!dp->ul_scratch) {
+		datapath_free(dp);
+		return log_err(ENOMEM, "datapath: out of memory");
+	}
+	struct transport_callbacks cb = {
+		.on_bulk_in = datapath_bulk_in,
+		.on_bulk_in_done = datapath_gro_flush,
+		.on_control = datapath_on_control,
+		.on_out_ready = datapath_on_out_ready,
+		.on_connect = datapath_on_connect,
+		.on_disconnect = datapath_on_disconnect,
+	};
+	if (backend) {
+		size_t n = strlen(backend->scheme);
+		const char *address = dev->device;
+
+		if (strncmp(address, backend->scheme, n) == 0)
+			address += n;
+		r = transport_new_with_backend(loop, backend, address, &params, &cb, dp,
+					       &dp->transport);
+	} else {
+		r = transport_new(loop, dev->device, &params, &cb, dp, &dp->transport);
+	}
+	if (r < 0) {
+		datapath_free(dp);
+		return log_err(r, "device %s: cannot set up transport", dev->device);
+	}
+	/*
+	 * Batched downlink writes are the default: 0.30-0.40x the ns per packet of one write per
+	 * packet on 6.18 (tests/bench/RESULTS.md). Without io_uring, plain writes, same counters.
+	 */
+	r = datapath_set_batch_writes(dp, true);
+	if (r < 0)
+		log_info("datapath: io_uring unavailable (%s), one write per packet", strerror(-r));
+	*ret = dp;
+	return 0;
+}
+
+int datapath_mux_add(struct datapath *dp, const struct config_mux *cfg, bool persist, bool link_up,
+		     struct mux **ret)
+{
+	struct mux *m;
+	int r;
+
+	if (dp->mux[cfg->id])
+		return -EEXIST;
+	r = mux_new(dp, cfg, persist, &m);
+	if (r < 0)
+		return r;
+	ev_io_init(&m->io, datapath_ul_on_readable, m->nd.fd, EV_READ);
+	m->io.data = m;
+	m->link_up = link_up;
+	dp->mux[cfg->id] = m;
+	dp->n_mux++;
+	datapath_update_carrier(dp, m);
+	datapath_ul_update_reading(dp, m);
+	if (ret)
+		*ret = m;
+	return 0;
+}
+
+int datapath_mux_del(struct datapath *dp, unsigned id)
+{
+	if (id >= ARRAY_SIZE(dp->mux) || !dp->mux[id])
+		return -ENOENT;
+	/* Queued writes point at the mux: out with them first. */
+	datapath_write_flush(dp);
+	/* Frames of this mux already in the uplink aggregate still go out: they are valid. */
+	dp->mux[id] = mux_free(dp->mux[id]);
+	dp->n_mux--;
+	return 0;
+}
+
+void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up)
+{
+	m->link_up = up;
+	datapath_update_carrier(dp, m);
+}
+
+int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
+			     uint32_t ul_max_size, uint32_t ul_max_datagrams)
+{
+	int r = transport_set_dl_size(dp->transport, dl_max_size);
+	if (r < 0)
+		return r;
+	if (ul_max_size == 0 || ul_max_size > dp->transport->params.ul_max_size ||
+	    ul_max_datagrams == 0)
+		return -EINVAL;
+	/* A half-built aggregate was framed for the old version: send it first. */
+	datapath_ul_flush(dp);
+	dp->version = version;
+	dp->ul_header_size = qmap_ul_header_size(version);
+	dp->ul_max_size = ul_max_size;
+	dp->ul_max_datagrams = ul_max_datagrams;
+	return 0;
+}
+
+struct datapath *datapath_free(struct datapath *dp)
+{
+	if (!dp)
+		return NULL;
+	if (dp->loop) {
+		ev_prepare_stop(dp->loop, &dp->ul_flush);
+		ev_timer_stop(dp->loop, &dp->headroom_timer);
+	}
+	if (dp->transport) {
+		if (dp->ul_out)
+			transport_out_put(dp->transport, dp->ul_out);
+		transport_stop(dp->transport);
+	}
+	dp->uring = uring_free(dp->uring);
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		dp->mux[id] = mux_free(dp->mux[id]);
+	transport_free(dp->transport);
+	free(dp->ul_scratch);
+	free(dp);
+	return NULL;
+}
+
+int datapath_start(struct datapath *dp)
+{
+	int r = transport_start(dp->transport);
+	if (r < 0)
+		return log_err(r, "datapath: cannot start transport");
+	ev_prepare_start(dp->loop, &dp->ul_flush);
+	ev_timer_start(dp->loop, &dp->headroom_timer);
+	datapath_set_reading(dp, true);
+	return 0;
+}
+
+/* ---- accessors ---------------------------------------------------------------------- */
+
+bool datapath_modem_up(const struct datapath *dp)
+{
+	return dp->modem_up;
+}
+
+struct mux *datapath_mux(const struct datapath *dp, unsigned id)
+{
+	return id < ARRAY_SIZE(dp->mux) ? dp->mux[id] : NULL;
+}
+
+const struct datapath_stats *datapath_get_stats(const struct datapath *dp)
+{
+	return &dp->stats;
+}
+
+struct transport *datapath_transport(const struct datapath *dp)
+{
+	return dp->transport;
+}
+
+int datapath_control_send(struct datapath *dp, const uint8_t *buf, size_t len)
+{
+	return transport_control_send(dp->transport, buf, len);
+}
+
+/* ---- counters ----------------------------------------------------------------------- */
+
+/*
+ * Format (stable, tests parse it):
+ * Every line starts with `prefix` (a journald priority such as "<6>" for stderr, or "").
+ *   device: key=value ...
+ *   malformed: <qmap_error_name>=N ...
+ *   mux <id> (<ifname>): mode=<status> key=value ...
+ * The device and mux keys, shared with the JSON of the control socket, are the tables in
+ * counters.c.
+ */
+void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix)
+{
+	const struct datapath_stats *s = &dp->stats;
+
+	fprintf(f, "%sdevice:", prefix);
+	counters_print_device(dp, f);
+	fprintf(f, "\n%smalformed:", prefix);
+	for (int e = 0; e < _QMAP_ERR_MAX; e++)
+		fprintf(f, " %s=%" PRIu64, qmap_error_name(e), s->dl_malformed[e]);
+	fputc('\n', f);
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		const struct mux *m = dp->mux[id];
+		if (!m)
+			continue;
+		fprintf(f, "%smux %u (%s):", prefix, m->id, m->nd.name);
+		counters_print_mux(m, f);
+		fputc('\n', f);
+	}
+	fflush(f);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+
+#include "datapath-internal.h"
+#include "headroom.h"
+#include "log.h"
+#include "rtnl.h"
+
+bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged, double since_switch)
+{
+	if (packets < HEADROOM_MIN_PACKETS || since_switch < HEADROOM_MIN_SWITCH_SECONDS)
+		return xdp_now;
+	double share = (double)merged / (double)packets;
+	if (xdp_now && share > HEADROOM_DETACH_ABOVE)
+		return false;
+	if (!xdp_now && share < HEADROOM_ATTACH_BELOW)
+		return true;
+	return xdp_now;
+}
+
+static void headroom_check_device(struct datapath *dp, struct mux *m)
+{
+	uint64_t rx_packets;
+
+	if (rtnl_link_get_rx_packets(dp->rtnl, m->nd.ifindex, &rx_packets) < 0)
+		return;
+	uint64_t writes = m->stats.rx_writes - m->hr.last_writes;
+	uint64_t received = rx_packets - m->hr.last_rx_packets;
+	/* The first tick only takes the baseline: the device may have counted before us. */
+	if (m->hr.primed && writes > received)
+		m->stats.rx_silent_drops += writes - received;
+	m->hr.last_writes = m->stats.rx_writes;
+	m->hr.last_rx_packets = rx_packets;
+	m->hr.primed = true;
+}
+
+void headroom_decide(struct datapath *dp, struct mux *m)
+{
+	if (!m->gro)
+		return;
+	uint64_t packets = m->gro->stats.packets - m->hr.last_packets;
+	uint64_t merged = m->gro->stats.segments_merged - m->hr.last_merged;
+	m->hr.last_packets = m->gro->stats.packets;
+	m->hr.last_merged = m->gro->stats.segments_merged;
+	if (packets)
+		m->hr.merge_share = (double)merged / (double)packets;
+
+	if (m->headroom != CONFIG_HEADROOM_AUTO || m->nd.kind != NETDEV_KIND_TAP_XDP)
+		return;
+	double now = ev_now(dp->loop);
+	bool xdp = !m->nd.xdp_detached;
+	bool want = headroom_want_xdp(xdp, packets, merged, now - m->hr.last_switch);
+	if (want == xdp)
+		return;
+	int r = netdev_set_xdp(dp->rtnl, &m->nd, want);
+	if (r < 0) {
+		/* Windows come often: retry (and warn) once per timer interval, not per window. */
+		m->hr.last_switch = now + HEADROOM_INTERVAL_SECONDS - HEADROOM_MIN_SWITCH_SECONDS;
+		log_warning(r, "mux %u (%s): cannot %s the XDP program", m->id, m->nd.name,
+			    want ? "attach" : "detach");
+		return;
+	}
+	m->hr.last_switch = now;
+	m->stats.headroom_switches++;
+	log_info("mux %u (%s): %.0f%% of the last %" PRIu64
+		 " downlink segments merged, XDP headroom %s",
+		 m->id, m->nd.name, 100.0 * (double)merged / (double)packets, packets,
+		 want ? "on" : "off");
+}
+
+void headroom_tick(struct datapath *dp, struct mux *m)
+{
+	headroom_check_device(dp, m);
+	headroom_decide(dp, m);
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath-internal.h"
+#include "log.h"
+#include "mux.h"
+#include "rtnl.h"
+
+/*
+ * Source MAC of the frames we write into a TAP: locally administered, and the mux id in the
+ * last byte so a capture shows which mux a frame came from.
+ */
+static void mux_build_eth_headers(struct mux *m)
+{
+	static const uint16_t ethertype[2] = { 0x0800, 0x86dd };
+
+	for (int i = 0; i < 2; i++) {
+		uint8_t *h = m->eth_header[i];
+		memcpy(h, m->nd.mac, 6);
+		h[6] = 0x02;
+		h[7] = 'Q';
+		h[8] = 'M';
+		h[9] = 'A';
+		h[10] = 'P';
+		h[11] = m->id;
+		h[12] = ethertype[i] >> 8;
+		h[13] = ethertype[i] & 0xff;
+	}
+}
+
+static int mux_configure(struct mux *m, const struct config_mux *cfg)
+{
+	const struct config_prefix *addrs[] = { &cfg->ipv4_address, &cfg->ipv6_address };
+	char text[INET6_ADDRSTRLEN];
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(addrs); i++) {
+		if (addrs[i]->family == 0)
+			continue;
+		r = rtnl_addr_add(m->dp->rtnl, m->nd.ifindex, addrs[i]);
+		if (r < 0) {
+			inet_ntop(addrs[i]->family, &addrs[i]->addr, text, sizeof(text));
+			return log_err(r, "mux %u (%s): cannot add address %s/%u", m->id,
+				       m->nd.name, text, addrs[i]->prefixlen);
+		}
+	}
+	/* Static addresses (control = none): the default route goes with them at once. */
+	for (size_t i = 0; cfg->default_route && i < ARRAY_SIZE(addrs); i++) {
+		struct config_prefix any = { .family = addrs[i]->family };
+		if (any.family == 0)
+			continue;
+		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &any, cfg->route_metric);
+		if (r < 0)
+			return log_err(r, "mux %u (%s): cannot add default route", m->id,
+				       m->nd.name);
+	}
+	for (unsigned i = 0; i < cfg->n_routes; i++) {
+		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &cfg->routes[i], cfg->route_metric);
+		if (r < 0) {
+			inet_ntop(cfg->routes[i].family, &cfg->routes[i].addr, text, sizeof(text));
+			return log_err(r, "mux %u (%s): cannot add route %s/%u", m->id, m->nd.name,
+				       text, cfg->routes[i].prefixlen);
+		}
+	}
+	return 0;
+}
+
+int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, struct mux **ret)
+{
+	struct mux *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->dp = dp;
+	m->id = cfg->id;
+	m->mtu = cfg->mtu;
+	m->headroom = cfg->headroom;
+	m->nd.fd = -1;
+
+	r = netdev_create(dp->rtnl, cfg->interface, cfg->headroom, cfg->mtu, persist,
+			  dp->offload_devices, &m->nd);
+	if (r < 0) {
+		free(m);
+		return log_err(r, "mux %u (%s): cannot create network device", cfg->id,
+			       cfg->interface);
+	}
+	r = mux_configure(m, cfg);
+	if (r < 0) {
+		mux_free(m);
+		return r;
+	}
+	mux_build_eth_headers(m);
+	if (m->nd.vnet_hdr_len) {
+		bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+		struct gro_config gc = {
+			.vnet_hdr_len = m->nd.vnet_hdr_len,
+			.l2_len = tap ? sizeof(m->eth_header[0]) : 0,
+			.l2_header = { m->eth_header[0], m->eth_header[1] },
+			.max_flows = GRO_MAX_FLOWS,
+			.max_segs = GRO_MAX_SEGS,
+			.max_bytes = 65535,
+			.tcp = true,
+			.udp = m->nd.uso,
+			.emit = datapath_dl_gro_emit,
+			.userdata = m,
+		};
+		m->gro = calloc(1, sizeof(*m->gro));
+		if (!m->gro || gro_init(m->gro, &gc) < 0) {
+			mux_free(m);
+			return log_err(ENOMEM, "mux %u (%s): cannot set up GRO", cfg->id,
+				       cfg->interface);
+		}
+	}
+	log_info("mux %u (%s): device ready, %s, mtu %u", m->id, m->nd.name, m->nd.status, m->mtu);
+	*ret = m;
+	return 0;
+}
+
+struct mux *mux_free(struct mux *m)
+{
+	if (!m)
+		return NULL;
+	if (m->dp && m->dp->loop)
+		ev_io_stop(m->dp->loop, &m->io);
+	if (m->nd.fd >= 0)
+		netdev_close(&m->nd);
+	free(m->gro);
+	free(m);
+	return NULL;
+}
+
+void mux_sync_gro(struct mux *m)
+{
+	bool on;
+
+	if (!m->gro || rtnl_link_get_gro(m->dp->rtnl, m->nd.name, &on) < 0)
+		return;
+	if (on == !m->gro->off)
+		return;
+	gro_set_off(m->gro, !on);
+	log_info("mux %u (%s): generic-receive-offload %s, downlink merging %s", m->id, m->nd.name,
+		 on ? "on" : "off", on ? "resumed" : "stopped");
+}
+
+const char *mux_gro_state(const struct mux *m)
+{
+	if (!m->gro)
+		return "none";
+	return m->gro->off ? "off" : "on";
+}
+
+unsigned mux_id(const struct mux *m)
+{
+	return m->id;
+}
+
+const struct netdev *mux_netdev(const struct mux *m)
+{
+	return &m->nd;
+}
+
+const struct mux_stats *mux_get_stats(const struct mux *m)
+{
+	return &m->stats;
+}

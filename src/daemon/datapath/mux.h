@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* One mux: its network device, addresses, routes, counters. Private to the datapath. */
+#ifndef QMAPD_MUX_H
+#define QMAPD_MUX_H
+
+#include <ev.h>
+
+#include "datapath.h"
+
+struct gro;
+
+struct mux {
+	struct datapath *dp;
+	uint8_t id;
+	uint32_t mtu;
+	struct netdev nd;
+	ev_io io;
+	bool reading;
+	bool link_up;	 /* the session is connected (or the addresses are static) */
+	bool flow_off;	 /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
+	struct gro *gro; /* with a virtio-net header: downlink coalescing, else NULL */
+	enum config_headroom headroom;
+	struct {
+		uint64_t last_packets, last_merged; /* GRO counters at the previous decision */
+		uint64_t last_writes, last_rx_packets;
+		double merge_share; /* merged share of the last interval with traffic */
+		double last_switch; /* ev_now() of the last switch (failed: later, slows retries) */
+		bool primed;
+	} hr;		/* headroom.c's bookkeeping */
+	bool gro_dirty; /* had downlink packets this receive batch: flush GRO, check headroom */
+	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
+	uint8_t eth_header[2][14];
+	struct mux_stats stats;
+};
+
+/* Create the mux's device and apply the static configuration. Returns 0 or -errno. */
+int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, struct mux **ret);
+/* Close the device (removed by the kernel unless persistent). NULL-safe. */
+struct mux *mux_free(struct mux *m);
+
+/*
+ * Follow the device's generic-receive-offload feature: `ethtool -K DEV gro off` switches
+ * qmapd's downlink merging off for this mux (each packet written alone), `gro on` back on.
+ * Called from the datapath's periodic tick; a no-op for devices without GRO.
+ */
+void mux_sync_gro(struct mux *m);
+/* "on", "off" (switched off with ethtool) or "none" (a device without virtio-net header). */
+const char *mux_gro_state(const struct mux *m);
+
+#endif

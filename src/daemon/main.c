@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd: the daemon. Loads the config, builds the data plane and the control plane, runs
+ * one libev loop (GLib's context attached), answers qmapctl and talks to systemd.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic-file.h"
+#include "config.h"
+#include "control-server.h"
+#include "log.h"
+#include "loop.h"
+#include "manager.h"
+#include "notify.h"
+#include "rtnl.h"
+
+/* From the build: ${sysconfdir}/qmapd/qmapd.conf, where `cmake --install` puts the example. */
+#ifndef QMAPD_DEFAULT_CONFIG
+#define QMAPD_DEFAULT_CONFIG "/etc/qmapd/qmapd.conf"
+#endif
+#define QMAPD_STOP_TIMEOUT 5.0 /* seconds to stop networks and release clients on exit */
+#define QMAPD_STOP_POLL	   0.05
+
+struct qmapd {
+	struct ev_loop *loop;
+	struct loop_glib *glib;
+	struct rtnl *rtnl;
+	struct manager *manager;
+	struct control *control;
+	const char *stats_file;
+	ev_signal sig_term;
+	ev_signal sig_int;
+	ev_signal sig_hup;
+	ev_signal sig_usr1;
+	ev_timer stop_poll;
+	ev_tstamp stop_deadline;
+};
+
+static void qmapd_print_stats(FILE *f, const void *userdata)
+{
+	manager_print_stats(userdata, f, "");
+}
+
+static void qmapd_write_stats(struct qmapd *q)
+{
+	manager_print_stats(q->manager, stderr, "<6>");
+	if (!q->stats_file)
+		return;
+	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q->manager);
+	if (r < 0)
+		log_warning(r, "cannot write statistics to %s", q->stats_file);
+}
+
+static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct qmapd *q = w->data;
+	(void)revents;
+
+	if (manager_stopped(q->manager) || ev_now(loop) >= q->stop_deadline)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct qmapd *q = w->data;
+	(void)revents;
+
+	if (ev_is_active(&q->stop_poll)) {
+		ev_break(loop, EVBREAK_ALL); /* second signal: do not wait any longer */
+		return;
+	}
+	log_info("received %s, shutting down", strsignal(w->signum));
+	notify_stopping();
+	/* Stop the networks and release the client ids, so the modem is clean for the next run. */
+	manager_stop(q->manager);
+	q->stop_deadline = ev_now(loop) + QMAPD_STOP_TIMEOUT;
+	ev_timer_start(loop, &q->stop_poll);
+}
+
+static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct qmapd *q = w->data;
+	char result[512];
+	(void)loop;
+	(void)revents;
+
+	notify_reloading();
+	log_info("received SIGHUP, reloading the configuration");
+	manager_reload(q->manager, result, sizeof(result));
+	notify_ready();
+}
+
+static void on_usr1(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	qmapd_write_stats(w->data);
+}
+
+static void help(void)
+{
+	printf("Usage: qmapd [OPTIONS]\n\n"
+	       "Userspace QMAP data plane for Qualcomm-style cellular modems.\n\n"
+	       "  -c, --config PATH      configuration file (default " QMAPD_DEFAULT_CONFIG ")\n"
+	       "      --stats-file PATH  also write counters there on SIGUSR1 and at exit\n"
+	       "  -t, --check-config     parse the configuration, report errors, exit\n"
+	       "  -v, --verbose          debug logging\n"
+	       "  -h, --help             show this help\n"
+	       "      --version          show the version\n\n"
+	       "Signals: SIGTERM/SIGINT stop, SIGHUP reloads the configuration,\n"
+	       "SIGUSR1 prints the counters. qmapctl(8) talks to the running daemon.\n");
+}
+
+static int parse_args(int argc, char **argv, const char **ret_config, const char **ret_stats,
+		      bool *ret_check)
+{
+	enum { OPT_STATS = 0x100, OPT_VERSION };
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "stats-file", required_argument, NULL, OPT_STATS },
+		{ "check-config", no_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:tvh", options, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			*ret_config = optarg;
+			break;
+		case OPT_STATS:
+			*ret_stats = optarg;
+			break;
+		case 't':
+			*ret_check = true;
+			break;
+		case 'v':
+			log_set_max_level(LOG_DEBUG);
+			break;
+		case 'h':
+			help();
+			return 0;
+		case OPT_VERSION:
+			printf("qmapd " QMAPD_VERSION "\n");
+			return 0;
+		default:
+			fprintf(stderr, "Try 'qmapd --help'.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "qmapd: unexpected argument '%s'\nTry 'qmapd --help'.\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* The control socket reaches the manager through these (it is tested against a stub). */
+static json_t *ops_status(void *m)
+{
+	return manager_status(m);
+}
+
+static json_t *ops_mux_list(void *m)
+{
+	return manager_mux_list(m);
+}
+
+static json_t *ops_stats(void *m)
+{
+	return manager_stats(m);
+}
+
+static int ops_mux_add(void *m, const struct config_mux *cfg, char *err, size_t errlen)
+{
+	return manager_mux_add(m, cfg, err, errlen);
+}
+
+static int ops_mux_del(void *m, unsigned id, char *err, size_t errlen)
+{
+	return manager_mux_del(m, id, err, errlen);
+}
+
+static int ops_reload(void *m, char *err, size_t errlen)
+{
+	return manager_reload(m, err, errlen);
+}
+
+static const struct control_ops control_ops = {
+	.status = ops_status,
+	.mux_list = ops_mux_list,
+	.stats = ops_stats,
+	.mux_add = ops_mux_add,
+	.mux_del = ops_mux_del,
+	.reload = ops_reload,
+};
+
+int main(int argc, char **argv)
+{
+	struct qmapd q = {};
+	struct config *config = NULL;
+	const char *config_path = QMAPD_DEFAULT_CONFIG;
+	bool check_only = false;
+	char err[CONFIG_ERROR_MAX];
+	int r;
+
+	r = parse_args(argc, argv, &config_path, &q.stats_file, &check_only);
+	if (r <= 0)
+		return r == 0 ? EXIT_SUCCESS : 2;
+
+	r = config_load_file(config_path, &config, err, sizeof(err));
+	if (r < 0) {
+		log_err(0, "%s", err);
+		return EXIT_FAILURE;
+	}
+	if (check_only) {
+		printf("%s: OK\n", config_path);
+		config_free(config);
+		return EXIT_SUCCESS;
+	}
+
+	/* The data path writes to devices and sockets that may go away: never die of SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+
+	/*
+	 * No EVFLAG_SIGNALFD: it blocks the signals, and children (qmi-proxy, spawned by libqmi)
+	 * would inherit the mask and ignore SIGTERM from systemd or anyone else.
+	 */
+	q.loop = ev_default_loop(EVFLAG_AUTO);
+	if (!q.loop) {
+		log_err(0, "cannot create the event loop");
+		r = -ENOMEM;
+		goto finish;
+	}
+	r = loop_glib_attach(q.loop, &q.glib);
+	if (r < 0) {
+		log_err(r, "cannot attach GLib's main context");
+		goto finish;
+	}
+	r = rtnl_open(&q.rtnl);
+	if (r < 0) {
+		log_err(r, "cannot open rtnetlink");
+		goto finish;
+	}
+	char control_socket[sizeof(config->device.control_socket)];
+	char admin_group[sizeof(config->device.admin_group)];
+	snprintf(control_socket, sizeof(control_socket), "%s", config->device.control_socket);
+	snprintf(admin_group, sizeof(admin_group), "%s", config->device.admin_group);
+
+	r = manager_new(q.loop, q.rtnl, TAKE_PTR(config), &q.manager);
+	if (r < 0)
+		goto finish;
+	r = control_new(q.loop, &control_ops, q.manager, control_socket, admin_group, &q.control);
+	if (r < 0) {
+		log_err(r, "cannot listen on %s", control_socket);
+		goto finish;
+	}
+
+	ev_signal_init(&q.sig_term, on_terminate, SIGTERM);
+	ev_signal_init(&q.sig_int, on_terminate, SIGINT);
+	ev_signal_init(&q.sig_hup, on_reload, SIGHUP);
+	ev_signal_init(&q.sig_usr1, on_usr1, SIGUSR1);
+	ev_timer_init(&q.stop_poll, on_stop_poll, QMAPD_STOP_POLL, QMAPD_STOP_POLL);
+	q.sig_term.data = q.sig_int.data = q.sig_hup.data = q.sig_usr1.data = q.stop_poll.data = &q;
+	ev_signal_start(q.loop, &q.sig_term);
+	ev_signal_start(q.loop, &q.sig_int);
+	ev_signal_start(q.loop, &q.sig_hup);
+	ev_signal_start(q.loop, &q.sig_usr1);
+
+	r = manager_start(q.manager);
+	if (r < 0)
+		goto finish;
+	r = notify_init(q.loop);
+	if (r < 0)
+		log_warning(r, "cannot set up the systemd watchdog");
+	/* Ready means: configuration loaded and qmapctl can connect (not: the modem is up). */
+	notify_ready();
+	log_info("qmapd %s: running, control socket %s", QMAPD_VERSION, control_socket);
+
+	ev_run(q.loop, 0);
+	qmapd_write_stats(&q);
+	r = 0;
+
+finish:
+	if (q.loop)
+		notify_exit(q.loop);
+	q.control = control_free(q.control);
+	q.manager = manager_free(q.manager);
+	q.rtnl = rtnl_close(q.rtnl);
+	q.glib = loop_glib_detach(q.glib);
+	config_free(config);
+	if (q.loop)
+		ev_loop_destroy(q.loop);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "datapath.h"
+#include "log.h"
+#include "manager.h"
+#include "notify.h"
+#include "qmi-modem.h"
+#include "session.h"
+#include "wdm.h"
+
+struct manager {
+	struct ev_loop *loop;
+	struct rtnl *rtnl;
+	struct config *config;
+	struct datapath *dp;
+	struct wdm *wdm;
+	struct qmi_modem *qm;
+	struct session *session[CONFIG_MUX_ID_MAX + 1];
+	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
+	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	bool stopping;
+};
+
+static bool control_qmi(const struct manager *m)
+{
+	return m->config->device.control == CONFIG_CONTROL_QMI;
+}
+
+/* A mux's state as qmapctl shows it: its session's, or with static addresses the modem's. */
+static const char *mux_state(const struct manager *m, unsigned id)
+{
+	if (m->session[id])
+		return session_state_to_string(m->session[id]->state);
+	return datapath_modem_up(m->dp) ? "connected" : "disconnected";
+}
+
+/* STATUS= for systemd: one line a person can read in `systemctl status qmapd`. */
+static void manager_update_status(struct manager *m)
+{
+	unsigned total = 0, connected = 0;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!datapath_mux(m->dp, id))
+			continue;
+		total++;
+		if (strcmp(mux_state(m, id), "connected") == 0)
+			connected++;
+	}
+	const char *modem = m->qm ? qmi_modem_state_to_string(m->qm->state)
+				  : (datapath_modem_up(m->dp) ? "ready" : "absent");
+	notify_status("modem %s, %u of %u mux(es) connected", modem, connected, total);
+}
+
+static void on_session_state(void *userdata, struct session *s)
+{
+	(void)s;
+	manager_update_status(userdata);
+}
+
+/* ---- modem events ------------------------------------------------------------------- */
+
+static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
+{
+	struct manager *m = userdata;
+	int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
+					 f->ul_max_datagrams);
+	if (r < 0) {
+		log_err(r, "modem: cannot apply the granted data format");
+		return;
+	}
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			session_modem_ready(m->session[id], m->qm->device);
+	manager_update_status(m);
+}
+
+static void on_qmi_lost(void *userdata)
+{
+	struct manager *m = userdata;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			session_modem_lost(m->session[id]);
+	manager_update_status(m);
+}
+
+static void on_modem_up(void *userdata)
+{
+	struct manager *m = userdata;
+
+	log_info("modem %s: present", m->config->device.device);
+	if (m->qm && !m->stopping)
+		qmi_modem_start(m->qm);
+	manager_update_status(m);
+}
+
+static void on_modem_down(void *userdata)
+{
+	struct manager *m = userdata;
+
+	log_warning(0, "modem %s: gone; devices kept without carrier", m->config->device.device);
+	if (m->qm) {
+		qmi_modem_stop(m->qm);
+		on_qmi_lost(m);
+	}
+	manager_update_status(m);
+}
+
+static void on_control(void *userdata, const uint8_t *buf, size_t len)
+{
+	struct manager *m = userdata;
+
+	if (m->wdm)
+		wdm_deliver(m->wdm, buf, len);
+}
+
+static int wdm_to_modem(void *userdata, const uint8_t *msg, size_t len)
+{
+	struct manager *m = userdata;
+
+	return datapath_control_send(m->dp, msg, len);
+}
+
+/* ---- muxes -------------------------------------------------------------------------- */
+
+static int manager_add(struct manager *m, const struct config_mux *cfg, bool from_config, char *err,
+		       size_t errlen)
+{
+	struct mux *mux;
+	int r;
+
+	if (datapath_mux(m->dp, cfg->id)) {
+		snprintf(err, errlen, "mux %u exists", cfg->id);
+		return -EEXIST;
+	}
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (datapath_mux(m->dp, id) &&
+		    strcmp(mux_netdev(datapath_mux(m->dp, id))->name, cfg->interface) == 0) {
+			snprintf(err, errlen, "interface %s is used by mux %u", cfg->interface, id);
+			return -EEXIST;
+		}
+	r = datapath_mux_add(m->dp, cfg, m->config->device.persist_devices, !control_qmi(m), &mux);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
+		return r;
+	}
+	if (control_qmi(m)) {
+		struct session_callbacks cb = { .on_state = on_session_state };
+		r = session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, &m->session[cfg->id]);
+		if (r < 0) {
+			datapath_mux_del(m->dp, cfg->id);
+			snprintf(err, errlen, "out of memory");
+			return r;
+		}
+		if (m->qm->state == QMI_MODEM_STATE_READY)
+			session_modem_ready(m->session[cfg->id], m->qm->device);
+	}
+	m->from_config[cfg->id] = from_config;
+	m->mux_cfg[cfg->id] = *cfg;
+	manager_update_status(m);
+	return 0;
+}
+
+static int manager_del(struct manager *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return -ENOENT;
+	session_free_async(m->session[id]);
+	m->session[id] = NULL;
+	datapath_mux_del(m->dp, id);
+	m->from_config[id] = false;
+	log_info("mux %u: removed", id);
+	manager_update_status(m);
+	return 0;
+}
+
+int manager_mux_add(struct manager *m, const struct config_mux *cfg, char *err, size_t errlen)
+{
+	int r = manager_add(m, cfg, false, err, errlen);
+	if (r == 0)
+		log_info("mux %u (%s): added at runtime", cfg->id, cfg->interface);
+	return r;
+}
+
+int manager_mux_del(struct manager *m, unsigned id, char *err, size_t errlen)
+{
+	int r = manager_del(m, id);
+	if (r == -ENOENT)
+		snprintf(err, errlen, "no mux %u", id);
+	return r;
+}
+
+/* Same settings? Compared key by key: struct padding may hold anything. */
+static bool mux_cfg_equal(const struct config_mux *a, const struct config_mux *b)
+{
+	if (a->n_routes != b->n_routes)
+		return false;
+	for (unsigned i = 0; i < a->n_routes; i++)
+		if (memcmp(&a->routes[i], &b->routes[i], sizeof(a->routes[i])) != 0)
+			return false;
+	return a->id == b->id && strcmp(a->interface, b->interface) == 0 &&
+	       strcmp(a->apn, b->apn) == 0 && a->ip_type == b->ip_type &&
+	       strcmp(a->allowed_auth, b->allowed_auth) == 0 && strcmp(a->user, b->user) == 0 &&
+	       strcmp(a->password, b->password) == 0 && a->mtu == b->mtu &&
+	       a->headroom == b->headroom &&
+	       memcmp(&a->ipv4_address, &b->ipv4_address, sizeof(a->ipv4_address)) == 0 &&
+	       memcmp(&a->ipv6_address, &b->ipv6_address, sizeof(a->ipv6_address)) == 0 &&
+	       a->route_metric == b->route_metric && a->default_route == b->default_route &&
+	       a->autoconnect == b->autoconnect;
+}
+
+int manager_reload(struct manager *m, char *err, size_t errlen)
+{
+	struct config *next = NULL;
+	char perr[CONFIG_ERROR_MAX];
+	unsigned added = 0, removed = 0, changed = 0;
+	int r;
+
+	r = config_load_file(m->config->path, &next, perr, sizeof(perr));
+	if (r < 0) {
+		snprintf(err, errlen, "%s; keeping the running configuration", perr);
+		return log_err(0, "reload: %s", err), r;
+	}
+	if (memcmp(&next->device, &m->config->device, sizeof(next->device)) != 0)
+		log_warning(0, "reload: changes in [device] take effect after a restart");
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *n = &next->mux[id];
+		bool have = datapath_mux(m->dp, id) != NULL;
+		char e[256];
+
+		if (have && m->from_config[id] && !n->present) {
+			manager_del(m, id);
+			removed++;
+		} else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n)) {
+			manager_del(m, id);
+			if (manager_add(m, n, true, e, sizeof(e)) < 0)
+				log_err(0, "reload: mux %u: %s", id, e);
+			changed++;
+		} else if (!have && n->present) {
+			if (manager_add(m, n, true, e, sizeof(e)) < 0)
+				log_err(0, "reload: mux %u: %s", id, e);
+			added++;
+		} else if (have && n->present) {
+			m->from_config[id] = true;
+		}
+	}
+	/* The running [device] stays as it is until a restart; everything else is the new file. */
+	next->device = m->config->device;
+	config_free(m->config);
+	m->config = next;
+	log_info("reload: %u mux(es) added, %u removed, %u changed", added, removed, changed);
+	snprintf(err, errlen, "%u added, %u removed, %u changed", added, removed, changed);
+	return 0;
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static json_t *prefix_json(const struct config_prefix *p, bool with_len)
+{
+	char text[INET6_ADDRSTRLEN + 4];
+
+	if (p->family == 0)
+		return json_null();
+	inet_ntop(p->family, &p->addr, text, INET6_ADDRSTRLEN);
+	if (with_len)
+		snprintf(text + strlen(text), 5, "/%u", p->prefixlen);
+	return json_string(text);
+}
+
+static json_t *family_json(const struct session_family *f)
+{
+	json_t *dns = json_array();
+
+	for (int i = 0; i < 2; i++)
+		if (f->applied.dns[i].family)
+			json_array_append_new(dns, prefix_json(&f->applied.dns[i], false));
+	json_t *o = json_pack("{s:o, s:o}", "address", prefix_json(&f->applied.address, true),
+			      "dns", dns);
+	if (f->applied.gateway.family)
+		json_object_set_new(o, "gateway", prefix_json(&f->applied.gateway, false));
+	if (f->applied.mtu)
+		json_object_set_new(o, "mtu", json_integer(f->applied.mtu));
+	return o;
+}
+
+static json_t *mux_json(struct manager *m, unsigned id)
+{
+	const struct mux *mux = datapath_mux(m->dp, id);
+	const struct config_mux *c = &m->mux_cfg[id];
+	const struct session *s = m->session[id];
+	const struct mux_stats *st = mux_get_stats(mux);
+	const char *state = mux_state(m, id);
+
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i}", "id", id, "interface",
+			      mux_netdev(mux)->name, "state", state, "apn", c->apn, "ip-type",
+			      config_ip_type_to_string(c->ip_type), "headroom",
+			      mux_netdev(mux)->status, "mtu", c->mtu);
+	if (c->user[0])
+		json_object_set_new(o, "user", json_string(c->user));
+	if (c->password[0])
+		json_object_set_new(o, "password", json_string("(hidden)"));
+	if (c->allowed_auth[0])
+		json_object_set_new(o, "allowed-auth", json_string(c->allowed_auth));
+	if (s) {
+		for (unsigned i = 0; i < s->n_fam; i++) {
+			const struct session_family *f = &s->fam[i];
+			if (f->handle && f->applied.valid)
+				json_object_set_new(o, f->family == AF_INET ? "ipv4" : "ipv6",
+						    family_json(f));
+		}
+		if (s->last_error[0])
+			json_object_set_new(o, "last-error", json_string(s->last_error));
+		double retry = session_retry_in(s);
+		if (retry >= 0)
+			json_object_set_new(o, "retry-in", json_real(retry));
+	} else {
+		/* Static configuration (control = none). */
+		if (c->ipv4_address.family)
+			json_object_set_new(
+				o, "ipv4",
+				json_pack("{s:o}", "address", prefix_json(&c->ipv4_address, true)));
+		if (c->ipv6_address.family)
+			json_object_set_new(
+				o, "ipv6",
+				json_pack("{s:o}", "address", prefix_json(&c->ipv6_address, true)));
+	}
+	json_object_set_new(
+		o, "counters",
+		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "rx-packets",
+			  (json_int_t)st->rx_packets, "rx-bytes", (json_int_t)st->rx_bytes,
+			  "tx-packets", (json_int_t)st->tx_packets, "tx-bytes",
+			  (json_int_t)st->tx_bytes, "rx-dropped",
+			  (json_int_t)(st->rx_dropped_queue_full + st->rx_dropped_write_error),
+			  "tx-dropped",
+			  (json_int_t)(st->tx_dropped_not_ip + st->tx_dropped_too_big +
+				       st->tx_dropped_link_down)));
+	return o;
+}
+
+static void set_string(json_t *o, const char *key, const char *value)
+{
+	if (value && *value)
+		json_object_set_new(o, key, json_string(value));
+}
+
+json_t *manager_status(struct manager *m)
+{
+	json_t *modem = json_object();
+	const struct qmi_modem *qm = m->qm;
+
+	json_object_set_new(modem, "transport", json_string(m->config->device.device));
+	if (!qm) {
+		json_object_set_new(modem, "state",
+				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
+		json_object_set_new(modem, "control", json_string("none"));
+	} else {
+		json_object_set_new(modem, "state",
+				    json_string(qmi_modem_state_to_string(qm->state)));
+		json_object_set_new(modem, "control-path", json_string(qm->path));
+		set_string(modem, "manufacturer", qm->manufacturer);
+		set_string(modem, "model", qm->model);
+		set_string(modem, "revision", qm->revision);
+		set_string(modem, "imei", qm->imei);
+		set_string(modem, "last-error", qm->last_error);
+		if (qm->state == QMI_MODEM_STATE_READY) {
+			const struct qmi_data_format *f = &qm->format;
+			json_object_set_new(modem, "data-format",
+					    json_pack("{s:s, s:i, s:i, s:i, s:i}", "protocol",
+						      f->version == QMAP_V5 ? "qmapv5" : "qmap",
+						      "dl-max-size", f->dl_max_size,
+						      "dl-max-datagrams", f->dl_max_datagrams,
+						      "ul-max-size", f->ul_max_size,
+						      "ul-max-datagrams", f->ul_max_datagrams));
+			set_string(modem, "registration", qm->registration);
+			set_string(modem, "access-technology", qm->access_technology);
+			set_string(modem, "operator", qm->operator_name);
+			if (qm->have_signal)
+				json_object_set_new(modem, "signal",
+						    json_pack("{s:i, s:i, s:i, s:f}", "rssi",
+							      qm->rssi, "rsrp", qm->rsrp, "rsrq",
+							      qm->rsrq, "snr", qm->snr / 10.0));
+		}
+	}
+	json_t *muxes = json_array();
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (datapath_mux(m->dp, id))
+			json_array_append_new(muxes, mux_json(m, id));
+	return json_pack("{s:o, s:o}", "modem", modem, "muxes", muxes);
+}
+
+json_t *manager_mux_list(struct manager *m)
+{
+	json_t *muxes = json_array();
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!datapath_mux(m->dp, id))
+			continue;
+		json_array_append_new(muxes,
+				      json_pack("{s:i, s:s, s:s, s:s}", "id", id, "interface",
+						mux_netdev(datapath_mux(m->dp, id))->name, "state",
+						mux_state(m, id), "apn", m->mux_cfg[id].apn));
+	}
+	return json_pack("{s:o}", "muxes", muxes);
+}
+
+json_t *manager_stats(struct manager *m)
+{
+	const struct datapath_stats *s = datapath_get_stats(m->dp);
+	json_t *malformed = json_object();
+	json_t *device = json_object();
+
+	for (int e = 0; e < _QMAP_ERR_MAX; e++)
+		json_object_set_new(malformed, qmap_error_name(e),
+				    json_integer((json_int_t)s->dl_malformed[e]));
+	if (device && counters_json_device(m->dp, device) < 0) {
+		json_decref(device);
+		device = NULL; /* the reply fails as a whole, as for any allocation */
+	}
+	json_t *muxes = json_array();
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct mux *mux = datapath_mux(m->dp, id);
+		if (!mux)
+			continue;
+		json_t *o = json_pack("{s:i, s:s}", "id", id, "interface", mux_netdev(mux)->name);
+		if (o && counters_json_mux(mux, o) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+		json_array_append_new(muxes, o);
+	}
+	return json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed, "muxes",
+			 muxes);
+}
+
+void manager_print_stats(const struct manager *m, FILE *f, const char *prefix)
+{
+	datapath_print_stats(m->dp, f, prefix);
+}
+
+/* ---- life cycle --------------------------------------------------------------------- */
+
+int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
+		struct manager **ret)
+{
+	struct manager *m = calloc(1, sizeof(*m));
+	char err[256];
+	int r;
+
+	if (!m) {
+		config_free(config);
+		return -ENOMEM;
+	}
+	m->loop = loop;
+	m->rtnl = rtnl;
+	m->config = config;
+
+	struct datapath_events events = {
+		.on_modem_up = on_modem_up,
+		.on_modem_down = on_modem_down,
+		.on_control = on_control,
+		.userdata = m,
+	};
+	r = datapath_new(loop, rtnl, config, &events, &m->dp);
+	if (r < 0)
+		goto fail;
+
+	if (control_qmi(m)) {
+		const struct config_device *d = &config->device;
+		r = wdm_new(loop, WDM_FRAMING_QMUX, d->control_link, wdm_to_modem, m, &m->wdm);
+		if (r < 0) {
+			log_err(r, "cannot create the QMI control bridge %s", d->control_link);
+			goto fail;
+		}
+		struct qmi_modem_request req = {
+			.dl_max_size = d->dl_max_size,
+			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
+			.ul_max_size = d->ul_max_size,
+			.ul_max_datagrams = d->ul_max_datagrams,
+			.try_qmapv5 = d->qmap_version == QMAP_V5,
+		};
+		struct qmi_modem_callbacks cb = { .on_ready = on_qmi_ready,
+						  .on_lost = on_qmi_lost };
+		r = qmi_modem_new(loop, d->control_link, &req, &cb, m, &m->qm);
+		if (r < 0)
+			goto fail;
+	}
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!config->mux[id].present)
+			continue;
+		r = manager_add(m, &config->mux[id], true, err, sizeof(err));
+		if (r < 0) {
+			log_err(r, "mux %u: %s", id, err);
+			goto fail;
+		}
+	}
+	*ret = m;
+	return 0;
+fail:
+	manager_free(m);
+	return r;
+}
+
+int manager_start(struct manager *m)
+{
+	int r = datapath_start(m->dp);
+	if (r < 0)
+		return r;
+	manager_update_status(m);
+	return 0;
+}
+
+void manager_stop(struct manager *m)
+{
+	m->stopping = true;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		session_free_async(m->session[id]);
+		m->session[id] = NULL;
+	}
+}
+
+bool manager_stopped(const struct manager *m)
+{
+	(void)m;
+	return session_stops_pending() == 0;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+	if (!m)
+		return NULL;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		session_free_async(m->session[id]);
+		m->session[id] = NULL;
+	}
+	m->qm = qmi_modem_free(m->qm);
+	m->dp = datapath_free(m->dp);
+	m->wdm = wdm_free(m->wdm);
+	config_free(m->config);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "qmi-modem.h"
+
+#define QMI_TIMEOUT_SECONDS    10
+#define QMI_OPEN_TIMEOUT       15
+#define QMI_RADIO_POLL_SECONDS 30.0
+#define QMI_RETRY_MIN_SECONDS  1.0
+#define QMI_RETRY_MAX_SECONDS  30.0
+
+const char *qmi_modem_state_to_string(enum qmi_modem_state state)
+{
+	switch (state) {
+	case QMI_MODEM_STATE_CLOSED:
+		return "absent";
+	case QMI_MODEM_STATE_OPENING:
+		return "initializing";
+	case QMI_MODEM_STATE_READY:
+		return "ready";
+	case QMI_MODEM_STATE_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+static void qmi_modem_reset(struct qmi_modem *qm)
+{
+	if (qm->cancellable) {
+		g_cancellable_cancel(qm->cancellable);
+		g_clear_object(&qm->cancellable);
+	}
+	ev_timer_stop(qm->loop, &qm->radio_poll);
+	if (qm->device && qm->state == QMI_MODEM_STATE_READY) {
+		/* Give the client ids back so the modem does not run out of them. */
+		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda };
+		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+			if (*clients[i])
+				qmi_device_release_client(
+					qm->device, *clients[i],
+					QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL, NULL,
+					NULL);
+	}
+	g_clear_object(&qm->dms);
+	g_clear_object(&qm->nas);
+	g_clear_object(&qm->wda);
+	if (qm->device)
+		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
+	g_clear_object(&qm->device);
+	qm->state = QMI_MODEM_STATE_CLOSED;
+}
+
+static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error)
+{
+	snprintf(qm->last_error, sizeof(qm->last_error), "%s: %s", what,
+		 error ? error->message : "failed");
+	log_warning(0, "modem %s: %s", qm->path, qm->last_error);
+	qmi_modem_reset(qm);
+	qm->state = QMI_MODEM_STATE_FAILED;
+	/* Capped exponential backoff: a modem that is still booting answers later. */
+	double delay = QMI_RETRY_MIN_SECONDS * (1u << (qm->attempts < 5 ? qm->attempts : 5));
+	if (delay > QMI_RETRY_MAX_SECONDS)
+		delay = QMI_RETRY_MAX_SECONDS;
+	qm->attempts++;
+	ev_timer_set(&qm->retry, delay, 0.);
+	ev_timer_start(qm->loop, &qm->retry);
+	if (qm->cb.on_lost)
+		qm->cb.on_lost(qm->userdata);
+}
+
+/* ---- identity and radio state (for status only; failures are not fatal) ---------- */
+
+static void replace_string(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+}
+
+/*
+ * The four DMS string queries differ only in libqmi's names and types: one macro makes
+ * their callbacks. The answer replaces the modem's string `member`; a failure keeps it.
+ */
+#define DMS_STRING_READY(query, Query, getter, member)                                         \
+	static void dms_##query##_ready(GObject *src, GAsyncResult *res, gpointer user_data)   \
+	{                                                                                      \
+		g_autoptr(GError) error = NULL;                                                \
+		g_autoptr(QmiMessageDmsGet##Query##Output) out =                               \
+			qmi_client_dms_get_##query##_finish(QMI_CLIENT_DMS(src), res, &error); \
+		struct qmi_modem *qm = user_data;                                              \
+		const char *value = NULL;                                                      \
+                                                                                               \
+		if (qmi_step_cancelled(error))                                                 \
+			return;                                                                \
+		if (out && qmi_message_dms_get_##query##_output_get_result(out, &error) &&     \
+		    qmi_message_dms_get_##query##_output_get_##getter(out, &value, NULL))      \
+			replace_string(&qm->member, value);                                    \
+	}
+
+DMS_STRING_READY(manufacturer, Manufacturer, manufacturer, manufacturer)
+DMS_STRING_READY(model, Model, model, model)
+DMS_STRING_READY(revision, Revision, revision, revision)
+DMS_STRING_READY(ids, Ids, imei, imei)
+
+static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageNasGetServingSystemOutput) out =
+		qmi_client_nas_get_serving_system_finish(QMI_CLIENT_NAS(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	QmiNasRegistrationState reg;
+	QmiNasRoamingIndicatorStatus roaming;
+	GArray *radio = NULL;
+	guint16 mcc, mnc;
+	const char *desc = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!out || !qmi_message_nas_get_serving_system_output_get_result(out, &error)) {
+		log_debug("modem %s: serving system: %s", qm->path, error->message);
+		return;
+	}
+	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, NULL,
+									  NULL, &radio, NULL))
+		return;
+	const char *state = "unknown";
+	switch (reg) {
+	case QMI_NAS_REGISTRATION_STATE_REGISTERED:
+		state = "home";
+		if (qmi_message_nas_get_serving_system_output_get_roaming_indicator(out, &roaming,
+										    NULL) &&
+		    roaming == QMI_NAS_ROAMING_INDICATOR_STATUS_ON)
+			state = "roaming";
+		break;
+	case QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING:
+		state = "searching";
+		break;
+	case QMI_NAS_REGISTRATION_STATE_REGISTRATION_DENIED:
+		state = "denied";
+		break;
+	case QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED:
+		state = "idle";
+		break;
+	default:
+		break;
+	}
+	snprintf(qm->registration, sizeof(qm->registration), "%s", state);
+	qm->access_technology[0] = '\0';
+	if (radio && radio->len > 0) {
+		const char *s = qmi_nas_radio_interface_get_string(
+			g_array_index(radio, QmiNasRadioInterface, 0));
+		snprintf(qm->access_technology, sizeof(qm->access_technology), "%s",
+			 s ? s : "unknown");
+	}
+	if (qmi_message_nas_get_serving_system_output_get_current_plmn(out, &mcc, &mnc, &desc,
+								       NULL))
+		snprintf(qm->operator_name, sizeof(qm->operator_name), "%s (%03u%02u)",
+			 desc && *desc ? desc : "unnamed", mcc, mnc);
+}
+
+static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageNasGetSignalInfoOutput) out =
+		qmi_client_nas_get_signal_info_finish(QMI_CLIENT_NAS(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	gint8 rssi, rsrq;
+	gint16 rsrp, snr;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (out && qmi_message_nas_get_signal_info_output_get_result(out, &error) &&
+	    qmi_message_nas_get_signal_info_output_get_lte_signal_strength(out, &rssi, &rsrq, &rsrp,
+									   &snr, NULL)) {
+		qm->have_signal = true;
+		qm->rssi = rssi;
+		qm->rsrq = rsrq;
+		qm->rsrp = rsrp;
+		qm->snr = snr;
+	}
+}
+
+static void qmi_modem_query_radio(struct qmi_modem *qm)
+{
+	if (qm->nas) {
+		qmi_client_nas_get_serving_system(QMI_CLIENT_NAS(qm->nas), NULL,
+						  QMI_TIMEOUT_SECONDS, qm->cancellable,
+						  nas_serving_system_ready, qm);
+		qmi_client_nas_get_signal_info(QMI_CLIENT_NAS(qm->nas), NULL, QMI_TIMEOUT_SECONDS,
+					       qm->cancellable, nas_signal_ready, qm);
+	}
+}
+
+static void qmi_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	qmi_modem_query_radio(w->data);
+}
+
+static void qmi_modem_query_identity(struct qmi_modem *qm)
+{
+	QmiClientDms *dms = QMI_CLIENT_DMS(qm->dms);
+
+	qmi_client_dms_get_manufacturer(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable,
+					dms_manufacturer_ready, qm);
+	qmi_client_dms_get_model(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable, dms_model_ready,
+				 qm);
+	qmi_client_dms_get_revision(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable,
+				    dms_revision_ready, qm);
+	qmi_client_dms_get_ids(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable, dms_ids_ready, qm);
+}
+
+/* ---- data format ------------------------------------------------------------------- */
+
+static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5);
+
+static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageWdaSetDataFormatOutput) out =
+		qmi_client_wda_set_data_format_finish(QMI_CLIENT_WDA(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	QmiWdaDataAggregationProtocol dl_proto;
+	guint32 value;
+
+	if (qmi_step_cancelled(error))
+		return;
+	bool asked_v5 = qm->format.version == QMAP_V5;
+	if (!out || !qmi_message_wda_set_data_format_output_get_result(out, &error)) {
+		if (asked_v5 && !g_error_matches(error, QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT)) {
+			log_info("modem %s: QMAPv5 refused (%s), falling back to QMAPv1", qm->path,
+				 error->message);
+			wda_set_data_format(qm, false);
+			return;
+		}
+		qmi_modem_fail(qm, "set data format", error);
+		return;
+	}
+	if (!qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_protocol(
+		    out, &dl_proto, NULL))
+		dl_proto = asked_v5 ? QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5
+				    : QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP;
+	if (dl_proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5) {
+		qm->format.version = QMAP_V5;
+	} else if (dl_proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP) {
+		qm->format.version = QMAP_V1;
+	} else if (asked_v5) {
+		wda_set_data_format(qm, false);
+		return;
+	} else {
+		g_autoptr(GError) e =
+			g_error_new(G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+				    "modem granted aggregation protocol %u, not QMAP", dl_proto);
+		qmi_modem_fail(qm, "set data format", e);
+		return;
+	}
+
+	/* Never trust a grant above what was asked: the buffers are sized for the request. */
+	struct qmi_data_format *f = &qm->format;
+	f->dl_max_size = qm->request.dl_max_size;
+	if (qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_max_size(
+		    out, &value, NULL) &&
+	    value > 0 && value < f->dl_max_size)
+		f->dl_max_size = value;
+	f->dl_max_datagrams = qm->request.dl_max_datagrams;
+	if (qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_max_datagrams(
+		    out, &value, NULL) &&
+	    value > 0 && value < f->dl_max_datagrams)
+		f->dl_max_datagrams = value;
+	/*
+	 * A modem that does not report uplink limits gets one datagram per transfer: that is
+	 * what works with every QMAP modem (qmimux never aggregates uplink).
+	 */
+	f->ul_max_size = qm->request.ul_max_size;
+	f->ul_max_datagrams = 1;
+	if (qmi_message_wda_set_data_format_output_get_uplink_data_aggregation_max_size(out, &value,
+											NULL) &&
+	    value > 0 && value < f->ul_max_size)
+		f->ul_max_size = value;
+	if (qmi_message_wda_set_data_format_output_get_uplink_data_aggregation_max_datagrams(
+		    out, &value, NULL) &&
+	    value > 0)
+		f->ul_max_datagrams =
+			value < qm->request.ul_max_datagrams ? value : qm->request.ul_max_datagrams;
+
+	qm->state = QMI_MODEM_STATE_READY;
+	qm->attempts = 0;
+	qm->last_error[0] = '\0';
+	log_info("modem %s: data format %s, downlink %u bytes / %u datagrams, uplink %u bytes / "
+		 "%u datagrams",
+		 qm->path, f->version == QMAP_V5 ? "QMAPv5" : "QMAPv1", f->dl_max_size,
+		 f->dl_max_datagrams, f->ul_max_size, f->ul_max_datagrams);
+	qmi_modem_query_identity(qm);
+	qmi_modem_query_radio(qm);
+	ev_timer_again(qm->loop, &qm->radio_poll);
+	if (qm->cb.on_ready)
+		qm->cb.on_ready(qm->userdata, f);
+}
+
+static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
+{
+	g_autoptr(QmiMessageWdaSetDataFormatInput) in = qmi_message_wda_set_data_format_input_new();
+	QmiWdaDataAggregationProtocol proto = qmapv5 ? QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5
+						     : QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP;
+
+	qm->format.version = qmapv5 ? QMAP_V5 : QMAP_V1;
+	qmi_message_wda_set_data_format_input_set_link_layer_protocol(
+		in, QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP, NULL);
+	qmi_message_wda_set_data_format_input_set_uplink_data_aggregation_protocol(in, proto, NULL);
+	qmi_message_wda_set_data_format_input_set_downlink_data_aggregation_protocol(in, proto,
+										     NULL);
+	qmi_message_wda_set_data_format_input_set_downlink_data_aggregation_max_datagrams(
+		in, qm->request.dl_max_datagrams, NULL);
+	qmi_message_wda_set_data_format_input_set_downlink_data_aggregation_max_size(
+		in, qm->request.dl_max_size, NULL);
+	qmi_message_wda_set_data_format_input_set_uplink_data_aggregation_max_datagrams(
+		in, qm->request.ul_max_datagrams, NULL);
+	qmi_message_wda_set_data_format_input_set_uplink_data_aggregation_max_size(
+		in, qm->request.ul_max_size, NULL);
+	qmi_client_wda_set_data_format(QMI_CLIENT_WDA(qm->wda), in, QMI_TIMEOUT_SECONDS,
+				       qm->cancellable, wda_set_data_format_ready, qm);
+}
+
+/* ---- open: device, then DMS, NAS, WDA clients, then the data format ----------------- */
+
+static void allocate_next_client(struct qmi_modem *qm);
+
+static void allocate_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
+	struct qmi_modem *qm = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&client);
+		return;
+	}
+	if (!client) {
+		qmi_modem_fail(qm, "allocate client", error);
+		return;
+	}
+	switch (qmi_client_get_service(client)) {
+	case QMI_SERVICE_DMS:
+		qm->dms = client;
+		break;
+	case QMI_SERVICE_NAS:
+		qm->nas = client;
+		break;
+	case QMI_SERVICE_WDA:
+		qm->wda = client;
+		break;
+	default:
+		g_object_unref(client);
+		break;
+	}
+	allocate_next_client(qm);
+}
+
+static void allocate_next_client(struct qmi_modem *qm)
+{
+	QmiService service;
+
+	if (!qm->dms)
+		service = QMI_SERVICE_DMS;
+	else if (!qm->nas)
+		service = QMI_SERVICE_NAS;
+	else if (!qm->wda)
+		service = QMI_SERVICE_WDA;
+	else {
+		wda_set_data_format(qm, qm->request.try_qmapv5);
+		return;
+	}
+	qmi_device_allocate_client(qm->device, service, QMI_CID_NONE, QMI_TIMEOUT_SECONDS,
+				   qm->cancellable, allocate_client_ready, qm);
+}
+
+static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	struct qmi_modem *qm = user_data;
+
+	if (!qmi_device_open_finish(QMI_DEVICE(src), res, &error)) {
+		if (!qmi_step_cancelled(error))
+			qmi_modem_fail(qm, "open through qmi-proxy", error);
+		return;
+	}
+	log_debug("modem %s: QMI device open", qm->path);
+	allocate_next_client(qm);
+}
+
+static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	GObject *obj = g_async_initable_new_finish(G_ASYNC_INITABLE(src), res, &error);
+	struct qmi_modem *qm = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&obj);
+		return;
+	}
+	if (!obj) {
+		qmi_modem_fail(qm, "create QMI device", error);
+		return;
+	}
+	qm->device = QMI_DEVICE(obj);
+	/*
+	 * Always through qmi-proxy: qmicli -p and qmapd then share the one control channel.
+	 * Mixing proxied and direct openers on one port loses responses (docs/PROTOCOLS.md §4.3).
+	 */
+	qmi_device_open(qm->device,
+			QMI_DEVICE_OPEN_FLAGS_PROXY | QMI_DEVICE_OPEN_FLAGS_VERSION_INFO,
+			QMI_OPEN_TIMEOUT, qm->cancellable, device_open_ready, qm);
+}
+
+void qmi_modem_start(struct qmi_modem *qm)
+{
+	qmi_modem_reset(qm);
+	ev_timer_stop(qm->loop, &qm->retry);
+	qm->state = QMI_MODEM_STATE_OPENING;
+	qm->cancellable = g_cancellable_new();
+
+	g_autoptr(GFile) file = g_file_new_for_path(qm->path);
+	/* The pty is no cdc-wdm character device: skip libqmi's file type check. */
+	g_async_initable_new_async(QMI_TYPE_DEVICE, G_PRIORITY_DEFAULT, qm->cancellable,
+				   device_new_ready, qm, QMI_DEVICE_FILE, file,
+				   QMI_DEVICE_NO_FILE_CHECK, TRUE, NULL);
+}
+
+void qmi_modem_stop(struct qmi_modem *qm)
+{
+	ev_timer_stop(qm->loop, &qm->retry);
+	qmi_modem_reset(qm);
+	qm->attempts = 0;
+}
+
+static void qmi_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	qmi_modem_start(w->data);
+}
+
+int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem_request *request,
+		  const struct qmi_modem_callbacks *cb, void *userdata, struct qmi_modem **ret)
+{
+	struct qmi_modem *qm = calloc(1, sizeof(*qm));
+
+	if (!qm)
+		return -ENOMEM;
+	qm->path = strdup(path);
+	if (!qm->path) {
+		free(qm);
+		return -ENOMEM;
+	}
+	qm->loop = loop;
+	qm->request = *request;
+	qm->cb = *cb;
+	qm->userdata = userdata;
+	snprintf(qm->registration, sizeof(qm->registration), "unknown");
+	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
+	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
+	qm->radio_poll.data = qm->retry.data = qm;
+	*ret = qm;
+	return 0;
+}
+
+struct qmi_modem *qmi_modem_free(struct qmi_modem *qm)
+{
+	if (!qm)
+		return NULL;
+	qmi_modem_stop(qm);
+	free(qm->manufacturer);
+	free(qm->model);
+	free(qm->revision);
+	free(qm->imei);
+	free(qm->path);
+	free(qm);
+	return NULL;
+}

@@ -1,0 +1,1131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `usb` transport: the modem's QMI interface driven with libusb, as qmi_wwan + cdc-wdm
+ * would (docs/PROTOCOLS.md §4). Control: SEND_ENCAPSULATED_COMMAND on EP0 for requests;
+ * GET_ENCAPSULATED_RESPONSE whenever the interrupt endpoint says RESPONSE_AVAILABLE (an
+ * interrupt IN transfer is always submitted). Data: n_rx bulk IN transfers always in
+ * flight over the transport's receive ring, bulk OUT straight from the OUT pool.
+ *
+ * libusb runs inside qmapd's libev loop: its pollfds become ev_io watchers (set through
+ * the pollfd notifiers), its next timeout an ev_timer, and a ready fd is served with a
+ * zero-timeout libusb_handle_events_timeout_completed(). No thread of ours, no polling.
+ *
+ * Finding the modem again: libusb hotplug callbacks where libusb has them (Linux with
+ * udev, and umockdev's emulated uevents in the tests), so a replug is claimed at once;
+ * without hotplug support a re-scan timer runs while the modem is away. A modem that is
+ * present but cannot be claimed (busy, no permission) is retried on a slow timer, because
+ * freeing an interface sends no uevent. A replug is the same modem when its serial number
+ * matches (or, without one, its port path).
+ */
+#include <errno.h>
+#include <ev.h>
+#include <inttypes.h>
+#include <libusb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "transport.h"
+#include "usb-spec.h"
+
+/* cdc-wdm's buffer for qmi_wwan (usb_cdc_wdm_register(..., 4096, ...)): a QMUX message. */
+#define USB_CTRL_MAX	   4096
+#define USB_CTRL_SLOTS	   16 /* encapsulated commands in flight (qmi-proxy clients) */
+#define USB_MAX_POLLFDS	   16 /* libusb's own fds plus one per open device */
+#define USB_RESCAN_SECONDS 1.0
+#define USB_RETRY_SECONDS  5.0
+#define USB_CTRL_TIMEOUT   5000 /* ms */
+#define USB_OUT_TIMEOUT	   5000 /* ms: a wedged modem gives the OUT buffers back */
+#define USB_STOP_WAIT	   2.0	/* s for cancelled transfers to come back on exit */
+#define USB_ERRORS_GONE	   1000 /* errors in a row without a good transfer: the modem is gone */
+#define USB_SHORT_MIN	   4	/* a QMAP header: a shorter non-empty transfer is damaged */
+
+#define CDC_SEND_ENCAPSULATED_COMMAND 0x00
+#define CDC_GET_ENCAPSULATED_RESPONSE 0x01
+#define CDC_SET_CONTROL_LINE_STATE    0x22
+#define CDC_NOTIFY_RESPONSE_AVAILABLE 0x01
+#define CDC_CTRL_DTR		      0x01
+#define CDC_REQTYPE_OUT		      (LIBUSB_REQUEST_TYPE_CLASS | LIBUSB_RECIPIENT_INTERFACE)
+#define CDC_REQTYPE_IN		      (CDC_REQTYPE_OUT | LIBUSB_ENDPOINT_IN)
+
+enum usb_state {
+	USB_STATE_WAITING, /* no modem claimed */
+	USB_STATE_UP,	   /* claimed, transfers flow */
+	USB_STATE_DYING,   /* gone or stopping: waiting for every transfer to come back */
+};
+
+struct usb_pollfd {
+	ev_io io;
+	bool used;
+};
+
+struct transport_usb {
+	struct transport base;
+	struct usb_spec spec;
+	char spec_text[USB_SPEC_PATH_MAX + 16];
+	libusb_context *ctx;
+	libusb_device_handle *h;
+	libusb_hotplug_callback_handle hotplug;
+	bool has_hotplug;
+	bool started;
+	enum usb_state state;
+	char name[96]; /* "usb 2-1.4 (2c7c:0125) if4", for every log line */
+
+	/* The modem we claimed, to recognise it on replug. */
+	bool have_identity;
+	char serial[128];
+	uint8_t bus;
+	uint8_t ports[USB_SPEC_MAX_PORTS];
+	uint8_t n_ports;
+
+	uint8_t ifnum;
+	uint8_t ep_int, ep_in, ep_out;
+	uint16_t mps_in;
+	bool kernel_detached;
+	bool warned_missing;
+	int last_open_error;
+	unsigned errors_in_row;
+
+	uint32_t rx_len; /* bytes per bulk IN transfer: >= granted DL size, * wMaxPacketSize */
+	size_t rx_stride;
+	uint8_t *rx_dev_mem; /* usbfs-mapped ring when the kernel offers it, else NULL */
+	struct libusb_transfer **rx;
+	struct libusb_transfer **rx_batch; /* delivered this wakeup, resubmitted after done */
+	uint32_t n_batch;
+	struct libusb_transfer *intr;
+	uint8_t intr_buf[64];
+	struct libusb_transfer *resp;
+	uint8_t resp_buf[LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
+	bool resp_busy;
+	unsigned resp_pending;
+	struct libusb_transfer *cmd[USB_CTRL_SLOTS];
+	uint8_t cmd_buf[USB_CTRL_SLOTS][LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
+	bool cmd_busy[USB_CTRL_SLOTS];
+	struct libusb_transfer **tx; /* one per OUT buffer, by index */
+	unsigned in_flight;
+
+	struct usb_pollfd pfd[USB_MAX_POLLFDS];
+	ev_timer timeout; /* libusb's next timeout, when it has no timerfd */
+	ev_timer rescan;  /* look for the modem */
+	ev_timer reap;	  /* tear down after the last transfer came back */
+};
+
+static struct transport_usb *to_usb(struct transport *t)
+{
+	return (struct transport_usb *)t;
+}
+
+static void usb_arm_timeout(struct transport_usb *s);
+static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x);
+static void usb_lost(struct transport_usb *s);
+
+/* ---- libusb inside libev ---- */
+
+static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x);
+
+/*
+ * The consumer may keep pointers into this wakeup's IN buffers until on_bulk_in_done(),
+ * so they go back to the modem only after it.
+ */
+static void usb_flush_batch(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+	uint32_t n = s->n_batch;
+
+	if (n == 0)
+		return;
+	if (n > t->stats.in_batch_max)
+		t->stats.in_batch_max = n;
+	if (t->cb.on_bulk_in_done)
+		t->cb.on_bulk_in_done(t->userdata);
+	s->n_batch = 0;
+	for (uint32_t i = 0; i < n && s->state == USB_STATE_UP; i++) {
+		s->rx_batch[i]->length = (int)s->rx_len;
+		usb_resubmit(s, s->rx_batch[i]);
+	}
+}
+
+static void usb_handle_events(struct transport_usb *s)
+{
+	struct timeval zero = { 0, 0 };
+
+	libusb_handle_events_timeout_completed(s->ctx, &zero, NULL);
+	usb_flush_batch(s);
+	usb_arm_timeout(s);
+}
+
+static void usb_on_fd(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	usb_handle_events(w->data);
+}
+
+static void usb_on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	usb_handle_events(w->data);
+}
+
+static void usb_arm_timeout(struct transport_usb *s)
+{
+	struct timeval tv;
+
+	/* With a timerfd (Linux) the timeouts arrive as a readable pollfd. */
+	if (libusb_pollfds_handle_timeouts(s->ctx))
+		return;
+	ev_timer_stop(s->base.loop, &s->timeout);
+	if (libusb_get_next_timeout(s->ctx, &tv) == 1) {
+		ev_timer_set(&s->timeout, tv.tv_sec + tv.tv_usec / 1e6, 0.);
+		ev_timer_start(s->base.loop, &s->timeout);
+	}
+}
+
+static void LIBUSB_CALL usb_fd_added(int fd, short events, void *userdata)
+{
+	struct transport_usb *s = userdata;
+
+	for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++) {
+		struct usb_pollfd *p = &s->pfd[i];
+
+		if (p->used)
+			continue;
+		p->used = true;
+		ev_io_init(&p->io, usb_on_fd, fd,
+			   ((events & POLLIN) ? EV_READ : 0) | ((events & POLLOUT) ? EV_WRITE : 0));
+		p->io.data = s;
+		ev_io_start(s->base.loop, &p->io);
+		return;
+	}
+	log_err(-EMFILE, "transport usb %s: more than %zu libusb fds", s->spec_text,
+		ARRAY_SIZE(s->pfd));
+}
+
+static void LIBUSB_CALL usb_fd_removed(int fd, void *userdata)
+{
+	struct transport_usb *s = userdata;
+
+	for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++) {
+		struct usb_pollfd *p = &s->pfd[i];
+
+		if (p->used && p->io.fd == fd) {
+			ev_io_stop(s->base.loop, &p->io);
+			p->used = false;
+		}
+	}
+}
+
+static int usb_errno(int r)
+{
+	switch (r) {
+	case LIBUSB_ERROR_IO:
+		return -EIO;
+	case LIBUSB_ERROR_INVALID_PARAM:
+		return -EINVAL;
+	case LIBUSB_ERROR_ACCESS:
+		return -EACCES;
+	case LIBUSB_ERROR_NO_DEVICE:
+		return -ENODEV;
+	case LIBUSB_ERROR_NOT_FOUND:
+		return -ENOENT;
+	case LIBUSB_ERROR_BUSY:
+		return -EBUSY;
+	case LIBUSB_ERROR_TIMEOUT:
+		return -ETIMEDOUT;
+	case LIBUSB_ERROR_OVERFLOW:
+		return -EOVERFLOW;
+	case LIBUSB_ERROR_PIPE:
+		return -EPIPE;
+	case LIBUSB_ERROR_INTERRUPTED:
+		return -EINTR;
+	case LIBUSB_ERROR_NO_MEM:
+		return -ENOMEM;
+	case LIBUSB_ERROR_NOT_SUPPORTED:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
+
+/* ---- transfers ---- */
+
+static bool usb_transfer_alive(struct transport_usb *s, struct libusb_transfer *x)
+{
+	switch (x->status) {
+	case LIBUSB_TRANSFER_NO_DEVICE:
+		usb_lost(s);
+		return false;
+	case LIBUSB_TRANSFER_CANCELLED:
+		return false;
+	case LIBUSB_TRANSFER_COMPLETED:
+		s->errors_in_row = 0;
+		return s->state == USB_STATE_UP;
+	case LIBUSB_TRANSFER_STALL:
+		/* The endpoint halted: clear it (what usbnet's EVENT_RX_HALT does) and go on. */
+		if (s->state == USB_STATE_UP) {
+			int r = libusb_clear_halt(s->h, x->endpoint);
+			if (r < 0)
+				log_warning(usb_errno(r), "%s: clearing the halt on %02x failed",
+					    s->name, x->endpoint);
+		}
+		break;
+	case LIBUSB_TRANSFER_ERROR:
+	case LIBUSB_TRANSFER_TIMED_OUT:
+	case LIBUSB_TRANSFER_OVERFLOW:
+		break;
+	}
+	if (++s->errors_in_row >= USB_ERRORS_GONE) {
+		log_warning(-EIO, "%s: %u transfer errors in a row, giving the modem up", s->name,
+			    s->errors_in_row);
+		usb_lost(s);
+		return false;
+	}
+	return s->state == USB_STATE_UP;
+}
+
+static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x)
+{
+	int r = libusb_submit_transfer(x);
+
+	if (r < 0) {
+		if (r != LIBUSB_ERROR_NO_DEVICE)
+			log_warning(usb_errno(r), "%s: resubmitting on %02x failed", s->name,
+				    x->endpoint);
+		usb_lost(s);
+		return;
+	}
+	s->in_flight++;
+}
+
+static void usb_transfer_done(struct transport_usb *s)
+{
+	s->in_flight--;
+	if (s->state == USB_STATE_DYING && s->in_flight == 0)
+		ev_feed_event(s->base.loop, &s->reap, EV_TIMER);
+}
+
+static const char *usb_status_name(enum libusb_transfer_status st)
+{
+	switch (st) {
+	case LIBUSB_TRANSFER_COMPLETED:
+		return "completed";
+	case LIBUSB_TRANSFER_ERROR:
+		return "protocol error";
+	case LIBUSB_TRANSFER_TIMED_OUT:
+		return "timeout";
+	case LIBUSB_TRANSFER_CANCELLED:
+		return "cancelled";
+	case LIBUSB_TRANSFER_STALL:
+		return "stall";
+	case LIBUSB_TRANSFER_NO_DEVICE:
+		return "no device";
+	case LIBUSB_TRANSFER_OVERFLOW:
+		return "overflow";
+	}
+	return "unknown";
+}
+
+static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
+{
+	struct transport_usb *s = x->user_data;
+	struct transport *t = &s->base;
+
+	s->in_flight--;
+	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
+		size_t len = (size_t)x->actual_length;
+
+		/* An empty transfer is the modem's ZLP after a packet-aligned aggregate. */
+		if (len > 0 && len < USB_SHORT_MIN) {
+			t->stats.in_errors++;
+			log_debug("%s: short bulk IN transfer of %zu bytes dropped", s->name, len);
+		} else if (len > 0) {
+			t->stats.in_transfers++;
+			t->stats.in_bytes += len;
+			t->cb.on_bulk_in(t->userdata, x->buffer, len);
+		}
+	} else if (x->status != LIBUSB_TRANSFER_CANCELLED &&
+		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
+		t->stats.in_errors++;
+		log_warning(0, "%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
+			    usb_status_name(x->status), t->stats.in_errors,
+			    x->status == LIBUSB_TRANSFER_OVERFLOW
+				    ? ": the modem sent more than the granted size"
+				    : "");
+	}
+	if (usb_transfer_alive(s, x)) {
+		s->rx_batch[s->n_batch++] = x;
+	} else if (s->state == USB_STATE_DYING && s->in_flight == 0) {
+		ev_feed_event(t->loop, &s->reap, EV_TIMER);
+	}
+}
+
+static void usb_pump_response(struct transport_usb *s)
+{
+	if (s->resp_busy || s->resp_pending == 0 || s->state != USB_STATE_UP)
+		return;
+	libusb_fill_control_setup(s->resp_buf, CDC_REQTYPE_IN, CDC_GET_ENCAPSULATED_RESPONSE, 0,
+				  s->ifnum, USB_CTRL_MAX);
+	/* Filled after the setup packet: the transfer's length comes from its wLength. */
+	libusb_fill_control_transfer(s->resp, s->h, s->resp_buf, usb_resp_cb, s, USB_CTRL_TIMEOUT);
+	int r = libusb_submit_transfer(s->resp);
+	if (r < 0) {
+		log_warning(usb_errno(r), "%s: GET_ENCAPSULATED_RESPONSE failed", s->name);
+		if (r == LIBUSB_ERROR_NO_DEVICE)
+			usb_lost(s);
+		return;
+	}
+	s->resp_busy = true;
+	s->in_flight++;
+}
+
+static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
+{
+	struct transport_usb *s = x->user_data;
+	struct transport *t = &s->base;
+
+	s->resp_busy = false;
+	if (s->resp_pending > 0)
+		s->resp_pending--;
+	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
+		log_debug("%s: encapsulated response, %d bytes", s->name, x->actual_length);
+		if (t->cb.on_control)
+			t->cb.on_control(t->userdata, libusb_control_transfer_get_data(x),
+					 (size_t)x->actual_length);
+	} else if (x->status != LIBUSB_TRANSFER_COMPLETED &&
+		   x->status != LIBUSB_TRANSFER_CANCELLED &&
+		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
+		log_warning(0, "%s: GET_ENCAPSULATED_RESPONSE: %s", s->name,
+			    usb_status_name(x->status));
+	}
+	if (x->status == LIBUSB_TRANSFER_NO_DEVICE)
+		usb_lost(s);
+	usb_pump_response(s);
+	usb_transfer_done(s);
+}
+
+static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
+{
+	struct transport_usb *s = x->user_data;
+	struct transport *t = &s->base;
+
+	s->in_flight--;
+	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length >= 8 &&
+	    x->buffer[0] == CDC_REQTYPE_IN && x->buffer[1] == CDC_NOTIFY_RESPONSE_AVAILABLE) {
+		s->resp_pending++;
+		usb_pump_response(s);
+	} else if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
+		if (t->cb.on_interrupt)
+			t->cb.on_interrupt(t->userdata, x->buffer, (size_t)x->actual_length);
+	}
+	if (usb_transfer_alive(s, x))
+		usb_resubmit(s, x);
+	else if (s->state == USB_STATE_DYING && s->in_flight == 0)
+		ev_feed_event(t->loop, &s->reap, EV_TIMER);
+}
+
+static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
+{
+	struct transport_usb *s = x->user_data;
+
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
+		if (s->cmd[i] == x)
+			s->cmd_busy[i] = false;
+	if (x->status == LIBUSB_TRANSFER_NO_DEVICE)
+		usb_lost(s);
+	else if (x->status != LIBUSB_TRANSFER_COMPLETED && x->status != LIBUSB_TRANSFER_CANCELLED)
+		log_warning(0, "%s: SEND_ENCAPSULATED_COMMAND: %s", s->name,
+			    usb_status_name(x->status));
+	usb_transfer_done(s);
+}
+
+static void LIBUSB_CALL usb_tx_cb(struct libusb_transfer *x)
+{
+	struct transport_usb *s = x->user_data;
+	struct transport *t = &s->base;
+	struct transport_out *out = NULL;
+
+	/* Transfer i carries OUT buffer i. */
+	for (uint32_t i = 0; i < t->n_out && !out; i++)
+		if (s->tx[i] == x)
+			out = &t->out[i];
+	if (x->status != LIBUSB_TRANSFER_COMPLETED) {
+		t->stats.out_errors++;
+		if (x->status != LIBUSB_TRANSFER_CANCELLED &&
+		    x->status != LIBUSB_TRANSFER_NO_DEVICE)
+			log_warning(0, "%s: bulk OUT %s", s->name, usb_status_name(x->status));
+		usb_transfer_alive(s, x); /* clears a halt, notices a lost modem */
+	} else {
+		s->errors_in_row = 0;
+	}
+	if (out)
+		transport_out_complete(t, out);
+	usb_transfer_done(s);
+}
+
+static int usb_out_submit(struct transport *t, struct transport_out *out, bool zlp)
+{
+	struct transport_usb *s = to_usb(t);
+	struct libusb_transfer *x = s->tx[out->index];
+
+	if (s->state != USB_STATE_UP) {
+		t->stats.out_errors++;
+		transport_out_complete(t, out);
+		return -ENOTCONN;
+	}
+	libusb_fill_bulk_transfer(x, s->h, s->ep_out, out->data, (int)out->len, usb_tx_cb, s,
+				  USB_OUT_TIMEOUT);
+	/* qmi_wwan's FLAG_SEND_ZLP: end a packet-aligned transfer with a zero-length packet. */
+	x->flags = zlp ? LIBUSB_TRANSFER_ADD_ZERO_PACKET : 0;
+	int r = libusb_submit_transfer(x);
+	if (r < 0) {
+		t->stats.out_errors++;
+		transport_out_complete(t, out);
+		if (r == LIBUSB_ERROR_NO_DEVICE)
+			usb_lost(s);
+		return usb_errno(r);
+	}
+	s->in_flight++;
+	usb_arm_timeout(s);
+	return 0;
+}
+
+static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
+{
+	struct transport_usb *s = to_usb(t);
+
+	if (s->state != USB_STATE_UP)
+		return -ENOTCONN;
+	if (len == 0 || len > USB_CTRL_MAX)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++) {
+		if (s->cmd_busy[i])
+			continue;
+		uint8_t *b = s->cmd_buf[i];
+		libusb_fill_control_setup(b, CDC_REQTYPE_OUT, CDC_SEND_ENCAPSULATED_COMMAND, 0,
+					  s->ifnum, (uint16_t)len);
+		memcpy(b + LIBUSB_CONTROL_SETUP_SIZE, buf, len);
+		libusb_fill_control_transfer(s->cmd[i], s->h, b, usb_cmd_cb, s, USB_CTRL_TIMEOUT);
+		int r = libusb_submit_transfer(s->cmd[i]);
+		if (r < 0) {
+			if (r == LIBUSB_ERROR_NO_DEVICE)
+				usb_lost(s);
+			return usb_errno(r);
+		}
+		log_debug("%s: encapsulated command, %zu bytes", s->name, len);
+		s->cmd_busy[i] = true;
+		s->in_flight++;
+		usb_arm_timeout(s);
+		return 0;
+	}
+	return -ENOBUFS;
+}
+
+static void usb_dl_size_changed(struct transport *t)
+{
+	struct transport_usb *s = to_usb(t);
+	uint32_t mps = s->mps_in ? s->mps_in : 512;
+	uint32_t want = (t->params.dl_max_size + mps - 1) / mps * mps;
+	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
+
+	/* Transfers in flight keep their length; each takes the new one when resubmitted. */
+	s->rx_len = want <= room ? want : room;
+	if (s->rx_len < t->params.dl_max_size)
+		log_warning(0,
+			    "%s: receive buffers of %u bytes are not a multiple of "
+			    "wMaxPacketSize %u above the granted %u: large aggregates may overflow",
+			    s->name, s->rx_len, mps, t->params.dl_max_size);
+}
+
+/* ---- finding and claiming the modem ---- */
+
+static bool usb_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *ports, uint8_t n)
+{
+	uint8_t p[USB_SPEC_MAX_PORTS];
+	int k = libusb_get_port_numbers(dev, p, sizeof(p));
+
+	return libusb_get_bus_number(dev) == bus && k == n && memcmp(p, ports, n) == 0;
+}
+
+/* The QMI function: interrupt IN + bulk IN + bulk OUT. Fills the endpoints when it is. */
+static bool usb_iface_is_qmi(struct transport_usb *s, const struct libusb_interface_descriptor *id)
+{
+	uint8_t ep_int = 0, ep_in = 0, ep_out = 0;
+	uint16_t mps_in = 0;
+
+	/* qmi_wwan rejects two-endpoint ff/ff/ff interfaces: that is DIAG. */
+	if (id->bNumEndpoints != 3)
+		return false;
+	for (int e = 0; e < id->bNumEndpoints; e++) {
+		const struct libusb_endpoint_descriptor *ep = &id->endpoint[e];
+		uint8_t type = ep->bmAttributes & LIBUSB_TRANSFER_TYPE_MASK;
+		bool in = ep->bEndpointAddress & LIBUSB_ENDPOINT_IN;
+
+		if (type == LIBUSB_TRANSFER_TYPE_INTERRUPT && in)
+			ep_int = ep->bEndpointAddress;
+		else if (type == LIBUSB_TRANSFER_TYPE_BULK && in) {
+			ep_in = ep->bEndpointAddress;
+			mps_in = ep->wMaxPacketSize;
+		} else if (type == LIBUSB_TRANSFER_TYPE_BULK && !in)
+			ep_out = ep->bEndpointAddress;
+	}
+	if (!ep_int || !ep_in || !ep_out)
+		return false;
+	s->ifnum = id->bInterfaceNumber;
+	s->ep_int = ep_int;
+	s->ep_in = ep_in;
+	s->ep_out = ep_out;
+	s->mps_in = mps_in ? mps_in : 512;
+	return true;
+}
+
+static const struct libusb_interface_descriptor *
+usb_find_iface(const struct libusb_config_descriptor *cd, int ifnum)
+{
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		if (in->num_altsetting > 0 && in->altsetting[0].bInterfaceNumber == ifnum)
+			return &in->altsetting[0];
+	}
+	return NULL;
+}
+
+/* Pick the interface: the configured one, a known modem's, or qmi_wwan's ff/ff/ff rule. */
+static int usb_choose_iface(struct transport_usb *s, libusb_device *dev,
+			    const struct libusb_device_descriptor *dd, const char **ret_how)
+{
+	struct libusb_config_descriptor *cd;
+	int r = libusb_get_active_config_descriptor(dev, &cd);
+
+	if (r < 0)
+		return usb_errno(r);
+	r = -ENOENT;
+	if (s->spec.iface >= 0) {
+		const struct libusb_interface_descriptor *id = usb_find_iface(cd, s->spec.iface);
+		if (id && usb_iface_is_qmi(s, id)) {
+			*ret_how = "as configured";
+			r = 0;
+		}
+		goto out;
+	}
+	for (unsigned k = 0;; k++) {
+		const struct usb_known_modem *m = usb_ids_lookup(dd->idVendor, dd->idProduct, k);
+		if (!m)
+			break;
+		const struct libusb_interface_descriptor *id = usb_find_iface(cd, m->iface);
+		if (id && usb_iface_is_qmi(s, id)) {
+			*ret_how = m->name;
+			r = 0;
+			goto out;
+		}
+	}
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		if (in->num_altsetting < 1)
+			continue;
+		const struct libusb_interface_descriptor *id = &in->altsetting[0];
+		if (id->bInterfaceClass == LIBUSB_CLASS_VENDOR_SPEC &&
+		    id->bInterfaceSubClass == 0xff && id->bInterfaceProtocol == 0xff &&
+		    usb_iface_is_qmi(s, id)) {
+			*ret_how = "vendor class ff/ff/ff with 3 endpoints";
+			r = 0;
+			goto out;
+		}
+	}
+out:
+	libusb_free_config_descriptor(cd);
+	return r;
+}
+
+static void usb_read_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
+			    char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (dd->iSerialNumber && libusb_get_string_descriptor_ascii(
+					 h, dd->iSerialNumber, (unsigned char *)buf, (int)len) < 0)
+		buf[0] = '\0';
+}
+
+static void usb_set_dtr(struct transport_usb *s, bool on)
+{
+	/* qmi_wwan's DTR quirk: some modems answer no QMI until DTR is set (PROTOCOLS 1.9). */
+	int r = libusb_control_transfer(s->h, CDC_REQTYPE_OUT, CDC_SET_CONTROL_LINE_STATE,
+					on ? CDC_CTRL_DTR : 0, s->ifnum, NULL, 0, USB_CTRL_TIMEOUT);
+	if (r < 0 && r != LIBUSB_ERROR_NO_DEVICE)
+		log_warning(usb_errno(r), "%s: SET_CONTROL_LINE_STATE DTR=%d failed", s->name, on);
+}
+
+enum usb_release_mode {
+	USB_RELEASE_GONE,      /* unplugged: only free what we hold */
+	USB_RELEASE_UNCLAIMED, /* claiming failed: give the kernel driver back */
+	USB_RELEASE_CLAIMED,   /* release, DTR off as on unbind, kernel driver back */
+};
+
+static void usb_release(struct transport_usb *s, enum usb_release_mode mode)
+{
+	if (!s->h)
+		return;
+	if (mode == USB_RELEASE_CLAIMED) {
+		usb_set_dtr(s, false);
+		libusb_release_interface(s->h, s->ifnum);
+	}
+	if (mode != USB_RELEASE_GONE && s->kernel_detached) {
+		int r = libusb_attach_kernel_driver(s->h, s->ifnum);
+		if (r < 0)
+			log_warning(usb_errno(r),
+				    "%s: re-attaching the kernel driver failed; "
+				    "replug the modem to get it back",
+				    s->name);
+		else
+			log_info("%s: handed back to the kernel driver", s->name);
+	}
+	s->kernel_detached = false;
+	if (s->rx_dev_mem)
+		libusb_dev_mem_free(s->h, s->rx_dev_mem, s->rx_stride * s->base.n_rx);
+	s->rx_dev_mem = NULL;
+	libusb_close(s->h);
+	s->h = NULL;
+}
+
+static void usb_open_failed(struct transport_usb *s, const char *what, int r)
+{
+	if (r == s->last_open_error)
+		return; /* said once; retried quietly */
+	s->last_open_error = r;
+	if (r == -EACCES)
+		log_err(r,
+			"%s: permission denied opening the USB device; run qmapd as root or "
+			"install the udev rule systemd/70-qmapd.rules",
+			s->name);
+	else if (r == -EBUSY)
+		log_err(r,
+			"%s: interface busy: another program (ModemManager, another qmapd?) "
+			"claimed it; retrying",
+			s->name);
+	else
+		log_err(r, "%s: %s failed", s->name, what);
+}
+
+static void usb_format_name(struct transport_usb *s, libusb_device *dev,
+			    const struct libusb_device_descriptor *dd, int ifnum)
+{
+	uint8_t p[USB_SPEC_MAX_PORTS];
+	int n = libusb_get_port_numbers(dev, p, sizeof(p));
+	char path[USB_SPEC_PATH_MAX];
+
+	usb_spec_format_path(libusb_get_bus_number(dev), p, n < 0 ? 0 : (unsigned)n, path,
+			     sizeof(path));
+	if (ifnum >= 0)
+		snprintf(s->name, sizeof(s->name), "usb %s (%04x:%04x) if%d", path, dd->idVendor,
+			 dd->idProduct, ifnum);
+	else
+		snprintf(s->name, sizeof(s->name), "usb %s (%04x:%04x)", path, dd->idVendor,
+			 dd->idProduct);
+}
+
+static int usb_claim(struct transport_usb *s, libusb_device *dev,
+		     const struct libusb_device_descriptor *dd, libusb_device_handle *h,
+		     const char *serial)
+{
+	struct transport *t = &s->base;
+	const char *how = NULL;
+	int r;
+
+	usb_format_name(s, dev, dd, -1);
+	r = usb_choose_iface(s, dev, dd, &how);
+	if (r < 0) {
+		if (s->last_open_error != -ENXIO)
+			log_err(-ENXIO,
+				"%s: no QMI interface (interrupt IN + bulk IN + bulk OUT)%s; "
+				"name it as usb:VID:PID:IFACE",
+				s->name, s->spec.iface >= 0 ? " on the configured interface" : "");
+		s->last_open_error = -ENXIO;
+		libusb_close(h);
+		return -ENXIO;
+	}
+	usb_format_name(s, dev, dd, s->ifnum);
+	s->h = h;
+
+	r = libusb_kernel_driver_active(h, s->ifnum);
+	if (r == 1) {
+		r = libusb_detach_kernel_driver(h, s->ifnum);
+		if (r < 0 && r != LIBUSB_ERROR_NOT_FOUND) {
+			usb_open_failed(s, "detaching the kernel driver", usb_errno(r));
+			goto fail;
+		}
+		s->kernel_detached = r == 0;
+		if (s->kernel_detached)
+			log_info("%s: detached the kernel driver (qmi_wwan)", s->name);
+	}
+	r = libusb_claim_interface(h, s->ifnum);
+	if (r < 0) {
+		usb_open_failed(s, "claiming the interface", usb_errno(r));
+		goto fail;
+	}
+	usb_set_dtr(s, true);
+
+	/* The ZLP rule must use the real endpoint's packet size, not the configured guess. */
+	struct libusb_config_descriptor *cd;
+	if (libusb_get_active_config_descriptor(dev, &cd) == 0) {
+		const struct libusb_interface_descriptor *id = usb_find_iface(cd, s->ifnum);
+		for (int e = 0; id && e < id->bNumEndpoints; e++)
+			if (id->endpoint[e].bEndpointAddress == s->ep_out &&
+			    id->endpoint[e].wMaxPacketSize)
+				t->params.max_packet_size = id->endpoint[e].wMaxPacketSize;
+		libusb_free_config_descriptor(cd);
+	}
+
+	/* usbfs-mapped memory saves a copy per transfer; umockdev and old kernels lack it. */
+	s->rx_dev_mem = libusb_dev_mem_alloc(h, s->rx_stride * t->n_rx);
+	usb_dl_size_changed(t);
+
+	s->have_identity = true;
+	snprintf(s->serial, sizeof(s->serial), "%s", serial);
+	s->bus = libusb_get_bus_number(dev);
+	int n = libusb_get_port_numbers(dev, s->ports, sizeof(s->ports));
+	s->n_ports = n < 0 ? 0 : (uint8_t)n;
+	s->state = USB_STATE_UP;
+	s->errors_in_row = 0;
+	s->last_open_error = 0;
+	s->warned_missing = false;
+	s->resp_pending = 0;
+	s->resp_busy = false;
+
+	libusb_fill_interrupt_transfer(s->intr, h, s->ep_int, s->intr_buf, sizeof(s->intr_buf),
+				       usb_intr_cb, s, 0);
+	r = libusb_submit_transfer(s->intr);
+	if (r < 0)
+		goto fail_submit;
+	s->in_flight++;
+	for (uint32_t i = 0; i < t->n_rx; i++) {
+		uint8_t *buf = s->rx_dev_mem ? s->rx_dev_mem + i * s->rx_stride : t->rx_buf[i];
+		libusb_fill_bulk_transfer(s->rx[i], h, s->ep_in, buf, (int)s->rx_len, usb_rx_cb, s,
+					  0);
+		r = libusb_submit_transfer(s->rx[i]);
+		if (r < 0)
+			goto fail_submit;
+		s->in_flight++;
+	}
+	usb_arm_timeout(s);
+	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
+		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
+	if (t->cb.on_connect)
+		t->cb.on_connect(t->userdata);
+	return 0;
+
+fail_submit:
+	log_err(usb_errno(r), "%s: submitting the first transfers failed", s->name);
+	usb_lost(s);
+	return usb_errno(r);
+fail:
+	usb_release(s, USB_RELEASE_UNCLAIMED);
+	return -EBUSY;
+}
+
+/* Look for the modem; claim it when found. 0 claimed, -ENODEV absent, other -errno. */
+static int usb_scan(struct transport_usb *s)
+{
+	libusb_device **list;
+	ssize_t n = libusb_get_device_list(s->ctx, &list);
+	int r = -ENODEV;
+
+	if (n < 0)
+		return usb_errno((int)n);
+	for (ssize_t i = 0; i < n && r == -ENODEV; i++) {
+		libusb_device *dev = list[i];
+		struct libusb_device_descriptor dd;
+		libusb_device_handle *h;
+		char serial[128];
+
+		if (libusb_get_device_descriptor(dev, &dd) < 0)
+			continue;
+		if (s->spec.kind == USB_SPEC_ID &&
+		    (dd.idVendor != s->spec.vid || dd.idProduct != s->spec.pid))
+			continue;
+		if (s->spec.kind == USB_SPEC_PATH &&
+		    !usb_path_matches(dev, s->spec.bus, s->spec.ports, s->spec.n_ports))
+			continue;
+		/* A replug must be the same modem: its serial, or without one its port. */
+		if (s->have_identity && !s->serial[0] &&
+		    !usb_path_matches(dev, s->bus, s->ports, s->n_ports))
+			continue;
+		usb_format_name(s, dev, &dd, -1);
+		int k = libusb_open(dev, &h);
+		if (k < 0) {
+			usb_open_failed(s, "opening the device", usb_errno(k));
+			r = usb_errno(k);
+			break;
+		}
+		usb_read_serial(h, &dd, serial, sizeof(serial));
+		if (s->have_identity && s->serial[0] && strcmp(serial, s->serial) != 0) {
+			log_debug("%s: serial '%s' is not the modem we had ('%s')", s->name, serial,
+				  s->serial);
+			libusb_close(h);
+			continue;
+		}
+		r = usb_claim(s, dev, &dd, h, serial);
+	}
+	libusb_free_device_list(list, 1);
+	if (r == -ENODEV && !s->warned_missing) {
+		log_warning(-ENODEV, "transport usb %s: no such device%s; waiting for it",
+			    s->spec_text, s->has_hotplug ? "" : " (re-scanning every second)");
+		s->warned_missing = true;
+	}
+	return r;
+}
+
+static void usb_on_rescan(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct transport_usb *s = w->data;
+	(void)revents;
+
+	ev_timer_stop(loop, w);
+	if (!s->started || s->state != USB_STATE_WAITING)
+		return;
+	int r = usb_scan(s);
+	if (r == 0)
+		return;
+	/* Absent with hotplug: the ARRIVED callback brings us back. */
+	if (r == -ENODEV && s->has_hotplug)
+		return;
+	ev_timer_set(w, r == -ENODEV ? USB_RESCAN_SECONDS : USB_RETRY_SECONDS, 0.);
+	ev_timer_start(loop, w);
+}
+
+static void usb_schedule_scan(struct transport_usb *s)
+{
+	ev_timer_stop(s->base.loop, &s->rescan);
+	ev_timer_set(&s->rescan, 0., 0.);
+	ev_timer_start(s->base.loop, &s->rescan);
+}
+
+/* Cancelling an idle or finished transfer only returns an error: try every one. */
+static void usb_cancel_all(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+
+	for (uint32_t i = 0; i < t->n_rx; i++)
+		libusb_cancel_transfer(s->rx[i]);
+	libusb_cancel_transfer(s->intr);
+	libusb_cancel_transfer(s->resp);
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
+		libusb_cancel_transfer(s->cmd[i]);
+	for (uint32_t i = 0; i < t->n_out; i++)
+		libusb_cancel_transfer(s->tx[i]);
+}
+
+/* The modem went away (or stops): cancel everything, tear down once all came back. */
+static void usb_lost(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+
+	if (s->state != USB_STATE_UP)
+		return;
+	s->state = USB_STATE_DYING;
+	log_warning(-ENODEV, "%s: modem disconnected, %u transfers to complete", s->name,
+		    s->in_flight);
+	usb_cancel_all(s);
+	if (s->in_flight == 0)
+		ev_feed_event(t->loop, &s->reap, EV_TIMER);
+}
+
+static void usb_on_reap(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct transport_usb *s = w->data;
+	struct transport *t = &s->base;
+	(void)loop;
+	(void)revents;
+
+	if (s->state != USB_STATE_DYING || s->in_flight > 0)
+		return;
+	usb_flush_batch(s);
+	usb_release(s, USB_RELEASE_GONE);
+	s->state = USB_STATE_WAITING;
+	log_info("%s: all transfers completed; waiting for the modem to come back", s->name);
+	if (t->cb.on_disconnect)
+		t->cb.on_disconnect(t->userdata);
+	if (s->started)
+		usb_schedule_scan(s);
+}
+
+static int LIBUSB_CALL usb_on_hotplug(libusb_context *ctx, libusb_device *dev,
+				      libusb_hotplug_event ev, void *userdata)
+{
+	struct transport_usb *s = userdata;
+	(void)ctx;
+
+	/* Never open from inside libusb's event handling: look on the next loop turn. */
+	if (ev == LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED && s->state == USB_STATE_WAITING)
+		usb_schedule_scan(s);
+	else if (ev == LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT && s->h && libusb_get_device(s->h) == dev)
+		usb_lost(s);
+	return 0;
+}
+
+/* ---- the ops ---- */
+
+static int usb_init(struct transport *t, const char *address)
+{
+	struct transport_usb *s = to_usb(t);
+	char err[USB_SPEC_ERROR_MAX];
+	int r;
+
+	/* The scheme is "usb" so both "usb:" and "usb-path:" come here. */
+	snprintf(s->spec_text, sizeof(s->spec_text), "usb%s", address);
+	r = usb_spec_parse(s->spec_text, &s->spec, err, sizeof(err));
+	if (r < 0)
+		return log_err(r, "transport usb: invalid device '%s': %s", s->spec_text, err);
+	snprintf(s->name, sizeof(s->name), "transport %s", s->spec_text);
+
+	ev_timer_init(&s->timeout, usb_on_timeout, 0., 0.);
+	ev_timer_init(&s->rescan, usb_on_rescan, 0., 0.);
+	ev_timer_init(&s->reap, usb_on_reap, 0., 0.);
+	s->timeout.data = s->rescan.data = s->reap.data = s;
+
+	/* Receive buffers: the ring's stride, at most what the ring holds per buffer. */
+	s->rx_stride = t->rx_buf_size;
+	if (t->n_rx > 1)
+		s->rx_stride = (size_t)(t->rx_buf[1] - t->rx_buf[0]);
+	s->rx_len = t->params.dl_max_size;
+
+	s->rx = calloc(t->n_rx, sizeof(*s->rx));
+	s->rx_batch = calloc(t->n_rx, sizeof(*s->rx_batch));
+	s->tx = calloc(t->n_out, sizeof(*s->tx));
+	if (!s->rx || !s->rx_batch || !s->tx)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n_rx; i++)
+		if (!(s->rx[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	for (uint32_t i = 0; i < t->n_out; i++)
+		if (!(s->tx[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
+		if (!(s->cmd[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	s->intr = libusb_alloc_transfer(0);
+	s->resp = libusb_alloc_transfer(0);
+	if (!s->intr || !s->resp)
+		return -ENOMEM;
+
+	r = libusb_init(&s->ctx);
+	if (r < 0)
+		return log_err(usb_errno(r), "transport usb %s: libusb_init failed", s->spec_text);
+	const struct libusb_pollfd **pfds = libusb_get_pollfds(s->ctx);
+	for (size_t i = 0; pfds && pfds[i]; i++)
+		usb_fd_added(pfds[i]->fd, pfds[i]->events, s);
+	libusb_free_pollfds(pfds);
+	libusb_set_pollfd_notifiers(s->ctx, usb_fd_added, usb_fd_removed, s);
+
+	s->has_hotplug = libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
+	if (s->has_hotplug) {
+		bool by_id = s->spec.kind == USB_SPEC_ID;
+		r = libusb_hotplug_register_callback(
+			s->ctx,
+			LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED | LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0,
+			by_id ? s->spec.vid : LIBUSB_HOTPLUG_MATCH_ANY,
+			by_id ? s->spec.pid : LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
+			usb_on_hotplug, s, &s->hotplug);
+		if (r < 0) {
+			log_warning(usb_errno(r),
+				    "transport usb %s: no hotplug callbacks, re-scanning instead",
+				    s->spec_text);
+			s->has_hotplug = false;
+		}
+	}
+	return 0;
+}
+
+static int usb_start(struct transport *t)
+{
+	struct transport_usb *s = to_usb(t);
+
+	s->started = true;
+	/* A modem that is not there yet is not an error: wait for it, like the sim does. */
+	if (s->state == USB_STATE_WAITING)
+		usb_schedule_scan(s);
+	return 0;
+}
+
+/* Wait (bounded) for cancelled transfers, so the buffers are ours again before release. */
+static void usb_drain(struct transport_usb *s)
+{
+	ev_tstamp end = ev_time() + USB_STOP_WAIT;
+
+	while (s->in_flight > 0 && ev_time() < end) {
+		struct timeval tv = { 0, 100000 };
+		libusb_handle_events_timeout_completed(s->ctx, &tv, NULL);
+	}
+	if (s->in_flight > 0)
+		log_warning(-ETIMEDOUT, "%s: %u transfers did not come back", s->name,
+			    s->in_flight);
+}
+
+static void usb_stop(struct transport *t)
+{
+	struct transport_usb *s = to_usb(t);
+
+	s->started = false;
+	ev_timer_stop(t->loop, &s->rescan);
+	if (s->state == USB_STATE_UP) {
+		s->state = USB_STATE_DYING;
+		/* Stopping: nothing more goes to the consumer, which may be half torn down. */
+		s->n_batch = 0;
+		usb_cancel_all(s);
+		usb_drain(s);
+		usb_release(s, USB_RELEASE_CLAIMED);
+		s->state = USB_STATE_WAITING;
+	} else if (s->state == USB_STATE_DYING) {
+		usb_drain(s);
+		usb_release(s, USB_RELEASE_GONE);
+		s->state = USB_STATE_WAITING;
+	}
+	ev_timer_stop(t->loop, &s->reap);
+	ev_timer_stop(t->loop, &s->timeout);
+}
+
+static void usb_free(struct transport *t)
+{
+	struct transport_usb *s = to_usb(t);
+
+	if (s->ctx && t->loop)
+		usb_stop(t);
+	/*
+	 * Transfers before libusb_exit(): a transfer once submitted holds a reference to its
+	 * device, and dropping that after the context is gone reads freed memory (seen after
+	 * an unplug/replug cycle, when the old device lives on only through those references).
+	 */
+	for (uint32_t i = 0; s->rx && i < t->n_rx; i++)
+		libusb_free_transfer(s->rx[i]);
+	for (uint32_t i = 0; s->tx && i < t->n_out; i++)
+		libusb_free_transfer(s->tx[i]);
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
+		libusb_free_transfer(s->cmd[i]);
+	libusb_free_transfer(s->intr);
+	libusb_free_transfer(s->resp);
+	if (s->ctx) {
+		if (s->has_hotplug)
+			libusb_hotplug_deregister_callback(s->ctx, s->hotplug);
+		libusb_set_pollfd_notifiers(s->ctx, NULL, NULL, NULL);
+		for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++)
+			if (s->pfd[i].used)
+				ev_io_stop(t->loop, &s->pfd[i].io);
+		libusb_exit(s->ctx);
+		s->ctx = NULL;
+	}
+	free(s->rx);
+	free(s->rx_batch);
+	free(s->tx);
+}
+
+const struct transport_ops transport_usb_ops = {
+	.scheme = "usb",
+	.size = sizeof(struct transport_usb),
+	.init = usb_init,
+	.start = usb_start,
+	.stop = usb_stop,
+	.out_submit = usb_out_submit,
+	.control_send = usb_control_send,
+	.dl_size_changed = usb_dl_size_changed,
+	.free = usb_free,
+};

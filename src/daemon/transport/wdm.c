@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wdm bridge: pty master <-> the modem's control channel. See wdm.h for the rules;
+ * the traps behind them are in docs/PROTOCOLS.md §4.3.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "wdm.h"
+
+/* Reads per wakeup before the loop gets a turn; a drain (client change) reads up to this
+ * many times more. */
+#define WDM_READS_PER_WAKEUP 16
+#define WDM_DRAIN_READS	     (16 * WDM_READS_PER_WAKEUP)
+
+struct wdm {
+	struct ev_loop *loop;
+	enum wdm_framing framing;
+	char *link_path; /* NULL: no link */
+	char slave_path[64];
+	const char *name; /* for log lines: the link, or the slave without one */
+
+	int master_fd;
+	int slave_fd; /* ours, never read: keeps the master from reading EIO */
+	int inotify_fd;
+	ev_io read_io;
+	ev_io write_io;
+	ev_io inotify_io;
+
+	wdm_send_fn send;
+	void *userdata;
+
+	struct wdm_reasm reasm;
+
+	/* Output queue toward the client, allocated once: bytes [out_head, out_tail). Only
+	 * whole messages enter it; the first one may already be partly written. */
+	uint8_t *out;
+	size_t out_head;
+	size_t out_tail;
+
+	unsigned clients;
+	bool send_failing;	/* logged once until a send succeeds again */
+	bool queue_full_logged; /* logged once until the queue drains */
+	bool invalid_logged;	/* the modem's first malformed transfer is logged */
+	bool read_failed;
+	struct wdm_stats stats;
+};
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static ssize_t qmux_frame_length(const uint8_t *buf, size_t len)
+{
+	if (len < 1)
+		return 0;
+	if (buf[0] != WDM_QMUX_MARKER)
+		return -EBADMSG;
+	if (len < 3)
+		return 0;
+
+	size_t qmux_len = get_le16(buf + 1); /* counts itself, not the marker */
+	size_t total = 1 + qmux_len;
+	if (total < WDM_QMUX_MIN_MESSAGE || total > WDM_QMUX_MAX_MESSAGE)
+		return -EBADMSG;
+	if (len < 5)
+		return 0;
+
+	/* QMUX header: length(2) flags(1) service(1) client(1); service 0 is CTL, whose QMI
+	 * header has a one-byte transaction id. */
+	bool ctl = buf[4] == 0;
+	size_t qmi_header = ctl ? 6 : 7;
+	size_t tlv_len_off = 1 + 5 + (ctl ? 4 : 5);
+	if (qmux_len < 5 + qmi_header)
+		return -EBADMSG;
+	if (len < tlv_len_off + 2)
+		return 0;
+	if (get_le16(buf + tlv_len_off) != qmux_len - 5 - qmi_header)
+		return -EBADMSG;
+	if (len < total)
+		return 0;
+	return (ssize_t)total;
+}
+
+/* MBIM message types either side sends (MBIM 1.0 §9.1-9.2). */
+static bool mbim_type_valid(uint32_t type)
+{
+	switch (type) {
+	case 0x00000001: /* OPEN */
+	case 0x00000002: /* CLOSE */
+	case 0x00000003: /* COMMAND */
+	case 0x00000004: /* HOST_ERROR */
+	case 0x80000001: /* OPEN_DONE */
+	case 0x80000002: /* CLOSE_DONE */
+	case 0x80000003: /* COMMAND_DONE */
+	case 0x80000004: /* FUNCTION_ERROR */
+	case 0x80000007: /* INDICATE_STATUS */
+		return true;
+	}
+	return false;
+}
+
+static ssize_t mbim_frame_length(const uint8_t *buf, size_t len)
+{
+	/* MBIM has no marker: the type is checked byte by byte so that a resync scan does not
+	 * settle on any offset at the end of the buffer. */
+	if (len >= 1 && !(buf[0] >= 1 && buf[0] <= 4) && buf[0] != 7)
+		return -EBADMSG;
+	if (len >= 2 && buf[1] != 0)
+		return -EBADMSG;
+	if (len >= 3 && buf[2] != 0)
+		return -EBADMSG;
+	if (len < 4)
+		return 0;
+	if (!mbim_type_valid(get_le32(buf)))
+		return -EBADMSG;
+	if (len < 8)
+		return 0;
+
+	uint32_t total = get_le32(buf + 4);
+	if (total < WDM_MBIM_MIN_MESSAGE || total > WDM_MBIM_MAX_MESSAGE)
+		return -EBADMSG;
+	if (len < total)
+		return 0;
+	return (ssize_t)total;
+}
+
+ssize_t wdm_frame_length(enum wdm_framing framing, const uint8_t *buf, size_t len)
+{
+	switch (framing) {
+	case WDM_FRAMING_QMUX:
+		return qmux_frame_length(buf, len);
+	case WDM_FRAMING_MBIM:
+		return mbim_frame_length(buf, len);
+	}
+	return -EINVAL;
+}
+
+static size_t framing_max_message(enum wdm_framing framing)
+{
+	switch (framing) {
+	case WDM_FRAMING_QMUX:
+		return WDM_QMUX_MAX_MESSAGE;
+	case WDM_FRAMING_MBIM:
+		return WDM_MBIM_MAX_MESSAGE;
+	}
+	return 0;
+}
+
+static const char *framing_name(enum wdm_framing framing)
+{
+	switch (framing) {
+	case WDM_FRAMING_QMUX:
+		return "qmux";
+	case WDM_FRAMING_MBIM:
+		return "mbim";
+	}
+	return "?";
+}
+
+int wdm_reasm_init(struct wdm_reasm *r, enum wdm_framing framing)
+{
+	size_t cap = framing_max_message(framing);
+	if (cap == 0)
+		return -EINVAL;
+
+	*r = (struct wdm_reasm){ .framing = framing, .cap = cap };
+	/* One largest message: whatever stays buffered is a prefix of one (see commit). */
+	r->buf = malloc(cap);
+	if (!r->buf)
+		return -ENOMEM;
+	return 0;
+}
+
+void wdm_reasm_done(struct wdm_reasm *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->len = 0;
+}
+
+uint8_t *wdm_reasm_space(struct wdm_reasm *r, size_t *ret_avail)
+{
+	/* Cannot happen (commit leaves less than one message); never hand out 0 bytes. */
+	if (r->len >= r->cap)
+		wdm_reasm_reset(r);
+	*ret_avail = r->cap - r->len;
+	return r->buf + r->len;
+}
+
+void wdm_reasm_commit(struct wdm_reasm *r, size_t n, wdm_send_fn fn, void *userdata)
+{
+	if (n > r->cap - r->len)
+		n = r->cap - r->len;
+	r->len += n;
+
+	size_t off = 0;
+	while (off < r->len) {
+		ssize_t m = wdm_frame_length(r->framing, r->buf + off, r->len - off);
+		if (m >= 0 && r->resyncing) {
+			r->resyncs++;
+			r->resyncing = 0;
+		}
+		if (m > 0) {
+			r->messages++;
+			(void)fn(userdata, r->buf + off, (size_t)m);
+			off += (size_t)m;
+			continue;
+		}
+		if (m == 0)
+			break; /* a prefix of one message: wait for the rest */
+
+		/*
+		 * Not a message start. Heuristic resynchronisation: drop bytes up to the next
+		 * offset that could start a message (for QMUX a 0x01 whose length and TLV
+		 * length agree). A marker byte inside a payload can pass for a start; then that
+		 * bogus message goes to the modem and the stream recovers after it.
+		 */
+		if (!r->resyncing) {
+			r->framing_errors++;
+			r->resyncing = 1;
+		}
+		size_t skip = 1;
+		while (off + skip < r->len &&
+		       wdm_frame_length(r->framing, r->buf + off + skip, r->len - off - skip) < 0)
+			skip++;
+		r->discarded_bytes += skip;
+		off += skip;
+	}
+
+	if (off > 0) {
+		memmove(r->buf, r->buf + off, r->len - off);
+		r->len -= off;
+	}
+}
+
+void wdm_reasm_reset(struct wdm_reasm *r)
+{
+	if (r->len > 0) {
+		r->partial_discards++;
+		r->discarded_bytes += r->len;
+	}
+	r->len = 0;
+	r->resyncing = 0;
+}
+
+/* The reassembler's callback: one whole client message to the modem. */
+static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
+{
+	struct wdm *w = userdata;
+
+	int r = w->send(w->userdata, msg, len);
+	if (r < 0) {
+		w->stats.to_modem_errors++;
+		if (!w->send_failing)
+			log_warning(r,
+				    "wdm %s: modem did not take a %zu-byte message, dropped "
+				    "(further failures are only counted)",
+				    w->name, len);
+		w->send_failing = true;
+		return r;
+	}
+	w->send_failing = false;
+	w->stats.to_modem++;
+	w->stats.to_modem_bytes += len;
+	return 0;
+}
+
+/* Read what the clients wrote; up to max_reads reads. Returns true when the master is empty. */
+static bool wdm_read_master(struct wdm *w, unsigned max_reads)
+{
+	if (w->read_failed)
+		return true;
+
+	for (unsigned i = 0; i < max_reads; i++) {
+		size_t avail;
+		uint8_t *p = wdm_reasm_space(&w->reasm, &avail);
+		ssize_t n = read(w->master_fd, p, avail);
+		if (n > 0) {
+			wdm_reasm_commit(&w->reasm, (size_t)n, wdm_forward, w);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		/* EIO would mean no slave fd is open, but we hold one: something is badly
+		 * wrong; stop reading rather than spin. */
+		log_err(n < 0 ? errno : EIO, "wdm %s: reading the pty master failed, giving up",
+			w->name);
+		w->read_failed = true;
+		ev_io_stop(w->loop, &w->read_io);
+		return true;
+	}
+	return false;
+}
+
+static void wdm_on_read(struct ev_loop *loop, ev_io *io, int revents)
+{
+	(void)loop;
+	(void)revents;
+	wdm_read_master(io->data, WDM_READS_PER_WAKEUP);
+}
+
+static void wdm_queue_clear(struct wdm *w)
+{
+	w->out_head = w->out_tail = 0;
+	w->queue_full_logged = false;
+	ev_io_stop(w->loop, &w->write_io);
+}
+
+/*
+ * Throw away whatever waits for the client: in the slave's input and in our queue. The
+ * bytes are read off our own slave fd rather than only tcflush()ed: a read waits for the
+ * tty's flip-buffer work, so bytes the master took a moment ago are gone too, and counted
+ * exactly (TIOCINQ misses those still in the flip buffer).
+ */
+static void wdm_flush_stale(struct wdm *w, const char *why)
+{
+	uint8_t scratch[4096];
+	size_t stale = 0;
+
+	/* The tty holds at most its 64 KiB flip buffer plus the 4 KiB line buffer. */
+	for (unsigned i = 0; i < 64; i++) {
+		ssize_t n = read(w->slave_fd, scratch, sizeof(scratch));
+		if (n > 0)
+			stale += (size_t)n;
+		else if (!(n < 0 && errno == EINTR))
+			break;
+	}
+	if (tcflush(w->slave_fd, TCIFLUSH) < 0)
+		log_warning(errno, "wdm %s: flushing the slave's input failed", w->name);
+
+	size_t queued = w->out_tail - w->out_head;
+	wdm_queue_clear(w);
+
+	if (stale > 0 || queued > 0) {
+		w->stats.stale_flushes++;
+		w->stats.stale_bytes += stale + queued;
+		log_debug("wdm %s: %s: flushed %zu stale bytes in the pty and %zu queued", w->name,
+			  why, stale, queued);
+	}
+}
+
+static void wdm_client_opened(struct wdm *w)
+{
+	w->stats.client_opens++;
+	if (w->clients++ > 0) {
+		log_warning(0,
+			    "wdm %s: %u openers at once: they will take each other's responses "
+			    "(use the proxy: qmicli -p / mbimcli -p)",
+			    w->name, w->clients);
+		return;
+	}
+	log_debug("wdm %s: client attached", w->name);
+
+	/* Flush before reading the master: whatever the new client already asked for is
+	 * answered after this point and must not be flushed with the stale bytes. */
+	wdm_flush_stale(w, "client opened");
+	wdm_read_master(w, WDM_DRAIN_READS);
+	wdm_reasm_reset(&w->reasm);
+}
+
+static void wdm_client_closed(struct wdm *w)
+{
+	w->stats.client_closes++;
+	if (w->clients == 0)
+		return; /* an open we never saw (the inotify queue overflowed) */
+	if (--w->clients > 0)
+		return;
+	log_debug("wdm %s: last client detached", w->name);
+
+	/* Its last messages (a CID release, say) still go to the modem; a partial one cannot
+	 * be finished by anyone. */
+	wdm_read_master(w, WDM_DRAIN_READS);
+	wdm_reasm_reset(&w->reasm);
+	wdm_flush_stale(w, "client closed");
+}
+
+static void wdm_on_inotify(struct ev_loop *loop, ev_io *io, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct wdm *w = io->data;
+	/* Room for many events; ours carry no name. */
+	uint8_t buf[64 * sizeof(struct inotify_event)]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+
+	for (;;) {
+		ssize_t n = read(w->inotify_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			log_err(n < 0 ? errno : EIO, "wdm %s: reading inotify failed", w->name);
+			ev_io_stop(w->loop, &w->inotify_io);
+			return;
+		}
+
+		for (size_t off = 0; off + sizeof(struct inotify_event) <= (size_t)n;) {
+			const struct inotify_event *e = (const void *)(buf + off);
+			off += sizeof(*e) + e->len;
+
+			if (e->mask & IN_Q_OVERFLOW)
+				log_warning(0,
+					    "wdm %s: inotify queue overflowed, client count "
+					    "may be wrong",
+					    w->name);
+			if (e->mask & IN_OPEN)
+				wdm_client_opened(w);
+			if (e->mask & IN_CLOSE)
+				wdm_client_closed(w);
+			if (e->mask & IN_IGNORED) {
+				log_err(0, "wdm %s: slave node %s went away", w->name,
+					w->slave_path);
+				ev_io_stop(w->loop, &w->inotify_io);
+				return;
+			}
+		}
+	}
+}
+
+static void wdm_on_write(struct ev_loop *loop, ev_io *io, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct wdm *w = io->data;
+
+	while (w->out_head < w->out_tail) {
+		ssize_t n = write(w->master_fd, w->out + w->out_head, w->out_tail - w->out_head);
+		if (n > 0) {
+			w->out_head += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		log_warning(n < 0 ? errno : EIO,
+			    "wdm %s: writing to the pty master failed, dropping %zu queued bytes",
+			    w->name, w->out_tail - w->out_head);
+		break;
+	}
+	wdm_queue_clear(w);
+}
+
+static void wdm_queue_append(struct wdm *w, const uint8_t *data, size_t len)
+{
+	if (WDM_OUT_QUEUE_SIZE - w->out_tail < len) {
+		memmove(w->out, w->out + w->out_head, w->out_tail - w->out_head);
+		w->out_tail -= w->out_head;
+		w->out_head = 0;
+	}
+	memcpy(w->out + w->out_tail, data, len);
+	w->out_tail += len;
+	if (w->out_tail - w->out_head > w->stats.queue_high_water)
+		w->stats.queue_high_water = w->out_tail - w->out_head;
+	ev_io_start(w->loop, &w->write_io);
+}
+
+int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
+{
+	/* Only whole messages may reach the client: one bad byte and libqmi hangs up. */
+	size_t off = 0, count = 0;
+	while (off < len) {
+		ssize_t m = wdm_frame_length(w->framing, msg + off, len - off);
+		if (m <= 0)
+			break;
+		off += (size_t)m;
+		count++;
+	}
+	if (len == 0 || off != len) {
+		w->stats.from_modem_invalid++;
+		if (!w->invalid_logged)
+			log_warning(0,
+				    "wdm %s: dropped a %zu-byte transfer from the modem that is no "
+				    "whole %s message (further ones are only counted)",
+				    w->name, len, framing_name(w->framing));
+		w->invalid_logged = true;
+		return -EBADMSG;
+	}
+
+	if (w->clients == 0) {
+		/* Nobody would read it; the next opener must not. */
+		w->stats.dropped_no_client += count;
+		return -ENOTCONN;
+	}
+
+	size_t queued = w->out_tail - w->out_head;
+	if (len > WDM_OUT_QUEUE_SIZE - queued) {
+		w->stats.dropped_queue_full += count;
+		if (!w->queue_full_logged)
+			log_warning(0,
+				    "wdm %s: client is not reading, %zu bytes queued: dropping "
+				    "whole messages",
+				    w->name, queued);
+		w->queue_full_logged = true;
+		return -ENOBUFS;
+	}
+	if (queued > 0) {
+		/* Behind the queue, or the order breaks. */
+		wdm_queue_append(w, msg, len);
+	} else {
+		ssize_t n;
+		do
+			n = write(w->master_fd, msg, len);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN)
+			return log_warning(errno, "wdm %s: writing to the pty master failed",
+					   w->name);
+		if (n < 0)
+			n = 0;
+		/* The master took part of it: the rest goes first when it has room again. */
+		if ((size_t)n < len)
+			wdm_queue_append(w, msg + n, len - (size_t)n);
+	}
+
+	w->stats.from_modem += count;
+	w->stats.from_modem_bytes += len;
+	return 0;
+}
+
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+
+	/* Every proper prefix ending before a '/', then stop at the last component. */
+	for (char *s = p + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
+static int wdm_make_link(struct wdm *w)
+{
+	struct stat st;
+	if (lstat(w->link_path, &st) == 0 && !S_ISLNK(st.st_mode))
+		return log_err(EEXIST, "wdm %s: exists and is no symlink, not replacing it",
+			       w->name);
+
+	int r = mkdir_parents(w->link_path, 0755);
+	if (r < 0)
+		return log_err(r, "wdm %s: cannot create the link's directory", w->name);
+
+	/* A symlink beside it, renamed over it: clients never see the path missing. */
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", w->link_path, (int)getpid()) >=
+	    (int)sizeof(tmp))
+		return log_err(ENAMETOOLONG, "wdm %s: link path too long", w->name);
+	(void)unlink(tmp);
+	if (symlink(w->slave_path, tmp) < 0)
+		return log_err(errno, "wdm %s: cannot create symlink %s", w->name, tmp);
+	if (rename(tmp, w->link_path) < 0) {
+		r = log_err(errno, "wdm %s: cannot rename %s over it", w->name, tmp);
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+/* Whether the link still points at our slave (another qmapd may have taken it over). */
+static bool wdm_link_is_ours(const struct wdm *w)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(w->link_path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, w->slave_path) == 0;
+}
+
+static int wdm_open_pty(struct wdm *w)
+{
+	w->master_fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (w->master_fd < 0)
+		return log_err(errno, "wdm %s: cannot open a pty", w->name);
+	if (grantpt(w->master_fd) < 0 || unlockpt(w->master_fd) < 0)
+		return log_err(errno, "wdm %s: cannot unlock the pty", w->name);
+	int r = ptsname_r(w->master_fd, w->slave_path, sizeof(w->slave_path));
+	if (r != 0)
+		return log_err(r, "wdm %s: cannot name the pty slave", w->name);
+
+	/* The peer ioctl opens exactly our slave without a path lookup. */
+	w->slave_fd = ioctl(w->master_fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (w->slave_fd < 0)
+		w->slave_fd = open(w->slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (w->slave_fd < 0)
+		return log_err(errno, "wdm %s: cannot open %s", w->name, w->slave_path);
+
+	/* Raw: no echo, no CR/LF translation, no signals, no flow control characters. */
+	struct termios t;
+	if (tcgetattr(w->slave_fd, &t) < 0)
+		return log_err(errno, "wdm %s: cannot read the termios of %s", w->name,
+			       w->slave_path);
+	cfmakeraw(&t);
+	if (tcsetattr(w->slave_fd, TCSANOW, &t) < 0)
+		return log_err(errno, "wdm %s: cannot make %s raw", w->name, w->slave_path);
+
+	/* grantpt leaves 0620 (group tty may write); the control channel is for the owner and
+	 * the group the administrator chose, who may read it too. */
+	if (fchmod(w->slave_fd, 0660) < 0)
+		return log_err(errno, "wdm %s: cannot chmod %s", w->name, w->slave_path);
+
+	/* Only other openers are reported: ours happened before the watch. */
+	w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->inotify_fd < 0)
+		return log_err(errno, "wdm %s: inotify_init1 failed", w->name);
+	if (inotify_add_watch(w->inotify_fd, w->slave_path, IN_OPEN | IN_CLOSE) < 0)
+		return log_err(errno, "wdm %s: cannot watch %s", w->name, w->slave_path);
+	return 0;
+}
+
+static bool link_name_is_cdc_wdm(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return strncmp(base, "cdc-wdm", 7) == 0;
+}
+
+int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_path, wdm_send_fn send,
+	    void *userdata, struct wdm **ret)
+{
+	if (!loop || !send || !ret || framing_max_message(framing) == 0)
+		return -EINVAL;
+	if (link_path && (link_path[0] != '/' || link_name_is_cdc_wdm(link_path)))
+		/* libmbim (and libqmi) look up sysfs by the basename: a real cdc-wdmN's
+		 * descriptors would be taken for ours. */
+		return log_err(EINVAL, "wdm %s: link must be an absolute path not named cdc-wdmN",
+			       link_path);
+
+	struct wdm *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->loop = loop;
+	w->framing = framing;
+	w->send = send;
+	w->userdata = userdata;
+	w->master_fd = w->slave_fd = w->inotify_fd = -1;
+	w->name = "(new)";
+	ev_io_init(&w->read_io, wdm_on_read, -1, EV_READ);
+	ev_io_init(&w->write_io, wdm_on_write, -1, EV_WRITE);
+	ev_io_init(&w->inotify_io, wdm_on_inotify, -1, EV_READ);
+
+	int r = -ENOMEM;
+	if (link_path) {
+		w->link_path = strdup(link_path);
+		if (!w->link_path)
+			goto fail_oom;
+		w->name = w->link_path;
+	}
+	w->out = malloc(WDM_OUT_QUEUE_SIZE);
+	if (!w->out)
+		goto fail_oom;
+	r = wdm_reasm_init(&w->reasm, framing);
+	if (r < 0)
+		goto fail_oom;
+
+	r = wdm_open_pty(w);
+	if (r < 0)
+		goto fail;
+	if (!w->link_path)
+		w->name = w->slave_path;
+
+	ev_io_set(&w->read_io, w->master_fd, EV_READ);
+	ev_io_set(&w->write_io, w->master_fd, EV_WRITE);
+	ev_io_set(&w->inotify_io, w->inotify_fd, EV_READ);
+	w->read_io.data = w->write_io.data = w->inotify_io.data = w;
+	/* Opens and closes first in every loop iteration: a new client's flush must come
+	 * before its requests are read, or their answers would be flushed with stale bytes. */
+	ev_set_priority(&w->inotify_io, EV_MAXPRI);
+	ev_io_start(loop, &w->inotify_io);
+	ev_io_start(loop, &w->read_io);
+
+	/* Last: clients find the pty only when it is ready. */
+	if (w->link_path) {
+		r = wdm_make_link(w);
+		if (r < 0)
+			goto fail;
+	}
+
+	log_info("wdm %s: %s control channel on %s", w->name, framing_name(framing), w->slave_path);
+	*ret = w;
+	return 0;
+
+fail_oom:
+	r = log_err(ENOMEM, "wdm %s: out of memory", link_path ? link_path : "(pty)");
+fail:
+	free(w->link_path);
+	w->link_path = NULL; /* never remove a link we did not make */
+	wdm_free(w);
+	return r;
+}
+
+struct wdm *wdm_free(struct wdm *w)
+{
+	if (!w)
+		return NULL;
+
+	ev_io_stop(w->loop, &w->inotify_io);
+	ev_io_stop(w->loop, &w->read_io);
+	ev_io_stop(w->loop, &w->write_io);
+
+	if (w->link_path && wdm_link_is_ours(w) && unlink(w->link_path) < 0 && errno != ENOENT)
+		log_warning(errno, "wdm %s: cannot remove the link", w->name);
+
+	/* Closing the master hangs up the slave: clients see the device go away. */
+	if (w->inotify_fd >= 0)
+		close(w->inotify_fd);
+	if (w->slave_fd >= 0)
+		close(w->slave_fd);
+	if (w->master_fd >= 0)
+		close(w->master_fd);
+	wdm_reasm_done(&w->reasm);
+	free(w->out);
+	free(w->link_path);
+	free(w);
+	return NULL;
+}
+
+const char *wdm_slave_path(const struct wdm *w)
+{
+	return w->slave_path;
+}
+
+const char *wdm_link_path(const struct wdm *w)
+{
+	return w->link_path;
+}
+
+unsigned wdm_clients(const struct wdm *w)
+{
+	return w->clients;
+}
+
+void wdm_get_stats(const struct wdm *w, struct wdm_stats *ret)
+{
+	*ret = w->stats;
+	ret->framing_errors = w->reasm.framing_errors;
+	ret->resyncs = w->reasm.resyncs;
+	ret->discarded_bytes = w->reasm.discarded_bytes;
+	ret->partial_discards = w->reasm.partial_discards;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapctl stats: the counters of the device, of malformed input by kind, of every mux and
+ * of the control socket, each as an aligned list under a heading.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "output.h"
+#include "qmapctl.h"
+#include "verbs.h"
+
+/* The scalar members of obj, aligned; skip_zero leaves out counters that are 0. */
+static void render_counters(json_t *obj, const char *const *skip, bool skip_zero, FILE *f)
+{
+	int width = 0;
+	bool any = false;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+			const char *key = json_object_iter_key(it);
+			json_t *v = json_object_iter_value(it);
+			char buf[64], clean[64];
+			const char *text;
+			bool skipped = false;
+
+			for (size_t i = 0; skip && skip[i]; i++)
+				skipped |= strcmp(key, skip[i]) == 0;
+			if (skipped ||
+			    (skip_zero && json_is_integer(v) && json_integer_value(v) == 0))
+				continue;
+			text = qmapctl_json_text(buf, sizeof(buf), obj, key);
+			if (!text)
+				continue;
+			if (pass == 0) {
+				int n = (int)strlen(key) + 1;
+
+				width = n > width ? n : width;
+				continue;
+			}
+			qmapctl_sanitize(clean, sizeof(clean), key);
+			fprintf(f, "  %s:%*s %s\n", clean, width - (int)strlen(clean) - 1, "",
+				qmapctl_sanitize(buf, sizeof(buf), text));
+			any = true;
+		}
+	}
+	if (!any)
+		fprintf(f, "  none\n");
+}
+
+void qmapctl_stats_render(json_t *stats, FILE *f)
+{
+	static const char *const mux_skip[] = { "id", "interface", NULL };
+	json_t *device = json_object_get(stats, "device");
+	json_t *malformed = json_object_get(stats, "malformed");
+	json_t *muxes = json_object_get(stats, "muxes");
+	json_t *control = json_object_get(stats, "control");
+	bool first = true;
+
+	if (json_is_object(device)) {
+		fprintf(f, "device\n");
+		render_counters(device, NULL, false, f);
+		first = false;
+	}
+	if (json_is_object(malformed)) {
+		fprintf(f, "%smalformed input\n", first ? "" : "\n");
+		render_counters(malformed, NULL, true, f);
+		first = false;
+	}
+	for (size_t i = 0; json_is_array(muxes) && i < json_array_size(muxes); i++) {
+		json_t *mux = json_array_get(muxes, i);
+		char id[32], ifname[64];
+		const char *iface = qmapctl_json_text(ifname, sizeof(ifname), mux, "interface");
+
+		if (!json_is_object(mux))
+			continue;
+		fprintf(f, "%smux %s", first ? "" : "\n",
+			qmapctl_json_text(id, sizeof(id), mux, "id") ?: "?");
+		if (iface)
+			fprintf(f, " (%s)", qmapctl_sanitize(ifname, sizeof(ifname), iface));
+		fputc('\n', f);
+		render_counters(mux, mux_skip, false, f);
+		first = false;
+	}
+	if (json_is_object(control)) {
+		fprintf(f, "%scontrol socket\n", first ? "" : "\n");
+		render_counters(control, NULL, false, f);
+	}
+}
+
+int qmapctl_stats(struct qmapctl *q, int argc, char **argv)
+{
+	json_auto_t *result = NULL;
+	int r;
+
+	r = qmapctl_verb_options(q, "stats", NULL, &argc, argv, NULL);
+	if (r != QMAPCTL_PROCEED)
+		return r;
+	if (argc > 1)
+		return qmapctl_usage_error(q, "stats takes no arguments, got '%s'", argv[1]);
+
+	r = qmapctl_request(q, json_pack("{s:s}", "command", "stats"), &result);
+	if (r != QMAPCTL_EXIT_OK)
+		return r;
+	if (q->json)
+		qmapctl_print_json(q->out, result);
+	else
+		qmapctl_stats_render(result, q->out);
+	return QMAPCTL_EXIT_OK;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapctl status: the modem, then every mux, as aligned "label: value" blocks the way wg
+ * show and mmcli print them. The renderer trusts nothing about the reply's shape: a member
+ * that is missing or of another type is skipped, never dereferenced.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "output.h"
+#include "qmapctl.h"
+#include "verbs.h"
+
+/* Units of the signal values qmapd reports (the names QMI NAS uses). */
+static const char *signal_unit(const char *key)
+{
+	static const char *const dbm[] = { "rssi", "rsrp", "rscp", "rx-power" };
+	static const char *const db[] = { "rsrq", "snr", "sinr", "ecio", "io" };
+
+	for (size_t i = 0; i < sizeof(dbm) / sizeof(dbm[0]); i++)
+		if (strcmp(key, dbm[i]) == 0)
+			return " dBm";
+	for (size_t i = 0; i < sizeof(db) / sizeof(db[0]); i++)
+		if (strcmp(key, db[i]) == 0)
+			return " dB";
+	return "";
+}
+
+static void render_signal(json_t *signal, FILE *f)
+{
+	char line[256] = "", num[32];
+	size_t n = 0;
+
+	for (void *it = json_object_iter(signal); it; it = json_object_iter_next(signal, it)) {
+		const char *key = json_object_iter_key(it);
+		const char *v = qmapctl_json_text(num, sizeof(num), signal, key);
+
+		if (!v || n >= sizeof(line))
+			continue;
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s%s", n ? ", " : "", key,
+				      v, signal_unit(key));
+	}
+	if (line[0])
+		qmapctl_print_field(f, "signal", "%s", line);
+}
+
+static void render_data_format(json_t *df, FILE *f)
+{
+	char p[64], dls[32], dld[32], uls[32], uld[32];
+	const char *protocol = qmapctl_json_text(p, sizeof(p), df, "protocol");
+	const char *dl_size = qmapctl_json_text(dls, sizeof(dls), df, "dl-max-size");
+	const char *dl_dgrams = qmapctl_json_text(dld, sizeof(dld), df, "dl-max-datagrams");
+	const char *ul_size = qmapctl_json_text(uls, sizeof(uls), df, "ul-max-size");
+	const char *ul_dgrams = qmapctl_json_text(uld, sizeof(uld), df, "ul-max-datagrams");
+
+	qmapctl_print_field(f, "data format", "%s", protocol ?: "?");
+	if (dl_size || dl_dgrams)
+		qmapctl_print_field(f, "downlink", "%s bytes, %s datagrams", dl_size ?: "?",
+				    dl_dgrams ?: "?");
+	if (ul_size || ul_dgrams)
+		qmapctl_print_field(f, "uplink", "%s bytes, %s datagrams", ul_size ?: "?",
+				    ul_dgrams ?: "?");
+}
+
+static void render_modem(json_t *modem, FILE *f)
+{
+	static const struct {
+		const char *key, *label;
+	} fields[] = {
+		{ "state", "state" },
+		{ "transport", "transport" },
+		{ "control", "control" }, /* "none": data plane only */
+		{ "control-path", "control" },
+		{ "manufacturer", "manufacturer" },
+		{ "model", "model" },
+		{ "revision", "revision" },
+		{ "imei", "IMEI" },
+		{ "registration", "registration" },
+		{ "access-technology", "access technology" },
+	};
+	char buf[64];
+	json_t *j;
+
+	fprintf(f, "modem\n");
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *v = qmapctl_json_text(buf, sizeof(buf), modem, fields[i].key);
+
+		if (v)
+			qmapctl_print_field(f, fields[i].label, "%s", v);
+	}
+	j = json_object_get(modem, "signal");
+	if (json_is_object(j))
+		render_signal(j, f);
+	j = json_object_get(modem, "data-format");
+	if (json_is_object(j))
+		render_data_format(j, f);
+}
+
+void qmapctl_status_render(json_t *status, FILE *f)
+{
+	json_t *modem = json_object_get(status, "modem");
+	json_t *muxes = json_object_get(status, "muxes");
+	bool first = true;
+
+	if (json_is_object(modem)) {
+		render_modem(modem, f);
+		first = false;
+	}
+	if (json_is_array(muxes)) {
+		for (size_t i = 0; i < json_array_size(muxes); i++) {
+			json_t *mux = json_array_get(muxes, i);
+
+			if (!json_is_object(mux))
+				continue;
+			if (!first)
+				fputc('\n', f);
+			qmapctl_mux_render(mux, f);
+			first = false;
+		}
+	}
+	if (!json_is_array(muxes) || json_array_size(muxes) == 0) {
+		if (!first)
+			fputc('\n', f);
+		fprintf(f, "no muxes\n");
+	}
+}
+
+int qmapctl_status(struct qmapctl *q, int argc, char **argv)
+{
+	json_auto_t *result = NULL;
+	int r;
+
+	r = qmapctl_verb_options(q, "status", NULL, &argc, argv, NULL);
+	if (r != QMAPCTL_PROCEED)
+		return r;
+	if (argc > 1)
+		return qmapctl_usage_error(q, "status takes no arguments, got '%s'", argv[1]);
+
+	r = qmapctl_request(q, json_pack("{s:s}", "command", "status"), &result);
+	if (r != QMAPCTL_EXIT_OK)
+		return r;
+	if (q->json)
+		qmapctl_print_json(q->out, result);
+	else
+		qmapctl_status_render(result, q->out);
+	return QMAPCTL_EXIT_OK;
+}

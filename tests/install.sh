@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `cmake --install` into a DESTDIR lands where a distribution would put things, and the
+# installed qmapd accepts the installed example configuration at its default path.
+set -euo pipefail
+BUILD_DIR=${BUILD_DIR:?BUILD_DIR is the build tree}
+command -v readelf >/dev/null || { echo "SKIP: readelf (binutils) not installed" >&2; exit 77; }
+
+DEST=$(mktemp -d)
+trap 'rm -rf "$DEST"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD_DIR/CMakeCache.txt"; }
+
+DESTDIR=$DEST cmake --install "$BUILD_DIR" >"$DEST.log" 2>&1 || { cat "$DEST.log" >&2; fail "cmake --install"; }
+rm -f "$DEST.log"
+prefix=$(cache CMAKE_INSTALL_PREFIX)
+root=$DEST$prefix
+# GNUInstallDirs: /usr keeps its configuration in /etc, every other prefix below itself.
+if [ "$prefix" = /usr ]; then etc=$DEST/etc; else etc=$root/etc; fi
+
+for f in sbin/qmapd bin/qmapctl share/man/man8/qmapd.8 share/man/man5/qmapd.conf.5 \
+	share/bash-completion/completions/qmapctl; do
+	[ -e "$root/$f" ] || fail "$prefix/$f not installed"
+done
+[ -f "$etc/qmapd/qmapd.conf" ] || fail "example configuration not in $etc/qmapd"
+
+# The test tools are installed only when asked.
+if [ "$(cache QMAPD_INSTALL_TOOLS)" != ON ]; then
+	[ ! -e "$root/sbin/qmapd-sim" ] || fail "qmapd-sim installed without QMAPD_INSTALL_TOOLS"
+	[ -z "$(find "$DEST" -name 'qmapd-bench-*')" ] || fail "benchmarks installed without QMAPD_INSTALL_TOOLS"
+fi
+
+# Units stay below a prefix other than /usr, and name the installed daemon.
+if [ "$prefix" != /usr ]; then
+	unit=$root/lib/systemd/system/qmapd.service
+	[ -f "$unit" ] || fail "qmapd.service not below $prefix"
+	grep -qx "ExecStart=$prefix/sbin/qmapd.*" "$unit" || grep -q "^ExecStart=$prefix/sbin/qmapd" "$unit" ||
+		fail "the installed unit does not start $prefix/sbin/qmapd"
+	[ -f "$root/lib/sysusers.d/qmapd.conf" ] || fail "sysusers file not below $prefix"
+	[ -z "$(find "$DEST" -path "$DEST/lib/*" -o -path "$DEST/usr/lib/systemd/*" | head -1)" ] ||
+		fail "files installed outside $prefix"
+fi
+
+# The compiled-in default is where the example went.
+default=$("$root/sbin/qmapd" --help | sed -n 's/.*configuration file (default \(.*\))$/\1/p')
+[ "$default" = "${etc#"$DEST"}/qmapd/qmapd.conf" ] ||
+	fail "qmapd's default configuration is '$default', the example is in ${etc#"$DEST"}/qmapd"
+"$root/sbin/qmapd" -t -c "$etc/qmapd/qmapd.conf" || fail "qmapd -t rejects the installed example"
+
+# qmapctl is a small client: no libsystemd, no libev.
+if readelf -d "$root/bin/qmapctl" | grep -E 'NEEDED.*(libsystemd|libev)'; then
+	fail "qmapctl links libsystemd or libev"
+fi
+echo "install: $prefix, configuration $default, qmapd -t accepts it"

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's QMI side: the simulated modem answering QMUX messages from the `sim`
+ * transport's control channel, with the state a real modem keeps (client ids, data format,
+ * one packet data session per WDS client). Pure over messages: no sockets, no timers; the
+ * caller hands in each host->modem message and gets responses and indications back through
+ * callbacks, synchronously. Messages are parsed and built with libqmi's message/TLV API so
+ * they are byte-exact with what libqmi expects (docs/PROTOCOLS.md §2).
+ *
+ * Framing: 0x01, le16 length (everything after the marker), flags (0x00 from the host, 0x80
+ * from the modem), service, client id, then the QMI SDU (CTL: flags, u8 transaction,
+ * le16 message, le16 TLV length; services: flags, le16 transaction, ...). A message that is
+ * not exactly one well-formed host request is counted in qmi_malformed and not answered.
+ *
+ * Answered (anything else on a known service: error INVALID_QMI_COMMAND):
+ *   CTL 0x0021 Get Version Info (CTL 1.5, WDS 1.67, DMS 1.14, NAS 1.25, WDA 1.16),
+ *       0x0022 Allocate CID (WDS, DMS, NAS, WDA; others INVALID_SERVICE_TYPE),
+ *       0x0023 Release CID, 0x0026 Set Data Format (raw IP), 0x0027 Sync (releases every
+ *       client and ends every session, without indications, as a modem reset does).
+ *   DMS 0x0020 Get Capabilities, 0x0021 Get Manufacturer, 0x0022 Get Model,
+ *       0x0023 Get Revision, 0x0025 Get IDs (IMEI SIM_QMI_IMEI).
+ *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE,
+ *       PLMN 001/01 "Test Network"), 0x004F Get Signal Info (LTE RSSI -65 dBm,
+ *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
+ *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
+ *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
+ *       0x002D Get Current Settings, 0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
+ *       indication 0x0022 Packet Service Status to the client owning the session.
+ *
+ * Error responses (result TLV 0x02 = {1, error}):
+ *   client id not allocated for that service     INVALID_CLIENT_ID (7)
+ *   Allocate CID for a service we do not serve    INVALID_SERVICE_TYPE (31)
+ *   no free client id                             CLIENT_IDS_EXHAUSTED (5)
+ *   TLV of the wrong size, bad string             MALFORMED_MESSAGE (1)
+ *   mandatory TLV missing                         MISSING_ARGUMENT (17)
+ *   value out of range (mux id, DL max size)      INVALID_ARGUMENT (48)
+ *   IP family other than 4, 6 or 8                INVALID_IP_FAMILY_PREFERENCE (64)
+ *   Bind Mux Data Port to another mux while the
+ *     client's session is up                      INVALID_OPERATION (70)
+ *   WDA protocol other than QMAP/QMAPv5, QMAPv5
+ *     with no_qmapv5, or UL != DL protocol         INVALID_DATA_FORMAT (45)
+ *   Start Network on a client already connected   NO_EFFECT (26)
+ *   Start Network with an unknown profile index   INVALID_PROFILE (10)
+ *   Start Network refused by the "network"        CALL_FAILED (14) + TLV 0x10 call end
+ *                                                 reason + TLV 0x11 verbose {type, reason}
+ *   Stop Network with a handle not of the client  INVALID_HANDLE (9)
+ *   Get Current Settings without a session        OUT_OF_CALL (15)
+ *
+ * Sessions. A WDS client binds a mux (Bind Mux Data Port; unbound = mux 0, which has no
+ * addresses) and picks a family (Set IP Family, default IPv4; Start Network TLV 0x19
+ * overrides it, 8 = the client's family). Start Network checks, in this order:
+ *   APN (TLV 0x14; absent or empty = the first APN; else profile index TLV 0x31 selects the
+ *     Nth APN; names compare case-insensitively) unknown -> 3GPP 27 unknown APN (1013)
+ *   APN with credentials and user/password differ, or auth preference NONE
+ *     -> 3GPP 29 user authentication failed (10)
+ *   mux without addresses -> 3GPP 26 insufficient resources (1005)
+ *   IPv6 asked on a mux with only IPv4 -> 3GPP 50 IPv4 only allowed (1); IPv4 asked on a
+ *     mux with only IPv6 -> 3GPP 51 IPv6 only allowed (1)
+ * (verbose type 3GPP = 6; the legacy call end reason in parentheses). On success the
+ * response carries the packet data handle (TLV 0x01) and the client gets a Packet Service
+ * Status indication CONNECTED {2, 0} with IP family (TLV 0x12). Stop Network (handle, or
+ * 0xffffffff for "whatever this client has") answers and indicates DISCONNECTED with call end
+ * reason client end (2) + verbose CM 2000; sim_qmi_drop_all() indicates DISCONNECTED with
+ * regular deactivation (1008) + verbose 3GPP 36. Releasing the client ends its session
+ * without an indication (the client is gone).
+ *
+ * Get Current Settings returns what applies to the session's family, filtered loosely by the
+ * requested-settings mask (0 or absent = everything): IPv4 address 0x1E, gateway 0x20 and
+ * subnet mask 0x21, DNS 0x15/0x16 (SIM_QMI_DNS4_*), IPv6 address 0x25 and gateway 0x26 (each
+ * 16 bytes + prefix length), DNS 0x27/0x28 (SIM_QMI_DNS6_*), MTU 0x29, IP family 0x2B,
+ * APN 0x14. IPv4 values are le32 whose most significant byte is the first octet (libqmi's
+ * convention). The host address is the mux's address as configured (host bits kept) with
+ * its prefix length; the gateway is the network's first host (the second when the first is
+ * the host's own address).
+ *
+ * Data format. Until a WDA Set Data Format arrives the modem reports the defaults it was
+ * given. A grant is min(requested, limit) for DL max size and datagrams and UL max size and
+ * datagrams (absent or 0 = the limit); link layer is always raw IP (a request for 802.3 is
+ * answered with raw IP, as modems that insist on it do); a DL max size below dl_min_size is
+ * refused (INVALID_ARGUMENT). The response carries QoS format 0x10 (0), link layer 0x11,
+ * UL/DL protocol 0x12/0x13, DL max datagrams 0x15, DL max size 0x16 and, when the request
+ * had them, UL max datagrams 0x17 and UL max size 0x18. Before responding the engine calls
+ * set_data_format() so the data side switches before the host reads the grant.
+ */
+#ifndef QMAPD_SIM_QMI_H
+#define QMAPD_SIM_QMI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "qmap.h"
+
+#define SIM_QMI_MAX_APNS       8
+#define SIM_QMI_APN_MAX	       100 /* 3GPP TS 23.003: an APN is at most 100 octets */
+#define SIM_QMI_CREDENTIAL_MAX 127 /* what fits a PAP/CHAP field with room to spare */
+#define SIM_QMI_APN_DEFAULT    "internet"
+#define SIM_QMI_MTU_DEFAULT    1500
+#define SIM_QMI_UL_MAX_SIZE    16384 /* what the sim's uplink side accepts per transfer */
+#define SIM_QMI_UL_MAX_DGRAMS  32
+
+#define SIM_QMI_MANUFACTURER   "qmapd-sim"
+#define SIM_QMI_MODEL	       "Simulated QMAP modem"
+#define SIM_QMI_IMEI	       "350000000000006" /* clearly fake, Luhn-valid */
+#define SIM_QMI_IMEI_SV	       "01"
+#define SIM_QMI_DNS4_PRIMARY   "198.51.100.53"
+#define SIM_QMI_DNS4_SECONDARY "198.51.100.54"
+#define SIM_QMI_DNS6_PRIMARY   "2001:db8:ff::53"
+#define SIM_QMI_DNS6_SECONDARY "2001:db8:ff::54"
+
+struct sim_qmi_apn {
+	char name[SIM_QMI_APN_MAX + 1];
+	bool auth; /* credentials configured: the request must carry exactly these */
+	char user[SIM_QMI_CREDENTIAL_MAX + 1];
+	char password[SIM_QMI_CREDENTIAL_MAX + 1];
+};
+
+/* What a session on a mux gets; family 0 = no address of that family. */
+struct sim_qmi_mux {
+	bool present;
+	struct config_prefix ipv4; /* host address with its prefix length */
+	struct config_prefix ipv6;
+};
+
+struct sim_qmi_data_format {
+	enum qmap_version version;
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t ul_max_size;
+	uint32_t ul_max_datagrams;
+};
+
+struct sim_qmi_options {
+	bool no_qmapv5;	      /* refuse QMAPv5 like a modem without it */
+	uint32_t session_mtu; /* MTU in Get Current Settings */
+	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
+	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
+	/* Reported before any Set Data Format, and the largest values ever granted. */
+	struct sim_qmi_data_format limits;
+	uint32_t dl_min_size; /* smallest DL aggregate the data side can fill */
+	struct sim_qmi_mux mux[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct sim_qmi_stats {
+	uint64_t qmi_requests;	/* well-formed requests */
+	uint64_t qmi_responses; /* responses sent, errors included */
+	uint64_t qmi_indications;
+	uint64_t qmi_malformed; /* messages not answered */
+	uint64_t qmi_errors;	/* error responses sent */
+	uint64_t qmi_sessions_started;
+	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
+	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
+	uint64_t data_format_sets;     /* Set Data Format requests granted */
+};
+
+struct sim_qmi_callbacks {
+	/* One whole QMUX message for the host: a response or an indication. */
+	void (*send)(void *userdata, const uint8_t *buf, size_t len);
+	/* Switch the data side to a granted format; < 0 turns the grant into an error. */
+	int (*set_data_format)(void *userdata, const struct sim_qmi_data_format *format);
+	/* A line for the log, carrying its object; priority as in <syslog.h>. Optional. */
+	void (*log)(void *userdata, int priority, const char *msg);
+};
+
+struct sim_qmi;
+
+/* Defaults: no APNs (= SIM_QMI_APN_DEFAULT), MTU 1500, QMAPv5 16384/32, no muxes. */
+void sim_qmi_options_init(struct sim_qmi_options *o);
+
+/*
+ * Parse "NAME[:USER:PASSWORD]" (split at the first two colons; the password may hold more).
+ * Returns 0, or -EINVAL with a message quoting the input in errbuf and *ret untouched.
+ */
+int sim_qmi_parse_apn(const char *arg, struct sim_qmi_apn *ret, char *errbuf, size_t errlen);
+
+/* Copies the options. Returns 0 or -ENOMEM / -EINVAL (no send callback). */
+int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbacks *cb,
+		void *userdata, struct sim_qmi **ret);
+struct sim_qmi *sim_qmi_free(struct sim_qmi *q);
+
+/*
+ * One host->modem control message (one whole QMUX message). Replies go out through
+ * cb->send before this returns. Returns 0 when answered, -EBADMSG when malformed (counted,
+ * not answered).
+ */
+int sim_qmi_handle(struct sim_qmi *q, const uint8_t *buf, size_t len);
+
+/*
+ * The host went away (or reset us): release every client and end every session without
+ * indications. The data format stays, as on a modem that keeps its configuration. Safe to
+ * call from inside a callback: it then takes effect when sim_qmi_handle() returns and
+ * nothing more is sent for the current message.
+ */
+void sim_qmi_reset(struct sim_qmi *q);
+
+/* The network ends every connected session (indication with a call end reason). Returns
+ * how many ended. */
+unsigned sim_qmi_drop_all(struct sim_qmi *q);
+
+/* A session of either family is up on this mux: the data side may carry its traffic. */
+bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);
+
+const struct sim_qmi_data_format *sim_qmi_get_data_format(const struct sim_qmi *q);
+const struct sim_qmi_stats *sim_qmi_get_stats(const struct sim_qmi *q);
+
+#endif

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's data side: the modem at the transport boundary (docs/ARCHITECTURE.md "qmapd-sim").
+ *
+ * Modem side: an AF_UNIX SOCK_SEQPACKET listener speaking the `sim` transport's wire format
+ * (struct transport_sim_header + one transfer per message); one qmapd at a time.
+ * Network side: a TUN device in the sim's own namespace. Bulk OUT aggregates from qmapd are
+ * deaggregated and each IP packet is written to the TUN; packets the kernel routes into the
+ * TUN are QMAP-aggregated on the mux whose prefix holds their destination (longest prefix)
+ * and sent as bulk IN messages.
+ *
+ * Network side (sim-net.h): with offload (the default; --no-offload turns it off) the TUN
+ * carries a virtio-net header with checksum, TSO and USO offloads, so the kernel hands over
+ * super-packets of up to 64 KiB and takes coalesced ones; without, one packet per read/write.
+ *
+ * Downlink aggregation: each IP packet lies in the aggregate behind room for its QMAP header,
+ * payload padded with zeros to a multiple of 4. Without offload packets are read straight
+ * there; with offload a super-packet is cut there into MTU-sized segments with their
+ * checksums computed (each one a frame and a packet in every counter below), continuing in
+ * the next aggregate when one fills. An aggregate leaves when the next packet might not fit,
+ * when dl_max_datagrams real packets are in it, when flush_usec passed since its first
+ * packet, or (flush_usec 0) as soon as the TUN has nothing more.
+ *
+ * Fault injection: in every inject_every-th downlink aggregate, in this order before the
+ * real frames: `garbage` (an 8-byte non-IP payload starting 0xde on the first configured
+ * mux), `unknown-mux` (a valid 32-byte IPv4/UDP packet on mux SIM_INJECT_UNKNOWN_MUX_ID),
+ * `command` (a FLOW_ENABLE REQUEST on the first configured mux, transaction ids 1, 2, ...);
+ * and after the real frames `oversize` (a data header whose pkt_len runs past the end of
+ * the transfer). Injected frames do not count towards dl_max_datagrams.
+ *
+ * Uplink checksums: a QMAPv5 frame with the "compute checksum" bit gets its TCP/UDP
+ * checksum computed before it is written to the TUN, as a modem would
+ * (counter ul_csum_computed). With offload, the packets of up to SIM_UL_BATCH transfers read
+ * in one go are coalesced per mux and flow (gro.c) before they are written; per-mux ul_*
+ * count packets once written, a super-packet as its segments.
+ *
+ * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
+ * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
+ * in the order the modem produced them relative to downlink aggregates (held in a small
+ * queue while the socket is full; qmi_send_dropped counts what even that could not hold,
+ * or a send that failed outright). A granted WDA data format switches the data
+ * side (QMAP version, DL max size and datagrams) before the host reads the grant; until
+ * then the command line's values apply, and a new qmapd connection keeps the last grant
+ * (clients and sessions end with the connection, as with a modem whose DTR drops).
+ *
+ * Mux addresses: `--mux ID=PREFIX[,PREFIX...]`. Downlink routing uses each prefix as a
+ * network (host bits cleared). The first IPv4 and the first IPv6 prefix, host bits kept,
+ * are the addresses a session on that mux hands to the host (192.0.2.2/24 -> host
+ * 192.0.2.2/24, gateway 192.0.2.1).
+ *
+ * Data gating: like a modem, the sim carries a mux's traffic only while a QMI session
+ * (either family) is up on it; other uplink frames and downlink packets are dropped and
+ * counted (ul_no_session, dl_no_session). always_connected (--always-connected) turns this
+ * off for data-plane tests that run qmapd without a control plane.
+ *
+ * Stats format (sim_print_stats(), also the --stats-file content), one item per line,
+ * stable, every key always present:
+ *   <key>=<u64>                        global counters, keys as in struct sim_stats:
+ *     connections, connections_rejected, disconnects, ul_transfers, ul_bytes, ul_zlp,
+ *     truncated, short_messages, ul_unknown_mux, ul_tun_dropped, ul_tun_errors,
+ *     ul_csum_computed, control_messages, interrupt_messages, unknown_ep,
+ *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
+ *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
+ *     ul_no_session, dl_no_session, qmi_send_dropped,
+ *     then the QMI side's (struct sim_qmi_stats): qmi_requests, qmi_responses,
+ *     qmi_indications, qmi_malformed, qmi_errors, qmi_sessions_started,
+ *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets
+ *   malformed_<reason>=<u64>           one per enum qmap_error, reason = qmap_error_name()
+ *   commands_<type>=<u64>              type: request, ack, unsupported, invalid, short
+ *   injected_<kind>=<u64>              kind: garbage, unknown_mux, command, oversize
+ *   mux <id>: ul_packets=<u64> ul_bytes=<u64> dl_packets=<u64> dl_bytes=<u64> session=<0|1>
+ *                                      one line per configured mux, ascending id; session:
+ *                                      a QMI session is up (0 under always_connected unless
+ *                                      one is)
+ * Global ul_bytes/dl_bytes are transfer bytes (QMAP headers, padding, injections included);
+ * per-mux *_bytes are IP bytes. Per-mux dl_* count packets put into an aggregate (lost again
+ * only by a disconnect, which also counts them in dl_dropped_disconnected); dl_datagrams
+ * counts those in sent aggregates. While qmapd is not connected everything the TUN emits
+ * (including the kernel's own IPv6 RS/MLD) counts as dl_dropped_disconnected, while it is
+ * connected such packets count as dl_no_route.
+ */
+#ifndef QMAPD_SIM_H
+#define QMAPD_SIM_H
+
+#include <ev.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "qmap.h"
+#include "sim-qmi.h"
+
+#define SIM_NETDEV_DEFAULT	     "simnet0"
+#define SIM_MAX_NET_ADDRESSES	     16
+#define SIM_MUX_MAX_PREFIXES	     8
+#define SIM_DL_MAX_DATAGRAMS_DEFAULT 32
+#define SIM_FLUSH_USEC_DEFAULT	     500
+#define SIM_FLUSH_USEC_MAX	     1000000
+#define SIM_INJECT_EVERY_DEFAULT     100
+#define SIM_INJECT_UNKNOWN_MUX_ID    200
+#define SIM_MTU_MIN		     576
+/* The MTU must leave room in an aggregate for the injected frames and both headers. */
+#define SIM_DL_RESERVED 128
+#define SIM_ERROR_MAX	256
+
+enum sim_inject {
+	SIM_INJECT_GARBAGE,
+	SIM_INJECT_UNKNOWN_MUX,
+	SIM_INJECT_COMMAND,
+	SIM_INJECT_OVERSIZE,
+	_SIM_INJECT_MAX,
+};
+
+struct sim_mux_options {
+	bool present;
+	struct config_prefix prefix[SIM_MUX_MAX_PREFIXES]; /* networks: host bits cleared */
+	unsigned n_prefix;
+	/* The first IPv4/IPv6 prefix as given (host bits kept): the session's address.
+	 * family 0 = none given. */
+	struct config_prefix host4;
+	struct config_prefix host6;
+};
+
+struct sim_options {
+	char socket_path[108]; /* sizeof(sockaddr_un.sun_path) */
+	char netdev[IFNAMSIZ];
+	uint32_t mtu;
+	struct config_prefix net_address[SIM_MAX_NET_ADDRESSES];
+	unsigned n_net_address;
+	struct sim_mux_options mux[CONFIG_MUX_ID_MAX + 1]; /* by mux id; [0] unused */
+	enum qmap_version qmap_version;
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t flush_usec; /* 0: flush when the TUN has nothing more to read */
+	bool csum_valid;     /* QMAPv5: set the "checksum valid" bit on downlink frames */
+	bool offload;	     /* TUN with virtio-net header, TSO/USO in, GRO out (default) */
+	unsigned inject;     /* bit set of 1 << enum sim_inject */
+	uint32_t inject_every;
+
+	/* Control side. */
+	bool always_connected; /* carry data without a QMI session */
+	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
+	uint32_t session_mtu;
+	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
+	unsigned n_apn; /* 0: the default APN "internet" without credentials */
+};
+
+struct sim_mux_stats {
+	uint64_t ul_packets;
+	uint64_t ul_bytes;
+	uint64_t dl_packets;
+	uint64_t dl_bytes;
+};
+
+struct sim_stats {
+	uint64_t connections;
+	uint64_t connections_rejected; /* a second qmapd while one was connected */
+	uint64_t disconnects;
+
+	uint64_t ul_transfers; /* bulk OUT messages */
+	uint64_t ul_bytes;     /* their transfer bytes */
+	uint64_t ul_zlp;
+	uint64_t truncated;	 /* messages longer than TRANSPORT_MAX_TRANSFER, dropped */
+	uint64_t short_messages; /* messages without a whole header, dropped */
+	uint64_t ul_unknown_mux;
+	uint64_t ul_tun_dropped; /* TUN write would block */
+	uint64_t ul_tun_errors;
+	uint64_t ul_csum_computed;
+	uint64_t malformed[_QMAP_ERR_MAX];
+	uint64_t commands[4]; /* by enum qmap_command_type */
+	uint64_t commands_short;
+	uint64_t flow_commands_sent; /* FLOW_DISABLE/ENABLE requests sent on request */
+	uint64_t control_messages;
+	uint64_t interrupt_messages;
+	uint64_t unknown_ep;
+
+	uint64_t dl_aggregates;
+	uint64_t dl_datagrams; /* real packets in sent aggregates */
+	uint64_t dl_bytes;
+	uint64_t dl_no_route;
+	uint64_t dl_not_ip;
+	uint64_t dl_dropped_disconnected;
+	uint64_t dl_send_blocked; /* sends that found the socket full */
+	uint64_t dl_tun_errors;
+	uint64_t injected[_SIM_INJECT_MAX];
+
+	uint64_t ul_no_session;	   /* uplink frames for a mux without a session */
+	uint64_t dl_no_session;	   /* downlink packets for a mux without a session */
+	uint64_t qmi_send_dropped; /* control messages lost: queue full or socket error */
+
+	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct sim;
+
+/* Defaults for everything; no socket path, no addresses, no muxes. */
+void sim_options_init(struct sim_options *o);
+
+/*
+ * Pure parsers for the command line. On failure return -EINVAL (or -EEXIST for a mux given
+ * twice), write a message quoting the offending part into errbuf and leave *o untouched.
+ */
+int sim_options_add_mux(struct sim_options *o, const char *arg, char *errbuf, size_t errlen);
+int sim_options_add_net_address(struct sim_options *o, const char *arg, char *errbuf,
+				size_t errlen);
+int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t errlen);
+/* --apn NAME[:USER:PASSWORD]; -EEXIST for a name given twice (case-insensitive). */
+int sim_options_add_apn(struct sim_options *o, const char *arg, char *errbuf, size_t errlen);
+const char *sim_inject_to_string(enum sim_inject kind);
+/* Consistency of the whole set (ranges, MTU vs aggregate size, muxes). 0 or -EINVAL. */
+int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errlen);
+
+/* Validates the options (logging why not) and allocates; no I/O yet. Returns 0 or -errno. */
+int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **ret);
+/* Stops, closes the TUN (the kernel removes it) and unlinks the socket. NULL-safe. */
+struct sim *sim_free(struct sim *s);
+
+/*
+ * Create and configure the TUN, then bind the socket (so the socket file appearing means
+ * the network side is ready) and start listening. Returns 0 or -errno, logged once.
+ */
+int sim_start(struct sim *s);
+
+bool sim_is_connected(const struct sim *s);
+
+/*
+ * Switch the data side to a granted data format (the QMI side calls this on WDA Set Data
+ * Format): the aggregate being built is sent first, in the old format. dl_max_size must lie
+ * between what one MTU-sized packet needs and the command line's value. 0 or -EINVAL.
+ */
+int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
+			uint32_t dl_max_datagrams);
+/* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
+unsigned sim_drop_sessions(struct sim *s);
+/*
+ * Flow control as a modem does it: one transfer with a FLOW_DISABLE (enable false) or
+ * FLOW_ENABLE REQUEST command frame for every configured mux. Returns the number of commands
+ * sent, -ENOTCONN without qmapd, -EAGAIN when the socket is full (nothing sent).
+ */
+int sim_send_flow_control(struct sim *s, bool enable);
+
+const struct sim_stats *sim_get_stats(const struct sim *s);
+const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s);
+void sim_print_stats(const struct sim *s, FILE *f);
+/* Write the stats to path atomically (temp file + rename). Returns 0 or -errno. */
+int sim_write_stats_file(const struct sim *s, const char *path);
+
+#endif
