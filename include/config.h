@@ -75,7 +75,7 @@ struct config_mux {
 	char password[CONFIG_VALUE_MAX + 1];
 	uint32_t mtu;
 	enum config_headroom headroom;
-	struct config_prefix ipv4_address; /* static for now; the control plane will set these */
+	struct config_prefix ipv4_address; /* static: with control = none the only ones */
 	struct config_prefix ipv6_address;
 	struct config_prefix routes[CONFIG_MAX_ROUTES];
 	unsigned n_routes;
@@ -85,7 +85,7 @@ struct config_mux {
 };
 
 struct config_device {
-	char device[CONFIG_VALUE_MAX + 1]; /* "sim:/path/to/socket" (usb: later) */
+	char device[CONFIG_VALUE_MAX + 1]; /* "usb:VID:PID", "usb-path:...", "sim:/path" */
 	enum qmap_version qmap_version;
 	uint32_t dl_max_size;	   /* bytes per downlink transfer */
 	uint32_t rx_transfers;	   /* downlink transfers kept in flight, >= 16 */

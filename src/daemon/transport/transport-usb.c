@@ -695,8 +695,9 @@ static void usb_open_failed(struct transport_usb *s, const char *what, int r)
 	s->last_open_error = r;
 	if (r == -EACCES)
 		log_err(r,
-			"%s: permission denied opening the USB device; run qmapd as root or "
-			"install the udev rule systemd/70-qmapd.rules",
+			"%s: permission denied opening the USB device; run qmapd as root (a "
+			"dedicated user needs the device node's group: see the GROUP line of "
+			"the example udev rule 70-qmapd.rules in qmapd's documentation)",
 			s->name);
 	else if (r == -EBUSY)
 		log_err(r,
