@@ -130,9 +130,12 @@ test -S "$TMP/control" || fail "READY=1 sent before the control socket $TMP/cont
 echo "ok: READY=1 without a modem, control socket listening"
 [ "$(lines_after READY=1 0 | wc -l)" = 1 ] || fail "READY=1 sent more than once at start-up"
 
-# The watchdog: 400 ms asked for, so a keep-alive every 200 ms; at least two in 1.5 s.
+# The watchdog: 400 ms asked for, so a keep-alive every 200 ms; at least two in 1.5 s. The
+# window is closed once the listener has written a keep-alive from after it.
 t_ready=$(field 1 "$ready")
-sleep 1.6
+wd_after() { awk -v t="$1" '$3 == "WATCHDOG=1" && $1 > t { ok = 1 } END { exit !ok }' \
+	"$TMP/notify.txt"; }
+wait_for 5 "a WATCHDOG=1 more than 1.5 s after READY=1" wd_after $((t_ready + 1500))
 n_wd=$(awk -v t0="$t_ready" '$3 == "WATCHDOG=1" && $1 >= t0 && $1 <= t0 + 1500' \
 	"$TMP/notify.txt" | wc -l)
 [ "$n_wd" -ge 2 ] || fail "$n_wd WATCHDOG=1 in the 1.5 s after READY=1, expected at least 2"
@@ -165,6 +168,7 @@ mark=$(last_line)
 kill -HUP "$QMAPD_PID"
 reloading=$(wait_msg RELOADING=1 "$mark" 5)
 wait_msg READY=1 "$reloading" 5 >/dev/null
+# Not a poll: that qmapd does not exit can only be seen by giving it the time to.
 sleep 0.3
 kill -0 "$QMAPD_PID" 2>/dev/null || fail "qmapd exited on an invalid config at reload"
 grep -q "qmap-version '7'" "$TMP/qmapd.log" ||
@@ -186,6 +190,7 @@ echo "ok: SIGTERM: STOPPING=1"
 rm -f "$TMP/control"
 start_qmapd qmapd-other-pid.log WATCHDOG_PID=$$
 wait_msg READY=1 0 10 >/dev/null
+# Not a poll: an absence. 0.8 s is four keep-alive periods in which none may come.
 sleep 0.8
 [ -z "$(lines_after WATCHDOG=1 0)" ] || fail "WATCHDOG=1 sent although WATCHDOG_PID=$$ is not qmapd"
 echo "ok: no WATCHDOG=1 when WATCHDOG_PID is another process"
