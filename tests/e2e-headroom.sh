@@ -34,6 +34,26 @@ trap 'rc=$?; set +e; trace_off 2>/dev/null; (exit $rc); e2e_cleanup' EXIT
 
 setup_vxlan_forward
 
+# arrived FROM COUNT: the tunnel's end has received COUNT packets since its counter read FROM,
+# or nothing more for 0.5 s (the forwarding has drained; the checks say if that is enough).
+arrived() {
+	local now
+	now=$(vx_rx)
+	if [ $((now - $1)) -ge "$2" ]; then
+		return 0
+	fi
+	if [ "$now" = "${ARRIVED_LAST:-}" ]; then
+		ARRIVED_SAME=$((ARRIVED_SAME + 1))
+	else
+		ARRIVED_LAST=$now ARRIVED_SAME=0
+	fi
+	[ "$ARRIVED_SAME" -ge 5 ]
+}
+drain() { # from count
+	ARRIVED_LAST= ARRIVED_SAME=0
+	wait_for 10 "packets through the tunnel to stop coming" arrived "$1" "$2"
+}
+
 # measure MODE: sets EXPANDED and FORWARDED
 measure() {
 	MUX_HEADROOM=$1 write_config "$E2E_TMP/qmapd-$1.conf"
@@ -41,15 +61,16 @@ measure() {
 	start_sim --flush-usec 0
 	start_qmapd "$E2E_TMP/qmapd-$1.conf" qmap1
 	# Warm up neighbour and route caches, then count.
-	in_net bash -c 'for i in $(seq 20); do echo warm >/dev/udp/192.0.2.100/9; done'
-	sleep 0.5
 	local rx0
+	rx0=$(vx_rx)
+	in_net bash -c 'for i in $(seq 20); do echo warm >/dev/udp/192.0.2.100/9; done'
+	drain "$rx0" 20
 	rx0=$(vx_rx)
 	echo >"$TRACING/trace"
 	echo 'call_site.function == pskb_expand_head' >"$TRACING/events/kmem/kmalloc/filter"
 	echo 1 >"$TRACING/events/kmem/kmalloc/enable"
 	in_net bash -c "for i in \$(seq $N); do echo headroom-probe >/dev/udp/192.0.2.100/9; done"
-	sleep 0.5
+	drain "$rx0" "$N"
 	trace_off
 	# Only qmapd's own context: the kernel forwards inside its write (or an io_uring worker's),
 	# and other processes on the machine re-expand packets of their own.
@@ -92,7 +113,9 @@ transition() {
 	expect_eq "auto after bulk TCP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
 		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap
 	in_net "$FLOOD" -d 192.0.2.100 -f 256 -s 1000 -t 1 >/dev/null
-	sleep 1.2 # a headroom tick: the silent-drop check covers the switches
+	# Not a poll: the silent-drop check runs on the once-a-second headroom tick, which leaves
+	# nothing to wait for; 1.2 s makes sure one has covered the switches.
+	sleep 1.2
 	refresh_stats
 	expect_eq "auto after per-packet UDP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
 		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap+xdp
