@@ -130,10 +130,13 @@ grep -q "bulk IN stall" "$E2E_TMP/qmapd.log" || fail "the stall was not logged"
 echo "ok: STALL, -EPROTO, short and overflow counted and survived"
 
 # Unplug while traffic flows: every transfer completes, carrier off, devices and addresses kept.
+refresh_stats
+tx0=$(qstat "mux 1 " tx_packets)
 in_host ping -i 0.05 -W 1 198.51.100.1 >/dev/null 2>&1 &
 PING_PID=$!
 E2E_PIDS+=($PING_PID)
-sleep 0.5
+pinging() { refresh_stats; [ "$(qstat "mux 1 " tx_packets)" -ge $((tx0 + 3)) ]; }
+wait_for 5 "the ping going up mux 1" pinging
 usb unplug
 wait_for 10 "carrier off on qmap1 after unplug" no_carrier qmap1
 wait_for 10 "carrier off on qmap2 after unplug" no_carrier qmap2
