@@ -23,6 +23,7 @@ expect_eq "exit code for a usage error" "$rc" 2
 write_config "$E2E_TMP/qmapd.conf"
 start_qmapd "$E2E_TMP/qmapd.conf"
 wait_for 5 "qmap1 created" ip -n "$NS_HOST" link show qmap1
+# Not a poll: an absence. A carrier that wrongly comes up needs a moment to show.
 sleep 0.3
 ! has_carrier "$NS_HOST" qmap1 || fail "qmap1 has carrier before the modem exists"
 echo "ok: devices exist without carrier while the modem is absent"
