@@ -5,8 +5,8 @@
 # Needs root; runs in namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
-command -v jq >/dev/null || skip "jq not installed (apt-get install jq)"
+need iperf3 iperf3
+need jq jq
 e2e_setup
 
 write_config "$E2E_TMP/qmapd.conf"

@@ -5,7 +5,7 @@
 # command is ACKed back as rmnet does. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
+need iperf3 iperf3
 e2e_setup
 write_config "$E2E_TMP/qmapd.conf"
 start_sim

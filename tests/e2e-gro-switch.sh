@@ -5,9 +5,9 @@
 # merging, and TCP runs through every switch. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
-command -v ethtool >/dev/null || skip "ethtool not installed (apt-get install ethtool)"
-command -v jq >/dev/null || skip "jq not installed (apt-get install jq)"
+need iperf3 iperf3
+need ethtool ethtool
+need jq jq
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 write_config "$E2E_TMP/qmapd.conf"

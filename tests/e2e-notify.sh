@@ -11,8 +11,8 @@
 # runs in a network namespace of its own in case start-up touches links.
 source "$(dirname "$0")/lib.sh"
 
-PYTHON=$(command -v python3 || true)
-[ -n "$PYTHON" ] || skip "python3 not installed (scripts/deps.sh installs it)"
+need python3 python3
+PYTHON=$(command -v python3)
 [ -x "$QMAPD" ] || fail "$QMAPD not built (set BUILD_DIR)"
 
 TMP=$(mktemp -d /tmp/qmapd-notify.XXXXXX)
@@ -44,9 +44,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 RUN=()
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+if [ "$(id -u)" = 0 ]; then
+	need ip iproute2
+	ip netns add "qmapd-notify-$$" || fail "cannot create the network namespace qmapd-notify-$$"
 	NS=qmapd-notify-$$
-	ip netns add "$NS"
 	ip -n "$NS" link set lo up
 	RUN=(ip netns exec "$NS")
 fi

@@ -6,7 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+need /usr/libexec/qmi-proxy libqmi-proxy
+need jq jq
 e2e_setup
 
 cat >"$E2E_TMP/qmapd.conf" <<CONF

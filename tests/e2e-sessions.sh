@@ -8,9 +8,12 @@
 # unprivileged user cannot change anything. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
-command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+need iperf3 iperf3
+need qmicli libqmi-utils
+need /usr/libexec/qmi-proxy libqmi-proxy
+need jq jq
+need setpriv util-linux
+need python3 python3
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"
@@ -140,7 +143,6 @@ echo "ok: qmapctl reload adds mux 3 and leaves mux 1 alone"
 
 # Permissions: read-only for anyone who can connect, changes only for root/admin group.
 chmod 0666 "$E2E_TMP/control"
-command -v setpriv >/dev/null || skip "setpriv (util-linux) missing for the permission check"
 as_nobody() { in_host setpriv --reuid=65534 --regid=65534 --clear-groups "$QMAPCTL" -s "$E2E_TMP/control" "$@"; }
 as_nobody -j status | jq -e .modem >/dev/null || fail "unprivileged status refused"
 rc=0
@@ -151,7 +153,6 @@ expect_eq "mux 1 after refused del" "$(mux_state 1)" connected
 echo "ok: unprivileged change refused: $out"
 
 # A bad request gets an error, not a hang.
-command -v python3 >/dev/null || skip "python3 missing for the raw protocol check"
 reply=$(in_host timeout 5 python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('$E2E_TMP/control'); s.sendall(b'{\"command\": \"frobnicate\"}\n'); print(s.makefile().readline())")
 [[ $(jq -r .ok <<<"$reply") == false ]] || fail "bad request did not get an error reply: '$reply'"
 echo "ok: bad request -> $(jq -c . <<<"$reply")"

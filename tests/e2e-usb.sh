@@ -12,11 +12,13 @@ source "$(dirname "$0")/lib.sh"
 HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || skip "usb-harness not built (libumockdev-dev missing at configure time)"
-command -v umockdev-wrapper >/dev/null || skip "umockdev not installed (apt-get install umockdev)"
-command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
-[ -c /dev/ptmx ] || skip "no /dev/ptmx: the fake usbfs node is a pty"
+[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
+	"time (scripts/deps.sh installs it; configure again)"
+need umockdev-wrapper umockdev
+need /usr/libexec/qmi-proxy libqmi-proxy
+need iperf3 iperf3
+need jq jq
+[ -c /dev/ptmx ] || unavailable "no /dev/ptmx: the fake usbfs node is a pty"
 e2e_setup
 chmod 755 "$E2E_TMP"
 # Sanitizer builds: the preload comes first in the link order, which ASan must accept.
@@ -105,12 +107,10 @@ expect_eq "qmapd ul_zlp = harness ZLPs" "$(qstat device: ul_zlp)" "$(ustat bulk_
 expect_eq "bulk IN URBs = qmapd transfers" "$(ustat bulk_in)" "$(qstat device: transfers)"
 expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
 
-if command -v iperf3 >/dev/null; then
-	start_iperf3_server
-	in_host iperf3 -c 198.51.100.1 -t 2 >/dev/null || fail "iperf3 uplink over usb"
-	in_host iperf3 -c 198.51.100.2 -t 2 -R >/dev/null || fail "iperf3 downlink over usb"
-	echo "ok: iperf3 both directions over usb"
-fi
+start_iperf3_server
+in_host iperf3 -c 198.51.100.1 -t 2 >/dev/null || fail "iperf3 uplink over usb"
+in_host iperf3 -c 198.51.100.2 -t 2 -R >/dev/null || fail "iperf3 downlink over usb"
+echo "ok: iperf3 both directions over usb"
 
 # Faults on the bulk IN pipe: each is counted, a STALL is cleared, traffic goes on.
 refresh_stats

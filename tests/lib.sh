@@ -2,6 +2,7 @@
 # Shared helpers for the end-to-end tests: namespaces, qmapd + qmapd-sim, counters.
 # Every test sources this, calls e2e_setup, and gets everything deleted on exit (trap),
 # also on failure. Traffic stays in the namespaces, on documentation address ranges.
+# The other shell tests use only fail, skip and need from it.
 
 set -euo pipefail
 
@@ -27,10 +28,24 @@ skip() {
 	exit 77
 }
 
+# unavailable WHY: the test cannot run here. Without root that is a skip (the end-to-end tests
+# could not run anyway); as root, where scripts/test.sh runs the suite after scripts/deps.sh,
+# the environment is the test's to set up, and a missing piece is a failure, not a pass.
+unavailable() {
+	[ "$(id -u)" != 0 ] || fail "$* (as root a broken test setup fails rather than skips)"
+	skip "$*"
+}
+
+# need COMMAND PACKAGE: COMMAND (on PATH, or a path) installed; PACKAGE has it.
+need() {
+	command -v "$1" >/dev/null ||
+		unavailable "$1 not installed (apt-get install $2; scripts/deps.sh installs it)"
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP devices); run as root"
-	[ -c /dev/net/tun ] || skip "/dev/net/tun missing"
-	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
+	[ -c /dev/net/tun ] || fail "/dev/net/tun missing (modprobe tun)"
+	need ip iproute2
 }
 
 e2e_cleanup() {
@@ -65,12 +80,14 @@ e2e_cleanup() {
 
 # Two namespaces with loopback up; nothing is connected to the host's interfaces.
 e2e_setup() {
+	local ns
 	require_root
 	E2E_TMP=$(mktemp -d /tmp/qmapd-e2e.XXXXXX)
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT TERM
-	ip netns add "$NS_HOST"
-	ip netns add "$NS_NET"
+	for ns in "$NS_HOST" "$NS_NET"; do
+		ip netns add "$ns" || fail "cannot create the network namespace $ns (ip netns add)"
+	done
 	ip -n "$NS_HOST" link set lo up
 	ip -n "$NS_NET" link set lo up
 }
@@ -219,7 +236,7 @@ start_iperf3_server() {
 # for VXLAN's 50 bytes, so 1500-byte packets are forwarded whole.
 setup_vxlan_forward() {
 	SIM_MUX_ARGS=(--mux 1=192.0.2.0/25 --mux 2=203.0.113.2/32)
-	ip netns add "$NS_VX"
+	ip netns add "$NS_VX" || fail "cannot create the network namespace $NS_VX (ip netns add)"
 	ip -n "$NS_HOST" link add veth-h mtu 1600 type veth peer name veth-v mtu 1600 netns "$NS_VX"
 	ip -n "$NS_HOST" addr add 192.0.2.129/30 dev veth-h
 	ip -n "$NS_VX" addr add 192.0.2.130/30 dev veth-v
