@@ -3,7 +3,7 @@
 # qmapd + qmapd-sim end to end: two muxes, ping v4/v6 through each, iperf3 TCP both
 # directions, no drops, per-mux byte counters consistent with what iperf3 moved.
 # Needs root; runs in namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
 need jq jq

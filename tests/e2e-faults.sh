@@ -4,7 +4,7 @@
 # muxes, and qmapd counts what it dropped by reason. Then the modem goes away and comes
 # back: carrier follows it, the devices and their addresses stay, traffic resumes.
 # Needs root; runs in namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
 e2e_setup

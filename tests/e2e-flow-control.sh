@@ -3,7 +3,7 @@
 # QMAP flow control with the simulator: FLOW_DISABLE stops qmapd reading the mux devices
 # (uplink stops, the kernel queues and backpressures), FLOW_ENABLE resumes it, and every
 # command is ACKed back as rmnet does. Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
 e2e_setup

@@ -3,7 +3,7 @@
 # `ethtool -K qmap1 gro off` switches qmapd's downlink merging off for that mux (one write
 # per packet, counted as gro_off), `gro on` brings super-packets back; the other mux keeps
 # merging, and TCP runs through every switch. Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
 need ethtool ethtool

@@ -10,7 +10,7 @@
 # auto must also follow the traffic: bulk TCP detaches the program, per-packet UDP right after
 # attaches it again after one window of segments, and no write goes missing across switches.
 # Needs root and tracefs; runs in namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 N=${HEADROOM_PACKETS:-2000}
 FLOOD=$BUILD_DIR/qmapd-bench-udp-flood

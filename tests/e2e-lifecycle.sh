@@ -4,7 +4,7 @@
 # devices exist before the modem does (no carrier) and come up when it appears; SIGUSR1
 # prints counters; SIGTERM removes the devices, or keeps them with persist-devices = yes,
 # and a restart takes the kept devices over. Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 e2e_setup
 
 # Bad input: clear error, right exit code.

@@ -9,7 +9,7 @@
 #   no WATCHDOG=1 when WATCHDOG_PID names another process (libqmi's qmi-proxy child).
 # No muxes and `control = none`, so no modem, device or QMI is involved; as root it still
 # runs in a network namespace of its own in case start-up touches links.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need python3 python3
 PYTHON=$(command -v python3)

@@ -3,7 +3,7 @@
 # A modem that refuses QMAPv5 (WDA Set Data Format fails): qmapd falls back to QMAPv1, the
 # session comes up, and traffic flows in both directions with the v1 framing.
 # Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 need /usr/libexec/qmi-proxy libqmi-proxy

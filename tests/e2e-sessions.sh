@@ -6,7 +6,7 @@
 # an unknown APN shows its call-end reason; a network-initiated drop turns the carrier off
 # and the session comes back by itself; an invalid config on SIGHUP changes nothing; an
 # unprivileged user cannot change anything. Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
 need qmicli libqmi-utils

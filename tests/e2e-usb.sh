@@ -7,7 +7,7 @@
 # injection, unplug with transfers in flight and replug with sessions restored, the
 # kernel driver handed back on exit, and the same modem found by its port path (usb-path:).
 # Needs root (namespaces) and /dev/pts.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
 HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
