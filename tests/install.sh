@@ -4,11 +4,11 @@
 # installed qmapd accepts the installed example configuration at its default path.
 set -euo pipefail
 BUILD_DIR=${BUILD_DIR:?BUILD_DIR is the build tree}
-command -v readelf >/dev/null || { echo "SKIP: readelf (binutils) not installed" >&2; exit 77; }
+source "$(dirname "$0")/lib.sh" || exit 1
+need readelf binutils
 
 DEST=$(mktemp -d)
 trap 'rm -rf "$DEST"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD_DIR/CMakeCache.txt"; }
 
 DESTDIR=$DEST cmake --install "$BUILD_DIR" >"$DEST.log" 2>&1 || { cat "$DEST.log" >&2; fail "cmake --install"; }
