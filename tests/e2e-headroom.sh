@@ -1,12 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The headroom promise (ARCHITECTURE.md lesson 1): packets qmapd writes into a mux device and
-# the kernel forwards into a VXLAN tunnel must not be re-allocated (pskb_expand_head).
-# Counted with the kmem:kmalloc tracepoint from the host mount namespace (TESTING.md), in
-# qmapd's context only.
-# Run three times: headroom=xdp (TAP + XDP_PASS) and auto (unmergeable traffic keeps XDP on)
-# must show ~0 per packet; headroom=off (plain TUN)
-# must show ~1 per packet, which proves the measurement can fail.
+# The headroom promise (docs/ARCHITECTURE.md, lesson 1): packets qmapd writes into a mux
+# device and the kernel forwards into a VXLAN tunnel must not be re-allocated
+# (pskb_expand_head). Counted with the kmem:kmalloc tracepoint from the host mount namespace
+# (docs/ARCHITECTURE.md, "Tests"), in qmapd's context only. Run three times: headroom=xdp (TAP
+# + XDP_PASS) and auto (unmergeable traffic keeps XDP on) must show ~0 per packet;
+# headroom=off (plain TUN) must show ~1 per packet, which proves the measurement can fail.
 # auto must also follow the traffic: bulk TCP detaches the program, per-packet UDP right after
 # attaches it again after one window of segments, and no write goes missing across switches.
 # Needs root and tracefs; runs in namespaces it creates and deletes.

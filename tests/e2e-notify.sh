@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# qmapd talks to systemd as STYLE.md says, checked on a NOTIFY_SOCKET of our own:
+# qmapd talks to systemd as qmapd(8) says, checked on a NOTIFY_SOCKET of our own:
 #   READY=1 once the config is loaded and the control socket listens, with no modem at all;
 #   WATCHDOG=1 from the main loop at half of WATCHDOG_USEC; STATUS= lines;
 #   SIGHUP: RELOADING=1 (with MONOTONIC_USEC=) then READY=1, also when the new config is

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The usb transport end to end: qmapd's real libusb code against a umockdev testbed whose
-# URBs tests/usb-harness carries to qmapd-sim (USB-TESTING.md 1). Enumeration, kernel
-# driver detach and claim, DTR, QMI over encapsulated commands through qmi-proxy, sessions,
-# ping both ways and iperf3 with matching counters, STALL/-EPROTO/short/overflow
-# injection, unplug with transfers in flight and replug with sessions restored, the
-# kernel driver handed back on exit, and the same modem found by its port path (usb-path:).
-# Needs root (namespaces) and /dev/pts.
+# The usb transport end to end: qmapd's real libusb code against a umockdev testbed whose URBs
+# tests/usb-harness.c carries to qmapd-sim (docs/ARCHITECTURE.md, "Tests"). Enumeration,
+# kernel driver detach and claim, DTR, QMI over encapsulated commands through qmi-proxy,
+# sessions, ping both ways and iperf3 with matching counters, STALL/-EPROTO/short/overflow
+# injection, unplug with transfers in flight and replug with sessions restored, the kernel
+# driver handed back on exit, and the same modem found by its port path (usb-path:). Needs
+# root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
+HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 PRELOAD=libumockdev-preload.so.0
 [ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \

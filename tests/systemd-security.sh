@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The service's hardening, scored the way STYLE.md defines it:
+# The service's hardening, scored as qmapd(8) and the README say:
 #   systemd-analyze security --offline=true systemd/qmapd.service
 # must stay at or below 2.0 (ModemManager scores 6.5). Then `systemd-analyze verify` on the
 # units, with ExecStart pointed at the built qmapd (verify insists that the binary exists)
