@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
 	build-essential cmake pkg-config clang clang-format
 	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev
-	libsystemd-dev libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
+	libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 )
 missing=()

@@ -12,6 +12,7 @@
 #include <ev.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,7 +23,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -976,32 +976,66 @@ static void test_socket_file(void)
 }
 
 /*
- * systemd passes the socket as fd 3 with LISTEN_PID and LISTEN_FDS. Runs first, before the
- * loop or anything else takes fd 3.
+ * Put fd where a service manager passes its first socket, and as it passes it: without
+ * FD_CLOEXEC. False (and a note) if it cannot.
+ */
+static bool put_at_listen_fds_start(int fd)
+{
+	if (fd != CONTROL_LISTEN_FDS_START) {
+		if (dup2(fd, CONTROL_LISTEN_FDS_START) < 0) {
+			fprintf(stderr, "test_activation: SKIP, dup2: %s\n", strerror(errno));
+			close(fd);
+			return false;
+		}
+		close(fd);
+	}
+	return fcntl(CONTROL_LISTEN_FDS_START, F_SETFD, 0) == 0;
+}
+
+/* control_new() with LISTEN_PID and LISTEN_FDS as given: whether it took fd 3 or bound. */
+static void expect_bound(const char *listen_pid, const char *listen_fds, const char *unused,
+			 int line)
+{
+	struct control *c = NULL;
+	int r;
+
+	setenv("LISTEN_PID", listen_pid, 1);
+	setenv("LISTEN_FDS", listen_fds, 1);
+	r = control_new(loop, &stub_ops, &stub, unused, "", &c);
+	if (r < 0 || control_is_activated(c) || access(unused, F_OK) < 0) {
+		fprintf(stderr,
+			"%s:%d: LISTEN_PID='%s' LISTEN_FDS='%s': expected a socket of our own, "
+			"got %d, %s\n",
+			__FILE__, line, listen_pid, listen_fds, r,
+			r < 0 ? strerror(-r) : (control_is_activated(c) ? "fd 3" : "no file"));
+		test_failures++;
+	}
+	control_free(c);
+	EXPECT_EQ(access(unused, F_OK), -1); /* our own socket file goes with the server */
+}
+
+/*
+ * systemd passes the socket as fd 3 with LISTEN_PID and LISTEN_FDS, read by our own code
+ * (no libsystemd). Runs first, before the loop or anything else takes fd 3.
  */
 static void test_activation(void)
 {
-	char path[300], unused[300];
+	char path[300], unused[300], other[300];
 	struct control *c = NULL;
 	struct tclient t;
-	char pid[32];
+	char pid[32], ppid[32];
 	json_t *r;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/activated", dir);
 	snprintf(unused, sizeof(unused), "%s/not-bound", dir);
+	snprintf(other, sizeof(other), "%s/not-listening", dir);
 	fd = bind_unix(path, true);
-	if (fd < 0)
+	if (fd < 0 || !put_at_listen_fds_start(fd))
 		return;
-	if (fd != SD_LISTEN_FDS_START) {
-		if (dup2(fd, SD_LISTEN_FDS_START) < 0) {
-			fprintf(stderr, "test_activation: SKIP, dup2: %s\n", strerror(errno));
-			close(fd);
-			return;
-		}
-		close(fd);
-	}
+	EXPECT_EQ(fcntl(CONTROL_LISTEN_FDS_START, F_GETFD) & FD_CLOEXEC, 0);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
 	setenv("LISTEN_PID", pid, 1);
 	setenv("LISTEN_FDS", "1", 1);
 
@@ -1009,6 +1043,8 @@ static void test_activation(void)
 	EXPECT_EQ(control_new(loop, &stub_ops, &stub, unused, "", &c), 0);
 	EXPECT_TRUE(control_is_activated(c));
 	EXPECT_EQ(access(unused, F_OK), -1);
+	/* No child of ours (qmi-proxy) may hold systemd's socket. */
+	EXPECT_EQ(fcntl(CONTROL_LISTEN_FDS_START, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 
 	EXPECT_EQ(tc_connect(&t, path), 0);
 	r = tc_rpc(&t, "{\"command\":\"status\"}");
@@ -1017,14 +1053,60 @@ static void test_activation(void)
 	tc_close(&t);
 
 	control_free(c);
-	/* systemd's socket stays open and in place. */
-	EXPECT_GE(fcntl(SD_LISTEN_FDS_START, F_GETFD), 0);
+	/* systemd's socket stays open and in place, and so does the environment: a server
+	 * created again finds the socket again. */
+	EXPECT_GE(fcntl(CONTROL_LISTEN_FDS_START, F_GETFD), 0);
 	EXPECT_EQ(access(path, F_OK), 0);
+	EXPECT_STR_EQ(getenv("LISTEN_PID"), pid);
+	c = NULL;
+	EXPECT_EQ(control_new(loop, &stub_ops, &stub, unused, "", &c), 0);
+	EXPECT_TRUE(control_is_activated(c));
+	control_free(c);
+
+	/* LISTEN_PID of another process (a child that inherited the environment): not ours. */
+	expect_bound(ppid, "1", unused, __LINE__);
+	/* Values that are not a pid or a count: a warning, and a socket of our own. */
+	expect_bound("", "1", unused, __LINE__);
+	expect_bound("x", "1", unused, __LINE__);
+	expect_bound("0", "1", unused, __LINE__);
+	expect_bound("-1", "1", unused, __LINE__);
+	expect_bound(pid, "one", unused, __LINE__);
+	expect_bound(pid, "-1", unused, __LINE__);
+	expect_bound(pid, " 1", unused, __LINE__);
+	expect_bound(pid, "2147483647", unused, __LINE__);
+	expect_bound(pid, "99999999999999999999", unused, __LINE__);
+	expect_bound(pid, "0", unused, __LINE__);
+	close(CONTROL_LISTEN_FDS_START);
+
+	/* A passed fd that is not a listening AF_UNIX stream socket is left alone. */
+	fd = bind_unix(other, false);
+	if (fd >= 0 && put_at_listen_fds_start(fd)) {
+		expect_bound(pid, "1", unused, __LINE__);
+		close(CONTROL_LISTEN_FDS_START);
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && put_at_listen_fds_start(fd)) {
+		expect_bound(pid, "1", unused, __LINE__);
+		close(CONTROL_LISTEN_FDS_START);
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		struct sockaddr_in sin = { .sin_family = AF_INET }; /* any address, any port */
+
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 1) < 0) {
+			close(fd);
+		} else if (put_at_listen_fds_start(fd)) {
+			expect_bound(pid, "1", unused, __LINE__);
+			close(CONTROL_LISTEN_FDS_START);
+		}
+	}
+	/* LISTEN_FDS counting an fd that is not open. */
+	expect_bound(pid, "1", unused, __LINE__);
 
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
-	close(SD_LISTEN_FDS_START);
 	unlink(path);
+	unlink(other);
 	stub = (struct stub){};
 }
 

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * notify.c against a NOTIFY_SOCKET of our own: the messages and their format, the watchdog
- * timer at half of WATCHDOG_USEC, WATCHDOG_PID of another process, no-ops without systemd.
+ * notify.c, which speaks the sd_notify protocol itself, against a NOTIFY_SOCKET of our own
+ * (a path and an abstract '@' name): the messages and their format, the watchdog timer at
+ * half of WATCHDOG_USEC, WATCHDOG_PID of another process, malformed WATCHDOG_USEC,
+ * WATCHDOG_PID and NOTIFY_SOCKET (a warning, no crash), no-ops without systemd.
  */
 #include <errno.h>
 #include <ev.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,6 +43,70 @@ static int listener_open(char dir[static 64], struct sockaddr_un *ret_sa)
 	*ret_sa = sa;
 	return fd;
 }
+
+/* A datagram socket on the abstract name "@name" (the '@' is a NUL on the wire). */
+static int abstract_listener_open(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	int fd;
+
+	if (n + 1 > sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path + 1, name, n);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* What notify.c logs between capture_start() and capture_end() (stderr to a file). */
+static int captured_stderr = -1;
+static FILE *capture_file;
+
+static void capture_start(void)
+{
+	fflush(stderr);
+	capture_file = tmpfile();
+	captured_stderr = dup(STDERR_FILENO);
+	if (!capture_file || captured_stderr < 0 || dup2(fileno(capture_file), STDERR_FILENO) < 0) {
+		fprintf(stderr, "%s:%d: cannot redirect stderr: %s\n", __FILE__, __LINE__,
+			strerror(errno));
+		exit(1);
+	}
+}
+
+static const char *capture_end(char buf[static MSG_MAX])
+{
+	size_t n;
+
+	fflush(stderr);
+	dup2(captured_stderr, STDERR_FILENO);
+	close(captured_stderr);
+	rewind(capture_file);
+	n = fread(buf, 1, MSG_MAX - 1, capture_file);
+	buf[n] = '\0';
+	fclose(capture_file);
+	/* Echo it, so the test's own output still shows what qmapd would have logged. */
+	fputs(buf, stderr);
+	return buf;
+}
+
+#define EXPECT_CONTAINS(hay, needle)                                                            \
+	do {                                                                                    \
+		const char *_h = (hay), *_n = (needle);                                         \
+		if (!strstr(_h, _n)) {                                                          \
+			fprintf(stderr, "%s:%d: expected \"%s\" in %s, got \"%s\"\n", __FILE__, \
+				__LINE__, _n, #hay, _h);                                        \
+			test_failures++;                                                        \
+		}                                                                               \
+	} while (0)
 
 /* The next queued message, "" if there is none. */
 static const char *next_msg(int fd, char buf[static MSG_MAX])
@@ -145,14 +213,118 @@ static void test_watchdog(struct ev_loop *loop, int fd)
 	EXPECT_GE(count_msgs(fd, "WATCHDOG=1"), 2);
 	notify_exit(loop);
 
-	/* A broken WATCHDOG_USEC is reported and ignored: qmapd runs on without a watchdog. */
-	unsetenv("WATCHDOG_PID");
-	setenv("WATCHDOG_USEC", "soon", 1);
+	/* WATCHDOG_PID without WATCHDOG_USEC: no watchdog asked for. */
+	unsetenv("WATCHDOG_USEC");
 	EXPECT_EQ(notify_init(loop), 0);
 	run_for(loop, 0.1);
 	EXPECT_EQ(count_msgs(fd, "WATCHDOG=1"), 0);
 	notify_exit(loop);
+}
+
+/*
+ * A broken WATCHDOG_USEC or WATCHDOG_PID is reported, quoting it, and ignored: qmapd runs
+ * on without a watchdog.
+ */
+static void expect_invalid_watchdog(struct ev_loop *loop, int fd, const char *usec, const char *pid)
+{
+	char log[MSG_MAX], want[128];
+
+	setenv("WATCHDOG_USEC", usec, 1);
+	if (pid)
+		setenv("WATCHDOG_PID", pid, 1);
+	else
+		unsetenv("WATCHDOG_PID");
+	capture_start();
+	EXPECT_EQ(notify_init(loop), 0);
+	capture_end(log);
+	snprintf(want, sizeof(want), "ignoring invalid WATCHDOG_USEC='%s' WATCHDOG_PID='%s'", usec,
+		 pid ?: "");
+	EXPECT_CONTAINS(log, want);
+	run_for(loop, 0.05);
+	EXPECT_EQ(count_msgs(fd, "WATCHDOG=1"), 0);
+	notify_exit(loop);
+}
+
+static void test_watchdog_invalid(struct ev_loop *loop, int fd)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	expect_invalid_watchdog(loop, fd, "soon", NULL);
+	expect_invalid_watchdog(loop, fd, "", NULL);
+	expect_invalid_watchdog(loop, fd, "0", NULL);
+	expect_invalid_watchdog(loop, fd, "-100000", NULL);
+	expect_invalid_watchdog(loop, fd, " 100000", NULL);
+	expect_invalid_watchdog(loop, fd, "100000x", NULL);
+	expect_invalid_watchdog(loop, fd, "18446744073709551615", NULL); /* "infinity" */
+	expect_invalid_watchdog(loop, fd, "99999999999999999999", NULL); /* overflows */
+	expect_invalid_watchdog(loop, fd, "100000", "");
+	expect_invalid_watchdog(loop, fd, "100000", "qmapd");
+	expect_invalid_watchdog(loop, fd, "100000", "0");
+	expect_invalid_watchdog(loop, fd, "100000", "-1");
+	expect_invalid_watchdog(loop, fd, "100000", "99999999999");
+	expect_invalid_watchdog(loop, fd, "soon", pid);
 	unsetenv("WATCHDOG_USEC");
+	unsetenv("WATCHDOG_PID");
+}
+
+/* The same messages on an abstract socket: NOTIFY_SOCKET="@name". */
+static void test_abstract(const char *path_socket)
+{
+	char name[64], env[80], buf[MSG_MAX];
+	int fd;
+
+	snprintf(name, sizeof(name), "qmapd-test-notify-%d", (int)getpid());
+	fd = abstract_listener_open(name);
+	if (fd < 0) {
+		fprintf(stderr, "test_abstract: SKIP, cannot bind @%s: %s\n", name, strerror(-fd));
+		return;
+	}
+	snprintf(env, sizeof(env), "@%s", name);
+	setenv("NOTIFY_SOCKET", env, 1);
+	notify_ready();
+	EXPECT_STR_EQ(next_msg(fd, buf), "READY=1");
+	notify_status("on an abstract socket");
+	EXPECT_STR_EQ(next_msg(fd, buf), "STATUS=on an abstract socket");
+	EXPECT_STR_EQ(next_msg(fd, buf), "");
+	close(fd);
+	setenv("NOTIFY_SOCKET", path_socket, 1);
+}
+
+/*
+ * A NOTIFY_SOCKET that cannot be sent to: the first failure is a warning, later ones are
+ * debug (the watchdog would repeat it every few seconds); nothing crashes or overflows.
+ * Runs before anything else fails to send.
+ */
+static void test_bad_socket(const char *path_socket)
+{
+	char log[MSG_MAX], long_name[200];
+
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[0] = '/';
+	long_name[sizeof(long_name) - 1] = '\0';
+
+	capture_start();
+	setenv("NOTIFY_SOCKET", "relative/notify", 1);
+	notify_ready();
+	setenv("NOTIFY_SOCKET", "vsock:2:1234", 1);
+	notify_stopping();
+	setenv("NOTIFY_SOCKET", "@", 1);
+	notify_stopping();
+	setenv("NOTIFY_SOCKET", long_name, 1);
+	notify_stopping();
+	long_name[0] = '@';
+	setenv("NOTIFY_SOCKET", long_name, 1);
+	notify_stopping();
+	setenv("NOTIFY_SOCKET", "/nonexistent/qmapd-test-notify", 1);
+	notify_stopping();
+	setenv("NOTIFY_SOCKET", "@qmapd-test-notify-nobody-listens", 1);
+	notify_stopping();
+	capture_end(log);
+	EXPECT_CONTAINS(log, "cannot send READY to the service manager");
+	EXPECT_TRUE(strstr(log, "STOPPING") == NULL); /* only once at warning level */
+
+	setenv("NOTIFY_SOCKET", path_socket, 1);
 }
 
 static void test_without_systemd(struct ev_loop *loop, int fd)
@@ -189,8 +361,11 @@ int main(void)
 		TEST_SKIP("cannot bind a datagram socket in /tmp: %s", strerror(-fd));
 	setenv("NOTIFY_SOCKET", sa.sun_path, 1);
 
+	test_bad_socket(sa.sun_path);
 	test_messages(fd);
+	test_abstract(sa.sun_path);
 	test_watchdog(loop, fd);
+	test_watchdog_invalid(loop, fd);
 	test_without_systemd(loop, fd);
 
 	close(fd);

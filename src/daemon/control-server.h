@@ -32,6 +32,8 @@
 #define CONTROL_OUTPUT_MAX (4 * 1024 * 1024)
 /* A connection that neither sends nor receives for this long is closed (seconds). */
 #define CONTROL_IDLE_TIMEOUT 60.0
+/* The first fd a service manager passes (sd_listen_fds(3): SD_LISTEN_FDS_START). */
+#define CONTROL_LISTEN_FDS_START 3
 
 /* What the daemon does for the control socket; every call is synchronous. */
 struct control_ops {
@@ -87,8 +89,8 @@ struct control;
 
 /*
  * Listen on path, or on the AF_UNIX stream socket systemd passed (socket activation: the
- * first such listening fd from sd_listen_fds(); it is left open by control_free() as
- * systemd owns it). Otherwise creates path's directory (0755), replaces a stale socket
+ * first listening one among LISTEN_FDS, for LISTEN_PID ours; it is left open by
+ * control_free() as systemd owns it). Otherwise creates path's directory (0755), replaces a stale socket
  * (but refuses, -EADDRINUSE, when something still listens there), binds, sets mode 0660 and
  * the admin group. ops and userdata must outlive the server. admin_group may be NULL or ""
  * for root only.

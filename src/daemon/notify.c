@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_notify() for qmapd. We keep NOTIFY_SOCKET in the environment (unset_environment = 0)
- * because a daemon that reloads sends READY=1 again long after start-up. WATCHDOG_PID keeps
- * a child that inherits WATCHDOG_USEC (libqmi may spawn qmi-proxy) from feeding our watchdog.
+ * The sd_notify protocol for qmapd, spoken directly: no libsystemd. The notification
+ * datagram on $NOTIFY_SOCKET (sd_notify(3)) and WATCHDOG_USEC/WATCHDOG_PID
+ * (sd_watchdog_enabled(3)) are stable, documented interfaces of systemd ("Interface
+ * Portability and Stability"), and speaking them takes a few dozen lines. The same code then
+ * runs on systemd and on systems without it (OpenWrt and other routers), so there is one
+ * path to test, and qmapd builds where libsystemd does not exist.
+ *
+ * We keep NOTIFY_SOCKET in the environment because a daemon that reloads sends READY=1 again
+ * long after start-up. WATCHDOG_PID keeps a child that inherits WATCHDOG_USEC (libqmi may
+ * spawn qmi-proxy) from feeding our watchdog.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-daemon.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "notify.h"
@@ -29,10 +40,69 @@ static ev_timer watchdog_timer;
 static bool watchdog_started;
 static bool send_failed_logged;
 
+/*
+ * $NOTIFY_SOCKET as an address: a path, or an abstract name when it starts with '@'.
+ * systemd >= 254 also knows "vsock:CID:PORT", but only for a virtual machine's own service
+ * manager to reach its host, never for a service: -EAFNOSUPPORT.
+ */
+static int notify_address(const char *e, struct sockaddr_un *ret_sa, socklen_t *ret_len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(e);
+
+	if (e[0] != '/' && e[0] != '@')
+		return -EAFNOSUPPORT;
+	if (n < 2)
+		return -EINVAL;
+	if (e[0] == '@') {
+		/* Abstract: a NUL first, then exactly the name; its length is the address's. */
+		if (n > sizeof(sa.sun_path))
+			return -EINVAL;
+		memcpy(sa.sun_path + 1, e + 1, n - 1);
+		*ret_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	} else {
+		if (n >= sizeof(sa.sun_path))
+			return -EINVAL;
+		memcpy(sa.sun_path, e, n);
+		*ret_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	}
+	*ret_sa = sa;
+	return 0;
+}
+
+/* One datagram to the service manager; 0 without NOTIFY_SOCKET, as sd_notify() does. */
+static int notify_send_raw(const char *msg)
+{
+	const char *e = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa;
+	socklen_t sa_len;
+	size_t len = strlen(msg);
+	ssize_t n;
+	int fd, r;
+
+	if (!e || !e[0])
+		return 0;
+	r = notify_address(e, &sa, &sa_len);
+	if (r < 0)
+		return r;
+	/*
+	 * A socket per message, as sd_notify() does: a keep-alive every few seconds costs
+	 * nothing, and no fd stays open for a child to inherit. systemd learns our pid from the
+	 * credentials the kernel attaches (it sets SO_PASSCRED), so none are sent.
+	 */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	n = sendto(fd, msg, len, MSG_NOSIGNAL, (const struct sockaddr *)&sa, sa_len);
+	r = n < 0 ? negative_errno() : ((size_t)n == len ? 0 : -EMSGSIZE);
+	close(fd);
+	return r;
+}
+
 static void notify_send(const char *msg)
 {
 	int key_len = (int)strcspn(msg, "=");
-	int r = sd_notify(0, msg);
+	int r = notify_send_raw(msg);
 
 	if (r >= 0)
 		return;
@@ -47,6 +117,57 @@ static void notify_send(const char *msg)
 		log_debug("cannot send %.*s to the service manager: %s", key_len, msg,
 			  strerror(-r));
 	}
+}
+
+/* A decimal number and nothing else: no sign, no blanks, no overflow. */
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end != '\0')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/*
+ * sd_watchdog_enabled(3) without libsystemd: > 0 and the period in ret_usec when the
+ * watchdog is on and ours; 0 when WATCHDOG_USEC is unset or WATCHDOG_PID names another
+ * process; -EINVAL (or -ERANGE) for values that are not a period or a pid.
+ */
+static int watchdog_enabled(uint64_t *ret_usec)
+{
+	const char *e = getenv("WATCHDOG_USEC");
+	uint64_t usec, pid;
+	int r;
+
+	if (!e)
+		return 0;
+	r = parse_u64(e, &usec);
+	if (r < 0)
+		return r;
+	if (usec == 0 || usec == UINT64_MAX) /* systemd's "not set" and "infinity" */
+		return -EINVAL;
+
+	e = getenv("WATCHDOG_PID");
+	if (e) {
+		r = parse_u64(e, &pid);
+		if (r < 0)
+			return r;
+		if (pid == 0 || pid > INT32_MAX)
+			return -EINVAL;
+		if ((pid_t)pid != getpid())
+			return 0;
+	}
+	*ret_usec = usec;
+	return 1;
 }
 
 static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
@@ -67,10 +188,11 @@ int notify_init(struct ev_loop *loop)
 	if (watchdog_started)
 		return -EALREADY;
 
-	r = sd_watchdog_enabled(0, &usec);
+	r = watchdog_enabled(&usec);
 	if (r < 0) {
 		/* Only a broken environment gets here; running on beats not starting at all. */
-		log_warning(r, "ignoring invalid WATCHDOG_USEC/WATCHDOG_PID");
+		log_warning(r, "ignoring invalid WATCHDOG_USEC='%s' WATCHDOG_PID='%s'",
+			    getenv("WATCHDOG_USEC") ?: "", getenv("WATCHDOG_PID") ?: "");
 		return 0;
 	}
 	if (r == 0)
@@ -103,7 +225,7 @@ void notify_status(const char *fmt, ...)
 	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	va_end(ap);
 
-	/* sd_notify() takes a newline as the start of the next assignment. */
+	/* The service manager takes a newline as the start of the next assignment. */
 	for (char *s = msg + n; *s; s++)
 		if (*s == '\n' || *s == '\r')
 			*s = ' ';
