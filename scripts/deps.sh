@@ -6,6 +6,7 @@ PACKAGES=(
 	build-essential cmake pkg-config clang clang-format
 	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev
 	libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
+	gcc-mips-linux-gnu libc6-dev-mips-cross linux-libc-dev-mips-cross qemu-user
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 )
 missing=()
