@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Big-endian fields at any alignment, as they sit in packets and frames. */
+/*
+ * Fields at any alignment, as they sit in packets and frames: big-endian (IP, QMAP) and
+ * little-endian (USB, QMUX, MBIM), whatever the host's own byte order.
+ */
 #ifndef QMAPD_BYTEORDER_H
 #define QMAPD_BYTEORDER_H
 
@@ -27,6 +30,16 @@ static inline void put_be32(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)(v >> 16);
 	p[2] = (uint8_t)(v >> 8);
 	p[3] = (uint8_t)v;
+}
+
+static inline uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 #endif

@@ -7,13 +7,12 @@
 #
 # Covered (built and run big-endian):
 #   qmap.c gro.c gso.c csum.c usb-spec.c usb-ids.c   test-qmap test-gro test-gso test-usb-spec
+#   wdm-frame.c (QMUX/MBIM framing)                   test-wdm-frame
 #   log.c atomic-file.c                               built only: they have no unit test
 # Not covered, and why:
 #   config.c (inih), control-protocol.c (jansson), test-config: Debian 12 has no big-endian
 #     MIPS architecture to install their -dev packages for, and no source packages here.
-#   wdm.c (QMUX/MBIM framing of the control channel), test-wdm, test-wdm-qmi: wdm.c needs
-#     libev (same reason); its framing reads le16/le32 byte by byte, so it is byte-order
-#     neutral by reading, not by test.
+#   the wdm bridge (wdm.c: the pty, test-wdm, test-wdm-qmi): libev (same reason).
 #   test-gro-kernel: needs a kernel (a TUN device), which qemu-user does not emulate.
 #   netdev, the daemon, qmapctl, qmapd-sim: libmnl, libev, libqmi, libusb, jansson.
 #

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wdm bridge: message framing vectors, stream reassembly, and the pty itself with a client
- * opening the link (whole messages both ways, stale bytes, partial messages of a client
+ * wdm bridge: the pty itself with a client opening the link (whole messages both ways, stale bytes, partial messages of a client
  * that left, the bounded output queue, the link's life). Needs /dev/ptmx only.
  */
 #include <errno.h>
@@ -20,26 +19,6 @@
 #include "wdm.h"
 
 #define WAIT_NSEC (2 * 1000000000LL) /* every wait is bounded */
-
-struct sink {
-	unsigned n;
-	uint8_t msg[8][512];
-	size_t len[8];
-	int ret; /* what send() returns */
-};
-
-static int on_send(void *userdata, const uint8_t *msg, size_t len)
-{
-	struct sink *s = userdata;
-	if (s->ret < 0)
-		return s->ret;
-	if (s->n < (unsigned)ARRAY_SIZE(s->msg) && len <= sizeof(s->msg[0])) {
-		memcpy(s->msg[s->n], msg, len);
-		s->len[s->n] = len;
-	}
-	s->n++;
-	return 0;
-}
 
 static long long now_nsec(void)
 {
@@ -70,178 +49,6 @@ static void pump_for(struct ev_loop *loop, long long msec)
 		ev_run(loop, EVRUN_NOWAIT);
 		usleep(500);
 	}
-}
-
-/* Build a QMUX message: CTL (service 0) or a service message, `tlv_len` bytes of TLVs. */
-static size_t qmux(uint8_t *b, uint8_t flags, uint8_t service, uint16_t msg_id, uint16_t tid,
-		   const uint8_t *tlvs, uint16_t tlv_len)
-{
-	/* Client id 1 for services; QMI flags response when from the service, else request. */
-	return test_qmux_build(b, flags, service, service == 0 ? 0 : 1, flags ? 0x02 : 0x00, tid,
-			       msg_id, tlvs, tlv_len);
-}
-
-/* CTL Allocate CID request for DMS, as libqmi sends it. */
-static const uint8_t ctl_alloc_cid[] = { 0x01, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
-					 0x22, 0x00, 0x04, 0x00, 0x01, 0x01, 0x00, 0x02 };
-/* DMS Get IDs request on client 1. */
-static const uint8_t dms_get_ids[] = { 0x01, 0x0c, 0x00, 0x00, 0x02, 0x01, 0x00,
-				       0x02, 0x00, 0x25, 0x00, 0x00, 0x00 };
-/* MBIM OPEN, MaxControlTransfer 4096. */
-static const uint8_t mbim_open[] = { 0x01, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00,
-				     0x01, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00 };
-
-static void test_frame_length(void)
-{
-	static uint8_t big[WDM_QMUX_MAX_MESSAGE + 16], zeros[WDM_QMUX_MAX_MESSAGE];
-	uint8_t b[64];
-
-	/* Complete messages, also with bytes of the next one behind. */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, ctl_alloc_cid, sizeof(ctl_alloc_cid)), 16);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, dms_get_ids, sizeof(dms_get_ids)), 13);
-	memcpy(b, ctl_alloc_cid, 16);
-	memcpy(b + 16, dms_get_ids, 13);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 29), 16);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 17), 16);
-
-	/* Every proper prefix needs more bytes. */
-	for (size_t i = 0; i < sizeof(ctl_alloc_cid); i++)
-		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, ctl_alloc_cid, i), 0);
-	for (size_t i = 0; i < sizeof(dms_get_ids); i++)
-		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, dms_get_ids, i), 0);
-
-	/* Bad starts. */
-	memcpy(b, ctl_alloc_cid, 16);
-	b[0] = 0x02;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 1), -EBADMSG);
-	b[0] = 0x00;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 16), -EBADMSG);
-	memcpy(b, ctl_alloc_cid, 16);
-	b[1] = 0x0a; /* 10 < QMUX + CTL header */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 3), -EBADMSG);
-	memcpy(b, ctl_alloc_cid, 16);
-	b[10] = 0x05; /* TLV length does not fill the message */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 11), 0);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 12), -EBADMSG);
-	memcpy(b, dms_get_ids, 13);
-	b[1] = 0x0b; /* enough for CTL, too short for a service header */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 4), 0);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 5), -EBADMSG);
-	memcpy(b, dms_get_ids, 13);
-	b[11] = 0x01; /* service TLV length sits one byte later than CTL's */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, 13), -EBADMSG);
-
-	/* Bounds: exactly the largest message, and one byte more. */
-	size_t n = qmux(big, 0x80, 2, 0x25, 7, zeros, WDM_QMUX_MAX_MESSAGE - 13);
-	EXPECT_EQ(n, WDM_QMUX_MAX_MESSAGE);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, n), WDM_QMUX_MAX_MESSAGE);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, 3), 0);
-	n = qmux(big, 0x80, 2, 0x25, 7, zeros, WDM_QMUX_MAX_MESSAGE - 12);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, big, 3), -EBADMSG);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, (const uint8_t *)"\x01\xff\xff", 3), -EBADMSG);
-	/* The smallest message: CTL without TLVs. */
-	n = qmux(b, 0x00, 0, 0x27, 3, NULL, 0);
-	EXPECT_EQ(n, WDM_QMUX_MIN_MESSAGE);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_QMUX, b, n), WDM_QMUX_MIN_MESSAGE);
-
-	/* MBIM. */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, mbim_open, sizeof(mbim_open)), 16);
-	for (size_t i = 0; i < sizeof(mbim_open); i++)
-		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, mbim_open, i), 0);
-	static const uint8_t done[] = { 0x03, 0x00, 0x00, 0x80, 0x30, 0x00, 0x00, 0x00 };
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, done, sizeof(done)), 0);
-	memcpy(b, mbim_open, 16);
-	b[0] = 0x05;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 1), -EBADMSG);
-	b[0] = 0x07; /* INDICATE_STATUS exists only from the device */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 3), 0);
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 4), -EBADMSG);
-	b[3] = 0x80;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 16), 16);
-	b[2] = 0x01;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 3), -EBADMSG);
-	memcpy(b, mbim_open, 16);
-	b[4] = 11;
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 8), -EBADMSG);
-	b[4] = 0x00;
-	b[6] = 0x01; /* 65536: the bound itself */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 16), 0);
-	b[4] = 0x01; /* 65537 */
-	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, b, 8), -EBADMSG);
-}
-
-/* Feed a stream in pieces of 1..7 bytes, as a pty might hand it over. */
-static void feed(struct wdm_reasm *r, const uint8_t *data, size_t len, struct sink *s)
-{
-	for (size_t off = 0, step = 1; off < len; off += step, step = step % 7 + 1) {
-		if (step > len - off)
-			step = len - off;
-		size_t avail;
-		uint8_t *p = wdm_reasm_space(r, &avail);
-		EXPECT_GE(avail, step);
-		memcpy(p, data + off, step);
-		wdm_reasm_commit(r, step, on_send, s);
-	}
-}
-
-static void test_reasm(void)
-{
-	struct wdm_reasm r;
-	struct sink s = {};
-	uint8_t stream[128];
-	size_t n = 0;
-
-	/* garbage, a message, a bogus start (too long), a message, half a message */
-	memcpy(stream + n, "\xff\x00", 2);
-	n += 2;
-	memcpy(stream + n, ctl_alloc_cid, 16);
-	n += 16;
-	memcpy(stream + n, "\x01\xff\xff", 3);
-	n += 3;
-	memcpy(stream + n, dms_get_ids, 13);
-	n += 13;
-	memcpy(stream + n, ctl_alloc_cid, 5);
-	n += 5;
-
-	EXPECT_EQ(wdm_reasm_init(&r, WDM_FRAMING_QMUX), 0);
-	feed(&r, stream, n, &s);
-	EXPECT_EQ(s.n, 2);
-	EXPECT_EQ(s.len[0], 16);
-	EXPECT_MEM_EQ(s.msg[0], ctl_alloc_cid, 16);
-	EXPECT_EQ(s.len[1], 13);
-	EXPECT_MEM_EQ(s.msg[1], dms_get_ids, 13);
-	EXPECT_EQ(r.messages, 2);
-	EXPECT_EQ(r.framing_errors, 2);
-	EXPECT_EQ(r.resyncs, 2);
-	EXPECT_EQ(r.discarded_bytes, 5);
-	EXPECT_EQ(r.len, 5);
-	wdm_reasm_reset(&r);
-	EXPECT_EQ(r.partial_discards, 1);
-	EXPECT_EQ(r.discarded_bytes, 10);
-
-	/* A run of garbage over several reads is one framing error. */
-	feed(&r, (const uint8_t *)"garbage with no marker at all", 29, &s);
-	feed(&r, (const uint8_t *)"more of it", 10, &s);
-	EXPECT_EQ(r.framing_errors, 3);
-	EXPECT_EQ(r.resyncs, 2);
-	feed(&r, ctl_alloc_cid, 16, &s);
-	EXPECT_EQ(s.n, 3);
-	EXPECT_EQ(r.resyncs, 3);
-	EXPECT_EQ(r.len, 0);
-	wdm_reasm_done(&r);
-
-	/* MBIM: the message type is the only anchor. */
-	struct sink m = {};
-	EXPECT_EQ(wdm_reasm_init(&r, WDM_FRAMING_MBIM), 0);
-	memcpy(stream, "xyz", 3);
-	memcpy(stream + 3, mbim_open, 16);
-	memcpy(stream + 19, mbim_open, 16);
-	feed(&r, stream, 35, &m);
-	EXPECT_EQ(m.n, 2);
-	EXPECT_MEM_EQ(m.msg[1], mbim_open, 16);
-	EXPECT_EQ(r.framing_errors, 1);
-	EXPECT_EQ(r.discarded_bytes, 3);
-	wdm_reasm_done(&r);
 }
 
 /* Read from a non-blocking client fd while the loop runs, until `want` bytes or the wait
@@ -277,7 +84,7 @@ static int client_open(const char *path)
 	return open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 }
 
-static void test_messages(struct ev_loop *loop, struct wdm *w, struct sink *s)
+static void test_messages(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st;
 	uint8_t buf[256];
@@ -307,7 +114,7 @@ static void test_messages(struct ev_loop *loop, struct wdm *w, struct sink *s)
 	/* A reply reaches the client whole. */
 	static const uint8_t tlv[] = { 0x02, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00 };
 	uint8_t reply[64];
-	size_t n = qmux(reply, 0x80, 2, 0x25, 1, tlv, sizeof(tlv));
+	size_t n = test_qmux(reply, 0x80, 2, 0x25, 1, tlv, sizeof(tlv));
 	EXPECT_EQ(wdm_deliver(w, reply, n), 0);
 	EXPECT_EQ(client_read(loop, c, buf, n), n);
 	EXPECT_MEM_EQ(buf, reply, n);
@@ -350,11 +157,11 @@ static void test_messages(struct ev_loop *loop, struct wdm *w, struct sink *s)
 	EXPECT_EQ(st.client_closes, 1);
 }
 
-static void test_stale(struct ev_loop *loop, struct wdm *w, struct sink *s)
+static void test_stale(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st, before;
 	uint8_t reply[64], buf[64];
-	size_t n = qmux(reply, 0x80, 0, 0x22, 9, NULL, 0);
+	size_t n = test_qmux(reply, 0x80, 0, 0x22, 9, NULL, 0);
 
 	/* Nobody attached: dropped, and the next opener reads nothing of it. */
 	wdm_get_stats(w, &before);
@@ -422,7 +229,7 @@ static void test_backpressure(struct ev_loop *loop, struct wdm *w)
 	for (unsigned i = 0; i < MAX_MSGS && refused < 5; i++) {
 		memcpy(tlvs + 3, &seq, sizeof(seq));
 		memset(tlvs + 7, (int)(seq & 0xff), PAYLOAD - 4);
-		size_t n = qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
+		size_t n = test_qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
 		int r = wdm_deliver(w, msg, n);
 		seq++;
 		if (r == 0)
@@ -444,7 +251,7 @@ static void test_backpressure(struct ev_loop *loop, struct wdm *w)
 	size_t got = client_read(loop, c, rx, total);
 	EXPECT_EQ(got, total);
 	memcpy(tlvs + 3, &seq, sizeof(seq));
-	size_t n = qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
+	size_t n = test_qmux(msg, 0x80, 2, 0x25, (uint16_t)seq, tlvs, sizeof(tlvs));
 	EXPECT_EQ(wdm_deliver(w, msg, n), 0);
 	got += client_read(loop, c, rx + got, n);
 	EXPECT_EQ(got, total + n);
@@ -477,12 +284,13 @@ static void test_link(struct ev_loop *loop, const char *dir)
 {
 	char path[PATH_MAX], target[PATH_MAX];
 	struct wdm *w = NULL;
-	struct sink s = {};
+	struct test_sink s = {};
 
 	/* Never named like the kernel's node, never relative. */
 	snprintf(path, sizeof(path), "%s/cdc-wdm0", dir);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, on_send, &s, &w), -EINVAL);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, "relative/qmi0", on_send, &s, &w), -EINVAL);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, test_sink_send, &s, &w), -EINVAL);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, "relative/qmi0", test_sink_send, &s, &w),
+		  -EINVAL);
 	EXPECT_PTR_EQ(w, NULL);
 
 	/* Something that is not a symlink is not replaced. */
@@ -490,12 +298,12 @@ static void test_link(struct ev_loop *loop, const char *dir)
 	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	EXPECT_TRUE(fd >= 0);
 	close(fd);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, on_send, &s, &w), -EEXIST);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, path, test_sink_send, &s, &w), -EEXIST);
 	unlink(path);
 
 	/* A link that someone else took over is left alone by wdm_free. */
 	snprintf(path, sizeof(path), "%s/taken", dir);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, path, on_send, &s, &w), 0);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, path, test_sink_send, &s, &w), 0);
 	unlink(path);
 	EXPECT_EQ(symlink("/dev/null", path), 0);
 	w = wdm_free(w);
@@ -504,7 +312,7 @@ static void test_link(struct ev_loop *loop, const char *dir)
 	unlink(path);
 
 	/* No link at all: the slave path is the way in. */
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, NULL, on_send, &s, &w), 0);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, NULL, test_sink_send, &s, &w), 0);
 	EXPECT_PTR_EQ(wdm_link_path(w), NULL);
 	EXPECT_TRUE(strncmp(wdm_slave_path(w), "/dev/pts/", 9) == 0);
 	w = wdm_free(w);
@@ -513,9 +321,6 @@ static void test_link(struct ev_loop *loop, const char *dir)
 
 int main(void)
 {
-	test_frame_length();
-	test_reasm();
-
 	if (access("/dev/ptmx", R_OK | W_OK) < 0)
 		TEST_SKIP("no /dev/ptmx: %s", strerror(errno));
 
@@ -527,9 +332,9 @@ int main(void)
 	snprintf(sub, sizeof(sub), "%s/run", dir);
 	snprintf(link, sizeof(link), "%s/run/qmi0", dir);
 
-	struct sink s = {};
+	struct test_sink s = {};
 	struct wdm *w = NULL;
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, on_send, &s, &w), 0);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, test_sink_send, &s, &w), 0);
 	if (!w)
 		return test_result("test-wdm");
 
@@ -566,7 +371,7 @@ int main(void)
 
 	/* Replacing a stale link from an earlier run is atomic and fine. */
 	EXPECT_EQ(symlink("/dev/pts/9999", link), 0);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, on_send, &s, &w), 0);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, test_sink_send, &s, &w), 0);
 	n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
 	EXPECT_STR_EQ(target, w ? wdm_slave_path(w) : "");
