@@ -49,7 +49,7 @@ static void qmapd_print_stats(FILE *f, const void *userdata)
 
 static void qmapd_write_stats(struct qmapd *q)
 {
-	manager_print_stats(q->manager, stderr, "<6>");
+	manager_print_stats(q->manager, stderr, log_stderr_prefix(LOG_INFO));
 	if (!q->stats_file)
 		return;
 	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q->manager);
