@@ -8,7 +8,8 @@
 # Covered (built and run big-endian):
 #   qmap.c gro.c gso.c csum.c usb-spec.c usb-ids.c   test-qmap test-gro test-gso test-usb-spec
 #   wdm-frame.c (QMUX/MBIM framing)                   test-wdm-frame
-#   log.c atomic-file.c                               built only: they have no unit test
+#   log.c                                             test-log
+#   atomic-file.c                                     built only: it has no unit test
 # Not covered, and why:
 #   config.c (inih), control-protocol.c (jansson), test-config: Debian 12 has no big-endian
 #     MIPS architecture to install their -dev packages for, and no source packages here.

@@ -85,7 +85,7 @@ write_conf() {
 write_conf "$TMP/qmapd.conf"
 
 # start_qmapd LOG [VAR=VALUE...]: qmapd under our NOTIFY_SOCKET, WATCHDOG_PID unset unless
-# given (sd_watchdog_enabled() then trusts WATCHDOG_USEC for whoever reads it).
+# given (qmapd then trusts WATCHDOG_USEC as its own, as sd_watchdog_enabled(3) does).
 start_qmapd() {
 	local log=$1
 	shift
