@@ -263,23 +263,7 @@ int qmapctl_mux_parse_add(int argc, char **argv, struct config_mux *ret_mux, jso
 
 static int mux_list(struct qmapctl *q, int argc, char **argv)
 {
-	json_auto_t *result = NULL;
-	int r;
-
-	r = qmapctl_verb_options(q, "mux list", NULL, &argc, argv, NULL);
-	if (r != QMAPCTL_PROCEED)
-		return r;
-	if (argc > 1)
-		return qmapctl_usage_error(q, "mux list takes no arguments, got '%s'", argv[1]);
-
-	r = qmapctl_request(q, json_pack("{s:s}", "command", "mux-list"), &result);
-	if (r != QMAPCTL_EXIT_OK)
-		return r;
-	if (q->json)
-		qmapctl_print_json(q->out, result);
-	else
-		qmapctl_mux_render_list(result, q->out);
-	return QMAPCTL_EXIT_OK;
+	return qmapctl_show(q, argc, argv, "mux list", "mux-list", qmapctl_mux_render_list);
 }
 
 static json_t *find_mux(json_t *status, unsigned id)

@@ -89,4 +89,11 @@ int qmapctl_fail(struct qmapctl *q, int status, const char *fmt, ...)
  * anything else 1.
  */
 int qmapctl_request(struct qmapctl *q, json_t *request, json_t **ret_result);
+/*
+ * A verb without arguments: its options, the request `command`, then the result as JSON
+ * (-j) or through render (NULL: nothing on success). Returns the exit status.
+ */
+int qmapctl_show(struct qmapctl *q, int argc, char **argv, const char *verb, const char *command,
+		 void (*render)(json_t *result, FILE *f));
+
 #endif

@@ -149,3 +149,25 @@ int qmapctl_request(struct qmapctl *q, json_t *request_ref, json_t **ret_result)
 							     : QMAPCTL_EXIT_FAILURE,
 			    "%s", qmapctl_sanitize(clean, sizeof(clean), error));
 }
+
+int qmapctl_show(struct qmapctl *q, int argc, char **argv, const char *verb, const char *command,
+		 void (*render)(json_t *result, FILE *f))
+{
+	json_auto_t *result = NULL;
+	int r;
+
+	r = qmapctl_verb_options(q, verb, NULL, &argc, argv, NULL);
+	if (r != QMAPCTL_PROCEED)
+		return r;
+	if (argc > 1)
+		return qmapctl_usage_error(q, "%s takes no arguments, got '%s'", verb, argv[1]);
+
+	r = qmapctl_request(q, json_pack("{s:s}", "command", command), &result);
+	if (r != QMAPCTL_EXIT_OK)
+		return r;
+	if (q->json)
+		qmapctl_print_json(q->out, result);
+	else if (render)
+		render(result, q->out);
+	return QMAPCTL_EXIT_OK;
+}

@@ -90,21 +90,5 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 
 int qmapctl_stats(struct qmapctl *q, int argc, char **argv)
 {
-	json_auto_t *result = NULL;
-	int r;
-
-	r = qmapctl_verb_options(q, "stats", NULL, &argc, argv, NULL);
-	if (r != QMAPCTL_PROCEED)
-		return r;
-	if (argc > 1)
-		return qmapctl_usage_error(q, "stats takes no arguments, got '%s'", argv[1]);
-
-	r = qmapctl_request(q, json_pack("{s:s}", "command", "stats"), &result);
-	if (r != QMAPCTL_EXIT_OK)
-		return r;
-	if (q->json)
-		qmapctl_print_json(q->out, result);
-	else
-		qmapctl_stats_render(result, q->out);
-	return QMAPCTL_EXIT_OK;
+	return qmapctl_show(q, argc, argv, "stats", "stats", qmapctl_stats_render);
 }

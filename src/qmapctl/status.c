@@ -127,21 +127,5 @@ void qmapctl_status_render(json_t *status, FILE *f)
 
 int qmapctl_status(struct qmapctl *q, int argc, char **argv)
 {
-	json_auto_t *result = NULL;
-	int r;
-
-	r = qmapctl_verb_options(q, "status", NULL, &argc, argv, NULL);
-	if (r != QMAPCTL_PROCEED)
-		return r;
-	if (argc > 1)
-		return qmapctl_usage_error(q, "status takes no arguments, got '%s'", argv[1]);
-
-	r = qmapctl_request(q, json_pack("{s:s}", "command", "status"), &result);
-	if (r != QMAPCTL_EXIT_OK)
-		return r;
-	if (q->json)
-		qmapctl_print_json(q->out, result);
-	else
-		qmapctl_status_render(result, q->out);
-	return QMAPCTL_EXIT_OK;
+	return qmapctl_show(q, argc, argv, "status", "status", qmapctl_status_render);
 }
