@@ -83,10 +83,15 @@ if ! (cd "$tmp/units" && MANPATH=$tmp/man systemd-analyze verify "$man_arg" qmap
 	echo "FAIL: systemd-analyze verify" >&2
 	exit 1
 fi
-# verify also warns without failing (unknown or deprecated settings): nothing may be said.
-if [ -s "$tmp/verify.txt" ]; then
-	cat "$tmp/verify.txt" >&2
-	echo "FAIL: systemd-analyze verify has warnings" >&2
+# verify also warns without failing (unknown or deprecated settings): nothing may be said of
+# our units. It also loads what they pull in from the host and lints those (a package's unit
+# that runs as nobody, say): such lines are shown, not held against us.
+ours=$(grep -E "qmapd\.(service|socket)" "$tmp/verify.txt" || [ $? = 1 ])
+others=$(grep -v -E "qmapd\.(service|socket)" "$tmp/verify.txt" || [ $? = 1 ])
+[ -z "$others" ] || printf 'about other units on this host (ignored):\n%s\n' "$others" >&2
+if [ -n "$ours" ]; then
+	echo "$ours" >&2
+	echo "FAIL: systemd-analyze verify has warnings about qmapd's units" >&2
 	exit 1
 fi
 echo "security: exposure $score, units verify cleanly ($man_arg)"
