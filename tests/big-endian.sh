@@ -7,6 +7,7 @@
 #
 # Covered (built and run big-endian):
 #   qmap.c gro.c gso.c csum.c usb-spec.c usb-ids.c   test-qmap test-gro test-gso test-usb-spec
+#   ntb.c (MBIM NTB codec)                            test-ntb
 #   wdm-frame.c (QMUX/MBIM framing)                   test-wdm-frame
 #   log.c                                             test-log
 #   atomic-file.c                                     built only: it has no unit test
