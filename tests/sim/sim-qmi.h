@@ -99,6 +99,9 @@
 #define SIM_QMI_MTU_DEFAULT    1500
 #define SIM_QMI_UL_MAX_SIZE    16384 /* what the sim's uplink side accepts per transfer */
 #define SIM_QMI_UL_MAX_DGRAMS  32
+/* The data interface's bInterfaceNumber on Quectel modems, USB and PCIe (qmi_wwan's table;
+ * quectel-CM): the default, and what tests/usb-harness.c's descriptor says. */
+#define SIM_QMI_DATA_INTERFACE_DEFAULT 4
 
 #define SIM_QMI_MANUFACTURER   "qmapd-sim"
 #define SIM_QMI_MODEL	       "Simulated QMAP modem"
@@ -129,9 +132,28 @@ struct sim_qmi_data_format {
 	uint32_t dl_max_datagrams;
 	uint32_t ul_max_size;
 	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding;
+};
+
+/*
+ * How the modem grants and checks (one documented modem family each: sim.h's profiles).
+ * Zero values are today's lenient defaults.
+ */
+struct sim_qmi_quirks {
+	uint8_t data_interface;	    /* bInterfaceNumber that Endpoint Info must name */
+	bool require_endpoint_info; /* WDA Set/Get and Bind without it: MISSING_ARGUMENT */
+	bool dl_grant_fixed;	    /* DL size and datagrams = the limits, whatever asked */
+	uint32_t ul_min_datagrams;  /* UL datagrams granted at least this (above the request) */
+	uint32_t ul_min_size;	    /* UL size granted at least this */
+	uint32_t dl_min_padding;    /* bytes of zeros in front of every downlink frame */
+	bool mux_restricted;	    /* only the ids in mux_allowed bind */
+	uint8_t mux_allowed[(CONFIG_MUX_ID_MAX + 8) / 8]; /* bit per mux id */
+	unsigned max_pdn_per_apn;			  /* 0 = any number of PDNs per APN */
+	bool silent;					  /* answers nothing at all */
 };
 
 struct sim_qmi_options {
+	struct sim_qmi_quirks quirks;
 	bool no_qmapv5;	      /* refuse QMAPv5 like a modem without it */
 	uint32_t session_mtu; /* MTU in Get Current Settings */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
@@ -152,6 +174,11 @@ struct sim_qmi_stats {
 	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
 	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
 	uint64_t data_format_sets;     /* Set Data Format requests granted */
+	uint64_t qmi_silenced;	       /* requests not answered (quirks.silent) */
+	uint64_t endpoint_missing;     /* WDA/bind requests without Endpoint Info */
+	uint64_t endpoint_wrong;       /* ... naming another interface or endpoint type */
+	uint64_t bind_interface;       /* interface number of the last Bind Mux Data Port, +1
+					  (0 = none seen or none given) */
 };
 
 struct sim_qmi_callbacks {

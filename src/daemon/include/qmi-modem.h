@@ -27,13 +27,15 @@ struct qmi_data_format {
 	uint32_t dl_max_datagrams;
 	uint32_t ul_max_size;
 	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding; /* zero bytes the modem may put between downlink frames */
 };
 
 struct qmi_modem_request {
 	uint32_t dl_max_size;
 	uint32_t dl_max_datagrams;
-	uint32_t ul_max_size;
+	uint32_t ul_max_size; /* also the OUT buffers' size: no larger uplink grant is used */
 	uint32_t ul_max_datagrams;
+	uint32_t dl_buffer_size; /* receive buffers' room: no larger downlink grant is used */
 	bool try_qmapv5;
 };
 
@@ -62,7 +64,10 @@ struct qmi_modem {
 	unsigned attempts;
 	char last_error[160];
 
-	struct qmi_data_format format;
+	int data_interface;		  /* bInterfaceNumber for Endpoint Info; -1 unknown */
+	struct qmi_data_format requested; /* the last Set Data Format request */
+	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
+	struct qmi_data_format format;	  /* in use: the grant within our buffers */
 	char *manufacturer, *model, *revision, *imei;
 	char registration[32];
 	char access_technology[32];
@@ -78,8 +83,9 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 		  const struct qmi_modem_callbacks *cb, void *userdata, struct qmi_modem **ret);
 struct qmi_modem *qmi_modem_free(struct qmi_modem *qm);
 
-/* The transport says the modem is there / gone. */
-void qmi_modem_start(struct qmi_modem *qm);
+/* The transport says the modem is there (with its data interface number, -1 if unknown)
+ * or gone. */
+void qmi_modem_start(struct qmi_modem *qm, int data_interface);
 void qmi_modem_stop(struct qmi_modem *qm);
 
 const char *qmi_modem_state_to_string(enum qmi_modem_state state);

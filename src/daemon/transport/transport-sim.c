@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <ev.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,14 +16,17 @@
 #include "transport.h"
 
 #define SIM_RECONNECT_SECONDS 1.0
-#define SIM_RX_BATCHES	      4 /* recvmmsg rounds per wakeup before yielding to the loop */
+#define SIM_RX_BATCHES	      4	  /* recvmmsg rounds per wakeup before yielding to the loop */
+#define SIM_DESCRIBE_SECONDS  5.0 /* a sim that sends no descriptor is not a modem */
 
 struct transport_sim {
 	struct transport base;
 	struct sockaddr_un addr;
 	int fd;
 	bool connected;
+	bool described; /* the descriptor message arrived: the modem is there */
 	bool warned_connect;
+	ev_timer describe_timeout;
 	ev_io io_read;
 	ev_io io_write;
 	ev_timer reconnect;
@@ -41,6 +45,7 @@ static struct transport_sim *to_sim(struct transport *t)
 }
 
 static void sim_disconnect(struct transport_sim *s);
+static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len);
 
 static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int msg_flags)
 {
@@ -51,6 +56,16 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 	if (msg_len < sizeof(*h) || (msg_flags & MSG_TRUNC)) {
 		/* The sim sent more than a receive buffer holds: what libusb calls OVERFLOW. */
 		t->stats.in_errors++;
+		if (msg_flags & MSG_TRUNC) {
+			t->stats.in_overflows++;
+			if (t->stats.in_overflows == 1 || t->stats.in_overflows % 1000 == 0)
+				log_warning(0,
+					    "transport sim %s: a transfer larger than the granted "
+					    "%u bytes, dropped (%" PRIu64 " so far): the modem "
+					    "ignores the grant",
+					    s->addr.sun_path, t->params.dl_max_size,
+					    t->stats.in_overflows);
+		}
 		return;
 	}
 	size_t len = msg_len - sizeof(*h);
@@ -68,10 +83,36 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 		if (t->cb.on_interrupt)
 			t->cb.on_interrupt(t->userdata, buf, len);
 		return;
+	case TRANSPORT_EP_DESCRIPTOR:
+		sim_descriptor(s, buf, len);
+		return;
 	case TRANSPORT_EP_BULK_OUT:
 		break;
 	}
 	t->stats.in_errors++;
+}
+
+/*
+ * The sim's first message says what a USB descriptor would: the data interface's number.
+ * Only then is the modem "there", as a USB modem is once its interface is claimed.
+ */
+static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len)
+{
+	struct transport *t = &s->base;
+	struct transport_sim_descriptor d;
+
+	if (len < sizeof(d) || s->described) {
+		t->stats.in_errors++;
+		return;
+	}
+	memcpy(&d, buf, sizeof(d));
+	s->described = true;
+	t->data_interface = d.interface_number;
+	log_info("transport sim %s: connected to modem, data interface %u", s->addr.sun_path,
+		 d.interface_number);
+	ev_timer_stop(t->loop, &s->describe_timeout);
+	if (t->cb.on_connect)
+		t->cb.on_connect(t->userdata);
 }
 
 static void sim_batch_done(struct transport *t)
@@ -218,10 +259,10 @@ static int sim_connect(struct transport_sim *s)
 	s->warned_connect = false;
 	ev_io_set(&s->io_read, s->fd, EV_READ);
 	ev_io_set(&s->io_write, s->fd, EV_WRITE);
+	s->described = false;
 	ev_io_start(t->loop, &s->io_read);
-	log_info("transport sim %s: connected to modem", s->addr.sun_path);
-	if (t->cb.on_connect)
-		t->cb.on_connect(t->userdata);
+	ev_timer_set(&s->describe_timeout, SIM_DESCRIBE_SECONDS, 0.);
+	ev_timer_start(t->loop, &s->describe_timeout);
 	return 0;
 }
 
@@ -241,6 +282,17 @@ static void sim_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
+static void sim_on_describe_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct transport_sim *s = w->data;
+	(void)loop;
+	(void)revents;
+
+	log_warning(0, "transport sim %s: no descriptor message within %.0f s, reconnecting",
+		    s->addr.sun_path, SIM_DESCRIBE_SECONDS);
+	sim_disconnect(s);
+}
+
 static void sim_close(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
@@ -248,10 +300,13 @@ static void sim_close(struct transport_sim *s)
 	ev_io_stop(t->loop, &s->io_read);
 	ev_io_stop(t->loop, &s->io_write);
 	ev_timer_stop(t->loop, &s->reconnect);
+	ev_timer_stop(t->loop, &s->describe_timeout);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
 	s->connected = false;
+	s->described = false;
+	t->data_interface = -1;
 	/* Like an unplug: every OUT transfer completes (with an error). */
 	while (s->pending_head) {
 		struct transport_out *out = s->pending_head;
@@ -265,9 +320,10 @@ static void sim_close(struct transport_sim *s)
 static void sim_disconnect(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
+	bool was_there = s->described;
 
 	sim_close(s);
-	if (t->cb.on_disconnect)
+	if (was_there && t->cb.on_disconnect)
 		t->cb.on_disconnect(t->userdata);
 	ev_timer_set(&s->reconnect, SIM_RECONNECT_SECONDS, 0.);
 	ev_timer_start(t->loop, &s->reconnect);
@@ -297,7 +353,8 @@ static int sim_init(struct transport *t, const char *address)
 	ev_io_init(&s->io_read, sim_on_readable, -1, EV_READ);
 	ev_io_init(&s->io_write, sim_on_writable, -1, EV_WRITE);
 	ev_timer_init(&s->reconnect, sim_on_reconnect, SIM_RECONNECT_SECONDS, 0.);
-	s->io_read.data = s->io_write.data = s->reconnect.data = s;
+	ev_timer_init(&s->describe_timeout, sim_on_describe_timeout, SIM_DESCRIBE_SECONDS, 0.);
+	s->io_read.data = s->io_write.data = s->reconnect.data = s->describe_timeout.data = s;
 	return 0;
 }
 

@@ -348,6 +348,8 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 	} else if (x->status != LIBUSB_TRANSFER_CANCELLED &&
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
 		t->stats.in_errors++;
+		if (x->status == LIBUSB_TRANSFER_OVERFLOW)
+			t->stats.in_overflows++;
 		log_warning(0, "%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
 			    usb_status_name(x->status), t->stats.in_errors,
 			    x->status == LIBUSB_TRANSFER_OVERFLOW
@@ -809,6 +811,7 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		s->in_flight++;
 	}
 	usb_arm_timeout(s);
+	t->data_interface = s->ifnum;
 	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
 		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
 	if (t->cb.on_connect)
