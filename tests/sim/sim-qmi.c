@@ -818,8 +818,6 @@ static int check_endpoint(struct sim_qmi *q, const struct req *r, uint8_t type, 
 
 	if (!v) {
 		q->stats.endpoint_missing++;
-		if (for_bind)
-			q->stats.bind_interface = 0;
 		if (!q->opts.quirks.require_endpoint_info)
 			return 0;
 		qlog(q, LOG_INFO, "sim qmi %s client %u: message 0x%04x without Endpoint Info",
@@ -833,8 +831,10 @@ static int check_endpoint(struct sim_qmi *q, const struct req *r, uint8_t type, 
 		(uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
 	uint32_t iface =
 		(uint32_t)v[4] | (uint32_t)v[5] << 8 | (uint32_t)v[6] << 16 | (uint32_t)v[7] << 24;
-	if (for_bind)
-		q->stats.bind_interface = (uint64_t)iface + 1;
+	if (for_bind) {
+		q->stats.binds_with_endpoint++;
+		q->stats.bind_interface = iface;
+	}
 	if (ep_type != QMI_DATA_ENDPOINT_TYPE_HSUSB || iface != q->opts.quirks.data_interface) {
 		q->stats.endpoint_wrong++;
 		qlog(q, LOG_INFO,

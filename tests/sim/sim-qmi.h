@@ -177,8 +177,8 @@ struct sim_qmi_stats {
 	uint64_t qmi_silenced;	       /* requests not answered (quirks.silent) */
 	uint64_t endpoint_missing;     /* WDA/bind requests without Endpoint Info */
 	uint64_t endpoint_wrong;       /* ... naming another interface or endpoint type */
-	uint64_t bind_interface;       /* interface number of the last Bind Mux Data Port, +1
-					  (0 = none seen or none given) */
+	uint64_t binds_with_endpoint;  /* Bind Mux Data Port requests with Endpoint Info */
+	uint64_t bind_interface;       /* the interface number the last of them named */
 };
 
 struct sim_qmi_callbacks {

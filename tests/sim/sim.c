@@ -1652,6 +1652,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(qmi_silenced);
 	Q(endpoint_missing);
 	Q(endpoint_wrong);
+	Q(binds_with_endpoint);
 	Q(bind_interface);
 #undef Q
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
