@@ -5,12 +5,16 @@
 # the mux id the family takes (0x81 as Qualcomm advises; 112 on Telit), qmapctl status shows
 # what qmapd asked and exactly the profile's grant, ping IPv4 and IPv6, iperf3 for 2 s each
 # way, and the counters of qmapd and the sim agree byte for byte with nothing malformed
-# (the padded profile included). A summary table of the figures ends the output.
+# (the padded profile included). Against the strict profile, qmicli through qmapd's proxy
+# shows what it refuses: today's requests before the fix (no Endpoint Info, a bind to
+# interface 0) fail, the same with the descriptor's interface succeed. A summary table of
+# the figures ends the output. PROFILES_ONLY="a b" runs only those.
 # Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
 command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
 command -v jq >/dev/null || skip "jq not installed (apt-get install jq)"
+command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
 [ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 IPERF_SECONDS=${IPERF_SECONDS:-2}
@@ -54,11 +58,43 @@ mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .sta
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 gbits() { jq '.end.sum_received.bits_per_second / 1e9 * 100 | floor / 100' "$1"; }
 
+# qmicli through qmapd's qmi-proxy: its output and exit status.
+qmi() { in_host timeout 20 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" "$@" 2>&1; }
+expect_refused() { # what error-text qmicli-args...
+	local what=$1 want=$2 out rc=0
+	shift 2
+	out=$(qmi "$@") || rc=$?
+	[ "$rc" -ne 0 ] || fail "strict: $what was accepted: $out"
+	[[ ${out,,} == *"${want,,}"* ]] || fail "strict: $what refused without '$want': $out"
+	echo "ok: strict refuses $what ($want)"
+}
+expect_accepted() { # what qmicli-args...
+	local what=$1 out
+	shift
+	out=$(qmi "$@") || fail "strict: $what refused: $out"
+	echo "ok: strict accepts $what"
+}
+strict_checks() { # mux interface
+	local bind="mux-id=130,ep-type=hsusb"
+	expect_refused "WDA Set Data Format without Endpoint Info" MissingArgument \
+		--wda-set-data-format="link-layer-protocol=raw-ip,ul-protocol=qmapv5,dl-protocol=qmapv5,dl-datagram-max-size=16384,dl-max-datagrams=32"
+	expect_refused "WDA Get Data Format without Endpoint Info" MissingArgument --wda-get-data-format
+	expect_refused "Bind Mux Data Port to interface 0" InvalidArgument \
+		--wds-bind-mux-data-port="$bind,ep-iface-number=0" --client-no-release-cid
+	expect_accepted "WDA Get Data Format with the descriptor's interface" \
+		--wda-get-data-format="ep-type=hsusb,ep-iface-number=$2"
+	expect_accepted "Bind Mux Data Port to the descriptor's interface" \
+		--wds-bind-mux-data-port="$bind,ep-iface-number=$2"
+	in_host ping -c 1 -W 2 198.51.100.1 >/dev/null || fail "strict: ping after the qmicli checks"
+	expect_eq "strict: qmapd's session after the qmicli checks" "$(mux_state "$1")" connected
+}
+
 start_iperf3_server
 printf '%-14s %-24s %-30s %8s %8s\n' profile requested granted "up Gb/s" "down Gb/s" >"$SUMMARY"
 
 for row in "${PROFILES[@]}"; do
 	read -r name mux iface proto dls dld uls uld pad <<<"$row"
+	[ -z "${PROFILES_ONLY:-}" ] || [[ " $PROFILES_ONLY " == *" $name "* ]] || continue
 	echo "---- profile $name"
 	SIM_MUX_ARGS=(--mux "$mux=192.0.2.2/25,2001:db8:1::2/64")
 	start_sim --profile "$name"
@@ -108,6 +144,7 @@ for row in "${PROFILES[@]}"; do
 	expect_eq "$name: sim saw requests without Endpoint Info" "$(sstat endpoint_missing endpoint_missing)" 0
 	expect_eq "$name: sim saw a wrong Endpoint Info" "$(sstat endpoint_wrong endpoint_wrong)" 0
 	expect_eq "$name: interface qmapd bound" "$(sstat bind_interface bind_interface)" "$iface"
+	[ "$name" != strict ] || strict_checks "$mux" "$iface"
 	# The largest downlink aggregate never passes the grant: the sim fills to it.
 	expect_ge "$name: downlink datagrams" "$(qstat device: datagrams)" 100
 
