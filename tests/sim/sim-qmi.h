@@ -24,7 +24,9 @@
  *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
  *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
  *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
- *       0x002D Get Current Settings, 0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
+ *       0x0024 Get Packet Statistics (byte counters 0x19/0x1A, 0; OUT_OF_CALL without a
+ *       session, the counters still in the answer), 0x002D Get Current Settings,
+ *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
  *
  * Error responses (result TLV 0x02 = {1, error}):
@@ -33,13 +35,19 @@
  *   no free client id                             CLIENT_IDS_EXHAUSTED (5)
  *   TLV of the wrong size, bad string             MALFORMED_MESSAGE (1)
  *   mandatory TLV missing                         MISSING_ARGUMENT (17)
+ *   Endpoint Info missing (quirks.require_endpoint_info) on WDA Set/Get or Bind
+ *                                                 MISSING_ARGUMENT (17)
+ *   Endpoint Info not {HSUSB, quirks.data_interface}, or a mux id outside
+ *     quirks.mux_allowed                          INVALID_ARGUMENT (48)
  *   value out of range (mux id, DL max size)      INVALID_ARGUMENT (48)
  *   IP family other than 4, 6 or 8                INVALID_IP_FAMILY_PREFERENCE (64)
  *   Bind Mux Data Port to another mux while the
  *     client's session is up                      INVALID_OPERATION (70)
  *   WDA protocol other than QMAP/QMAPv5, QMAPv5
  *     with no_qmapv5, or UL != DL protocol         INVALID_DATA_FORMAT (45)
- *   Start Network on a client already connected   NO_EFFECT (26)
+ *   Start Network on a client already connected   NO_EFFECT (26) + handle 0 (TLV 0x01)
+ *   Start Network on an APN that quirks.max_pdn_per_apn other muxes use
+ *                                                 CALL_FAILED, 3GPP 55
  *   Start Network with an unknown profile index   INVALID_PROFILE (10)
  *   Start Network refused by the "network"        CALL_FAILED (14) + TLV 0x10 call end
  *                                                 reason + TLV 0x11 verbose {type, reason}
@@ -73,13 +81,20 @@
  * its prefix length; the gateway is the network's first host (the second when the first is
  * the host's own address).
  *
+ * Every message the engine sends lists its TLVs in reverse order with an unknown TLV (0xE1,
+ * 4 bytes) after the first, as real firmware may (docs/PROTOCOLS.md §5.1). With
+ * quirks.silent nothing is answered at all, not even CTL.
+ *
  * Data format. Until a WDA Set Data Format arrives the modem reports the defaults it was
  * given. A grant is min(requested, limit) for DL max size and datagrams and UL max size and
  * datagrams (absent or 0 = the limit); link layer is always raw IP (a request for 802.3 is
  * answered with raw IP, as modems that insist on it do); a DL max size below dl_min_size is
- * refused (INVALID_ARGUMENT). The response carries QoS format 0x10 (0), link layer 0x11,
+ * refused (INVALID_ARGUMENT). quirks.dl_grant_fixed grants the DL limits whatever was asked;
+ * quirks.ul_min_datagrams / ul_min_size raise the UL grant above the request. The response carries QoS format 0x10 (0), link layer 0x11,
  * UL/DL protocol 0x12/0x13, DL max datagrams 0x15, DL max size 0x16 and, when the request
- * had them, UL max datagrams 0x17 and UL max size 0x18. Before responding the engine calls
+ * had them (or a quirk raised them), UL max datagrams 0x17 and UL max size 0x18, and DL
+ * minimum padding 0x1A when asked (0x19) or granted. Get Data Format always answers every
+ * output TLV. Before responding the engine calls
  * set_data_format() so the data side switches before the host reads the grant.
  */
 #ifndef QMAPD_SIM_QMI_H

@@ -34,6 +34,13 @@
  * in one go are coalesced per mux and flow (gro.c) before they are written; per-mux ul_*
  * count packets once written, a super-packet as its segments.
  *
+ * The first message of every connection is a TRANSPORT_EP_DESCRIPTOR naming the data
+ * interface (quirks.data_interface), as qmapd would read it from a USB descriptor.
+ *
+ * Profiles (struct sim_profile, sim_profiles[]): a documented modem family's limits and QMI
+ * quirks. A granted DL minimum padding puts that many zero bytes in front of every downlink
+ * frame; ignore_dl_grant keeps the command line's DL size whatever was granted.
+ *
  * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
  * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
  * in the order the modem produced them relative to downlink aggregates (held in a small
