@@ -6,7 +6,9 @@
 # retried slowly, not in a storm; (2) a modem that never answers QMI (wrong USB
 # configuration): a clear error within a bounded time, and qmapd keeps running; (3) a modem
 # that ignores the granted downlink size: the oversized transfers are counted, qmapd
-# survives and small traffic still flows. Needs root; namespaces it creates and deletes.
+# survives and small traffic still flows; (4) a modem that answers a QMAPv5 request with
+# success but grants QMAP v1: qmapd frames and parses v1 and nothing is malformed.
+# Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh"
 
 command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
@@ -116,5 +118,27 @@ kill -0 "$QMAPD_PID" || fail "qmapd died on oversized transfers"
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the oversized transfers"
 expect_eq "mux 129 after the oversized transfers" "$(mux_field 129 state)" connected
 echo "ok: oversized downlink transfers counted ($(qstat device: transfer_overflows)), qmapd survives"
+stop_qmapd
+stop_process qmapd-sim "$SIM_PID"
+
+# ---- 4. Another protocol granted than asked.
+start_sim --grant-qmapv1
+write_quirks_config
+start_qmapd "$E2E_TMP/qmapd.conf"
+wait_for 30 "mux 129 connected" mux_is 129 connected
+df=$(status | jq -c '.modem["data-format"]')
+expect_eq "protocol asked" "$(jq -r .requested.protocol <<<"$df")" qmapv5
+expect_eq "protocol granted" "$(jq -r .granted.protocol <<<"$df")" qmap
+expect_eq "protocol in use" "$(jq -r .protocol <<<"$df")" qmap
+for target in 198.51.100.1 2001:db8:ff::1; do
+	in_host ping -c 3 -i 0.2 -W 2 "$target" >/dev/null || fail "ping $target with the v1 grant"
+done
+in_host iperf3 -c 198.51.100.1 -t 1 -R >/dev/null || fail "iperf3 downlink with the v1 grant"
+refresh_stats
+for e in zero_len pad_too_long no_csum_header bad_next_header not_ip; do
+	expect_eq "malformed $e with the v1 grant" "$(qstat malformed: $e)" 0
+done
+expect_eq "sim: malformed uplink no_csum_header" "$(sstat malformed_no_csum_header malformed_no_csum_header)" 0
+expect_eq "sim: malformed uplink bad_next_header" "$(sstat malformed_bad_next_header malformed_bad_next_header)" 0
 stop_qmapd
 echo "e2e-modem-quirks: passed"

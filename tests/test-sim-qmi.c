@@ -868,6 +868,16 @@ static void test_profiles(void)
 	EXPECT_EQ(tlv_u32(resp, 0x1A), 16);
 	EXPECT_EQ(last_format.dl_min_padding, 16);
 
+	/* A success naming another protocol than asked. */
+	engine_profile("default");
+	opts.quirks.v5_granted_as_v1 = true;
+	engine_new();
+	wda = allocate(QMI_SERVICE_WDA);
+	resp = set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 4);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u32(resp, 0x13), QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP);
+	EXPECT_EQ(last_format.version, QMAP_V1);
+
 	/* sdx55: UL datagrams and size granted above the request (11 -> 16, 4096 -> 8192). */
 	engine_profile("sdx55");
 	wda = allocate(QMI_SERVICE_WDA);

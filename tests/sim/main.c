@@ -42,6 +42,7 @@ enum {
 	OPT_MAX_PDN_PER_APN,
 	OPT_SILENT,
 	OPT_IGNORE_DL_GRANT,
+	OPT_GRANT_QMAPV1,
 };
 
 static const struct option options[] = {
@@ -68,6 +69,7 @@ static const struct option options[] = {
 	{ "max-pdn-per-apn", required_argument, NULL, OPT_MAX_PDN_PER_APN },
 	{ "silent", no_argument, NULL, OPT_SILENT },
 	{ "ignore-dl-grant", no_argument, NULL, OPT_IGNORE_DL_GRANT },
+	{ "grant-qmapv1", no_argument, NULL, OPT_GRANT_QMAPV1 },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -104,6 +106,8 @@ static void usage(FILE *f)
 		"                             configuration\n"
 		"  --ignore-dl-grant          send downlink aggregates of --dl-max-size whatever\n"
 		"                             WDA granted, like a modem that ignores the grant\n"
+		"  --grant-qmapv1             answer a QMAPv5 request with success, granting\n"
+		"                             QMAP (v1): another protocol than asked\n"
 		"  --netdev NAME              network-side TUN device (default %s)\n"
 		"  --mtu N                    its MTU (default %d)\n"
 		"  --net-address PREFIX       address for the TUN, e.g. 198.51.100.1/24 "
@@ -286,6 +290,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_IGNORE_DL_GRANT:
 			o->ignore_dl_grant = true;
+			break;
+		case OPT_GRANT_QMAPV1:
+			o->quirks.v5_granted_as_v1 = true;
 			break;
 		default:
 			/* getopt_long already said what was wrong. */

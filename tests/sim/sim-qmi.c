@@ -891,6 +891,11 @@ static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
 	}
 	if (dl_p == WDA_PROTO_QMAP) {
 		version = QMAP_V1;
+	} else if (dl_p == WDA_PROTO_QMAPV5 && q->opts.quirks.v5_granted_as_v1) {
+		/* A success that names another protocol than asked: the answer decides. */
+		qlog(q, LOG_INFO, "sim qmi wda client %u: QMAPv5 asked, granting QMAP (v1)",
+		     r->cid);
+		version = QMAP_V1;
 	} else if (dl_p == WDA_PROTO_QMAPV5 && !q->opts.no_qmapv5) {
 		version = QMAP_V5;
 	} else {

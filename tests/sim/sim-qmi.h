@@ -165,6 +165,7 @@ struct sim_qmi_quirks {
 	uint8_t mux_allowed[(CONFIG_MUX_ID_MAX + 8) / 8]; /* bit per mux id */
 	unsigned max_pdn_per_apn;			  /* 0 = any number of PDNs per APN */
 	bool silent;					  /* answers nothing at all */
+	bool v5_granted_as_v1; /* a QMAPv5 request succeeds, granting QMAP (v1) */
 };
 
 struct sim_qmi_options {

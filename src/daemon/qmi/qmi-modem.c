@@ -288,13 +288,14 @@ static void qmi_modem_apply_grant(struct qmi_modem *qm)
 
 	f->version = g->version;
 	/* The modem sends aggregates up to the granted size, larger than asked or not. */
+	uint32_t room = rq->dl_buffer_size ? rq->dl_buffer_size : rq->dl_max_size;
 	f->dl_max_size = g->dl_max_size ? g->dl_max_size : rq->dl_max_size;
-	if (f->dl_max_size > rq->dl_buffer_size) {
+	if (f->dl_max_size > room) {
 		log_warning(0,
 			    "modem %s: granted downlink aggregates of %u bytes, the receive "
 			    "buffers hold %u: larger ones are counted as overflows",
-			    qm->path, f->dl_max_size, rq->dl_buffer_size);
-		f->dl_max_size = rq->dl_buffer_size;
+			    qm->path, f->dl_max_size, room);
+		f->dl_max_size = room;
 	}
 	f->dl_max_datagrams = g->dl_max_datagrams ? g->dl_max_datagrams : rq->dl_max_datagrams;
 	/* Uplink limits are maxima: a smaller aggregate than granted is always allowed, so
