@@ -6,7 +6,8 @@ set -euo pipefail
 BUILD_DIR=${BUILD_DIR:-$(pwd)}
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 shopt -s nullglob
-targets=("$BUILD_DIR"/tests/fuzz-*)
+# Built next to the other programs (the build's runtime output directory); tests/ in older trees.
+targets=("$BUILD_DIR"/fuzz-* "$BUILD_DIR"/tests/fuzz-*)
 if [ ${#targets[@]} -eq 0 ]; then
 	echo "SKIP: no fuzz targets in $BUILD_DIR (configure with -DQMAPD_FUZZ=ON and clang)" >&2
 	exit 77
