@@ -169,10 +169,10 @@ static void session_family_done(struct session *s)
 		any |= s->fam[i].handle != 0;
 		all &= s->fam[i].handle != 0;
 	}
-	if (all) {
+	if (all)
 		s->last_error[0] = '\0';
-		s->refused = false;
-	}
+	if (any)
+		s->refused = false; /* a later drop is retried at the usual pace */
 	if (!any) {
 		session_set_state(s, SESSION_STATE_FAILED);
 		session_schedule_retry(s);
@@ -404,7 +404,8 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 			call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
 		else
 			snprintf(why, sizeof(why), "%s", error->message);
-		s->refused = hv && call_end_is_refusal(vtype, vreason);
+		if (hv && call_end_is_refusal(vtype, vreason))
+			s->refused = true;
 		session_family_failed(s, f, "start network", why);
 		return;
 	}
@@ -531,6 +532,7 @@ static void session_connect(struct session *s)
 	g_clear_object(&s->cancellable);
 	s->cancellable = g_cancellable_new();
 	s->step_family = 0;
+	s->refused = false; /* until a family of this attempt is refused */
 	session_set_state(s, SESSION_STATE_CONNECTING);
 	session_connect_family(s);
 }
