@@ -47,7 +47,7 @@ static int on_format(void *userdata, const struct sim_qmi_data_format *f)
 {
 	(void)userdata;
 	check(f->version == QMAP_V1 || f->version == QMAP_V5);
-	check(f->dl_max_size >= 2048 && f->dl_max_size <= 31744);
+	check(f->dl_max_size >= 2048 && f->dl_max_size <= 32768);
 	check(f->dl_max_datagrams >= 1 && f->dl_max_datagrams <= 32);
 	check(f->dl_min_padding <= 64);
 	return 0;

@@ -204,6 +204,18 @@ const struct sim_profile sim_profiles[] = {
 			    .ul_min_size = 8192 },
 	},
 	{
+		/* Fibocom FM150-AE (SDX55): 32768 bytes down whatever was asked (netdev
+		 * 2021-08-01, libqmi issue 71). Its protocol and uplink grant are not public: an
+		 * SDX55's QMAPv5 and the request's uplink limits. */
+		.name = "fm150",
+		.summary = "Fibocom FM150-AE (SDX55): QMAPv5, DL 32768 fixed",
+		.dl_max_size = 32768,
+		.dl_max_datagrams = 32,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 4, .dl_grant_fixed = true },
+	},
+	{
 		/* telit/tqmi-connect: QMAP (v1), 16384, data interface 2, mux ids 112 and 113.
 		 * Whether the firmware refuses QMAPv5 is unknown: strict, it does. */
 		.name = "telit",
