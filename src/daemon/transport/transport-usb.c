@@ -782,6 +782,15 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	/* usbfs-mapped memory saves a copy per transfer; umockdev and old kernels lack it. */
 	s->rx_dev_mem = libusb_dev_mem_alloc(h, s->rx_stride * t->n_rx);
 	usb_dl_size_changed(t);
+	/*
+	 * No grant yet for this modem: the first transfers take the whole buffer, so that a
+	 * grant larger than the last one (or than the request) cannot overflow the transfers
+	 * already in flight when it arrives. Each resubmission takes the granted length.
+	 */
+	uint32_t mps = s->mps_in ? s->mps_in : 512;
+	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
+	if (room > s->rx_len)
+		s->rx_len = room;
 
 	s->have_identity = true;
 	snprintf(s->serial, sizeof(s->serial), "%s", serial);
