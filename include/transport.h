@@ -128,8 +128,9 @@ struct transport {
 	void *userdata;
 	struct transport_stats stats;
 
-	/* The data interface's bInterfaceNumber (USB descriptor, or the sim's descriptor
-	 * message); -1 until the modem is there. QMI names it in Endpoint Info. */
+	/* The data interface's bInterfaceNumber: the USB descriptor's, known when the modem is
+	 * claimed, or what the sim's descriptor message (its first) says; -1 until known.
+	 * QMI names it in Endpoint Info. */
 	int data_interface;
 
 	/* Receive ring, allocated once for the largest size; params.dl_max_size is in use. */

@@ -90,13 +90,20 @@ static void on_qmi_lost(void *userdata)
 	manager_update_status(m);
 }
 
+static int qmi_data_interface(void *userdata)
+{
+	struct manager *m = userdata;
+
+	return datapath_data_interface(m->dp);
+}
+
 static void on_modem_up(void *userdata)
 {
 	struct manager *m = userdata;
 
 	log_info("modem %s: present", m->config->device.device);
 	if (m->qm && !m->stopping)
-		qmi_modem_start(m->qm, datapath_data_interface(m->dp));
+		qmi_modem_start(m->qm);
 	manager_update_status(m);
 }
 
@@ -498,7 +505,8 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 			.try_qmapv5 = d->qmap_version == QMAP_V5,
 		};
 		struct qmi_modem_callbacks cb = { .on_ready = on_qmi_ready,
-						  .on_lost = on_qmi_lost };
+						  .on_lost = on_qmi_lost,
+						  .data_interface = qmi_data_interface };
 		r = qmi_modem_new(loop, d->control_link, &req, &cb, m, &m->qm);
 		if (r < 0)
 			goto fail;

@@ -44,6 +44,9 @@ struct qmi_modem_callbacks {
 	void (*on_ready)(void *userdata, const struct qmi_data_format *format);
 	/* Open or negotiation failed, or the device went away; the modem retries. */
 	void (*on_lost)(void *userdata);
+	/* The data interface's bInterfaceNumber for Endpoint Info, -1 if unknown. Asked when
+	 * a request is built: the transport may learn it after the modem appeared. */
+	int (*data_interface)(void *userdata);
 };
 
 struct qmi_modem {
@@ -64,7 +67,7 @@ struct qmi_modem {
 	unsigned attempts;
 	char last_error[160];
 
-	int data_interface;		  /* bInterfaceNumber for Endpoint Info; -1 unknown */
+	int data_interface;		  /* named in the last data format request; -1 none */
 	struct qmi_data_format requested; /* the last Set Data Format request */
 	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
 	struct qmi_data_format format;	  /* in use: the grant within our buffers */
@@ -83,9 +86,8 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 		  const struct qmi_modem_callbacks *cb, void *userdata, struct qmi_modem **ret);
 struct qmi_modem *qmi_modem_free(struct qmi_modem *qm);
 
-/* The transport says the modem is there (with its data interface number, -1 if unknown)
- * or gone. */
-void qmi_modem_start(struct qmi_modem *qm, int data_interface);
+/* The transport says the modem is there / gone. */
+void qmi_modem_start(struct qmi_modem *qm);
 void qmi_modem_stop(struct qmi_modem *qm);
 
 const char *qmi_modem_state_to_string(enum qmi_modem_state state);

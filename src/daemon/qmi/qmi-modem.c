@@ -365,8 +365,9 @@ static void wda_get_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 }
 
 /* Endpoint Info names the data interface: HSUSB and its bInterfaceNumber (§2.2). */
-static bool qmi_modem_endpoint(const struct qmi_modem *qm, guint32 *ret_iface)
+static bool qmi_modem_endpoint(struct qmi_modem *qm, guint32 *ret_iface)
 {
+	qm->data_interface = qm->cb.data_interface ? qm->cb.data_interface(qm->userdata) : -1;
 	if (qm->data_interface < 0)
 		return false;
 	*ret_iface = (guint32)qm->data_interface;
@@ -565,9 +566,8 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 			QMI_OPEN_TIMEOUT, qm->cancellable, device_open_ready, qm);
 }
 
-void qmi_modem_start(struct qmi_modem *qm, int data_interface)
+void qmi_modem_start(struct qmi_modem *qm)
 {
-	qm->data_interface = data_interface;
 	qmi_modem_reset(qm);
 	ev_timer_stop(qm->loop, &qm->retry);
 	qm->state = QMI_MODEM_STATE_OPENING;
@@ -591,8 +591,7 @@ static void qmi_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct qmi_modem *qm = w->data;
-	qmi_modem_start(qm, qm->data_interface);
+	qmi_modem_start(w->data);
 }
 
 int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem_request *request,

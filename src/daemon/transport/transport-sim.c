@@ -16,17 +16,15 @@
 #include "transport.h"
 
 #define SIM_RECONNECT_SECONDS 1.0
-#define SIM_RX_BATCHES	      4	  /* recvmmsg rounds per wakeup before yielding to the loop */
-#define SIM_DESCRIBE_SECONDS  5.0 /* a sim that sends no descriptor is not a modem */
+#define SIM_RX_BATCHES	      4 /* recvmmsg rounds per wakeup before yielding to the loop */
 
 struct transport_sim {
 	struct transport base;
 	struct sockaddr_un addr;
 	int fd;
 	bool connected;
-	bool described; /* the descriptor message arrived: the modem is there */
+	bool described; /* the descriptor message of this connection arrived */
 	bool warned_connect;
-	ev_timer describe_timeout;
 	ev_io io_read;
 	ev_io io_write;
 	ev_timer reconnect;
@@ -94,7 +92,8 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 
 /*
  * The sim's first message says what a USB descriptor would: the data interface's number.
- * Only then is the modem "there", as a USB modem is once its interface is claimed.
+ * It precedes every control response on the connection, so QMI, which asks for the number
+ * only when it builds a request, always finds it.
  */
 static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len)
 {
@@ -108,11 +107,7 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 	memcpy(&d, buf, sizeof(d));
 	s->described = true;
 	t->data_interface = d.interface_number;
-	log_info("transport sim %s: connected to modem, data interface %u", s->addr.sun_path,
-		 d.interface_number);
-	ev_timer_stop(t->loop, &s->describe_timeout);
-	if (t->cb.on_connect)
-		t->cb.on_connect(t->userdata);
+	log_info("transport sim %s: data interface %u", s->addr.sun_path, d.interface_number);
 }
 
 static void sim_batch_done(struct transport *t)
@@ -261,8 +256,9 @@ static int sim_connect(struct transport_sim *s)
 	ev_io_set(&s->io_write, s->fd, EV_WRITE);
 	s->described = false;
 	ev_io_start(t->loop, &s->io_read);
-	ev_timer_set(&s->describe_timeout, SIM_DESCRIBE_SECONDS, 0.);
-	ev_timer_start(t->loop, &s->describe_timeout);
+	log_info("transport sim %s: connected to modem", s->addr.sun_path);
+	if (t->cb.on_connect)
+		t->cb.on_connect(t->userdata);
 	return 0;
 }
 
@@ -282,17 +278,6 @@ static void sim_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
-static void sim_on_describe_timeout(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct transport_sim *s = w->data;
-	(void)loop;
-	(void)revents;
-
-	log_warning(0, "transport sim %s: no descriptor message within %.0f s, reconnecting",
-		    s->addr.sun_path, SIM_DESCRIBE_SECONDS);
-	sim_disconnect(s);
-}
-
 static void sim_close(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
@@ -300,7 +285,6 @@ static void sim_close(struct transport_sim *s)
 	ev_io_stop(t->loop, &s->io_read);
 	ev_io_stop(t->loop, &s->io_write);
 	ev_timer_stop(t->loop, &s->reconnect);
-	ev_timer_stop(t->loop, &s->describe_timeout);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -320,10 +304,8 @@ static void sim_close(struct transport_sim *s)
 static void sim_disconnect(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
-	bool was_there = s->described;
-
 	sim_close(s);
-	if (was_there && t->cb.on_disconnect)
+	if (t->cb.on_disconnect)
 		t->cb.on_disconnect(t->userdata);
 	ev_timer_set(&s->reconnect, SIM_RECONNECT_SECONDS, 0.);
 	ev_timer_start(t->loop, &s->reconnect);
@@ -353,8 +335,7 @@ static int sim_init(struct transport *t, const char *address)
 	ev_io_init(&s->io_read, sim_on_readable, -1, EV_READ);
 	ev_io_init(&s->io_write, sim_on_writable, -1, EV_WRITE);
 	ev_timer_init(&s->reconnect, sim_on_reconnect, SIM_RECONNECT_SECONDS, 0.);
-	ev_timer_init(&s->describe_timeout, sim_on_describe_timeout, SIM_DESCRIBE_SECONDS, 0.);
-	s->io_read.data = s->io_write.data = s->reconnect.data = s->describe_timeout.data = s;
+	s->io_read.data = s->io_write.data = s->reconnect.data = s;
 	return 0;
 }
 
