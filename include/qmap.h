@@ -19,7 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QMAP_HEADER_SIZE      4
+#define QMAP_HEADER_SIZE 4
+/* WDA "DL minimum padding": 0-64 bytes between downlink frames, a multiple of 4. */
+#define QMAP_DL_PADDING_MAX   64
 #define QMAP_CSUM_HEADER_SIZE 4
 #define QMAP_COMMAND_SIZE     16 /* struct rmnet_map_control_command */
 #define QMAP_MAX_PAD	      0x3f
@@ -81,6 +83,9 @@ struct qmap_iter {
 	size_t len;
 	size_t off;
 	enum qmap_version version;
+	/* Granted DL minimum padding (0 after qmap_iter_init()): up to this many zero bytes,
+	 * in whole 4-byte words, are skipped in front of every frame. */
+	uint32_t min_padding;
 };
 
 void qmap_iter_init(struct qmap_iter *it, uint8_t *buf, size_t len, enum qmap_version version);

@@ -28,6 +28,9 @@ enum transport_ep {
 	TRANSPORT_EP_BULK_OUT = 2, /* host -> modem data */
 	TRANSPORT_EP_CONTROL = 3,  /* encapsulated command (host->modem) / response (modem->host) */
 	TRANSPORT_EP_INTERRUPT = 4, /* notifications, modem -> host */
+	/* sim only, modem -> host, the first message of a connection: what the USB descriptors
+	 * would say (struct transport_sim_descriptor). */
+	TRANSPORT_EP_DESCRIPTOR = 5,
 };
 
 /* The sim wire format: this header, then the transfer's bytes, in one SEQPACKET message. */
@@ -35,6 +38,12 @@ struct transport_sim_header {
 	uint8_t ep;	   /* enum transport_ep */
 	uint8_t flags;	   /* TRANSPORT_SIM_FLAG_* */
 	uint16_t reserved; /* 0 */
+} __attribute__((packed));
+
+/* The payload of a TRANSPORT_EP_DESCRIPTOR message. */
+struct transport_sim_descriptor {
+	uint8_t interface_number; /* the data interface's bInterfaceNumber */
+	uint8_t reserved[3];	  /* 0 */
 } __attribute__((packed));
 
 #define TRANSPORT_SIM_FLAG_ZLP 0x01 /* the OUT transfer was terminated by a zero-length packet */
@@ -60,7 +69,10 @@ struct transport_callbacks {
 };
 
 struct transport_params {
-	uint32_t dl_max_size;	  /* bytes per receive buffer */
+	uint32_t dl_max_size; /* bytes per receive transfer until the modem grants a size */
+	/* Room of every receive buffer (0 = dl_max_size): the largest grant that can be used
+	 * without re-allocating, since a modem may grant more than was asked. */
+	uint32_t dl_buffer_size;
 	uint32_t rx_transfers;	  /* receive buffers in flight; raised to 16 if lower */
 	uint32_t ul_max_size;	  /* bytes per OUT buffer */
 	uint32_t ul_buffers;	  /* OUT buffers (0 = default) */
@@ -98,7 +110,8 @@ struct transport_ops {
 struct transport_stats {
 	uint64_t in_transfers;
 	uint64_t in_bytes;
-	uint64_t in_errors; /* short/overflow/protocol errors by the backend */
+	uint64_t in_errors;    /* short/overflow/protocol errors by the backend */
+	uint64_t in_overflows; /* of those: a transfer larger than the receive buffer */
 	uint64_t out_transfers;
 	uint64_t out_bytes;
 	uint64_t out_zlp;
@@ -114,6 +127,11 @@ struct transport {
 	struct transport_callbacks cb;
 	void *userdata;
 	struct transport_stats stats;
+
+	/* The data interface's bInterfaceNumber: the USB descriptor's, known when the modem is
+	 * claimed, or what the sim's descriptor message (its first) says; -1 until known.
+	 * QMI names it in Endpoint Info. */
+	int data_interface;
 
 	/* Receive ring, allocated once for the largest size; params.dl_max_size is in use. */
 	uint8_t **rx_buf;

@@ -45,8 +45,9 @@ apn = internet
 routes = 198.51.100.2/32 2001:db8:ff::2/128
 CONF
 
-# The sim carries data only for muxes with a session.
-SIM_ALWAYS_CONNECTED=no start_sim
+# The sim carries data only for muxes with a session. The strict profile refuses a bind to
+# another interface than the harness's descriptor names (4).
+SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4
 
 mkfifo "$E2E_TMP/usb.ctl"
 umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim.sock" --dir-file "$E2E_TMP/umockdev.dir" \
@@ -77,6 +78,17 @@ for m in 1 2; do
 	wait_for 30 "mux $m connected over usb" mux_is $m connected
 done
 echo "ok: both sessions connected over the usb transport"
+
+# The interface qmapd binds is the descriptor's bInterfaceNumber, read by libusb: the
+# harness drops the sim's own descriptor message, so nothing else could have told it.
+expect_eq "data interface in qmapctl status" \
+	"$("${CTL[@]}" -j status | jq -r '.modem["data-format"]["data-interface"]')" 4
+rm -f "$E2E_TMP/sim.stats"
+kill -USR1 "$SIM_PID"
+wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
+expect_ge "binds with Endpoint Info" "$(sstat binds_with_endpoint binds_with_endpoint)" 2
+expect_eq "interface named in Bind Mux Data Port" "$(sstat bind_interface bind_interface)" 4
+expect_eq "requests without Endpoint Info" "$(sstat endpoint_missing endpoint_missing)" 0
 
 grep -q "usb 1-1 (2c7c:0125) if4: claimed (vendor class ff/ff/ff" "$E2E_TMP/qmapd.log" ||
 	fail "qmapd did not log the claim of 1-1 interface 4"

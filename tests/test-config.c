@@ -1011,17 +1011,17 @@ static void test_example(void)
 	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
 	EXPECT_EQ(c->device.rx_transfers, 16);
 	EXPECT_EQ(count_muxes(c), 2);
-	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
-	EXPECT_STR_EQ(c->mux[1].apn, "internet");
-	EXPECT_EQ(c->mux[1].ip_type, CONFIG_IP_TYPE_IPV4V6);
-	EXPECT_TRUE(is_prefix(&c->mux[1].ipv4_address, AF_INET, "192.0.2.2", 32));
-	EXPECT_TRUE(is_prefix(&c->mux[1].ipv6_address, AF_INET6, "2001:db8:1::2", 128));
-	EXPECT_EQ(c->mux[1].n_routes, 2);
-	EXPECT_TRUE(is_prefix(&c->mux[1].routes[0], AF_INET, "198.51.100.0", 24));
-	EXPECT_TRUE(is_prefix(&c->mux[1].routes[1], AF_INET6, "2001:db8:ff::", 64));
-	EXPECT_STR_EQ(c->mux[2].interface, "qmap2");
-	EXPECT_TRUE(is_prefix(&c->mux[2].ipv4_address, AF_INET, "203.0.113.2", 32));
-	EXPECT_TRUE(is_prefix(&c->mux[2].ipv6_address, AF_INET6, "2001:db8:2::2", 128));
+	EXPECT_STR_EQ(c->mux[129].interface, "qmap1");
+	EXPECT_STR_EQ(c->mux[129].apn, "internet");
+	EXPECT_EQ(c->mux[129].ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_TRUE(is_prefix(&c->mux[129].ipv4_address, AF_INET, "192.0.2.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[129].ipv6_address, AF_INET6, "2001:db8:1::2", 128));
+	EXPECT_EQ(c->mux[129].n_routes, 2);
+	EXPECT_TRUE(is_prefix(&c->mux[129].routes[0], AF_INET, "198.51.100.0", 24));
+	EXPECT_TRUE(is_prefix(&c->mux[129].routes[1], AF_INET6, "2001:db8:ff::", 64));
+	EXPECT_STR_EQ(c->mux[130].interface, "qmap2");
+	EXPECT_TRUE(is_prefix(&c->mux[130].ipv4_address, AF_INET, "203.0.113.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[130].ipv6_address, AF_INET6, "2001:db8:2::2", 128));
 	config_free(c);
 #else
 	fprintf(stderr,

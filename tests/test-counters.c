@@ -57,6 +57,7 @@ static void test_device(void)
 	*ts = (struct transport_stats){ .in_transfers = 1,
 					.in_bytes = 2,
 					.in_errors = 3,
+					.in_overflows = 2,
 					.out_bytes = 4,
 					.out_zlp = 5,
 					.out_errors = 6,
@@ -77,20 +78,24 @@ static void test_device(void)
 				      .modem_disconnects = 21 };
 
 	text = print(NULL);
-	EXPECT_STR_EQ(text, " transport=sim: rx_transfers_posted=16 transfers=1 bytes=2"
-			    " transfer_errors=3 batch_max=8 aggregates=3 datagrams=10"
-			    " datagrams_per_aggregate=3.33 datagrams_max=11 unknown_mux=12"
-			    " commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
-			    " command_acks=17 command_acks_dropped=18 ul_aggregates=0"
-			    " ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
-			    " ul_errors=26 ul_busy=7 disconnects=21");
+	EXPECT_STR_EQ(
+		text,
+		" transport=sim: rx_transfers_posted=16 transfers=1 bytes=2"
+		" transfer_errors=3 transfer_overflows=2 batch_max=8 aggregates=3 datagrams=10"
+		" datagrams_per_aggregate=3.33 datagrams_max=11 unknown_mux=12"
+		" commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
+		" command_acks=17 command_acks_dropped=18 ul_aggregates=0"
+		" ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
+		" ul_errors=26 ul_busy=7 disconnects=21");
 	free(text);
 	text = to_json(NULL);
-	EXPECT_STR_EQ(text, "{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
-			    "\"transfer-errors\":3,\"aggregates\":3,\"datagrams\":10,"
-			    "\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
-			    "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
-			    "\"ul-errors\":26,\"disconnects\":21}");
+	EXPECT_STR_EQ(
+		text,
+		"{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
+		"\"transfer-errors\":3,\"transfer-overflows\":2,\"aggregates\":3,\"datagrams\":10,"
+		"\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
+		"\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
+		"\"ul-errors\":26,\"disconnects\":21}");
 	free(text);
 }
 

@@ -332,6 +332,39 @@ static void test_zero_len(void)
 	EXPECT_END(&it);
 }
 
+/* Granted DL minimum padding: zero words between frames are skipped, up to that many. */
+static void test_min_padding(void)
+{
+	struct qmap_iter it;
+	uint8_t buf[] = {
+		0,    0,    0,	  0,	   0,	 0,    0,    0,	      0, 0, 0, 0, 0, 0, 0, 0, 0x00,
+		0x01, 0x00, 0x14, IPV4_20, 0,	 0,    0,    0,	      0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0,    0,    0,	  0x00,	   0x02, 0x00, 0x14, IPV4_20, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	/* More zeros than granted: the rest is an empty frame, as without padding. */
+	uint8_t over[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x01, 0x00, 0x14, IPV4_20 };
+
+	qmap_iter_init(&it, buf, sizeof(buf), QMAP_V1);
+	EXPECT_EQ(it.min_padding, 0u);
+	it.min_padding = 16;
+	EXPECT_FRAME(&it, DATA, 1, 0, 16, 20, 20, 24);
+	EXPECT_FRAME(&it, DATA, 2, 0, 56, 60, 20, 24);
+	EXPECT_END(&it);
+
+	qmap_iter_init(&it, over, sizeof(over), QMAP_V1);
+	it.min_padding = 4;
+	EXPECT_ERROR(&it, QMAP_ERR_ZERO_LEN, 8);
+	EXPECT_FRAME(&it, DATA, 1, 0, 8, 12, 20, 24);
+	EXPECT_END(&it);
+
+	/* Without a grant the same zeros are empty frames, counted. */
+	qmap_iter_init(&it, over, sizeof(over), QMAP_V1);
+	EXPECT_ERROR(&it, QMAP_ERR_ZERO_LEN, 4);
+	EXPECT_ERROR(&it, QMAP_ERR_ZERO_LEN, 8);
+	EXPECT_FRAME(&it, DATA, 1, 0, 8, 12, 20, 24);
+	EXPECT_END(&it);
+}
+
 static void test_pad_too_long(void)
 {
 	struct qmap_iter it;
@@ -903,6 +936,7 @@ int main(void)
 	test_truncated_header();
 	test_len_overflow();
 	test_zero_len();
+	test_min_padding();
 	test_pad_too_long();
 	test_no_csum_header();
 	test_bad_next_header();

@@ -361,6 +361,26 @@ static void test_render(void)
 	EXPECT_TRUE(!strstr(text, "hunter2"));
 	free(text);
 
+	/* Requested and granted side by side; the grant may exceed the request. */
+	EXPECT_RENDER(qmapctl_status_render,
+		      "{\"modem\":{\"data-format\":{\"protocol\":\"qmap\",\"dl-max-size\":4096,"
+		      "\"dl-max-datagrams\":10,\"ul-max-size\":4096,\"ul-max-datagrams\":16,"
+		      "\"dl-min-padding\":16,\"data-interface\":4,"
+		      "\"requested\":{\"protocol\":\"qmapv5\",\"dl-max-size\":16384,"
+		      "\"dl-max-datagrams\":32,\"ul-max-size\":4096,\"ul-max-datagrams\":11},"
+		      "\"granted\":{\"protocol\":\"qmap\",\"dl-max-size\":4096,"
+		      "\"dl-max-datagrams\":10,\"ul-max-size\":4096,\"ul-max-datagrams\":16}}},"
+		      "\"muxes\":[]}",
+		      "modem\n"
+		      "  data format:         qmap (asked qmapv5, granted qmap)\n"
+		      "  downlink:            4096 bytes, 10 datagrams (asked 16384 / 32, granted "
+		      "4096 / 10)\n"
+		      "  downlink padding:    16 bytes\n"
+		      "  uplink:              4096 bytes, 16 datagrams (asked 4096 / 11, granted "
+		      "4096 / 16)\n"
+		      "  data interface:      4\n"
+		      "\nno muxes\n");
+
 	EXPECT_RENDER(qmapctl_status_render, "{\"modem\":{\"state\":\"absent\"},\"muxes\":[]}",
 		      "modem\n  state:               absent\n\nno muxes\n");
 

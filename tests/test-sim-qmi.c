@@ -721,6 +721,235 @@ static void test_session(void)
 	EXPECT_EQ(st->qmi_indications, 8);
 }
 
+static const struct sim_profile *profile(const char *name)
+{
+	for (const struct sim_profile *p = sim_profiles; p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	EXPECT_TRUE(!"profile in the table");
+	return &sim_profiles[0];
+}
+
+/* The engine with a profile's QMI behaviour, as qmapd-sim builds it from --profile. */
+static void engine_profile(const char *name)
+{
+	const struct sim_profile *p = profile(name);
+
+	base_options();
+	opts.quirks = p->quirks;
+	opts.no_qmapv5 = p->no_qmapv5;
+	opts.limits.dl_max_size = p->dl_max_size;
+	opts.limits.dl_max_datagrams = p->dl_max_datagrams;
+	opts.limits.ul_max_size = p->ul_max_size;
+	opts.limits.ul_max_datagrams = p->ul_max_datagrams;
+	opts.dl_min_size = 1628 < p->dl_max_size ? 1628 : p->dl_max_size;
+	engine_new();
+}
+
+/* WDA Set/Get and Bind with an explicit Endpoint Info (iface < 0: none). */
+static QmiMessage *set_format_ep(uint8_t cid, uint32_t proto, int iface)
+{
+	QmiMessage *req = request(QMI_SERVICE_WDA, cid, WDA_SET_DATA_FORMAT);
+	add_u32(req, 0x11, QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP);
+	add_u32(req, 0x12, proto);
+	add_u32(req, 0x13, proto);
+	add_u32(req, 0x15, 32);
+	add_u32(req, 0x16, 31744);
+	add_u32(req, 0x1B, 11);
+	add_u32(req, 0x1C, 4096);
+	if (iface >= 0) {
+		uint8_t ep[8] = { 2, 0, 0, 0, (uint8_t)iface, 0, 0, 0 };
+		add_bytes(req, 0x17, ep, sizeof(ep));
+	}
+	return exchange(req);
+}
+
+static int get_format_ep(uint8_t cid, int iface)
+{
+	QmiMessage *req = request(QMI_SERVICE_WDA, cid, WDA_GET_DATA_FORMAT);
+	if (iface >= 0) {
+		uint8_t ep[8] = { 2, 0, 0, 0, (uint8_t)iface, 0, 0, 0 };
+		add_bytes(req, 0x10, ep, sizeof(ep));
+	}
+	return result_of(exchange(req));
+}
+
+static int bind_ep(uint8_t cid, uint8_t mux, int iface)
+{
+	QmiMessage *req = request(QMI_SERVICE_WDS, cid, WDS_BIND_MUX_DATA_PORT);
+	if (iface >= 0) {
+		uint8_t ep[8] = { 2, 0, 0, 0, (uint8_t)iface, 0, 0, 0 };
+		add_bytes(req, 0x10, ep, sizeof(ep));
+	}
+	add_u8(req, 0x11, mux);
+	add_u32(req, 0x13, 1 /* tethered */);
+	return result_of(exchange(req));
+}
+
+/* TLV types of a message in the order they travel. */
+static unsigned tlv_order(QmiMessage *m, uint8_t *types, unsigned max)
+{
+	gsize len = 0;
+	const guint8 *raw = qmi_message_get_raw(m, &len, NULL);
+	size_t p = 1 + 5 + (raw[4] == 0 ? 6 : 7);
+	unsigned n = 0;
+
+	while (p + 3 <= len && n < max) {
+		types[n++] = raw[p];
+		p += 3 + (size_t)(raw[p + 1] | raw[p + 2] << 8);
+	}
+	return n;
+}
+
+static void test_profiles(void)
+{
+	/* Every answer: TLVs out of ascending order, an unknown one among them. */
+	engine_profile("default");
+	uint8_t wda = allocate(QMI_SERVICE_WDA);
+	QmiMessage *resp = exchange(request(QMI_SERVICE_WDA, wda, WDA_GET_DATA_FORMAT));
+	uint8_t types[32];
+	unsigned n = tlv_order(resp, types, 32);
+	bool descending = false, unknown = false;
+	for (unsigned i = 0; i < n; i++) {
+		descending |= i > 0 && types[i] < types[i - 1];
+		unknown |= types[i] == 0xE1;
+	}
+	EXPECT_TRUE(n > 3);
+	EXPECT_TRUE(descending);
+	EXPECT_TRUE(unknown);
+	EXPECT_EQ(result_of(resp), 0);
+
+	/* strict: today's requests (no Endpoint Info, interface 0) are refused, the right
+	 * interface is accepted. */
+	engine_profile("strict");
+	wda = allocate(QMI_SERVICE_WDA);
+	EXPECT_EQ(result_of(set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, -1)),
+		  QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+	EXPECT_EQ(result_of(set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 0)),
+		  QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(format_calls, 0);
+	EXPECT_EQ(result_of(set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 4)), 0);
+	EXPECT_EQ(get_format_ep(wda, -1), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+	EXPECT_EQ(get_format_ep(wda, 4), 0);
+	uint8_t wds = allocate(QMI_SERVICE_WDS);
+	EXPECT_EQ(bind_ep(wds, 1, -1), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+	EXPECT_EQ(bind_ep(wds, 1, 0), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(bind_ep(wds, 1, 4), 0);
+	EXPECT_EQ(sim_qmi_get_stats(q)->bind_interface, 4);
+	EXPECT_EQ(sim_qmi_get_stats(q)->endpoint_missing, 3);
+	EXPECT_EQ(sim_qmi_get_stats(q)->endpoint_wrong, 2);
+
+	/* The default profile takes a request without Endpoint Info, but not a wrong one. */
+	engine_profile("default");
+	wds = allocate(QMI_SERVICE_WDS);
+	EXPECT_EQ(bind_ep(wds, 1, -1), 0);
+	EXPECT_EQ(bind_ep(wds, 1, 0), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+
+	/* mdm9x07: v1 only, 4096 / 10 whatever was asked, UL datagrams as asked. */
+	engine_profile("mdm9x07");
+	wda = allocate(QMI_SERVICE_WDA);
+	EXPECT_EQ(result_of(set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 4)),
+		  QMI_PROTOCOL_ERROR_INVALID_DATA_FORMAT);
+	EXPECT_EQ(result_of(set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV4, 4)),
+		  QMI_PROTOCOL_ERROR_INVALID_DATA_FORMAT);
+	resp = set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP, 4);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u32(resp, 0x13), QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP);
+	EXPECT_EQ(tlv_u32(resp, 0x16), 4096);
+	EXPECT_EQ(tlv_u32(resp, 0x15), 10);
+	EXPECT_EQ(tlv_u32(resp, 0x17), 11);
+	EXPECT_EQ(tlv_u32(resp, 0x18), 4096);
+	EXPECT_EQ(tlv_u32(resp, 0x1A), -1);
+
+	/* mdm9x07-pad16: the padding is granted and handed to the data side. */
+	engine_profile("mdm9x07-pad16");
+	wda = allocate(QMI_SERVICE_WDA);
+	resp = set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP, 4);
+	EXPECT_EQ(tlv_u32(resp, 0x1A), 16);
+	EXPECT_EQ(last_format.dl_min_padding, 16);
+
+	/* A success naming another protocol than asked. */
+	engine_profile("default");
+	opts.quirks.v5_granted_as_v1 = true;
+	engine_new();
+	wda = allocate(QMI_SERVICE_WDA);
+	resp = set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 4);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u32(resp, 0x13), QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP);
+	EXPECT_EQ(last_format.version, QMAP_V1);
+
+	/* sdx55: UL datagrams and size granted above the request (11 -> 16, 4096 -> 8192). */
+	engine_profile("sdx55");
+	wda = allocate(QMI_SERVICE_WDA);
+	resp = set_format_ep(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 4);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u32(resp, 0x13), QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5);
+	EXPECT_EQ(tlv_u32(resp, 0x16), 16384);
+	EXPECT_EQ(tlv_u32(resp, 0x17), 16);
+	EXPECT_EQ(tlv_u32(resp, 0x18), 8192);
+
+	/* telit: data interface 2, mux ids 112 and 113 only. */
+	engine_profile("telit");
+	wds = allocate(QMI_SERVICE_WDS);
+	EXPECT_EQ(bind_ep(wds, 112, 4), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(bind_ep(wds, 1, 2), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(bind_ep(wds, 112, 2), 0);
+	EXPECT_EQ(bind_ep(wds, 113, 2), 0);
+
+	/* Every profile: Start Network on a connected client is NO_EFFECT with handle 0;
+	 * Get Packet Statistics out of a call is OUT_OF_CALL with its counters; what is not
+	 * implemented is INVALID_QMI_COMMAND. */
+	engine_profile("sdx62");
+	uint8_t c4 = allocate(QMI_SERVICE_WDS);
+	EXPECT_EQ(bind_ep(c4, 1, 4), 0);
+	resp = exchange(request(QMI_SERVICE_WDS, c4, 0x0024));
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_OUT_OF_CALL);
+	guint16 len;
+	EXPECT_TRUE(tlv(resp, 0x19, &len) && len == 8);
+	EXPECT_TRUE(tlv(resp, 0x1A, &len) && len == 8);
+	EXPECT_EQ(result_of(start(c4, "internet", NULL, NULL)), 0);
+	resp = start(c4, "internet", NULL, NULL);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_NO_EFFECT);
+	EXPECT_EQ(tlv_u32(resp, 0x01), 0);
+	EXPECT_EQ(simple(QMI_SERVICE_WDS, c4, 0x0044), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+
+	/* A second PDN on the same APN refused with 3GPP 55, a third APN use on the same mux
+	 * (the other family) is the same PDN and goes through. */
+	engine_profile("default");
+	opts.quirks.max_pdn_per_apn = 1;
+	engine_new();
+	c4 = wds_client(1, QMI_WDS_IP_FAMILY_IPV4);
+	EXPECT_EQ(result_of(start(c4, "internet", NULL, NULL)), 0);
+	uint8_t c6 = wds_client(1, QMI_WDS_IP_FAMILY_IPV6);
+	EXPECT_EQ(result_of(start(c6, "internet", NULL, NULL)), 0);
+	uint8_t other = wds_client(2, QMI_WDS_IP_FAMILY_IPV4);
+	resp = start(other, "internet", NULL, NULL);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_CALL_FAILED);
+	const guint8 *v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 4);
+	if (v && len == 4) {
+		EXPECT_EQ(v[0] | v[1] << 8, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP);
+		EXPECT_EQ(
+			v[2] | v[3] << 8,
+			QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_MULTIPLE_CONNECTION_TO_SAME_PDN_NOT_ALLOWED);
+	}
+	EXPECT_TRUE(!sim_qmi_mux_connected(q, 2));
+
+	/* silent: a modem in the wrong USB configuration answers nothing, not even CTL. */
+	opts.quirks.max_pdn_per_apn = 0;
+	opts.quirks.silent = true;
+	engine_new();
+	QmiMessage *req = request(QMI_SERVICE_CTL, 0, CTL_GET_VERSION_INFO);
+	gsize rlen;
+	const guint8 *raw = qmi_message_get_raw(req, &rlen, NULL);
+	sent_clear();
+	EXPECT_EQ(sim_qmi_handle(q, raw, rlen), 0);
+	EXPECT_EQ(sent->len, 0);
+	EXPECT_EQ(sim_qmi_get_stats(q)->qmi_silenced, 1);
+	qmi_message_unref(req);
+	base_options();
+}
+
 static void test_session_failures(void)
 {
 	engine_new();
@@ -1245,6 +1474,7 @@ int main(void)
 	test_session();
 	test_session_failures();
 	test_malformed();
+	test_profiles();
 	run_sim_wiring();
 
 	q = sim_qmi_free(q);

@@ -136,7 +136,7 @@ static int send_udp(int fd, int family, const char *addr, uint16_t port, const c
 	return 0;
 }
 
-static int client_connect(void)
+static int client_connect_raw(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -147,6 +147,35 @@ static int client_connect(void)
 		close(fd);
 		fd = -1;
 	}
+	return fd;
+}
+
+static bool descriptor_arrived(void *data)
+{
+	struct {
+		struct transport_sim_header h;
+		struct transport_sim_descriptor d;
+	} __attribute__((packed)) m;
+	int *fd = data;
+	ssize_t n = recv(*fd, &m, sizeof(m), MSG_DONTWAIT | MSG_PEEK);
+
+	if (n < 0)
+		return false;
+	if (n == (ssize_t)sizeof(m) && m.h.ep == TRANSPORT_EP_DESCRIPTOR) {
+		EXPECT_EQ(m.d.interface_number, opts.quirks.data_interface);
+		EXPECT_EQ(recv(*fd, &m, sizeof(m), MSG_DONTWAIT), (ssize_t)sizeof(m));
+	}
+	return true;
+}
+
+/* Connect as qmapd; the descriptor message that opens the connection is checked and
+ * consumed (a rejected second connection gets none). */
+static int client_connect(void)
+{
+	int fd = client_connect_raw();
+
+	if (fd >= 0)
+		test_run_until(loop, descriptor_arrived, &fd);
 	return fd;
 }
 

@@ -57,6 +57,20 @@ void qmap_iter_init(struct qmap_iter *it, uint8_t *buf, size_t len, enum qmap_ve
 	it->len = buf ? len : 0;
 	it->off = 0;
 	it->version = version;
+	it->min_padding = 0;
+}
+
+/* A modem granted DL minimum padding puts zero words between frames: no header is all
+ * zeros (pkt_len 0), so they are told apart from a frame. */
+static void skip_padding(struct qmap_iter *it)
+{
+	for (uint32_t k = 0; k < it->min_padding && it->len - it->off >= QMAP_HEADER_SIZE;
+	     k += QMAP_HEADER_SIZE) {
+		const uint8_t *p = it->buf + it->off;
+		if (p[0] | p[1] | p[2] | p[3])
+			return;
+		it->off += QMAP_HEADER_SIZE;
+	}
 }
 
 /* The frame's extent is known: step over it and let the caller continue with the next one. */
@@ -83,6 +97,11 @@ int qmap_next(struct qmap_iter *it, struct qmap_frame *ret_frame, enum qmap_erro
 {
 	if (it->off >= it->len)
 		return 0;
+	if (_unlikely_(it->min_padding)) {
+		skip_padding(it);
+		if (it->off >= it->len)
+			return 0;
+	}
 
 	size_t left = it->len - it->off;
 	if (_unlikely_(left < QMAP_HEADER_SIZE))

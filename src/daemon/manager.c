@@ -69,14 +69,14 @@ static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
 {
 	struct manager *m = userdata;
 	int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
-					 f->ul_max_datagrams);
+					 f->ul_max_datagrams, f->dl_min_padding);
 	if (r < 0) {
 		log_err(r, "modem: cannot apply the granted data format");
 		return;
 	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
-			session_modem_ready(m->session[id], m->qm->device);
+			session_modem_ready(m->session[id], m->qm->device, m->qm->data_interface);
 	manager_update_status(m);
 }
 
@@ -88,6 +88,13 @@ static void on_qmi_lost(void *userdata)
 		if (m->session[id])
 			session_modem_lost(m->session[id]);
 	manager_update_status(m);
+}
+
+static int qmi_data_interface(void *userdata)
+{
+	struct manager *m = userdata;
+
+	return datapath_data_interface(m->dp);
 }
 
 static void on_modem_up(void *userdata)
@@ -159,7 +166,8 @@ static int manager_add(struct manager *m, const struct config_mux *cfg, bool fro
 			return r;
 		}
 		if (m->qm->state == QMI_MODEM_STATE_READY)
-			session_modem_ready(m->session[cfg->id], m->qm->device);
+			session_modem_ready(m->session[cfg->id], m->qm->device,
+					    m->qm->data_interface);
 	}
 	m->from_config[cfg->id] = from_config;
 	m->mux_cfg[cfg->id] = *cfg;
@@ -350,6 +358,17 @@ static void set_string(json_t *o, const char *key, const char *value)
 		json_object_set_new(o, key, json_string(value));
 }
 
+/* 0 in `granted` means the modem did not report that value. */
+static json_t *data_format_json(const struct qmi_data_format *f)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "protocol",
+			 f->version == QMAP_V5 ? "qmapv5" : "qmap", "dl-max-size",
+			 (json_int_t)f->dl_max_size, "dl-max-datagrams",
+			 (json_int_t)f->dl_max_datagrams, "ul-max-size", (json_int_t)f->ul_max_size,
+			 "ul-max-datagrams", (json_int_t)f->ul_max_datagrams, "dl-min-padding",
+			 (json_int_t)f->dl_min_padding);
+}
+
 json_t *manager_status(struct manager *m)
 {
 	json_t *modem = json_object();
@@ -370,14 +389,13 @@ json_t *manager_status(struct manager *m)
 		set_string(modem, "imei", qm->imei);
 		set_string(modem, "last-error", qm->last_error);
 		if (qm->state == QMI_MODEM_STATE_READY) {
-			const struct qmi_data_format *f = &qm->format;
-			json_object_set_new(modem, "data-format",
-					    json_pack("{s:s, s:i, s:i, s:i, s:i}", "protocol",
-						      f->version == QMAP_V5 ? "qmapv5" : "qmap",
-						      "dl-max-size", f->dl_max_size,
-						      "dl-max-datagrams", f->dl_max_datagrams,
-						      "ul-max-size", f->ul_max_size,
-						      "ul-max-datagrams", f->ul_max_datagrams));
+			/* In use at the top (the keys as before), then what was asked and what
+			 * the modem answered, side by side. */
+			json_t *df = data_format_json(&qm->format);
+			json_object_set_new(df, "requested", data_format_json(&qm->requested));
+			json_object_set_new(df, "granted", data_format_json(&qm->granted));
+			json_object_set_new(df, "data-interface", json_integer(qm->data_interface));
+			json_object_set_new(modem, "data-format", df);
 			set_string(modem, "registration", qm->registration);
 			set_string(modem, "access-technology", qm->access_technology);
 			set_string(modem, "operator", qm->operator_name);
@@ -483,10 +501,12 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
 			.ul_max_size = d->ul_max_size,
 			.ul_max_datagrams = d->ul_max_datagrams,
+			.dl_buffer_size = datapath_dl_buffer_size(m->dp),
 			.try_qmapv5 = d->qmap_version == QMAP_V5,
 		};
 		struct qmi_modem_callbacks cb = { .on_ready = on_qmi_ready,
-						  .on_lost = on_qmi_lost };
+						  .on_lost = on_qmi_lost,
+						  .data_interface = qmi_data_interface };
 		r = qmi_modem_new(loop, d->control_link, &req, &cb, m, &m->qm);
 		if (r < 0)
 			goto fail;

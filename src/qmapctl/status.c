@@ -44,22 +44,59 @@ static void render_signal(json_t *signal, FILE *f)
 		qmapctl_print_field(f, "signal", "%s", line);
 }
 
+/* " (asked A, granted G)" for one pair of keys, or "" without both objects. */
+static const char *asked_granted(char *buf, size_t len, json_t *df, const char *key1,
+				 const char *key2)
+{
+	json_t *rq = json_object_get(df, "requested");
+	json_t *gr = json_object_get(df, "granted");
+	char a1[32], a2[32], g1[32], g2[32];
+
+	buf[0] = '\0';
+	if (!json_is_object(rq) || !json_is_object(gr))
+		return buf;
+	const char *ra = qmapctl_json_text(a1, sizeof(a1), rq, key1);
+	const char *ga = qmapctl_json_text(g1, sizeof(g1), gr, key1);
+	if (!key2) {
+		snprintf(buf, len, " (asked %s, granted %s)", ra ?: "?", ga ?: "?");
+		return buf;
+	}
+	const char *rb = qmapctl_json_text(a2, sizeof(a2), rq, key2);
+	const char *gb = qmapctl_json_text(g2, sizeof(g2), gr, key2);
+	snprintf(buf, len, " (asked %s / %s, granted %s / %s)", ra ?: "?", rb ?: "?", ga ?: "?",
+		 gb ?: "?");
+	return buf;
+}
+
+/*
+ * What is in use, and after it what qmapd asked and what the modem granted, side by side
+ * (a granted 0 is a value the modem did not report).
+ */
 static void render_data_format(json_t *df, FILE *f)
 {
-	char p[64], dls[32], dld[32], uls[32], uld[32];
+	char p[64], dls[32], dld[32], uls[32], uld[32], pad[32], iface[32], ag[128];
 	const char *protocol = qmapctl_json_text(p, sizeof(p), df, "protocol");
 	const char *dl_size = qmapctl_json_text(dls, sizeof(dls), df, "dl-max-size");
 	const char *dl_dgrams = qmapctl_json_text(dld, sizeof(dld), df, "dl-max-datagrams");
 	const char *ul_size = qmapctl_json_text(uls, sizeof(uls), df, "ul-max-size");
 	const char *ul_dgrams = qmapctl_json_text(uld, sizeof(uld), df, "ul-max-datagrams");
+	const char *padding = qmapctl_json_text(pad, sizeof(pad), df, "dl-min-padding");
+	const char *data_if = qmapctl_json_text(iface, sizeof(iface), df, "data-interface");
 
-	qmapctl_print_field(f, "data format", "%s", protocol ?: "?");
+	qmapctl_print_field(f, "data format", "%s%s", protocol ?: "?",
+			    asked_granted(ag, sizeof(ag), df, "protocol", NULL));
 	if (dl_size || dl_dgrams)
-		qmapctl_print_field(f, "downlink", "%s bytes, %s datagrams", dl_size ?: "?",
-				    dl_dgrams ?: "?");
+		qmapctl_print_field(
+			f, "downlink", "%s bytes, %s datagrams%s", dl_size ?: "?", dl_dgrams ?: "?",
+			asked_granted(ag, sizeof(ag), df, "dl-max-size", "dl-max-datagrams"));
+	if (padding && strcmp(padding, "0") != 0)
+		qmapctl_print_field(f, "downlink padding", "%s bytes", padding);
 	if (ul_size || ul_dgrams)
-		qmapctl_print_field(f, "uplink", "%s bytes, %s datagrams", ul_size ?: "?",
-				    ul_dgrams ?: "?");
+		qmapctl_print_field(
+			f, "uplink", "%s bytes, %s datagrams%s", ul_size ?: "?", ul_dgrams ?: "?",
+			asked_granted(ag, sizeof(ag), df, "ul-max-size", "ul-max-datagrams"));
+	if (data_if && strcmp(data_if, "-1") != 0)
+		qmapctl_print_field(f, "data interface", "%s", data_if);
 }
 
 static void render_modem(json_t *modem, FILE *f)

@@ -167,8 +167,8 @@ int main(int argc, char **argv)
 		size_t len = build_aggregate(agg, cfg->device.dl_max_size, s, &frames);
 
 		if (datapath_set_data_format(dp, s->version, cfg->device.dl_max_size,
-					     cfg->device.ul_max_size,
-					     cfg->device.ul_max_datagrams) < 0) {
+					     cfg->device.ul_max_size, cfg->device.ul_max_datagrams,
+					     0) < 0) {
 			fprintf(stderr, "cannot switch the QMAP version\n");
 			return 1;
 		}

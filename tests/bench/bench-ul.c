@@ -281,8 +281,8 @@ static void add_mux(struct bench *b, struct config_mux *m, unsigned id, const ch
 static void set_version(struct bench *b, enum qmap_version v)
 {
 	const struct config_device *d = &b->cfg->device;
-	if (datapath_set_data_format(b->dp, v, d->dl_max_size, d->ul_max_size,
-				     d->ul_max_datagrams) < 0) {
+	if (datapath_set_data_format(b->dp, v, d->dl_max_size, d->ul_max_size, d->ul_max_datagrams,
+				     0) < 0) {
 		fprintf(stderr, "cannot set QMAP version\n");
 		exit(1);
 	}

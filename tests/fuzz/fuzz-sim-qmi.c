@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim-qmi.h"
+#include "sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,8 +47,9 @@ static int on_format(void *userdata, const struct sim_qmi_data_format *f)
 {
 	(void)userdata;
 	check(f->version == QMAP_V1 || f->version == QMAP_V5);
-	check(f->dl_max_size >= 2048 && f->dl_max_size <= 16384);
+	check(f->dl_max_size >= 2048 && f->dl_max_size <= 32768);
 	check(f->dl_max_datagrams >= 1 && f->dl_max_datagrams <= 32);
+	check(f->dl_min_padding <= 64);
 	return 0;
 }
 
@@ -59,6 +61,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sim_qmi *q = NULL;
 
 	sim_qmi_options_init(&opts);
+	/* The size's low bits pick a modem profile's QMI behaviour (sim.c's table). */
+	static const struct sim_profile *profile;
+	size_t n_profiles = 0;
+	while (sim_profiles[n_profiles].name)
+		n_profiles++;
+	profile = &sim_profiles[(size >> 1) % n_profiles];
+	opts.quirks = profile->quirks;
+	opts.quirks.max_pdn_per_apn = size & 4 ? 1 : 0;
+	opts.no_qmapv5 = profile->no_qmapv5;
+	opts.limits.dl_max_size = profile->dl_max_size;
+	opts.limits.dl_max_datagrams = profile->dl_max_datagrams;
+	opts.limits.ul_max_size = profile->ul_max_size;
+	opts.limits.ul_max_datagrams = profile->ul_max_datagrams;
 	opts.mux[1].present = true;
 	opts.mux[1].ipv4.family = AF_INET;
 	opts.mux[1].ipv4.addr.v4.s_addr = htonl(0xc0000202);

@@ -37,6 +37,12 @@ enum {
 	OPT_SESSION_MTU,
 	OPT_ALWAYS_CONNECTED,
 	OPT_NO_OFFLOAD,
+	OPT_PROFILE,
+	OPT_DATA_INTERFACE,
+	OPT_MAX_PDN_PER_APN,
+	OPT_SILENT,
+	OPT_IGNORE_DL_GRANT,
+	OPT_GRANT_QMAPV1,
 };
 
 static const struct option options[] = {
@@ -58,12 +64,30 @@ static const struct option options[] = {
 	{ "session-mtu", required_argument, NULL, OPT_SESSION_MTU },
 	{ "always-connected", no_argument, NULL, OPT_ALWAYS_CONNECTED },
 	{ "no-offload", no_argument, NULL, OPT_NO_OFFLOAD },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "data-interface", required_argument, NULL, OPT_DATA_INTERFACE },
+	{ "max-pdn-per-apn", required_argument, NULL, OPT_MAX_PDN_PER_APN },
+	{ "silent", no_argument, NULL, OPT_SILENT },
+	{ "ignore-dl-grant", no_argument, NULL, OPT_IGNORE_DL_GRANT },
+	{ "grant-qmapv1", no_argument, NULL, OPT_GRANT_QMAPV1 },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
 
 static const char *stats_file;
+
+/* "  NAME  summary" lines for --help. */
+static const char *profile_list(void)
+{
+	static char buf[2048]; /* a few profiles of one line each */
+	size_t n = 0;
+
+	for (const struct sim_profile *p = sim_profiles; p->name && n < sizeof(buf); p++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %-14s %s\n", p->name,
+				      p->summary);
+	return buf;
+}
 
 static void usage(FILE *f)
 {
@@ -72,6 +96,18 @@ static void usage(FILE *f)
 		"Play a QMAP modem (QMI control and data) for qmapd's `sim` transport.\n"
 		"\n"
 		"  --socket PATH              listen here (SOCK_SEQPACKET), required\n"
+		"  --profile NAME             behave like a documented modem family (below);\n"
+		"                             options after it override it\n"
+		"  --data-interface N         the data interface's bInterfaceNumber (default %d):\n"
+		"                             reported on connect, Endpoint Info must name it\n"
+		"  --max-pdn-per-apn N        refuse a PDN on an APN that N other muxes use\n"
+		"                             (3GPP 55); 0 = no limit (default)\n"
+		"  --silent                   answer no QMI at all, like a modem in the wrong USB\n"
+		"                             configuration\n"
+		"  --ignore-dl-grant          send downlink aggregates of --dl-max-size whatever\n"
+		"                             WDA granted, like a modem that ignores the grant\n"
+		"  --grant-qmapv1             answer a QMAPv5 request with success, granting\n"
+		"                             QMAP (v1): another protocol than asked\n"
 		"  --netdev NAME              network-side TUN device (default %s)\n"
 		"  --mtu N                    its MTU (default %d)\n"
 		"  --net-address PREFIX       address for the TUN, e.g. 198.51.100.1/24 "
@@ -106,13 +142,16 @@ static void usage(FILE *f)
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n"
 		"\n"
+		"Profiles:\n%s"
+		"\n"
 		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
 		"connected session, SIGRTMIN / SIGRTMIN+1 send QMAP FLOW_DISABLE / FLOW_ENABLE\n"
 		"for every mux, SIGTERM/SIGINT exit.\n",
-		SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT, CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX,
-		SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT, CONFIG_DL_MAX_SIZE_MIN,
-		CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT, SIM_DL_MAX_DATAGRAMS_DEFAULT,
-		SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT);
+		SIM_QMI_DATA_INTERFACE_DEFAULT, SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT,
+		CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX, SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT,
+		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
+		SIM_DL_MAX_DATAGRAMS_DEFAULT, SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT,
+		profile_list());
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *ret)
@@ -231,6 +270,29 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_NO_OFFLOAD:
 			o->offload = false;
+			break;
+		case OPT_PROFILE:
+			if (sim_options_apply_profile(o, optarg, err, sizeof(err)) < 0)
+				goto bad;
+			break;
+		case OPT_DATA_INTERFACE:
+			if (parse_u32("--data-interface", optarg, 0, 255, &v) < 0)
+				return -EINVAL;
+			o->quirks.data_interface = (uint8_t)v;
+			break;
+		case OPT_MAX_PDN_PER_APN:
+			if (parse_u32("--max-pdn-per-apn", optarg, 0, CONFIG_MUX_ID_MAX, &v) < 0)
+				return -EINVAL;
+			o->quirks.max_pdn_per_apn = v;
+			break;
+		case OPT_SILENT:
+			o->quirks.silent = true;
+			break;
+		case OPT_IGNORE_DL_GRANT:
+			o->ignore_dl_grant = true;
+			break;
+		case OPT_GRANT_QMAPV1:
+			o->quirks.v5_granted_as_v1 = true;
 			break;
 		default:
 			/* getopt_long already said what was wrong. */

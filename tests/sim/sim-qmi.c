@@ -41,6 +41,9 @@
 
 #define HANDLE_ANY 0xffffffffu /* Stop Network: whatever this client has */
 
+/* Through cdc-wdm a QMUX message is at most 4096 bytes (docs/PROTOCOLS.md §2.1). */
+#define SIM_QMI_MESSAGE_MAX 4096
+
 #define WDS_PACKET_SERVICE_STATUS 0x0022 /* message and indication id */
 
 /* WDA aggregation protocols and link layer (QmiWdaDataAggregationProtocol/...LinkLayer...). */
@@ -86,6 +89,17 @@ struct wds_client {
 	uint32_t handle;
 	unsigned apn;
 };
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
 
 struct sim_qmi {
 	struct sim_qmi_options opts;
@@ -135,6 +149,7 @@ static void qlog(struct sim_qmi *q, int priority, const char *fmt, ...)
 void sim_qmi_options_init(struct sim_qmi_options *o)
 {
 	*o = (struct sim_qmi_options){
+		.quirks.data_interface = SIM_QMI_DATA_INTERFACE_DEFAULT,
 		.session_mtu = SIM_QMI_MTU_DEFAULT,
 		.limits = {
 			.version = QMAP_V5,
@@ -286,15 +301,72 @@ static void release_all(struct sim_qmi *q)
 
 /* ---- sending ---- */
 
+/*
+ * Real firmware lists TLVs in no particular order and adds TLVs no client knows (libqmi's
+ * test vector for DMS Get IDs; libqmi 65e42b24, 83d6fb64): every message leaves with its
+ * TLVs in reverse order and SIM_QMI_UNKNOWN_TLV after the first one, so a client that
+ * expects ascending order or only known types fails here as it would on hardware.
+ */
+#define SIM_QMI_UNKNOWN_TLV 0xE1
+static const uint8_t unknown_tlv_value[4] = { 'q', 's', 'i', 'm' };
+
+static size_t scramble_tlvs(const guint8 *raw, size_t len, uint8_t *out, size_t room)
+{
+	size_t hdr = raw[4] == QMI_SERVICE_CTL ? CTL_HEADER_SIZE : SVC_HEADER_SIZE;
+	size_t start = SDU_OFFSET + hdr;
+	size_t extra = TLV_HEADER_SIZE + sizeof(unknown_tlv_value);
+	size_t offs[64], n = 0;
+
+	if (len < start || len + extra > room || len + extra - 1 > UINT16_MAX)
+		return 0;
+	for (size_t p = start; p < len; p += TLV_HEADER_SIZE + get_le16(raw + p + 1)) {
+		if (n == ARRAY_SIZE(offs) || len - p < TLV_HEADER_SIZE ||
+		    get_le16(raw + p + 1) > len - p - TLV_HEADER_SIZE)
+			return 0;
+		offs[n++] = p;
+	}
+	memcpy(out, raw, start);
+	size_t w = start;
+	for (size_t i = n; i-- > 0;) {
+		size_t tl = TLV_HEADER_SIZE + get_le16(raw + offs[i] + 1);
+		memcpy(out + w, raw + offs[i], tl);
+		w += tl;
+		if (i == n - 1) {
+			out[w] = SIM_QMI_UNKNOWN_TLV;
+			out[w + 1] = sizeof(unknown_tlv_value);
+			out[w + 2] = 0;
+			memcpy(out + w + TLV_HEADER_SIZE, unknown_tlv_value,
+			       sizeof(unknown_tlv_value));
+			w += extra;
+		}
+	}
+	if (n == 0) {
+		out[w] = SIM_QMI_UNKNOWN_TLV;
+		out[w + 1] = sizeof(unknown_tlv_value);
+		out[w + 2] = 0;
+		memcpy(out + w + TLV_HEADER_SIZE, unknown_tlv_value, sizeof(unknown_tlv_value));
+		w += extra;
+	}
+	put_le16(out + 1, (uint16_t)(w - 1));
+	put_le16(out + start - 2, (uint16_t)(w - start));
+	return w;
+}
+
 static void send_raw(struct sim_qmi *q, QmiMessage *m)
 {
+	uint8_t out[SIM_QMI_MESSAGE_MAX];
 	gsize len = 0;
 	const guint8 *raw;
 
 	if (q->reset_pending)
 		return;
 	raw = qmi_message_get_raw(m, &len, NULL);
-	if (raw)
+	if (!raw)
+		return;
+	size_t n = scramble_tlvs(raw, len, out, sizeof(out));
+	if (n > 0)
+		q->cb.send(q->userdata, out, n);
+	else
 		q->cb.send(q->userdata, raw, len);
 }
 
@@ -706,7 +778,7 @@ static const char *qmap_name(enum qmap_version v)
 }
 
 static bool put_format(QmiMessage *m, const struct sim_qmi_data_format *f, bool ul_count,
-		       bool ul_size)
+		       bool ul_size, bool padding)
 {
 	uint32_t proto = wda_protocol(f->version);
 
@@ -714,13 +786,66 @@ static bool put_format(QmiMessage *m, const struct sim_qmi_data_format *f, bool 
 	       put_u32(m, 0x12, proto) && put_u32(m, 0x13, proto) &&
 	       put_u32(m, 0x15, f->dl_max_datagrams) && put_u32(m, 0x16, f->dl_max_size) &&
 	       (!ul_count || put_u32(m, 0x17, f->ul_max_datagrams)) &&
-	       (!ul_size || put_u32(m, 0x18, f->ul_max_size));
+	       (!ul_size || put_u32(m, 0x18, f->ul_max_size)) &&
+	       (!padding || put_u32(m, 0x1A, f->dl_min_padding));
 }
 
 /* min(requested, limit); absent or 0 means "as much as you can". */
 static uint32_t grant(int present, uint32_t requested, uint32_t limit)
 {
 	return present > 0 && requested > 0 && requested < limit ? requested : limit;
+}
+
+/* A grant raised to at least `floor` (within the limit): modems grant above the request. */
+static uint32_t grant_at_least(uint32_t granted, uint32_t floor, uint32_t limit)
+{
+	if (granted < floor)
+		granted = floor < limit ? floor : limit;
+	return granted;
+}
+
+/*
+ * Endpoint Info {type u32, interface u32}: 1 when it names our data interface over HSUSB,
+ * 0 when absent and allowed, otherwise the error to answer with (negative). Newer firmware
+ * answers MISSING_ARGUMENT without it (ModemManager a8fd33eb, libqmi 3702c264). What a modem
+ * answers to another interface number is not in any public capture: we choose the strict
+ * INVALID_ARGUMENT, for every profile.
+ */
+static int check_endpoint(struct sim_qmi *q, const struct req *r, uint8_t type, bool for_bind)
+{
+	guint16 len = 0;
+	const guint8 *v = qmi_message_get_raw_tlv(r->m, type, &len);
+
+	if (!v) {
+		q->stats.endpoint_missing++;
+		if (!q->opts.quirks.require_endpoint_info)
+			return 0;
+		qlog(q, LOG_INFO, "sim qmi %s client %u: message 0x%04x without Endpoint Info",
+		     r->svc >= 0 ? svc_names[r->svc] : "ctl", r->cid,
+		     qmi_message_get_message_id(r->m));
+		return -QMI_PROTOCOL_ERROR_MISSING_ARGUMENT;
+	}
+	if (len != 8)
+		return -QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE;
+	uint32_t ep_type =
+		(uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
+	uint32_t iface =
+		(uint32_t)v[4] | (uint32_t)v[5] << 8 | (uint32_t)v[6] << 16 | (uint32_t)v[7] << 24;
+	if (for_bind) {
+		q->stats.binds_with_endpoint++;
+		q->stats.bind_interface = iface;
+	}
+	if (ep_type != QMI_DATA_ENDPOINT_TYPE_HSUSB || iface != q->opts.quirks.data_interface) {
+		q->stats.endpoint_wrong++;
+		qlog(q, LOG_INFO,
+		     "sim qmi %s client %u: message 0x%04x names endpoint type %u interface %u; "
+		     "the data interface is HSUSB (2) %u",
+		     r->svc >= 0 ? svc_names[r->svc] : "ctl", r->cid,
+		     qmi_message_get_message_id(r->m), ep_type, iface,
+		     q->opts.quirks.data_interface);
+		return -QMI_PROTOCOL_ERROR_INVALID_ARGUMENT;
+	}
+	return 1;
 }
 
 static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
@@ -737,12 +862,18 @@ static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
 	int k_dl_dgrams = get_u32(r, 0x15, &dl_dgrams);
 	int k_dl_size = get_u32(r, 0x16, &dl_size);
 	int k_ep = check_size(r, 0x17, 8);
+	int k_pad = get_u32(r, 0x19, &ignored);
 	int k_ul_dgrams = get_u32(r, 0x1B, &ul_dgrams);
 	int k_ul_size = get_u32(r, 0x1C, &ul_size);
 
 	if (k_qos < 0 || k_llp < 0 || k_ul < 0 || k_dl < 0 || k_ndp < 0 || k_dl_dgrams < 0 ||
-	    k_dl_size < 0 || k_ep < 0 || k_ul_dgrams < 0 || k_ul_size < 0) {
+	    k_dl_size < 0 || k_ep < 0 || k_pad < 0 || k_ul_dgrams < 0 || k_ul_size < 0) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	int ep = check_endpoint(q, r, 0x17, false);
+	if (ep < 0) {
+		reply_error(q, r, (QmiProtocolError)-ep);
 		return;
 	}
 
@@ -760,6 +891,11 @@ static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
 	}
 	if (dl_p == WDA_PROTO_QMAP) {
 		version = QMAP_V1;
+	} else if (dl_p == WDA_PROTO_QMAPV5 && q->opts.quirks.v5_granted_as_v1) {
+		/* A success that names another protocol than asked: the answer decides. */
+		qlog(q, LOG_INFO, "sim qmi wda client %u: QMAPv5 asked, granting QMAP (v1)",
+		     r->cid);
+		version = QMAP_V1;
 	} else if (dl_p == WDA_PROTO_QMAPV5 && !q->opts.no_qmapv5) {
 		version = QMAP_V5;
 	} else {
@@ -769,12 +905,20 @@ static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
 		return;
 	}
 
+	const struct sim_qmi_quirks *qk = &q->opts.quirks;
 	struct sim_qmi_data_format f = {
 		.version = version,
-		.dl_max_size = grant(k_dl_size, dl_size, lim->dl_max_size),
-		.dl_max_datagrams = grant(k_dl_dgrams, dl_dgrams, lim->dl_max_datagrams),
-		.ul_max_size = grant(k_ul_size, ul_size, lim->ul_max_size),
-		.ul_max_datagrams = grant(k_ul_dgrams, ul_dgrams, lim->ul_max_datagrams),
+		.dl_max_size = qk->dl_grant_fixed ? lim->dl_max_size
+						  : grant(k_dl_size, dl_size, lim->dl_max_size),
+		.dl_max_datagrams = qk->dl_grant_fixed
+					    ? lim->dl_max_datagrams
+					    : grant(k_dl_dgrams, dl_dgrams, lim->dl_max_datagrams),
+		.ul_max_size = grant_at_least(grant(k_ul_size, ul_size, lim->ul_max_size),
+					      qk->ul_min_size, lim->ul_max_size),
+		.ul_max_datagrams =
+			grant_at_least(grant(k_ul_dgrams, ul_dgrams, lim->ul_max_datagrams),
+				       qk->ul_min_datagrams, lim->ul_max_datagrams),
+		.dl_min_padding = qk->dl_min_padding,
 	};
 	if (f.dl_max_size < q->opts.dl_min_size) {
 		qlog(q, LOG_INFO,
@@ -800,17 +944,21 @@ static void wda_set_data_format(struct sim_qmi *q, const struct req *r)
 	     f.dl_max_size, f.dl_max_datagrams, f.ul_max_size, f.ul_max_datagrams);
 
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	reply(q, r, resp, put_format(resp, &f, k_ul_dgrams > 0, k_ul_size > 0));
+	reply(q, r, resp,
+	      put_format(resp, &f, k_ul_dgrams > 0 || qk->ul_min_datagrams,
+			 k_ul_size > 0 || qk->ul_min_size, k_pad > 0 || f.dl_min_padding));
 }
 
 static void wda_get_data_format(struct sim_qmi *q, const struct req *r)
 {
-	if (check_size(r, 0x10, 8) < 0) {
-		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+	int ep = check_endpoint(q, r, 0x10, false);
+	if (ep < 0) {
+		reply_error(q, r, (QmiProtocolError)-ep);
 		return;
 	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	reply(q, r, resp, put_format(resp, &q->format, true, true));
+	/* Always 0x10-0x16, zero-filled when aggregation is off (openwrt/openwrt#9664). */
+	reply(q, r, resp, put_format(resp, &q->format, true, true, true));
 }
 
 /* ---- WDS ---- */
@@ -832,11 +980,25 @@ static void wds_bind_mux_data_port(struct sim_qmi *q, const struct req *r)
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
 		return;
 	}
+	int ep = check_endpoint(q, r, 0x10, true);
+	if (ep < 0) {
+		reply_error(q, r, (QmiProtocolError)-ep);
+		return;
+	}
 	if (k_mux == 0) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
 		return;
 	}
 	if (mux < CONFIG_MUX_ID_MIN || mux > CONFIG_MUX_ID_MAX) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	/* Telit's script binds only 112 and 113; what the firmware answers to another id is
+	 * not public: we choose the strict INVALID_ARGUMENT. */
+	if (q->opts.quirks.mux_restricted &&
+	    !(q->opts.quirks.mux_allowed[mux / 8] & (1u << (mux % 8)))) {
+		qlog(q, LOG_INFO, "sim qmi wds client %u: mux id %u is not one this firmware binds",
+		     r->cid, mux);
 		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
 		return;
 	}
@@ -965,7 +1127,11 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 		return;
 	}
 	if (c->connected) {
-		reply_error(q, r, QMI_PROTOCOL_ERROR_NO_EFFECT);
+		/* Real firmware: NO_EFFECT with packet data handle 0 (ModemManager 0d53df68,
+		 * 068c7df4), an error that still carries a data TLV. */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NO_EFFECT);
+		reply(q, r, resp, put_u32(resp, 0x01, 0));
 		return;
 	}
 
@@ -1023,6 +1189,28 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 			    QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_IPV4_ONLY_ALLOWED,
 			    "no IPv6 address for this mux");
 		return;
+	}
+
+	/* A second PDN on the same APN, refused by the network because of the default attach
+	 * bearer (LongQT-sea/OpenStick-Builder#4). */
+	if (q->opts.quirks.max_pdn_per_apn > 0) {
+		unsigned pdns = 0;
+		bool seen[CONFIG_MUX_ID_MAX + 1] = { false };
+		for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++) {
+			const struct wds_client *o = &q->wds[cid];
+			if (o->connected && o->apn == a && o->mux_id != c->mux_id &&
+			    !seen[o->mux_id]) {
+				seen[o->mux_id] = true;
+				pdns++;
+			}
+		}
+		if (pdns >= q->opts.quirks.max_pdn_per_apn) {
+			call_failed(
+				q, r, QMI_WDS_CALL_END_REASON_GENERIC_UNSPECIFIED,
+				QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_MULTIPLE_CONNECTION_TO_SAME_PDN_NOT_ALLOWED,
+				"multiple PDN connections to the same APN not allowed");
+			return;
+		}
 	}
 
 	/* Handles look like a modem's: opaque, never 0 and never the "any" value. */
@@ -1095,6 +1283,25 @@ static void wds_get_packet_service_status(struct sim_qmi *q, const struct req *r
 	      put_u8(resp, 0x01,
 		     q->wds[r->cid].connected ? QMI_WDS_CONNECTION_STATUS_CONNECTED
 					      : QMI_WDS_CONNECTION_STATUS_DISCONNECTED));
+}
+
+/*
+ * Get Packet Statistics: out of a call the answer is OUT_OF_CALL together with the last
+ * call's byte counters (libqmi e44561e8), an error response that carries data TLVs. The
+ * sim does not count per client: the counters are 0.
+ */
+static void wds_get_packet_statistics(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(
+		r->m, q->wds[r->cid].connected ? QMI_PROTOCOL_ERROR_NONE
+					       : QMI_PROTOCOL_ERROR_OUT_OF_CALL);
+	gsize off1 = qmi_message_tlv_write_init(resp, 0x19, NULL);
+	bool ok = off1 && qmi_message_tlv_write_guint64(resp, QMI_ENDIAN_LITTLE, 0, NULL) &&
+		  qmi_message_tlv_write_complete(resp, off1, NULL);
+	gsize off2 = ok ? qmi_message_tlv_write_init(resp, 0x1A, NULL) : 0;
+	ok = off2 && qmi_message_tlv_write_guint64(resp, QMI_ENDIAN_LITTLE, 0, NULL) &&
+	     qmi_message_tlv_write_complete(resp, off2, NULL);
+	reply(q, r, resp, ok);
 }
 
 static bool put_ipv4(QmiMessage *m, uint8_t type, const char *text)
@@ -1191,15 +1398,11 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_WDS, 0x0020, wds_start_network },
 	{ QMI_SERVICE_WDS, 0x0021, wds_stop_network },
 	{ QMI_SERVICE_WDS, WDS_PACKET_SERVICE_STATUS, wds_get_packet_service_status },
+	{ QMI_SERVICE_WDS, 0x0024, wds_get_packet_statistics },
 	{ QMI_SERVICE_WDS, 0x002D, wds_get_current_settings },
 	{ QMI_SERVICE_WDS, 0x004D, wds_set_ip_family },
 	{ QMI_SERVICE_WDS, 0x00A2, wds_bind_mux_data_port },
 };
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
 
 /* Exactly one host request with consistent lengths and whole TLVs. */
 static bool frame_valid(const uint8_t *buf, size_t len)
@@ -1286,6 +1489,12 @@ int sim_qmi_handle(struct sim_qmi *q, const uint8_t *buf, size_t len)
 		return -EBADMSG;
 	}
 
+	if (q->opts.quirks.silent) {
+		/* A device in the wrong USB configuration never answers CTL at all (libmbim-devel
+		 * 2015-07, Sierra EM7355): not even an error. */
+		q->stats.qmi_silenced++;
+		return 0;
+	}
 	q->in_handle = true;
 	dispatch(q, m);
 	q->in_handle = false;

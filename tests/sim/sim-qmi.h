@@ -24,7 +24,9 @@
  *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
  *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
  *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
- *       0x002D Get Current Settings, 0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
+ *       0x0024 Get Packet Statistics (byte counters 0x19/0x1A, 0; OUT_OF_CALL without a
+ *       session, the counters still in the answer), 0x002D Get Current Settings,
+ *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
  *
  * Error responses (result TLV 0x02 = {1, error}):
@@ -33,13 +35,19 @@
  *   no free client id                             CLIENT_IDS_EXHAUSTED (5)
  *   TLV of the wrong size, bad string             MALFORMED_MESSAGE (1)
  *   mandatory TLV missing                         MISSING_ARGUMENT (17)
+ *   Endpoint Info missing (quirks.require_endpoint_info) on WDA Set/Get or Bind
+ *                                                 MISSING_ARGUMENT (17)
+ *   Endpoint Info not {HSUSB, quirks.data_interface}, or a mux id outside
+ *     quirks.mux_allowed                          INVALID_ARGUMENT (48)
  *   value out of range (mux id, DL max size)      INVALID_ARGUMENT (48)
  *   IP family other than 4, 6 or 8                INVALID_IP_FAMILY_PREFERENCE (64)
  *   Bind Mux Data Port to another mux while the
  *     client's session is up                      INVALID_OPERATION (70)
  *   WDA protocol other than QMAP/QMAPv5, QMAPv5
  *     with no_qmapv5, or UL != DL protocol         INVALID_DATA_FORMAT (45)
- *   Start Network on a client already connected   NO_EFFECT (26)
+ *   Start Network on a client already connected   NO_EFFECT (26) + handle 0 (TLV 0x01)
+ *   Start Network on an APN that quirks.max_pdn_per_apn other muxes use
+ *                                                 CALL_FAILED, 3GPP 55
  *   Start Network with an unknown profile index   INVALID_PROFILE (10)
  *   Start Network refused by the "network"        CALL_FAILED (14) + TLV 0x10 call end
  *                                                 reason + TLV 0x11 verbose {type, reason}
@@ -73,13 +81,20 @@
  * its prefix length; the gateway is the network's first host (the second when the first is
  * the host's own address).
  *
+ * Every message the engine sends lists its TLVs in reverse order with an unknown TLV (0xE1,
+ * 4 bytes) after the first, as real firmware may (docs/PROTOCOLS.md §5.1). With
+ * quirks.silent nothing is answered at all, not even CTL.
+ *
  * Data format. Until a WDA Set Data Format arrives the modem reports the defaults it was
  * given. A grant is min(requested, limit) for DL max size and datagrams and UL max size and
  * datagrams (absent or 0 = the limit); link layer is always raw IP (a request for 802.3 is
  * answered with raw IP, as modems that insist on it do); a DL max size below dl_min_size is
- * refused (INVALID_ARGUMENT). The response carries QoS format 0x10 (0), link layer 0x11,
+ * refused (INVALID_ARGUMENT). quirks.dl_grant_fixed grants the DL limits whatever was asked;
+ * quirks.ul_min_datagrams / ul_min_size raise the UL grant above the request. The response carries QoS format 0x10 (0), link layer 0x11,
  * UL/DL protocol 0x12/0x13, DL max datagrams 0x15, DL max size 0x16 and, when the request
- * had them, UL max datagrams 0x17 and UL max size 0x18. Before responding the engine calls
+ * had them (or a quirk raised them), UL max datagrams 0x17 and UL max size 0x18, and DL
+ * minimum padding 0x1A when asked (0x19) or granted. Get Data Format always answers every
+ * output TLV. Before responding the engine calls
  * set_data_format() so the data side switches before the host reads the grant.
  */
 #ifndef QMAPD_SIM_QMI_H
@@ -99,6 +114,9 @@
 #define SIM_QMI_MTU_DEFAULT    1500
 #define SIM_QMI_UL_MAX_SIZE    16384 /* what the sim's uplink side accepts per transfer */
 #define SIM_QMI_UL_MAX_DGRAMS  32
+/* The data interface's bInterfaceNumber on Quectel modems, USB and PCIe (qmi_wwan's table;
+ * quectel-CM): the default, and what tests/usb-harness.c's descriptor says. */
+#define SIM_QMI_DATA_INTERFACE_DEFAULT 4
 
 #define SIM_QMI_MANUFACTURER   "qmapd-sim"
 #define SIM_QMI_MODEL	       "Simulated QMAP modem"
@@ -129,9 +147,29 @@ struct sim_qmi_data_format {
 	uint32_t dl_max_datagrams;
 	uint32_t ul_max_size;
 	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding;
+};
+
+/*
+ * How the modem grants and checks (one documented modem family each: sim.h's profiles).
+ * Zero values are today's lenient defaults.
+ */
+struct sim_qmi_quirks {
+	uint8_t data_interface;	    /* bInterfaceNumber that Endpoint Info must name */
+	bool require_endpoint_info; /* WDA Set/Get and Bind without it: MISSING_ARGUMENT */
+	bool dl_grant_fixed;	    /* DL size and datagrams = the limits, whatever asked */
+	uint32_t ul_min_datagrams;  /* UL datagrams granted at least this (above the request) */
+	uint32_t ul_min_size;	    /* UL size granted at least this */
+	uint32_t dl_min_padding;    /* bytes of zeros in front of every downlink frame */
+	bool mux_restricted;	    /* only the ids in mux_allowed bind */
+	uint8_t mux_allowed[(CONFIG_MUX_ID_MAX + 8) / 8]; /* bit per mux id */
+	unsigned max_pdn_per_apn;			  /* 0 = any number of PDNs per APN */
+	bool silent;					  /* answers nothing at all */
+	bool v5_granted_as_v1; /* a QMAPv5 request succeeds, granting QMAP (v1) */
 };
 
 struct sim_qmi_options {
+	struct sim_qmi_quirks quirks;
 	bool no_qmapv5;	      /* refuse QMAPv5 like a modem without it */
 	uint32_t session_mtu; /* MTU in Get Current Settings */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
@@ -152,6 +190,11 @@ struct sim_qmi_stats {
 	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
 	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
 	uint64_t data_format_sets;     /* Set Data Format requests granted */
+	uint64_t qmi_silenced;	       /* requests not answered (quirks.silent) */
+	uint64_t endpoint_missing;     /* WDA/bind requests without Endpoint Info */
+	uint64_t endpoint_wrong;       /* ... naming another interface or endpoint type */
+	uint64_t binds_with_endpoint;  /* Bind Mux Data Port requests with Endpoint Info */
+	uint64_t bind_interface;       /* the interface number the last of them named */
 };
 
 struct sim_qmi_callbacks {

@@ -43,6 +43,8 @@
 
 /* A QMAP frame's payload is padded to this, as modems do. */
 #define SIM_DL_ALIGN 4
+/* DL minimum padding: "valid values 0-64, must be 4-bytes aligned" (Telit SDK wda.h). */
+#define SIM_DL_PADDING_MAX 64
 
 /* Control messages held while the socket is full. A host that stops reading its control
  * channel gets no more than this; a real exchange has a handful in flight. */
@@ -65,7 +67,9 @@ struct sim_ctl_msg {
 struct sim {
 	struct ev_loop *loop;
 	struct sim_options opts;
-	size_t hdr_size; /* QMAP data header incl. the v5 checksum header */
+	size_t hdr_size;   /* QMAP data header incl. the v5 checksum header */
+	uint32_t dl_pad;   /* granted DL minimum padding: zeros in front of every frame */
+	size_t frame_room; /* hdr_size + dl_pad: what goes in front of every DL payload */
 	uint8_t first_mux;
 
 	struct sim_route *routes;
@@ -138,6 +142,131 @@ static const char *const command_type_keys[4] = {
 	[QMAP_COMMAND_INVALID] = "invalid",
 };
 
+/*
+ * The modem families of docs/PROTOCOLS.md §5. Where the public record says nothing (marked
+ * "unknown" there) the profile is strict: that is what a client must survive.
+ */
+const struct sim_profile sim_profiles[] = {
+	{
+		.name = "default",
+		.summary = "qmapd-sim's own: QMAPv5, grants min(request, limit), lenient checks",
+		.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = SIM_QMI_DATA_INTERFACE_DEFAULT },
+	},
+	{
+		/* Quectel EC25-E EC25EFAR06A11M4G, EC20, AG35, SIMCom SIM7600E: v1 only, 4096 /
+		 * 10 whatever was asked, UL 11-16 / 4096, raw IP only. */
+		.name = "mdm9x07",
+		.summary = "MDM9x07 LTE Cat 4 (EC25-E, SIM7600E): QMAP v1, DL 4096/10 fixed",
+		.no_qmapv5 = true,
+		.dl_max_size = 4096,
+		.dl_max_datagrams = 10,
+		.ul_max_size = 4096,
+		.ul_max_datagrams = 16,
+		.quirks = { .data_interface = 4, .dl_grant_fixed = true },
+	},
+	{
+		/* Quectel EC20 CEHCLGR06A03M1G: the same with 16 bytes of DL minimum padding. */
+		.name = "mdm9x07-pad16",
+		.summary = "MDM9x07 (EC20 CEHCLGR06A03M1G): as mdm9x07, DL minimum padding 16",
+		.no_qmapv5 = true,
+		.dl_max_size = 4096,
+		.dl_max_datagrams = 10,
+		.ul_max_size = 4096,
+		.ul_max_datagrams = 16,
+		.quirks = { .data_interface = 4, .dl_grant_fixed = true, .dl_min_padding = 16 },
+	},
+	{
+		/* Quectel RM500Q GLABR10A03M4G / GLABR11A01M4G: QMAPv5, 16384 as asked, UL
+		 * datagrams 16 when 11 were asked, UL size at least 8192. */
+		.name = "sdx55",
+		.summary = "SDX55 5G (RM500Q): QMAPv5, DL up to 16384, UL grants above the request",
+		.dl_max_size = 16384,
+		.dl_max_datagrams = 32,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 4, .ul_min_datagrams = 16, .ul_min_size = 8192 },
+	},
+	{
+		/* Quectel RM520N-CN RM520NCNAAR05A02M4G: 31744 bytes down, whatever was asked. */
+		.name = "sdx62",
+		.summary = "SDX62 5G (RM520N): QMAPv5, DL 31744 fixed, UL at least 11 / 8192",
+		.dl_max_size = 31744,
+		.dl_max_datagrams = 32,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 4,
+			    .dl_grant_fixed = true,
+			    .ul_min_datagrams = 11,
+			    .ul_min_size = 8192 },
+	},
+	{
+		/* Fibocom FM150-AE (SDX55): 32768 bytes down whatever was asked (netdev
+		 * 2021-08-01, libqmi issue 71). Its protocol and uplink grant are not public: an
+		 * SDX55's QMAPv5 and the request's uplink limits. */
+		.name = "fm150",
+		.summary = "Fibocom FM150-AE (SDX55): QMAPv5, DL 32768 fixed",
+		.dl_max_size = 32768,
+		.dl_max_datagrams = 32,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 4, .dl_grant_fixed = true },
+	},
+	{
+		/* telit/tqmi-connect: QMAP (v1), 16384, data interface 2, mux ids 112 and 113.
+		 * Whether the firmware refuses QMAPv5 is unknown: strict, it does. */
+		.name = "telit",
+		.summary = "Telit (tqmi-connect): QMAP v1, 16384, interface 2, mux ids 112/113",
+		.no_qmapv5 = true,
+		.dl_max_size = 16384,
+		.dl_max_datagrams = 32,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 2,
+			    .mux_restricted = true,
+			    .mux_allowed = { [112 / 8] = 1u << (112 % 8) | 1u << (113 % 8) } },
+	},
+	{
+		/* Newer firmware: WDA and bind without Endpoint Info are MISSING_ARGUMENT
+		 * (ModemManager a8fd33eb; libqmi 3702c264). */
+		.name = "strict",
+		.summary = "newer firmware: Endpoint Info required, the right interface only",
+		.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = SIM_QMI_DATA_INTERFACE_DEFAULT,
+			    .require_endpoint_info = true },
+	},
+	{ .name = NULL },
+};
+
+int sim_options_apply_profile(struct sim_options *o, const char *name, char *errbuf, size_t errlen)
+{
+	for (const struct sim_profile *p = sim_profiles; p->name; p++) {
+		if (strcmp(p->name, name) != 0)
+			continue;
+		o->profile = p->name;
+		o->no_qmapv5 = p->no_qmapv5;
+		o->qmap_version = p->no_qmapv5 ? QMAP_V1 : QMAP_V5;
+		o->dl_max_size = p->dl_max_size;
+		o->dl_max_datagrams = p->dl_max_datagrams;
+		o->ul_max_size = p->ul_max_size;
+		o->ul_max_datagrams = p->ul_max_datagrams;
+		o->quirks = p->quirks;
+		return 0;
+	}
+	if (!errbuf || errlen == 0)
+		return -EINVAL;
+	size_t n = (size_t)snprintf(errbuf, errlen, "unknown profile '%s': expected", name);
+	for (const struct sim_profile *p = sim_profiles; p->name && n < errlen; p++)
+		n += (size_t)snprintf(errbuf + n, errlen - n, " %s", p->name);
+	return -EINVAL;
+}
+
 const char *sim_inject_to_string(enum sim_inject kind)
 {
 	if ((unsigned)kind >= _SIM_INJECT_MAX)
@@ -159,6 +288,7 @@ void sim_options_init(struct sim_options *o)
 		.offload = true,
 	};
 	strcpy(o->netdev, SIM_NETDEV_DEFAULT);
+	sim_options_apply_profile(o, "default", NULL, 0);
 }
 
 static const uint8_t *prefix_bytes(const struct config_prefix *p)
@@ -784,10 +914,13 @@ static void dl_commit(struct sim *s, uint8_t mux, size_t n)
 	uint8_t *frame = dl_agg(s) + s->dl_len;
 	unsigned pad = (SIM_DL_ALIGN - n % SIM_DL_ALIGN) % SIM_DL_ALIGN;
 
-	memset(frame + s->hdr_size + n, 0, pad);
+	/* The granted minimum padding: zeros between frames, here in front of each. */
+	memset(frame, 0, s->dl_pad);
+	memset(frame + s->frame_room + n, 0, pad);
 	/* n <= dl_max_size <= 65536 - 128, so the header always fits the 16-bit length. */
-	qmap_write_data_header(frame, s->opts.qmap_version, mux, n, pad, s->opts.csum_valid);
-	s->dl_len += s->hdr_size + n + pad;
+	qmap_write_data_header(frame + s->dl_pad, s->opts.qmap_version, mux, n, pad,
+			       s->opts.csum_valid);
+	s->dl_len += s->frame_room + n + pad;
 	s->dl_packets++;
 	s->stats.mux[mux].dl_packets++;
 	s->stats.mux[mux].dl_bytes += (uint64_t)n;
@@ -819,7 +952,7 @@ static int dl_segments(struct sim *s)
 		/* The padding of the last segment written needs room too. */
 		int n = sim_net_segments(s->net, dl_agg(s) + s->dl_len,
 					 room >= SIM_DL_ALIGN ? room - (SIM_DL_ALIGN - 1) : 0,
-					 s->hdr_size, SIM_DL_ALIGN, segs,
+					 s->frame_room, SIM_DL_ALIGN, segs,
 					 max < ARRAY_SIZE(segs) ? max : ARRAY_SIZE(segs));
 		if (n == -ENOBUFS && s->dl_packets > 0) {
 			if (dl_flush(s) < 0)
@@ -863,7 +996,7 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 		dl_begin(s);
 
 		/* Room for one more MTU-sized packet with its header and padding? */
-		size_t need = s->hdr_size + s->opts.mtu + (SIM_DL_ALIGN - 1);
+		size_t need = s->frame_room + s->opts.mtu + (SIM_DL_ALIGN - 1);
 		size_t room = s->opts.dl_max_size - s->dl_len - s->dl_tail_reserve;
 		if (room < need) {
 			if (dl_flush(s) < 0)
@@ -872,8 +1005,8 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 
 		/* Without offload the packet lands in the aggregate, behind room for its header. */
-		int r = sim_net_read(s->net, agg + s->dl_len + s->hdr_size,
-				     room - s->hdr_size - (SIM_DL_ALIGN - 1), &pkt, &len);
+		int r = sim_net_read(s->net, agg + s->dl_len + s->frame_room,
+				     room - s->frame_room - (SIM_DL_ALIGN - 1), &pkt, &len);
 		if (r == -EINTR)
 			continue;
 		if (r <= 0) {
@@ -1002,7 +1135,8 @@ static void on_qmi_send(void *userdata, const uint8_t *buf, size_t len)
 
 static int on_qmi_data_format(void *userdata, const struct sim_qmi_data_format *f)
 {
-	return sim_set_data_format(userdata, f->version, f->dl_max_size, f->dl_max_datagrams);
+	return sim_set_data_format(userdata, f->version, f->dl_max_size, f->dl_max_datagrams,
+				   f->dl_min_padding);
 }
 
 static void on_qmi_log(void *userdata, int priority, const char *msg)
@@ -1186,6 +1320,21 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 
 		set_sndbuf(s, fd);
+		/* What qmapd would read from the USB descriptors: the data interface. A fresh
+		 * socket has room for it. */
+		struct {
+			struct transport_sim_header h;
+			struct transport_sim_descriptor d;
+		} __attribute__((packed)) desc = {
+			.h = { .ep = TRANSPORT_EP_DESCRIPTOR },
+			.d = { .interface_number = s->opts.quirks.data_interface },
+		};
+		if (send(fd, &desc, sizeof(desc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			log_warning(errno, "sim %s: cannot send the descriptor message",
+				    s->opts.socket_path);
+			close(fd);
+			continue;
+		}
 		s->conn_fd = fd;
 		s->stats.connections++;
 		ev_io_set(&s->io_conn_read, fd, EV_READ);
@@ -1205,6 +1354,9 @@ static int sim_new_qmi(struct sim *s)
 
 	sim_qmi_options_init(q);
 	q->no_qmapv5 = o->no_qmapv5;
+	q->quirks = o->quirks;
+	q->limits.ul_max_size = o->ul_max_size;
+	q->limits.ul_max_datagrams = o->ul_max_datagrams;
 	q->session_mtu = o->session_mtu;
 	memcpy(q->apn, o->apn, sizeof(q->apn));
 	q->n_apn = o->n_apn;
@@ -1243,6 +1395,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	s->opts = *opts;
 	s->listen_fd = s->conn_fd = -1;
 	s->hdr_size = qmap_ul_header_size(opts->qmap_version);
+	s->frame_room = s->hdr_size;
 	s->csum_valid_opt = opts->csum_valid;
 	if (opts->qmap_version != QMAP_V5)
 		s->opts.csum_valid = false;
@@ -1415,12 +1568,13 @@ bool sim_is_connected(const struct sim *s)
 }
 
 int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
-			uint32_t dl_max_datagrams)
+			uint32_t dl_max_datagrams, uint32_t dl_min_padding)
 {
 	uint32_t min_size = s->opts.mtu + SIM_DL_RESERVED;
 
 	if ((version != QMAP_V1 && version != QMAP_V5) || dl_max_size < min_size ||
-	    dl_max_size > s->dl_alloc_size || dl_max_datagrams < 1) {
+	    dl_max_size > s->dl_alloc_size || dl_max_datagrams < 1 ||
+	    dl_min_padding > SIM_DL_PADDING_MAX || dl_min_padding % SIM_DL_ALIGN) {
 		log_debug("sim %s: data format QMAPv%d %u bytes/%u datagrams out of range",
 			  s->opts.socket_path, (int)version, dl_max_size, dl_max_datagrams);
 		return -EINVAL;
@@ -1436,11 +1590,16 @@ int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_ma
 
 	s->opts.qmap_version = version;
 	s->hdr_size = qmap_ul_header_size(version);
+	s->frame_room = s->hdr_size + s->dl_pad;
 	s->opts.csum_valid = s->csum_valid_opt && version == QMAP_V5;
-	s->opts.dl_max_size = dl_max_size;
+	/* A modem that ignores the grant keeps sending what it can (--ignore-dl-grant). */
+	s->opts.dl_max_size = s->opts.ignore_dl_grant ? s->dl_alloc_size : dl_max_size;
 	s->opts.dl_max_datagrams = dl_max_datagrams;
-	log_info("sim %s: data format QMAPv%d, dl max %u bytes/%u datagrams", s->opts.socket_path,
-		 (int)version, dl_max_size, dl_max_datagrams);
+	s->dl_pad = dl_min_padding;
+	s->frame_room = s->hdr_size + s->dl_pad;
+	log_info("sim %s: data format QMAPv%d, dl max %u bytes/%u datagrams, padding %u%s",
+		 s->opts.socket_path, (int)version, dl_max_size, dl_max_datagrams, dl_min_padding,
+		 s->opts.ignore_dl_grant ? " (ignored: sending larger aggregates)" : "");
 	return 0;
 }
 
@@ -1502,6 +1661,11 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(qmi_sessions_failed);
 	Q(qmi_sessions_dropped);
 	Q(data_format_sets);
+	Q(qmi_silenced);
+	Q(endpoint_missing);
+	Q(endpoint_wrong);
+	Q(binds_with_endpoint);
+	Q(bind_interface);
 #undef Q
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);

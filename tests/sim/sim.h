@@ -34,6 +34,13 @@
  * in one go are coalesced per mux and flow (gro.c) before they are written; per-mux ul_*
  * count packets once written, a super-packet as its segments.
  *
+ * The first message of every connection is a TRANSPORT_EP_DESCRIPTOR naming the data
+ * interface (quirks.data_interface), as qmapd would read it from a USB descriptor.
+ *
+ * Profiles (struct sim_profile, sim_profiles[]): a documented modem family's limits and QMI
+ * quirks. A granted DL minimum padding puts that many zero bytes in front of every downlink
+ * frame; ignore_dl_grant keeps the command line's DL size whatever was granted.
+ *
  * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
  * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
  * in the order the modem produced them relative to downlink aggregates (held in a small
@@ -123,8 +130,28 @@ struct sim_mux_options {
 	struct config_prefix host6;
 };
 
+/*
+ * A documented modem family (docs/PROTOCOLS.md §5, each row with its public source): the
+ * data format limits it grants and how its QMI side checks requests. --profile NAME sets
+ * these; options given after it override them.
+ */
+struct sim_profile {
+	const char *name;
+	const char *summary; /* modem family and firmware it reproduces */
+	bool no_qmapv5;	     /* QMAP v1 only (refuses protocols 9 and 8) */
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t ul_max_size;
+	uint32_t ul_max_datagrams;
+	struct sim_qmi_quirks quirks;
+};
+
+/* The profile table, ended by an entry with name NULL. */
+extern const struct sim_profile sim_profiles[];
+
 struct sim_options {
 	char socket_path[108]; /* sizeof(sockaddr_un.sun_path) */
+	const char *profile;   /* name of the profile applied, "default" without one */
 	char netdev[IFNAMSIZ];
 	uint32_t mtu;
 	struct config_prefix net_address[SIM_MAX_NET_ADDRESSES];
@@ -142,6 +169,10 @@ struct sim_options {
 	/* Control side. */
 	bool always_connected; /* carry data without a QMI session */
 	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
+	uint32_t ul_max_size;  /* the most WDA grants uplink */
+	uint32_t ul_max_datagrams;
+	struct sim_qmi_quirks quirks;
+	bool ignore_dl_grant; /* send aggregates of dl_max_size whatever was granted */
 	uint32_t session_mtu;
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: the default APN "internet" without credentials */
@@ -208,6 +239,9 @@ int sim_options_add_net_address(struct sim_options *o, const char *arg, char *er
 int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t errlen);
 /* --apn NAME[:USER:PASSWORD]; -EEXIST for a name given twice (case-insensitive). */
 int sim_options_add_apn(struct sim_options *o, const char *arg, char *errbuf, size_t errlen);
+/* --profile NAME: the profile's limits and quirks replace the current ones. -EINVAL (with
+ * the known names in errbuf) for an unknown name. */
+int sim_options_apply_profile(struct sim_options *o, const char *name, char *errbuf, size_t errlen);
 const char *sim_inject_to_string(enum sim_inject kind);
 /* Consistency of the whole set (ranges, MTU vs aggregate size, muxes). 0 or -EINVAL. */
 int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errlen);
@@ -231,7 +265,7 @@ bool sim_is_connected(const struct sim *s);
  * between what one MTU-sized packet needs and the command line's value. 0 or -EINVAL.
  */
 int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
-			uint32_t dl_max_datagrams);
+			uint32_t dl_max_datagrams, uint32_t dl_min_padding);
 /* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
 unsigned sim_drop_sessions(struct sim *s);
 /*

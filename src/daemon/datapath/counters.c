@@ -86,6 +86,7 @@ static const struct counter device_counters[] = {
 	{ "transfers", "transfers", TRANSPORT(in_transfers) },
 	{ "bytes", "bytes", TRANSPORT(in_bytes) },
 	{ "transfer_errors", "transfer-errors", TRANSPORT(in_errors) },
+	{ "transfer_overflows", "transfer-overflows", TRANSPORT(in_overflows) },
 	{ "batch_max", NULL, TRANSPORT(in_batch_max) },
 	{ "aggregates", "aggregates", DATAPATH(dl_aggregates) },
 	{ "datagrams", "datagrams", DATAPATH(dl_datagrams) },

@@ -221,6 +221,7 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 	int r;
 
 	qmap_iter_init(&it, buf, len, dp->version);
+	it.min_padding = dp->dl_min_padding;
 	while ((r = qmap_next(&it, &f, &err)) != 0) {
 		if (_unlikely_(r < 0)) {
 			dp->stats.dl_malformed[err]++;

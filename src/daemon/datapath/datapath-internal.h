@@ -15,7 +15,10 @@ struct uring;
 #define DATAPATH_ACKS_PENDING 32
 /* A TSO/USO super-packet is at most 64 KiB of IP; room for its headers too. */
 #define DATAPATH_UL_SCRATCH (65536 + 256)
-#define DATAPATH_ACK_MAX    64 /* a command frame is 20 bytes; modems pad at most a little */
+/* Receive buffer room under QMI: the largest downlink grant reported publicly (Fibocom
+ * FM150, 32768 bytes, docs/PROTOCOLS.md §5), so a grant above the request is usable. */
+#define DATAPATH_DL_GRANT_ROOM 32768
+#define DATAPATH_ACK_MAX       64 /* a command frame is 20 bytes; modems pad at most a little */
 
 struct datapath {
 	struct ev_loop *loop;
@@ -26,6 +29,7 @@ struct datapath {
 	size_t ul_header_size;
 	uint32_t ul_max_size; /* bytes of an OUT buffer the modem accepts (<= buffer size) */
 	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding; /* granted: zero words skipped between downlink frames */
 	bool modem_up;
 	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
 	/*

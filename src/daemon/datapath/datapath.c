@@ -131,6 +131,12 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const str
 
 	struct transport_params params = {
 		.dl_max_size = dev->dl_max_size,
+		/* A modem may grant larger aggregates than asked (Fibocom FM150: 32768, RM520N:
+		 * 31744, docs/PROTOCOLS.md §5): with QMI the buffers have room for those. */
+		.dl_buffer_size = dev->control == CONFIG_CONTROL_QMI &&
+						  dev->dl_max_size < DATAPATH_DL_GRANT_ROOM
+					  ? DATAPATH_DL_GRANT_ROOM
+					  : dev->dl_max_size,
 		.rx_transfers = dev->rx_transfers,
 		.ul_max_size = dev->ul_max_size,
 		.max_packet_size = dev->max_packet_size,
@@ -216,14 +222,16 @@ void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up)
 }
 
 int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
-			     uint32_t ul_max_size, uint32_t ul_max_datagrams)
+			     uint32_t ul_max_size, uint32_t ul_max_datagrams,
+			     uint32_t dl_min_padding)
 {
+	if (ul_max_size == 0 || ul_max_size > dp->transport->params.ul_max_size ||
+	    ul_max_datagrams == 0 || dl_min_padding > QMAP_DL_PADDING_MAX)
+		return -EINVAL;
 	int r = transport_set_dl_size(dp->transport, dl_max_size);
 	if (r < 0)
 		return r;
-	if (ul_max_size == 0 || ul_max_size > dp->transport->params.ul_max_size ||
-	    ul_max_datagrams == 0)
-		return -EINVAL;
+	dp->dl_min_padding = dl_min_padding;
 	/* A half-built aggregate was framed for the old version: send it first. */
 	datapath_ul_flush(dp);
 	dp->version = version;
@@ -267,6 +275,16 @@ int datapath_start(struct datapath *dp)
 }
 
 /* ---- accessors ---------------------------------------------------------------------- */
+
+uint32_t datapath_dl_buffer_size(const struct datapath *dp)
+{
+	return dp->transport->rx_buf_size;
+}
+
+int datapath_data_interface(const struct datapath *dp)
+{
+	return dp->transport->data_interface;
+}
 
 bool datapath_modem_up(const struct datapath *dp)
 {

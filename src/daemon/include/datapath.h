@@ -107,11 +107,17 @@ int datapath_mux_del(struct datapath *dp, unsigned id);
 void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up);
 
 /*
- * Apply the data format the modem granted: QMAP version, downlink transfer size (<= the
- * configured one the buffers were sized for), uplink aggregate limits. -EINVAL if larger.
+ * Apply the data format the modem granted: QMAP version, downlink transfer size (<= what
+ * the receive buffers hold, datapath_dl_buffer_size()), uplink aggregate limits, downlink
+ * minimum padding (<= QMAP_DL_PADDING_MAX). -EINVAL if larger.
  */
 int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uint32_t dl_max_size,
-			     uint32_t ul_max_size, uint32_t ul_max_datagrams);
+			     uint32_t ul_max_size, uint32_t ul_max_datagrams,
+			     uint32_t dl_min_padding);
+/* Room of each receive buffer: the largest downlink grant that can be used. */
+uint32_t datapath_dl_buffer_size(const struct datapath *dp);
+/* The modem's data interface number (USB bInterfaceNumber), -1 while unknown. */
+int datapath_data_interface(const struct datapath *dp);
 
 /*
  * Batch the downlink writes of each receive batch through io_uring (uring.h), or not. On by

@@ -27,13 +27,15 @@ struct qmi_data_format {
 	uint32_t dl_max_datagrams;
 	uint32_t ul_max_size;
 	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding; /* zero bytes the modem may put between downlink frames */
 };
 
 struct qmi_modem_request {
 	uint32_t dl_max_size;
 	uint32_t dl_max_datagrams;
-	uint32_t ul_max_size;
+	uint32_t ul_max_size; /* also the OUT buffers' size: no larger uplink grant is used */
 	uint32_t ul_max_datagrams;
+	uint32_t dl_buffer_size; /* receive buffers' room: no larger downlink grant is used */
 	bool try_qmapv5;
 };
 
@@ -42,6 +44,9 @@ struct qmi_modem_callbacks {
 	void (*on_ready)(void *userdata, const struct qmi_data_format *format);
 	/* Open or negotiation failed, or the device went away; the modem retries. */
 	void (*on_lost)(void *userdata);
+	/* The data interface's bInterfaceNumber for Endpoint Info, -1 if unknown. Asked when
+	 * a request is built: the transport may learn it after the modem appeared. */
+	int (*data_interface)(void *userdata);
 };
 
 struct qmi_modem {
@@ -62,7 +67,10 @@ struct qmi_modem {
 	unsigned attempts;
 	char last_error[160];
 
-	struct qmi_data_format format;
+	int data_interface;		  /* named in the last data format request; -1 none */
+	struct qmi_data_format requested; /* the last Set Data Format request */
+	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
+	struct qmi_data_format format;	  /* in use: the grant within our buffers */
 	char *manufacturer, *model, *revision, *imei;
 	char registration[32];
 	char access_technology[32];

@@ -59,7 +59,10 @@ struct session {
 	struct session_callbacks cb;
 	void *userdata;
 
-	QmiDevice *device; /* borrowed from the modem while it is ready */
+	QmiDevice *device;  /* borrowed from the modem while it is ready */
+	int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
+	bool refused;	    /* the network refused the last attempt for a reason that
+			       retrying soon will not change (slower retries) */
 	GCancellable *cancellable;
 	enum session_state state;
 	struct session_family fam[2]; /* [0] IPv4, [1] IPv6, used per ip-type */
@@ -78,8 +81,9 @@ int session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, st
 /* Stop networks and release clients (asynchronously), then free. NULL-safe. */
 void session_free_async(struct session *s);
 
-/* The modem is ready (data format granted): connect. */
-void session_modem_ready(struct session *s, QmiDevice *device);
+/* The modem is ready (data format granted): connect, binding the mux to the data
+ * interface (bInterfaceNumber, -1 unknown). */
+void session_modem_ready(struct session *s, QmiDevice *device, int data_interface);
 /* The modem went away: clients are gone with it; carrier off, configuration kept. */
 void session_modem_lost(struct session *s);
 

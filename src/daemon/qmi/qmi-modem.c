@@ -218,18 +218,185 @@ static void qmi_modem_query_identity(struct qmi_modem *qm)
 
 static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5);
 
+static const char *protocol_name(enum qmap_version v)
+{
+	return v == QMAP_V5 ? "QMAPv5" : "QMAPv1";
+}
+
+/*
+ * What the modem granted, every TLV of it (docs/PROTOCOLS.md §2.2), from a Set or a Get
+ * Data Format response: both carry the same output TLVs. Fields the response lacks stay as
+ * they are. Returns 0, or -EPROTO with the reason in `why` for a grant qmapd cannot use.
+ */
+#define READ_GRANT(Kind, kind)                                                                               \
+	static int read_grant_##kind(QmiMessageWda##Kind##DataFormatOutput *out,                             \
+				     struct qmi_data_format *g, char *why, size_t whylen)                    \
+	{                                                                                                    \
+		QmiWdaDataAggregationProtocol proto;                                                         \
+		QmiWdaLinkLayerProtocol llp;                                                                 \
+		guint32 v;                                                                                   \
+                                                                                                             \
+		if (qmi_message_wda_##kind##_data_format_output_get_link_layer_protocol(out, &llp,           \
+											NULL) &&             \
+		    llp != QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP) {                                             \
+			snprintf(why, whylen, "modem granted link layer %s, qmapd needs raw IP",             \
+				 qmi_wda_link_layer_protocol_get_string(llp) ?: "?");                        \
+			return -EPROTO;                                                                      \
+		}                                                                                            \
+		if (qmi_message_wda_##kind##_data_format_output_get_downlink_data_aggregation_protocol(      \
+			    out, &proto, NULL)) {                                                            \
+			if (proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5)                               \
+				g->version = QMAP_V5;                                                        \
+			else if (proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP)                            \
+				g->version = QMAP_V1;                                                        \
+			else {                                                                               \
+				snprintf(why, whylen,                                                        \
+					 "modem granted aggregation protocol %s (%u), not QMAP",             \
+					 qmi_wda_data_aggregation_protocol_get_string(proto)                 \
+						 ?: "?",                                                     \
+					 proto);                                                             \
+				return -EPROTO;                                                              \
+			}                                                                                    \
+		}                                                                                            \
+		if (qmi_message_wda_##kind##_data_format_output_get_downlink_data_aggregation_max_size(      \
+			    out, &v, NULL))                                                                  \
+			g->dl_max_size = v;                                                                  \
+		if (qmi_message_wda_##kind##_data_format_output_get_downlink_data_aggregation_max_datagrams( \
+			    out, &v, NULL))                                                                  \
+			g->dl_max_datagrams = v;                                                             \
+		if (qmi_message_wda_##kind##_data_format_output_get_uplink_data_aggregation_max_size(        \
+			    out, &v, NULL))                                                                  \
+			g->ul_max_size = v;                                                                  \
+		if (qmi_message_wda_##kind##_data_format_output_get_uplink_data_aggregation_max_datagrams(   \
+			    out, &v, NULL))                                                                  \
+			g->ul_max_datagrams = v;                                                             \
+		if (qmi_message_wda_##kind##_data_format_output_get_download_minimum_padding(                \
+			    out, &v, NULL))                                                                  \
+			g->dl_min_padding = v;                                                               \
+		return 0;                                                                                    \
+	}
+
+READ_GRANT(Set, set)
+READ_GRANT(Get, get)
+
+/* The grant within what our buffers hold: what the data path uses. */
+static void qmi_modem_apply_grant(struct qmi_modem *qm)
+{
+	const struct qmi_data_format *g = &qm->granted;
+	const struct qmi_modem_request *rq = &qm->request;
+	struct qmi_data_format *f = &qm->format;
+
+	f->version = g->version;
+	/* The modem sends aggregates up to the granted size, larger than asked or not. */
+	uint32_t room = rq->dl_buffer_size ? rq->dl_buffer_size : rq->dl_max_size;
+	f->dl_max_size = g->dl_max_size ? g->dl_max_size : rq->dl_max_size;
+	if (f->dl_max_size > room) {
+		log_warning(0,
+			    "modem %s: granted downlink aggregates of %u bytes, the receive "
+			    "buffers hold %u: larger ones are counted as overflows",
+			    qm->path, f->dl_max_size, room);
+		f->dl_max_size = room;
+	}
+	f->dl_max_datagrams = g->dl_max_datagrams ? g->dl_max_datagrams : rq->dl_max_datagrams;
+	/* Uplink limits are maxima: a smaller aggregate than granted is always allowed, so
+	 * only the OUT buffers bound the size. A grant above the request is used as it is. */
+	f->ul_max_size = g->ul_max_size && g->ul_max_size < rq->ul_max_size ? g->ul_max_size
+									    : rq->ul_max_size;
+	/*
+	 * A modem that does not report uplink limits gets one datagram per transfer: that is
+	 * what works with every QMAP modem (qmimux never aggregates uplink).
+	 */
+	f->ul_max_datagrams = g->ul_max_datagrams ? g->ul_max_datagrams : 1;
+	/* "valid values 0-64, must be 4-bytes aligned" (Telit SDK): anything else is clamped. */
+	f->dl_min_padding =
+		g->dl_min_padding > QMAP_DL_PADDING_MAX ? QMAP_DL_PADDING_MAX : g->dl_min_padding;
+}
+
+static void qmi_modem_ready(struct qmi_modem *qm)
+{
+	struct qmi_data_format *f = &qm->format;
+
+	qmi_modem_apply_grant(qm);
+	qm->state = QMI_MODEM_STATE_READY;
+	qm->attempts = 0;
+	qm->last_error[0] = '\0';
+	log_info("modem %s: data format %s, downlink %u bytes / %u datagrams / padding %u, "
+		 "uplink %u bytes / %u datagrams (asked %s %u / %u, %u / %u)",
+		 qm->path, protocol_name(f->version), f->dl_max_size, f->dl_max_datagrams,
+		 f->dl_min_padding, f->ul_max_size, f->ul_max_datagrams,
+		 protocol_name(qm->requested.version), qm->requested.dl_max_size,
+		 qm->requested.dl_max_datagrams, qm->requested.ul_max_size,
+		 qm->requested.ul_max_datagrams);
+	qmi_modem_query_identity(qm);
+	qmi_modem_query_radio(qm);
+	ev_timer_again(qm->loop, &qm->radio_poll);
+	if (qm->cb.on_ready)
+		qm->cb.on_ready(qm->userdata, f);
+}
+
+static void wda_get_data_format_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageWdaGetDataFormatOutput) out =
+		qmi_client_wda_get_data_format_finish(QMI_CLIENT_WDA(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	char why[128];
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!out || !qmi_message_wda_get_data_format_output_get_result(out, &error)) {
+		/* Older firmware may lack it: the Set response's grant stands. */
+		log_debug("modem %s: get data format: %s", qm->path, error->message);
+	} else {
+		struct qmi_data_format g = qm->granted;
+		if (read_grant_get(out, &g, why, sizeof(why)) < 0) {
+			g_autoptr(GError) e =
+				g_error_new(G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s", why);
+			qmi_modem_fail(qm, "get data format", e);
+			return;
+		}
+		if (memcmp(&g, &qm->granted, sizeof(g)) != 0)
+			log_info("modem %s: the data format in effect differs from the grant; "
+				 "using what is in effect",
+				 qm->path);
+		qm->granted = g;
+	}
+	qmi_modem_ready(qm);
+}
+
+/* Endpoint Info names the data interface: HSUSB and its bInterfaceNumber (§2.2). */
+static bool qmi_modem_endpoint(struct qmi_modem *qm, guint32 *ret_iface)
+{
+	qm->data_interface = qm->cb.data_interface ? qm->cb.data_interface(qm->userdata) : -1;
+	if (qm->data_interface < 0)
+		return false;
+	*ret_iface = (guint32)qm->data_interface;
+	return true;
+}
+
+static void wda_get_data_format(struct qmi_modem *qm)
+{
+	g_autoptr(QmiMessageWdaGetDataFormatInput) in = qmi_message_wda_get_data_format_input_new();
+	guint32 iface;
+
+	if (qmi_modem_endpoint(qm, &iface))
+		qmi_message_wda_get_data_format_input_set_endpoint_info(
+			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, iface, NULL);
+	qmi_client_wda_get_data_format(QMI_CLIENT_WDA(qm->wda), in, QMI_TIMEOUT_SECONDS,
+				       qm->cancellable, wda_get_data_format_ready, qm);
+}
+
 static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(QmiMessageWdaSetDataFormatOutput) out =
 		qmi_client_wda_set_data_format_finish(QMI_CLIENT_WDA(src), res, &error);
 	struct qmi_modem *qm = user_data;
-	QmiWdaDataAggregationProtocol dl_proto;
-	guint32 value;
+	char why[128];
 
 	if (qmi_step_cancelled(error))
 		return;
-	bool asked_v5 = qm->format.version == QMAP_V5;
+	bool asked_v5 = qm->requested.version == QMAP_V5;
 	if (!out || !qmi_message_wda_set_data_format_output_get_result(out, &error)) {
 		if (asked_v5 && !g_error_matches(error, QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT)) {
 			log_info("modem %s: QMAPv5 refused (%s), falling back to QMAPv1", qm->path,
@@ -240,65 +407,22 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 		qmi_modem_fail(qm, "set data format", error);
 		return;
 	}
-	if (!qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_protocol(
-		    out, &dl_proto, NULL))
-		dl_proto = asked_v5 ? QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5
-				    : QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP;
-	if (dl_proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5) {
-		qm->format.version = QMAP_V5;
-	} else if (dl_proto == QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP) {
-		qm->format.version = QMAP_V1;
-	} else if (asked_v5) {
-		wda_set_data_format(qm, false);
-		return;
-	} else {
-		g_autoptr(GError) e =
-			g_error_new(G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-				    "modem granted aggregation protocol %u, not QMAP", dl_proto);
+	/* Every TLV of the answer counts; the protocol may differ from the one asked. */
+	qm->granted = (struct qmi_data_format){ .version = qm->requested.version };
+	if (read_grant_set(out, &qm->granted, why, sizeof(why)) < 0) {
+		if (asked_v5) {
+			log_info("modem %s: %s; asking for QMAPv1", qm->path, why);
+			wda_set_data_format(qm, false);
+			return;
+		}
+		g_autoptr(GError) e = g_error_new(G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s", why);
 		qmi_modem_fail(qm, "set data format", e);
 		return;
 	}
-
-	/* Never trust a grant above what was asked: the buffers are sized for the request. */
-	struct qmi_data_format *f = &qm->format;
-	f->dl_max_size = qm->request.dl_max_size;
-	if (qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_max_size(
-		    out, &value, NULL) &&
-	    value > 0 && value < f->dl_max_size)
-		f->dl_max_size = value;
-	f->dl_max_datagrams = qm->request.dl_max_datagrams;
-	if (qmi_message_wda_set_data_format_output_get_downlink_data_aggregation_max_datagrams(
-		    out, &value, NULL) &&
-	    value > 0 && value < f->dl_max_datagrams)
-		f->dl_max_datagrams = value;
-	/*
-	 * A modem that does not report uplink limits gets one datagram per transfer: that is
-	 * what works with every QMAP modem (qmimux never aggregates uplink).
-	 */
-	f->ul_max_size = qm->request.ul_max_size;
-	f->ul_max_datagrams = 1;
-	if (qmi_message_wda_set_data_format_output_get_uplink_data_aggregation_max_size(out, &value,
-											NULL) &&
-	    value > 0 && value < f->ul_max_size)
-		f->ul_max_size = value;
-	if (qmi_message_wda_set_data_format_output_get_uplink_data_aggregation_max_datagrams(
-		    out, &value, NULL) &&
-	    value > 0)
-		f->ul_max_datagrams =
-			value < qm->request.ul_max_datagrams ? value : qm->request.ul_max_datagrams;
-
-	qm->state = QMI_MODEM_STATE_READY;
-	qm->attempts = 0;
-	qm->last_error[0] = '\0';
-	log_info("modem %s: data format %s, downlink %u bytes / %u datagrams, uplink %u bytes / "
-		 "%u datagrams",
-		 qm->path, f->version == QMAP_V5 ? "QMAPv5" : "QMAPv1", f->dl_max_size,
-		 f->dl_max_datagrams, f->ul_max_size, f->ul_max_datagrams);
-	qmi_modem_query_identity(qm);
-	qmi_modem_query_radio(qm);
-	ev_timer_again(qm->loop, &qm->radio_poll);
-	if (qm->cb.on_ready)
-		qm->cb.on_ready(qm->userdata, f);
+	if (qm->granted.version != qm->requested.version)
+		log_info("modem %s: asked for %s, granted %s", qm->path,
+			 protocol_name(qm->requested.version), protocol_name(qm->granted.version));
+	wda_get_data_format(qm);
 }
 
 static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
@@ -306,8 +430,15 @@ static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
 	g_autoptr(QmiMessageWdaSetDataFormatInput) in = qmi_message_wda_set_data_format_input_new();
 	QmiWdaDataAggregationProtocol proto = qmapv5 ? QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5
 						     : QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP;
+	guint32 iface;
 
-	qm->format.version = qmapv5 ? QMAP_V5 : QMAP_V1;
+	qm->requested = (struct qmi_data_format){
+		.version = qmapv5 ? QMAP_V5 : QMAP_V1,
+		.dl_max_size = qm->request.dl_max_size,
+		.dl_max_datagrams = qm->request.dl_max_datagrams,
+		.ul_max_size = qm->request.ul_max_size,
+		.ul_max_datagrams = qm->request.ul_max_datagrams,
+	};
 	qmi_message_wda_set_data_format_input_set_link_layer_protocol(
 		in, QMI_WDA_LINK_LAYER_PROTOCOL_RAW_IP, NULL);
 	qmi_message_wda_set_data_format_input_set_uplink_data_aggregation_protocol(in, proto, NULL);
@@ -321,6 +452,13 @@ static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
 		in, qm->request.ul_max_datagrams, NULL);
 	qmi_message_wda_set_data_format_input_set_uplink_data_aggregation_max_size(
 		in, qm->request.ul_max_size, NULL);
+	/* Newer firmware refuses the request without it (MISSING_ARGUMENT, §2.2). */
+	if (qmi_modem_endpoint(qm, &iface))
+		qmi_message_wda_set_data_format_input_set_endpoint_info(
+			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, iface, NULL);
+	else
+		log_warning(0, "modem %s: data interface unknown: asking without Endpoint Info",
+			    qm->path);
 	qmi_client_wda_set_data_format(QMI_CLIENT_WDA(qm->wda), in, QMI_TIMEOUT_SECONDS,
 				       qm->cancellable, wda_set_data_format_ready, qm);
 }
@@ -384,8 +522,20 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	struct qmi_modem *qm = user_data;
 
 	if (!qmi_device_open_finish(QMI_DEVICE(src), res, &error)) {
-		if (!qmi_step_cancelled(error))
-			qmi_modem_fail(qm, "open through qmi-proxy", error);
+		if (qmi_step_cancelled(error))
+			return;
+		if (g_error_matches(error, QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT)) {
+			/* A modem in the wrong USB configuration never answers CTL at all
+			 * (docs/PROTOCOLS.md §5): say so instead of just "timeout". */
+			g_autoptr(GError) e = g_error_new(
+				QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT,
+				"the modem answered no QMI (CTL) within %d s: is the interface in "
+				"QMI mode, the USB configuration the QMI one (not MBIM)? (%s)",
+				QMI_OPEN_TIMEOUT, error->message);
+			qmi_modem_fail(qm, "open", e);
+			return;
+		}
+		qmi_modem_fail(qm, "open through qmi-proxy", error);
 		return;
 	}
 	log_debug("modem %s: QMI device open", qm->path);
@@ -460,6 +610,7 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 	qm->request = *request;
 	qm->cb = *cb;
 	qm->userdata = userdata;
+	qm->data_interface = -1;
 	snprintf(qm->registration, sizeof(qm->registration), "unknown");
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);

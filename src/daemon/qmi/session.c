@@ -14,6 +14,11 @@
 #define START_NETWORK_TIMEOUT	  45 /* the network may take long to answer an attach */
 #define SESSION_RETRY_MIN_SECONDS 1.0
 #define SESSION_RETRY_MAX_SECONDS 60.0
+/* A refusal that retrying soon cannot change (below): start slow, never storm. */
+#define SESSION_REFUSED_MIN_SECONDS 30.0
+#define SESSION_REFUSED_MAX_SECONDS 600.0
+/* Packet data handle for "whatever this client has" (Stop Network). */
+#define SESSION_HANDLE_ANY 0xffffffffu
 
 static unsigned stops_pending;
 
@@ -166,6 +171,8 @@ static void session_family_done(struct session *s)
 	}
 	if (all)
 		s->last_error[0] = '\0';
+	if (any)
+		s->refused = false; /* a later drop is retried at the usual pace */
 	if (!any) {
 		session_set_state(s, SESSION_STATE_FAILED);
 		session_schedule_retry(s);
@@ -299,6 +306,26 @@ static void call_end_text(char *buf, size_t len, gboolean have_verbose,
 	}
 }
 
+/*
+ * 3GPP refusals (TS 24.301 ESM causes) that no retry within seconds changes: the APN, the
+ * credentials, or a second PDN to the same APN the network does not allow
+ * (LongQT-sea/OpenStick-Builder#4). Retrying those quickly is a storm, not a recovery.
+ */
+static bool call_end_is_refusal(QmiWdsVerboseCallEndReasonType vtype, gint16 vreason)
+{
+	if (vtype != QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP)
+		return false;
+	switch (vreason) {
+	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_OPERATOR_DETERMINED_BARRING:
+	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN:
+	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_AUTHENTICATION_FAILED:
+	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_MULTIPLE_CONNECTION_TO_SAME_PDN_NOT_ALLOWED:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void packet_service_status(QmiClientWds *client,
 				  QmiIndicationWdsPacketServiceStatusOutput *out,
 				  gpointer user_data)
@@ -352,6 +379,18 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		return;
 	struct session_family *f = &s->fam[s->step_family];
 	if (!out || !qmi_message_wds_start_network_output_get_result(out, &error)) {
+		if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT)) {
+			/* Already connected on this client: real firmware says NO_EFFECT with
+			 * handle 0 (ModemManager 0d53df68). The session is up; stop it later
+			 * with the "any" handle. */
+			log_info("mux %u (%s): %s session was already up (no effect)", s->cfg.id,
+				 mux_netdev(s->mux)->name, family_name(f));
+			f->handle = SESSION_HANDLE_ANY;
+			f->indication_id = g_signal_connect(f->client, "packet-service-status",
+							    G_CALLBACK(packet_service_status), s);
+			session_get_settings(s, f);
+			return;
+		}
 		QmiWdsVerboseCallEndReasonType vtype;
 		gint16 vreason;
 		QmiWdsCallEndReason cer;
@@ -365,6 +404,8 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 			call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
 		else
 			snprintf(why, sizeof(why), "%s", error->message);
+		if (hv && call_end_is_refusal(vtype, vreason))
+			s->refused = true;
 		session_family_failed(s, f, "start network", why);
 		return;
 	}
@@ -464,9 +505,11 @@ static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 	g_autoptr(QmiMessageWdsBindMuxDataPortInput) in =
 		qmi_message_wds_bind_mux_data_port_input_new();
-	/* The data port of a USB modem; the interface number is filled in by the usb backend. */
-	qmi_message_wds_bind_mux_data_port_input_set_endpoint_info(in, QMI_DATA_ENDPOINT_TYPE_HSUSB,
-								   0, NULL);
+	/* The data interface of a USB modem, its number from the descriptor (§2.3). A bind to
+	 * another interface binds nothing that carries our data. */
+	if (s->data_interface >= 0)
+		qmi_message_wds_bind_mux_data_port_input_set_endpoint_info(
+			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, (guint32)s->data_interface, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_mux_id(in, s->cfg.id, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_client_type(in, QMI_WDS_CLIENT_TYPE_TETHERED,
 								 NULL);
@@ -489,6 +532,7 @@ static void session_connect(struct session *s)
 	g_clear_object(&s->cancellable);
 	s->cancellable = g_cancellable_new();
 	s->step_family = 0;
+	s->refused = false; /* until a family of this attempt is refused */
 	session_set_state(s, SESSION_STATE_CONNECTING);
 	session_connect_family(s);
 }
@@ -502,9 +546,11 @@ static void session_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void session_schedule_retry(struct session *s)
 {
-	double delay = SESSION_RETRY_MIN_SECONDS * (1u << (s->attempts < 6 ? s->attempts : 6));
-	if (delay > SESSION_RETRY_MAX_SECONDS)
-		delay = SESSION_RETRY_MAX_SECONDS;
+	double base = s->refused ? SESSION_REFUSED_MIN_SECONDS : SESSION_RETRY_MIN_SECONDS;
+	double max = s->refused ? SESSION_REFUSED_MAX_SECONDS : SESSION_RETRY_MAX_SECONDS;
+	double delay = base * (1u << (s->attempts < 6 ? s->attempts : 6));
+	if (delay > max)
+		delay = max;
 	s->attempts++;
 	ev_timer_stop(s->loop, &s->retry);
 	ev_timer_set(&s->retry, delay, 0.);
@@ -514,9 +560,10 @@ static void session_schedule_retry(struct session *s)
 
 /* ---- modem events ------------------------------------------------------------------ */
 
-void session_modem_ready(struct session *s, QmiDevice *device)
+void session_modem_ready(struct session *s, QmiDevice *device, int data_interface)
 {
 	g_set_object(&s->device, device);
+	s->data_interface = data_interface;
 	s->attempts = 0;
 	if (!s->cfg.autoconnect) {
 		session_set_state(s, SESSION_STATE_DISABLED);
@@ -557,6 +604,7 @@ int session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, st
 	if (cb)
 		s->cb = *cb;
 	s->userdata = userdata;
+	s->data_interface = -1;
 	s->state = cfg->autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED;
 	if (cfg->ip_type != CONFIG_IP_TYPE_IPV6)
 		s->fam[s->n_fam++].family = AF_INET;

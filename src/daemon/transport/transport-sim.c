@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <ev.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -22,6 +23,7 @@ struct transport_sim {
 	struct sockaddr_un addr;
 	int fd;
 	bool connected;
+	bool described; /* the descriptor message of this connection arrived */
 	bool warned_connect;
 	ev_io io_read;
 	ev_io io_write;
@@ -41,6 +43,7 @@ static struct transport_sim *to_sim(struct transport *t)
 }
 
 static void sim_disconnect(struct transport_sim *s);
+static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len);
 
 static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int msg_flags)
 {
@@ -51,6 +54,16 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 	if (msg_len < sizeof(*h) || (msg_flags & MSG_TRUNC)) {
 		/* The sim sent more than a receive buffer holds: what libusb calls OVERFLOW. */
 		t->stats.in_errors++;
+		if (msg_flags & MSG_TRUNC) {
+			t->stats.in_overflows++;
+			if (t->stats.in_overflows == 1 || t->stats.in_overflows % 1000 == 0)
+				log_warning(0,
+					    "transport sim %s: a transfer larger than the granted "
+					    "%u bytes, dropped (%" PRIu64 " so far): the modem "
+					    "ignores the grant",
+					    s->addr.sun_path, t->params.dl_max_size,
+					    t->stats.in_overflows);
+		}
 		return;
 	}
 	size_t len = msg_len - sizeof(*h);
@@ -68,10 +81,33 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 		if (t->cb.on_interrupt)
 			t->cb.on_interrupt(t->userdata, buf, len);
 		return;
+	case TRANSPORT_EP_DESCRIPTOR:
+		sim_descriptor(s, buf, len);
+		return;
 	case TRANSPORT_EP_BULK_OUT:
 		break;
 	}
 	t->stats.in_errors++;
+}
+
+/*
+ * The sim's first message says what a USB descriptor would: the data interface's number.
+ * It precedes every control response on the connection, so QMI, which asks for the number
+ * only when it builds a request, always finds it.
+ */
+static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len)
+{
+	struct transport *t = &s->base;
+	struct transport_sim_descriptor d;
+
+	if (len < sizeof(d) || s->described) {
+		t->stats.in_errors++;
+		return;
+	}
+	memcpy(&d, buf, sizeof(d));
+	s->described = true;
+	t->data_interface = d.interface_number;
+	log_info("transport sim %s: data interface %u", s->addr.sun_path, d.interface_number);
 }
 
 static void sim_batch_done(struct transport *t)
@@ -218,6 +254,7 @@ static int sim_connect(struct transport_sim *s)
 	s->warned_connect = false;
 	ev_io_set(&s->io_read, s->fd, EV_READ);
 	ev_io_set(&s->io_write, s->fd, EV_WRITE);
+	s->described = false;
 	ev_io_start(t->loop, &s->io_read);
 	log_info("transport sim %s: connected to modem", s->addr.sun_path);
 	if (t->cb.on_connect)
@@ -252,6 +289,8 @@ static void sim_close(struct transport_sim *s)
 		close(s->fd);
 	s->fd = -1;
 	s->connected = false;
+	s->described = false;
+	t->data_interface = -1;
 	/* Like an unplug: every OUT transfer completes (with an error). */
 	while (s->pending_head) {
 		struct transport_out *out = s->pending_head;
@@ -265,7 +304,6 @@ static void sim_close(struct transport_sim *s)
 static void sim_disconnect(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
-
 	sim_close(s);
 	if (t->cb.on_disconnect)
 		t->cb.on_disconnect(t->userdata);

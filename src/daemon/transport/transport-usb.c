@@ -348,6 +348,8 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 	} else if (x->status != LIBUSB_TRANSFER_CANCELLED &&
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
 		t->stats.in_errors++;
+		if (x->status == LIBUSB_TRANSFER_OVERFLOW)
+			t->stats.in_overflows++;
 		log_warning(0, "%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
 			    usb_status_name(x->status), t->stats.in_errors,
 			    x->status == LIBUSB_TRANSFER_OVERFLOW
@@ -780,6 +782,15 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	/* usbfs-mapped memory saves a copy per transfer; umockdev and old kernels lack it. */
 	s->rx_dev_mem = libusb_dev_mem_alloc(h, s->rx_stride * t->n_rx);
 	usb_dl_size_changed(t);
+	/*
+	 * No grant yet for this modem: the first transfers take the whole buffer, so that a
+	 * grant larger than the last one (or than the request) cannot overflow the transfers
+	 * already in flight when it arrives. Each resubmission takes the granted length.
+	 */
+	uint32_t mps = s->mps_in ? s->mps_in : 512;
+	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
+	if (room > s->rx_len)
+		s->rx_len = room;
 
 	s->have_identity = true;
 	snprintf(s->serial, sizeof(s->serial), "%s", serial);
@@ -809,6 +820,7 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		s->in_flight++;
 	}
 	usb_arm_timeout(s);
+	t->data_interface = s->ifnum;
 	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
 		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
 	if (t->cb.on_connect)

@@ -31,8 +31,9 @@ static int transport_alloc_buffers(struct transport *t)
 	t->rx_buf = calloc(t->n_rx, sizeof(*t->rx_buf));
 	if (!t->rx_buf)
 		return -ENOMEM;
-	size_t rx_stride = align_up(p->dl_max_size, TRANSPORT_BUFFER_ALIGN);
-	t->rx_buf_size = p->dl_max_size;
+	uint32_t room = p->dl_buffer_size > p->dl_max_size ? p->dl_buffer_size : p->dl_max_size;
+	size_t rx_stride = align_up(room, TRANSPORT_BUFFER_ALIGN);
+	t->rx_buf_size = room;
 	uint8_t *rx_mem = aligned_alloc(TRANSPORT_BUFFER_ALIGN, rx_stride * t->n_rx);
 	if (!rx_mem)
 		return -ENOMEM;
@@ -84,8 +85,8 @@ int transport_new_with_backend(struct ev_loop *loop, const struct transport_ops 
 			       struct transport **ret)
 {
 	if (params->dl_max_size == 0 || params->dl_max_size > TRANSPORT_MAX_TRANSFER ||
-	    params->ul_max_size == 0 || params->ul_max_size > TRANSPORT_MAX_TRANSFER ||
-	    params->max_packet_size == 0)
+	    params->dl_buffer_size > TRANSPORT_MAX_TRANSFER || params->ul_max_size == 0 ||
+	    params->ul_max_size > TRANSPORT_MAX_TRANSFER || params->max_packet_size == 0)
 		return -EINVAL;
 
 	struct transport *t = calloc(1, ops->size);
@@ -94,6 +95,7 @@ int transport_new_with_backend(struct ev_loop *loop, const struct transport_ops 
 	t->ops = ops;
 	t->loop = loop;
 	t->params = *params;
+	t->data_interface = -1;
 	/* Seed lesson 2: never fewer than 16 receive transfers in flight. */
 	if (t->params.rx_transfers < 16)
 		t->params.rx_transfers = 16;
