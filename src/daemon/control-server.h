@@ -26,12 +26,26 @@
 
 #include "control-protocol.h"
 
-/* qmapctl opens one connection per command; 32 is plenty for people and scripts. */
-#define CONTROL_CLIENTS_MAX 32
+/*
+ * qmapctl opens one connection per command; 32 is plenty for people and scripts. Nobody can
+ * lock root out: the last CONTROL_CLIENTS_RESERVED slots are for privileged peers (root or
+ * admin-group), one uid other than root holds at most CONTROL_CLIENTS_PER_UID, and a
+ * privileged peer that finds every slot taken evicts the unprivileged client that has been
+ * quiet longest.
+ */
+#define CONTROL_CLIENTS_MAX	 32
+#define CONTROL_CLIENTS_RESERVED 4
+#define CONTROL_CLIENTS_PER_UID	 8
 /* A status of 254 muxes is well under 1 MiB; a client that lets more pile up is dropped. */
 #define CONTROL_OUTPUT_MAX (4 * 1024 * 1024)
-/* A connection that neither sends nor receives for this long is closed (seconds). */
-#define CONTROL_IDLE_TIMEOUT 60.0
+/*
+ * Deadlines that trickling bytes cannot renew (seconds): a request must arrive whole within
+ * CONTROL_REQUEST_TIMEOUT of its first byte, and a reply be read whole within as long of being
+ * queued; a connection with neither pending is closed CONTROL_IDLE_TIMEOUT after its last
+ * complete request.
+ */
+#define CONTROL_REQUEST_TIMEOUT 10.0
+#define CONTROL_IDLE_TIMEOUT	60.0
 
 /* What the daemon does for the control socket; every call is synchronous. */
 struct control_ops {
@@ -79,6 +93,8 @@ struct control_stats {
 	uint64_t permission_denied; /* changes refused to a peer */
 	uint64_t clients_rejected;  /* connections refused: too many, no credentials */
 	uint64_t clients_dropped;   /* closed for an oversize request or unread replies */
+	uint64_t clients_timed_out; /* closed at a request or idle deadline */
+	uint64_t clients_evicted;   /* unprivileged, closed to make room for a privileged peer */
 	unsigned clients;	    /* connected now */
 };
 
@@ -99,6 +115,8 @@ int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userd
 struct control *control_free(struct control *c);
 
 void control_get_stats(const struct control *c, struct control_stats *ret);
+/* Change the two deadlines (tests use short ones); applies to later connections. */
+void control_set_timeouts(struct control *c, double request_timeout, double idle_timeout);
 /* Whether the socket came from systemd. */
 bool control_is_activated(const struct control *c);
 
