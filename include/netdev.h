@@ -41,7 +41,23 @@ struct netdev {
 #define NETDEV_TUN_F_USO6 0x40
 
 /*
- * Create (or re-attach to a persistent) device named `name`. With CONFIG_HEADROOM_XDP try
+ * qmapd marks every device it creates with this alias (IFLA_IFALIAS, `ip link` shows it) and
+ * takes over only devices that carry it: never another program's, which `mux del` or a stop
+ * would then delete.
+ */
+#define NETDEV_ALIAS "qmapd mux device"
+
+/* A name netdev_create() takes: 1 to 15 bytes, no '%' (kernel numbering), '/' or blank. */
+bool netdev_name_is_valid(const char *name);
+/*
+ * Who holds the name: 0 nobody, 1 a device qmapd created (NETDEV_ALIAS), -EEXIST another
+ * program's device, -EINVAL not a valid name, or another -errno of rtnetlink.
+ */
+int netdev_probe_name(struct rtnl *rtnl, const char *name);
+
+/*
+ * Create (or re-attach to a persistent) device named `name`, refusing (-EEXIST) a device
+ * qmapd did not create (netdev_probe_name()). With CONFIG_HEADROOM_XDP try
  * TAP + XDP first and fall back to TUN, logging a warning; CONFIG_HEADROOM_OFF makes a TUN.
  * The device is brought up with the given MTU (IFF_NOARP for TAP). offload: IFF_VNET_HDR
  * with checksum, TSO and (where the kernel has it) USO offloads. Returns 0 or -errno.

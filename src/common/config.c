@@ -283,7 +283,8 @@ static bool ifname_is_valid(const char *s)
 	if (n == 0 || n >= IFNAME_SIZE || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return false;
 	for (; *s; s++)
-		if (*s == '/' || *s == ':' || !isgraph((unsigned char)*s))
+		/* '%' would make the kernel number the device ("qmap%d"): a mux's name is fixed. */
+		if (*s == '/' || *s == ':' || *s == '%' || !isgraph((unsigned char)*s))
 			return false;
 	return true;
 }
@@ -454,7 +455,7 @@ static int parse_interface(struct setter *s, const struct key *k, const char *va
 {
 	if (!ifname_is_valid(value))
 		return invalid(s, k, value,
-			       "1 to 15 printable characters without blanks, '/' or ':'");
+			       "1 to 15 printable characters without blanks, '/', ':' or '%'");
 	strcpy(s->mux->interface, value);
 	return 0;
 }

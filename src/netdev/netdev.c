@@ -192,6 +192,9 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
 	if (r < 0)
 		return r;
+	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	if (r < 0)
+		return r;
 	r = rtnl_link_get_mac(rtnl, ifindex, mac);
 	if (r < 0)
 		return r;
@@ -238,6 +241,9 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
 	if (r < 0)
 		return r;
+	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	if (r < 0)
+		return r;
 	if (persist || was_persistent) {
 		r = netdev_set_persist(fd, persist);
 		if (r < 0)
@@ -255,6 +261,28 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 	return 0;
 }
 
+bool netdev_name_is_valid(const char *name)
+{
+	/* "%d" would let the kernel pick the name; a mux device has the name it was given. */
+	return name && name[0] != '\0' && strlen(name) < IFNAMSIZ && !strchr(name, '%') &&
+	       !strchr(name, '/') && !strchr(name, ' ');
+}
+
+int netdev_probe_name(struct rtnl *rtnl, const char *name)
+{
+	char alias[256];
+	int r;
+
+	if (!rtnl || !netdev_name_is_valid(name))
+		return -EINVAL;
+	r = rtnl_link_get_alias(rtnl, name, alias, sizeof(alias), NULL);
+	if (r == -ENODEV)
+		return 0;
+	if (r < 0)
+		return r;
+	return strcmp(alias, NETDEV_ALIAS) == 0 ? 1 : -EEXIST;
+}
+
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
 		  bool persist, bool offload, struct netdev *ret)
 {
@@ -263,10 +291,15 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 
 	if (!rtnl || !name || !ret)
 		return -EINVAL;
-	/* "%d" would let the kernel pick the name; a mux device has the name it was given. */
-	if (name[0] == '\0' || strlen(name) >= IFNAMSIZ || strchr(name, '%') || strchr(name, '/') ||
-	    strchr(name, ' '))
+	if (!netdev_name_is_valid(name))
 		return -EINVAL;
+	/* Never take over (and later delete) another program's device: only one we marked. */
+	r = netdev_probe_name(rtnl, name);
+	if (r < 0) {
+		log_debug("mux device %s: %s", name,
+			  r == -EEXIST ? "exists and was not created by qmapd" : strerror(-r));
+		return r;
+	}
 
 	switch (headroom) {
 	case CONFIG_HEADROOM_AUTO:
