@@ -14,6 +14,7 @@
 #include "atomic-file.h"
 #include "config.h"
 #include "control-server.h"
+#include "instance.h"
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
@@ -33,6 +34,7 @@ struct qmapd {
 	struct rtnl *rtnl;
 	struct manager *manager;
 	struct control *control;
+	struct instance *instance;
 	const char *stats_file;
 	ev_signal sig_term;
 	ev_signal sig_int;
@@ -229,6 +231,13 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 
+	/* Before anything another qmapd could be using is touched: devices, links, sockets. */
+	r = instance_lock(config, &q.instance);
+	if (r < 0) {
+		config_free(config);
+		return EXIT_FAILURE;
+	}
+
 	/* The data path writes to devices and sockets that may go away: never die of SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -298,6 +307,7 @@ finish:
 	q.manager = manager_free(q.manager);
 	q.rtnl = rtnl_close(q.rtnl);
 	q.glib = loop_glib_detach(q.glib);
+	q.instance = instance_unlock(q.instance);
 	config_free(config);
 	if (q.loop)
 		ev_loop_destroy(q.loop);
