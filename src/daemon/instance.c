@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "instance.h"
@@ -95,6 +97,85 @@ static uint64_t hash_string(const char *s)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+/* File systems where nobody creates directories, sockets or symlinks (statfs(2) f_type). */
+static const char *virtual_fs(long type)
+{
+	switch (type) {
+	case 0x9fa0: /* PROC_SUPER_MAGIC */
+		return "proc";
+	case 0x62656572: /* SYSFS_MAGIC */
+		return "sysfs";
+	case 0x27e0eb:	 /* CGROUP_SUPER_MAGIC */
+	case 0x63677270: /* CGROUP2_SUPER_MAGIC */
+		return "cgroup";
+	case 0x64626720: /* DEBUGFS_MAGIC */
+		return "debugfs";
+	case 0x74726163: /* TRACEFS_MAGIC */
+		return "tracefs";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Whether path's directory exists or can be made, and an entry created in it: the nearest
+ * existing ancestor is a directory, writable, on a writable file system that is not one of
+ * the kernel's virtual ones. Nothing is created.
+ */
+static int check_parent(const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	struct statfs sfs;
+	struct statvfs svfs;
+	struct stat st;
+	const char *fs;
+	char *slash;
+
+	if (strlen(path) >= sizeof(dir))
+		return log_err(ENAMETOOLONG, "%s %s", what, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	/* The nearest ancestor that exists is where the first mkdir() or bind() happens. */
+	while (stat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return log_err(errno, "%s %s: cannot create its directory", what, path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (!S_ISDIR(st.st_mode))
+		return log_err(ENOTDIR, "%s %s: cannot create its directory (%s)", what, path, dir);
+	if (statfs(dir, &sfs) == 0 && (fs = virtual_fs((long)sfs.f_type)))
+		return log_err(0, "%s %s: cannot create its directory: %s is on a %s file system",
+			       what, path, dir, fs),
+		       -EPERM;
+	if (statvfs(dir, &svfs) == 0 && (svfs.f_flag & ST_RDONLY))
+		return log_err(EROFS, "%s %s: cannot create its directory (%s)", what, path, dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		return log_err(errno, "%s %s: cannot create its directory (%s)", what, path, dir);
+	return 0;
+}
+
+int instance_check_paths(const struct config *config)
+{
+	const struct config_device *d = &config->device;
+	int r = check_parent("control socket", d->control_socket);
+
+	if (r == 0 && d->control == CONFIG_CONTROL_QMI)
+		r = check_parent("control link", d->control_link);
+	return r;
 }
 
 int instance_lock(const struct config *config, struct instance **ret)

@@ -16,6 +16,11 @@
 struct instance;
 
 /*
+ * Whether the control socket's (and with control = qmi the control link's) directory exists
+ * or can be created, and can hold them; logs why not. Creates nothing (qmapd -t uses it).
+ */
+int instance_check_paths(const struct config *config);
+/*
  * Take every lock. -EBUSY: another qmapd holds one; the single line that says which and its
  * pid is logged here. Other -errno: a lock file cannot be made (logged too).
  */

@@ -137,10 +137,10 @@ static int wdm_to_modem(void *userdata, const uint8_t *msg, size_t len)
 /* ---- muxes -------------------------------------------------------------------------- */
 
 /* Whether cfg's interface may become a mux device: free, or a device qmapd made. */
-static int manager_check_interface(struct manager *m, const struct config_mux *cfg, char *err,
-				   size_t errlen)
+int manager_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
+			    size_t errlen)
 {
-	int r = netdev_probe_name(m->rtnl, cfg->interface);
+	int r = netdev_probe_name(rtnl, cfg->interface);
 
 	switch (r) {
 	case 0:
@@ -178,7 +178,7 @@ static int manager_add(struct manager *m, const struct config_mux *cfg, bool fro
 			snprintf(err, errlen, "interface %s is used by mux %u", cfg->interface, id);
 			return -EEXIST;
 		}
-	r = manager_check_interface(m, cfg, err, errlen);
+	r = manager_check_interface(m->rtnl, cfg, err, errlen);
 	if (r < 0)
 		return r;
 	r = datapath_mux_add(m->dp, cfg, m->config->device.persist_devices, !control_qmi(m), &mux);
@@ -292,7 +292,7 @@ static int reload_validate(struct manager *m, const struct config *next,
 			       strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0;
 		if (ours)
 			continue;
-		r = manager_check_interface(m, n, e, sizeof(e));
+		r = manager_check_interface(m->rtnl, n, e, sizeof(e));
 		if (r < 0) {
 			snprintf(err, errlen, "[mux.%u]: %s", id, e);
 			return r;
@@ -648,7 +648,7 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 			continue;
 		r = manager_add(m, &config->mux[id], true, err, sizeof(err));
 		if (r < 0) {
-			log_err(r, "mux %u: %s", id, err);
+			log_err(0, "mux %u: %s", id, err); /* err has the reason */
 			goto fail;
 		}
 	}

@@ -976,7 +976,7 @@ static int usb_init(struct transport *t, const char *address)
 	snprintf(s->spec_text, sizeof(s->spec_text), "usb%s", address);
 	r = usb_spec_parse(s->spec_text, &s->spec, err, sizeof(err));
 	if (r < 0)
-		return log_err(r, "transport usb: invalid device '%s': %s", s->spec_text, err);
+		return log_err(0, "transport usb: invalid device '%s': %s", s->spec_text, err), r;
 	snprintf(s->name, sizeof(s->name), "transport %s", s->spec_text);
 
 	ev_timer_init(&s->timeout, usb_on_timeout, 0., 0.);
