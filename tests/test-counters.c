@@ -115,7 +115,8 @@ static void test_mux(void)
 				      .tx_dropped_link_down = 12,
 				      .tx_dropped_bad_gso = 13,
 				      .tx_gso_segments = 14,
-				      .commands_rx = 15 };
+				      .commands_rx = 15,
+				      .tx_dropped_device = 16 };
 
 	/* Without GRO its counters are 0. */
 	text = print(&m);
@@ -124,7 +125,7 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=on"
 			    " rx_writes=5 gro_merged=0 gro_super_packets=0 merge_ratio=0.00"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " headroom=auto headroom_switches=7 gro=none");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=none");
 	free(text);
 
 	m.gro = &gro;
@@ -139,7 +140,7 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=off"
 			    " rx_writes=5 gro_merged=6 gro_super_packets=2 merge_ratio=1.50"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " headroom=auto headroom_switches=7 gro=off");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=off");
 	free(text);
 	text = to_json(&m);
 	EXPECT_STR_EQ(text, "{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
@@ -148,7 +149,8 @@ static void test_mux(void)
 			    "\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
 			    "\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
 			    "\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
-			    "\"rx-silent-drops\":6,\"headroom\":\"auto\",\"device\":\"tap+xdp\","
+			    "\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
+			    "\"device\":\"tap+xdp\","
 			    "\"headroom-switches\":7}");
 	free(text);
 }

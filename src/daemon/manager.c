@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,7 +493,8 @@ static json_t *mux_json(struct manager *m, unsigned id)
 			  (json_int_t)(st->rx_dropped_queue_full + st->rx_dropped_write_error),
 			  "tx-dropped",
 			  (json_int_t)(st->tx_dropped_not_ip + st->tx_dropped_too_big +
-				       st->tx_dropped_link_down)));
+				       st->tx_dropped_link_down + st->tx_dropped_bad_gso +
+				       st->tx_dropped_device)));
 	return o;
 }
 
@@ -561,6 +564,38 @@ json_t *manager_mux_list(struct manager *m)
 	return json_pack("{s:o}", "muxes", muxes);
 }
 
+/*
+ * The QMI bridge's counters: every loss on the control path (a request the transport could
+ * not take even after waiting, a response nobody was attached for or that did not fit the
+ * client's queue) is one of these. Text and JSON from one table.
+ */
+static const struct {
+	const char *text, *json;
+	size_t offset;
+} wdm_counters[] = {
+#define WDM_COUNTER(field, json)                                \
+	{                                                       \
+#field, json, offsetof(struct wdm_stats, field) \
+	}
+	WDM_COUNTER(to_modem, "to-modem"),
+	WDM_COUNTER(to_modem_deferred, "to-modem-deferred"),
+	WDM_COUNTER(to_modem_overflows, "to-modem-overflows"),
+	WDM_COUNTER(to_modem_errors, "to-modem-errors"),
+	WDM_COUNTER(from_modem, "from-modem"),
+	WDM_COUNTER(from_modem_invalid, "from-modem-invalid"),
+	WDM_COUNTER(dropped_no_client, "dropped-no-client"),
+	WDM_COUNTER(dropped_queue_full, "dropped-queue-full"),
+	WDM_COUNTER(framing_errors, "framing-errors"),
+	WDM_COUNTER(discarded_bytes, "discarded-bytes"),
+	WDM_COUNTER(stale_flushes, "stale-flushes"),
+#undef WDM_COUNTER
+};
+
+static uint64_t wdm_counter(const struct wdm_stats *st, size_t i)
+{
+	return *(const uint64_t *)((const char *)st + wdm_counters[i].offset);
+}
+
 json_t *manager_stats(struct manager *m)
 {
 	const struct datapath_stats *s = datapath_get_stats(m->dp);
@@ -586,13 +621,36 @@ json_t *manager_stats(struct manager *m)
 		}
 		json_array_append_new(muxes, o);
 	}
-	return json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed, "muxes",
-			 muxes);
+	json_t *result = json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed,
+				   "muxes", muxes);
+	if (result && m->wdm) {
+		struct wdm_stats st;
+		json_t *link = json_object();
+
+		wdm_get_stats(m->wdm, &st);
+		for (size_t i = 0; link && i < ARRAY_SIZE(wdm_counters); i++)
+			json_object_set_new(link, wdm_counters[i].json,
+					    json_integer((json_int_t)wdm_counter(&st, i)));
+		if (!link || json_object_set_new(result, "control-link", link) < 0) {
+			json_decref(result);
+			return NULL;
+		}
+	}
+	return result;
 }
 
 void manager_print_stats(const struct manager *m, FILE *f, const char *prefix)
 {
 	datapath_print_stats(m->dp, f, prefix);
+	if (m->wdm) {
+		struct wdm_stats st;
+
+		wdm_get_stats(m->wdm, &st);
+		fprintf(f, "%scontrol-link:", prefix);
+		for (size_t i = 0; i < ARRAY_SIZE(wdm_counters); i++)
+			fprintf(f, " %s=%" PRIu64, wdm_counters[i].text, wdm_counter(&st, i));
+		fputc('\n', f);
+	}
 }
 
 /* ---- life cycle --------------------------------------------------------------------- */

@@ -393,6 +393,7 @@ int rtnl_link_set_alias(struct rtnl *rtnl, int ifindex, const char *alias)
 
 struct link_rx {
 	uint64_t rx_packets;
+	uint64_t tx_dropped;
 	bool found;
 };
 
@@ -405,6 +406,7 @@ static int rtnl_link_stats_attr_cb(const struct nlattr *attr, void *data)
 		return MNL_CB_OK;
 	memcpy(&st, mnl_attr_get_payload(attr), sizeof(st)); /* netlink aligns to 4 only */
 	lr->rx_packets = st.rx_packets;
+	lr->tx_dropped = st.tx_dropped;
 	lr->found = true;
 	return MNL_CB_OK;
 }
@@ -422,13 +424,21 @@ static int rtnl_link_stats_cb(const struct nlmsghdr *nlh, void *data)
 
 int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
 {
+	uint64_t tx_dropped;
+
+	return rtnl_link_get_counters(rtnl, ifindex, ret, &tx_dropped);
+}
+
+int rtnl_link_get_counters(struct rtnl *rtnl, int ifindex, uint64_t *ret_rx_packets,
+			   uint64_t *ret_tx_dropped)
+{
 	struct link_rx lr = { 0 };
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 	char what[64];
 	int r;
 
-	if (!rtnl || ifindex <= 0 || !ret)
+	if (!rtnl || ifindex <= 0 || !ret_rx_packets || !ret_tx_dropped)
 		return -EINVAL;
 	nlh = rtnl_put_header(rtnl, RTM_GETLINK, 0);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
@@ -440,7 +450,8 @@ int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
 		return r;
 	if (!lr.found)
 		return -ENODATA;
-	*ret = lr.rx_packets;
+	*ret_rx_packets = lr.rx_packets;
+	*ret_tx_dropped = lr.tx_dropped;
 	return 0;
 }
 

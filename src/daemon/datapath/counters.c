@@ -161,6 +161,7 @@ static const struct counter mux_counters[] = {
 	{ "tx_gso_segments", "tx-gso-segments", MUX(tx_gso_segments) },
 	{ "tx_dropped_bad_gso", "tx-dropped-bad-gso", MUX(tx_dropped_bad_gso) },
 	{ "rx_silent_drops", "rx-silent-drops", MUX(rx_silent_drops) },
+	{ "tx_dropped_device", "tx-dropped-device", MUX(tx_dropped_device) },
 	{ "headroom", "headroom", .string = mux_headroom },
 	{ NULL, "device", .string = mux_device }, /* text: "mode", first */
 	{ "headroom_switches", "headroom-switches", MUX(headroom_switches) },
