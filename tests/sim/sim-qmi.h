@@ -152,6 +152,7 @@ struct sim_qmi_stats {
 	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
 	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
 	uint64_t data_format_sets;     /* Set Data Format requests granted */
+	uint64_t qmi_clients;	       /* client ids allocated now, all services (a gauge) */
 };
 
 struct sim_qmi_callbacks {

@@ -1502,6 +1502,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(qmi_sessions_failed);
 	Q(qmi_sessions_dropped);
 	Q(data_format_sets);
+	Q(qmi_clients);
 #undef Q
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);
