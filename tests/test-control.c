@@ -1079,6 +1079,70 @@ static void test_many_clients(void)
 	stub = (struct stub){};
 }
 
+/* A child as nobody in group gid alone must not even connect. */
+static void expect_no_connect(gid_t gid)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		struct tclient t;
+
+		if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
+			_exit(2);
+		_exit(tc_connect(&t, sock_path) == -EACCES ? 0 : 1);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0)
+		tc_pump(NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "%s:%d: gid %u could connect (status %d)\n", __FILE__, __LINE__,
+			(unsigned)gid, status);
+		test_failures++;
+	}
+}
+
+/*
+ * admin-group is granted access by an ACL entry: the socket keeps its group, so readers in
+ * that group keep theirs (a chown to the admin group took it away), and admin-group members
+ * outside it get in.
+ */
+static void test_admin_group_access(void)
+{
+	char saved[sizeof(admin_group)];
+	struct group *gr = getgrgid(NOBODY);
+	gid_t outside = 4242, admin[] = { NOBODY };
+	struct control *c;
+	struct stat st;
+
+	if (geteuid() != 0 || !gr || getegid() == NOBODY) {
+		fprintf(stderr, "test_admin_group_access: SKIP, needs root and group %u\n", NOBODY);
+		return;
+	}
+	snprintf(saved, sizeof(saved), "%s", admin_group);
+	snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
+	c = server_new();
+	if (!c)
+		goto out;
+	EXPECT_EQ(stat(sock_path, &st), 0);
+	EXPECT_EQ(st.st_gid, getegid());
+	EXPECT_EQ(st.st_mode & 0777, 0660);
+
+	/* In the socket's group: reads, may not change. */
+	run_as_nobody(getegid(), NULL, 0, false);
+	/* In admin-group only: connects through the ACL and may change. */
+	run_as_nobody(outside, admin, ARRAY_SIZE(admin), true);
+	/* In neither: no connection at all. */
+	expect_no_connect(outside);
+	control_free(c);
+out:
+	snprintf(admin_group, sizeof(admin_group), "%s", saved);
+	stub = (struct stub){};
+}
+
 static void test_client_limit(void)
 {
 	struct control *c = server_new();
@@ -1271,6 +1335,7 @@ int main(void)
 	test_round_trip();
 	test_oversize();
 	test_permissions();
+	test_admin_group_access();
 	test_slow_reader();
 	test_client_limit();
 	test_slow_clients();

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -943,6 +944,50 @@ static int remove_stale_socket(const struct sockaddr_un *sa)
 	return 0;
 }
 
+/*
+ * Let admin-group connect without taking the socket from its group: an ACL entry
+ * (system.posix_acl_access, the kernel's format, so no libacl) next to the 0660 bits. A chown
+ * to the admin group, as before, locked out the readers in the socket's group.
+ */
+static void control_grant_admin_group(struct control *c)
+{
+	/* ACL_USER_OBJ, ACL_GROUP_OBJ (the socket's group), ACL_GROUP, ACL_MASK, ACL_OTHER. */
+	static const uint16_t tags[] = { 0x01, 0x04, 0x08, 0x10, 0x20 };
+	uint8_t buf[4 + ARRAY_SIZE(tags) * 8], *p = buf + 4;
+	struct stat st;
+	gid_t gid;
+	int r;
+
+	if (!c->admin_group[0])
+		return;
+	r = group_lookup(c->admin_group, &gid);
+	if (r < 0) {
+		log_warning(r,
+			    "control socket %s: admin group '%s' not found; its members cannot "
+			    "connect unless they are in the socket's group",
+			    c->path, c->admin_group);
+		return;
+	}
+	if (stat(c->path, &st) == 0 && st.st_gid == gid)
+		return; /* the socket's group already */
+	/* The kernel's format is little endian: version 2, then tag, perm, id per entry. */
+	memset(buf, 0, sizeof(buf));
+	buf[0] = 2;
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++, p += 8) {
+		uint32_t id = tags[i] == 0x08 ? (uint32_t)gid : UINT32_MAX;
+
+		p[0] = (uint8_t)tags[i];
+		p[2] = tags[i] == 0x20 ? 0 : 6; /* rw, nothing for others */
+		for (int b = 0; b < 4; b++)
+			p[4 + b] = (uint8_t)(id >> (8 * b));
+	}
+	if (setxattr(c->path, "system.posix_acl_access", buf, sizeof(buf), 0) < 0)
+		log_warning(errno,
+			    "control socket %s: cannot grant group '%s' access (ACL); its members "
+			    "cannot connect unless they are in the socket's group",
+			    c->path, c->admin_group);
+}
+
 static int control_bind(struct control *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -985,19 +1030,7 @@ static int control_bind(struct control *c)
 	/* Not yet listening, so nobody can connect before the mode is right. */
 	if (chmod(c->path, 0660) < 0)
 		return log_err(errno, "control socket %s: chmod", c->path);
-	if (c->admin_group[0]) {
-		gid_t gid;
-
-		r = group_lookup(c->admin_group, &gid);
-		if (r < 0)
-			log_warning(r,
-				    "control socket %s: admin group '%s' not found; only root "
-				    "may connect",
-				    c->path, c->admin_group);
-		else if (chown(c->path, (uid_t)-1, gid) < 0)
-			log_warning(errno, "control socket %s: cannot give it group '%s'", c->path,
-				    c->admin_group);
-	}
+	control_grant_admin_group(c);
 	if (listen(fd, SOMAXCONN) < 0)
 		return log_err(errno, "control socket %s: listen", c->path);
 	return TAKE_FD(fd);

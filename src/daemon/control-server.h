@@ -2,9 +2,9 @@
 /*
  * The control socket server: qmapctl's way into the daemon (protocol: control-protocol.h).
  *
- * Access: whoever can connect (the socket is 0660, its group the admin group if one is
- * configured) may read; mux-add, mux-del and reload need uid 0 or membership in admin_group,
- * judged from the credentials the kernel recorded at connect() time.
+ * Access: whoever can connect (the socket is 0660 in qmapd's group, and an ACL entry lets the
+ * admin group in too) may read; mux-add, mux-del and reload need uid 0 or membership in
+ * admin_group, judged from the credentials the kernel recorded at connect() time.
  *
  * The server reaches the daemon only through struct control_ops, so that it can be tested
  * against a stub. qmapd wires the manager into it:
@@ -106,7 +106,7 @@ struct control;
  * first such listening fd from sd_listen_fds(); it is left open by control_free() as
  * systemd owns it). Otherwise creates path's directory (0755), replaces a stale socket
  * (but refuses, -EADDRINUSE, when something still listens there), binds, sets mode 0660 and
- * the admin group. ops and userdata must outlive the server. admin_group may be NULL or ""
+ * grants the admin group rw by an ACL entry (the socket keeps its group). ops and userdata must outlive the server. admin_group may be NULL or ""
  * for root only.
  */
 int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userdata,
