@@ -570,6 +570,29 @@ static void test_foreign(struct rtnl *rtnl)
 	EXPECT_EQ(if_nametoindex("victim0"), 0);
 }
 
+/* Many devices closed at once from threads: all gone, every fd -1. */
+static void test_close_many(struct rtnl *rtnl)
+{
+	struct netdev nd[40], *p[40];
+	char name[16];
+
+	for (unsigned i = 0; i < ARRAY_SIZE(nd); i++) {
+		snprintf(name, sizeof(name), "qmc%u", i);
+		nd[i] = (struct netdev){ .fd = -1 };
+		EXPECT_EQ(
+			netdev_create(rtnl, name, CONFIG_HEADROOM_OFF, 1400, false, false, &nd[i]),
+			0);
+		p[i] = &nd[i];
+	}
+	netdev_close_many(p, ARRAY_SIZE(p));
+	for (unsigned i = 0; i < ARRAY_SIZE(nd); i++) {
+		snprintf(name, sizeof(name), "qmc%u", i);
+		EXPECT_EQ(nd[i].fd, -1);
+		EXPECT_EQ(if_nametoindex(name), 0);
+	}
+	netdev_close_many(p, 0);
+}
+
 /* Keep CAP_NET_ADMIN, lose what bpf(BPF_PROG_LOAD) needs. */
 static int drop_bpf_caps(void)
 {
@@ -720,6 +743,7 @@ int main(void)
 	test_persist(rtnl);
 	test_bad_names(rtnl);
 	test_foreign(rtnl);
+	test_close_many(rtnl);
 	test_fallback(rtnl);
 
 	EXPECT_PTR_EQ(rtnl_close(rtnl), NULL);

@@ -6,6 +6,7 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -368,6 +369,46 @@ void netdev_close(struct netdev *nd)
 	if (nd->fd >= 0)
 		close(nd->fd);
 	nd->fd = -1;
+}
+
+struct close_job {
+	struct netdev *const *nds;
+	size_t n, first, stride;
+};
+
+static void *close_worker(void *arg)
+{
+	const struct close_job *job = arg;
+
+	for (size_t i = job->first; i < job->n; i += job->stride)
+		netdev_close(job->nds[i]);
+	return NULL;
+}
+
+void netdev_close_many(struct netdev *const *nds, size_t n)
+{
+	struct close_job jobs[NETDEV_CLOSE_THREADS];
+	pthread_t threads[NETDEV_CLOSE_THREADS];
+	size_t stride = n < NETDEV_CLOSE_THREADS ? n : NETDEV_CLOSE_THREADS, started = 0;
+
+	if (n <= 1) {
+		if (n == 1)
+			netdev_close(nds[0]);
+		return;
+	}
+	for (size_t t = 0; t < stride; t++)
+		jobs[t] = (struct close_job){ .nds = nds, .n = n, .first = t, .stride = stride };
+	/* Thread 0's share is done here; a thread that cannot start leaves its share to us. */
+	for (size_t t = 1; t < stride; t++) {
+		if (pthread_create(&threads[t], NULL, close_worker, &jobs[t]) != 0)
+			break;
+		started = t;
+	}
+	close_worker(&jobs[0]);
+	for (size_t t = started + 1; t < stride; t++)
+		close_worker(&jobs[t]);
+	for (size_t t = 1; t <= started; t++)
+		pthread_join(threads[t], NULL);
 }
 
 int netdev_set_carrier(struct netdev *nd, bool on)
