@@ -9,7 +9,7 @@
 # Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh"
 
-HARNESS=${HARNESS:-$BUILD_DIR/tests/usb-harness}
+HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 PRELOAD=libumockdev-preload.so.0
 [ -x "$HARNESS" ] || skip "usb-harness not built (libumockdev-dev missing at configure time)"
