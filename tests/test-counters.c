@@ -61,7 +61,11 @@ static void test_device(void)
 					.out_zlp = 5,
 					.out_errors = 6,
 					.out_busy = 7,
-					.in_batch_max = 8 };
+					.in_batch_max = 8,
+					.ctrl_retries = 30,
+					.ctrl_errors = 31,
+					.resp_errors = 32,
+					.resp_polled = 33 };
 	*s = (struct datapath_stats){ .dl_aggregates = 3,
 				      .dl_datagrams = 10,
 				      .dl_datagrams_max = 11,
@@ -83,14 +87,16 @@ static void test_device(void)
 			    " commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
 			    " command_acks=17 command_acks_dropped=18 ul_aggregates=0"
 			    " ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
-			    " ul_errors=26 ul_busy=7 disconnects=21");
+			    " ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
+			    " resp_errors=32 resp_polled=33");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(text, "{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
 			    "\"transfer-errors\":3,\"aggregates\":3,\"datagrams\":10,"
 			    "\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
 			    "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
-			    "\"ul-errors\":26,\"disconnects\":21}");
+			    "\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
+			    "\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33}");
 	free(text);
 }
 

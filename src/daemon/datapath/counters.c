@@ -106,6 +106,10 @@ static const struct counter device_counters[] = {
 	{ "ul_errors", "ul-errors", .u64 = device_ul_errors },
 	{ "ul_busy", NULL, TRANSPORT(out_busy) },
 	{ "disconnects", "disconnects", DATAPATH(modem_disconnects) },
+	{ "ctrl_retries", "ctrl-retries", TRANSPORT(ctrl_retries) },
+	{ "ctrl_errors", "ctrl-errors", TRANSPORT(ctrl_errors) },
+	{ "resp_errors", "resp-errors", TRANSPORT(resp_errors) },
+	{ "resp_polled", "resp-polled", TRANSPORT(resp_polled) },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)
