@@ -83,10 +83,18 @@ if ! (cd "$tmp/units" && MANPATH=$tmp/man systemd-analyze verify "$man_arg" qmap
 	echo "FAIL: systemd-analyze verify" >&2
 	exit 1
 fi
-# verify also warns without failing (unknown or deprecated settings): nothing may be said.
-if [ -s "$tmp/verify.txt" ]; then
-	cat "$tmp/verify.txt" >&2
+# verify also warns without failing (unknown or deprecated settings): nothing may be said
+# about our units. It also loads the host's units and warns about theirs (irtt.service's
+# User=nobody, say): lines naming another unit file of the host are not about us.
+grep -v -E '^/(usr/)?lib/systemd/system/[^:]+:|^/etc/systemd/system/[^:]+:|^/run/systemd/[^:]+:' \
+	"$tmp/verify.txt" >"$tmp/verify-ours.txt" || true
+if [ -s "$tmp/verify-ours.txt" ]; then
+	cat "$tmp/verify-ours.txt" >&2
 	echo "FAIL: systemd-analyze verify has warnings" >&2
 	exit 1
+fi
+if [ -s "$tmp/verify.txt" ]; then
+	echo "note: systemd-analyze verify warned about other units of this host:" >&2
+	cat "$tmp/verify.txt" >&2
 fi
 echo "security: exposure $score, units verify cleanly ($man_arg)"
