@@ -16,8 +16,9 @@
 # Sampled every 10 s: qmapd's RSS, open fds and threads, and the QMI client ids the
 # simulated modem has allocated. The first 30 s are warm-up; after it, the check fails if a
 # sample exceeds the warm-up's largest by more than: RSS 8 MiB, fds 4, threads 2, client
-# ids 4 (mux 3's two WDS clients come and go with the churn). It also fails if qmapd dies,
-# stops answering, or does not exit cleanly at the end.
+# ids 4 (mux 3's two WDS clients come and go with the churn); in a sanitizer build RSS is
+# shown but not judged. It also fails if qmapd dies, stops answering, or does not exit
+# cleanly at the end.
 set -euo pipefail
 
 MINUTES=2
@@ -35,6 +36,10 @@ export BUILD_DIR SOURCE_DIR
 source "$SOURCE_DIR/tests/lib.sh"
 
 BOUND_RSS_KB=8192 BOUND_FDS=4 BOUND_THREADS=2 BOUND_CIDS=4 WARMUP=30 INTERVAL=10
+# A sanitizer build keeps freed memory in ASan's quarantine (256 MiB by default), so its RSS
+# grows by design: there RSS is shown, not judged, and LeakSanitizer judges leaks at exit.
+JUDGE_RSS=1
+grep -q '^QMAPD_SANITIZE:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null && JUDGE_RSS=0
 
 command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
 [ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
@@ -176,7 +181,10 @@ bad=0
 for i in 0 1 2 3; do
 	growth=$((worst[i] - warm[i]))
 	[ "${worst[$i]}" -eq 0 ] && growth=0 # no sample after warm-up (a run under 40 s)
-	if [ $growth -gt "${bounds[$i]}" ]; then
+	if [ "$i" = 0 ] && [ $JUDGE_RSS = 0 ]; then
+		echo "note: rss not judged in a sanitizer build: warm-up max ${warm[$i]}," \
+			"later max ${worst[$i]}, growth $growth"
+	elif [ $growth -gt "${bounds[$i]}" ]; then
 		echo "FAIL: ${names[$i]} grew by $growth after warm-up (bound ${bounds[$i]}):" \
 			"warm-up max ${warm[$i]}, later max ${worst[$i]}" >&2
 		bad=1
