@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -949,7 +950,7 @@ static int remove_stale_socket(const struct sockaddr_un *sa)
  * (system.posix_acl_access, the kernel's format, so no libacl) next to the 0660 bits. A chown
  * to the admin group, as before, locked out the readers in the socket's group.
  */
-static void control_grant_admin_group(struct control *c)
+static void control_grant_admin_group(struct control *c, const char *path)
 {
 	/* ACL_USER_OBJ, ACL_GROUP_OBJ (the socket's group), ACL_GROUP, ACL_MASK, ACL_OTHER. */
 	static const uint16_t tags[] = { 0x01, 0x04, 0x08, 0x10, 0x20 };
@@ -965,10 +966,10 @@ static void control_grant_admin_group(struct control *c)
 		log_warning(r,
 			    "control socket %s: admin group '%s' not found; its members cannot "
 			    "connect unless they are in the socket's group",
-			    c->path, c->admin_group);
+			    path, c->admin_group);
 		return;
 	}
-	if (stat(c->path, &st) == 0 && st.st_gid == gid)
+	if (stat(path, &st) == 0 && st.st_gid == gid)
 		return; /* the socket's group already */
 	/* The kernel's format is little endian: version 2, then tag, perm, id per entry. */
 	memset(buf, 0, sizeof(buf));
@@ -981,11 +982,11 @@ static void control_grant_admin_group(struct control *c)
 		for (int b = 0; b < 4; b++)
 			p[4 + b] = (uint8_t)(id >> (8 * b));
 	}
-	if (setxattr(c->path, "system.posix_acl_access", buf, sizeof(buf), 0) < 0)
+	if (setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0) < 0)
 		log_warning(errno,
 			    "control socket %s: cannot grant group '%s' access (ACL); its members "
 			    "cannot connect unless they are in the socket's group",
-			    c->path, c->admin_group);
+			    path, c->admin_group);
 }
 
 static int control_bind(struct control *c)
@@ -1030,7 +1031,7 @@ static int control_bind(struct control *c)
 	/* Not yet listening, so nobody can connect before the mode is right. */
 	if (chmod(c->path, 0660) < 0)
 		return log_err(errno, "control socket %s: chmod", c->path);
-	control_grant_admin_group(c);
+	control_grant_admin_group(c, c->path);
 	if (listen(fd, SOMAXCONN) < 0)
 		return log_err(errno, "control socket %s: listen", c->path);
 	return TAKE_FD(fd);
@@ -1072,6 +1073,18 @@ int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userd
 		}
 	}
 	c->fd = fd;
+	if (c->activated) {
+		/* systemd's socket: the same ACL entry on the path it is bound to, if it has one. */
+		struct sockaddr_un sa = { 0 };
+		socklen_t len = sizeof(sa);
+
+		if (getsockname(fd, (struct sockaddr *)&sa, &len) == 0 &&
+		    sa.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+		    sa.sun_path[0] == '/') {
+			sa.sun_path[sizeof(sa.sun_path) - 1] = '\0';
+			control_grant_admin_group(c, sa.sun_path);
+		}
+	}
 
 	ev_io_init(&c->io, control_on_accept, fd, EV_READ);
 	c->io.data = c;
