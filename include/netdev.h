@@ -9,6 +9,7 @@
 #define QMAPD_NETDEV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -41,7 +42,23 @@ struct netdev {
 #define NETDEV_TUN_F_USO6 0x40
 
 /*
- * Create (or re-attach to a persistent) device named `name`. With CONFIG_HEADROOM_XDP try
+ * qmapd marks every device it creates with this alias (IFLA_IFALIAS, `ip link` shows it) and
+ * takes over only devices that carry it: never another program's, which `mux del` or a stop
+ * would then delete.
+ */
+#define NETDEV_ALIAS "qmapd mux device"
+
+/* A name netdev_create() takes: 1 to 15 bytes, no '%' (kernel numbering), '/' or blank. */
+bool netdev_name_is_valid(const char *name);
+/*
+ * Who holds the name: 0 nobody, 1 a device qmapd created (NETDEV_ALIAS), -EEXIST another
+ * program's device, -EINVAL not a valid name, or another -errno of rtnetlink.
+ */
+int netdev_probe_name(struct rtnl *rtnl, const char *name);
+
+/*
+ * Create (or re-attach to a persistent) device named `name`, refusing (-EEXIST) a device
+ * qmapd did not create (netdev_probe_name()). With CONFIG_HEADROOM_XDP try
  * TAP + XDP first and fall back to TUN, logging a warning; CONFIG_HEADROOM_OFF makes a TUN.
  * The device is brought up with the given MTU (IFF_NOARP for TAP). offload: IFF_VNET_HDR
  * with checksum, TSO and (where the kernel has it) USO offloads. Returns 0 or -errno.
@@ -54,6 +71,14 @@ int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on);
 
 /* Close the fd; the kernel removes the device unless it was made persistent. */
 void netdev_close(struct netdev *nd);
+
+/*
+ * Close many at once, from up to NETDEV_CLOSE_THREADS threads. Removing a device waits for
+ * RCU grace periods the kernel shares between concurrent removals: 254 TAPs closed one by one
+ * took 4.65 s here, from 16 threads 0.61 s. Each fd is -1 afterwards.
+ */
+#define NETDEV_CLOSE_THREADS 16
+void netdev_close_many(struct netdev *const *nds, size_t n);
 
 /* Carrier on/off (TUNSETCARRIER): the device and its addresses stay. */
 int netdev_set_carrier(struct netdev *nd, bool on);

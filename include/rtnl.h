@@ -20,6 +20,19 @@ struct rtnl *rtnl_close(struct rtnl *rtnl);
 int rtnl_link_set(struct rtnl *rtnl, int ifindex, uint32_t mtu, bool up, bool noarp);
 /* Read the link-layer address (IFLA_ADDRESS) into mac[6]. */
 int rtnl_link_get_mac(struct rtnl *rtnl, int ifindex, uint8_t mac[6]);
+/*
+ * The alias (IFLA_IFALIAS, "" when unset) of the device called ifname, and its index
+ * (ret_ifindex may be NULL). -ENODEV: no such device.
+ */
+int rtnl_link_get_alias(struct rtnl *rtnl, const char *ifname, char *buf, size_t len,
+			int *ret_ifindex);
+int rtnl_link_set_alias(struct rtnl *rtnl, int ifindex, const char *alias);
+/*
+ * The device's received packets and the packets it dropped on transmit (IFLA_STATS64
+ * rx_packets, tx_dropped: for a TUN/TAP, what its queue had no room for while nobody read).
+ */
+int rtnl_link_get_counters(struct rtnl *rtnl, int ifindex, uint64_t *ret_rx_packets,
+			   uint64_t *ret_tx_dropped);
 /* The device's received packets (IFLA_STATS64 rx_packets). */
 int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret);
 /*

@@ -118,6 +118,11 @@ struct transport_stats {
 	uint64_t out_errors;
 	uint64_t out_busy;     /* times the datapath found no free OUT buffer */
 	uint64_t in_batch_max; /* most transfers completed in one wakeup (<= n_rx) */
+	/* The control path (usb): encapsulated commands and responses. */
+	uint64_t ctrl_retries; /* SEND_ENCAPSULATED_COMMAND failed and was sent again */
+	uint64_t ctrl_errors;  /* ... failed every try: the request was lost */
+	uint64_t resp_errors;  /* GET_ENCAPSULATED_RESPONSE failed (retried on the next) */
+	uint64_t resp_polled;  /* responses fetched without a RESPONSE_AVAILABLE */
 };
 
 struct transport {

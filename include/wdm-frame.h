@@ -37,7 +37,10 @@ enum wdm_framing {
 #define WDM_MBIM_MIN_MESSAGE 12
 #define WDM_MBIM_MAX_MESSAGE 65536
 
-/* One whole message to the modem; returns 0 or -errno (-ENOTCONN while it is absent). */
+/*
+ * One whole message to the modem; returns 0 or -errno (-ENOTCONN while it is absent,
+ * -EAGAIN or -ENOBUFS to be retried).
+ */
 typedef int (*wdm_send_fn)(void *userdata, const uint8_t *msg, size_t len);
 
 /*

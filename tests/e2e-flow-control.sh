@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # QMAP flow control with the simulator: FLOW_DISABLE stops qmapd reading the mux devices
-# (uplink stops, the kernel queues and backpressures), FLOW_ENABLE resumes it, and every
-# command is ACKed back as rmnet does. Needs root; namespaces it creates and deletes.
+# (uplink stops, the kernel queues and backpressures, and what the device's queue drops
+# shows in qmapd's counters), FLOW_ENABLE resumes it, and every command is ACKed back as
+# rmnet does. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
@@ -37,6 +38,14 @@ sleep 1.5
 refresh_stats
 ul1=$(sstat "mux 1:" ul_packets)
 expect_eq "uplink packets on mux 1 while flow is off" "$((ul1 - ul0))" 0
+# While qmapd does not read, the device's own queue overflows: the kernel counts that as the
+# device's tx_dropped, and qmapd must show it (tx_dropped_device) rather than lose it unseen.
+in_host bash -c 'for i in $(seq 3000); do echo x; done >/dev/udp/198.51.100.1/9' 2>/dev/null || true
+dev_tx_dropped() { ip -n "$NS_HOST" -j -s link show qmap1 | jq '.[0].stats64.tx.dropped'; }
+shown_tx_dropped() { refresh_stats; [ "$(qstat "mux 1 " tx_dropped_device)" = "$(dev_tx_dropped)" ]; }
+expect_ge "packets qmap1's queue dropped while flow was off" "$(dev_tx_dropped)" 1
+wait_for 5 "qmapd's tx_dropped_device to match the device's tx_dropped" shown_tx_dropped
+echo "ok: the device's own drops show in qmapd's counters ($(dev_tx_dropped))"
 kill -RTMIN+1 "$SIM_PID"
 wait_for 5 "mux 1 flowing again and both FLOW_ENABLE ACKed" flow_is on 4
 wait_for 5 "100 uplink packets on mux 1 after FLOW_ENABLE" ul_reached $((ul1 + 100))

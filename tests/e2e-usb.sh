@@ -4,9 +4,10 @@
 # tests/usb-harness.c carries to qmapd-sim (docs/ARCHITECTURE.md, "Tests"). Enumeration,
 # kernel driver detach and claim, DTR, QMI over encapsulated commands through qmi-proxy,
 # sessions, ping both ways and iperf3 with matching counters, STALL/-EPROTO/short/overflow
-# injection, unplug with transfers in flight and replug with sessions restored, the kernel
-# driver handed back on exit, and the same modem found by its port path (usb-path:). Needs
-# root (namespaces) and /dev/pts.
+# injection on bulk IN, STALL/-EPROTO/timeout on bulk OUT, failing encapsulated commands and
+# a silent interrupt endpoint, unplug with transfers in flight and mid-control-transfer,
+# replug with sessions restored, the kernel driver handed back on exit, and the same modem
+# found by its port path (usb-path:). Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
@@ -141,6 +142,41 @@ expect_ge "bulk IN transfers in flight after the faults" "$(ustat bulk_in_urbs_p
 grep -q "bulk IN stall" "$E2E_TMP/qmapd.log" || fail "the stall was not logged"
 echo "ok: STALL, -EPROTO, short and overflow counted and survived"
 
+# Faults beyond bulk IN. Bulk OUT: STALL (halt cleared), -EPROTO, a transfer that never
+# completes (libusb times it out after 5 s). The control path: SEND_ENCAPSULATED_COMMAND
+# failing with STALL and -EPROTO (sent again), a response without RESPONSE_AVAILABLE (fetched
+# by asking). Each is survived, counted and logged once; the sessions stay connected.
+dms_ids() { in_host timeout 20 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids >/dev/null; }
+refresh_stats
+ul_errors0=$(qstat device: ul_errors)
+usb inject out-stall 2
+usb inject out-eproto 2
+usb inject out-timeout 1
+in_host ping -c 20 -i 0.1 -W 1 198.51.100.1 >/dev/null 2>&1 || true
+ul_faults() { refresh_stats; [ $(($(qstat device: ul_errors) - ul_errors0)) -ge 5 ]; }
+wait_for 15 "5 bulk OUT faults counted (one by libusb's 5 s timeout)" ul_faults
+usb inject cmd-stall 1
+usb inject cmd-eproto 1
+dms_ids || fail "qmicli through failing SEND_ENCAPSULATED_COMMANDs"
+usb inject int-silent 1
+dms_ids || fail "qmicli with a response that came without RESPONSE_AVAILABLE"
+refresh_stats
+usb_stats
+expect_eq "bulk OUT faults injected" "$(($(ustat injected_out_stall) + $(ustat injected_out_eproto) + $(ustat injected_out_timeout)))" 5
+expect_eq "bulk OUT faults counted by qmapd" "$(($(qstat device: ul_errors) - ul_errors0))" 5
+expect_eq "command faults injected" "$(($(ustat injected_cmd_stall) + $(ustat injected_cmd_eproto)))" 2
+expect_eq "commands sent again" "$(qstat device: ctrl_retries)" 2
+expect_eq "commands lost" "$(qstat device: ctrl_errors)" 0
+expect_eq "silent notifications injected" "$(ustat injected_int_silent)" 1
+expect_ge "responses fetched without a notification" "$(qstat device: resp_polled)" 1
+for m in 1 2; do expect_eq "mux $m after the control-path faults" "$(mux_state $m)" connected; done
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the bulk OUT faults"
+# Once per run of failures: the four in a row, then the timeout, which ends after good ones.
+expect_eq "bulk OUT failure log lines" "$(grep -c 'bulk OUT .*only counted' "$E2E_TMP/qmapd.log")" 2
+expect_eq "command failure log lines" "$(grep -c 'SEND_ENCAPSULATED_COMMAND: .*only counted' "$E2E_TMP/qmapd.log")" 1
+expect_eq "missing notification log lines" "$(grep -c 'without RESPONSE_AVAILABLE' "$E2E_TMP/qmapd.log")" 1
+echo "ok: bulk OUT and control-path faults counted, logged once, sessions kept"
+
 # Unplug while traffic flows: every transfer completes, carrier off, devices and addresses kept.
 refresh_stats
 tx0=$(qstat "mux 1 " tx_packets)
@@ -174,6 +210,23 @@ expect_eq "kernel driver detached again" "$(ustat driver_detached)" 2
 refresh_stats
 expect_ge "qmapd counted the disconnect" "$(qstat device: disconnects)" 1
 echo "ok: replug of the same modem -> claimed again, sessions restored, traffic resumes"
+
+# The modem vanishes while a SEND_ENCAPSULATED_COMMAND is in flight: noticed as a disconnect,
+# and the sessions come back on replug.
+disconnects0=$(qstat device: disconnects)
+usb inject vanish-ctrl 1
+in_host timeout 10 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids >/dev/null 2>&1 || true
+vanished() { refresh_stats; [ "$(qstat device: disconnects)" -gt "$disconnects0" ]; }
+wait_for 10 "the disconnect mid-control-transfer counted" vanished
+wait_for 10 "carrier off on qmap1 after the vanish" no_carrier qmap1
+usb plug
+for m in 1 2; do
+	wait_for 30 "mux $m connected after the vanish and replug" mux_is $m connected
+done
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the vanish and replug"
+usb_stats
+expect_eq "vanish-ctrl injected" "$(ustat injected_vanish_ctrl)" 1
+echo "ok: a modem gone mid-control-transfer is a disconnect; sessions restored on replug"
 
 # On exit, also after an unplug/replug cycle, qmapd releases the interface and gives it back
 # to qmi_wwan.

@@ -457,6 +457,9 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\ninterface = a/b\n", NAME ":4: ", "invalid interface 'a/b'" },
 	{ DEV "[mux.1]\ninterface = a:b\n", NAME ":4: ", "invalid interface 'a:b'" },
 	{ DEV "[mux.1]\ninterface = a b\n", NAME ":4: ", "invalid interface 'a b'" },
+	{ DEV "[mux.1]\ninterface = qmap%d\n", NAME ":4: ",
+	  "invalid interface 'qmap%d' in [mux.1]: 1 to 15 printable characters without blanks, "
+	  "'/', ':' or '%'" },
 	{ DEV "[mux.1]\ninterface = .\n", NAME ":4: ", "invalid interface '.'" },
 	{ DEV "[mux.1]\ninterface = ..\n", NAME ":4: ", "invalid interface '..'" },
 	{ DEV "[mux.1]\ninterface = abcdefghijklmnop\n",

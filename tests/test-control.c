@@ -4,8 +4,9 @@
  * in a temporary directory with a stub in place of the manager: round trips, mux-add
  * settings reaching the stub as a struct config_mux, every kind of bad request, an
  * oversize request, pipelining, the peer checks from processes that dropped to nobody
- * (root only), a client that never reads, the client limit, stale sockets and socket
- * activation. The server runs in this process; the test's clients pump its loop while they
+ * (root only), a client that never reads, the client limit, clients that trickle bytes
+ * or hold 1000 connections against root (reserved slots, per-uid limit, eviction), stale
+ * sockets and socket activation. The server runs in this process; the test's clients pump its loop while they
  * wait.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -861,6 +863,287 @@ static void test_slow_reader(void)
 	stub = (struct stub){};
 }
 
+/*
+ * A child that becomes uid (group gid, no supplementary groups) and opens n connections,
+ * each sending "{" and then, with trickle, one more byte every 100 ms: a request that never
+ * ends. It writes a byte to ready once connected, keeps at it for hold_ms, and exits with
+ * the number of its connections qmapd has not closed by then.
+ */
+struct holder {
+	pid_t pid;
+	int ready; /* read end */
+};
+
+static int holder_child(unsigned n, bool trickle, unsigned hold_ms, int ready)
+{
+	int *fd = calloc(n, sizeof(int));
+	bool *open_ = calloc(n, sizeof(bool));
+	unsigned still = 0;
+	uint64_t end;
+
+	if (!fd || !open_)
+		return 255;
+	for (unsigned i = 0; i < n; i++) {
+		struct tclient t;
+		uint64_t until = now_ms() + 5000;
+		int r;
+
+		/* The backlog may be full until the server accepts: retry. */
+		while ((r = tc_connect(&t, sock_path)) == -EAGAIN && now_ms() < until)
+			usleep(1000);
+		if (r < 0) {
+			fprintf(stderr, "holder: connect %u: %s\n", i, strerror(-r));
+			return 254;
+		}
+		fd[i] = t.fd;
+		open_[i] = true;
+		if (trickle)
+			(void)!send(fd[i], "{", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	(void)!write(ready, "x", 1);
+	end = now_ms() + hold_ms;
+	while (now_ms() < end) {
+		for (unsigned i = 0; i < n; i++) {
+			char buf[512];
+			ssize_t k;
+
+			if (!open_[i])
+				continue;
+			while ((k = recv(fd[i], buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+				;
+			if (k == 0 || (k < 0 && errno != EAGAIN)) {
+				open_[i] = false;
+				continue;
+			}
+			if (trickle)
+				(void)!send(fd[i], " ", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+		usleep(100 * 1000);
+	}
+	for (unsigned i = 0; i < n; i++)
+		still += open_[i];
+	return still > 253 ? 253 : (int)still;
+}
+
+static struct holder holder_start(uid_t uid, unsigned n, bool trickle, unsigned hold_ms)
+{
+	struct holder h = { .pid = -1, .ready = -1 };
+	uint64_t end = now_ms() + 20000;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		abort();
+	fflush(stderr);
+	h.pid = fork();
+	if (h.pid < 0)
+		abort();
+	if (h.pid == 0) {
+		/* Not the server's ends of earlier holders' connections: they must see EOF. */
+		for (int fd = 3; fd < 4096; fd++)
+			if (fd != p[1])
+				close(fd);
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(uid) < 0)
+			_exit(252);
+		loop = ev_loop_new(EVFLAG_AUTO);
+		_exit(holder_child(n, trickle, hold_ms, p[1]));
+	}
+	close(p[1]);
+	h.ready = p[0];
+	/* Serve the connections until the child has them all. */
+	for (;;) {
+		struct pollfd pf = { .fd = h.ready, .events = POLLIN };
+
+		tc_pump(NULL);
+		if (poll(&pf, 1, 1) > 0 || now_ms() > end)
+			break;
+	}
+	return h;
+}
+
+/* The child's exit status: how many of its connections were still open at its end. */
+static int holder_wait(struct holder *h)
+{
+	uint64_t end = now_ms() + 30000;
+	int status = -1;
+
+	while (now_ms() < end) {
+		if (waitpid(h->pid, &status, WNOHANG) == h->pid)
+			break;
+		tc_pump(NULL);
+		usleep(1000);
+	}
+	if (now_ms() >= end) {
+		kill(h->pid, SIGKILL);
+		waitpid(h->pid, &status, 0);
+	}
+	close(h->ready);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect_root_served(void)
+{
+	struct tclient t;
+	json_t *r;
+
+	EXPECT_EQ(tc_connect(&t, sock_path), 0);
+	r = tc_rpc(&t, "{\"command\":\"status\"}");
+	EXPECT_OK(r);
+	json_decref(r);
+	tc_close(&t);
+}
+
+/*
+ * 32 connections of one user, each trickling a byte every 100 ms into a request that never
+ * ends: root is still served, the user gets CONTROL_CLIENTS_PER_UID of them, and those are
+ * closed at the request deadline however many bytes they send.
+ */
+static void test_slow_clients(void)
+{
+	struct control *c;
+	struct control_stats st;
+	struct holder h;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_slow_clients: SKIP, needs root to become nobody\n");
+		return;
+	}
+	c = server_new();
+	if (!c)
+		return;
+	control_set_timeouts(c, 1.0, 60.0);
+	EXPECT_EQ(chmod(sock_path, 0666), 0);
+
+	h = holder_start(NOBODY, CONTROL_CLIENTS_MAX, true, 2500);
+	expect_root_served();
+	control_get_stats(c, &st);
+	EXPECT_EQ(st.clients_rejected, CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_PER_UID);
+	/* Bytes every 100 ms for 2.5 s, deadline 1 s: none of them may still be open. */
+	EXPECT_EQ(holder_wait(&h), 0);
+	control_get_stats(c, &st);
+	EXPECT_EQ(st.clients_timed_out, CONTROL_CLIENTS_PER_UID);
+	EXPECT_EQ(st.clients, 0);
+	control_free(c);
+	stub = (struct stub){};
+}
+
+/*
+ * 1000 silent connections from four users hold every unprivileged slot; root still gets in,
+ * first into the reserved slots, then by evicting the unprivileged client quiet longest.
+ */
+static void test_many_clients(void)
+{
+	struct control *c;
+	struct control_stats st;
+	struct holder h[4];
+	struct tclient t[CONTROL_CLIENTS_RESERVED + 1];
+	unsigned open_total = 0;
+	json_t *r;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_many_clients: SKIP, needs root to become nobody\n");
+		return;
+	}
+	c = server_new();
+	if (!c)
+		return;
+	EXPECT_EQ(chmod(sock_path, 0666), 0);
+
+	for (unsigned i = 0; i < ARRAY_SIZE(h); i++)
+		h[i] = holder_start(NOBODY - i, 250, false, 4000);
+	/* Connected is not yet accepted: serve until all 1000 are either. */
+	for (uint64_t end = now_ms() + 5000; now_ms() < end;) {
+		tc_pump(NULL);
+		control_get_stats(c, &st);
+		if (st.clients + st.clients_rejected >= 1000)
+			break;
+	}
+	control_get_stats(c, &st);
+	EXPECT_EQ(st.clients, CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED);
+	EXPECT_EQ(st.clients_rejected, 1000 - (CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED));
+
+	/* Root, as many times as there are reserved slots, and once more. */
+	for (unsigned i = 0; i < ARRAY_SIZE(t); i++) {
+		EXPECT_EQ(tc_connect(&t[i], sock_path), 0);
+		r = tc_rpc(&t[i], "{\"command\":\"status\"}");
+		EXPECT_OK(r);
+		json_decref(r);
+	}
+	control_get_stats(c, &st);
+	EXPECT_EQ(st.clients, CONTROL_CLIENTS_MAX);
+	EXPECT_EQ(st.clients_evicted, 1);
+	for (unsigned i = 0; i < ARRAY_SIZE(t); i++)
+		tc_close(&t[i]);
+	for (unsigned i = 0; i < ARRAY_SIZE(h); i++)
+		open_total += (unsigned)holder_wait(&h[i]);
+	EXPECT_EQ(open_total, CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED - 1);
+	control_free(c);
+	stub = (struct stub){};
+}
+
+/* A child as nobody in group gid alone must not even connect. */
+static void expect_no_connect(gid_t gid)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		struct tclient t;
+
+		if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
+			_exit(2);
+		_exit(tc_connect(&t, sock_path) == -EACCES ? 0 : 1);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0)
+		tc_pump(NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "%s:%d: gid %u could connect (status %d)\n", __FILE__, __LINE__,
+			(unsigned)gid, status);
+		test_failures++;
+	}
+}
+
+/*
+ * admin-group is granted access by an ACL entry: the socket keeps its group, so readers in
+ * that group keep theirs (a chown to the admin group took it away), and admin-group members
+ * outside it get in.
+ */
+static void test_admin_group_access(void)
+{
+	char saved[sizeof(admin_group)];
+	struct group *gr = getgrgid(NOBODY);
+	gid_t outside = 4242, admin[] = { NOBODY };
+	struct control *c;
+	struct stat st;
+
+	if (geteuid() != 0 || !gr || getegid() == NOBODY) {
+		fprintf(stderr, "test_admin_group_access: SKIP, needs root and group %u\n", NOBODY);
+		return;
+	}
+	snprintf(saved, sizeof(saved), "%s", admin_group);
+	snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
+	c = server_new();
+	if (!c)
+		goto out;
+	EXPECT_EQ(stat(sock_path, &st), 0);
+	EXPECT_EQ(st.st_gid, getegid());
+	EXPECT_EQ(st.st_mode & 0777, 0660);
+
+	/* In the socket's group: reads, may not change. */
+	run_as_nobody(getegid(), NULL, 0, false);
+	/* In admin-group only: connects through the ACL and may change. */
+	run_as_nobody(outside, admin, ARRAY_SIZE(admin), true);
+	/* In neither: no connection at all. */
+	expect_no_connect(outside);
+	control_free(c);
+out:
+	snprintf(admin_group, sizeof(admin_group), "%s", saved);
+	stub = (struct stub){};
+}
+
 static void test_client_limit(void)
 {
 	struct control *c = server_new();
@@ -1040,11 +1323,18 @@ static void test_activation(void)
 	setenv("LISTEN_FDS", "1", 1);
 
 	loop = ev_loop_new(EVFLAG_AUTO);
-	EXPECT_EQ(control_new(loop, &stub_ops, &stub, unused, "", &c), 0);
+	/* With an admin group other than the socket's, systemd's socket gets its ACL entry. */
+	struct group *gr = getgrgid(NOBODY);
+	char nogroup[64] = "";
+	if (gr && geteuid() == 0 && getegid() != NOBODY)
+		snprintf(nogroup, sizeof(nogroup), "%s", gr->gr_name);
+	EXPECT_EQ(control_new(loop, &stub_ops, &stub, unused, nogroup, &c), 0);
 	EXPECT_TRUE(control_is_activated(c));
 	EXPECT_EQ(access(unused, F_OK), -1);
 	/* No child of ours (qmi-proxy) may hold systemd's socket. */
 	EXPECT_EQ(fcntl(CONTROL_LISTEN_FDS_START, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	if (nogroup[0])
+		EXPECT_GE(getxattr(path, "system.posix_acl_access", NULL, 0), 12);
 
 	EXPECT_EQ(tc_connect(&t, path), 0);
 	r = tc_rpc(&t, "{\"command\":\"status\"}");
@@ -1135,8 +1425,11 @@ int main(void)
 	test_round_trip();
 	test_oversize();
 	test_permissions();
+	test_admin_group_access();
 	test_slow_reader();
 	test_client_limit();
+	test_slow_clients();
+	test_many_clients();
 	test_socket_file();
 
 	ev_loop_destroy(loop);

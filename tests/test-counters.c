@@ -62,7 +62,11 @@ static void test_device(void)
 					.out_zlp = 5,
 					.out_errors = 6,
 					.out_busy = 7,
-					.in_batch_max = 8 };
+					.in_batch_max = 8,
+					.ctrl_retries = 30,
+					.ctrl_errors = 31,
+					.resp_errors = 32,
+					.resp_polled = 33 };
 	*s = (struct datapath_stats){ .dl_aggregates = 3,
 				      .dl_datagrams = 10,
 				      .dl_datagrams_max = 11,
@@ -86,7 +90,8 @@ static void test_device(void)
 		" commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
 		" command_acks=17 command_acks_dropped=18 ul_aggregates=0"
 		" ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
-		" ul_errors=26 ul_busy=7 disconnects=21");
+		" ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
+		" resp_errors=32 resp_polled=33");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(
@@ -95,7 +100,8 @@ static void test_device(void)
 		"\"transfer-errors\":3,\"transfer-overflows\":2,\"aggregates\":3,\"datagrams\":10,"
 		"\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
 		"\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
-		"\"ul-errors\":26,\"disconnects\":21}");
+		"\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
+		"\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33}");
 	free(text);
 }
 
@@ -120,7 +126,8 @@ static void test_mux(void)
 				      .tx_dropped_link_down = 12,
 				      .tx_dropped_bad_gso = 13,
 				      .tx_gso_segments = 14,
-				      .commands_rx = 15 };
+				      .commands_rx = 15,
+				      .tx_dropped_device = 16 };
 
 	/* Without GRO its counters are 0. */
 	text = print(&m);
@@ -129,7 +136,7 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=on"
 			    " rx_writes=5 gro_merged=0 gro_super_packets=0 merge_ratio=0.00"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " headroom=auto headroom_switches=7 gro=none");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=none");
 	free(text);
 
 	m.gro = &gro;
@@ -144,7 +151,7 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=off"
 			    " rx_writes=5 gro_merged=6 gro_super_packets=2 merge_ratio=1.50"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " headroom=auto headroom_switches=7 gro=off");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=off");
 	free(text);
 	text = to_json(&m);
 	EXPECT_STR_EQ(text, "{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
@@ -153,7 +160,8 @@ static void test_mux(void)
 			    "\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
 			    "\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
 			    "\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
-			    "\"rx-silent-drops\":6,\"headroom\":\"auto\",\"device\":\"tap+xdp\","
+			    "\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
+			    "\"device\":\"tap+xdp\","
 			    "\"headroom-switches\":7}");
 	free(text);
 }

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -519,6 +520,79 @@ static void test_bad_names(struct rtnl *rtnl)
 	EXPECT_EQ(nd.fd, -1);
 }
 
+/* A persistent TAP as `ip tuntap add mode tap name NAME` leaves it: no alias. Returns its fd. */
+static int foreign_tap(const char *name)
+{
+	struct ifreq ifr = { 0 };
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, 1UL) < 0) {
+		fprintf(stderr, "%s:%d: foreign tap %s: %s\n", __FILE__, __LINE__, name,
+			strerror(errno));
+		test_failures++;
+	}
+	return fd;
+}
+
+/* Only devices qmapd marked are taken over; another program's persistent TAP is refused. */
+static void test_foreign(struct rtnl *rtnl)
+{
+	struct netdev nd = { .fd = -1 };
+	int fd = foreign_tap("victim0"), ifindex = (int)if_nametoindex("victim0");
+
+	close(fd); /* persistent: it stays, as another program's device does */
+	EXPECT_EQ(netdev_probe_name(rtnl, "victim0"), -EEXIST);
+	EXPECT_EQ(netdev_create(rtnl, "victim0", CONFIG_HEADROOM_XDP, 1400, false, false, &nd),
+		  -EEXIST);
+	EXPECT_EQ(netdev_create(rtnl, "victim0", CONFIG_HEADROOM_OFF, 1400, true, false, &nd),
+		  -EEXIST);
+	EXPECT_EQ(nd.fd, -1);
+	EXPECT_EQ((int)if_nametoindex("victim0"), ifindex);
+	EXPECT_EQ(netdev_probe_name(rtnl, "lo"), -EEXIST);
+	EXPECT_EQ(netdev_probe_name(rtnl, "qmt9"), 0);
+	EXPECT_EQ(netdev_probe_name(rtnl, "qmt%d"), -EINVAL);
+
+	/* Ours are marked, and a persistent one of ours is taken over again. */
+	EXPECT_EQ(netdev_create(rtnl, "qmt9", CONFIG_HEADROOM_OFF, 1400, true, false, &nd), 0);
+	EXPECT_EQ(netdev_probe_name(rtnl, "qmt9"), 1);
+	netdev_close(&nd);
+	EXPECT_EQ(netdev_create(rtnl, "qmt9", CONFIG_HEADROOM_OFF, 1400, false, false, &nd), 0);
+	netdev_close(&nd);
+	EXPECT_EQ(if_nametoindex("qmt9"), 0);
+
+	fd = foreign_tap("victim0");
+	if (fd >= 0) {
+		(void)!ioctl(fd, TUNSETPERSIST, 0UL);
+		close(fd);
+	}
+	EXPECT_EQ(if_nametoindex("victim0"), 0);
+}
+
+/* Many devices closed at once from threads: all gone, every fd -1. */
+static void test_close_many(struct rtnl *rtnl)
+{
+	struct netdev nd[40], *p[40];
+	char name[16];
+
+	for (unsigned i = 0; i < ARRAY_SIZE(nd); i++) {
+		snprintf(name, sizeof(name), "qmc%u", i);
+		nd[i] = (struct netdev){ .fd = -1 };
+		EXPECT_EQ(
+			netdev_create(rtnl, name, CONFIG_HEADROOM_OFF, 1400, false, false, &nd[i]),
+			0);
+		p[i] = &nd[i];
+	}
+	netdev_close_many(p, ARRAY_SIZE(p));
+	for (unsigned i = 0; i < ARRAY_SIZE(nd); i++) {
+		snprintf(name, sizeof(name), "qmc%u", i);
+		EXPECT_EQ(nd[i].fd, -1);
+		EXPECT_EQ(if_nametoindex(name), 0);
+	}
+	netdev_close_many(p, 0);
+}
+
 /* Keep CAP_NET_ADMIN, lose what bpf(BPF_PROG_LOAD) needs. */
 static int drop_bpf_caps(void)
 {
@@ -668,6 +742,8 @@ int main(void)
 	test_tun(rtnl);
 	test_persist(rtnl);
 	test_bad_names(rtnl);
+	test_foreign(rtnl);
+	test_close_many(rtnl);
 	test_fallback(rtnl);
 
 	EXPECT_PTR_EQ(rtnl_close(rtnl), NULL);

@@ -157,6 +157,62 @@ static void test_messages(struct ev_loop *loop, struct wdm *w, struct test_sink 
 	EXPECT_EQ(st.client_closes, 1);
 }
 
+/*
+ * The transport is busy (EAGAIN, ENOBUFS): requests wait, in order, and go out once it takes
+ * them again; only beyond WDM_TO_MODEM_QUEUE_SIZE are they dropped, and counted.
+ */
+static void test_deferred(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
+{
+	struct wdm_stats st0, st;
+	unsigned written = 0;
+	uint8_t buf[13 * 64];
+
+	int c = client_open(wdm_link_path(w));
+	EXPECT_TRUE(c >= 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+	wdm_get_stats(w, &st0);
+	s->n = 0;
+
+	s->ret = -EAGAIN;
+	EXPECT_EQ(write(c, ctl_alloc_cid, 16), 16);
+	EXPECT_EQ(write(c, dms_get_ids, 13), 13);
+	EXPECT_TRUE(PUMP_UNTIL(
+		loop, (wdm_get_stats(w, &st), st.to_modem_deferred == st0.to_modem_deferred + 2)));
+	pump_for(loop, 20);
+	EXPECT_EQ(s->n, 0);
+	s->ret = 0;
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == 2));
+	EXPECT_MEM_EQ(s->msg[0], ctl_alloc_cid, 16);
+	EXPECT_MEM_EQ(s->msg[1], dms_get_ids, 13);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem, st0.to_modem + 2);
+	EXPECT_EQ(st.to_modem_errors, st0.to_modem_errors);
+	EXPECT_EQ(st.to_modem_overflows, 0);
+
+	/* More than the queue holds: the rest is dropped and counted, never silently. */
+	s->ret = -ENOBUFS;
+	for (size_t i = 0; i < 64; i++)
+		memcpy(buf + 13 * i, dms_get_ids, 13);
+	while (written * 17 < WDM_TO_MODEM_QUEUE_SIZE + 64 * 17) {
+		ssize_t n = write(c, buf, sizeof(buf));
+		if (n > 0)
+			written += (unsigned)n / 13;
+		pump_for(loop, 1);
+	}
+	EXPECT_TRUE(PUMP_UNTIL(
+		loop, (wdm_get_stats(w, &st),
+		       st.to_modem_deferred - st0.to_modem_deferred - 2 + st.to_modem_overflows ==
+			       written)));
+	EXPECT_GE(st.to_modem_overflows, 1);
+	s->ret = 0;
+	EXPECT_TRUE(PUMP_UNTIL(loop, s->n == 2 + written - st.to_modem_overflows));
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem, st0.to_modem + 2 + written - st.to_modem_overflows);
+	EXPECT_EQ(st.to_modem_errors, st0.to_modem_errors);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+}
+
 static void test_stale(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st, before;
@@ -351,6 +407,7 @@ int main(void)
 	EXPECT_EQ(st.st_mode & 0777, 0755);
 
 	test_messages(loop, w, &s);
+	test_deferred(loop, w, &s);
 	test_stale(loop, w, &s);
 	test_backpressure(loop, w);
 

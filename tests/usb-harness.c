@@ -17,7 +17,15 @@
  * The usbfs node is a symlink to a pty slave: tty flow control gates POLLOUT ("an URB is
  * reapable"), so libusb does not spin, and closing the master gives POLLERR like a real
  * disconnect. Commands, one per line, on the --control FIFO:
- *   plug | unplug | stats | inject stall|eproto|short|overflow [N] | quit
+ *   plug | unplug | stats | inject KIND [N] | quit
+ * where KIND is, for the next N of its kind:
+ *   stall, eproto, short, overflow    a bulk IN URB fails so (or is damaged)
+ *   out-stall, out-eproto             a bulk OUT URB fails with -EPIPE / -EPROTO
+ *   out-timeout                       a bulk OUT URB never completes (libusb times it out)
+ *   cmd-stall, cmd-eproto             a SEND_ENCAPSULATED_COMMAND fails, not forwarded
+ *   int-silent                        a response comes without RESPONSE_AVAILABLE
+ *   vanish-ctrl                       the device is unplugged while a SEND_ENCAPSULATED_
+ *                                     COMMAND is in flight (that URB never completes)
  * Counters go to --stats as key=value lines (atomically) on `stats` and at exit.
  */
 #include <errno.h>
@@ -49,8 +57,31 @@
 #define H_SERIAL    "qmapdsim0001"
 #define H_QUEUE_MAX 1024 /* sim messages waiting for URBs; beyond, dropped like a full FIFO */
 
-enum inject { INJ_STALL, INJ_EPROTO, INJ_SHORT, INJ_OVERFLOW, INJ_MAX };
-static const char *const inject_names[INJ_MAX] = { "stall", "eproto", "short", "overflow" };
+enum inject {
+	INJ_STALL,
+	INJ_EPROTO,
+	INJ_SHORT,
+	INJ_OVERFLOW,
+	INJ_BULK_IN_MAX, /* the kinds above take bulk IN URBs */
+	INJ_OUT_STALL = INJ_BULK_IN_MAX,
+	INJ_OUT_EPROTO,
+	INJ_OUT_TIMEOUT,
+	INJ_CMD_STALL,
+	INJ_CMD_EPROTO,
+	INJ_INT_SILENT,
+	INJ_VANISH_CTRL,
+	INJ_MAX
+};
+static const char *const inject_names[INJ_MAX] = {
+	"stall",       "eproto",    "short",	  "overflow",	"out-stall",   "out-eproto",
+	"out-timeout", "cmd-stall", "cmd-eproto", "int-silent", "vanish-ctrl",
+};
+/* Their counters, "injected_" and the name with '_' for '-'. */
+static const char *const inject_keys[INJ_MAX] = {
+	"injected_stall",      "injected_eproto",     "injected_short",	      "injected_overflow",
+	"injected_out_stall",  "injected_out_eproto", "injected_out_timeout", "injected_cmd_stall",
+	"injected_cmd_eproto", "injected_int_silent", "injected_vanish_ctrl",
+};
 
 struct urb {
 	UMockdevIoctlData *urb; /* ->data: our copy of struct usbdevfs_urb */
@@ -71,7 +102,8 @@ struct harness {
 	unsigned devnum;
 	char *devnode, *syspath;
 	GQueue bulk_in_urbs, int_urbs, reapable; /* struct urb * */
-	GQueue bulk_in_data, int_data, encap;	 /* GBytes * */
+	GQueue held_urbs; /* never completed (out-timeout, vanish-ctrl) until discarded */
+	GQueue bulk_in_data, int_data, encap; /* GBytes * */
 	unsigned inject[INJ_MAX];
 	GHashTable *stats; /* const char * -> count */
 	GMainLoop *main;
@@ -119,20 +151,24 @@ static void complete_locked(struct urb *u, int status, int actual)
 	doorbell_locked(true);
 }
 
+/* Take one injection of kind k, if one is due. */
+static bool take_locked(enum inject k)
+{
+	if (!H.inject[k])
+		return false;
+	H.inject[k]--;
+	count(inject_keys[k], 1);
+	return true;
+}
+
 /* Injected faults take the next bulk IN URB whether or not the sim has data. */
 static bool inject_locked(struct urb *u)
 {
 	int room = U(u)->buffer_length;
 
-	for (int k = 0; k < INJ_MAX; k++) {
-		if (!H.inject[k])
+	for (int k = 0; k < INJ_BULK_IN_MAX; k++) {
+		if (!take_locked((enum inject)k))
 			continue;
-		H.inject[k]--;
-		count(k == INJ_STALL	? "injected_stall"
-		      : k == INJ_EPROTO ? "injected_eproto"
-		      : k == INJ_SHORT	? "injected_short"
-					: "injected_overflow",
-		      1);
 		switch ((enum inject)k) {
 		case INJ_STALL:
 			complete_locked(u, -EPIPE, 0);
@@ -150,7 +186,7 @@ static bool inject_locked(struct urb *u)
 			memset(u->buf->data, 0xee, room);
 			complete_locked(u, -EOVERFLOW, room);
 			break;
-		case INJ_MAX:
+		default:
 			break;
 		}
 		return true;
@@ -296,6 +332,16 @@ static int string_descriptor(unsigned idx, guint8 *out, int room)
 	return n;
 }
 
+static void unplug(void);
+
+/* From the main loop: unplug() takes the lock the ioctl handler holds. */
+static gboolean unplug_later(gpointer user)
+{
+	(void)user;
+	unplug();
+	return G_SOURCE_REMOVE;
+}
+
 /* EP0: the 8-byte setup packet, then the data stage. */
 static void control_locked(struct urb *u)
 {
@@ -312,6 +358,20 @@ static void control_locked(struct urb *u)
 	int room = MIN((int)length, blen - 8);
 
 	if (rt == 0x21 && req == 0x00) { /* SEND_ENCAPSULATED_COMMAND */
+		if (take_locked(INJ_CMD_STALL)) {
+			complete_locked(u, -EPIPE, 0);
+			return;
+		}
+		if (take_locked(INJ_CMD_EPROTO)) {
+			complete_locked(u, -EPROTO, 0);
+			return;
+		}
+		if (take_locked(INJ_VANISH_CTRL)) {
+			/* In flight when the device goes: the unplug flushes it. */
+			g_queue_push_tail(&H.held_urbs, u);
+			g_idle_add(unplug_later, NULL);
+			return;
+		}
 		count("ctrl_commands", 1);
 		sim_send_locked(TRANSPORT_EP_CONTROL, 0, data, room);
 		complete_locked(u, 0, room);
@@ -390,6 +450,18 @@ static int submit_locked(UMockdevIoctlClient *client, UMockdevIoctlData *d)
 		/* The kernel adds the ZLP only where the transfer ends on a packet boundary. */
 		bool zlp = (urb->flags & USBDEVFS_URB_ZERO_PACKET) && urb->buffer_length > 0 &&
 			   urb->buffer_length % H_MPS == 0;
+		if (take_locked(INJ_OUT_STALL)) {
+			complete_locked(u, -EPIPE, 0);
+			return 0;
+		}
+		if (take_locked(INJ_OUT_EPROTO)) {
+			complete_locked(u, -EPROTO, 0);
+			return 0;
+		}
+		if (take_locked(INJ_OUT_TIMEOUT)) {
+			g_queue_push_tail(&H.held_urbs, u);
+			return 0;
+		}
 		count("bulk_out", 1);
 		count("bulk_out_bytes", urb->buffer_length);
 		if (zlp)
@@ -410,7 +482,7 @@ static int submit_locked(UMockdevIoctlClient *client, UMockdevIoctlData *d)
 static int discard_locked(UMockdevIoctlClient *client)
 {
 	gulong addr = *(gulong *)umockdev_ioctl_client_get_arg(client)->data;
-	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs };
+	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs, &H.held_urbs };
 
 	for (size_t i = 0; i < G_N_ELEMENTS(queues); i++)
 		for (GList *l = queues[i]->head; l; l = l->next) {
@@ -618,7 +690,8 @@ static gboolean on_sim_readable(gint fd, GIOCondition cond, gpointer user)
 			/* cdc-wdm's shape: notify, then the host fetches the response. */
 			const guint8 notify[8] = { 0xa1, 0x01, 0, 0, H_IFNUM, 0, 0, 0 };
 			g_queue_push_tail(&H.encap, b);
-			g_queue_push_tail(&H.int_data, g_bytes_new(notify, sizeof(notify)));
+			if (!take_locked(INJ_INT_SILENT))
+				g_queue_push_tail(&H.int_data, g_bytes_new(notify, sizeof(notify)));
 		} else if (h->ep == TRANSPORT_EP_INTERRUPT) {
 			g_queue_push_tail(&H.int_data, b);
 		} else {
@@ -744,7 +817,7 @@ static void unplug(void)
 	g_mutex_lock(&H.lock);
 	H.plugged = false;
 	/* Like usb_disconnect(): the host controller flushes the endpoints. */
-	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs };
+	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs, &H.held_urbs };
 	for (size_t i = 0; i < G_N_ELEMENTS(queues); i++)
 		while (!g_queue_is_empty(queues[i])) {
 			complete_locked(g_queue_pop_head(queues[i]), -ESHUTDOWN, 0);
@@ -804,10 +877,6 @@ static void write_stats(void)
 		"claimed",
 		"released",
 		"clear_halt",
-		"injected_stall",
-		"injected_eproto",
-		"injected_short",
-		"injected_overflow",
 		"flushed_on_unplug",
 		"plugged",
 		"unplugged",
@@ -817,6 +886,10 @@ static void write_stats(void)
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
 		guint64 *v = g_hash_table_lookup(H.stats, keys[i]);
 		fprintf(f, "%s=%" G_GUINT64_FORMAT "\n", keys[i], v ? *v : 0);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(inject_keys); i++) {
+		guint64 *v = g_hash_table_lookup(H.stats, inject_keys[i]);
+		fprintf(f, "%s=%" G_GUINT64_FORMAT "\n", inject_keys[i], v ? *v : 0);
 	}
 	fprintf(f, "bulk_in_urbs_pending=%u\n", g_queue_get_length(&H.bulk_in_urbs));
 	fprintf(f, "driver=%s\n", H.driver_bound ? "qmi_wwan" : H.claimed ? "usbfs" : "none");

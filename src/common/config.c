@@ -34,13 +34,19 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "macro.h"
@@ -59,6 +65,8 @@
 #define SUN_PATH_SIZE sizeof(((struct sockaddr_un *)NULL)->sun_path)
 /* 254 muxes with every key set are well under 100 KB; anything much bigger is not a config. */
 #define FILE_MAX (1024 * 1024)
+/* How long a FIFO or pipe may take to deliver the whole file. */
+#define FILE_READ_TIMEOUT_MS 5000
 /* Error messages show this much of an offending input; CONFIG_ERROR_MAX must hold it. */
 #define QUOTE_INPUT_MAX CONFIG_QUOTE_INPUT_MAX
 #define QUOTE_MAX	CONFIG_QUOTE_MAX
@@ -283,7 +291,8 @@ static bool ifname_is_valid(const char *s)
 	if (n == 0 || n >= IFNAME_SIZE || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return false;
 	for (; *s; s++)
-		if (*s == '/' || *s == ':' || !isgraph((unsigned char)*s))
+		/* '%' would make the kernel number the device ("qmap%d"): a mux's name is fixed. */
+		if (*s == '/' || *s == ':' || *s == '%' || !isgraph((unsigned char)*s))
 			return false;
 	return true;
 }
@@ -454,7 +463,7 @@ static int parse_interface(struct setter *s, const struct key *k, const char *va
 {
 	if (!ifname_is_valid(value))
 		return invalid(s, k, value,
-			       "1 to 15 printable characters without blanks, '/' or ':'");
+			       "1 to 15 printable characters without blanks, '/', ':' or '%'");
 	strcpy(s->mux->interface, value);
 	return 0;
 }
@@ -1067,12 +1076,6 @@ static void config_freep(struct config **c)
 	config_free(*c);
 }
 
-static void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
 static int config_parse(const char *text, const char *name, struct config **ret_config,
 			char *errbuf, size_t errlen)
 {
@@ -1133,11 +1136,77 @@ int config_load_string(const char *text, const char *name, struct config **ret_c
 	return config_parse(text, name, ret_config, errbuf, errlen);
 }
 
-int config_load_file(const char *path, struct config **ret_config, char *errbuf, size_t errlen)
+static int64_t now_ms(void)
 {
-	_cleanup_(fclosep) FILE *f = NULL;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Read the whole file, at most FILE_MAX + 1 bytes. A regular file is read as it is; anything
+ * else (a FIFO, a pipe from `<(...)`, a character device) is read non-blocking until end of
+ * file within FILE_READ_TIMEOUT_MS, so that `qmapd -t` on a FIFO nobody writes ends.
+ */
+static int read_bounded(int fd, bool regular, char **ret_text, size_t *ret_size)
+{
 	_cleanup_free_ char *text = NULL;
 	size_t size = 0, alloc = 0;
+	int64_t deadline = now_ms() + FILE_READ_TIMEOUT_MS;
+
+	for (;;) {
+		ssize_t n;
+
+		if (alloc - size < 2) {
+			size_t new_alloc = alloc ? alloc * 2 : 4096;
+			char *t;
+
+			/* One byte beyond FILE_MAX tells a too large file, one more for the NUL. */
+			if (new_alloc > FILE_MAX + 2)
+				new_alloc = FILE_MAX + 2;
+			t = realloc(text, new_alloc);
+			if (!t)
+				return -ENOMEM;
+			text = t;
+			alloc = new_alloc;
+		}
+		n = read(fd, text + size, alloc - size - 1);
+		if (n > 0) {
+			size += (size_t)n;
+			if (size > FILE_MAX)
+				return -EFBIG;
+			continue;
+		}
+		/* A FIFO without a writer reads as empty: wait for one, within the bound. */
+		if (n == 0 && (regular || size > 0))
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno != EAGAIN || regular))
+			return negative_errno();
+		{
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int64_t left = deadline - now_ms();
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			/* POLLHUP without a writer returns at once: poll in short steps. */
+			(void)poll(&p, 1, left < 50 ? (int)left : 50);
+		}
+	}
+	text[size] = '\0';
+	*ret_text = TAKE_PTR(text);
+	*ret_size = size;
+	return 0;
+}
+
+int config_load_file(const char *path, struct config **ret_config, char *errbuf, size_t errlen)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0;
+	struct stat st;
 	const char *nul;
 	int r;
 
@@ -1154,46 +1223,31 @@ int config_load_file(const char *path, struct config **ret_config, char *errbuf,
 		return -ENAMETOOLONG;
 	}
 
-	f = fopen(path, "re");
-	if (!f) {
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer either. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = negative_errno();
 		goto io_error;
 	}
-	for (;;) {
-		size_t n;
-
-		if (alloc - size < 2) {
-			size_t new_alloc = alloc ? alloc * 2 : 4096;
-			char *t;
-
-			/* One byte beyond FILE_MAX tells a too large file, one more for the NUL. */
-			if (new_alloc > FILE_MAX + 2)
-				new_alloc = FILE_MAX + 2;
-			t = realloc(text, new_alloc);
-			if (!t) {
-				r = -ENOMEM;
-				goto io_error;
-			}
-			text = t;
-			alloc = new_alloc;
-		}
-		n = fread(text + size, 1, alloc - size - 1, f);
-		size += n;
-		if (size > FILE_MAX) {
-			if (errbuf && errlen > 0)
-				snprintf(errbuf, errlen, "%s: file too large (more than %d bytes)",
-					 path, FILE_MAX);
-			return -EFBIG;
-		}
-		if (n == 0) {
-			if (ferror(f)) {
-				r = negative_errno();
-				goto io_error;
-			}
-			break;
-		}
+	if (S_ISDIR(st.st_mode)) {
+		r = -EISDIR;
+		goto io_error;
 	}
-	text[size] = '\0';
+	r = read_bounded(fd, S_ISREG(st.st_mode), &text, &size);
+	if (r == -EFBIG) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: file too large (more than %d bytes)", path,
+				 FILE_MAX);
+		return r;
+	}
+	if (r == -ETIMEDOUT) {
+		if (errbuf && errlen > 0)
+			snprintf(errbuf, errlen, "%s: no complete file within %d s", path,
+				 FILE_READ_TIMEOUT_MS / 1000);
+		return r;
+	}
+	if (r < 0)
+		goto io_error;
 
 	/* inih and our reader stop at a NUL; what follows it would be silently ignored. */
 	nul = memchr(text, '\0', size);

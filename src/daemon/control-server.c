@@ -15,12 +15,14 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -263,7 +265,12 @@ struct client {
 	int fd;
 	ev_io io;
 	int events; /* what io is started for */
-	ev_timer idle;
+	ev_timer deadline;
+	ev_tstamp request_start; /* first byte of the incomplete request in `in`, or 0 */
+	ev_tstamp reply_start;	 /* when `out` last went from empty to pending, or 0 */
+	ev_tstamp last_active;	 /* connect, or the last complete request */
+	uint64_t requests;	 /* complete requests answered */
+	bool privileged;	 /* root or admin-group: may use the reserved slots */
 	struct control_peer peer;
 	char *in; /* at most CONTROL_REQUEST_MAX + 1: a line and its newline */
 	size_t in_len, in_alloc;
@@ -287,6 +294,7 @@ struct control {
 	ev_timer accept_retry;
 	struct client *clients;
 	struct control_stats stats;
+	double request_timeout, idle_timeout;
 	bool full_logged;
 };
 
@@ -298,7 +306,7 @@ static void client_free(struct client *cl)
 		return;
 	c = cl->control;
 	ev_io_stop(c->loop, &cl->io);
-	ev_timer_stop(c->loop, &cl->idle);
+	ev_timer_stop(c->loop, &cl->deadline);
 	if (cl->prev)
 		cl->prev->next = cl->next;
 	else
@@ -306,7 +314,7 @@ static void client_free(struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->stats.clients--;
-	if (c->full_logged && c->stats.clients < CONTROL_CLIENTS_MAX)
+	if (c->full_logged && c->stats.clients < CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED)
 		c->full_logged = false;
 	close(cl->fd);
 	free(cl->peer.groups);
@@ -329,6 +337,24 @@ static void client_update_events(struct client *cl)
 	cl->events = want;
 }
 
+/*
+ * The one deadline that applies now: the pending request's, the pending reply's, or else the
+ * idle one. Only a complete request moves it: bytes that do not finish one do not.
+ */
+static void client_arm(struct client *cl)
+{
+	struct control *c = cl->control;
+	ev_tstamp at = cl->last_active + c->idle_timeout;
+
+	if (cl->request_start > 0 && cl->request_start + c->request_timeout < at)
+		at = cl->request_start + c->request_timeout;
+	if (cl->reply_start > 0 && cl->reply_start + c->request_timeout < at)
+		at = cl->reply_start + c->request_timeout;
+	ev_timer_stop(c->loop, &cl->deadline);
+	ev_timer_set(&cl->deadline, at > ev_now(c->loop) ? at - ev_now(c->loop) : 0., 0.);
+	ev_timer_start(c->loop, &cl->deadline);
+}
+
 /* Send what can be sent now. < 0: the client is gone. */
 static int client_flush(struct client *cl)
 {
@@ -347,10 +373,14 @@ static int client_flush(struct client *cl)
 			return -1;
 		}
 		cl->out_off += (size_t)n;
-		ev_timer_again(cl->control->loop, &cl->idle);
 	}
-	if (cl->out_off == cl->out_len)
+	if (cl->out_off == cl->out_len) {
 		cl->out_off = cl->out_len = 0;
+		if (cl->reply_start > 0) {
+			cl->reply_start = 0;
+			client_arm(cl);
+		}
+	}
 	if (cl->closing && cl->out_len == 0) {
 		client_free(cl);
 		return -1;
@@ -399,17 +429,23 @@ static int client_queue(struct client *cl, json_t *reply)
 	memcpy(cl->out + cl->out_len, line, n);
 	cl->out[cl->out_len + n] = '\n';
 	cl->out_len += n + 1;
+	if (cl->reply_start == 0) {
+		cl->reply_start = ev_now(c->loop);
+		client_arm(cl);
+	}
 	return client_flush(cl);
 }
 
 static json_t *control_stats_json(const struct control *c)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "clients", (json_int_t)c->stats.clients,
-			 "requests", (json_int_t)c->stats.requests, "errors",
-			 (json_int_t)c->stats.errors, "permission-denied",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
+			 (json_int_t)c->stats.clients, "requests", (json_int_t)c->stats.requests,
+			 "errors", (json_int_t)c->stats.errors, "permission-denied",
 			 (json_int_t)c->stats.permission_denied, "clients-rejected",
 			 (json_int_t)c->stats.clients_rejected, "clients-dropped",
-			 (json_int_t)c->stats.clients_dropped);
+			 (json_int_t)c->stats.clients_dropped, "clients-timed-out",
+			 (json_int_t)c->stats.clients_timed_out, "clients-evicted",
+			 (json_int_t)c->stats.clients_evicted);
 }
 
 /* Answer one line. < 0: the client is gone. */
@@ -430,6 +466,8 @@ static int client_handle_line(struct client *cl, const char *line, size_t len)
 		return 0;
 
 	c->stats.requests++;
+	cl->requests++;
+	cl->last_active = ev_now(c->loop);
 	reply = answer(c->ops, c->userdata, &cl->peer, c->admin_group, line, len, &command);
 
 	ok = json_object_get(reply, "ok");
@@ -469,7 +507,7 @@ static int client_handle_line(struct client *cl, const char *line, size_t len)
 }
 
 /* Answer every complete line in the input buffer. < 0: the client is gone. */
-static int client_process(struct client *cl, bool eof)
+static int client_process_lines(struct client *cl, bool eof)
 {
 	size_t start = 0;
 	char *nl;
@@ -513,6 +551,21 @@ static int client_process(struct client *cl, bool eof)
 	return 0;
 }
 
+static int client_process(struct client *cl, bool eof)
+{
+	uint64_t requests = cl->requests;
+
+	if (client_process_lines(cl, eof) < 0)
+		return -1;
+	/* What is left starts the next request: its deadline runs from its first byte. */
+	if (cl->in_len == 0)
+		cl->request_start = 0;
+	else if (cl->request_start == 0 || cl->requests != requests)
+		cl->request_start = ev_now(cl->control->loop);
+	client_arm(cl);
+	return 0;
+}
+
 static void client_read(struct client *cl)
 {
 	size_t max = CONTROL_REQUEST_MAX + 1;
@@ -542,10 +595,8 @@ static void client_read(struct client *cl)
 		client_free(cl);
 		return;
 	}
-	if (n > 0) {
+	if (n > 0)
 		cl->in_len += (size_t)n;
-		ev_timer_again(cl->control->loop, &cl->idle);
-	}
 	client_process(cl, n == 0);
 }
 
@@ -560,14 +611,22 @@ static void client_on_io(struct ev_loop *loop, ev_io *w, int revents)
 		client_read(cl);
 }
 
-static void client_on_idle(struct ev_loop *loop, ev_timer *w, int revents)
+static void client_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct client *cl = w->data;
+	struct control *c = cl->control;
+	const char *why = "idle";
 
 	(void)loop;
 	(void)revents;
-	log_debug("control client pid %d: idle for %.0f s, closing", (int)cl->peer.pid,
-		  CONTROL_IDLE_TIMEOUT);
+	if (cl->request_start > 0)
+		why = "incomplete request";
+	else if (cl->reply_start > 0)
+		why = "unread reply";
+	/* Debug only: whoever trickles bytes must not be able to fill the log either. */
+	log_debug("control client pid %d (uid %u): %s past its deadline, closing",
+		  (int)cl->peer.pid, (unsigned)cl->peer.uid, why);
+	c->stats.clients_timed_out++;
 	client_free(cl);
 }
 
@@ -629,25 +688,115 @@ static void control_reject(struct control *c, int fd, const char *why)
 	close(fd);
 }
 
+/*
+ * The unprivileged client to close for a privileged one: one with nothing pending before
+ * one in the middle of a request, the one quiet longest first. NULL: every client is
+ * privileged.
+ */
+static struct client *control_eviction_victim(struct control *c)
+{
+	struct client *victim = NULL;
+	bool victim_idle = false;
+
+	for (struct client *cl = c->clients; cl; cl = cl->next) {
+		bool idle = cl->request_start == 0 && cl->reply_start == 0;
+
+		if (cl->privileged)
+			continue;
+		if (!victim || (idle && !victim_idle) ||
+		    (idle == victim_idle && cl->last_active < victim->last_active)) {
+			victim = cl;
+			victim_idle = idle;
+		}
+	}
+	return victim;
+}
+
+static void control_evict(struct control *c, struct client *cl)
+{
+	_cleanup_(json_decrefp) json_t *reply = control_error_reply(
+		CONTROL_CODE_FAILED, "closed by qmapd to make room for a privileged client");
+	_cleanup_free_ char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+
+	log_debug("control client pid %d (uid %u): closed to make room for a privileged client",
+		  (int)cl->peer.pid, (unsigned)cl->peer.uid);
+	if (text && cl->out_len == cl->out_off) {
+		/* Best effort, as for a rejected client; a reply half sent is not interrupted. */
+		struct iovec iov[] = {
+			{ .iov_base = text, .iov_len = strlen(text) },
+			{ .iov_base = (char *)"\n", .iov_len = 1 },
+		};
+		struct msghdr msg = { .msg_iov = iov, .msg_iovlen = ARRAY_SIZE(iov) };
+
+		(void)!sendmsg(cl->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	c->stats.clients_evicted++;
+	client_free(cl);
+}
+
+/*
+ * Whether a new peer may have a slot, evicting an unprivileged client for a privileged one
+ * when every slot is taken. false: rejected (told why, counted).
+ */
+static bool control_admit(struct control *c, int fd, struct control_peer *peer, bool *ret_priv)
+{
+	unsigned same_uid = 0, unprivileged = 0;
+	char why[128];
+	bool priv;
+
+	for (struct client *cl = c->clients; cl; cl = cl->next) {
+		same_uid += cl->peer.uid == peer->uid;
+		unprivileged += !cl->privileged;
+	}
+	if (peer->uid != 0 && same_uid >= CONTROL_CLIENTS_PER_UID) {
+		snprintf(why, sizeof(why), "too many connections to qmapd from uid %u (limit %d)",
+			 (unsigned)peer->uid, CONTROL_CLIENTS_PER_UID);
+		control_reject(c, fd, why);
+		return false;
+	}
+	/* The group lookup is cached in peer and decides its change requests later anyway. */
+	priv = control_peer_may_change(peer, c->admin_group);
+	if (!priv && (unprivileged >= CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED ||
+		      c->stats.clients >= CONTROL_CLIENTS_MAX)) {
+		if (!c->full_logged)
+			log_warning(0,
+				    "control socket %s: %d unprivileged clients connected, "
+				    "refusing more (%d slots kept for root and admin-group)",
+				    c->path, CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED,
+				    CONTROL_CLIENTS_RESERVED);
+		c->full_logged = true;
+		control_reject(c, fd, "too many connections to qmapd");
+		return false;
+	}
+	if (c->stats.clients >= CONTROL_CLIENTS_MAX) {
+		struct client *victim = control_eviction_victim(c);
+
+		if (!victim) {
+			control_reject(c, fd, "too many connections to qmapd");
+			return false;
+		}
+		control_evict(c, victim);
+	}
+	*ret_priv = priv;
+	return true;
+}
+
 static void control_add_client(struct control *c, int fd)
 {
 	struct client *cl;
 	struct control_peer peer;
+	bool priv;
 	int r;
 
-	if (c->stats.clients >= CONTROL_CLIENTS_MAX) {
-		if (!c->full_logged)
-			log_warning(0, "control socket %s: %d clients connected, refusing more",
-				    c->path, CONTROL_CLIENTS_MAX);
-		c->full_logged = true;
-		control_reject(c, fd, "too many connections to qmapd");
-		return;
-	}
 	r = peer_credentials(fd, &peer);
 	if (r < 0) {
 		log_warning(r, "control socket %s: cannot get the credentials of a client",
 			    c->path);
 		control_reject(c, fd, "cannot tell who you are");
+		return;
+	}
+	if (!control_admit(c, fd, &peer, &priv)) {
+		free(peer.groups);
 		return;
 	}
 	cl = calloc(1, sizeof(*cl));
@@ -659,22 +808,23 @@ static void control_add_client(struct control *c, int fd)
 	cl->control = c;
 	cl->fd = fd;
 	cl->peer = peer;
+	cl->privileged = priv;
+	cl->last_active = ev_now(c->loop);
 	ev_io_init(&cl->io, client_on_io, fd, EV_READ);
 	cl->io.data = cl;
 	cl->events = EV_READ;
 	ev_io_start(c->loop, &cl->io);
-	ev_init(&cl->idle, client_on_idle);
-	cl->idle.repeat = CONTROL_IDLE_TIMEOUT;
-	cl->idle.data = cl;
-	ev_timer_again(c->loop, &cl->idle);
+	ev_init(&cl->deadline, client_on_deadline);
+	cl->deadline.data = cl;
+	client_arm(cl);
 
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;
 	c->clients = cl;
 	c->stats.clients++;
-	log_debug("control client pid %d (uid %u gid %u): connected", (int)peer.pid,
-		  (unsigned)peer.uid, (unsigned)peer.gid);
+	log_debug("control client pid %d (uid %u gid %u%s): connected", (int)peer.pid,
+		  (unsigned)peer.uid, (unsigned)peer.gid, priv ? ", privileged" : "");
 }
 
 static void control_on_accept(struct ev_loop *loop, ev_io *w, int revents)
@@ -881,6 +1031,50 @@ static int remove_stale_socket(const struct sockaddr_un *sa)
 	return 0;
 }
 
+/*
+ * Let admin-group connect without taking the socket from its group: an ACL entry
+ * (system.posix_acl_access, the kernel's format, so no libacl) next to the 0660 bits. A chown
+ * to the admin group, as before, locked out the readers in the socket's group.
+ */
+static void control_grant_admin_group(struct control *c, const char *path)
+{
+	/* ACL_USER_OBJ, ACL_GROUP_OBJ (the socket's group), ACL_GROUP, ACL_MASK, ACL_OTHER. */
+	static const uint16_t tags[] = { 0x01, 0x04, 0x08, 0x10, 0x20 };
+	uint8_t buf[4 + ARRAY_SIZE(tags) * 8], *p = buf + 4;
+	struct stat st;
+	gid_t gid;
+	int r;
+
+	if (!c->admin_group[0])
+		return;
+	r = group_lookup(c->admin_group, &gid);
+	if (r < 0) {
+		log_warning(r,
+			    "control socket %s: admin group '%s' not found; its members cannot "
+			    "connect unless they are in the socket's group",
+			    path, c->admin_group);
+		return;
+	}
+	if (stat(path, &st) == 0 && st.st_gid == gid)
+		return; /* the socket's group already */
+	/* The kernel's format is little endian: version 2, then tag, perm, id per entry. */
+	memset(buf, 0, sizeof(buf));
+	buf[0] = 2;
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++, p += 8) {
+		uint32_t id = tags[i] == 0x08 ? (uint32_t)gid : UINT32_MAX;
+
+		p[0] = (uint8_t)tags[i];
+		p[2] = tags[i] == 0x20 ? 0 : 6; /* rw, nothing for others */
+		for (int b = 0; b < 4; b++)
+			p[4 + b] = (uint8_t)(id >> (8 * b));
+	}
+	if (setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0) < 0)
+		log_warning(errno,
+			    "control socket %s: cannot grant group '%s' access (ACL); its members "
+			    "cannot connect unless they are in the socket's group",
+			    path, c->admin_group);
+}
+
 static int control_bind(struct control *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -923,19 +1117,7 @@ static int control_bind(struct control *c)
 	/* Not yet listening, so nobody can connect before the mode is right. */
 	if (chmod(c->path, 0660) < 0)
 		return log_err(errno, "control socket %s: chmod", c->path);
-	if (c->admin_group[0]) {
-		gid_t gid;
-
-		r = group_lookup(c->admin_group, &gid);
-		if (r < 0)
-			log_warning(r,
-				    "control socket %s: admin group '%s' not found; only root "
-				    "may connect",
-				    c->path, c->admin_group);
-		else if (chown(c->path, (uid_t)-1, gid) < 0)
-			log_warning(errno, "control socket %s: cannot give it group '%s'", c->path,
-				    c->admin_group);
-	}
+	control_grant_admin_group(c, c->path);
 	if (listen(fd, SOMAXCONN) < 0)
 		return log_err(errno, "control socket %s: listen", c->path);
 	return TAKE_FD(fd);
@@ -959,6 +1141,8 @@ int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userd
 	c->fd = -1;
 	c->path = strdup(path);
 	c->admin_group = strdup(admin_group ?: "");
+	c->request_timeout = CONTROL_REQUEST_TIMEOUT;
+	c->idle_timeout = CONTROL_IDLE_TIMEOUT;
 	if (!c->path || !c->admin_group) {
 		control_free(c);
 		return -ENOMEM;
@@ -975,6 +1159,18 @@ int control_new(struct ev_loop *loop, const struct control_ops *ops, void *userd
 		}
 	}
 	c->fd = fd;
+	if (c->activated) {
+		/* systemd's socket: the same ACL entry on the path it is bound to, if it has one. */
+		struct sockaddr_un sa = { 0 };
+		socklen_t len = sizeof(sa);
+
+		if (getsockname(fd, (struct sockaddr *)&sa, &len) == 0 &&
+		    sa.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+		    sa.sun_path[0] == '/') {
+			sa.sun_path[sizeof(sa.sun_path) - 1] = '\0';
+			control_grant_admin_group(c, sa.sun_path);
+		}
+	}
 
 	ev_io_init(&c->io, control_on_accept, fd, EV_READ);
 	c->io.data = c;
@@ -1019,6 +1215,12 @@ struct control *control_free(struct control *c)
 void control_get_stats(const struct control *c, struct control_stats *ret)
 {
 	*ret = c->stats;
+}
+
+void control_set_timeouts(struct control *c, double request_timeout, double idle_timeout)
+{
+	c->request_timeout = request_timeout;
+	c->idle_timeout = idle_timeout;
 }
 
 bool control_is_activated(const struct control *c)

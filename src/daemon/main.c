@@ -14,6 +14,7 @@
 #include "atomic-file.h"
 #include "config.h"
 #include "control-server.h"
+#include "instance.h"
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
@@ -33,6 +34,7 @@ struct qmapd {
 	struct rtnl *rtnl;
 	struct manager *manager;
 	struct control *control;
+	struct instance *instance;
 	const char *stats_file;
 	ev_signal sig_term;
 	ev_signal sig_int;
@@ -165,6 +167,44 @@ static int parse_args(int argc, char **argv, const char **ret_config, const char
 	return 1;
 }
 
+/*
+ * -t: everything start would refuse that can be known without starting, with the messages
+ * start gives, and a line saying what only start can tell.
+ */
+static int check_config(const char *path, const struct config *config)
+{
+	struct rtnl *rtnl = NULL;
+	char err[256];
+	int r, failed = 0;
+
+	if (instance_check_paths(config) < 0)
+		failed++;
+	r = rtnl_open(&rtnl);
+	if (r < 0) {
+		log_warning(r, "cannot open rtnetlink; interface names not checked");
+	} else {
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+			if (!config->mux[id].present)
+				continue;
+			if (manager_check_interface(rtnl, &config->mux[id], err, sizeof(err)) < 0) {
+				log_err(0, "mux %u: %s", id, err);
+				failed++;
+			}
+		}
+		rtnl_close(rtnl);
+	}
+	if (failed)
+		return -EINVAL;
+	printf("%s: OK\n", path);
+	printf("Not checked (only start can tell): whether the modem is there and what it "
+	       "grants, whether BPF (XDP headroom) and the TUN offloads are available, %s%s%s"
+	       "and whether another qmapd runs with this configuration. Interface names were "
+	       "checked in this network namespace.\n",
+	       config->device.admin_group[0] ? "whether group '" : "", config->device.admin_group,
+	       config->device.admin_group[0] ? "' exists (it may be created later), " : "");
+	return 0;
+}
+
 /* The control socket reaches the manager through these (it is tested against a stub). */
 static json_t *ops_status(void *m)
 {
@@ -224,9 +264,18 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	if (check_only) {
-		printf("%s: OK\n", config_path);
+		r = check_config(config_path, config);
 		config_free(config);
-		return EXIT_SUCCESS;
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	}
+
+	/* Before anything another qmapd could be using is touched: devices, links, sockets. */
+	r = instance_check_paths(config);
+	if (r >= 0)
+		r = instance_lock(config, &q.instance);
+	if (r < 0) {
+		config_free(config);
+		return EXIT_FAILURE;
 	}
 
 	/* The data path writes to devices and sockets that may go away: never die of SIGPIPE. */
@@ -298,6 +347,7 @@ finish:
 	q.manager = manager_free(q.manager);
 	q.rtnl = rtnl_close(q.rtnl);
 	q.glib = loop_glib_detach(q.glib);
+	q.instance = instance_unlock(q.instance);
 	config_free(config);
 	if (q.loop)
 		ev_loop_destroy(q.loop);

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "counters.h"
 #include "datapath.h"
+#include "control-protocol.h"
 #include "log.h"
 #include "manager.h"
+#include "netdev.h"
 #include "notify.h"
 #include "qmi-modem.h"
 #include "session.h"
@@ -26,6 +30,11 @@ struct manager {
 	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
 	bool stopping;
 };
+
+static void config_freep(struct config **c)
+{
+	config_free(*c);
+}
 
 static bool control_qmi(const struct manager *m)
 {
@@ -136,6 +145,32 @@ static int wdm_to_modem(void *userdata, const uint8_t *msg, size_t len)
 
 /* ---- muxes -------------------------------------------------------------------------- */
 
+/* Whether cfg's interface may become a mux device: free, or a device qmapd made. */
+int manager_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
+			    size_t errlen)
+{
+	int r = netdev_probe_name(rtnl, cfg->interface);
+
+	switch (r) {
+	case 0:
+	case 1:
+		return 0;
+	case -EEXIST:
+		snprintf(err, errlen,
+			 "interface %s exists and was not created by qmapd; refusing to take it "
+			 "over",
+			 cfg->interface);
+		return r;
+	case -EINVAL:
+		snprintf(err, errlen, "invalid interface name '%s'", cfg->interface);
+		return r;
+	default:
+		snprintf(err, errlen, "cannot look up interface %s: %s", cfg->interface,
+			 strerror(-r));
+		return r;
+	}
+}
+
 static int manager_add(struct manager *m, const struct config_mux *cfg, bool from_config, char *err,
 		       size_t errlen)
 {
@@ -152,6 +187,9 @@ static int manager_add(struct manager *m, const struct config_mux *cfg, bool fro
 			snprintf(err, errlen, "interface %s is used by mux %u", cfg->interface, id);
 			return -EEXIST;
 		}
+	r = manager_check_interface(m->rtnl, cfg, err, errlen);
+	if (r < 0)
+		return r;
 	r = datapath_mux_add(m->dp, cfg, m->config->device.persist_devices, !control_qmi(m), &mux);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
@@ -223,10 +261,120 @@ static bool mux_cfg_equal(const struct config_mux *a, const struct config_mux *b
 	       a->autoconnect == b->autoconnect;
 }
 
+enum reload_action {
+	RELOAD_NONE,   /* no mux, none in the file */
+	RELOAD_KEEP,   /* running as it is: added at runtime, or the file says the same */
+	RELOAD_REMOVE, /* from the file, gone from it */
+	RELOAD_CHANGE, /* settings differ: torn down, created again */
+	RELOAD_ADD,    /* new in the file */
+};
+
+/*
+ * Everything that can be known before anything is torn down: the interface names the
+ * reload would leave (kept muxes with theirs, added and changed ones with the file's) are
+ * distinct, and each new one is free or a device qmapd made. Swaps are fine: both muxes are
+ * torn down before either is created.
+ */
+static int reload_validate(struct manager *m, const struct config *next,
+			   const enum reload_action *action, char *err, size_t errlen)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *n = &next->mux[id];
+		char e[256];
+		int r;
+
+		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
+			continue;
+		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++) {
+			if (o == id || action[o] != RELOAD_KEEP)
+				continue;
+			if (strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0) {
+				snprintf(err, errlen,
+					 "[mux.%u]: interface %s is used by mux %u, which stays",
+					 id, n->interface, o);
+				return -EEXIST;
+			}
+		}
+		/* A name one of our muxes holds now is ours; anything else must be free or ours. */
+		bool ours = false;
+		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX && !ours; o++)
+			ours = (action[o] == RELOAD_REMOVE || action[o] == RELOAD_CHANGE) &&
+			       strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0;
+		if (ours)
+			continue;
+		r = manager_check_interface(m->rtnl, n, e, sizeof(e));
+		if (r < 0) {
+			snprintf(err, errlen, "[mux.%u]: %s", id, e);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Apply a validated plan: tear down what is removed or changed, then create what is added or
+ * changed. If a creation fails anyway (the kernel said no), undo: delete what this reload
+ * created and create the torn-down muxes again with their old settings.
+ */
+static int reload_apply(struct manager *m, const struct config *next,
+			const enum reload_action *action, char *err, size_t errlen)
+{
+	struct config_mux *old = calloc(CONFIG_MUX_ID_MAX + 1, sizeof(*old));
+	bool old_from_config[CONFIG_MUX_ID_MAX + 1];
+	unsigned failed = 0;
+	char e[CONTROL_ERROR_MAX];
+	int r = 0;
+
+	if (!old) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
+			continue;
+		old[id] = m->mux_cfg[id];
+		old_from_config[id] = m->from_config[id];
+		manager_del(m, id);
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
+			continue;
+		r = manager_add(m, &next->mux[id], true, e, sizeof(e));
+		if (r < 0) {
+			failed = id;
+			break;
+		}
+	}
+	if (r == 0) {
+		free(old);
+		return 0;
+	}
+
+	log_err(r, "reload: mux %u: %s; going back to the running configuration", failed, e);
+	snprintf(err, errlen, "mux %u: %s; the previous configuration is running again", failed, e);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id < failed; id++)
+		if (action[id] == RELOAD_ADD || action[id] == RELOAD_CHANGE)
+			manager_del(m, id);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		char e2[CONTROL_ERROR_MAX];
+
+		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
+			continue;
+		if (manager_add(m, &old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
+			log_err(0, "reload: mux %u: cannot restore it: %s", id, e2);
+			snprintf(err, errlen, "mux %u: %s; mux %u could not be restored: %s",
+				 failed, e, id, e2);
+		}
+	}
+	free(old);
+	return r;
+}
+
 int manager_reload(struct manager *m, char *err, size_t errlen)
 {
-	struct config *next = NULL;
-	char perr[CONFIG_ERROR_MAX];
+	_cleanup_(config_freep) struct config *next = NULL;
+	enum reload_action action[CONFIG_MUX_ID_MAX + 1] = {};
+	char perr[CONFIG_ERROR_MAX], verr[CONTROL_ERROR_MAX];
 	unsigned added = 0, removed = 0, changed = 0;
 	int r;
 
@@ -235,34 +383,39 @@ int manager_reload(struct manager *m, char *err, size_t errlen)
 		snprintf(err, errlen, "%s; keeping the running configuration", perr);
 		return log_err(0, "reload: %s", err), r;
 	}
-	if (memcmp(&next->device, &m->config->device, sizeof(next->device)) != 0)
-		log_warning(0, "reload: changes in [device] take effect after a restart");
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const struct config_mux *n = &next->mux[id];
 		bool have = datapath_mux(m->dp, id) != NULL;
-		char e[256];
 
-		if (have && m->from_config[id] && !n->present) {
-			manager_del(m, id);
-			removed++;
-		} else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n)) {
-			manager_del(m, id);
-			if (manager_add(m, n, true, e, sizeof(e)) < 0)
-				log_err(0, "reload: mux %u: %s", id, e);
-			changed++;
-		} else if (!have && n->present) {
-			if (manager_add(m, n, true, e, sizeof(e)) < 0)
-				log_err(0, "reload: mux %u: %s", id, e);
-			added++;
-		} else if (have && n->present) {
-			m->from_config[id] = true;
-		}
+		if (have && m->from_config[id] && !n->present)
+			action[id] = RELOAD_REMOVE, removed++;
+		else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n))
+			action[id] = RELOAD_CHANGE, changed++;
+		else if (!have && n->present)
+			action[id] = RELOAD_ADD, added++;
+		else if (have)
+			action[id] = RELOAD_KEEP;
 	}
+	r = reload_validate(m, next, action, verr, sizeof(verr));
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s; keeping the running configuration", m->config->path,
+			 verr);
+		return log_err(0, "reload: %s", err), r;
+	}
+	if (memcmp(&next->device, &m->config->device, sizeof(next->device)) != 0)
+		log_warning(0, "reload: changes in [device] take effect after a restart");
+	r = reload_apply(m, next, action, err, errlen);
+	if (r < 0)
+		return r;
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		if (action[id] == RELOAD_KEEP && next->mux[id].present)
+			m->from_config[id] = true;
 	/* The running [device] stays as it is until a restart; everything else is the new file. */
 	next->device = m->config->device;
 	config_free(m->config);
-	m->config = next;
+	m->config = TAKE_PTR(next);
 	log_info("reload: %u mux(es) added, %u removed, %u changed", added, removed, changed);
 	snprintf(err, errlen, "%u added, %u removed, %u changed", added, removed, changed);
 	return 0;
@@ -348,7 +501,8 @@ static json_t *mux_json(struct manager *m, unsigned id)
 			  (json_int_t)(st->rx_dropped_queue_full + st->rx_dropped_write_error),
 			  "tx-dropped",
 			  (json_int_t)(st->tx_dropped_not_ip + st->tx_dropped_too_big +
-				       st->tx_dropped_link_down)));
+				       st->tx_dropped_link_down + st->tx_dropped_bad_gso +
+				       st->tx_dropped_device)));
 	return o;
 }
 
@@ -428,6 +582,38 @@ json_t *manager_mux_list(struct manager *m)
 	return json_pack("{s:o}", "muxes", muxes);
 }
 
+/*
+ * The QMI bridge's counters: every loss on the control path (a request the transport could
+ * not take even after waiting, a response nobody was attached for or that did not fit the
+ * client's queue) is one of these. Text and JSON from one table.
+ */
+static const struct {
+	const char *text, *json;
+	size_t offset;
+} wdm_counters[] = {
+#define WDM_COUNTER(field, json)                                \
+	{                                                       \
+#field, json, offsetof(struct wdm_stats, field) \
+	}
+	WDM_COUNTER(to_modem, "to-modem"),
+	WDM_COUNTER(to_modem_deferred, "to-modem-deferred"),
+	WDM_COUNTER(to_modem_overflows, "to-modem-overflows"),
+	WDM_COUNTER(to_modem_errors, "to-modem-errors"),
+	WDM_COUNTER(from_modem, "from-modem"),
+	WDM_COUNTER(from_modem_invalid, "from-modem-invalid"),
+	WDM_COUNTER(dropped_no_client, "dropped-no-client"),
+	WDM_COUNTER(dropped_queue_full, "dropped-queue-full"),
+	WDM_COUNTER(framing_errors, "framing-errors"),
+	WDM_COUNTER(discarded_bytes, "discarded-bytes"),
+	WDM_COUNTER(stale_flushes, "stale-flushes"),
+#undef WDM_COUNTER
+};
+
+static uint64_t wdm_counter(const struct wdm_stats *st, size_t i)
+{
+	return *(const uint64_t *)((const char *)st + wdm_counters[i].offset);
+}
+
 json_t *manager_stats(struct manager *m)
 {
 	const struct datapath_stats *s = datapath_get_stats(m->dp);
@@ -453,13 +639,36 @@ json_t *manager_stats(struct manager *m)
 		}
 		json_array_append_new(muxes, o);
 	}
-	return json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed, "muxes",
-			 muxes);
+	json_t *result = json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed,
+				   "muxes", muxes);
+	if (result && m->wdm) {
+		struct wdm_stats st;
+		json_t *link = json_object();
+
+		wdm_get_stats(m->wdm, &st);
+		for (size_t i = 0; link && i < ARRAY_SIZE(wdm_counters); i++)
+			json_object_set_new(link, wdm_counters[i].json,
+					    json_integer((json_int_t)wdm_counter(&st, i)));
+		if (!link || json_object_set_new(result, "control-link", link) < 0) {
+			json_decref(result);
+			return NULL;
+		}
+	}
+	return result;
 }
 
 void manager_print_stats(const struct manager *m, FILE *f, const char *prefix)
 {
 	datapath_print_stats(m->dp, f, prefix);
+	if (m->wdm) {
+		struct wdm_stats st;
+
+		wdm_get_stats(m->wdm, &st);
+		fprintf(f, "%scontrol-link:", prefix);
+		for (size_t i = 0; i < ARRAY_SIZE(wdm_counters); i++)
+			fprintf(f, " %s=%" PRIu64, wdm_counters[i].text, wdm_counter(&st, i));
+		fputc('\n', f);
+	}
 }
 
 /* ---- life cycle --------------------------------------------------------------------- */
@@ -517,7 +726,7 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 			continue;
 		r = manager_add(m, &config->mux[id], true, err, sizeof(err));
 		if (r < 0) {
-			log_err(r, "mux %u: %s", id, err);
+			log_err(0, "mux %u: %s", id, err); /* err has the reason */
 			goto fail;
 		}
 	}

@@ -73,5 +73,11 @@ int manager_mux_add(struct manager *m, const struct config_mux *cfg, char *err, 
 int manager_mux_del(struct manager *m, unsigned id, char *err, size_t errlen);
 /* Re-read the config file and apply the difference; on error keep the old config. */
 int manager_reload(struct manager *m, char *err, size_t errlen);
+/*
+ * Whether cfg's interface may become a mux device: free, or a device qmapd created
+ * (netdev_probe_name()). Otherwise -errno and the reason in err, as start and reload give it.
+ */
+int manager_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
+			    size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -192,6 +193,9 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
 	if (r < 0)
 		return r;
+	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	if (r < 0)
+		return r;
 	r = rtnl_link_get_mac(rtnl, ifindex, mac);
 	if (r < 0)
 		return r;
@@ -238,6 +242,9 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
 	if (r < 0)
 		return r;
+	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	if (r < 0)
+		return r;
 	if (persist || was_persistent) {
 		r = netdev_set_persist(fd, persist);
 		if (r < 0)
@@ -255,6 +262,28 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 	return 0;
 }
 
+bool netdev_name_is_valid(const char *name)
+{
+	/* "%d" would let the kernel pick the name; a mux device has the name it was given. */
+	return name && name[0] != '\0' && strlen(name) < IFNAMSIZ && !strchr(name, '%') &&
+	       !strchr(name, '/') && !strchr(name, ' ');
+}
+
+int netdev_probe_name(struct rtnl *rtnl, const char *name)
+{
+	char alias[256];
+	int r;
+
+	if (!rtnl || !netdev_name_is_valid(name))
+		return -EINVAL;
+	r = rtnl_link_get_alias(rtnl, name, alias, sizeof(alias), NULL);
+	if (r == -ENODEV)
+		return 0;
+	if (r < 0)
+		return r;
+	return strcmp(alias, NETDEV_ALIAS) == 0 ? 1 : -EEXIST;
+}
+
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
 		  bool persist, bool offload, struct netdev *ret)
 {
@@ -263,10 +292,15 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 
 	if (!rtnl || !name || !ret)
 		return -EINVAL;
-	/* "%d" would let the kernel pick the name; a mux device has the name it was given. */
-	if (name[0] == '\0' || strlen(name) >= IFNAMSIZ || strchr(name, '%') || strchr(name, '/') ||
-	    strchr(name, ' '))
+	if (!netdev_name_is_valid(name))
 		return -EINVAL;
+	/* Never take over (and later delete) another program's device: only one we marked. */
+	r = netdev_probe_name(rtnl, name);
+	if (r < 0) {
+		log_debug("mux device %s: %s", name,
+			  r == -EEXIST ? "exists and was not created by qmapd" : strerror(-r));
+		return r;
+	}
 
 	switch (headroom) {
 	case CONFIG_HEADROOM_AUTO:
@@ -335,6 +369,46 @@ void netdev_close(struct netdev *nd)
 	if (nd->fd >= 0)
 		close(nd->fd);
 	nd->fd = -1;
+}
+
+struct close_job {
+	struct netdev *const *nds;
+	size_t n, first, stride;
+};
+
+static void *close_worker(void *arg)
+{
+	const struct close_job *job = arg;
+
+	for (size_t i = job->first; i < job->n; i += job->stride)
+		netdev_close(job->nds[i]);
+	return NULL;
+}
+
+void netdev_close_many(struct netdev *const *nds, size_t n)
+{
+	struct close_job jobs[NETDEV_CLOSE_THREADS];
+	pthread_t threads[NETDEV_CLOSE_THREADS];
+	size_t stride = n < NETDEV_CLOSE_THREADS ? n : NETDEV_CLOSE_THREADS, started = 0;
+
+	if (n <= 1) {
+		if (n == 1)
+			netdev_close(nds[0]);
+		return;
+	}
+	for (size_t t = 0; t < stride; t++)
+		jobs[t] = (struct close_job){ .nds = nds, .n = n, .first = t, .stride = stride };
+	/* Thread 0's share is done here; a thread that cannot start leaves its share to us. */
+	for (size_t t = 1; t < stride; t++) {
+		if (pthread_create(&threads[t], NULL, close_worker, &jobs[t]) != 0)
+			break;
+		started = t;
+	}
+	close_worker(&jobs[0]);
+	for (size_t t = started + 1; t < stride; t++)
+		close_worker(&jobs[t]);
+	for (size_t t = 1; t <= started; t++)
+		pthread_join(threads[t], NULL);
 }
 
 int netdev_set_carrier(struct netdev *nd, bool on)

@@ -312,8 +312,88 @@ int rtnl_link_get_mac(struct rtnl *rtnl, int ifindex, uint8_t mac[6])
 	return 0;
 }
 
+struct link_alias {
+	char *buf;
+	size_t len;
+	int ifindex;
+};
+
+static int rtnl_link_alias_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct link_alias *la = data;
+
+	if (mnl_attr_get_type(attr) != IFLA_IFALIAS)
+		return MNL_CB_OK;
+	/* The kernel sends the alias NUL-terminated; anything else is not ours. */
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return MNL_CB_OK;
+	snprintf(la->buf, la->len, "%s", mnl_attr_get_str(attr));
+	return MNL_CB_OK;
+}
+
+static int rtnl_link_alias_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct link_alias *la = data;
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	la->ifindex = ifi->ifi_index;
+	if (mnl_attr_parse(nlh, sizeof(struct ifinfomsg), rtnl_link_alias_attr_cb, data) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+int rtnl_link_get_alias(struct rtnl *rtnl, const char *ifname, char *buf, size_t len,
+			int *ret_ifindex)
+{
+	struct link_alias la = { .buf = buf, .len = len };
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	char what[64];
+	int r;
+
+	if (!rtnl || !ifname || !ifname[0] || strlen(ifname) >= IFNAMSIZ || !buf || len == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	nlh = rtnl_put_header(rtnl, RTM_GETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	snprintf(what, sizeof(what), "link %s get alias", ifname);
+	r = rtnl_request(rtnl, nlh, what, rtnl_link_alias_cb, &la);
+	if (r < 0)
+		return r;
+	if (la.ifindex <= 0)
+		return -ENODEV;
+	if (ret_ifindex)
+		*ret_ifindex = la.ifindex;
+	return 0;
+}
+
+int rtnl_link_set_alias(struct rtnl *rtnl, int ifindex, const char *alias)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	char what[64];
+
+	if (!rtnl || ifindex <= 0 || !alias)
+		return -EINVAL;
+	nlh = rtnl_put_header(rtnl, RTM_SETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	mnl_attr_put_strz(nlh, IFLA_IFALIAS, alias);
+	snprintf(what, sizeof(what), "link %d set alias", ifindex);
+	return rtnl_request(rtnl, nlh, what, NULL, NULL);
+}
+
 struct link_rx {
 	uint64_t rx_packets;
+	uint64_t tx_dropped;
 	bool found;
 };
 
@@ -326,6 +406,7 @@ static int rtnl_link_stats_attr_cb(const struct nlattr *attr, void *data)
 		return MNL_CB_OK;
 	memcpy(&st, mnl_attr_get_payload(attr), sizeof(st)); /* netlink aligns to 4 only */
 	lr->rx_packets = st.rx_packets;
+	lr->tx_dropped = st.tx_dropped;
 	lr->found = true;
 	return MNL_CB_OK;
 }
@@ -343,13 +424,21 @@ static int rtnl_link_stats_cb(const struct nlmsghdr *nlh, void *data)
 
 int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
 {
+	uint64_t tx_dropped;
+
+	return rtnl_link_get_counters(rtnl, ifindex, ret, &tx_dropped);
+}
+
+int rtnl_link_get_counters(struct rtnl *rtnl, int ifindex, uint64_t *ret_rx_packets,
+			   uint64_t *ret_tx_dropped)
+{
 	struct link_rx lr = { 0 };
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 	char what[64];
 	int r;
 
-	if (!rtnl || ifindex <= 0 || !ret)
+	if (!rtnl || ifindex <= 0 || !ret_rx_packets || !ret_tx_dropped)
 		return -EINVAL;
 	nlh = rtnl_put_header(rtnl, RTM_GETLINK, 0);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
@@ -361,7 +450,8 @@ int rtnl_link_get_rx_packets(struct rtnl *rtnl, int ifindex, uint64_t *ret)
 		return r;
 	if (!lr.found)
 		return -ENODATA;
-	*ret = lr.rx_packets;
+	*ret_rx_packets = lr.rx_packets;
+	*ret_tx_dropped = lr.tx_dropped;
 	return 0;
 }
 

@@ -55,6 +55,7 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 	json_t *malformed = json_object_get(stats, "malformed");
 	json_t *muxes = json_object_get(stats, "muxes");
 	json_t *control = json_object_get(stats, "control");
+	json_t *link = json_object_get(stats, "control-link");
 	bool first = true;
 
 	if (json_is_object(device)) {
@@ -80,6 +81,11 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 			fprintf(f, " (%s)", qmapctl_sanitize(ifname, sizeof(ifname), iface));
 		fputc('\n', f);
 		render_counters(mux, mux_skip, false, f);
+		first = false;
+	}
+	if (json_is_object(link)) {
+		fprintf(f, "%scontrol link (QMI)\n", first ? "" : "\n");
+		render_counters(link, NULL, false, f);
 		first = false;
 	}
 	if (json_is_object(control)) {

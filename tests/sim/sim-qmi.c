@@ -252,10 +252,15 @@ static bool cid_is_used(const struct sim_qmi *q, int svc, uint8_t cid)
 
 static void cid_set(struct sim_qmi *q, int svc, uint8_t cid, bool used)
 {
-	if (used)
+	if (used == cid_is_used(q, svc, cid))
+		return;
+	if (used) {
 		q->cid_used[svc][cid / 8] |= (uint8_t)(1u << (cid % 8));
-	else
+		q->stats.qmi_clients++;
+	} else {
 		q->cid_used[svc][cid / 8] &= (uint8_t) ~(1u << (cid % 8));
+		q->stats.qmi_clients--;
+	}
 }
 
 static int svc_index(uint8_t service)

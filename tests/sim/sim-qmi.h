@@ -195,6 +195,7 @@ struct sim_qmi_stats {
 	uint64_t endpoint_wrong;       /* ... naming another interface or endpoint type */
 	uint64_t binds_with_endpoint;  /* Bind Mux Data Port requests with Endpoint Info */
 	uint64_t bind_interface;       /* the interface number the last of them named */
+	uint64_t qmi_clients;	       /* client ids allocated now, all services (a gauge) */
 };
 
 struct sim_qmi_callbacks {

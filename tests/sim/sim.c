@@ -1666,6 +1666,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(endpoint_wrong);
 	Q(binds_with_endpoint);
 	Q(bind_interface);
+	Q(qmi_clients);
 #undef Q
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);

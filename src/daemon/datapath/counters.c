@@ -107,6 +107,10 @@ static const struct counter device_counters[] = {
 	{ "ul_errors", "ul-errors", .u64 = device_ul_errors },
 	{ "ul_busy", NULL, TRANSPORT(out_busy) },
 	{ "disconnects", "disconnects", DATAPATH(modem_disconnects) },
+	{ "ctrl_retries", "ctrl-retries", TRANSPORT(ctrl_retries) },
+	{ "ctrl_errors", "ctrl-errors", TRANSPORT(ctrl_errors) },
+	{ "resp_errors", "resp-errors", TRANSPORT(resp_errors) },
+	{ "resp_polled", "resp-polled", TRANSPORT(resp_polled) },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)
@@ -162,6 +166,7 @@ static const struct counter mux_counters[] = {
 	{ "tx_gso_segments", "tx-gso-segments", MUX(tx_gso_segments) },
 	{ "tx_dropped_bad_gso", "tx-dropped-bad-gso", MUX(tx_dropped_bad_gso) },
 	{ "rx_silent_drops", "rx-silent-drops", MUX(rx_silent_drops) },
+	{ "tx_dropped_device", "tx-dropped-device", MUX(tx_dropped_device) },
 	{ "headroom", "headroom", .string = mux_headroom },
 	{ NULL, "device", .string = mux_device }, /* text: "mode", first */
 	{ "headroom_switches", "headroom-switches", MUX(headroom_switches) },

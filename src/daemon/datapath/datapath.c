@@ -255,6 +255,20 @@ struct datapath *datapath_free(struct datapath *dp)
 		transport_stop(dp->transport);
 	}
 	dp->uring = uring_free(dp->uring);
+	/* The devices go all at once (netdev_close_many()), then the rest of each mux. */
+	{
+		struct netdev *nds[ARRAY_SIZE(dp->mux)];
+		size_t n = 0;
+
+		for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+			if (!dp->mux[id])
+				continue;
+			if (dp->loop)
+				ev_io_stop(dp->loop, &dp->mux[id]->io);
+			nds[n++] = &dp->mux[id]->nd;
+		}
+		netdev_close_many(nds, n);
+	}
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		dp->mux[id] = mux_free(dp->mux[id]);
 	transport_free(dp->transport);

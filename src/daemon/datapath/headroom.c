@@ -20,10 +20,17 @@ bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged, double s
 
 static void headroom_check_device(struct datapath *dp, struct mux *m)
 {
-	uint64_t rx_packets;
+	uint64_t rx_packets, tx_dropped;
 
-	if (rtnl_link_get_rx_packets(dp->rtnl, m->nd.ifindex, &rx_packets) < 0)
+	if (rtnl_link_get_counters(dp->rtnl, m->nd.ifindex, &rx_packets, &tx_dropped) < 0)
 		return;
+	/*
+	 * Uplink packets the device's queue dropped while we did not read (all OUT buffers in
+	 * flight, a flow-disabled mux): the kernel counts them, we only show them.
+	 */
+	if (m->hr.primed && tx_dropped > m->hr.last_tx_dropped)
+		m->stats.tx_dropped_device += tx_dropped - m->hr.last_tx_dropped;
+	m->hr.last_tx_dropped = tx_dropped;
 	uint64_t writes = m->stats.rx_writes - m->hr.last_writes;
 	uint64_t received = rx_packets - m->hr.last_rx_packets;
 	/* The first tick only takes the baseline: the device may have counted before us. */

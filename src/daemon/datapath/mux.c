@@ -85,8 +85,10 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 			  dp->offload_devices, &m->nd);
 	if (r < 0) {
 		free(m);
-		return log_err(r, "mux %u (%s): cannot create network device", cfg->id,
-			       cfg->interface);
+		/* The caller reports it, with what it was doing. */
+		log_debug("mux %u (%s): cannot create network device: %s", cfg->id, cfg->interface,
+			  strerror(-r));
+		return r;
 	}
 	r = mux_configure(m, cfg);
 	if (r < 0) {

@@ -22,7 +22,7 @@ struct mux {
 	enum config_headroom headroom;
 	struct {
 		uint64_t last_packets, last_merged; /* GRO counters at the previous decision */
-		uint64_t last_writes, last_rx_packets;
+		uint64_t last_writes, last_rx_packets, last_tx_dropped;
 		double merge_share; /* merged share of the last interval with traffic */
 		double last_switch; /* ev_now() of the last switch (failed: later, slows retries) */
 		bool primed;

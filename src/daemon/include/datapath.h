@@ -42,6 +42,7 @@ struct mux_stats {
 	uint64_t tx_dropped_too_big;   /* larger than the room left for one frame (MTU raised?) */
 	uint64_t tx_dropped_link_down; /* read while the modem or the session was down */
 	uint64_t tx_dropped_bad_gso;   /* a virtio-net header that contradicts its packet */
+	uint64_t tx_dropped_device;    /* dropped by the device's own queue (its tx_dropped) */
 
 	uint64_t tx_gso_segments; /* segments cut from TSO/USO super-packets */
 	uint64_t commands_rx;	  /* QMAP command frames addressed to this mux */

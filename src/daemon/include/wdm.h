@@ -34,11 +34,22 @@ struct ev_loop;
 /* Messages from the modem waiting for the client to read; whole messages are dropped beyond. */
 #define WDM_OUT_QUEUE_SIZE (256 * 1024)
 
+/*
+ * Messages to the modem that the transport could not take at once (-EAGAIN, -ENOBUFS: every
+ * control slot busy under uplink load) wait here, in order, and are retried every
+ * WDM_RETRY_INTERVAL seconds; only a message that finds the queue full is dropped (counted
+ * in to_modem_overflows). Room for the largest MBIM message and its length.
+ */
+#define WDM_TO_MODEM_QUEUE_SIZE (128 * 1024)
+#define WDM_RETRY_INTERVAL	0.002
+
 struct wdm_stats {
 	uint64_t to_modem; /* whole messages handed to send() */
 	uint64_t to_modem_bytes;
-	uint64_t to_modem_errors; /* send() failed: the message was dropped */
-	uint64_t from_modem;	  /* messages accepted by wdm_deliver() */
+	uint64_t to_modem_errors;    /* send() failed: the message was dropped */
+	uint64_t to_modem_deferred;  /* the transport was busy: queued, sent later */
+	uint64_t to_modem_overflows; /* ... and the queue was full: dropped */
+	uint64_t from_modem;	     /* messages accepted by wdm_deliver() */
 	uint64_t from_modem_bytes;
 	uint64_t from_modem_invalid; /* wdm_deliver() input that was not whole messages */
 	uint64_t dropped_no_client;  /* from the modem while no client was attached */

@@ -40,6 +40,12 @@
 #define USB_STOP_WAIT	   2.0	/* s for cancelled transfers to come back on exit */
 #define USB_ERRORS_GONE	   1000 /* errors in a row without a good transfer: the modem is gone */
 #define USB_SHORT_MIN	   4	/* a QMAP header: a shorter non-empty transfer is damaged */
+#define USB_CMD_TRIES	   3	/* SEND_ENCAPSULATED_COMMAND attempts before the request is lost */
+/*
+ * A command with no RESPONSE_AVAILABLE this long after it: ask for the response anyway (an
+ * interrupt endpoint that stopped reporting must not stall QMI until the modem goes away).
+ */
+#define USB_RESP_POLL_SECONDS 1.0
 
 #define CDC_SEND_ENCAPSULATED_COMMAND 0x00
 #define CDC_GET_ENCAPSULATED_RESPONSE 0x01
@@ -102,6 +108,13 @@ struct transport_usb {
 	struct libusb_transfer *cmd[USB_CTRL_SLOTS];
 	uint8_t cmd_buf[USB_CTRL_SLOTS][LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
 	bool cmd_busy[USB_CTRL_SLOTS];
+	unsigned cmd_tries[USB_CTRL_SLOTS];
+	ev_tstamp last_cmd, last_notify; /* last command sent, last RESPONSE_AVAILABLE */
+	bool polling;			 /* the GET in flight was not asked for by the modem */
+	unsigned resp_tries;		 /* GET_ENCAPSULATED_RESPONSE failures in a row */
+	ev_timer resp_poll;
+	/* Each kind of fault is logged once, then counted, until that path works again. */
+	bool out_failing, cmd_failing, resp_failing;
 	struct libusb_transfer **tx; /* one per OUT buffer, by index */
 	unsigned in_flight;
 
@@ -382,24 +395,77 @@ static void usb_pump_response(struct transport_usb *s)
 	s->in_flight++;
 }
 
+/* Ask for a response nobody announced (see USB_RESP_POLL_SECONDS). */
+static void usb_poll_response(struct transport_usb *s)
+{
+	if (s->resp_busy || s->state != USB_STATE_UP)
+		return;
+	s->polling = true;
+	s->resp_pending++;
+	usb_pump_response(s);
+}
+
+static void usb_on_resp_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct transport_usb *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	/* Something was asked after the last notification, and nothing announced since. */
+	if (s->last_cmd > s->last_notify)
+		usb_poll_response(s);
+}
+
 static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 {
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
+	bool polled = s->polling;
 
 	s->resp_busy = false;
+	s->polling = false;
 	if (s->resp_pending > 0)
 		s->resp_pending--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
-		log_debug("%s: encapsulated response, %d bytes", s->name, x->actual_length);
+		log_debug("%s: encapsulated response, %d bytes%s", s->name, x->actual_length,
+			  polled ? " (polled)" : "");
+		s->resp_failing = false;
+		s->resp_tries = 0;
+		if (polled) {
+			if (t->stats.resp_polled++ == 0)
+				log_warning(
+					0,
+					"%s: a response came without RESPONSE_AVAILABLE; asking "
+					"for responses after every command from now on (counted "
+					"as resp_polled)",
+					s->name);
+			/* There may be more: keep asking until the modem has none. */
+			s->resp_pending++;
+		}
 		if (t->cb.on_control)
 			t->cb.on_control(t->userdata, libusb_control_transfer_get_data(x),
 					 (size_t)x->actual_length);
 	} else if (x->status != LIBUSB_TRANSFER_COMPLETED &&
 		   x->status != LIBUSB_TRANSFER_CANCELLED &&
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
-		log_warning(0, "%s: GET_ENCAPSULATED_RESPONSE: %s", s->name,
-			    usb_status_name(x->status));
+		t->stats.resp_errors++;
+		if (!s->resp_failing)
+			log_warning(0,
+				    "%s: GET_ENCAPSULATED_RESPONSE: %s; asking again (further "
+				    "failures are only counted: resp_errors)",
+				    s->name, usb_status_name(x->status));
+		s->resp_failing = true;
+		/* The response is still in the modem: ask again now, a few times, then in a
+		 * second (the poll timer), so a broken pipe is not asked in a busy loop. */
+		if (++s->resp_tries < USB_CMD_TRIES) {
+			s->resp_pending++;
+		} else {
+			s->resp_tries = 0;
+			s->last_notify = 0;
+			ev_timer_stop(t->loop, &s->resp_poll);
+			ev_timer_set(&s->resp_poll, USB_RESP_POLL_SECONDS, 0.);
+			ev_timer_start(t->loop, &s->resp_poll);
+		}
 	}
 	if (x->status == LIBUSB_TRANSFER_NO_DEVICE)
 		usb_lost(s);
@@ -415,6 +481,7 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length >= 8 &&
 	    x->buffer[0] == CDC_REQTYPE_IN && x->buffer[1] == CDC_NOTIFY_RESPONSE_AVAILABLE) {
+		s->last_notify = ev_now(t->loop);
 		s->resp_pending++;
 		usb_pump_response(s);
 	} else if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
@@ -430,15 +497,38 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 {
 	struct transport_usb *s = x->user_data;
+	struct transport *t = &s->base;
+	size_t slot = 0;
 
 	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
 		if (s->cmd[i] == x)
-			s->cmd_busy[i] = false;
-	if (x->status == LIBUSB_TRANSFER_NO_DEVICE)
+			slot = i;
+	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
+		s->cmd_failing = false;
+		s->last_cmd = ev_now(t->loop);
+		ev_timer_stop(t->loop, &s->resp_poll);
+		ev_timer_set(&s->resp_poll, USB_RESP_POLL_SECONDS, 0.);
+		ev_timer_start(t->loop, &s->resp_poll);
+	} else if (x->status == LIBUSB_TRANSFER_NO_DEVICE) {
 		usb_lost(s);
-	else if (x->status != LIBUSB_TRANSFER_COMPLETED && x->status != LIBUSB_TRANSFER_CANCELLED)
-		log_warning(0, "%s: SEND_ENCAPSULATED_COMMAND: %s", s->name,
-			    usb_status_name(x->status));
+	} else if (x->status != LIBUSB_TRANSFER_CANCELLED) {
+		/* STALL, protocol error, timeout: the request is in cmd_buf still; send it again. */
+		bool again = s->state == USB_STATE_UP && ++s->cmd_tries[slot] < USB_CMD_TRIES;
+
+		if (!s->cmd_failing)
+			log_warning(0,
+				    "%s: SEND_ENCAPSULATED_COMMAND: %s; %s (further failures are "
+				    "only counted: ctrl_retries, ctrl_errors)",
+				    s->name, usb_status_name(x->status),
+				    again ? "sending it again" : "the request is lost");
+		s->cmd_failing = true;
+		if (again && libusb_submit_transfer(x) == 0) {
+			t->stats.ctrl_retries++;
+			return; /* still busy, still in flight */
+		}
+		t->stats.ctrl_errors++;
+	}
+	s->cmd_busy[slot] = false;
 	usb_transfer_done(s);
 }
 
@@ -455,11 +545,17 @@ static void LIBUSB_CALL usb_tx_cb(struct libusb_transfer *x)
 	if (x->status != LIBUSB_TRANSFER_COMPLETED) {
 		t->stats.out_errors++;
 		if (x->status != LIBUSB_TRANSFER_CANCELLED &&
-		    x->status != LIBUSB_TRANSFER_NO_DEVICE)
-			log_warning(0, "%s: bulk OUT %s", s->name, usb_status_name(x->status));
+		    x->status != LIBUSB_TRANSFER_NO_DEVICE && !s->out_failing) {
+			log_warning(0,
+				    "%s: bulk OUT %s, the aggregate is dropped (further failures "
+				    "are only counted: out_errors)",
+				    s->name, usb_status_name(x->status));
+			s->out_failing = true;
+		}
 		usb_transfer_alive(s, x); /* clears a halt, notices a lost modem */
 	} else {
 		s->errors_in_row = 0;
+		s->out_failing = false;
 	}
 	if (out)
 		transport_out_complete(t, out);
@@ -517,6 +613,7 @@ static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
 		}
 		log_debug("%s: encapsulated command, %zu bytes", s->name, len);
 		s->cmd_busy[i] = true;
+		s->cmd_tries[i] = 0;
 		s->in_flight++;
 		usb_arm_timeout(s);
 		return 0;
@@ -936,6 +1033,9 @@ static void usb_lost(struct transport_usb *s)
 	if (s->state != USB_STATE_UP)
 		return;
 	s->state = USB_STATE_DYING;
+	ev_timer_stop(t->loop, &s->resp_poll);
+	s->resp_pending = 0;
+	s->out_failing = s->cmd_failing = s->resp_failing = false;
 	log_warning(-ENODEV, "%s: modem disconnected, %u transfers to complete", s->name,
 		    s->in_flight);
 	usb_cancel_all(s);
@@ -988,13 +1088,14 @@ static int usb_init(struct transport *t, const char *address)
 	snprintf(s->spec_text, sizeof(s->spec_text), "usb%s", address);
 	r = usb_spec_parse(s->spec_text, &s->spec, err, sizeof(err));
 	if (r < 0)
-		return log_err(r, "transport usb: invalid device '%s': %s", s->spec_text, err);
+		return log_err(0, "transport usb: invalid device '%s': %s", s->spec_text, err), r;
 	snprintf(s->name, sizeof(s->name), "transport %s", s->spec_text);
 
 	ev_timer_init(&s->timeout, usb_on_timeout, 0., 0.);
 	ev_timer_init(&s->rescan, usb_on_rescan, 0., 0.);
 	ev_timer_init(&s->reap, usb_on_reap, 0., 0.);
-	s->timeout.data = s->rescan.data = s->reap.data = s;
+	ev_timer_init(&s->resp_poll, usb_on_resp_poll, 0., 0.);
+	s->timeout.data = s->rescan.data = s->reap.data = s->resp_poll.data = s;
 
 	/* Receive buffers: the ring's stride, at most what the ring holds per buffer. */
 	s->rx_stride = t->rx_buf_size;
@@ -1080,6 +1181,7 @@ static void usb_stop(struct transport *t)
 
 	s->started = false;
 	ev_timer_stop(t->loop, &s->rescan);
+	ev_timer_stop(t->loop, &s->resp_poll);
 	if (s->state == USB_STATE_UP) {
 		s->state = USB_STATE_DYING;
 		/* Stopping: nothing more goes to the consumer, which may be half torn down. */

@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "log.h"
 #include "macro.h"
 #include "wdm.h"
@@ -42,6 +43,12 @@ struct wdm {
 
 	wdm_send_fn send;
 	void *userdata;
+
+	/* Messages the transport could not take yet: records of le32 length + bytes. */
+	uint8_t *pend;
+	size_t pend_len;
+	ev_timer retry;
+	bool overflow_logged;
 
 	struct wdm_reasm reasm;
 
@@ -70,12 +77,83 @@ static const char *framing_name(enum wdm_framing framing)
 	return "?";
 }
 
+static bool send_busy(int r)
+{
+	return r == -EAGAIN || r == -ENOBUFS;
+}
+
+static int wdm_pend(struct wdm *w, const uint8_t *msg, size_t len)
+{
+	if (w->pend_len + 4 + len > WDM_TO_MODEM_QUEUE_SIZE) {
+		w->stats.to_modem_overflows++;
+		if (!w->overflow_logged)
+			log_warning(0,
+				    "wdm %s: %zu bytes already wait for the modem; dropped a "
+				    "%zu-byte message (further ones are only counted: "
+				    "to-modem-overflows)",
+				    w->name, w->pend_len, len);
+		w->overflow_logged = true;
+		return -ENOBUFS;
+	}
+	w->pend[w->pend_len] = (uint8_t)len;
+	w->pend[w->pend_len + 1] = (uint8_t)(len >> 8);
+	w->pend[w->pend_len + 2] = (uint8_t)(len >> 16);
+	w->pend[w->pend_len + 3] = (uint8_t)(len >> 24);
+	memcpy(w->pend + w->pend_len + 4, msg, len);
+	w->pend_len += 4 + len;
+	w->stats.to_modem_deferred++;
+	if (!ev_is_active(&w->retry))
+		ev_timer_again(w->loop, &w->retry);
+	return 0;
+}
+
+/* Send what waits, in order, until the transport is busy again. */
+static void wdm_on_retry(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct wdm *w = t->data;
+	size_t off = 0;
+
+	(void)revents;
+	while (off < w->pend_len) {
+		size_t len = get_le32(w->pend + off);
+		int r = w->send(w->userdata, w->pend + off + 4, len);
+
+		if (send_busy(r))
+			break;
+		if (r < 0) {
+			w->stats.to_modem_errors++;
+			if (!w->send_failing)
+				log_warning(r,
+					    "wdm %s: modem did not take a %zu-byte message, "
+					    "dropped (further failures are only counted)",
+					    w->name, len);
+			w->send_failing = true;
+		} else {
+			w->send_failing = false;
+			w->stats.to_modem++;
+			w->stats.to_modem_bytes += len;
+		}
+		off += 4 + len;
+	}
+	memmove(w->pend, w->pend + off, w->pend_len - off);
+	w->pend_len -= off;
+	if (w->pend_len == 0) {
+		ev_timer_stop(loop, &w->retry);
+		w->overflow_logged = false;
+	}
+}
+
 /* The reassembler's callback: one whole client message to the modem. */
 static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
 {
 	struct wdm *w = userdata;
 
+	/* Behind others that wait, so the modem sees requests in the order they were made. */
+	if (w->pend_len > 0)
+		return wdm_pend(w, msg, len);
 	int r = w->send(w->userdata, msg, len);
+	if (send_busy(r))
+		return wdm_pend(w, msg, len);
 	if (r < 0) {
 		w->stats.to_modem_errors++;
 		if (!w->send_failing)
@@ -472,6 +550,9 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	ev_io_init(&w->read_io, wdm_on_read, -1, EV_READ);
 	ev_io_init(&w->write_io, wdm_on_write, -1, EV_WRITE);
 	ev_io_init(&w->inotify_io, wdm_on_inotify, -1, EV_READ);
+	ev_init(&w->retry, wdm_on_retry);
+	w->retry.repeat = WDM_RETRY_INTERVAL;
+	w->retry.data = w;
 
 	int r = -ENOMEM;
 	if (link_path) {
@@ -481,7 +562,8 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 		w->name = w->link_path;
 	}
 	w->out = malloc(WDM_OUT_QUEUE_SIZE);
-	if (!w->out)
+	w->pend = malloc(WDM_TO_MODEM_QUEUE_SIZE);
+	if (!w->out || !w->pend)
 		goto fail_oom;
 	r = wdm_reasm_init(&w->reasm, framing);
 	if (r < 0)
@@ -531,6 +613,7 @@ struct wdm *wdm_free(struct wdm *w)
 	ev_io_stop(w->loop, &w->inotify_io);
 	ev_io_stop(w->loop, &w->read_io);
 	ev_io_stop(w->loop, &w->write_io);
+	ev_timer_stop(w->loop, &w->retry);
 
 	if (w->link_path && wdm_link_is_ours(w) && unlink(w->link_path) < 0 && errno != ENOENT)
 		log_warning(errno, "wdm %s: cannot remove the link", w->name);
@@ -544,6 +627,7 @@ struct wdm *wdm_free(struct wdm *w)
 		close(w->master_fd);
 	wdm_reasm_done(&w->reasm);
 	free(w->out);
+	free(w->pend);
 	free(w->link_path);
 	free(w);
 	return NULL;

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "instance.h"
+#include "log.h"
+#include "macro.h"
+
+#define INSTANCE_LOCKS 3
+
+struct instance {
+	int fd[INSTANCE_LOCKS];
+	size_t n;
+};
+
+static int mkdir_parents(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *p = path;
+
+	while ((p = strchr(p + 1, '/'))) {
+		size_t n = (size_t)(p - path);
+
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return negative_errno();
+	}
+	return 0;
+}
+
+/* The pid the holder wrote, 0 if unreadable. */
+static long lock_holder(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+static int lock_one(const char *path, const char *what, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	char pid[32];
+	int r, n;
+
+	r = mkdir_parents(path);
+	if (r < 0)
+		return log_err(r, "cannot create the directory of %s", path);
+	/* O_NOFOLLOW: a symlink planted there must not make us truncate another file. */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_err(errno, "cannot open lock file %s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		long holder;
+
+		if (errno != EWOULDBLOCK)
+			return log_err(errno, "cannot lock %s", path);
+		holder = lock_holder(fd);
+		if (holder > 0)
+			log_err(0, "another qmapd (pid %ld) is running with %s; not starting",
+				holder, what);
+		else
+			log_err(0, "another qmapd is running with %s (lock %s); not starting", what,
+				path);
+		return -EBUSY;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warning(errno, "lock file %s: cannot record our pid", path);
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/* FNV-1a: a fixed-length file name for any device string. */
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* File systems where nobody creates directories, sockets or symlinks (statfs(2) f_type). */
+static const char *virtual_fs(long type)
+{
+	switch (type) {
+	case 0x9fa0: /* PROC_SUPER_MAGIC */
+		return "proc";
+	case 0x62656572: /* SYSFS_MAGIC */
+		return "sysfs";
+	case 0x27e0eb:	 /* CGROUP_SUPER_MAGIC */
+	case 0x63677270: /* CGROUP2_SUPER_MAGIC */
+		return "cgroup";
+	case 0x64626720: /* DEBUGFS_MAGIC */
+		return "debugfs";
+	case 0x74726163: /* TRACEFS_MAGIC */
+		return "tracefs";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Whether path's directory exists or can be made, and an entry created in it: the nearest
+ * existing ancestor is a directory, writable, on a writable file system that is not one of
+ * the kernel's virtual ones. Nothing is created.
+ */
+static int check_parent(const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	struct statfs sfs;
+	struct statvfs svfs;
+	struct stat st;
+	const char *fs;
+	char *slash;
+
+	if (strlen(path) >= sizeof(dir))
+		return log_err(ENAMETOOLONG, "%s %s", what, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	/* The nearest ancestor that exists is where the first mkdir() or bind() happens. */
+	while (stat(dir, &st) < 0) {
+		if (errno != ENOENT)
+			return log_err(errno, "%s %s: cannot create its directory", what, path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (!S_ISDIR(st.st_mode))
+		return log_err(ENOTDIR, "%s %s: cannot create its directory (%s)", what, path, dir);
+	if (statfs(dir, &sfs) == 0 && (fs = virtual_fs((long)sfs.f_type)))
+		return log_err(0, "%s %s: cannot create its directory: %s is on a %s file system",
+			       what, path, dir, fs),
+		       -EPERM;
+	if (statvfs(dir, &svfs) == 0 && (svfs.f_flag & ST_RDONLY))
+		return log_err(EROFS, "%s %s: cannot create its directory (%s)", what, path, dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		return log_err(errno, "%s %s: cannot create its directory (%s)", what, path, dir);
+	return 0;
+}
+
+int instance_check_paths(const struct config *config)
+{
+	const struct config_device *d = &config->device;
+	int r = check_parent("control socket", d->control_socket);
+
+	if (r == 0 && d->control == CONFIG_CONTROL_QMI)
+		r = check_parent("control link", d->control_link);
+	return r;
+}
+
+int instance_lock(const struct config *config, struct instance **ret)
+{
+	const struct config_device *d = &config->device;
+	struct instance *inst;
+	char path[PATH_MAX], what[PATH_MAX + 32];
+	const char *slash;
+	int r;
+
+	inst = calloc(1, sizeof(*inst));
+	if (!inst)
+		return -ENOMEM;
+
+	snprintf(path, sizeof(path), "%s.lock", d->control_socket);
+	snprintf(what, sizeof(what), "control socket %s", d->control_socket);
+	r = lock_one(path, what, &inst->fd[inst->n]);
+	if (r < 0)
+		goto fail;
+	inst->n++;
+
+	if (d->control == CONFIG_CONTROL_QMI) {
+		snprintf(path, sizeof(path), "%s.lock", d->control_link);
+		snprintf(what, sizeof(what), "control link %s", d->control_link);
+		r = lock_one(path, what, &inst->fd[inst->n]);
+		if (r < 0)
+			goto fail;
+		inst->n++;
+	}
+
+	slash = strrchr(d->control_socket, '/');
+	snprintf(path, sizeof(path), "%.*s/qmapd-device-%016" PRIx64 ".lock",
+		 slash ? (int)(slash - d->control_socket) : 1, slash ? d->control_socket : ".",
+		 hash_string(d->device));
+	snprintf(what, sizeof(what), "device %s", d->device);
+	r = lock_one(path, what, &inst->fd[inst->n]);
+	if (r < 0)
+		goto fail;
+	inst->n++;
+
+	*ret = inst;
+	return 0;
+fail:
+	instance_unlock(inst);
+	return r;
+}
+
+struct instance *instance_unlock(struct instance *inst)
+{
+	if (!inst)
+		return NULL;
+	for (size_t i = 0; i < inst->n; i++)
+		close(inst->fd[i]);
+	free(inst);
+	return NULL;
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Hand-written seed inputs for every libFuzzer target, one directory per target.
+
+The seeds give each fuzzer the structure random bytes almost never find (a JSON request with
+a "command", a [device] section, a QMUX message whose two length fields agree, a TCP
+segment with a valid IPv4 header): unseeded, fuzz-control reached 46 edges in 11.5 M runs.
+tests/fuzz/run.sh --minimize grows a corpus from these and keeps the smallest set with the
+same coverage in tests/fuzz/corpus/<target>/; this script only writes the starting points:
+
+    tests/fuzz/make-seeds.py OUTDIR
+"""
+import os
+import struct
+import sys
+
+
+def ipv4_tcp(payload=b"x" * 40, seq=1000, src=0xC0000202, dst=0xC6336401, flags=0x18, ihl_opts=b""):
+    tcp = struct.pack("!HHIIBBHHH", 40000, 5201, seq, 0, 5 << 4, flags, 65535, 0, 0)
+    total = 20 + len(ihl_opts) + len(tcp) + len(payload)
+    ihl = 5 + len(ihl_opts) // 4
+    ip = struct.pack("!BBHHHBBHII", 0x40 | ihl, 0, total, 1, 0x4000, 64, 6, 0, src, dst)
+    return ip + ihl_opts + tcp + payload
+
+
+def ipv4_udp(payload=b"u" * 32, src=0xC0000202, dst=0xC6336401):
+    udp = struct.pack("!HHHH", 40000, 9, 8 + len(payload), 0)
+    total = 20 + len(udp) + len(payload)
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, total, 1, 0x4000, 64, 17, 0, src, dst)
+    return ip + udp + payload
+
+
+def ipv6_tcp(payload=b"y" * 40, seq=1000, flags=0x18):
+    tcp = struct.pack("!HHIIBBHHH", 40000, 5201, seq, 0, 5 << 4, flags, 65535, 0, 0)
+    src = bytes.fromhex("20010db8000100000000000000000002")
+    dst = bytes.fromhex("20010db800ff00000000000000000001")
+    return struct.pack("!IHBB", 0x60000000, len(tcp) + len(payload), 6, 64) + src + dst + tcp + payload
+
+
+def ipv6_udp(payload=b"v" * 32):
+    udp = struct.pack("!HHHH", 40000, 9, 8 + len(payload), 0)
+    src = bytes.fromhex("20010db8000100000000000000000002")
+    dst = bytes.fromhex("20010db800ff00000000000000000001")
+    return struct.pack("!IHBB", 0x60000000, len(udp) + len(payload), 17, 64) + src + dst + udp + payload
+
+
+def qmap_data(pkt, mux=1, pad=0, v5=False, csum_valid=True):
+    body = pkt + b"\0" * pad
+    hdr = struct.pack("!BBH", (0x40 if v5 else 0) | pad, mux, len(body))
+    if v5:
+        hdr += struct.pack("!BBH", 2 << 1, 0x80 if csum_valid else 0, 0)
+    return hdr + body
+
+
+def qmap_cmd(name=1, ctype=0, mux=1, txid=7):
+    body = struct.pack("!BBHIHHI", name, ctype, 0, txid, 0, 0, 0)
+    return struct.pack("!BBH", 0x80, mux, len(body)) + body
+
+
+def qmux(service, cid, msg_id, tlvs=b"", tid=1, flags=0):
+    if service == 0:
+        sdu = struct.pack("<BBHH", 0, tid, msg_id, len(tlvs)) + tlvs
+    else:
+        sdu = struct.pack("<BHHH", 0, tid, msg_id, len(tlvs)) + tlvs
+    body = struct.pack("<HBBB", 5 + len(sdu), flags, service, cid) + sdu
+    return b"\x01" + body
+
+
+def tlv(t, v):
+    return struct.pack("<BH", t, len(v)) + v
+
+
+def mbim(mtype, payload=b"", tid=1):
+    return struct.pack("<III", mtype, 12 + len(payload), tid) + payload
+
+
+def vnet(flags=0, gso_type=0, hdr_len=0, gso_size=0, csum_start=0, csum_offset=0):
+    return struct.pack("<BBHHHH", flags, gso_type, hdr_len, gso_size, csum_start, csum_offset)
+
+
+def seeds():
+    s = {}
+    # ---- control: first byte = peer (odd: root), then one request line
+    reqs = [
+        '{"command":"status"}', '{"command":"mux-list"}', '{"command":"stats"}',
+        '{"command":"reload"}', '{"command":"mux-del","id":3}',
+        '{"command":"mux-add","id":3}',
+        '{"command":"mux-add","id":4,"settings":{"apn":"internet","ip-type":"ipv4v6"}}',
+        '{"command":"mux-add","id":5,"settings":{"interface":"wwan5","mtu":"1400",'
+        '"headroom":"off","default-route":"yes","route-metric":"50"}}',
+        '{"command":"mux-add","id":6,"settings":{"user":"alice","password":"secret",'
+        '"allowed-auth":"chap","autoconnect":"no"}}',
+        '{"command":"mux-add","id":7,"settings":{"ipv4-address":"192.0.2.2/32",'
+        '"ipv6-address":"2001:db8::2/128","routes":"198.51.100.0/24 2001:db8:ff::/48"}}',
+        '{"command":"mux-add","id":255}', '{"command":"nope"}', '{"id":1}', '[]',
+        '{"command":"status","extra":1}', '{"command":"mux-add","id":"3"}',
+    ]
+    s["fuzz-control"] = [bytes([p]) + r.encode() for r in reqs for p in (0, 1)][:24]
+    # ---- config: a file
+    full = open(os.path.join(os.path.dirname(__file__), "../../conf/qmapd.conf"), "rb").read()
+    s["fuzz-config"] = [
+        full,
+        b"[device]\ndevice = usb:2c7c:0125\n\n[mux.1]\napn = internet\ndefault-route = yes\n",
+        b"[device]\ndevice = sim:/run/sim.sock\ncontrol = none\nqmap-version = 5\n"
+        b"dl-max-size = 16384\nrx-transfers = 32\nul-max-size = 8192\nul-max-datagrams = 16\n"
+        b"max-packet-size = 512\npersist-devices = yes\ncontrol-link = /run/qmapd/qmi0\n"
+        b"control-socket = /run/qmapd/control\nadmin-group = netdev\n\n[mux.2]\n"
+        b"interface = wwan2\nip-type = ipv6\nallowed-auth = pap\nuser = u\npassword = p\n"
+        b"mtu = 1400\nheadroom = xdp\nipv4-address = 192.0.2.2/24\n"
+        b"ipv6-address = 2001:db8::2/64\nroutes = 198.51.100.0/24 2001:db8:ff::/48\n"
+        b"route-metric = 100\nautoconnect = no\n",
+        b"[device]\ndevice = usb-path:1-1.4:4\n[mux.254]\n[mux.1]\ninterface = qmap%d\n",
+        b"; comment\n# comment\n[device]\ndevice=usb:05c6:9025\nqmap-version=1\n",
+    ]
+    # ---- usb-spec: the device value
+    s["fuzz-usb-spec"] = [x.encode() for x in (
+        "usb:2c7c:0125", "usb:2c7c:0125:4", "usb-path:1-1.4", "usb-path:1-1.4.2:4",
+        "usb:05c6:9025:255", "usb-path:12-3.1.1.1.1.1.1", "usb:0:0", "usb:ffff:ffff:0")]
+    # ---- qmap: first byte = version (odd: v5), then one aggregate
+    v1 = qmap_data(ipv4_tcp()) + qmap_data(ipv6_udp(), mux=2, pad=2) + qmap_cmd()
+    v5 = qmap_data(ipv4_udp(), v5=True) + qmap_data(ipv6_tcp(), mux=3, v5=True, csum_valid=False)
+    s["fuzz-qmap"] = [b"\0" + v1, b"\1" + v5, b"\0" + qmap_cmd(2, 0, 4) + qmap_cmd(1, 1),
+                      b"\1" + qmap_cmd() + qmap_data(ipv4_tcp(), v5=True), b"\0" + b"\0" * 8]
+    # ---- gro: config byte, then [u16 len][flags][packet]...
+    def gro_in(cfg, pkts, flush_last=False):
+        out = bytes([cfg])
+        for i, p in enumerate(pkts):
+            fl = 1 | (0x80 if flush_last and i == len(pkts) - 1 else 0)
+            out += struct.pack("!HB", len(p), fl) + p
+        return out
+    tcp4 = [ipv4_tcp(seq=1000 + 40 * i) for i in range(4)]
+    tcp6 = [ipv6_tcp(seq=1000 + 40 * i) for i in range(4)]
+    udp4 = [ipv4_udp() for _ in range(3)]
+    s["fuzz-gro"] = [gro_in(0x00, tcp4), gro_in(0x04, tcp6), gro_in(0x08, udp4),
+                     gro_in(0x1c, tcp4 + tcp6 + udp4, True),
+                     gro_in(0x00, [ipv4_tcp(flags=0x11), ipv4_tcp(seq=1040)]),
+                     gro_in(0x00, [ipv4_tcp(ihl_opts=b"\x01\x01\x01\x00")]),
+                     gro_in(0x20, [ipv6_udp(), ipv6_udp()])]
+    # ---- gso: vnet header, option byte, packet
+    big4 = ipv4_tcp(payload=b"z" * 4000)
+    big6 = ipv6_tcp(payload=b"z" * 3000)
+    bigu = ipv4_udp(payload=b"w" * 3000)
+    s["fuzz-gso"] = [
+        vnet(1, 1, 40, 1448, 20, 16) + b"\0" + big4,
+        vnet(1, 4, 60, 1428, 40, 16) + b"\1" + big6,
+        vnet(1, 5, 28, 1400, 20, 6) + b"\2" + bigu,
+        vnet(1, 0, 0, 0, 20, 16) + b"\0" + ipv4_tcp(),
+        vnet(0, 0, 0, 0, 0, 0) + b"\3" + ipv6_udp(),
+    ]
+    # ---- sim-qmi: [u8 fixup<<7 | len][message]...
+    def sq(*msgs):
+        out = b""
+        for m in msgs:
+            assert len(m) < 128
+            out += bytes([len(m)]) + m
+        return out
+    alloc_wds = qmux(0, 0, 0x22, tlv(1, b"\x01"))
+    ver = qmux(0, 0, 0x21)
+    dms = [qmux(2, 1, m) for m in (0x20, 0x21, 0x22, 0x23, 0x25)]
+    nas = [qmux(3, 1, m) for m in (0x20, 0x24, 0x4F)]
+    wda_set = qmux(0x1a, 1, 0x20, tlv(0x11, struct.pack("<I", 2)) + tlv(0x12, struct.pack("<I", 9)) +
+                   tlv(0x13, struct.pack("<I", 9)) + tlv(0x15, struct.pack("<I", 32)) +
+                   tlv(0x16, struct.pack("<I", 16384)) + tlv(0x17, struct.pack("<II", 2, 1)))
+    wds = [qmux(1, 1, 0xA2, tlv(0x10, struct.pack("<II", 2, 0x81)) + tlv(0x11, struct.pack("<I", 1))),
+           qmux(1, 1, 0x4D, tlv(1, b"\x04")),
+           qmux(1, 1, 0x20, tlv(0x14, b"internet")),
+           qmux(1, 1, 0x2D, tlv(0x10, struct.pack("<I", 0xffff))),
+           qmux(1, 1, 0x22), qmux(1, 1, 0x21, tlv(1, struct.pack("<I", 1)))]
+    s["fuzz-sim-qmi"] = [sq(ver, alloc_wds), sq(*dms), sq(*nas), sq(wda_set, qmux(0x1a, 1, 0x21)),
+                         sq(*wds), sq(qmux(0, 0, 0x23, tlv(1, b"\x01\x02")), qmux(0, 0, 0x27)),
+                         sq(qmux(0, 0, 0x26, tlv(1, b"\x01\x00")), qmux(9, 1, 0x20))]
+    # ---- wdm: first byte = framing (odd: MBIM) and piece pattern, then the client stream
+    q = alloc_wds + dms[4] + wda_set
+    m = mbim(1, struct.pack("<I", 4096)) + mbim(3, bytes(16) + struct.pack("<II", 1, 0)) + mbim(2)
+    s["fuzz-wdm"] = [b"\0" + q, b"\x06" + q, b"\x01" + m, b"\x0b" + m, b"\x02" + b"\x42" + q + q[:7],
+                     b"\x03" + b"\0\0" + m]
+    return s
+
+
+def main():
+    out = sys.argv[1]
+    for target, inputs in seeds().items():
+        d = os.path.join(out, target)
+        os.makedirs(d, exist_ok=True)
+        for i, data in enumerate(inputs):
+            with open(os.path.join(d, "seed-%02d" % i), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()
