@@ -210,6 +210,14 @@ static int sim_connect(struct transport_sim *s)
 
 	if (fd < 0)
 		return negative_errno();
+	/*
+	 * A sent message is a completed OUT transfer, so the socket must not queue much: the
+	 * kernel doubles this, room for about one aggregate besides the one being read. A
+	 * transfer the modem cannot take then stays pending here, as with USB.
+	 */
+	int sndbuf = (int)t->params.ul_max_size;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0)
+		log_debug("transport sim %s: cannot size the send buffer: %m", s->addr.sun_path);
 	if (connect(fd, (struct sockaddr *)&s->addr, sizeof(s->addr)) < 0)
 		return negative_errno();
 
