@@ -119,10 +119,11 @@ struct sim {
 	/* The radio: NULL when the options ask for none. */
 	struct sim_radio *radio;
 	ev_timer radio_timer;
-	bool ul_stalled;	 /* the modem buffer is full: the socket is left unread */
-	uint32_t ul_stall_bytes; /* the size of the transfer it could not take */
-	uint64_t dl_next_ns;	 /* the downlink rate lets the next aggregate go then */
-	bool dl_paused;		 /* the TUN is left unread until dl_next_ns */
+	bool ul_stalled;	  /* the modem buffer is full: the socket is left unread */
+	uint32_t ul_stall_bytes;  /* the size of the transfer it could not take */
+	uint32_t ul_acks_pending; /* OUT transfers taken but not yet acknowledged */
+	uint64_t dl_next_ns;	  /* the downlink rate lets the next aggregate go then */
+	bool dl_paused;		  /* the TUN is left unread until dl_next_ns */
 	ev_timer dl_pace_timer;
 
 	struct sim_stats stats;
@@ -568,9 +569,11 @@ static void ctl_clear(struct sim *s)
 }
 
 /* Watch for room in the socket exactly while something is held back. */
+static void ul_ack_flush(struct sim *s);
+
 static void conn_update_write_watch(struct sim *s)
 {
-	if (s->conn_fd >= 0 && (s->dl_blocked || s->ctl_head))
+	if (s->conn_fd >= 0 && (s->dl_blocked || s->ctl_head || s->ul_acks_pending))
 		ev_io_start(s->loop, &s->io_conn_write);
 	else
 		ev_io_stop(s->loop, &s->io_conn_write);
@@ -589,6 +592,7 @@ static void sim_disconnect(struct sim *s)
 	ev_io_stop(s->loop, &s->io_conn_read);
 	ev_io_stop(s->loop, &s->io_conn_write);
 	s->ul_stalled = false;
+	s->ul_acks_pending = 0;
 	close(s->conn_fd);
 	s->conn_fd = -1;
 	s->stats.disconnects++;
@@ -1011,6 +1015,7 @@ static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	if (s->dl_blocked && dl_flush(s) < 0)
 		return;
+	ul_ack_flush(s);
 	conn_update_write_watch(s);
 }
 
@@ -1189,6 +1194,22 @@ static void ul_transfer(struct sim *s, uint8_t flags, uint8_t *data, size_t len)
 	}
 }
 
+/* Acknowledge the OUT transfers taken (TRANSPORT_SIM_FLAG_ACK): one message for all. */
+static void ul_ack_flush(struct sim *s)
+{
+	struct transport_sim_header h = { .ep = TRANSPORT_EP_BULK_OUT };
+	uint32_t n = s->ul_acks_pending;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { &n, sizeof(n) } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	if (n == 0 || s->conn_fd < 0)
+		return;
+	if (sendmsg(s->conn_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		s->ul_acks_pending = 0;
+	/* Still owed (socket full): on_conn_writable tries again. */
+	conn_update_write_watch(s);
+}
+
 static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct sim *s = w->data;
@@ -1244,6 +1265,9 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 		switch (h.ep) {
 		case TRANSPORT_EP_BULK_OUT:
 			ul_transfer(s, h.flags, msg + hdr, (size_t)n - hdr);
+			/* Taken into the modem: the host's transfer completes. */
+			if (h.flags & TRANSPORT_SIM_FLAG_ACK)
+				s->ul_acks_pending++;
 			/* Its packets may be held by reference until sim_net_flush(). */
 			if (++slot == SIM_UL_BATCH) {
 				sim_net_flush(s->net);
@@ -1264,6 +1288,7 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 	}
 	sim_net_flush(s->net);
+	ul_ack_flush(s);
 	if (s->radio)
 		radio_run(s);
 }
