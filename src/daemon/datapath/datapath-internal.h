@@ -9,6 +9,7 @@
 #include "gro.h"
 #include "gso.h"
 #include "mux.h"
+#include "ulq.h"
 
 struct uring;
 
@@ -16,6 +17,15 @@ struct uring;
 /* A TSO/USO super-packet is at most 64 KiB of IP; room for its headers too. */
 #define DATAPATH_UL_SCRATCH (65536 + 256)
 #define DATAPATH_ACK_MAX    64 /* a command frame is 20 bytes; modems pad at most a little */
+/*
+ * The managed uplink queue (ulq.h), allocated with the first fq-codel mux: 2048 slots of 2 KiB
+ * (4 MiB) and at most 2 MiB of packets, 80 ms at 200 Mbit/s, 1.7 s at 10 Mbit/s: CoDel keeps
+ * the standing queue near its target long before; the limit only catches unresponsive floods.
+ */
+#define DATAPATH_ULQ_SLOTS	 2048
+#define DATAPATH_ULQ_LIMIT	 (2u << 20)
+#define DATAPATH_SHAPER_BURST_NS 2000000ULL    /* timers resolve ~1 ms: a burst of two */
+#define DATAPATH_DQL_HOLD_NS	 1000000000ULL /* lib/dynamic_queue_limits.c: HZ */
 
 struct datapath {
 	struct ev_loop *loop;
@@ -54,6 +64,17 @@ struct datapath {
 	uint8_t ack_pending_len[DATAPATH_ACKS_PENDING];
 	unsigned n_ack_pending;
 
+	/*
+	 * Managed uplink (fq-codel muxes): the queue, the bytes in flight to the modem and their
+	 * limit, the optional shaper (uplink-rate) and its timer. ulq_scratch joins super-packets
+	 * read for the queue (ul_scratch may hold a fifo mux's pending one).
+	 */
+	struct ulq *ulq;
+	uint8_t *ulq_scratch;
+	struct ulq_dql dql;
+	struct ulq_shaper shaper;
+	ev_timer shaper_timer;
+
 	/* The uplink aggregate being filled. */
 	struct transport_out *ul_out;
 	uint32_t ul_frames;
@@ -80,5 +101,10 @@ void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
+/* Move queued packets into aggregates while the in-flight limit and the shaper allow. */
+void datapath_ul_service(struct datapath *dp);
+/* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
+int datapath_ulq_get(struct datapath *dp);
+uint64_t datapath_now_ns(const struct datapath *dp);
 
 #endif

@@ -429,6 +429,8 @@ static uint32_t codel_dequeue(struct ulq *q, struct ulq_flow *f, uint64_t now)
 	uint32_t slot = flow_pop(q, f);
 
 	if (slot == ULQ_NONE) {
+		/* An emptied flow starts afresh: a sparse flow is never above target for long. */
+		c->first_above_time = 0;
 		c->dropping = false;
 		return ULQ_NONE;
 	}
