@@ -84,7 +84,7 @@ static void test_device(void)
 			    " command_acks=17 command_acks_dropped=18 ul_aggregates=0"
 			    " ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
 			    " ul_errors=26 ul_busy=7 disconnects=21 ul_inflight=0"
-			    " ul_inflight_limit=0 uplink_rate=0");
+			    " ul_inflight_limit=0 uplink_rate=0 ul_rate_estimate=0");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(text, "{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
@@ -92,7 +92,7 @@ static void test_device(void)
 			    "\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
 			    "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
 			    "\"ul-errors\":26,\"disconnects\":21,\"ul-inflight\":0,"
-			    "\"ul-inflight-limit\":0,\"uplink-rate\":0}");
+			    "\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0}");
 	free(text);
 }
 

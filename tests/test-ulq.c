@@ -419,6 +419,29 @@ static void test_dql_converges(void)
 	EXPECT_GE(d.limit, 1000);
 }
 
+/*
+ * The modem takes 2000 bytes every 1 ms (16 Mbit/s) while we hold back: after the first
+ * 50 ms window the estimate is 16 Mbit/s and 5 ms of it is 10000 bytes. Completions while
+ * nothing waits say nothing; a slower window lowers the estimate by a quarter of the gap.
+ */
+static void test_rate_estimate(void)
+{
+	struct ulq_rate r = { 0 };
+
+	EXPECT_EQ(ulq_rate_cap(&r, 5 * MS, 1500), UINT32_MAX);
+	for (uint64_t t = 0; t <= 50; t++)
+		ulq_rate_complete(&r, 2000, true, (1 + t) * MS);
+	EXPECT_EQ(r.bps, 16000000);
+	EXPECT_EQ(ulq_rate_cap(&r, 5 * MS, 1500), 10000);
+	EXPECT_EQ(ulq_rate_cap(&r, 100000, 1500), 1500); /* 200 bytes: at least one MTU */
+	for (uint64_t t = 100; t < 200; t++)
+		ulq_rate_complete(&r, 100000, false, t * MS); /* we were the bottleneck */
+	EXPECT_EQ(r.bps, 16000000);
+	for (uint64_t t = 0; t <= 50; t++)
+		ulq_rate_complete(&r, 1000, true, (300 + t) * MS); /* 8 Mbit/s */
+	EXPECT_EQ(r.bps, 14000000);
+}
+
 static void test_shaper(void)
 {
 	struct ulq_shaper s;
@@ -451,6 +474,7 @@ int main(void)
 	test_sojourn_percentiles();
 	test_dql_by_hand();
 	test_dql_converges();
+	test_rate_estimate();
 	test_shaper();
 	return test_result("test-ulq");
 }

@@ -91,6 +91,13 @@ static uint64_t device_ul_inflight_limit(const struct datapath *dp, const struct
 	return dp->dql.limit;
 }
 
+/* Bits per second at which the modem took transfers while packets waited for it. */
+static uint64_t device_ul_rate_estimate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->ul_rate.bps;
+}
+
 static uint64_t device_uplink_rate(const struct datapath *dp, const struct mux *m)
 {
 	(void)m;
@@ -130,6 +137,7 @@ static const struct counter device_counters[] = {
 	{ "ul_inflight", "ul-inflight", .u64 = device_ul_inflight },
 	{ "ul_inflight_limit", "ul-inflight-limit", .u64 = device_ul_inflight_limit },
 	{ "uplink_rate", "uplink-rate", .u64 = device_uplink_rate },
+	{ "ul_rate_estimate", "ul-rate-estimate", .u64 = device_ul_rate_estimate },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)

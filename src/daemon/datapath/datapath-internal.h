@@ -26,6 +26,8 @@ struct uring;
 #define DATAPATH_ULQ_LIMIT	 (2u << 20)
 #define DATAPATH_SHAPER_BURST_NS 2000000ULL    /* timers resolve ~1 ms: a burst of two */
 #define DATAPATH_DQL_HOLD_NS	 1000000000ULL /* lib/dynamic_queue_limits.c: HZ */
+/* In flight at most this long at the modem's rate (ulq.h "the modem's rate"): CoDel's target. */
+#define DATAPATH_INFLIGHT_NS 5000000ULL
 
 struct datapath {
 	struct ev_loop *loop;
@@ -72,6 +74,7 @@ struct datapath {
 	struct ulq *ulq;
 	uint8_t *ulq_scratch;
 	struct ulq_dql dql;
+	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 

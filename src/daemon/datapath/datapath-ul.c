@@ -365,8 +365,12 @@ static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
 {
 	int64_t filling = dp->ul_out ? (int64_t)dp->ul_out->len : 0;
+	int64_t inflight = (int64_t)ulq_dql_inflight(&dp->dql) + filling;
 
 	if ((int64_t)ulq_dql_avail(&dp->dql) - filling < 0)
+		return false;
+	if (inflight > 0 &&
+	    inflight >= ulq_rate_cap(&dp->ul_rate, DATAPATH_INFLIGHT_NS, CONFIG_MTU_DEFAULT))
 		return false;
 	uint64_t wait = ulq_shaper_wait(&dp->shaper, now);
 	if (wait) {

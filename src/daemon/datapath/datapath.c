@@ -76,7 +76,10 @@ static void datapath_on_out_complete(void *userdata, size_t len)
 {
 	struct datapath *dp = userdata;
 
-	ulq_dql_completed(&dp->dql, (uint32_t)len, datapath_now_ns(dp));
+	uint64_t now = datapath_now_ns(dp);
+
+	ulq_dql_completed(&dp->dql, (uint32_t)len, now);
+	ulq_rate_complete(&dp->ul_rate, (uint32_t)len, dp->ulq && dp->ulq->packets > 0, now);
 }
 
 static void datapath_on_out_ready(void *userdata)

@@ -655,6 +655,41 @@ void ulq_dql_completed(struct ulq_dql *d, uint32_t bytes, uint64_t now)
 	d->prev_num_queued = num_queued;
 }
 
+/* ---- the modem's rate -------------------------------------------------------------------- */
+
+void ulq_rate_complete(struct ulq_rate *r, uint32_t bytes, bool held, uint64_t now)
+{
+	if (!held) {
+		/* The modem waited for us: this window says nothing about its rate. */
+		r->window_start = 0;
+		return;
+	}
+	if (r->window_start == 0) {
+		r->window_start = now;
+		r->window_bytes = 0;
+		return; /* the window starts at this completion, its bytes are before it */
+	}
+	r->window_bytes += bytes;
+	uint64_t elapsed = now - r->window_start;
+	if (elapsed < ULQ_RATE_WINDOW_NS)
+		return;
+	uint64_t sample = r->window_bytes * 8 * 1000000000ULL / elapsed;
+	/* Up at once (a faster cell must not wait), down smoothed (one slow window is noise). */
+	r->bps = sample > r->bps ? sample : (3 * r->bps + sample) / 4;
+	r->window_start = now;
+	r->window_bytes = 0;
+}
+
+uint32_t ulq_rate_cap(const struct ulq_rate *r, uint64_t time_ns, uint32_t min_bytes)
+{
+	if (r->bps == 0)
+		return UINT32_MAX;
+	uint64_t cap = r->bps * time_ns / 8 / 1000000000ULL;
+	if (cap < min_bytes)
+		cap = min_bytes;
+	return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
 /* ---- shaper ---------------------------------------------------------------------------------- */
 
 void ulq_shaper_init(struct ulq_shaper *s, uint64_t rate_bps, uint64_t burst_ns)

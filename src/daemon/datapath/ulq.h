@@ -242,6 +242,30 @@ static inline uint32_t ulq_dql_inflight(const struct ulq_dql *d)
 	return d->num_queued - d->num_completed;
 }
 
+/* ---- the modem's rate, from completion timing ----------------------------------------- */
+
+/*
+ * An OUT completion means the modem took a transfer into its own buffer, not that it left on
+ * the air, so DQL alone cannot tell a modem that ran dry from one whose buffer still holds
+ * plenty: it settles at about two transfers in flight. The rate at which the modem takes
+ * transfers while we hold packets back is its air rate; the bytes in flight are also kept
+ * under time_ns of it (but at least one MTU), so a slow radio gets small transfers, one at a
+ * time, and its modem buffer is the only queue behind ours.
+ */
+#define ULQ_RATE_WINDOW_NS 50000000ULL /* samples of 50 ms: ~25 transfers at 10 Mbit/s */
+
+struct ulq_rate {
+	uint64_t bps;	       /* estimate, 0 = none yet */
+	uint64_t window_start; /* 0: no window open */
+	uint64_t window_bytes;
+	bool window_held; /* we held packets back at every completion of the window */
+};
+
+/* A completion of `bytes`; `held`: packets were waiting for the in-flight limit. */
+void ulq_rate_complete(struct ulq_rate *r, uint32_t bytes, bool held, uint64_t now);
+/* Bytes in flight allowed for time_ns at the estimate (at least min_bytes; UINT32_MAX without). */
+uint32_t ulq_rate_cap(const struct ulq_rate *r, uint64_t time_ns, uint32_t min_bytes);
+
 /* ---- shaper ----------------------------------------------------------------------------- */
 
 struct ulq_shaper {
