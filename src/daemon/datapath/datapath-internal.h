@@ -75,6 +75,7 @@ struct datapath {
 	uint8_t *ulq_scratch;
 	struct ulq_dql dql;
 	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
+	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 

@@ -421,7 +421,8 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 
 	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
 		bool ok;
-		if (dp->ulq->packets == 0 && !dp->ul_gso_mux && datapath_ul_may_send(dp, now)) {
+		if (dp->ulq->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
+		    datapath_ul_may_send(dp, now)) {
 			struct transport_out *out =
 				datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 			ok = out ? mux_ul_read(dp, m, out) : mux_ul_read_queued(dp, m, now);

@@ -116,9 +116,14 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 		}
 	}
 	if (cfg->uplink_queue == CONFIG_UPLINK_QUEUE_FQ_CODEL) {
+		/* A config built without config_mux_init_defaults() gets RFC 8290's values. */
 		struct ulq_codel_params cp = {
-			.target_ns = (uint64_t)cfg->codel_target_us * 1000,
-			.interval_ns = (uint64_t)cfg->codel_interval_us * 1000,
+			.target_ns =
+				(uint64_t)(cfg->codel_target_us ?: CONFIG_CODEL_TARGET_DEFAULT_US) *
+				1000,
+			.interval_ns = (uint64_t)(cfg->codel_interval_us
+							  ?: CONFIG_CODEL_INTERVAL_DEFAULT_US) *
+				       1000,
 			.ecn = true,
 		};
 		if (cfg->mtu > ULQ_SLOT_SIZE) {
