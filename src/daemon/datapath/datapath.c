@@ -283,6 +283,11 @@ int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uin
 		return -EINVAL;
 	/* A half-built aggregate was framed for the old version: send it first. */
 	datapath_ul_flush(dp);
+	/* Queued segments may leave their checksums to a QMAPv5 modem: not to another one. */
+	if (version != dp->version)
+		for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+			if (dp->mux[id] && dp->mux[id]->ulq)
+				ulq_mux_flush(dp->mux[id]->ulq);
 	dp->version = version;
 	dp->ul_header_size = qmap_ul_header_size(version);
 	dp->ul_max_size = ul_max_size;
