@@ -108,7 +108,11 @@ for rate in $RATES; do
 			printf '| %s | %s | %s | %.1f | %.1f / %.1f / %.1f | %s | %s | %s | %s / %s | %s |\n' \
 				"$rate" "$mode" "$load" "$idle" "$p50" "$p99" "$max" "$loss" "$upf" \
 				"$downg" "$d" "$o" "$m"
-			echo "RESULT $rate-$mode-$load added_p99_ms=$p99 loss=$loss up_fraction=$upf" >&2
+			echo "RESULT $rate-$mode-$load added_p99_ms=$p99 loss=$loss up_fraction=$upf" \
+				"inflight_limit=$(qstat device: ul_inflight_limit)" \
+				"rate_estimate=$(qstat device: ul_rate_estimate)" \
+				"sojourn_p99_us=$(qstat "mux 1 " ulq_sojourn_p99_us)" \
+				"modem_buffer_max=$(sstat ul_modem_buffer_max= ul_modem_buffer_max)" >&2
 		done
 		stop_pair
 	done
