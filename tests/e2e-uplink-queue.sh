@@ -11,7 +11,9 @@ source "$(dirname "$0")/lib.sh" || exit 1
 need iperf3 iperf3
 e2e_setup
 write_config "$E2E_TMP/qmapd.conf"
-start_sim --ul-rate 20M --dl-rate 100M --modem-buffer 32768 --network-delay 10
+echo "ul-rate=20M dl-rate=100M" >"$E2E_TMP/rates"
+start_sim --ul-rate 20M --dl-rate 100M --modem-buffer 32768 --network-delay 10 \
+	--rate-file "$E2E_TMP/rates"
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 start_iperf3_server
 in_host sysctl -qw net.ipv4.tcp_ecn=1
@@ -51,5 +53,14 @@ expect_ge "CoDel ECN marks + drops on mux 1" "$((marks + drops))" 1
 expect_ge "CoDel ECN marks on mux 1 (ECN-capable TCP)" "$marks" 1
 qstat "mux 1 " ulq_sojourn_p99_us >/dev/null
 expect_ge "OUT transfers the modem buffer held back" "$(sstat ul_modem_stalls= ul_modem_stalls)" 1
+
+# The user moves to the cell edge: 5 Mbit/s from now on (SIGHUP reads the rate file again).
+echo "ul-rate=5M dl-rate=25M" >"$E2E_TMP/rates"
+kill -HUP "$SIM_PID"
+wait_for 5 "the sim's new rates" grep -q "ul-rate 5000000 dl-rate 25000000" "$E2E_TMP/sim.log"
+in_host iperf3 -c 198.51.100.1 -t 3 -P 2 >"$E2E_TMP/iperf2.log" 2>&1 || fail "iperf3 at 5M"
+slow=$(sed -n 's/.*SUM.* \([0-9.]*\) Mbits\/sec .*receiver/\1/p' "$E2E_TMP/iperf2.log")
+awk -v g="$slow" 'BEGIN { exit !(g > 3 && g <= 5.5) }' || fail "upload at 5 Mbit/s: got $slow"
+echo "ok: after SIGHUP the upload runs at $slow Mbit/s of 5"
 stop_qmapd
 echo "e2e-uplink-queue: passed"

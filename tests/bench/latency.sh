@@ -9,6 +9,8 @@
 # minus the idle p50), ping loss, upload goodput as a fraction of the rate, download goodput,
 # and the queue's CoDel drops, overlimit drops and ECN marks on the mux.
 # Prints one table row per run (RESULTS.md's format) and RESULT lines.
+# RATES=0 runs without a radio (no rate, buffer or delay): goodput in Gbit/s, to compare the
+# queues' throughput when nothing limits it (the shaper mode is skipped there).
 # Usage: tests/bench/latency.sh BUILD_DIR   env: RATES ("10 50 200", Mbit/s),
 #        MODES ("fifo fq-codel shaper"), LOADS ("up updown"), SECS (10), ECN (0: TCP as
 #        Debian ships it, not asking for ECN; 1: the host asks), MODEM_BUFFER (32768),
@@ -61,12 +63,17 @@ for rate in $RATES; do
 		queue=fq-codel
 		case $mode in
 		fifo) queue=fifo ;;
-		shaper) extra=("uplink-rate = $((bps * 95 / 100))") ;;
+		shaper)
+			[ "$rate" != 0 ] || continue
+			extra=("uplink-rate = $((bps * 95 / 100))")
+			;;
 		esac
+		radio=(--ul-rate "$bps" --dl-rate $((bps * 5)) --modem-buffer "$MODEM_BUFFER"
+			--network-delay "$DELAY")
+		[ "$rate" != 0 ] || radio=()
 		write_config "$E2E_TMP/qmapd.conf" "${extra[@]}"
 		sed -i "s/^headroom = .*/&\nuplink-queue = $queue/" "$E2E_TMP/qmapd.conf"
-		start_sim --ul-rate "$bps" --dl-rate $((bps * 5)) --modem-buffer "$MODEM_BUFFER" \
-			--network-delay "$DELAY"
+		start_sim "${radio[@]}"
 		start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 		for load in $LOADS; do
 			in_host ping -c 200 -i 0.01 -W 2 198.51.100.1 >"$E2E_TMP/idle.log" ||
@@ -95,7 +102,8 @@ for rate in $RATES; do
 			got=$(wc -l <"$E2E_TMP/load.rtt")
 			loss=$(awk -v n="$n" -v g="$got" 'BEGIN { printf "%.1f%%", 100 * (n - g) / n }')
 			upg=$(jq '.end.sum_received.bits_per_second' "$E2E_TMP/up.json")
-			upf=$(awk -v g="$upg" -v r="$bps" 'BEGIN { printf "%.2f", g / r }')
+			upf=$(awk -v g="$upg" -v r="$bps" 'BEGIN {
+				if (r > 0) printf "%.2f", g / r; else printf "%.2f Gbit/s", g / 1e9 }')
 			downg=-
 			[ -z "$down" ] ||
 				downg=$(jq '.end.sum_received.bits_per_second / 1e6 | floor' "$E2E_TMP/down.json")
