@@ -526,6 +526,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(sc); i++)
 		loss += tot[i].sent - tot[i].read;
 	printf("RESULT ul_tso_loss %llu\n", (unsigned long long)loss);
+	/* How many packets took the queued path (one copy more) instead of going straight in. */
+	for (unsigned id = 1; id <= 2; id++)
+		if (b->dp->mux[id]->ulq)
+			printf("RESULT ul_mux%u_queued_packets %llu of %llu\n", id,
+			       (unsigned long long)b->dp->mux[id]->ulq->stats.enqueued,
+			       (unsigned long long)b->dp->mux[id]->stats.tx_packets);
 
 	close(pf.sock);
 	close(pf.sock_gso);

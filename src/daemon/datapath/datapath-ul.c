@@ -23,6 +23,8 @@
 
 #define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
 
+static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
+
 /* ---- uplink ------------------------------------------------------------------------ */
 
 /*
@@ -176,6 +178,101 @@ void datapath_ul_segment_resume(struct datapath *dp)
 }
 
 /*
+ * Queue segments first.. of a parsed packet, one slot each; `slot` (reserved, or ULQ_NONE)
+ * takes the first. The packet must not lie in a slot other than that one.
+ */
+static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const struct gso_packet *p,
+				   uint32_t first, uint32_t slot, uint64_t now)
+{
+	struct ulq *q = dp->ulq;
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	struct gso_segment seg;
+
+	for (uint32_t i = first; i < p->n_segs; i++) {
+		if ((i > first || slot == ULQ_NONE) && (slot = ulq_reserve(q)) == ULQ_NONE) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - i; /* cannot happen: see ulq.h */
+			return;
+		}
+		/* One segment, in place when it is the packet itself (out == pkt, reserve 0). */
+		if (gso_write(p, i, flags, ulq_slot_data(q, slot), ULQ_SLOT_SIZE, 0, &seg, 1) !=
+		    1) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - i;
+			ulq_cancel(q, slot);
+			return;
+		}
+		ulq_commit(m->ulq, slot, seg.len, seg.csum_offload, now);
+		if (p->split)
+			m->stats.tx_gso_segments++;
+	}
+}
+
+/*
+ * A super-packet read while nothing waits (pkt in the aggregate, or joined in ul_scratch):
+ * its segments go straight into aggregates while the in-flight limit and the shaper allow,
+ * in place when they all fit the current one, as a fifo mux does; the rest is queued per
+ * segment behind them, so one 64 KiB burst cannot starve a small flow.
+ */
+static void mux_ulq_super_packet(struct datapath *dp, struct mux *m,
+				 const struct virtio_net_hdr *vh, uint8_t *pkt, size_t len)
+{
+	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	uint64_t now = datapath_now_ns(dp);
+	struct transport_out *out = dp->ul_out;
+	struct gso_segment segs[64];
+	struct gso_packet p;
+	uint32_t i = 0;
+
+	if (gso_parse(vh, l2, pkt, len, &p) < 0) {
+		m->stats.tx_dropped_bad_gso++;
+		return;
+	}
+	bool in_place = pkt != dp->ul_scratch &&
+			gso_out_size(&p, 0, dp->ul_header_size) <= dp->ul_max_size - out->len &&
+			p.n_segs <= dp->ul_max_datagrams - dp->ul_frames;
+	if (!in_place && pkt != dp->ul_scratch) {
+		memcpy(dp->ul_scratch, pkt, len);
+		if (gso_parse(vh, l2, dp->ul_scratch, len, &p) < 0)
+			return;
+	}
+	while (i < p.n_segs && datapath_ul_may_send(dp, now)) {
+		out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out)
+			break;
+		unsigned max = dp->ul_max_datagrams - dp->ul_frames;
+		int n = gso_write(&p, i, flags, out->data + out->len, dp->ul_max_size - out->len,
+				  dp->ul_header_size, segs,
+				  max < ARRAY_SIZE(segs) ? max : ARRAY_SIZE(segs));
+		if (n == -ENOBUFS && !in_place && dp->ul_frames > 0) {
+			datapath_ul_flush(dp);
+			continue;
+		}
+		if (n < 0) {
+			m->stats.tx_dropped_bad_gso += p.n_segs - i;
+			return;
+		}
+		in_place = false;
+		for (int k = 0; k < n; k++) {
+			qmap_write_data_header(out->data + out->len + segs[k].offset, dp->version,
+					       m->id, segs[k].len, 0, segs[k].csum_offload);
+			m->stats.tx_packets++;
+			m->stats.tx_bytes += segs[k].len;
+			ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + segs[k].len),
+					now);
+		}
+		out->len += segs[n - 1].offset + dp->ul_header_size + segs[n - 1].len;
+		if (p.split)
+			m->stats.tx_gso_segments += n;
+		i += n;
+		dp->ul_frames += n;
+		if (dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+	}
+	/* The source is the aggregate's free tail or ul_scratch: neither is a slot. */
+	mux_ulq_queue_segments(dp, m, &p, i, ULQ_NONE, now);
+}
+
+/*
  * Queue a packet read with a virtio-net header (a super-packet, or a checksum left to us) as
  * its segments, one slot each, behind the mux's flows. `slot` is reserved and becomes the
  * first segment; pkt may lie in it (then len <= ULQ_SLOT_SIZE) or in ulq_scratch.
@@ -185,9 +282,7 @@ static void mux_ulq_segments(struct datapath *dp, struct mux *m, const struct vi
 {
 	struct ulq *q = dp->ulq;
 	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
-	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
 	struct gso_packet p;
-	struct gso_segment seg;
 
 	if (gso_parse(vh, l2, pkt, len, &p) < 0) {
 		m->stats.tx_dropped_bad_gso++;
@@ -202,22 +297,7 @@ static void mux_ulq_segments(struct datapath *dp, struct mux *m, const struct vi
 			return;
 		}
 	}
-	for (uint32_t i = 0; i < p.n_segs; i++) {
-		if (i > 0 && (slot = ulq_reserve(q)) == ULQ_NONE) {
-			m->stats.tx_dropped_bad_gso += p.n_segs - i; /* cannot happen: see ulq.h */
-			return;
-		}
-		/* One segment, in place when it is the packet itself (out == pkt, reserve 0). */
-		if (gso_write(&p, i, flags, ulq_slot_data(q, slot), ULQ_SLOT_SIZE, 0, &seg, 1) !=
-		    1) {
-			m->stats.tx_dropped_bad_gso += p.n_segs - i;
-			ulq_cancel(q, slot);
-			return;
-		}
-		ulq_commit(m->ulq, slot, seg.len, seg.csum_offload, now);
-	}
-	if (p.split)
-		m->stats.tx_gso_segments += p.n_segs;
+	mux_ulq_queue_segments(dp, m, &p, 0, slot, now);
 }
 
 /*
@@ -278,17 +358,18 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 			datapath_ul_flush(dp);
 		return true;
 	}
+	if (m->ulq && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE && len <= room) {
+		/* One packet whose checksum the kernel left to us: completed in place. */
+		mux_ul_segment(dp, m, &vh, ip, len, true);
+		ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len),
+				datapath_now_ns(dp));
+		return true;
+	}
 	if (m->ulq) {
-		/* Queued per segment, so one 64 KiB burst cannot starve a small flow. */
-		uint32_t slot = ulq_reserve(dp->ulq);
-		if (slot == ULQ_NONE)
-			return true;
-		/* Segmented from where it lies: the slots are elsewhere, scratch is free (no
-		 * fifo super-packet pending, see mux_ulq_on_readable). */
+		/* ul_scratch is free: no fifo super-packet is pending (mux_ulq_on_readable). */
 		if (len > room)
-			memcpy(dp->ul_scratch, ip, room);
-		mux_ulq_segments(dp, m, &vh, len > room ? dp->ul_scratch : ip, len, slot,
-				 datapath_now_ns(dp));
+			memcpy(dp->ul_scratch, ip, room); /* join the two parts */
+		mux_ulq_super_packet(dp, m, &vh, len > room ? dp->ul_scratch : ip, len);
 		return true;
 	}
 	if (len <= room) {
