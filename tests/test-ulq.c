@@ -172,9 +172,9 @@ static void test_ecn_ipv6(void)
 	EXPECT_TRUE(ulq_set_ce(p, sizeof(p)));
 	EXPECT_EQ(p[1], 0x30);
 	EXPECT_EQ(p[0], 0x60);
-	uint8_t v4[20];
-	make_udp4(v4, 20, 0, 0, 3); /* already CE: nothing to change */
-	EXPECT_TRUE(ulq_set_ce(v4, 20));
+	uint8_t v4[32];
+	make_udp4(v4, sizeof(v4), 0, 0, 3); /* already CE: nothing to change */
+	EXPECT_TRUE(ulq_set_ce(v4, sizeof(v4)));
 	EXPECT_TRUE(ipv4_csum_ok(v4));
 }
 
