@@ -75,7 +75,9 @@ struct datapath {
 	uint8_t *ulq_scratch;
 	struct ulq_dql dql;
 	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
+	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
+	bool ulq_full; /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 
@@ -110,5 +112,7 @@ void datapath_ul_service(struct datapath *dp);
 /* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
 int datapath_ulq_get(struct datapath *dp);
 uint64_t datapath_now_ns(const struct datapath *dp);
+/* Hand the OUT completions since the last call to the in-flight limit, as one batch. */
+void datapath_ul_sync_completions(struct datapath *dp);
 
 #endif

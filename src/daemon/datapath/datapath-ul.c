@@ -33,7 +33,7 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
  */
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
 {
-	bool on = (m->ulq || dp->ul_reading) && !m->flow_off;
+	bool on = (m->ulq ? !dp->ulq_full : dp->ul_reading) && !m->flow_off;
 
 	if (m->reading == on)
 		return;
@@ -445,6 +445,7 @@ static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 /* Bytes in flight plus the aggregate being filled stay within the limit; the shaper allows. */
 static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
 {
+	datapath_ul_sync_completions(dp);
 	int64_t filling = dp->ul_out ? (int64_t)dp->ul_out->len : 0;
 	int64_t inflight = (int64_t)ulq_dql_inflight(&dp->dql) + filling;
 
@@ -464,9 +465,29 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
 	return true;
 }
 
+/*
+ * Read the fq-codel devices again once the queue is half empty, or when what it holds
+ * cannot leave anyway (muxes the modem stopped): then the byte limit drops, not the wait.
+ */
+static void datapath_ulq_check_full(struct datapath *dp)
+{
+	struct ulq *q = dp->ulq;
+
+	if (!dp->ulq_full)
+		return;
+	if ((q->n_free > q->params.slots / 2 && q->backlog < q->params.limit_bytes / 2) ||
+	    !ulq_sendable(q)) {
+		dp->ulq_full = false;
+		datapath_set_reading(dp, dp->ul_reading);
+	}
+}
+
 void datapath_ul_service(struct datapath *dp)
 {
 	struct ulq *q = dp->ulq;
+
+	if (q)
+		datapath_ulq_check_full(dp);
 
 	if (!q || q->packets == 0 || !dp->modem_up)
 		return;
@@ -492,26 +513,41 @@ void datapath_ul_service(struct datapath *dp)
 		ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len), now);
 		if (++dp->ul_frames >= dp->ul_max_datagrams)
 			datapath_ul_flush(dp);
+		datapath_ulq_check_full(dp);
 	}
 }
 
 /* An fq-codel mux: straight into the aggregate while nothing waits, else into the queue. */
 static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 {
+	struct ulq *q = dp->ulq;
 	uint64_t now = datapath_now_ns(dp);
 
 	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
 		bool ok;
-		if (dp->ulq->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
+		if (q->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
 		    datapath_ul_may_send(dp, now)) {
 			struct transport_out *out =
 				datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 			ok = out ? mux_ul_read(dp, m, out) : mux_ul_read_queued(dp, m, now);
 		} else {
 			ok = mux_ul_read_queued(dp, m, now);
+			/* What the limits let go leaves now, not after every device was read. */
+			datapath_ul_service(dp);
 		}
 		if (!ok)
 			return;
+		/*
+		 * A read may queue a 64 KiB super-packet (44 slots): with the queue three
+		 * quarters full the devices wait until it is half empty again, so a burst of
+		 * reads never overflows it by itself (the byte limit and its fattest-flow drops
+		 * are for senders that do not slow down when CoDel drops).
+		 */
+		if (q->n_free < q->params.slots / 4 || q->backlog > q->params.limit_bytes / 4 * 3) {
+			dp->ulq_full = true;
+			datapath_set_reading(dp, dp->ul_reading);
+			return;
+		}
 	}
 }
 

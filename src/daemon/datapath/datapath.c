@@ -76,10 +76,20 @@ static void datapath_on_out_complete(void *userdata, size_t len)
 {
 	struct datapath *dp = userdata;
 
-	uint64_t now = datapath_now_ns(dp);
+	/* Batched, as NAPI does for BQL: datapath_ul_sync_completions() takes them in. */
+	dp->ul_completed += (uint32_t)len;
+}
 
-	ulq_dql_completed(&dp->dql, (uint32_t)len, now);
-	ulq_rate_complete(&dp->ul_rate, (uint32_t)len, dp->ulq && dp->ulq->packets > 0, now);
+void datapath_ul_sync_completions(struct datapath *dp)
+{
+	uint64_t now;
+
+	if (dp->ul_completed == 0)
+		return;
+	now = datapath_now_ns(dp);
+	ulq_dql_completed(&dp->dql, dp->ul_completed, now);
+	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, dp->ulq && dp->ulq->packets > 0, now);
+	dp->ul_completed = 0;
 }
 
 static void datapath_on_out_ready(void *userdata)
