@@ -55,6 +55,15 @@ enum config_headroom {
 	CONFIG_HEADROOM_AUTO,
 };
 
+/* The uplink queue of a mux (qmapd.conf(5), docs/ARCHITECTURE.md "Uplink queue"). */
+enum config_uplink_queue {
+	CONFIG_UPLINK_QUEUE_FQ_CODEL, /* read eagerly into flow queues, CoDel, bounded in flight */
+	CONFIG_UPLINK_QUEUE_FIFO, /* read only while OUT transfers are free: the kernel queues */
+};
+
+#define CONFIG_CODEL_TARGET_DEFAULT_US	 5000	/* RFC 8290 */
+#define CONFIG_CODEL_INTERVAL_DEFAULT_US 100000 /* RFC 8290 */
+
 struct config_prefix {
 	int family; /* AF_INET or AF_INET6, 0 = unset */
 	union {
@@ -75,6 +84,9 @@ struct config_mux {
 	char password[CONFIG_VALUE_MAX + 1];
 	uint32_t mtu;
 	enum config_headroom headroom;
+	enum config_uplink_queue uplink_queue;
+	uint32_t codel_target_us;
+	uint32_t codel_interval_us;
 	struct config_prefix ipv4_address; /* static: with control = none the only ones */
 	struct config_prefix ipv6_address;
 	struct config_prefix routes[CONFIG_MAX_ROUTES];
@@ -93,6 +105,7 @@ struct config_device {
 	uint32_t ul_max_datagrams; /* frames per uplink aggregate */
 	uint32_t max_packet_size;  /* bulk OUT wMaxPacketSize, for the ZLP rule */
 	bool persist_devices;	   /* keep the network devices when qmapd exits */
+	uint64_t uplink_rate;	   /* shaper, bits per second; 0 = off */
 	enum config_control control;
 	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
 	char control_socket[108];		 /* sun_path: where qmapctl connects */
@@ -147,6 +160,7 @@ const char *config_quote(char buf[static CONFIG_QUOTE_MAX], const char *s);
 
 const char *config_ip_type_to_string(enum config_ip_type t);
 const char *config_headroom_to_string(enum config_headroom h);
+const char *config_uplink_queue_to_string(enum config_uplink_queue q);
 const char *config_control_to_string(enum config_control c);
 
 /* "192.0.2.1/24" or "2001:db8::1/64"; without "/len" the full host length. 0 or -EINVAL. */

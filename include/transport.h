@@ -47,6 +47,13 @@ struct transport_sim_descriptor {
 } __attribute__((packed));
 
 #define TRANSPORT_SIM_FLAG_ZLP 0x01 /* the OUT transfer was terminated by a zero-length packet */
+/*
+ * On a bulk OUT message: the host counts the transfer in flight until the modem takes it, and
+ * the sim says when with a bulk OUT message of its own whose payload is a uint32_t (native
+ * order): how many more flagged transfers it has taken, in order. A transfer the modem
+ * cannot take yet stays unread and unacknowledged, as a NAKed USB OUT transfer stays pending.
+ */
+#define TRANSPORT_SIM_FLAG_ACK 0x02
 
 /* Largest transfer any backend carries (the biggest QMAP/NTB aggregate a modem grants). */
 #define TRANSPORT_MAX_TRANSFER 65536
@@ -60,6 +67,8 @@ struct transport_callbacks {
 	void (*on_bulk_in_done)(void *userdata);
 	void (*on_control)(void *userdata, const uint8_t *buf, size_t len);
 	void (*on_interrupt)(void *userdata, const uint8_t *buf, size_t len);
+	/* An OUT transfer of len bytes completed (or failed): the modem took it. Optional. */
+	void (*on_out_complete)(void *userdata, size_t len);
 	/* An OUT buffer became free after transport_out_get() had returned NULL. */
 	void (*on_out_ready)(void *userdata);
 	/* The modem is there (sim connected, USB claimed): transfers flow. */

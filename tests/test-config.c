@@ -34,6 +34,7 @@ static const char full[] = "# a comment\n"
 			   "ul-max-datagrams = 16\n"
 			   "max-packet-size = 1024\n"
 			   "persist-devices = yes\n"
+			   "uplink-rate = 19M\n"
 			   "control = none\n"
 			   "control-link = /dev/cdc-wdm0\n"
 			   "control-socket = /run/qmapd/ctl.sock\n"
@@ -48,6 +49,9 @@ static const char full[] = "# a comment\n"
 			   "password = s3cret !x\n"
 			   "mtu = 1280\n"
 			   "headroom = off\n"
+			   "uplink-queue = fifo\n"
+			   "codel-target = 500us\n"
+			   "codel-interval = 1s\n"
 			   "ipv6-address = 2001:db8:7::2/64\n"
 			   "routes = 2001:db8:ff::/48, ::/0 64:ff9b::/96\n"
 			   "route-metric = 4294967295\n"
@@ -120,6 +124,10 @@ static void test_full(void)
 	EXPECT_STR_EQ(m->password, "s3cret !x");
 	EXPECT_EQ(m->mtu, 1280);
 	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_OFF);
+	EXPECT_EQ(m->uplink_queue, CONFIG_UPLINK_QUEUE_FIFO);
+	EXPECT_EQ(m->codel_target_us, 500);
+	EXPECT_EQ(m->codel_interval_us, 1000000);
+	EXPECT_EQ(c->device.uplink_rate, 19000000);
 	EXPECT_EQ(m->ipv4_address.family, 0);
 	EXPECT_TRUE(is_prefix(&m->ipv6_address, AF_INET6, "2001:db8:7::2", 64));
 	EXPECT_EQ(m->n_routes, 3);
@@ -189,6 +197,9 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(m->password, "");
 	EXPECT_EQ(m->mtu, CONFIG_MTU_DEFAULT);
 	EXPECT_EQ(m->headroom, CONFIG_HEADROOM_AUTO);
+	EXPECT_EQ(m->uplink_queue, CONFIG_UPLINK_QUEUE_FQ_CODEL);
+	EXPECT_EQ(m->codel_target_us, 5000);
+	EXPECT_EQ(m->codel_interval_us, 100000);
 	EXPECT_EQ(m->ipv4_address.family, 0);
 	EXPECT_EQ(m->ipv6_address.family, 0);
 	EXPECT_EQ(m->n_routes, 0);
@@ -495,6 +506,17 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\nmtu = 1000\nip-type = ipv6\n[mux.2]\n",
 	  NAME ":4: ", "invalid mtu '1000' in [mux.1]: ip-type 'ipv6' needs at least 1280" },
 	{ DEV "[mux.1]\nheadroom = on\n", NAME ":4: ", "invalid headroom 'on' in [mux.1]" },
+	{ DEV "[mux.1]\nuplink-queue = codel\n",
+	  NAME ":4: ", "invalid uplink-queue 'codel' in [mux.1]: expected fq-codel or fifo" },
+	{ DEV "[mux.1]\ncodel-target = 5\n",
+	  NAME ":4: ", "invalid codel-target '5' in [mux.1]: expected a duration" },
+	{ DEV "[mux.1]\ncodel-target = 2s\n",
+	  NAME ":4: ", "invalid codel-target '2s' in [mux.1]: must be 100us..1000ms" },
+	{ DEV "[mux.1]\ncodel-interval = 10ms\ncodel-target = 20ms\n",
+	  NAME ":4: ", "codel-interval 10000us in [mux.1] is shorter than codel-target 20000us" },
+	{ DEV "uplink-rate = 20Mbit\n",
+	  NAME ":3: ", "invalid uplink-rate '20Mbit' in [device]: expected bits per second" },
+	{ DEV "uplink-rate = 1k\n", NAME ":3: ", "invalid uplink-rate '1k' in [device]: must be" },
 	{ DEV "[mux.1]\nipv4-address = 2001:db8::1\n",
 	  NAME ":4: ", "invalid ipv4-address '2001:db8::1' in [mux.1]" },
 	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/33\n",
@@ -953,6 +975,8 @@ static void test_mux_helpers_match_file(void)
 		{ "password", "\x01" },
 		{ "mtu", "1400x" },
 		{ "headroom", "tap" },
+		{ "uplink-queue", "cake" },
+		{ "codel-interval", "100" },
 		{ "ipv4-address", "2001:db8::1" },
 		{ "ipv6-address", "192.0.2.1/24" },
 		{ "routes", "10.0.0.0/8,,10.1.0.0/16" },

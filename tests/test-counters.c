@@ -91,7 +91,8 @@ static void test_device(void)
 		" command_acks=17 command_acks_dropped=18 ul_aggregates=0"
 		" ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
 		" ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
-		" resp_errors=32 resp_polled=33");
+		" resp_errors=32 resp_polled=33 ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
+		" ul_rate_estimate=0");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(
@@ -101,7 +102,8 @@ static void test_device(void)
 		"\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
 		"\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
 		"\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
-		"\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33}");
+		"\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,\"ul-inflight\":0,"
+		"\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0}");
 	free(text);
 }
 
@@ -136,7 +138,11 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=on"
 			    " rx_writes=5 gro_merged=0 gro_super_packets=0 merge_ratio=0.00"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=none");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=none"
+			    " uplink_queue=fifo ulq_queued_bytes=0 ulq_queued_packets=0"
+			    " ulq_drops_codel=0 ulq_drops_overlimit=0 ulq_drops_flushed=0"
+			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
+			    " ulq_sojourn_max_us=0");
 	free(text);
 
 	m.gro = &gro;
@@ -151,18 +157,26 @@ static void test_mux(void)
 			    " tx_dropped_too_big=11 tx_dropped_link_down=12 commands=15 flow=off"
 			    " rx_writes=5 gro_merged=6 gro_super_packets=2 merge_ratio=1.50"
 			    " tx_gso_segments=14 tx_dropped_bad_gso=13 rx_silent_drops=6"
-			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=off");
+			    " tx_dropped_device=16 headroom=auto headroom_switches=7 gro=off"
+			    " uplink_queue=fifo ulq_queued_bytes=0 ulq_queued_packets=0"
+			    " ulq_drops_codel=0 ulq_drops_overlimit=0 ulq_drops_flushed=0"
+			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
+			    " ulq_sojourn_max_us=0");
 	free(text);
 	text = to_json(&m);
-	EXPECT_STR_EQ(text, "{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
-			    "\"rx-dropped-write-error\":4,\"tx-packets\":8,\"tx-bytes\":9,"
-			    "\"tx-dropped-not-ip\":10,\"tx-dropped-too-big\":11,"
-			    "\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
-			    "\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
-			    "\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
-			    "\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
-			    "\"device\":\"tap+xdp\","
-			    "\"headroom-switches\":7}");
+	EXPECT_STR_EQ(
+		text,
+		"{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
+		"\"rx-dropped-write-error\":4,\"tx-packets\":8,\"tx-bytes\":9,"
+		"\"tx-dropped-not-ip\":10,\"tx-dropped-too-big\":11,"
+		"\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
+		"\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
+		"\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
+		"\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
+		"\"device\":\"tap+xdp\",\"headroom-switches\":7,\"uplink-queue\":\"fifo\","
+		"\"ulq-queued-bytes\":0,\"ulq-queued-packets\":0,\"ulq-drops-codel\":0,"
+		"\"ulq-drops-overlimit\":0,\"ulq-drops-flushed\":0,\"ulq-ecn-marks\":0,"
+		"\"ulq-sojourn-p50-us\":0,\"ulq-sojourn-p99-us\":0,\"ulq-sojourn-max-us\":0}");
 	free(text);
 }
 

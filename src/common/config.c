@@ -108,6 +108,10 @@ enum key_id {
 	KEY_ROUTE_METRIC,
 	KEY_DEFAULT_ROUTE,
 	KEY_AUTOCONNECT,
+	KEY_UPLINK_QUEUE,
+	KEY_CODEL_TARGET,
+	KEY_CODEL_INTERVAL,
+	KEY_UPLINK_RATE,
 	_KEY_MAX,
 };
 
@@ -694,6 +698,89 @@ static int parse_autoconnect(struct setter *s, const struct key *k, const char *
 	return parse_bool(s, k, value, &s->mux->autoconnect);
 }
 
+static int parse_uplink_queue(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_uplink_queue modes[] = { CONFIG_UPLINK_QUEUE_FQ_CODEL,
+							  CONFIG_UPLINK_QUEUE_FIFO };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (strcmp(value, config_uplink_queue_to_string(modes[i])) == 0) {
+			s->mux->uplink_queue = modes[i];
+			return 0;
+		}
+	return invalid(s, k, value, "expected fq-codel or fifo");
+}
+
+/* A duration: decimal with a unit, us, ms or s ("5ms", "100ms", "500us"). */
+static int parse_duration_us(struct setter *s, const struct key *k, const char *value,
+			     uint32_t min_us, uint32_t max_us, uint32_t *ret)
+{
+	static const struct {
+		const char *unit;
+		uint32_t us;
+	} units[] = { { "us", 1 }, { "ms", 1000 }, { "s", 1000000 } };
+	char digits[16];
+	size_t n = strspn(value, "0123456789");
+	uint32_t v;
+
+	if (n == 0 || n >= sizeof(digits))
+		return invalid(s, k, value, "expected a duration such as 5ms, 500us or 1s");
+	memcpy(digits, value, n);
+	digits[n] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(value + n, units[i].unit) != 0)
+			continue;
+		if (parse_u32(digits, &v) < 0 || (uint64_t)v * units[i].us < min_us ||
+		    (uint64_t)v * units[i].us > max_us) {
+			char why[64];
+			snprintf(why, sizeof(why), "must be %" PRIu32 "us..%" PRIu32 "ms", min_us,
+				 max_us / 1000);
+			return invalid(s, k, value, why);
+		}
+		*ret = v * units[i].us;
+		return 0;
+	}
+	return invalid(s, k, value, "expected a duration such as 5ms, 500us or 1s");
+}
+
+static int parse_codel_target(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_duration_us(s, k, value, 100, 1000000, &s->mux->codel_target_us);
+}
+
+static int parse_codel_interval(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_duration_us(s, k, value, 1000, 10000000, &s->mux->codel_interval_us);
+}
+
+/* Bits per second, decimal, with an optional k, M or G (powers of 1000); 0 = no shaper. */
+static int parse_uplink_rate(struct setter *s, const struct key *k, const char *value)
+{
+	static const char *const why = "expected bits per second such as 20M, 950k or 0 (off)";
+	char digits[16];
+	size_t n = strspn(value, "0123456789");
+	uint64_t mult = 1;
+	uint32_t v;
+
+	if (n == 0 || n >= sizeof(digits))
+		return invalid(s, k, value, why);
+	memcpy(digits, value, n);
+	digits[n] = '\0';
+	if (strcmp(value + n, "k") == 0)
+		mult = 1000;
+	else if (strcmp(value + n, "M") == 0)
+		mult = 1000000;
+	else if (strcmp(value + n, "G") == 0)
+		mult = 1000000000;
+	else if (value[n] != '\0')
+		return invalid(s, k, value, why);
+	if (parse_u32(digits, &v) < 0 || (uint64_t)v * mult > 100000000000ULL ||
+	    (v != 0 && (uint64_t)v * mult < 64000))
+		return invalid(s, k, value, "must be 0 or 64k..100G");
+	s->device->uplink_rate = (uint64_t)v * mult;
+	return 0;
+}
+
 static const struct key keys[_KEY_MAX] = {
 	[KEY_DEVICE] = { "device", SECTION_DEVICE, parse_device },
 	[KEY_QMAP_VERSION] = { "qmap-version", SECTION_DEVICE, parse_qmap_version },
@@ -721,6 +808,10 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_ROUTE_METRIC] = { "route-metric", SECTION_MUX, parse_route_metric },
 	[KEY_DEFAULT_ROUTE] = { "default-route", SECTION_MUX, parse_default_route },
 	[KEY_AUTOCONNECT] = { "autoconnect", SECTION_MUX, parse_autoconnect },
+	[KEY_UPLINK_QUEUE] = { "uplink-queue", SECTION_MUX, parse_uplink_queue },
+	[KEY_CODEL_TARGET] = { "codel-target", SECTION_MUX, parse_codel_target },
+	[KEY_CODEL_INTERVAL] = { "codel-interval", SECTION_MUX, parse_codel_interval },
+	[KEY_UPLINK_RATE] = { "uplink-rate", SECTION_DEVICE, parse_uplink_rate },
 };
 
 /*
@@ -786,6 +877,13 @@ static int mux_check(struct setter *s, enum key_id *ret_key)
 		return setter_error(s, "ipv6-address%s needs ip-type ipv6 or ipv4v6, not '%s'",
 				    s->where, config_ip_type_to_string(m->ip_type));
 	}
+	if (m->codel_interval_us < m->codel_target_us) {
+		*ret_key = KEY_CODEL_INTERVAL;
+		return setter_error(s,
+				    "codel-interval %" PRIu32
+				    "us%s is shorter than codel-target %" PRIu32 "us",
+				    m->codel_interval_us, s->where, m->codel_target_us);
+	}
 	for (unsigned i = 0; i < m->n_routes; i++) {
 		const struct config_prefix *r = &m->routes[i];
 
@@ -816,6 +914,9 @@ void config_mux_init_defaults(struct config_mux *m, unsigned id)
 	m->ip_type = CONFIG_IP_TYPE_IPV4V6;
 	m->mtu = CONFIG_MTU_DEFAULT;
 	m->headroom = CONFIG_HEADROOM_AUTO;
+	m->uplink_queue = CONFIG_UPLINK_QUEUE_FQ_CODEL;
+	m->codel_target_us = CONFIG_CODEL_TARGET_DEFAULT_US;
+	m->codel_interval_us = CONFIG_CODEL_INTERVAL_DEFAULT_US;
 	m->default_route = false;
 	m->autoconnect = true;
 }
@@ -1295,6 +1396,17 @@ const char *config_control_to_string(enum config_control c)
 		return "qmi";
 	case CONFIG_CONTROL_NONE:
 		return "none";
+	}
+	return NULL;
+}
+
+const char *config_uplink_queue_to_string(enum config_uplink_queue q)
+{
+	switch (q) {
+	case CONFIG_UPLINK_QUEUE_FQ_CODEL:
+		return "fq-codel";
+	case CONFIG_UPLINK_QUEUE_FIFO:
+		return "fifo";
 	}
 	return NULL;
 }

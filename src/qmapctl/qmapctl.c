@@ -74,7 +74,8 @@ void qmapctl_help(FILE *f)
 		"  qmapctl mux add 3 apn=internet ip-type=ipv4v6 user=alice password=secret\n"
 		"Keys: apn, ip-type (ipv4|ipv6|ipv4v6), user, password, allowed-auth, interface,\n"
 		"mtu, headroom (auto|xdp|off), route-metric, routes, default-route (yes|no),\n"
-		"autoconnect (yes|no), ipv4-address, ipv6-address.\n\n"
+		"autoconnect (yes|no), ipv4-address, ipv6-address, uplink-queue (fq-codel|fifo),\n"
+		"codel-target, codel-interval.\n\n"
 		"Exit status: 0 ok, 1 failure, 2 usage error, 3 timeout, 8 qmapd not running,\n"
 		"10 no such mux.\n",
 		CONFIG_CONTROL_SOCKET_DEFAULT, QMAPCTL_TIMEOUT_DEFAULT);

@@ -297,7 +297,9 @@ int main(int argc, char **argv)
 	struct rtnl *rtnl = NULL;
 	char why[256];
 
-	while ((c = getopt(argc, argv, "n:r:b:c:h")) >= 0) {
+	const char *queue = "fq-codel";
+
+	while ((c = getopt(argc, argv, "n:r:b:c:q:h")) >= 0) {
 		switch (c) {
 		case 'n':
 			packets = strtoul(optarg, NULL, 10);
@@ -311,9 +313,22 @@ int main(int argc, char **argv)
 		case 'c':
 			cpu = atoi(optarg);
 			break;
+		case 'q':
+			if (strcmp(optarg, "fifo") != 0 && strcmp(optarg, "fq-codel") != 0 &&
+			    strcmp(optarg, "queued") != 0) {
+				fprintf(stderr, "invalid -q '%s': fifo, fq-codel or queued\n",
+					optarg);
+				return 2;
+			}
+			queue = optarg;
+			break;
 		case 'h':
-			printf("Usage: qmapd-bench-ul [-n PACKETS] [-r RUNS] [-b BATCH] [-c CPU]\n"
-			       "Uplink: qmapd reading its mux devices into QMAP aggregates.\n");
+			printf("Usage: qmapd-bench-ul [-n PACKETS] [-r RUNS] [-b BATCH] [-c CPU] "
+			       "[-q fifo|fq-codel|queued]\n"
+			       "Uplink: qmapd reading its mux devices into QMAP aggregates.\n"
+			       "-q: the muxes' uplink queue (default fq-codel: straight into the "
+			       "aggregate while nothing waits); queued: every packet through the "
+			       "queue\n");
 			return 0;
 		default:
 			return 2;
@@ -340,12 +355,17 @@ int main(int argc, char **argv)
 	config_init_defaults(b->cfg);
 	snprintf(b->cfg->device.device, sizeof(b->cfg->device.device), "mem:");
 	b->cfg->device.qmap_version = QMAP_V1;
+	config_mux_init_defaults(&b->cfg->mux[1], 1);
+	if (strcmp(queue, "fifo") == 0)
+		b->cfg->mux[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
 	b->loop = ev_default_loop(0);
 	if (datapath_new_with_backend(b->loop, rtnl, b->cfg, &transport_mem_ops, NULL, &b->dp) <
 	    0) {
 		fprintf(stderr, "cannot set up the qmapd datapath\n");
 		return 1;
 	}
+	/* -q queued: every packet through the fq-codel queue (one copy more), never straight in. */
+	b->dp->ul_force_queue = strcmp(queue, "queued") == 0;
 	/* mux 1 as in production (virtio-net header: USO/TSO, checksum offload); mux 2 without. */
 	struct config_mux m1, m2;
 	add_mux(b, &m1, 1, "bqmap1", "192.0.2.1/32", "198.51.100.0/24", true);
@@ -402,9 +422,9 @@ int main(int argc, char **argv)
 	       "(GSO: %u sends of %u x %u B)\n",
 	       packets, runs, batch, GSO_BATCH, GSO_SEGS, GSO_SEG);
 	printf("uplink aggregate: %u bytes, at most %u datagrams; mem transport; devices: "
-	       "mux1 %s (offloads, USO %s), mux2 %s (none), floor %s\n",
+	       "mux1 %s (offloads, USO %s), mux2 %s (none), floor %s; uplink queue %s\n",
 	       b->cfg->device.ul_max_size, b->cfg->device.ul_max_datagrams, mx1->nd.status,
-	       mx1->nd.uso ? "yes" : "no", mx2->nd.status, floor.status);
+	       mx1->nd.uso ? "yes" : "no", mx2->nd.status, floor.status, queue);
 	printf("per core = packets / CPU time of the reading phase alone (the sender runs in "
 	       "its own phase\n  of the same thread and is not counted): the rate one core "
 	       "would sustain doing only qmapd's work.\n\n");
@@ -506,6 +526,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(sc); i++)
 		loss += tot[i].sent - tot[i].read;
 	printf("RESULT ul_tso_loss %llu\n", (unsigned long long)loss);
+	/* How many packets took the queued path (one copy more) instead of going straight in. */
+	for (unsigned id = 1; id <= 2; id++)
+		if (b->dp->mux[id]->ulq)
+			printf("RESULT ul_mux%u_queued_packets %llu of %llu\n", id,
+			       (unsigned long long)b->dp->mux[id]->ulq->stats.enqueued,
+			       (unsigned long long)b->dp->mux[id]->stats.tx_packets);
 
 	close(pf.sock);
 	close(pf.sock_gso);

@@ -5,7 +5,7 @@
  *   ip netns exec sim qmapd-sim --socket /run/qmapd-sim.sock \
  *           --net-address 198.51.100.1/24 --mux 1=192.0.2.2/24,2001:db8:1::2/64
  * It answers QMI on the control channel (sim-qmi.h); SIGUSR2 makes the network drop every
- * connected session.
+ * connected session; SIGHUP reads --rate-file again (a user moving through the cell).
  */
 #include <errno.h>
 #include <ev.h>
@@ -43,6 +43,11 @@ enum {
 	OPT_SILENT,
 	OPT_IGNORE_DL_GRANT,
 	OPT_GRANT_QMAPV1,
+	OPT_UL_RATE,
+	OPT_DL_RATE,
+	OPT_MODEM_BUFFER,
+	OPT_NETWORK_DELAY,
+	OPT_RATE_FILE,
 };
 
 static const struct option options[] = {
@@ -70,6 +75,11 @@ static const struct option options[] = {
 	{ "silent", no_argument, NULL, OPT_SILENT },
 	{ "ignore-dl-grant", no_argument, NULL, OPT_IGNORE_DL_GRANT },
 	{ "grant-qmapv1", no_argument, NULL, OPT_GRANT_QMAPV1 },
+	{ "ul-rate", required_argument, NULL, OPT_UL_RATE },
+	{ "dl-rate", required_argument, NULL, OPT_DL_RATE },
+	{ "modem-buffer", required_argument, NULL, OPT_MODEM_BUFFER },
+	{ "network-delay", required_argument, NULL, OPT_NETWORK_DELAY },
+	{ "rate-file", required_argument, NULL, OPT_RATE_FILE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -135,6 +145,14 @@ static void usage(FILE *f)
 		"  --csum-valid               QMAPv5: mark downlink checksums as verified\n"
 		"  --no-offload               one packet per TUN read and write, no TSO/USO\n"
 		"                             super-packets in nor coalesced ones out\n"
+		"  --ul-rate BITS[k|M|G]      uplink air-interface rate, bits of IP per second\n"
+		"                             (default 0: no limit)\n"
+		"  --dl-rate BITS[k|M|G]      downlink rate: the TUN is read no faster\n"
+		"  --modem-buffer BYTES       the modem's queue before the radio; while it is\n"
+		"                             full, OUT transfers stay pending (NAKed)\n"
+		"  --network-delay MS         one-way delay on the network side (both halves of\n"
+		"                             the round trip are applied to the uplink)\n"
+		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
 		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize\n"
 		"  --inject-every N           inject into every Nth downlink aggregate (default "
 		"%d)\n"
@@ -146,7 +164,7 @@ static void usage(FILE *f)
 		"\n"
 		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
 		"connected session, SIGRTMIN / SIGRTMIN+1 send QMAP FLOW_DISABLE / FLOW_ENABLE\n"
-		"for every mux, SIGTERM/SIGINT exit.\n",
+		"for every mux, SIGHUP reads --rate-file again, SIGTERM/SIGINT exit.\n",
 		SIM_QMI_DATA_INTERFACE_DEFAULT, SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT,
 		CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX, SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT,
 		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
@@ -294,6 +312,32 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		case OPT_GRANT_QMAPV1:
 			o->quirks.v5_granted_as_v1 = true;
 			break;
+		case OPT_UL_RATE:
+		case OPT_DL_RATE:
+			if (sim_parse_rate(optarg, c == OPT_UL_RATE ? &o->ul_rate : &o->dl_rate) <
+			    0) {
+				fprintf(stderr,
+					"qmapd-sim: invalid --%s '%s': expected BITS[k|M|G]\n",
+					c == OPT_UL_RATE ? "ul-rate" : "dl-rate", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MODEM_BUFFER:
+			if (parse_u32("--modem-buffer", optarg, 0, 64u << 20, &o->modem_buffer) < 0)
+				return -EINVAL;
+			break;
+		case OPT_NETWORK_DELAY:
+			if (parse_u32("--network-delay", optarg, 0, 10000, &o->network_delay_ms) <
+			    0)
+				return -EINVAL;
+			break;
+		case OPT_RATE_FILE:
+			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(o->rate_file)) {
+				fprintf(stderr, "qmapd-sim: invalid --rate-file '%s'\n", optarg);
+				return -EINVAL;
+			}
+			strcpy(o->rate_file, optarg);
+			break;
 		default:
 			/* getopt_long already said what was wrong. */
 			fprintf(stderr, "Try 'qmapd-sim --help'.\n");
@@ -347,6 +391,13 @@ static void on_usr2(struct ev_loop *loop, ev_signal *w, int revents)
 	log_info("qmapd-sim: SIGUSR2, the network dropped %u session%s", n, n == 1 ? "" : "s");
 }
 
+static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	sim_reload_rates(w->data);
+}
+
 /* SIGRTMIN: the modem asks qmapd to stop sending on every mux; SIGRTMIN+1: to resume. */
 static void on_flow(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -365,7 +416,7 @@ int main(int argc, char **argv)
 {
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
-	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on;
+	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on, sig_hup;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -403,6 +454,9 @@ int main(int argc, char **argv)
 	sig_flow_off.data = sig_flow_on.data = s;
 	ev_signal_start(loop, &sig_flow_off);
 	ev_signal_start(loop, &sig_flow_on);
+	ev_signal_init(&sig_hup, on_hup, SIGHUP);
+	sig_hup.data = s;
+	ev_signal_start(loop, &sig_hup);
 
 	if (sim_start(s) < 0)
 		goto cleanup;

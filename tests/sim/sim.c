@@ -22,6 +22,7 @@
 #include "log.h"
 #include "rtnl.h"
 #include "sim-net.h"
+#include "sim-radio.h"
 #include "sim.h"
 #include "transport.h"
 #include "atomic-file.h"
@@ -35,6 +36,8 @@
 /* Uplink transfers received before their packets go to the TUN: with offload, the segments of
  * a flow in several transfers leave as one super-packet (a 64 KiB one from 16 KiB transfers). */
 #define SIM_UL_BATCH 8
+/* The downlink rate lets aggregates go in bursts this long: timers resolve ~1 ms. */
+#define SIM_DL_BURST_NS 2000000ULL
 
 #define IPV4_HEADER  20
 #define IPV6_HEADER  40
@@ -117,8 +120,23 @@ struct sim {
 	 * first, so the host sees data and control in the order the modem produced them. */
 	bool dl_before_ctl;
 
+	/* The radio: NULL when the options ask for none. */
+	struct sim_radio *radio;
+	ev_timer radio_timer;
+	bool ul_stalled;	  /* the modem buffer is full: the socket is left unread */
+	uint32_t ul_stall_bytes;  /* the size of the transfer it could not take */
+	uint32_t ul_acks_pending; /* OUT transfers taken but not yet acknowledged */
+	uint64_t dl_next_ns;	  /* the downlink rate lets the next aggregate go then */
+	bool dl_paused;		  /* the TUN is left unread until dl_next_ns */
+	ev_timer dl_pace_timer;
+
 	struct sim_stats stats;
 };
+
+static uint64_t now_ns(const struct sim *s)
+{
+	return (uint64_t)(ev_now(s->loop) * 1e9);
+}
 
 static const char *const inject_names[_SIM_INJECT_MAX] = {
 	[SIM_INJECT_GARBAGE] = "garbage",
@@ -681,9 +699,11 @@ static void ctl_clear(struct sim *s)
 }
 
 /* Watch for room in the socket exactly while something is held back. */
+static void ul_ack_flush(struct sim *s);
+
 static void conn_update_write_watch(struct sim *s)
 {
-	if (s->conn_fd >= 0 && (s->dl_blocked || s->ctl_head))
+	if (s->conn_fd >= 0 && (s->dl_blocked || s->ctl_head || s->ul_acks_pending))
 		ev_io_start(s->loop, &s->io_conn_write);
 	else
 		ev_io_stop(s->loop, &s->io_conn_write);
@@ -701,6 +721,8 @@ static void sim_disconnect(struct sim *s)
 
 	ev_io_stop(s->loop, &s->io_conn_read);
 	ev_io_stop(s->loop, &s->io_conn_write);
+	s->ul_stalled = false;
+	s->ul_acks_pending = 0;
 	close(s->conn_fd);
 	s->conn_fd = -1;
 	s->stats.disconnects++;
@@ -757,6 +779,41 @@ static void dl_begin(struct sim *s)
 	s->dl_inject = inject;
 }
 
+/*
+ * The downlink rate: an aggregate of dl_len bytes just left; the next may go when the air
+ * interface has carried it. Until then (beyond a 2 ms burst, which timers cannot resolve
+ * anyway) the TUN is left unread and the network's queue is the kernel's TUN queue.
+ */
+static void dl_pace(struct sim *s)
+{
+	if (!s->opts.dl_rate)
+		return;
+	uint64_t now = now_ns(s);
+	if (s->dl_next_ns < now)
+		s->dl_next_ns = now;
+	s->dl_next_ns += (uint64_t)s->dl_len * 8 * 1000000000ULL / s->opts.dl_rate;
+	if (s->dl_next_ns <= now + SIM_DL_BURST_NS || s->dl_paused)
+		return;
+	s->dl_paused = true;
+	s->stats.dl_paced++;
+	ev_io_stop(s->loop, &s->io_tun);
+	ev_timer_set(&s->dl_pace_timer, (double)(s->dl_next_ns - now - SIM_DL_BURST_NS) / 1e9, 0.);
+	ev_timer_start(s->loop, &s->dl_pace_timer);
+}
+
+static void on_dl_pace_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sim *s = w->data;
+	(void)revents;
+
+	s->dl_paused = false;
+	if (s->dl_blocked)
+		return; /* dl_flush starts the TUN again once the socket takes the aggregate */
+	ev_io_start(loop, &s->io_tun);
+	if (sim_net_pending(s->net))
+		ev_feed_event(loop, &s->io_tun, EV_READ);
+}
+
 /* Send the aggregate. Returns 0 (sent or nothing to send), -EAGAIN (parked) or -errno. */
 static int dl_flush(struct sim *s)
 {
@@ -809,11 +866,13 @@ static int dl_flush(struct sim *s)
 	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
 		if (s->dl_inject & (1u << k))
 			s->stats.injected[k]++;
+	dl_pace(s);
 	if (s->dl_blocked) {
 		s->dl_blocked = false;
 		s->dl_before_ctl = false;
 		conn_update_write_watch(s);
-		ev_io_start(s->loop, &s->io_tun);
+		if (!s->dl_paused)
+			ev_io_start(s->loop, &s->io_tun);
 		/* The rest of a super-packet read before the block is not the TUN's to signal. */
 		if (sim_net_pending(s->net))
 			ev_feed_event(s->loop, &s->io_tun, EV_READ);
@@ -941,6 +1000,8 @@ static int dl_segments(struct sim *s)
 	struct gso_segment segs[64];
 
 	while (sim_net_pending(s->net)) {
+		if (s->dl_paused)
+			return -EAGAIN;
 		dl_begin(s);
 		if (s->dl_packets >= s->opts.dl_max_datagrams) {
 			if (dl_flush(s) < 0)
@@ -988,11 +1049,11 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 		dl_drain_disconnected(s);
 		return;
 	}
-	/* What a full socket left of the last super-packet goes first. */
-	if (dl_segments(s) < 0)
+	/* What a full socket (or the downlink rate) left of the last super-packet goes first. */
+	if (dl_segments(s) < 0 || s->dl_paused)
 		return;
 
-	for (unsigned i = 0; i < SIM_READ_BUDGET; i++) {
+	for (unsigned i = 0; i < SIM_READ_BUDGET && !s->dl_paused; i++) {
 		dl_begin(s);
 
 		/* Room for one more MTU-sized packet with its header and padding? */
@@ -1087,6 +1148,7 @@ static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	if (s->dl_blocked && dl_flush(s) < 0)
 		return;
+	ul_ack_flush(s);
 	conn_update_write_watch(s);
 }
 
@@ -1148,6 +1210,43 @@ static void on_qmi_log(void *userdata, int priority, const char *msg)
 		log_full(priority, 0, "%s", msg);
 }
 
+static void radio_deliver(void *userdata, uint8_t mux, uint8_t flags, const uint8_t *pkt,
+			  size_t len)
+{
+	struct sim *s = userdata;
+
+	sim_net_write(s->net, mux, pkt, len, flags & 1);
+}
+
+/* Move the radio on to now, deliver what is due, and come back when something is. */
+static void radio_run(struct sim *s)
+{
+	uint64_t now = now_ns(s);
+	uint64_t wake = sim_radio_run(s->radio, now, radio_deliver, s);
+
+	/* GRO holds pointers into the radio's ring: out with them before the next push. */
+	sim_net_flush(s->net);
+	if (sim_radio_buffered_max(s->radio) > s->stats.ul_modem_buffer_max)
+		s->stats.ul_modem_buffer_max = sim_radio_buffered_max(s->radio);
+	/* The buffer drained some: look at the waiting transfer again (peeked, not read). */
+	if (s->ul_stalled && s->conn_fd >= 0 && sim_radio_room(s->radio, s->ul_stall_bytes)) {
+		s->ul_stalled = false;
+		ev_io_start(s->loop, &s->io_conn_read);
+	}
+	ev_timer_stop(s->loop, &s->radio_timer);
+	if (wake) {
+		ev_timer_set(&s->radio_timer, wake > now ? (double)(wake - now) / 1e9 : 0., 0.);
+		ev_timer_start(s->loop, &s->radio_timer);
+	}
+}
+
+static void on_radio_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	radio_run(w->data);
+}
+
 static void ul_frame(struct sim *s, struct qmap_frame *f)
 {
 	if (f->kind == QMAP_FRAME_COMMAND) {
@@ -1177,6 +1276,12 @@ static void ul_frame(struct sim *s, struct qmap_frame *f)
 	if (computed)
 		s->stats.ul_csum_computed++;
 	/* Counted when written (on_net_written). */
+	if (s->radio) {
+		if (sim_radio_push(s->radio, f->mux_id, computed, f->payload, f->len, now_ns(s)) <
+		    0)
+			s->stats.ul_radio_dropped++;
+		return;
+	}
 	sim_net_write(s->net, f->mux_id, f->payload, f->len, computed);
 }
 
@@ -1223,6 +1328,22 @@ static void ul_transfer(struct sim *s, uint8_t flags, uint8_t *data, size_t len)
 	}
 }
 
+/* Acknowledge the OUT transfers taken (TRANSPORT_SIM_FLAG_ACK): one message for all. */
+static void ul_ack_flush(struct sim *s)
+{
+	struct transport_sim_header h = { .ep = TRANSPORT_EP_BULK_OUT };
+	uint32_t n = s->ul_acks_pending;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { &n, sizeof(n) } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	if (n == 0 || s->conn_fd < 0)
+		return;
+	if (sendmsg(s->conn_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		s->ul_acks_pending = 0;
+	/* Still owed (socket full): on_conn_writable tries again. */
+	conn_update_write_watch(s);
+}
+
 static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct sim *s = w->data;
@@ -1233,6 +1354,21 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	for (unsigned i = 0; i < SIM_READ_BUDGET && s->conn_fd >= 0; i++) {
 		uint8_t *msg = s->ul_buf + slot * s->ul_msg_size;
+		if (s->radio && s->opts.modem_buffer) {
+			/* A transfer the modem buffer cannot take stays in the socket, pending
+			 * to qmapd like a NAKed OUT transfer; control messages still pass. */
+			struct transport_sim_header ph;
+			ssize_t pn = recv(s->conn_fd, &ph, sizeof(ph),
+					  MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+			if (pn >= (ssize_t)hdr && ph.ep == TRANSPORT_EP_BULK_OUT &&
+			    !sim_radio_room(s->radio, (uint32_t)(pn - (ssize_t)hdr))) {
+				s->ul_stalled = true;
+				s->ul_stall_bytes = (uint32_t)(pn - (ssize_t)hdr);
+				s->stats.ul_modem_stalls++;
+				ev_io_stop(s->loop, &s->io_conn_read);
+				break;
+			}
+		}
 		/* MSG_TRUNC: the real length even when the message did not fit. */
 		ssize_t n = recv(s->conn_fd, msg, s->ul_msg_size, MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0) {
@@ -1263,6 +1399,9 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 		switch (h.ep) {
 		case TRANSPORT_EP_BULK_OUT:
 			ul_transfer(s, h.flags, msg + hdr, (size_t)n - hdr);
+			/* Taken into the modem: the host's transfer completes. */
+			if (h.flags & TRANSPORT_SIM_FLAG_ACK)
+				s->ul_acks_pending++;
 			/* Its packets may be held by reference until sim_net_flush(). */
 			if (++slot == SIM_UL_BATCH) {
 				sim_net_flush(s->net);
@@ -1283,6 +1422,9 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 	}
 	sim_net_flush(s->net);
+	ul_ack_flush(s);
+	if (s->radio)
+		radio_run(s);
 }
 
 static void set_sndbuf(struct sim *s, int fd)
@@ -1407,6 +1549,9 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	ev_io_init(&s->io_conn_write, on_conn_writable, -1, EV_WRITE);
 	ev_io_init(&s->io_tun, on_tun_readable, -1, EV_READ);
 	ev_timer_init(&s->flush_timer, on_flush_timer, 0., 0.);
+	ev_timer_init(&s->radio_timer, on_radio_timer, 0., 0.);
+	ev_timer_init(&s->dl_pace_timer, on_dl_pace_timer, 0., 0.);
+	s->radio_timer.data = s->dl_pace_timer.data = s;
 	s->io_listen.data = s->io_conn_read.data = s->io_conn_write.data = s->io_tun.data = s;
 	s->flush_timer.data = s;
 
@@ -1430,6 +1575,16 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 			s->routes[s->n_routes++] = (struct sim_route){ m->prefix[i], (uint8_t)id };
 	}
 	build_unknown_mux_packet(s->unknown_mux_packet, sizeof(s->unknown_mux_packet));
+
+	if (opts->ul_rate || opts->modem_buffer || opts->network_delay_ms || opts->rate_file[0]) {
+		int r = sim_radio_new(SIM_RADIO_RING_BYTES, &s->radio);
+		if (r < 0) {
+			sim_free(s);
+			return log_err(r, "sim: cannot allocate the radio");
+		}
+		sim_radio_set(s->radio, opts->ul_rate, opts->modem_buffer,
+			      2ULL * opts->network_delay_ms * 1000000ULL);
+	}
 
 	int r = sim_new_qmi(s);
 	if (r < 0) {
@@ -1547,6 +1702,9 @@ struct sim *sim_free(struct sim *s)
 	ev_io_stop(s->loop, &s->io_listen);
 	ev_io_stop(s->loop, &s->io_tun);
 	ev_timer_stop(s->loop, &s->flush_timer);
+	ev_timer_stop(s->loop, &s->radio_timer);
+	ev_timer_stop(s->loop, &s->dl_pace_timer);
+	s->radio = sim_radio_free(s->radio);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->bound)
@@ -1603,6 +1761,69 @@ int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_ma
 	return 0;
 }
 
+static int parse_rate(const char *v, uint64_t *ret)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (end == v || errno != 0 || d < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'k':
+		d *= 1e3, end++;
+		break;
+	case 'M':
+		d *= 1e6, end++;
+		break;
+	case 'G':
+		d *= 1e9, end++;
+		break;
+	default:
+		break;
+	}
+	if (*end != '\0' && *end != '\n' && *end != ' ')
+		return -EINVAL;
+	*ret = (uint64_t)d;
+	return 0;
+}
+
+int sim_parse_rate(const char *arg, uint64_t *ret)
+{
+	return parse_rate(arg, ret);
+}
+
+int sim_reload_rates(struct sim *s)
+{
+	char buf[256], *save = NULL;
+	uint64_t ul = s->opts.ul_rate, dl = s->opts.dl_rate;
+
+	if (!s->opts.rate_file[0])
+		return -ENOENT;
+	FILE *f = fopen(s->opts.rate_file, "re");
+	if (!f)
+		return log_warning(errno, "sim: cannot read %s", s->opts.rate_file);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (char *tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		int r = -EINVAL;
+		if (strncmp(tok, "ul-rate=", 8) == 0)
+			r = parse_rate(tok + 8, &ul);
+		else if (strncmp(tok, "dl-rate=", 8) == 0)
+			r = parse_rate(tok + 8, &dl);
+		if (r < 0)
+			return log_warning(EINVAL, "sim: invalid '%s' in %s", tok,
+					   s->opts.rate_file);
+	}
+	s->opts.ul_rate = ul;
+	s->opts.dl_rate = dl;
+	if (s->radio)
+		sim_radio_set(s->radio, ul, s->opts.modem_buffer,
+			      2ULL * s->opts.network_delay_ms * 1000000ULL);
+	log_info("sim: ul-rate %" PRIu64 " dl-rate %" PRIu64 " bit/s", ul, dl);
+	return 0;
+}
+
 unsigned sim_drop_sessions(struct sim *s)
 {
 	return sim_qmi_drop_all(s->qmi);
@@ -1649,6 +1870,10 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	P(ul_no_session);
 	P(dl_no_session);
 	P(qmi_send_dropped);
+	P(ul_radio_dropped);
+	P(ul_modem_stalls);
+	P(ul_modem_buffer_max);
+	P(dl_paced);
 #undef P
 	const struct sim_qmi_stats *qs = sim_qmi_get_stats(s->qmi);
 #define Q(key) fprintf(f, #key "=%" PRIu64 "\n", qs->key)

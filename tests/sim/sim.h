@@ -41,6 +41,13 @@
  * quirks. A granted DL minimum padding puts that many zero bytes in front of every downlink
  * frame; ignore_dl_grant keeps the command line's DL size whatever was granted.
  *
+ * Radio (sim-radio.h; --ul-rate, --dl-rate, --modem-buffer, --network-delay, --rate-file):
+ * uplink packets go through a modem buffer, an air interface at ul_rate and the network delay
+ * before the TUN; while the buffer cannot take the next OUT transfer the socket is left unread
+ * (ul_modem_stalls), so the transfer stays pending in qmapd. Downlink, the TUN is read no
+ * faster than dl_rate (dl_paced), so the network's queue is the TUN's. SIGHUP re-reads the
+ * rate file.
+ *
  * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
  * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
  * in the order the modem produced them relative to downlink aggregates (held in a small
@@ -68,7 +75,8 @@
  *     ul_csum_computed, control_messages, interrupt_messages, unknown_ep,
  *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
  *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
- *     ul_no_session, dl_no_session, qmi_send_dropped,
+ *     ul_no_session, dl_no_session, qmi_send_dropped, ul_radio_dropped, ul_modem_stalls,
+ *     ul_modem_buffer_max, dl_paced,
  *     then the QMI side's (struct sim_qmi_stats): qmi_requests, qmi_responses,
  *     qmi_indications, qmi_malformed, qmi_errors, qmi_sessions_started,
  *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets
@@ -166,6 +174,13 @@ struct sim_options {
 	unsigned inject;     /* bit set of 1 << enum sim_inject */
 	uint32_t inject_every;
 
+	/* The radio (sim-radio.h); all 0: none, transfers go to the TUN as they come. */
+	uint64_t ul_rate;	   /* bits of IP packet per second at the air interface */
+	uint64_t dl_rate;	   /* the same downlink: the TUN is read no faster */
+	uint32_t modem_buffer;	   /* bytes the modem takes before it NAKs OUT transfers */
+	uint32_t network_delay_ms; /* one way, on the network side */
+	char rate_file[256];	   /* "ul-rate=BITS dl-rate=BITS", read again on SIGHUP */
+
 	/* Control side. */
 	bool always_connected; /* carry data without a QMI session */
 	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
@@ -217,9 +232,13 @@ struct sim_stats {
 	uint64_t dl_tun_errors;
 	uint64_t injected[_SIM_INJECT_MAX];
 
-	uint64_t ul_no_session;	   /* uplink frames for a mux without a session */
-	uint64_t dl_no_session;	   /* downlink packets for a mux without a session */
-	uint64_t qmi_send_dropped; /* control messages lost: queue full or socket error */
+	uint64_t ul_no_session;	      /* uplink frames for a mux without a session */
+	uint64_t dl_no_session;	      /* downlink packets for a mux without a session */
+	uint64_t qmi_send_dropped;    /* control messages lost: queue full or socket error */
+	uint64_t ul_radio_dropped;    /* no room on the network side (the radio's ring) */
+	uint64_t ul_modem_stalls;     /* times the modem buffer left a transfer unread */
+	uint64_t ul_modem_buffer_max; /* most bytes in the modem buffer */
+	uint64_t dl_paced;	      /* times the downlink rate held the TUN unread */
 
 	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
 };
@@ -266,6 +285,10 @@ bool sim_is_connected(const struct sim *s);
  */
 int sim_set_data_format(struct sim *s, enum qmap_version version, uint32_t dl_max_size,
 			uint32_t dl_max_datagrams, uint32_t dl_min_padding);
+/* BITS[k|M|G] per second. 0 or -EINVAL. */
+int sim_parse_rate(const char *arg, uint64_t *ret);
+/* Read opts.rate_file again and apply its rates (SIGHUP). 0 or -errno, logged. */
+int sim_reload_rates(struct sim *s);
 /* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
 unsigned sim_drop_sessions(struct sim *s);
 /*

@@ -24,6 +24,7 @@ enum counter_in {
 	COUNTER_IN_TRANSPORT, /* struct transport_stats */
 	COUNTER_IN_MUX,	      /* struct mux_stats */
 	COUNTER_IN_GRO,	      /* struct gro_stats; 0 for a mux without GRO */
+	COUNTER_IN_ULQ,	      /* struct ulq_mux_stats; 0 for a fifo mux */
 };
 
 struct counter {
@@ -42,6 +43,7 @@ struct counter {
 #define TRANSPORT(member) COUNTER_IN_TRANSPORT, offsetof(struct transport_stats, member)
 #define MUX(member)	  COUNTER_IN_MUX, offsetof(struct mux_stats, member)
 #define GRO(member)	  COUNTER_IN_GRO, offsetof(struct gro_stats, member)
+#define ULQ(member)	  COUNTER_IN_ULQ, offsetof(struct ulq_mux_stats, member)
 
 static const char *device_transport(const struct datapath *dp, const struct mux *m)
 {
@@ -74,6 +76,32 @@ static uint64_t device_ul_errors(const struct datapath *dp, const struct mux *m)
 {
 	(void)m;
 	return dp->transport->stats.out_errors + dp->stats.ul_submit_errors;
+}
+
+/* Bytes handed to the modem and not yet completed, and the limit that bounds them. */
+static uint64_t device_ul_inflight(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return ulq_dql_inflight(&dp->dql);
+}
+
+static uint64_t device_ul_inflight_limit(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->dql.limit;
+}
+
+/* Bits per second at which the modem took transfers while packets waited for it. */
+static uint64_t device_ul_rate_estimate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->ul_rate.bps;
+}
+
+static uint64_t device_uplink_rate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->shaper.rate_bps;
 }
 
 /*
@@ -111,6 +139,10 @@ static const struct counter device_counters[] = {
 	{ "ctrl_errors", "ctrl-errors", TRANSPORT(ctrl_errors) },
 	{ "resp_errors", "resp-errors", TRANSPORT(resp_errors) },
 	{ "resp_polled", "resp-polled", TRANSPORT(resp_polled) },
+	{ "ul_inflight", "ul-inflight", .u64 = device_ul_inflight },
+	{ "ul_inflight_limit", "ul-inflight-limit", .u64 = device_ul_inflight_limit },
+	{ "uplink_rate", "uplink-rate", .u64 = device_uplink_rate },
+	{ "ul_rate_estimate", "ul-rate-estimate", .u64 = device_ul_rate_estimate },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)
@@ -144,6 +176,44 @@ static const char *mux_headroom(const struct datapath *dp, const struct mux *m)
 	return config_headroom_to_string(m->headroom);
 }
 
+static const char *mux_uplink_queue(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return config_uplink_queue_to_string(m->ulq ? CONFIG_UPLINK_QUEUE_FQ_CODEL
+						    : CONFIG_UPLINK_QUEUE_FIFO);
+}
+
+static uint64_t mux_ulq_queued_bytes(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->ulq ? m->ulq->stats.queued_bytes : 0;
+}
+
+static uint64_t mux_ulq_queued_packets(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->ulq ? m->ulq->stats.queued_packets : 0;
+}
+
+/* Percentiles of the last one-second window (ulq_mux_tick from the periodic tick). */
+static uint64_t mux_ulq_sojourn_p50(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->ulq ? m->ulq->stats.sojourn_p50_ns / 1000 : 0;
+}
+
+static uint64_t mux_ulq_sojourn_p99(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->ulq ? m->ulq->stats.sojourn_p99_ns / 1000 : 0;
+}
+
+static uint64_t mux_ulq_sojourn_max(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->ulq ? m->ulq->stats.sojourn_max_ns / 1000 : 0;
+}
+
 /* The text and the JSON place the device mode and the GRO state apart: two rows each. */
 static const struct counter mux_counters[] = {
 	{ "mode", NULL, .string = mux_device }, /* JSON: "device", below */
@@ -171,6 +241,16 @@ static const struct counter mux_counters[] = {
 	{ NULL, "device", .string = mux_device }, /* text: "mode", first */
 	{ "headroom_switches", "headroom-switches", MUX(headroom_switches) },
 	{ "gro", NULL, .string = mux_gro }, /* JSON: after "rx-writes" */
+	{ "uplink_queue", "uplink-queue", .string = mux_uplink_queue },
+	{ "ulq_queued_bytes", "ulq-queued-bytes", .u64 = mux_ulq_queued_bytes },
+	{ "ulq_queued_packets", "ulq-queued-packets", .u64 = mux_ulq_queued_packets },
+	{ "ulq_drops_codel", "ulq-drops-codel", ULQ(drops_codel) },
+	{ "ulq_drops_overlimit", "ulq-drops-overlimit", ULQ(drops_overlimit) },
+	{ "ulq_drops_flushed", "ulq-drops-flushed", ULQ(drops_flushed) },
+	{ "ulq_ecn_marks", "ulq-ecn-marks", ULQ(ecn_marks) },
+	{ "ulq_sojourn_p50_us", "ulq-sojourn-p50-us", .u64 = mux_ulq_sojourn_p50 },
+	{ "ulq_sojourn_p99_us", "ulq-sojourn-p99-us", .u64 = mux_ulq_sojourn_p99 },
+	{ "ulq_sojourn_max_us", "ulq-sojourn-max-us", .u64 = mux_ulq_sojourn_max },
 };
 
 static uint64_t counter_u64(const struct counter *c, const struct datapath *dp, const struct mux *m)
@@ -193,6 +273,11 @@ static uint64_t counter_u64(const struct counter *c, const struct datapath *dp, 
 		if (!m->gro)
 			return 0;
 		base = &m->gro->stats;
+		break;
+	case COUNTER_IN_ULQ:
+		if (!m->ulq)
+			return 0;
+		base = &m->ulq->stats;
 		break;
 	}
 	return *(const uint64_t *)((const char *)base + c->offset);

@@ -206,6 +206,9 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 		log_debug("mux %u (%s): flow %s by the modem", m->id, m->nd.name,
 			  off ? "disabled" : "enabled");
 	m->flow_off = off;
+	/* Queued packets of the mux stay; the scheduler passes its flows over until ENABLE. */
+	if (m->ulq)
+		ulq_mux_set_flow(m->ulq, !off);
 	/* Not reading lets the device's queue fill: the kernel backpressures the senders. */
 	datapath_ul_update_reading(dp, m);
 	datapath_command_ack(dp, f);

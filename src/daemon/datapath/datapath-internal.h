@@ -9,6 +9,7 @@
 #include "gro.h"
 #include "gso.h"
 #include "mux.h"
+#include "ulq.h"
 
 struct uring;
 
@@ -19,6 +20,17 @@ struct uring;
  * FM150, 32768 bytes, docs/PROTOCOLS.md §5), so a grant above the request is usable. */
 #define DATAPATH_DL_GRANT_ROOM 32768
 #define DATAPATH_ACK_MAX       64 /* a command frame is 20 bytes; modems pad at most a little */
+/*
+ * The managed uplink queue (ulq.h), allocated with the first fq-codel mux: 2048 slots of 2 KiB
+ * (4 MiB) and at most 2 MiB of packets, 80 ms at 200 Mbit/s, 1.7 s at 10 Mbit/s: CoDel keeps
+ * the standing queue near its target long before; the limit only catches unresponsive floods.
+ */
+#define DATAPATH_ULQ_SLOTS	 2048
+#define DATAPATH_ULQ_LIMIT	 (2u << 20)
+#define DATAPATH_SHAPER_BURST_NS 2000000ULL    /* timers resolve ~1 ms: a burst of two */
+#define DATAPATH_DQL_HOLD_NS	 1000000000ULL /* lib/dynamic_queue_limits.c: HZ */
+/* In flight at most this long at the modem's rate (ulq.h "the modem's rate"): CoDel's target. */
+#define DATAPATH_INFLIGHT_NS 5000000ULL
 
 struct datapath {
 	struct ev_loop *loop;
@@ -58,6 +70,21 @@ struct datapath {
 	uint8_t ack_pending_len[DATAPATH_ACKS_PENDING];
 	unsigned n_ack_pending;
 
+	/*
+	 * Managed uplink (fq-codel muxes): the queue, the bytes in flight to the modem and their
+	 * limit, the optional shaper (uplink-rate) and its timer. ulq_scratch joins super-packets
+	 * read for the queue (ul_scratch may hold a fifo mux's pending one).
+	 */
+	struct ulq *ulq;
+	uint8_t *ulq_scratch;
+	struct ulq_dql dql;
+	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
+	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
+	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
+	bool ulq_full; /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
+	struct ulq_shaper shaper;
+	ev_timer shaper_timer;
+
 	/* The uplink aggregate being filled. */
 	struct transport_out *ul_out;
 	uint32_t ul_frames;
@@ -84,5 +111,12 @@ void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
+/* Move queued packets into aggregates while the in-flight limit and the shaper allow. */
+void datapath_ul_service(struct datapath *dp);
+/* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
+int datapath_ulq_get(struct datapath *dp);
+uint64_t datapath_now_ns(const struct datapath *dp);
+/* Hand the OUT completions since the last call to the in-flight limit, as one batch. */
+void datapath_ul_sync_completions(struct datapath *dp);
 
 #endif

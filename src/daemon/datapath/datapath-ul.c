@@ -2,6 +2,13 @@
 /*
  * Uplink: mux devices read straight into the aggregates, super-packets segmented into them,
  * aggregates sent when full or when no device has more.
+ *
+ * A mux with uplink-queue = fq-codel (ulq.h) is read whenever it has packets, so the kernel's
+ * TUN/TAP ring never holds a standing queue. While nothing is queued, the bytes in flight are
+ * under their limit and the shaper allows, a packet still goes straight into the aggregate
+ * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ul_service()
+ * moves packets from the queue into aggregates (one copy) as far as the limit and the
+ * shaper allow. A fifo mux is read only while OUT transfers are free, as before.
  */
 
 #include <errno.h>
@@ -16,12 +23,17 @@
 
 #define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
 
+static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
+
 /* ---- uplink ------------------------------------------------------------------------ */
 
-/* Read a mux's device while uplink buffers are free and the modem has not said stop. */
+/*
+ * Read a mux's device while the modem has not said stop, and (fifo) while uplink buffers are
+ * free: an fq-codel mux queues what it reads.
+ */
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
 {
-	bool on = dp->ul_reading && !m->flow_off;
+	bool on = (m->ulq ? !dp->ulq_full : dp->ul_reading) && !m->flow_off;
 
 	if (m->reading == on)
 		return;
@@ -54,6 +66,7 @@ void datapath_ul_flush(struct datapath *dp)
 	dp->stats.ul_aggregates++;
 	dp->stats.ul_datagrams += dp->ul_frames;
 	dp->ul_frames = 0;
+	ulq_dql_queued(&dp->dql, (uint32_t)out->len);
 	if (transport_out_submit(dp->transport, out) < 0)
 		dp->stats.ul_submit_errors++;
 }
@@ -165,10 +178,133 @@ void datapath_ul_segment_resume(struct datapath *dp)
 }
 
 /*
+ * Queue segments first.. of a parsed packet, one slot each; `slot` (reserved, or ULQ_NONE)
+ * takes the first. The packet must not lie in a slot other than that one.
+ */
+static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const struct gso_packet *p,
+				   uint32_t first, uint32_t slot, uint64_t now)
+{
+	struct ulq *q = dp->ulq;
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	struct gso_segment seg;
+
+	for (uint32_t i = first; i < p->n_segs; i++) {
+		if ((i > first || slot == ULQ_NONE) && (slot = ulq_reserve(q)) == ULQ_NONE) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - i; /* cannot happen: see ulq.h */
+			return;
+		}
+		/* One segment, in place when it is the packet itself (out == pkt, reserve 0). */
+		if (gso_write(p, i, flags, ulq_slot_data(q, slot), ULQ_SLOT_SIZE, 0, &seg, 1) !=
+		    1) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - i;
+			ulq_cancel(q, slot);
+			return;
+		}
+		ulq_commit(m->ulq, slot, seg.len, seg.csum_offload, now);
+		if (p->split)
+			m->stats.tx_gso_segments++;
+	}
+}
+
+/*
+ * A super-packet read while nothing waits (pkt in the aggregate, or joined in ul_scratch):
+ * its segments go straight into aggregates while the in-flight limit and the shaper allow,
+ * in place when they all fit the current one, as a fifo mux does; the rest is queued per
+ * segment behind them, so one 64 KiB burst cannot starve a small flow.
+ */
+static void mux_ulq_super_packet(struct datapath *dp, struct mux *m,
+				 const struct virtio_net_hdr *vh, uint8_t *pkt, size_t len)
+{
+	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
+	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	uint64_t now = datapath_now_ns(dp);
+	struct transport_out *out = dp->ul_out;
+	struct gso_segment segs[64];
+	struct gso_packet p;
+	uint32_t i = 0;
+
+	if (gso_parse(vh, l2, pkt, len, &p) < 0) {
+		m->stats.tx_dropped_bad_gso++;
+		return;
+	}
+	bool in_place = pkt != dp->ul_scratch &&
+			gso_out_size(&p, 0, dp->ul_header_size) <= dp->ul_max_size - out->len &&
+			p.n_segs <= dp->ul_max_datagrams - dp->ul_frames;
+	if (!in_place && pkt != dp->ul_scratch) {
+		memcpy(dp->ul_scratch, pkt, len);
+		if (gso_parse(vh, l2, dp->ul_scratch, len, &p) < 0)
+			return;
+	}
+	while (i < p.n_segs && datapath_ul_may_send(dp, now)) {
+		out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out)
+			break;
+		unsigned max = dp->ul_max_datagrams - dp->ul_frames;
+		int n = gso_write(&p, i, flags, out->data + out->len, dp->ul_max_size - out->len,
+				  dp->ul_header_size, segs,
+				  max < ARRAY_SIZE(segs) ? max : ARRAY_SIZE(segs));
+		if (n == -ENOBUFS && !in_place && dp->ul_frames > 0) {
+			datapath_ul_flush(dp);
+			continue;
+		}
+		if (n < 0) {
+			m->stats.tx_dropped_bad_gso += p.n_segs - i;
+			return;
+		}
+		in_place = false;
+		for (int k = 0; k < n; k++) {
+			qmap_write_data_header(out->data + out->len + segs[k].offset, dp->version,
+					       m->id, segs[k].len, 0, segs[k].csum_offload);
+			m->stats.tx_packets++;
+			m->stats.tx_bytes += segs[k].len;
+			ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + segs[k].len),
+					now);
+		}
+		out->len += segs[n - 1].offset + dp->ul_header_size + segs[n - 1].len;
+		if (p.split)
+			m->stats.tx_gso_segments += n;
+		i += n;
+		dp->ul_frames += n;
+		if (dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+	}
+	/* The source is the aggregate's free tail or ul_scratch: neither is a slot. */
+	mux_ulq_queue_segments(dp, m, &p, i, ULQ_NONE, now);
+}
+
+/*
+ * Queue a packet read with a virtio-net header (a super-packet, or a checksum left to us) as
+ * its segments, one slot each, behind the mux's flows. `slot` is reserved and becomes the
+ * first segment; pkt may lie in it (then len <= ULQ_SLOT_SIZE) or in ulq_scratch.
+ */
+static void mux_ulq_segments(struct datapath *dp, struct mux *m, const struct virtio_net_hdr *vh,
+			     const uint8_t *pkt, size_t len, uint32_t slot, uint64_t now)
+{
+	struct ulq *q = dp->ulq;
+	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
+	struct gso_packet p;
+
+	if (gso_parse(vh, l2, pkt, len, &p) < 0) {
+		m->stats.tx_dropped_bad_gso++;
+		ulq_cancel(q, slot);
+		return;
+	}
+	if (p.n_segs > 1 && pkt == ulq_slot_data(q, slot)) {
+		/* The segments are written into slots, the first into this one: move out. */
+		memcpy(dp->ulq_scratch, pkt, len);
+		if (gso_parse(vh, l2, dp->ulq_scratch, len, &p) < 0) {
+			ulq_cancel(q, slot);
+			return;
+		}
+	}
+	mux_ulq_queue_segments(dp, m, &p, 0, slot, now);
+}
+
+/*
  * Read one packet into the aggregate: the IP packet lands right after room for its QMAP
  * header. With a virtio-net header, a super-packet longer than the room left spills into
- * scratch and is segmented from there (segmenting copies anyway). Returns false when the
- * device has no more.
+ * scratch and is segmented from there (segmenting copies anyway); for an fq-codel mux its
+ * segments are queued. Returns false when the device has no more.
  */
 static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out *out)
 {
@@ -215,8 +351,25 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 		out->len += dp->ul_header_size + len;
 		m->stats.tx_packets++;
 		m->stats.tx_bytes += len;
+		if (m->ulq)
+			ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len),
+					datapath_now_ns(dp));
 		if (++dp->ul_frames >= dp->ul_max_datagrams)
 			datapath_ul_flush(dp);
+		return true;
+	}
+	if (m->ulq && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE && len <= room) {
+		/* One packet whose checksum the kernel left to us: completed in place. */
+		mux_ul_segment(dp, m, &vh, ip, len, true);
+		ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len),
+				datapath_now_ns(dp));
+		return true;
+	}
+	if (m->ulq) {
+		/* ul_scratch is free: no fifo super-packet is pending (mux_ulq_on_readable). */
+		if (len > room)
+			memcpy(dp->ul_scratch, ip, room); /* join the two parts */
+		mux_ulq_super_packet(dp, m, &vh, len > room ? dp->ul_scratch : ip, len);
 		return true;
 	}
 	if (len <= room) {
@@ -228,6 +381,176 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 	return true;
 }
 
+/* Read one packet of an fq-codel mux into a queue slot. Returns false when there is no more. */
+static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
+{
+	struct ulq *q = dp->ulq;
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	bool vnet = m->nd.vnet_hdr_len != 0;
+	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	uint8_t eth[ETH_HEADER_SIZE];
+	uint32_t slot = ulq_reserve(q);
+	struct iovec iov[4];
+	int iovcnt = 0;
+
+	if (slot == ULQ_NONE)
+		return false; /* cannot happen: a slot is always free or freeable */
+	uint8_t *ip = ulq_slot_data(q, slot);
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
+	if (tap)
+		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
+	iov[iovcnt++] = (struct iovec){ ip, ULQ_SLOT_SIZE };
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ dp->ulq_scratch + ULQ_SLOT_SIZE,
+						DATAPATH_UL_SCRATCH - ULQ_SLOT_SIZE };
+	ssize_t n = readv(m->nd.fd, iov, iovcnt);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		ulq_cancel(q, slot);
+		return false;
+	}
+	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
+	size_t len = (size_t)n > head ? (size_t)n - head : 0;
+	if (_unlikely_(!vnet && len > ULQ_SLOT_SIZE)) {
+		m->stats.tx_dropped_too_big++;
+		ulq_cancel(q, slot);
+		return true;
+	}
+	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
+		m->stats.tx_dropped_not_ip++;
+		ulq_cancel(q, slot);
+		return true;
+	}
+	if (_unlikely_(!dp->modem_up || !m->link_up)) {
+		m->stats.tx_dropped_link_down++;
+		ulq_cancel(q, slot);
+		return true;
+	}
+	if (len <= ULQ_SLOT_SIZE && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    !(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		ulq_commit(m->ulq, slot, (uint32_t)len, 0, now);
+		return true;
+	}
+	if (len <= ULQ_SLOT_SIZE) {
+		mux_ulq_segments(dp, m, &vh, ip, len, slot, now);
+		return true;
+	}
+	memcpy(dp->ulq_scratch, ip, ULQ_SLOT_SIZE); /* join the two parts of the super-packet */
+	mux_ulq_segments(dp, m, &vh, dp->ulq_scratch, len, slot, now);
+	return true;
+}
+
+/* Bytes in flight plus the aggregate being filled stay within the limit; the shaper allows. */
+static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
+{
+	datapath_ul_sync_completions(dp);
+	int64_t filling = dp->ul_out ? (int64_t)dp->ul_out->len : 0;
+	int64_t inflight = (int64_t)ulq_dql_inflight(&dp->dql) + filling;
+
+	if ((int64_t)ulq_dql_avail(&dp->dql) - filling < 0)
+		return false;
+	if (inflight > 0 &&
+	    inflight >= ulq_rate_cap(&dp->ul_rate, DATAPATH_INFLIGHT_NS, CONFIG_MTU_DEFAULT))
+		return false;
+	uint64_t wait = ulq_shaper_wait(&dp->shaper, now);
+	if (wait) {
+		if (!ev_is_active(&dp->shaper_timer)) {
+			ev_timer_set(&dp->shaper_timer, (double)wait / 1e9, 0.);
+			ev_timer_start(dp->loop, &dp->shaper_timer);
+		}
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Read the fq-codel devices again once the queue is half empty, or when what it holds
+ * cannot leave anyway (muxes the modem stopped): then the byte limit drops, not the wait.
+ */
+static void datapath_ulq_check_full(struct datapath *dp)
+{
+	struct ulq *q = dp->ulq;
+
+	if (!dp->ulq_full)
+		return;
+	if ((q->n_free > q->params.slots / 2 && q->backlog < q->params.limit_bytes / 2) ||
+	    !ulq_sendable(q)) {
+		dp->ulq_full = false;
+		datapath_set_reading(dp, dp->ul_reading);
+	}
+}
+
+void datapath_ul_service(struct datapath *dp)
+{
+	struct ulq *q = dp->ulq;
+
+	if (q)
+		datapath_ulq_check_full(dp);
+
+	if (!q || q->packets == 0 || !dp->modem_up)
+		return;
+	uint64_t now = datapath_now_ns(dp);
+	while (datapath_ul_may_send(dp, now)) {
+		/* Room for the largest slot; on_out_ready brings us back when none is free. */
+		struct transport_out *out =
+			datapath_ul_room(dp, dp->ul_header_size + ULQ_SLOT_SIZE);
+		if (!out)
+			return;
+		uint32_t slot = ulq_dequeue(q, now);
+		if (slot == ULQ_NONE)
+			return;
+		uint32_t len = ulq_slot_len(q, slot);
+		struct mux *m = dp->mux[ulq_slot_mux(q, slot)];
+		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0,
+				       ulq_slot_flags(q, slot) != 0);
+		memcpy(out->data + out->len + dp->ul_header_size, ulq_slot_data(q, slot), len);
+		out->len += dp->ul_header_size + len;
+		ulq_release(q, slot);
+		m->stats.tx_packets++;
+		m->stats.tx_bytes += len;
+		ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len), now);
+		if (++dp->ul_frames >= dp->ul_max_datagrams)
+			datapath_ul_flush(dp);
+		datapath_ulq_check_full(dp);
+	}
+}
+
+/* An fq-codel mux: straight into the aggregate while nothing waits, else into the queue. */
+static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
+{
+	struct ulq *q = dp->ulq;
+	uint64_t now = datapath_now_ns(dp);
+
+	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
+		bool ok;
+		if (q->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
+		    datapath_ul_may_send(dp, now)) {
+			struct transport_out *out =
+				datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+			ok = out ? mux_ul_read(dp, m, out) : mux_ul_read_queued(dp, m, now);
+		} else {
+			ok = mux_ul_read_queued(dp, m, now);
+			/* What the limits let go leaves now, not after every device was read. */
+			datapath_ul_service(dp);
+		}
+		if (!ok)
+			return;
+		/*
+		 * A read may queue a 64 KiB super-packet (44 slots): with the queue three
+		 * quarters full the devices wait until it is half empty again, so a burst of
+		 * reads never overflows it by itself (the byte limit and its fattest-flow drops
+		 * are for senders that do not slow down when CoDel drops).
+		 */
+		if (q->n_free < q->params.slots / 4 || q->backlog > q->params.limit_bytes / 4 * 3) {
+			dp->ulq_full = true;
+			datapath_set_reading(dp, dp->ul_reading);
+			return;
+		}
+	}
+}
+
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct mux *m = w->data;
@@ -235,6 +558,10 @@ void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 
+	if (m->ulq) {
+		mux_ulq_on_readable(dp, m);
+		return;
+	}
 	for (int budget = UL_READ_BUDGET; budget > 0 && !dp->ul_gso_mux; budget--) {
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {

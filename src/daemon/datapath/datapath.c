@@ -27,6 +27,8 @@ static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int rev
 		if (m) {
 			headroom_tick(dp, m);
 			mux_sync_gro(m);
+			if (m->ulq)
+				ulq_mux_tick(m->ulq, datapath_now_ns(dp));
 		}
 	}
 }
@@ -36,7 +38,58 @@ static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents
 {
 	(void)loop;
 	(void)revents;
+	datapath_ul_service(w->data);
 	datapath_ul_flush(w->data);
+}
+
+static void datapath_on_shaper_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+	/* The loop's ev_prepare runs datapath_ul_service() before it sleeps again. */
+}
+
+uint64_t datapath_now_ns(const struct datapath *dp)
+{
+	return (uint64_t)(ev_now(dp->loop) * 1e9);
+}
+
+int datapath_ulq_get(struct datapath *dp)
+{
+	struct ulq_params p = {
+		.slots = DATAPATH_ULQ_SLOTS,
+		.limit_bytes = DATAPATH_ULQ_LIMIT,
+		.mtu = CONFIG_MTU_DEFAULT,
+	};
+
+	if (dp->ulq)
+		return 0;
+	dp->ulq_scratch = malloc(DATAPATH_UL_SCRATCH);
+	if (!dp->ulq_scratch)
+		return -ENOMEM;
+	return ulq_new(&p, &dp->ulq);
+}
+
+/* The modem took an OUT transfer: the in-flight limit learns how fast. */
+static void datapath_on_out_complete(void *userdata, size_t len)
+{
+	struct datapath *dp = userdata;
+
+	/* Batched, as NAPI does for BQL: datapath_ul_sync_completions() takes them in. */
+	dp->ul_completed += (uint32_t)len;
+}
+
+void datapath_ul_sync_completions(struct datapath *dp)
+{
+	uint64_t now;
+
+	if (dp->ul_completed == 0)
+		return;
+	now = datapath_now_ns(dp);
+	ulq_dql_completed(&dp->dql, dp->ul_completed, now);
+	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, dp->ulq && dp->ulq->packets > 0, now);
+	dp->ul_completed = 0;
 }
 
 static void datapath_on_out_ready(void *userdata)
@@ -84,6 +137,9 @@ static void datapath_on_disconnect(void *userdata)
 	dp->modem_up = false;
 	dp->n_ack_pending = 0; /* answers to a modem that is gone */
 	dp->ul_gso_mux = NULL;
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id] && dp->mux[id]->ulq)
+			ulq_mux_flush(dp->mux[id]->ulq);
 	if (dp->ul_out) {
 		transport_out_put(dp->transport, dp->ul_out);
 		dp->ul_out = NULL;
@@ -128,6 +184,9 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const str
 	ev_timer_init(&dp->headroom_timer, datapath_on_headroom_tick, HEADROOM_INTERVAL_SECONDS,
 		      HEADROOM_INTERVAL_SECONDS);
 	dp->headroom_timer.data = dp;
+	ev_timer_init(&dp->shaper_timer, datapath_on_shaper_timer, 0., 0.);
+	dp->shaper_timer.data = dp;
+	ulq_shaper_init(&dp->shaper, dev->uplink_rate, DATAPATH_SHAPER_BURST_NS);
 
 	struct transport_params params = {
 		.dl_max_size = dev->dl_max_size,
@@ -141,6 +200,11 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const str
 		.ul_max_size = dev->ul_max_size,
 		.max_packet_size = dev->max_packet_size,
 	};
+	/*
+	 * In flight: from nothing (one transfer always goes) up to every OUT buffer; it grows
+	 * whenever the modem ran dry while we held packets back.
+	 */
+	ulq_dql_init(&dp->dql, 0, 16 * dev->ul_max_size, DATAPATH_DQL_HOLD_NS);
 	dp->ul_scratch = malloc(DATAPATH_UL_SCRATCH);
 	if (!dp->ul_scratch) {
 		datapath_free(dp);
@@ -151,6 +215,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const str
 		.on_bulk_in_done = datapath_gro_flush,
 		.on_control = datapath_on_control,
 		.on_out_ready = datapath_on_out_ready,
+		.on_out_complete = datapath_on_out_complete,
 		.on_connect = datapath_on_connect,
 		.on_disconnect = datapath_on_disconnect,
 	};
@@ -218,6 +283,8 @@ int datapath_mux_del(struct datapath *dp, unsigned id)
 void datapath_mux_set_link(struct datapath *dp, struct mux *m, bool up)
 {
 	m->link_up = up;
+	if (!up && m->ulq)
+		ulq_mux_flush(m->ulq); /* nowhere to go: the session is gone */
 	datapath_update_carrier(dp, m);
 }
 
@@ -234,6 +301,11 @@ int datapath_set_data_format(struct datapath *dp, enum qmap_version version, uin
 	dp->dl_min_padding = dl_min_padding;
 	/* A half-built aggregate was framed for the old version: send it first. */
 	datapath_ul_flush(dp);
+	/* Queued segments may leave their checksums to a QMAPv5 modem: not to another one. */
+	if (version != dp->version)
+		for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
+			if (dp->mux[id] && dp->mux[id]->ulq)
+				ulq_mux_flush(dp->mux[id]->ulq);
 	dp->version = version;
 	dp->ul_header_size = qmap_ul_header_size(version);
 	dp->ul_max_size = ul_max_size;
@@ -248,6 +320,7 @@ struct datapath *datapath_free(struct datapath *dp)
 	if (dp->loop) {
 		ev_prepare_stop(dp->loop, &dp->ul_flush);
 		ev_timer_stop(dp->loop, &dp->headroom_timer);
+		ev_timer_stop(dp->loop, &dp->shaper_timer);
 	}
 	if (dp->transport) {
 		if (dp->ul_out)
@@ -272,6 +345,8 @@ struct datapath *datapath_free(struct datapath *dp)
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		dp->mux[id] = mux_free(dp->mux[id]);
 	transport_free(dp->transport);
+	dp->ulq = ulq_free(dp->ulq); /* after the muxes: they hand their flows back */
+	free(dp->ulq_scratch);
 	free(dp->ul_scratch);
 	free(dp);
 	return NULL;

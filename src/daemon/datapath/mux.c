@@ -117,7 +117,31 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 				       cfg->interface);
 		}
 	}
-	log_info("mux %u (%s): device ready, %s, mtu %u", m->id, m->nd.name, m->nd.status, m->mtu);
+	if (cfg->uplink_queue == CONFIG_UPLINK_QUEUE_FQ_CODEL) {
+		/* A config built without config_mux_init_defaults() gets RFC 8290's values. */
+		struct ulq_codel_params cp = {
+			.target_ns =
+				(uint64_t)(cfg->codel_target_us ?: CONFIG_CODEL_TARGET_DEFAULT_US) *
+				1000,
+			.interval_ns = (uint64_t)(cfg->codel_interval_us
+							  ?: CONFIG_CODEL_INTERVAL_DEFAULT_US) *
+				       1000,
+			.ecn = true,
+		};
+		if (cfg->mtu > ULQ_SLOT_SIZE) {
+			log_warning(0,
+				    "mux %u (%s): mtu %u is above the queue's %u-byte slots, "
+				    "uplink-queue fifo",
+				    m->id, m->nd.name, cfg->mtu, ULQ_SLOT_SIZE);
+		} else if ((r = datapath_ulq_get(dp)) < 0 ||
+			   (r = ulq_mux_new(dp->ulq, m->id, &cp, &m->ulq)) < 0) {
+			mux_free(m);
+			return log_err(r, "mux %u (%s): cannot set up the uplink queue", cfg->id,
+				       cfg->interface);
+		}
+	}
+	log_info("mux %u (%s): device ready, %s, mtu %u, uplink-queue %s", m->id, m->nd.name,
+		 m->nd.status, m->mtu, m->ulq ? "fq-codel" : "fifo");
 	*ret = m;
 	return 0;
 }
@@ -131,6 +155,7 @@ struct mux *mux_free(struct mux *m)
 	if (m->nd.fd >= 0)
 		netdev_close(&m->nd);
 	free(m->gro);
+	m->ulq = ulq_mux_free(m->ulq); /* its queued packets are dropped (drops_flushed) */
 	free(m);
 	return NULL;
 }

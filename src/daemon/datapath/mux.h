@@ -8,6 +8,7 @@
 #include "datapath.h"
 
 struct gro;
+struct ulq_mux;
 
 struct mux {
 	struct datapath *dp;
@@ -16,9 +17,10 @@ struct mux {
 	struct netdev nd;
 	ev_io io;
 	bool reading;
-	bool link_up;	 /* the session is connected (or the addresses are static) */
-	bool flow_off;	 /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
-	struct gro *gro; /* with a virtio-net header: downlink coalescing, else NULL */
+	bool link_up;	     /* the session is connected (or the addresses are static) */
+	bool flow_off;	     /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
+	struct gro *gro;     /* with a virtio-net header: downlink coalescing, else NULL */
+	struct ulq_mux *ulq; /* uplink-queue = fq-codel: its flows; NULL: fifo */
 	enum config_headroom headroom;
 	struct {
 		uint64_t last_packets, last_merged; /* GRO counters at the previous decision */

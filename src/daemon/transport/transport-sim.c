@@ -30,6 +30,9 @@ struct transport_sim {
 	ev_timer reconnect;
 	struct transport_out *pending_head; /* OUT transfers waiting for socket space */
 	struct transport_out *pending_tail;
+	/* Sent, and in flight until the sim says the modem took them (TRANSPORT_SIM_FLAG_ACK). */
+	struct transport_out *sent_head;
+	struct transport_out *sent_tail;
 
 	/* recvmmsg scaffolding, allocated once for n_rx buffers. */
 	struct mmsghdr *msgs;
@@ -85,6 +88,19 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 		sim_descriptor(s, buf, len);
 		return;
 	case TRANSPORT_EP_BULK_OUT:
+		/* The modem took that many more of the transfers we sent. */
+		if (len == sizeof(uint32_t)) {
+			uint32_t n;
+			memcpy(&n, buf, sizeof(n));
+			while (n-- > 0 && s->sent_head) {
+				struct transport_out *out = s->sent_head;
+				s->sent_head = out->next;
+				if (!s->sent_head)
+					s->sent_tail = NULL;
+				transport_out_complete(t, out);
+			}
+			return;
+		}
 		break;
 	}
 	t->stats.in_errors++;
@@ -182,7 +198,8 @@ static int sim_flush_pending(struct transport_sim *s)
 
 	while (s->pending_head) {
 		struct transport_out *out = s->pending_head;
-		int r = sim_send(s, TRANSPORT_EP_BULK_OUT, out->zlp ? TRANSPORT_SIM_FLAG_ZLP : 0,
+		int r = sim_send(s, TRANSPORT_EP_BULK_OUT,
+				 TRANSPORT_SIM_FLAG_ACK | (out->zlp ? TRANSPORT_SIM_FLAG_ZLP : 0),
 				 out->data, out->len);
 		if (r == -EAGAIN) {
 			ev_io_start(t->loop, &s->io_write);
@@ -191,9 +208,18 @@ static int sim_flush_pending(struct transport_sim *s)
 		s->pending_head = out->next;
 		if (!s->pending_head)
 			s->pending_tail = NULL;
-		if (r < 0)
+		if (r < 0) {
 			t->stats.out_errors++;
-		transport_out_complete(t, out);
+			transport_out_complete(t, out);
+		} else {
+			/* In flight until the modem takes it: the sim acknowledges. */
+			out->next = NULL;
+			if (s->sent_tail)
+				s->sent_tail->next = out;
+			else
+				s->sent_head = out;
+			s->sent_tail = out;
+		}
 		if (r < 0 && r != -EAGAIN) {
 			log_warning(r, "transport sim %s: send failed", s->addr.sun_path);
 			sim_disconnect(s);
@@ -299,6 +325,13 @@ static void sim_close(struct transport_sim *s)
 		transport_out_complete(t, out);
 	}
 	s->pending_tail = NULL;
+	/* Sent but never taken: they end with the connection, as URBs do on an unplug. */
+	while (s->sent_head) {
+		struct transport_out *out = s->sent_head;
+		s->sent_head = out->next;
+		transport_out_complete(t, out);
+	}
+	s->sent_tail = NULL;
 }
 
 static void sim_disconnect(struct transport_sim *s)

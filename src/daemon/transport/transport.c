@@ -191,6 +191,8 @@ int transport_out_submit(struct transport *t, struct transport_out *out)
 
 void transport_out_complete(struct transport *t, struct transport_out *out)
 {
+	if (t->cb.on_out_complete)
+		t->cb.on_out_complete(t->userdata, out->len);
 	transport_out_put(t, out);
 }
 
