@@ -9,11 +9,11 @@
 # survives and small traffic still flows; (4) a modem that answers a QMAPv5 request with
 # success but grants QMAP v1: qmapd frames and parses v1 and nothing is malformed.
 # Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
-command -v jq >/dev/null || skip "jq not installed (apt-get install jq)"
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+need iperf3 iperf3
+need jq jq
+need /usr/libexec/qmi-proxy libqmi-proxy
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"

@@ -7,10 +7,10 @@
 # nothing: two muxes swapping names works; a name held by a foreign device, `qmap%d`, or a
 # device that cannot be created fails with the reason and leaves the previous muxes running.
 # Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
-command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+need qmicli libqmi-utils
+need /usr/libexec/qmi-proxy libqmi-proxy
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"

@@ -10,12 +10,12 @@
 # interface 0) fail, the same with the descriptor's interface succeed. A summary table of
 # the figures ends the output. PROFILES_ONLY="a b" runs only those.
 # Needs root; namespaces it creates and deletes.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || exit 1
 
-command -v iperf3 >/dev/null || skip "iperf3 not installed (apt-get install iperf3)"
-command -v jq >/dev/null || skip "jq not installed (apt-get install jq)"
-command -v qmicli >/dev/null || skip "qmicli not installed (apt-get install libqmi-utils)"
-[ -x /usr/libexec/qmi-proxy ] || skip "qmi-proxy not installed (apt-get install libqmi-proxy)"
+need iperf3 iperf3
+need jq jq
+need qmicli libqmi-utils
+need /usr/libexec/qmi-proxy libqmi-proxy
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 IPERF_SECONDS=${IPERF_SECONDS:-2}
 e2e_setup
