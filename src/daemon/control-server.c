@@ -26,6 +26,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "mkdir.h"
 #include "control-server.h"
 #include "log.h"
 #include "macro.h"
@@ -986,24 +987,6 @@ static int listen_fd_from_systemd(void)
 			    "AF_UNIX stream socket; binding one",
 			    n);
 	return -ENOENT;
-}
-
-static int mkdir_parents(const char *path, mode_t mode)
-{
-	char dir[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
-	const char *p = path;
-
-	while ((p = strchr(p + 1, '/'))) {
-		size_t n = (size_t)(p - path);
-
-		if (n >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-		if (mkdir(dir, mode) < 0 && errno != EEXIST)
-			return negative_errno();
-	}
-	return 0;
 }
 
 /* Remove a socket nobody listens on any more; refuse to take over a live one. */

@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mkdir.h"
 #include "instance.h"
 #include "log.h"
 #include "macro.h"
@@ -22,24 +23,6 @@ struct instance {
 	int fd[INSTANCE_LOCKS];
 	size_t n;
 };
-
-static int mkdir_parents(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *p = path;
-
-	while ((p = strchr(p + 1, '/'))) {
-		size_t n = (size_t)(p - path);
-
-		if (n >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return negative_errno();
-	}
-	return 0;
-}
 
 /* The pid the holder wrote, 0 if unreadable. */
 static long lock_holder(int fd)
@@ -59,7 +42,7 @@ static int lock_one(const char *path, const char *what, int *ret_fd)
 	char pid[32];
 	int r, n;
 
-	r = mkdir_parents(path);
+	r = mkdir_parents(path, 0755);
 	if (r < 0)
 		return log_err(r, "cannot create the directory of %s", path);
 	/* O_NOFOLLOW: a symlink planted there must not make us truncate another file. */

@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "mkdir.h"
 #include "byteorder.h"
 #include "log.h"
 #include "macro.h"
@@ -422,22 +423,6 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 
 	w->stats.from_modem += count;
 	w->stats.from_modem_bytes += len;
-	return 0;
-}
-
-static int mkdir_parents(const char *path, mode_t mode)
-{
-	_cleanup_free_ char *p = strdup(path);
-	if (!p)
-		return -ENOMEM;
-
-	/* Every proper prefix ending before a '/', then stop at the last component. */
-	for (char *s = p + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
 	return 0;
 }
 
