@@ -102,6 +102,19 @@ static const char *virtual_fs(long type)
 	}
 }
 
+/* dir becomes its parent: "." for a bare name, "/" for a child of the root. */
+static void cut_last_component(char *dir)
+{
+	char *slash = strrchr(dir, '/');
+
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+}
+
 /*
  * Whether path's directory exists or can be made, and an entry created in it: the nearest
  * existing ancestor is a directory, writable, on a writable file system that is not one of
@@ -114,29 +127,16 @@ static int check_parent(const char *what, const char *path)
 	struct statvfs svfs;
 	struct stat st;
 	const char *fs;
-	char *slash;
 
 	if (strlen(path) >= sizeof(dir))
 		return log_err(ENAMETOOLONG, "%s %s", what, path);
 	strcpy(dir, path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	cut_last_component(dir);
 	/* The nearest ancestor that exists is where the first mkdir() or bind() happens. */
 	while (stat(dir, &st) < 0) {
 		if (errno != ENOENT)
 			return log_err(errno, "%s %s: cannot create its directory", what, path);
-		slash = strrchr(dir, '/');
-		if (!slash)
-			strcpy(dir, ".");
-		else if (slash == dir)
-			dir[1] = '\0';
-		else
-			*slash = '\0';
+		cut_last_component(dir);
 	}
 	if (!S_ISDIR(st.st_mode))
 		return log_err(ENOTDIR, "%s %s: cannot create its directory (%s)", what, path, dir);
