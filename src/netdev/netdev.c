@@ -144,6 +144,15 @@ static int netdev_set_persist(int fd, bool persist)
 	return 0;
 }
 
+/* Up with its MTU, no ARP, and marked as ours (NETDEV_ALIAS) before anything else uses it. */
+static int netdev_set_link(struct rtnl *rtnl, int ifindex, uint32_t mtu)
+{
+	int r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
+	if (r < 0)
+		return r;
+	return rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+}
+
 /*
  * Try TAP + XDP. On success fills nd. An error in the XDP step (load or attach) is returned
  * through *ret_xdp_error with 0 from the function, so that the caller can fall back; any other
@@ -190,10 +199,7 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 		return 0;
 	}
 
-	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
-	if (r < 0)
-		return r;
-	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	r = netdev_set_link(rtnl, ifindex, mtu);
 	if (r < 0)
 		return r;
 	r = rtnl_link_get_mac(rtnl, ifindex, mac);
@@ -239,10 +245,7 @@ static int netdev_create_tun(struct rtnl *rtnl, const char *name, uint32_t mtu, 
 	 * A TUN is born IFF_NOARP (and keeps IPv6 duplicate detection off that way); clearing
 	 * the flag would start DAD on its random link-local address.
 	 */
-	r = rtnl_link_set(rtnl, ifindex, mtu, true, true);
-	if (r < 0)
-		return r;
-	r = rtnl_link_set_alias(rtnl, ifindex, NETDEV_ALIAS);
+	r = netdev_set_link(rtnl, ifindex, mtu);
 	if (r < 0)
 		return r;
 	if (persist || was_persistent) {
