@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qmapd.conf: an inih file with one [device] section and [mux.N] sections (N = 1..254).
+ * qmapd.conf: an inih file with one [device] section, [mux.N] sections (N = 1..254), and
+ * for several modems [modem.NAME] sections with their [modem.NAME.mux.N] sections.
  * Parsing is pure: it never logs; every error is returned as text naming file:line
  * and the offending key or value, for the caller to log once.
  */
@@ -77,6 +78,7 @@ struct config_mux {
 	bool present;
 	uint8_t id;
 	char interface[16]; /* IFNAMSIZ (<net/if.h> clashes with <linux/if.h>); default "qmap<N>" */
+	bool interface_set; /* interface = was given; otherwise the default of the modem's naming */
 	char apn[CONFIG_VALUE_MAX + 1];
 	enum config_ip_type ip_type;
 	char allowed_auth[32];
@@ -112,14 +114,57 @@ struct config_device {
 	char admin_group[33];			 /* may change muxes besides root; "" = root only */
 };
 
-struct config {
-	char path[256];
+#define CONFIG_MODEM_NAME_MAX	  11 /* "NAME.254" fits IFNAMSIZ */
+#define CONFIG_MAX_MODEMS	  16
+#define CONFIG_MAX_EXCLUDES	  16
+#define CONFIG_MODEM_NAME_DEFAULT "modem0" /* the legacy single modem */
+
+struct config_modem {
+	char name[CONFIG_MODEM_NAME_MAX + 1];
+	/* [device] defaults overridden by [modem.NAME]; device.device is its spec */
 	struct config_device device;
-	struct config_mux mux[CONFIG_MUX_ID_MAX + 1]; /* indexed by mux id; [0] unused */
+	/* [modem.NAME.mux.N], or the top-level [mux.N] for the legacy modem and the template */
+	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
 };
 
-/* Defaults for everything; no muxes. */
+struct config {
+	char path[256];
+	/* [device] as written: the per-modem defaults and the daemon-wide keys. For the legacy
+	 * single-modem config also that modem's settings, device.device its spec. */
+	struct config_device device;
+	/* top-level [mux.N], indexed by mux id ([0] unused): the template for discovered modems,
+	 * the muxes of the legacy modem */
+	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
+	bool discovery; /* [device] device unset or auto: claim every recognised modem */
+	char exclude[CONFIG_MAX_EXCLUDES][CONFIG_VALUE_MAX + 1]; /* specs never claimed */
+	unsigned n_exclude;
+	struct config_modem *modem; /* [modem.NAME] in file order, or the legacy one */
+	unsigned n_modems;
+};
+
+/* Defaults for everything; no muxes, no modems. */
 void config_init_defaults(struct config *c);
+
+/* [a-z0-9_-], 1..CONFIG_MODEM_NAME_MAX characters. */
+bool config_modem_name_is_valid(const char *name);
+
+/*
+ * The config for a discovered modem no section claims: the [device] defaults and the
+ * template muxes, default interface names "<name>.<N>", control-link
+ * "/run/qmapd/<name>.qmi". Returns 0, or -EINVAL (invalid name or spec too long).
+ */
+int config_modem_from_template(const struct config *c, const char *name, const char *device_spec,
+			       struct config_modem *ret);
+
+/*
+ * Whether spec (from the config: "usb:2c7c:0125[:IF]", "usb-path:1-2[:IF]",
+ * "usb-serial:X", "sim:/p") matches a USB device with these identifiers. path is the
+ * kernel's "BUS-PORT.PORT" name, serial "" or NULL when the device has none. VID and PID
+ * compare as numbers, so case and leading zeros do not matter; an interface in the spec
+ * is not compared. sim: never matches. Pure.
+ */
+bool config_spec_matches_usb(const char *spec, uint16_t vid, uint16_t pid, const char *path,
+			     const char *serial);
 
 /*
  * One mux outside a file, e.g. from qmapctl mux add or the control socket, judged by the

@@ -469,6 +469,7 @@ static int parse_interface(struct setter *s, const struct key *k, const char *va
 		return invalid(s, k, value,
 			       "1 to 15 printable characters without blanks, '/', ':' or '%'");
 	strcpy(s->mux->interface, value);
+	s->mux->interface_set = true;
 	return 0;
 }
 
@@ -1218,6 +1219,16 @@ static int config_parse(const char *text, const char *name, struct config **ret_
 				    "control-link and control-socket in [device] are both %s",
 				    QUOTE(c->device.control_link));
 
+	c->modem = calloc(1, sizeof(*c->modem));
+	if (!c->modem) {
+		parser_error(&p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	strcpy(c->modem[0].name, CONFIG_MODEM_NAME_DEFAULT);
+	c->modem[0].device = c->device;
+	memcpy(c->modem[0].mux, c->mux, sizeof(c->mux));
+	c->n_modems = 1;
+
 	*ret_config = TAKE_PTR(c);
 	return 0;
 }
@@ -1372,8 +1383,76 @@ io_error:
 
 struct config *config_free(struct config *c)
 {
+	if (c)
+		free(c->modem);
 	free(c);
 	return NULL;
+}
+
+bool config_modem_name_is_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return false;
+	n = strlen(name);
+	if (n == 0 || n > CONFIG_MODEM_NAME_MAX)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+/* Interface names and the control link of a named (not legacy) modem left at their defaults. */
+static void modem_apply_naming(struct config_modem *m, bool control_link_set)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		if (!m->mux[id].interface_set)
+			snprintf(m->mux[id].interface, sizeof(m->mux[id].interface), "%s.%u",
+				 m->name, id);
+	if (!control_link_set)
+		snprintf(m->device.control_link, sizeof(m->device.control_link),
+			 "/run/qmapd/%s.qmi", m->name);
+}
+
+int config_modem_from_template(const struct config *c, const char *name, const char *device_spec,
+			       struct config_modem *ret)
+{
+	if (!c || !ret || !config_modem_name_is_valid(name) || !device_spec ||
+	    strlen(device_spec) >= sizeof(ret->device.device))
+		return -EINVAL;
+	memset(ret, 0, sizeof(*ret));
+	strcpy(ret->name, name);
+	ret->device = c->device;
+	strcpy(ret->device.device, device_spec);
+	memcpy(ret->mux, c->mux, sizeof(ret->mux));
+	/* The [device] control-link names one modem's device: a template cannot share it. */
+	modem_apply_naming(ret, false);
+	return 0;
+}
+
+bool config_spec_matches_usb(const char *spec, uint16_t vid, uint16_t pid, const char *path,
+			     const char *serial)
+{
+	static const char serial_scheme[] = "usb-serial:";
+
+	if (!spec)
+		return false;
+	if (strncmp(spec, serial_scheme, strlen(serial_scheme)) == 0) {
+		const char *want = spec + strlen(serial_scheme);
+
+		return *want && serial && strcmp(want, serial) == 0;
+	}
+	if (usb_spec_is_usb(spec)) {
+		struct usb_spec u;
+		char buf[USB_SPEC_PATH_MAX];
+
+		if (usb_spec_parse(spec, &u, NULL, 0) < 0)
+			return false;
+		if (u.kind == USB_SPEC_ID)
+			return u.vid == vid && u.pid == pid;
+		return path && *usb_spec_format_path(u.bus, u.ports, u.n_ports, buf, sizeof(buf)) &&
+		       strcmp(buf, path) == 0;
+	}
+	return false;
 }
 
 const char *config_ip_type_to_string(enum config_ip_type t)
