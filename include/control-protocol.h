@@ -5,15 +5,19 @@
  * Protocol: an AF_UNIX stream socket carrying newline-delimited JSON, one compact object per
  * line in both directions, one reply per request, in order.
  *   request:  {"command": "status" | "mux-list" | "stats" | "mux-add" | "mux-del" | "reload",
+ *              "modem": "NAME" (optional, any command: the modem it is for, as [modem.NAME]
+ *                       spells it; without it status, mux-list and stats cover every
+ *                       modem, and mux-add and mux-del need it when there are several),
  *              "id": N (mux-add and mux-del only, 1..254),
  *              "settings": {"apn": "internet", "ip-type": "ipv4v6", ...} (mux-add only:
  *                           any [mux.N] key of qmapd.conf, every value a JSON string)}
  *   reply:    {"ok": true, "result": {...}}
  *             {"ok": false, "error": "human readable message", "code": "invalid-request" |
- *              "permission-denied" | "no-such-mux" | "exists" | "invalid-argument" | "failed"}
+ *              "permission-denied" | "no-such-mux" | "exists" | "invalid-argument" | "failed" |
+ *              "no-such-modem" | "ambiguous-modem"}
  * Results: status, mux-list and stats as manager.h describes them (stats gains a "control"
- * object with this server's counters); mux-add {"id": N, "interface": "qmapN"}; mux-del
- * {"id": N}; reload {}.
+ * object with this server's counters); mux-add {"modem": NAME, "id": N, "interface":
+ * "NAME.N"}; mux-del {"modem": NAME, "id": N}; reload {"added", "removed", "changed"}.
  *
  * A request line may be at most CONTROL_REQUEST_MAX bytes: a longer one gets an
  * invalid-request reply and the connection is closed, as there is no telling where the next
@@ -54,6 +58,8 @@ enum control_code {
 	CONTROL_CODE_EXISTS,
 	CONTROL_CODE_INVALID_ARGUMENT,
 	CONTROL_CODE_FAILED,
+	CONTROL_CODE_NO_SUCH_MODEM,   /* the request names a modem qmapd does not have */
+	CONTROL_CODE_AMBIGUOUS_MODEM, /* mux-add or mux-del without a name, several modems */
 	_CONTROL_CODE_MAX,
 };
 
@@ -69,7 +75,8 @@ int control_code_from_string(const char *s);
 /* A parsed request. */
 struct control_request {
 	enum control_command command;
-	unsigned id;	       /* mux-add, mux-del */
+	char modem[CONFIG_MODEM_NAME_MAX + 1]; /* "" when the request names none */
+	unsigned id;			       /* mux-add, mux-del */
 	struct config_mux mux; /* mux-add: defaults, the settings, config_mux_finish()ed */
 };
 

@@ -38,7 +38,7 @@ qmapctl() { in_host "$BUILD_DIR/qmapctl" -s "$E2E_TMP/control" "$@"; }
 
 say "qmapctl mux add 2 apn=internet interface=qmap2 routes=198.51.100.2/32,2001:db8:ff::2/128"
 qmapctl mux add 2 apn=internet interface=qmap2 routes="198.51.100.2/32 2001:db8:ff::2/128"
-connected() { [ "$(qmapctl -j status | jq -r '[.muxes[].state] | unique | join(",")')" = connected ]; }
+connected() { [ "$(qmapctl -j status | jq -r '[.modems[].muxes[].state] | unique | join(",")')" = connected ]; }
 wait_for 30 "both sessions connected" connected
 say "qmapctl status"
 qmapctl status

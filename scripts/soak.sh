@@ -73,7 +73,7 @@ soak_config() { # file metric-of-mux-2
 	routes = 198.51.100.2/32 2001:db8:ff::2/128
 	CONF
 }
-mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
+mux_state() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 
 soak_config "$E2E_TMP/qmapd.conf" 100

@@ -18,7 +18,7 @@ start_iperf3_server
 # uplink count for the time before the command is complete.
 flow_is() {
 	refresh_stats
-	[[ $(grep '^mux 1 ' "$E2E_TMP/qmapd.stats") == *" flow=$1 "* ]] &&
+	[[ $(grep '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats") == *" flow=$1 "* ]] &&
 		[ "$(sstat commands_ack= commands_ack)" -ge "$2" ]
 }
 ul_reached() { # packets: the modem has received at least that many uplink packets on mux 1

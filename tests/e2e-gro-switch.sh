@@ -15,7 +15,7 @@ start_sim
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 start_iperf3_server
 
-mux_line() { grep "^mux $1 " "$E2E_TMP/qmapd.stats"; }
+mux_line() { grep "^modem0 mux $1 " "$E2E_TMP/qmapd.stats"; }
 gro_is() { # mux state: the counters say gro=state
 	refresh_stats
 	[[ $(mux_line "$1") == *" gro=$2"* ]]
@@ -42,7 +42,7 @@ expect_ge "super-packets with gro on" "$supers" 10
 in_host ethtool -K qmap1 gro off
 wait_for 5 "mux 1 to follow gro off" gro_is 1 off
 gro_is 2 on || fail "mux 2 switched too"
-in_host "$QMAPCTL" -s "$E2E_TMP/control" -j stats | jq -e '.muxes[] | select(.id == 1) | .gro == "off"' \
+in_host "$QMAPCTL" -s "$E2E_TMP/control" -j stats | jq -e '.modems[].muxes[] | select(.id == 1) | .gro == "off"' \
 	>/dev/null || fail "qmapctl stats does not show gro off"
 read -r packets writes supers < <(downlink)
 expect_ge "packets with gro off" "$packets" 1000

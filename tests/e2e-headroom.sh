@@ -85,7 +85,7 @@ measure() {
 	ALL_EXPANDED=$(grep -c 'call_site=pskb_expand_head' "$TRACING/trace" || [ $? = 1 ])
 	FORWARDED=$(($(vx_rx) - rx0))
 	refresh_stats
-	MODE=$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
+	MODE=$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
 	echo "headroom=$1 (device $MODE): $FORWARDED of $N packets forwarded into VXLAN," \
 		"$EXPANDED pskb_expand_head in qmapd's context ($ALL_EXPANDED machine-wide)"
 	stop_qmapd
@@ -116,14 +116,14 @@ transition() {
 	E2E_PIDS+=("$(cat "$E2E_TMP/iperf3.pid")")
 	in_net iperf3 -c 192.0.2.100 -t 2 >/dev/null || fail "iperf3 through the tunnel"
 	refresh_stats
-	expect_eq "auto after bulk TCP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
+	expect_eq "auto after bulk TCP: device" "$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" |
 		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap
 	in_net "$FLOOD" -d 192.0.2.100 -f 256 -s 1000 -t 1 >/dev/null
 	# Not a poll: the silent-drop check runs on the once-a-second headroom tick, which leaves
 	# nothing to wait for; 1.2 s makes sure one has covered the switches.
 	sleep 1.2
 	refresh_stats
-	expect_eq "auto after per-packet UDP: device" "$(grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" |
+	expect_eq "auto after per-packet UDP: device" "$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" |
 		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap+xdp
 	expect_eq "auto: switches" "$(qstat "mux 1 " headroom_switches)" 2
 	expect_eq "auto: silent drops across the switches" "$(qstat "mux 1 " rx_silent_drops)" 0

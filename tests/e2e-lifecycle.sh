@@ -72,7 +72,7 @@ in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping once the mod
 echo "ok: modem appears later, traffic flows"
 
 kill -USR1 "$QMAPD_PID"
-wait_for 5 "counters in the log" grep -q '^mux 1 (qmap1): mode=tap+xdp' "$E2E_TMP/qmapd.log"
+wait_for 5 "counters in the log" grep -q '^modem0 mux 1 (qmap1): mode=tap+xdp' "$E2E_TMP/qmapd.log"
 echo "ok: SIGUSR1 prints counters"
 
 stop_qmapd

@@ -47,9 +47,9 @@ write_quirks_config() { # [extra [device] lines]
 }
 
 status() { "${CTL[@]}" -j status; }
-mux_field() { status | jq -r ".muxes[] | select(.id == $1) | .[\"$2\"] // empty"; }
+mux_field() { status | jq -r ".modems[].muxes[] | select(.id == $1) | .[\"$2\"] // empty"; }
 mux_is() { [ "$(mux_field "$1" state)" = "$2" ]; }
-modem_field() { status | jq -r ".modem[\"$1\"] // empty"; }
+modem_field() { status | jq -r ".modems[0].modem[\"$1\"] // empty"; }
 one_connected_one_failed() {
 	local a b
 	a=$(mux_field 129 state)
@@ -105,7 +105,7 @@ start_sim --dl-max-size 16384 --ignore-dl-grant
 write_quirks_config "dl-max-size = 4096"
 start_qmapd "$E2E_TMP/qmapd.conf"
 wait_for 30 "mux 129 connected" mux_is 129 connected
-expect_eq "granted DL size" "$(status | jq -r '.modem["data-format"]["dl-max-size"]')" 4096
+expect_eq "granted DL size" "$(status | jq -r '.modems[0].modem["data-format"]["dl-max-size"]')" 4096
 start_iperf3_server
 # UDP down at a fixed rate: the sim fills 16 KiB aggregates that do not fit the 4 KiB grant.
 in_host iperf3 -c 198.51.100.1 -u -b 2G -l 1400 -t 2 -R -J >"$E2E_TMP/udp.json" ||
@@ -126,7 +126,7 @@ start_sim --grant-qmapv1
 write_quirks_config
 start_qmapd "$E2E_TMP/qmapd.conf"
 wait_for 30 "mux 129 connected" mux_is 129 connected
-df=$(status | jq -c '.modem["data-format"]')
+df=$(status | jq -c '.modems[0].modem["data-format"]')
 expect_eq "protocol asked" "$(jq -r .requested.protocol <<<"$df")" qmapv5
 expect_eq "protocol granted" "$(jq -r .granted.protocol <<<"$df")" qmap
 expect_eq "protocol in use" "$(jq -r .protocol <<<"$df")" qmap

@@ -34,7 +34,7 @@ write_own_config() { # file if1 if2 [apn2]
 	CONF
 }
 ifindex() { ip -n "$NS_HOST" -j link show "$1" | jq .[0].ifindex; }
-mux_if() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .interface"; }
+mux_if() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .interface"; }
 
 write_own_config "$E2E_TMP/qmapd.conf" qmap1 qmap2
 start_sim

@@ -55,7 +55,7 @@ write_profile_config() { # mux
 	CONF
 }
 
-mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
+mux_state() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 gbits() { jq '.end.sum_received.bits_per_second / 1e9 * 100 | floor / 100' "$1"; }
 
@@ -103,7 +103,7 @@ for row in "${PROFILES[@]}"; do
 	start_qmapd "$E2E_TMP/qmapd.conf"
 	wait_for 30 "profile $name: mux $mux connected" mux_is "$mux" connected
 
-	df=$("${CTL[@]}" -j status | jq -c '.modem["data-format"]')
+	df=$("${CTL[@]}" -j status | jq -c '.modems[0].modem["data-format"]')
 	got="$(jq -r '[.granted.protocol, .granted["dl-max-size"], .granted["dl-max-datagrams"],
 		.granted["ul-max-size"], .granted["ul-max-datagrams"], .granted["dl-min-padding"]]
 		| map(tostring) | join(" ")' <<<"$df")"

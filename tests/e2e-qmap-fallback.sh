@@ -28,9 +28,9 @@ SIM_ALWAYS_CONNECTED=no start_sim --no-qmapv5
 start_qmapd "$E2E_TMP/qmapd.conf"
 
 ctl() { in_host "$QMAPCTL" -s "$E2E_TMP/control" "$@"; }
-connected() { [ "$(ctl -j status | jq -r '.muxes[0].state')" = connected ]; }
+connected() { [ "$(ctl -j status | jq -r '.modems[0].muxes[0].state')" = connected ]; }
 wait_for 30 "mux 1 connected" connected
-expect_eq "granted protocol" "$(ctl -j status | jq -r '.modem["data-format"].protocol')" qmap
+expect_eq "granted protocol" "$(ctl -j status | jq -r '.modems[0].modem["data-format"].protocol')" qmap
 grep -q "QMAPv5 refused" "$E2E_TMP/qmapd.log" || fail "fallback not logged"
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping IPv4 over QMAPv1"
 in_host ping -c 3 -i 0.2 -W 2 2001:db8:ff::1 >/dev/null || fail "ping IPv6 over QMAPv1"

@@ -49,7 +49,7 @@ write_session_config() { # file [extra mux.2 lines]
 # The sim carries data only for muxes with a session.
 SIM_ALWAYS_CONNECTED=no
 
-mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
+mux_state() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 
 write_session_config "$E2E_TMP/qmapd.conf"
@@ -61,15 +61,15 @@ done
 echo "ok: both sessions connected"
 
 status=$("${CTL[@]}" -j status)
-expect_eq "data format" "$(jq -r .modem[\"data-format\"].protocol <<<"$status")" qmapv5
-expect_eq "manufacturer (DMS)" "$(jq -r .modem.manufacturer <<<"$status")" qmapd-sim
-expect_eq "model (DMS)" "$(jq -r .modem.model <<<"$status")" "Simulated QMAP modem"
-expect_eq "IMEI (DMS)" "$(jq -r .modem.imei <<<"$status")" 350000000000006
-[ -n "$(jq -r '.modem.revision // empty' <<<"$status")" ] || fail "no revision (DMS) in status"
-expect_eq "mux 1 IPv4 from the network" "$(jq -r '.muxes[0].ipv4.address' <<<"$status")" 192.0.2.2/25
-expect_eq "mux 1 IPv6 from the network" "$(jq -r '.muxes[0].ipv6.address' <<<"$status")" 2001:db8:1::2/64
-expect_eq "mux 2 IPv4 from the network" "$(jq -r '.muxes[1].ipv4.address' <<<"$status")" 203.0.113.2/24
-expect_eq "mux 2 password hidden" "$(jq -r '.muxes[1].password' <<<"$status")" "(hidden)"
+expect_eq "data format" "$(jq -r .modems[0].modem[\"data-format\"].protocol <<<"$status")" qmapv5
+expect_eq "manufacturer (DMS)" "$(jq -r .modems[0].modem.manufacturer <<<"$status")" qmapd-sim
+expect_eq "model (DMS)" "$(jq -r .modems[0].modem.model <<<"$status")" "Simulated QMAP modem"
+expect_eq "IMEI (DMS)" "$(jq -r .modems[0].modem.imei <<<"$status")" 350000000000006
+[ -n "$(jq -r '.modems[0].modem.revision // empty' <<<"$status")" ] || fail "no revision (DMS) in status"
+expect_eq "mux 1 IPv4 from the network" "$(jq -r '.modems[0].muxes[0].ipv4.address' <<<"$status")" 192.0.2.2/25
+expect_eq "mux 1 IPv6 from the network" "$(jq -r '.modems[0].muxes[0].ipv6.address' <<<"$status")" 2001:db8:1::2/64
+expect_eq "mux 2 IPv4 from the network" "$(jq -r '.modems[0].muxes[1].ipv4.address' <<<"$status")" 203.0.113.2/24
+expect_eq "mux 2 password hidden" "$(jq -r '.modems[0].muxes[1].password' <<<"$status")" "(hidden)"
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/25* ]] || fail "qmap1 lacks its address"
 "${CTL[@]}" status | grep -q "qmap1" || fail "qmapctl status table lacks qmap1"
 echo "ok: addresses come from the network, qmapctl status shows them"
@@ -104,7 +104,7 @@ echo "ok: qmapctl mux add / mux del at runtime"
 # An unknown APN: the call-end reason is shown.
 "${CTL[@]}" mux add 4 apn=nosuchapn ip-type=ipv4 interface=qmap4 --no-wait || fail "mux add 4"
 wait_for 15 "mux 4 failed" mux_is 4 failed
-err=$("${CTL[@]}" -j status | jq -r '.muxes[] | select(.id == 4) | .["last-error"]')
+err=$("${CTL[@]}" -j status | jq -r '.modems[].muxes[] | select(.id == 4) | .["last-error"]')
 [[ ${err,,} == *apn* ]] || fail "mux 4 last-error does not name the APN problem: '$err'"
 "${CTL[@]}" status | grep -qi "apn" || fail "qmapctl status table lacks the call-end reason"
 "${CTL[@]}" mux del 4
@@ -144,7 +144,7 @@ echo "ok: qmapctl reload adds mux 3 and leaves mux 1 alone"
 # Permissions: read-only for anyone who can connect, changes only for root/admin group.
 chmod 0666 "$E2E_TMP/control"
 as_nobody() { in_host setpriv --reuid=65534 --regid=65534 --clear-groups "$QMAPCTL" -s "$E2E_TMP/control" "$@"; }
-as_nobody -j status | jq -e .modem >/dev/null || fail "unprivileged status refused"
+as_nobody -j status | jq -e .modems[0].modem >/dev/null || fail "unprivileged status refused"
 rc=0
 out=$(as_nobody mux del 1 2>&1) || rc=$?
 expect_eq "unprivileged mux del exit" "$rc" 1

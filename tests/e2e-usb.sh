@@ -65,7 +65,7 @@ usb_stats() {
 	wait_for 5 "harness counters" test -s "$E2E_TMP/usb.stats"
 }
 ustat() { sed -n "s/^$1=//p" "$E2E_TMP/usb.stats"; }
-mux_state() { "${CTL[@]}" -j status | jq -r ".muxes[] | select(.id == $1) | .state"; }
+mux_state() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1") == *NO-CARRIER* ]]; }
 
@@ -83,7 +83,7 @@ echo "ok: both sessions connected over the usb transport"
 # The interface qmapd binds is the descriptor's bInterfaceNumber, read by libusb: the
 # harness drops the sim's own descriptor message, so nothing else could have told it.
 expect_eq "data interface in qmapctl status" \
-	"$("${CTL[@]}" -j status | jq -r '.modem["data-format"]["data-interface"]')" 4
+	"$("${CTL[@]}" -j status | jq -r '.modems[0].modem["data-format"]["data-interface"]')" 4
 rm -f "$E2E_TMP/sim.stats"
 kill -USR1 "$SIM_PID"
 wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
@@ -101,7 +101,7 @@ expect_ge "DTR set" "$(ustat dtr_set)" 1
 expect_ge "SEND_ENCAPSULATED_COMMAND" "$(ustat ctrl_commands)" 4
 expect_ge "GET_ENCAPSULATED_RESPONSE" "$(ustat ctrl_responses)" 4
 expect_ge "bulk IN transfers in flight" "$(ustat bulk_in_urbs_pending)" 16
-[ "$(jq -r .modem.transport <<<"$("${CTL[@]}" -j status)")" = usb:2c7c:0125 ] ||
+[ "$(jq -r .modems[0].modem.transport <<<"$("${CTL[@]}" -j status)")" = usb:2c7c:0125 ] ||
 	fail "qmapctl status does not show the usb transport"
 
 # Ping both ways: host -> network through each mux, network -> the host's session address.
@@ -194,7 +194,7 @@ wait_for 5 "all transfers completed" grep -q "all transfers completed" "$E2E_TMP
 usb_stats
 expect_ge "URBs flushed by the unplug" "$(ustat flushed_on_unplug)" 16
 st=$("${CTL[@]}" -j status)
-echo "ok: unplug -> carrier off, devices and addresses kept (modem $(jq -r .modem.state <<<"$st"))"
+echo "ok: unplug -> carrier off, devices and addresses kept (modem $(jq -r .modems[0].modem.state <<<"$st"))"
 
 usb plug
 for m in 1 2; do
@@ -250,7 +250,7 @@ start_usb_qmapd() { # device-spec log-file
 start_usb_qmapd usb-path:1-1:4 "$E2E_TMP/qmapd-path.log"
 wait_for 30 "mux 1 connected with usb-path:1-1:4" mux_is 1 connected
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping with usb-path:1-1:4"
-[ "$(jq -r .modem.transport <<<"$("${CTL[@]}" -j status)")" = usb-path:1-1:4 ] ||
+[ "$(jq -r .modems[0].modem.transport <<<"$("${CTL[@]}" -j status)")" = usb-path:1-1:4 ] ||
 	fail "qmapctl status does not show usb-path:1-1:4"
 stop_qmapd
 echo "ok: usb-path:1-1:4 finds, claims and carries traffic on the same modem"

@@ -211,7 +211,8 @@ stat() {
 	[ -n "$v" ] || fail "no counter '$3' on line '$2' of $(basename "$1")"
 	echo "$v"
 }
-qstat() { stat "$E2E_TMP/qmapd.stats" "$1" "$2"; }
+# qmapd's lines start with the modem's name: modem0 unless QSTAT_MODEM says another.
+qstat() { stat "$E2E_TMP/qmapd.stats" "${QSTAT_MODEM:-modem0} $1" "$2"; }
 sstat() { stat "$E2E_TMP/sim.stats" "$1" "$2"; }
 
 expect_eq() {

@@ -40,55 +40,90 @@ static char sock_path[256];
 static char admin_group[64];
 static gid_t admin_gid;
 
-/* The manager, as far as the control socket can tell. */
+/* The manager, as far as the control socket can tell: modems "a" and, with two, "b". */
 static struct stub {
 	unsigned status_calls;
 	size_t status_padding; /* bytes of filler in each status result */
 	unsigned adds;
 	struct config_mux added;
+	char added_to[16]; /* the modem name the last mux-add was routed with, "" for none */
 	unsigned dels, deleted;
 	unsigned reloads;
+	bool two_modems;
 } stub;
 
-static json_t *stub_status(void *userdata)
+/* The manager's routing: a known name, no name with one modem, or no name for a listing. */
+static int stub_route(const struct stub *s, const char *modem, bool need_one, char *err,
+		      size_t errlen)
+{
+	if (modem && strcmp(modem, "a") != 0 && !(s->two_modems && strcmp(modem, "b") == 0)) {
+		snprintf(err, errlen, "no modem '%s'", modem);
+		return -ENODEV;
+	}
+	if (!modem && need_one && s->two_modems) {
+		snprintf(err, errlen, "2 modems: name one with -m");
+		return -ENOTUNIQ;
+	}
+	return 0;
+}
+
+static int stub_status(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
 	struct stub *s = userdata;
 	json_t *status;
+	int r = stub_route(s, modem, false, err, errlen);
 
+	if (r < 0)
+		return r;
 	s->status_calls++;
-	status = json_pack("{s:{s:s}, s:[]}", "modem", "state", "ready", "muxes");
+	status = json_pack("{s:[{s:s, s:{s:s}, s:[]}]}", "modems", "name", modem ?: "a", "modem",
+			   "state", "ready", "muxes");
 	if (status && s->status_padding) {
 		char *pad = malloc(s->status_padding + 1);
 
 		if (!pad) {
 			json_decref(status);
-			return NULL;
+			return -ENOMEM;
 		}
 		memset(pad, 'p', s->status_padding);
 		pad[s->status_padding] = '\0';
 		json_object_set_new(status, "padding", json_string(pad));
 		free(pad);
 	}
-	return status;
+	*ret = status;
+	return status ? 0 : -ENOMEM;
 }
 
-static json_t *stub_mux_list(void *userdata)
+static int stub_mux_list(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	(void)userdata;
-	return json_pack("{s:[{s:i, s:s, s:s, s:s}]}", "muxes", "id", 1, "interface", "qmap1",
-			 "state", "connected", "apn", "internet");
+	int r = stub_route(userdata, modem, false, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = json_pack("{s:[{s:s, s:i, s:s, s:s, s:s}]}", "muxes", "modem", "a", "id", 1,
+			 "interface", "qmap1", "state", "connected", "apn", "internet");
+	return 0;
 }
 
-static json_t *stub_stats(void *userdata)
+static int stub_stats(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	(void)userdata;
-	return json_pack("{s:{s:i}}", "device", "rx-transfers", 42);
+	int r = stub_route(userdata, modem, false, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = json_pack("{s:[{s:s, s:{s:i}}]}", "modems", "name", "a", "device", "rx-transfers",
+			 42);
+	return 0;
 }
 
-static int stub_mux_add(void *userdata, const struct config_mux *cfg, char *err, size_t errlen)
+static int stub_mux_add(void *userdata, const char *modem, const struct config_mux *cfg,
+			json_t **ret, char *err, size_t errlen)
 {
 	struct stub *s = userdata;
+	int r = stub_route(s, modem, true, err, errlen);
 
+	if (r < 0)
+		return r;
 	if (cfg->id == 9) {
 		snprintf(err, errlen, "mux 9 exists");
 		return -EEXIST;
@@ -97,31 +132,41 @@ static int stub_mux_add(void *userdata, const struct config_mux *cfg, char *err,
 		return -EIO; /* no message: the server says what failed */
 	s->adds++;
 	s->added = *cfg;
+	snprintf(s->added_to, sizeof(s->added_to), "%s", modem ?: "");
+	*ret = json_pack("{s:s, s:i, s:s}", "modem", modem ?: "a", "id", (int)cfg->id, "interface",
+			 cfg->interface);
 	return 0;
 }
 
-static int stub_mux_del(void *userdata, unsigned id, char *err, size_t errlen)
+static int stub_mux_del(void *userdata, const char *modem, unsigned id, json_t **ret, char *err,
+			size_t errlen)
 {
 	struct stub *s = userdata;
+	int r = stub_route(s, modem, true, err, errlen);
 
-	(void)err;
-	(void)errlen;
+	if (r < 0)
+		return r;
 	if (id == 7)
 		return -ENOENT;
 	s->dels++;
 	s->deleted = id;
+	*ret = json_pack("{s:s, s:i}", "modem", modem ?: "a", "id", (int)id);
 	return 0;
 }
 
-static int stub_reload(void *userdata, char *err, size_t errlen)
+static int stub_reload(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
 	struct stub *s = userdata;
+	int r = stub_route(s, modem, false, err, errlen);
 
+	if (r < 0)
+		return r;
 	s->reloads++;
 	if (s->reloads == 2) {
 		snprintf(err, errlen, "qmapd.conf:3: invalid ip-type 'ipv5' in [mux.1]");
 		return -EINVAL;
 	}
+	*ret = json_object();
 	return 0;
 }
 
@@ -334,6 +379,16 @@ static void test_parse(void)
 		  "unexpected member 'settings' in a mux-del request" },
 		{ "{\"command\":\"mux-del\"}", CONTROL_CODE_INVALID_REQUEST,
 		  "mux-del needs an \"id\"" },
+		{ "{\"command\":\"status\",\"modem\":1}", CONTROL_CODE_INVALID_REQUEST,
+		  "\"modem\" must be a string" },
+		{ "{\"command\":\"status\",\"modem\":\"\"}", CONTROL_CODE_INVALID_ARGUMENT,
+		  "invalid modem name '': expected 1 to 11 of a-z, 0-9, '_' and '-'" },
+		{ "{\"command\":\"mux-del\",\"id\":1,\"modem\":\"Modem0\"}",
+		  CONTROL_CODE_INVALID_ARGUMENT, "invalid modem name 'Modem0'" },
+		{ "{\"command\":\"stats\",\"modem\":\"twelve-chars\"}",
+		  CONTROL_CODE_INVALID_ARGUMENT, "invalid modem name 'twelve-chars'" },
+		{ "{\"command\":\"stats\",\"modem\":\"a/b\"}", CONTROL_CODE_INVALID_ARGUMENT,
+		  "invalid modem name 'a/b'" },
 		{ "{\"command\":\"mux-del\",\"id\":\"3\"}", CONTROL_CODE_INVALID_REQUEST,
 		  "\"id\" must be an integer" },
 		{ "{\"command\":\"mux-del\",\"id\":3.0}", CONTROL_CODE_INVALID_REQUEST,
@@ -402,6 +457,27 @@ static void test_parse(void)
 					err, sizeof(err)),
 		  0);
 	EXPECT_STR_EQ(req.mux.interface, "qmap254");
+	EXPECT_STR_EQ(req.modem, "");
+
+	/* "modem" in any command; the longest name fits. */
+	EXPECT_EQ(control_request_parse("{\"command\":\"mux-add\",\"id\":3,\"modem\":\"b\"}", 40,
+					&req, &code, err, sizeof(err)),
+		  0);
+	EXPECT_STR_EQ(req.modem, "b");
+	EXPECT_EQ(req.id, 3);
+	for (unsigned c = 0; c < _CONTROL_COMMAND_MAX; c++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "{\"command\":\"%s\",%s\"modem\":\"eleven_ch-1\"}",
+			 control_command_to_string(c),
+			 c == CONTROL_COMMAND_MUX_ADD || c == CONTROL_COMMAND_MUX_DEL ? "\"id\":2,"
+										      : "");
+		EXPECT_EQ(control_request_parse(line, strlen(line), &req, &code, err, sizeof(err)),
+			  0);
+		EXPECT_STR_EQ(req.modem, "eleven_ch-1");
+	}
+	EXPECT_STR_EQ(control_code_to_string(CONTROL_CODE_NO_SUCH_MODEM), "no-such-modem");
+	EXPECT_STR_EQ(control_code_to_string(CONTROL_CODE_AMBIGUOUS_MODEM), "ambiguous-modem");
 	EXPECT_EQ(control_request_parse(NULL, 0, &req, &code, err, sizeof(err)), -EINVAL);
 	EXPECT_EQ(control_request_parse("{}", 2, &req, NULL, NULL, 0), -EINVAL);
 
@@ -459,12 +535,43 @@ static void test_answer(void)
 	EXPECT_ERROR(r, "no-such-mux", "no mux 7");
 	json_decref(r);
 
+	/* Routing: the manager's -ENODEV and -ENOTUNIQ are their own codes. */
+	stub.two_modems = true;
+	r = answer_line(&stub_ops, &stub, &root, "", add);
+	EXPECT_ERROR(r, "ambiguous-modem", "2 modems: name one with -m");
+	json_decref(r);
+	r = answer_line(&stub_ops, &stub, &root, "", "{\"command\":\"mux-del\",\"id\":5}");
+	EXPECT_ERROR(r, "ambiguous-modem", "name one");
+	json_decref(r);
+	r = answer_line(&stub_ops, &stub, &root, "",
+			"{\"command\":\"mux-add\",\"id\":6,\"modem\":\"b\"}");
+	EXPECT_OK(r);
+	EXPECT_STR_EQ(stub.added_to, "b");
+	EXPECT_STR_EQ(json_string_value(json_object_get(json_object_get(r, "result"), "modem")),
+		      "b");
+	json_decref(r);
+	r = answer_line(&stub_ops, &stub, &user, "", "{\"command\":\"status\"}");
+	EXPECT_OK(r); /* a listing covers every modem */
+	json_decref(r);
+	r = answer_line(&stub_ops, &stub, &user, "", "{\"command\":\"status\",\"modem\":\"c\"}");
+	EXPECT_ERROR(r, "no-such-modem", "no modem 'c'");
+	json_decref(r);
+	/* A change is refused for permission before the name is looked at. */
+	r = answer_line(&stub_ops, &stub, &user, "",
+			"{\"command\":\"mux-del\",\"id\":5,\"modem\":\"c\"}");
+	EXPECT_ERROR(r, "permission-denied", "permission denied");
+	json_decref(r);
+	stub.two_modems = false;
+	r = answer_line(&stub_ops, &stub, &root, "", "{\"command\":\"mux-del\",\"id\":5}");
+	EXPECT_OK(r); /* one modem: no name needed */
+	json_decref(r);
+
 	/* Missing ops are failures, not crashes. */
 	{
 		static const struct control_ops none = {};
 
 		r = answer_line(&none, NULL, &root, "", "{\"command\":\"status\"}");
-		EXPECT_ERROR(r, "failed", "the status is not available");
+		EXPECT_ERROR(r, "failed", "status failed");
 		json_decref(r);
 		r = answer_line(&none, NULL, &root, "", add);
 		EXPECT_ERROR(r, "failed", "mux-add failed");
@@ -509,7 +616,8 @@ static void test_round_trip(void)
 	EXPECT_EQ(tc_connect(&t, sock_path), 0);
 	r = tc_rpc(&t, "{\"command\":\"status\"}");
 	EXPECT_OK(r);
-	result = json_object_get(r, "result");
+	result = json_array_get(json_object_get(json_object_get(r, "result"), "modems"), 0);
+	EXPECT_STR_EQ(json_string_value(json_object_get(result, "name")), "a");
 	EXPECT_STR_EQ(json_string_value(json_object_get(json_object_get(result, "modem"), "state")),
 		      "ready");
 	EXPECT_EQ(stub.status_calls, 1);
@@ -604,8 +712,10 @@ static void test_round_trip(void)
 	EXPECT_OK(r);
 	result = json_object_get(r, "result");
 	/* stats carries the server's own counters. */
-	EXPECT_EQ(json_integer_value(
-			  json_object_get(json_object_get(result, "device"), "rx-transfers")),
+	EXPECT_EQ(json_integer_value(json_object_get(
+			  json_object_get(json_array_get(json_object_get(result, "modems"), 0),
+					  "device"),
+			  "rx-transfers")),
 		  42);
 	EXPECT_EQ(
 		json_integer_value(json_object_get(json_object_get(result, "control"), "requests")),

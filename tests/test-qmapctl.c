@@ -133,12 +133,29 @@ static void test_options(void)
 	EXPECT_EQ(index, 4);
 	EXPECT_STR_EQ(q.socket_path, "/z");
 	EXPECT_EQ(q.timeout * 100, 25);
+	EXPECT_TRUE(q.modem == NULL);
+
+	{
+		char *argv3[] = { "qmapctl", "-m", "modem1", "--modem=b_2-x", "mux", NULL };
+
+		qmapctl_init(&q, stdout, stderr);
+		EXPECT_EQ(qmapctl_parse_options(&q, 5, argv3, &index), QMAPCTL_PROCEED);
+		EXPECT_EQ(index, 4);
+		EXPECT_STR_EQ(q.modem, "b_2-x"); /* the last one counts, as for -s */
+	}
+	EXPECT_RUN(RUN("-m"), 2, "",
+		   "qmapctl: option '-m' needs an argument\nTry 'qmapctl --help'.\n");
+	EXPECT_RUN(RUN("-m", "", "status"), 2, "",
+		   "qmapctl: invalid modem name '': expected 1 to 11 of a-z, 0-9, '_' and '-'\n"
+		   "Try 'qmapctl --help'.\n");
+	EXPECT_RUN(RUN("--modem", "modem1234567", "status"), 2, NULL, NULL);
 
 	r = RUN("--help");
 	EXPECT_EQ(r.status, 0);
 	EXPECT_EQ(strncmp(r.out, "Usage: qmapctl [OPTIONS] [COMMAND] [ARGS...]\n", 45), 0);
 	EXPECT_CONTAINS(r.out, "  mux add ID [--no-wait] [KEY=VALUE...] add a mux and wait");
-	EXPECT_CONTAINS(r.out, "Exit status: 0 ok, 1 failure, 2 usage error, 3 timeout, 8 qmapd");
+	EXPECT_CONTAINS(r.out, "Exit status: 0 ok, 1 failure, 2 usage error (also: several modems, "
+			       "none named),\n3 timeout, 8 qmapd");
 	EXPECT_STR_EQ(r.err, "");
 	result_free(&r);
 	r = RUN("-h", "status");
@@ -252,7 +269,8 @@ static void test_mux_arguments(void)
 }
 
 static const char status_json[] =
-	"{\"modem\":{\"state\":\"ready\",\"transport\":\"sim:/run/qmapd/sim.sock\","
+	"{\"modems\":[{\"name\":\"modem0\",\"modem\":{\"state\":\"ready\",\"transport\":\"sim:/run/"
+	"qmapd/sim.sock\","
 	"\"control-path\":\"/run/qmapd/qmi0\",\"manufacturer\":\"ACME\\u001b[2J\","
 	"\"model\":\"X55\",\"revision\":\"1.0\",\"imei\":\"490154203237518\","
 	"\"data-format\":{\"protocol\":\"qmapv5\",\"dl-max-size\":16384,"
@@ -268,9 +286,11 @@ static const char status_json[] =
 	"\"counters\":{\"rx-packets\":12,\"rx-bytes\":3481,\"tx-packets\":10,"
 	"\"tx-bytes\":1048576,\"rx-dropped\":0,\"tx-dropped\":1}},"
 	"{\"id\":2,\"interface\":\"qmap2\",\"state\":\"failed\",\"apn\":\"ims\","
-	"\"last-error\":\"unknown APN\",\"retry-in\":5}]}";
+	"\"last-error\":\"unknown APN\",\"retry-in\":5}]},"
+	"{\"name\":\"b\",\"modem\":{\"state\":\"absent\",\"transport\":\"usb-path:1-2\"},"
+	"\"muxes\":[]}]}";
 
-static const char status_text[] = "modem\n"
+static const char status_text[] = "modem modem0\n"
 				  "  state:               ready\n"
 				  "  transport:           sim:/run/qmapd/sim.sock\n"
 				  "  control:             /run/qmapd/qmi0\n"
@@ -306,7 +326,13 @@ static const char status_text[] = "modem\n"
 				  "  state:               failed\n"
 				  "  retry in:            5 s\n"
 				  "  apn:                 ims\n"
-				  "  last error:          unknown APN\n";
+				  "  last error:          unknown APN\n"
+				  "\n"
+				  "modem b\n"
+				  "  state:               absent\n"
+				  "  transport:           usb-path:1-2\n"
+				  "\n"
+				  "no muxes\n";
 
 static char *render(void (*fn)(json_t *, FILE *), const char *json)
 {
@@ -347,10 +373,15 @@ static void test_render(void)
 		"[]",
 		"{}",
 		"{\"modem\":5,\"muxes\":{}}",
-		"{\"modem\":{\"state\":[],\"signal\":[],\"data-format\":7},\"muxes\":[5,null,[]]}",
+		"{\"modems\":5}",
+		"{\"modems\":[5,null,[],{\"name\":7,\"modem\":5,\"muxes\":{}}]}",
+		"{\"modems\":[{\"modem\":{\"state\":[],\"signal\":[],\"data-format\":7},"
+		"\"muxes\":[5,null,[]]}]}",
 		("{\"muxes\":[{\"id\":\"x\",\"ipv4\":[],\"counters\":{\"rx-packets\":-5,"
 		 "\"rx-bytes\":\"lots\"},\"ipv6\":{\"dns\":[1,null,\"::1\"]}}]}"),
 		"{\"device\":[],\"malformed\":{\"a\":{}},\"muxes\":[{}],\"control\":null}",
+		"{\"modems\":[{\"device\":[],\"malformed\":{\"a\":{}},\"muxes\":[{}]}],"
+		"\"control\":null}",
 	};
 	char buf[32];
 	char *text;
@@ -363,15 +394,16 @@ static void test_render(void)
 
 	/* Requested and granted side by side; the grant may exceed the request. */
 	EXPECT_RENDER(qmapctl_status_render,
-		      "{\"modem\":{\"data-format\":{\"protocol\":\"qmap\",\"dl-max-size\":4096,"
+		      "{\"modems\":[{\"name\":\"a\",\"modem\":{\"data-format\":{\"protocol\":"
+		      "\"qmap\",\"dl-max-size\":4096,"
 		      "\"dl-max-datagrams\":10,\"ul-max-size\":4096,\"ul-max-datagrams\":16,"
 		      "\"dl-min-padding\":16,\"data-interface\":4,"
 		      "\"requested\":{\"protocol\":\"qmapv5\",\"dl-max-size\":16384,"
 		      "\"dl-max-datagrams\":32,\"ul-max-size\":4096,\"ul-max-datagrams\":11},"
 		      "\"granted\":{\"protocol\":\"qmap\",\"dl-max-size\":4096,"
 		      "\"dl-max-datagrams\":10,\"ul-max-size\":4096,\"ul-max-datagrams\":16}}},"
-		      "\"muxes\":[]}",
-		      "modem\n"
+		      "\"muxes\":[]}]}",
+		      "modem a\n"
 		      "  data format:         qmap (asked qmapv5, granted qmap)\n"
 		      "  downlink:            4096 bytes, 10 datagrams (asked 16384 / 32, granted "
 		      "4096 / 10)\n"
@@ -381,13 +413,18 @@ static void test_render(void)
 		      "  data interface:      4\n"
 		      "\nno muxes\n");
 
-	EXPECT_RENDER(qmapctl_status_render, "{\"modem\":{\"state\":\"absent\"},\"muxes\":[]}",
-		      "modem\n  state:               absent\n\nno muxes\n");
+	EXPECT_RENDER(qmapctl_status_render,
+		      "{\"modems\":[{\"name\":\"a\",\"modem\":{\"state\":\"absent\"},"
+		      "\"muxes\":[]}]}",
+		      "modem a\n  state:               absent\n\nno muxes\n");
+	/* Discovery and nothing plugged in. */
+	EXPECT_RENDER(qmapctl_status_render, "{\"modems\":[]}", "no modems\n");
 
 	EXPECT_RENDER(qmapctl_status_render,
-		      "{\"modem\":{\"state\":\"ready\",\"control\":\"none\"},"
-		      "\"muxes\":[{\"id\":1,\"counters\":{\"rx-packets\":1}}]}",
-		      "modem\n"
+		      "{\"modems\":[{\"name\":\"x\\u001b\",\"modem\":{\"state\":\"ready\","
+		      "\"control\":\"none\"},"
+		      "\"muxes\":[{\"id\":1,\"counters\":{\"rx-packets\":1}}]}]}",
+		      "modem x?\n"
 		      "  state:               ready\n"
 		      "  control:             none\n"
 		      "\n"
@@ -396,19 +433,22 @@ static void test_render(void)
 		      "  tx:                  0 packets, 0 B, 0 dropped\n");
 
 	EXPECT_RENDER(qmapctl_mux_render_list,
-		      "{\"muxes\":[{\"id\":1,\"interface\":\"qmap1\",\"state\":\"connected\","
-		      "\"apn\":\"internet\"},{\"id\":254,\"interface\":\"wwan-long\","
-		      "\"state\":\"connecting\",\"apn\":\"\"}]}",
-		      "ID   INTERFACE  STATE       APN\n"
-		      "1    qmap1      connected   internet\n"
-		      "254  wwan-long  connecting  -\n");
+		      "{\"muxes\":[{\"modem\":\"modem0\",\"id\":1,\"interface\":\"qmap1\","
+		      "\"state\":\"connected\",\"apn\":\"internet\"},{\"modem\":\"b\",\"id\":254,"
+		      "\"interface\":\"wwan-long\",\"state\":\"connecting\",\"apn\":\"\"}]}",
+		      "MODEM   ID   INTERFACE  STATE       APN\n"
+		      "modem0  1    qmap1      connected   internet\n"
+		      "b       254  wwan-long  connecting  -\n");
 	EXPECT_RENDER(qmapctl_mux_render_list, "{\"muxes\":[]}", "no muxes\n");
 
 	EXPECT_RENDER(qmapctl_stats_render,
-		      "{\"device\":{\"rx-transfers\":10,\"rx-bytes\":4096},"
-		      "\"malformed\":{\"short-header\":0,\"bad-length\":2},"
-		      "\"muxes\":[{\"id\":1,\"interface\":\"qmap1\",\"rx-packets\":5}],"
+		      "{\"modems\":[{\"name\":\"modem0\",\"device\":{\"rx-transfers\":10,"
+		      "\"rx-bytes\":4096},\"malformed\":{\"short-header\":0,\"bad-length\":2},"
+		      "\"muxes\":[{\"modem\":\"modem0\",\"id\":1,\"interface\":\"qmap1\","
+		      "\"rx-packets\":5}],\"control-link\":{\"to-modem\":3}},"
+		      "{\"name\":\"b\",\"muxes\":[]}],"
 		      "\"control\":{\"clients\":1,\"requests\":3}}",
+		      "modem modem0\n"
 		      "device\n"
 		      "  rx-transfers: 10\n"
 		      "  rx-bytes:     4096\n"
@@ -419,11 +459,17 @@ static void test_render(void)
 		      "mux 1 (qmap1)\n"
 		      "  rx-packets: 5\n"
 		      "\n"
+		      "control link (QMI)\n"
+		      "  to-modem: 3\n"
+		      "\n"
+		      "modem b\n"
+		      "\n"
 		      "control socket\n"
 		      "  clients:  1\n"
 		      "  requests: 3\n");
-	EXPECT_RENDER(qmapctl_stats_render, "{\"malformed\":{\"short-header\":0}}",
-		      "malformed input\n  none\n");
+	EXPECT_RENDER(qmapctl_stats_render,
+		      "{\"modems\":[{\"name\":\"a\",\"malformed\":{\"short-header\":0}}]}",
+		      "modem a\n\nmalformed input\n  none\n");
 
 	/* Whatever the shape, no crash; the sanitizers watch the rest. */
 	for (size_t i = 0; i < ARRAY_SIZE(odd); i++) {
@@ -441,7 +487,10 @@ static void test_render(void)
 	EXPECT_STR_EQ(qmapctl_sanitize(buf, sizeof(buf), NULL), "");
 }
 
-/* The server child's stub manager: muxes that connect after two status polls. */
+/*
+ * The server child's stub manager: muxes that connect after two status polls, on "modem0"
+ * (the old single-modem names, qmap<N>) and, with fake_two, also on "b" (named: b.<N>).
+ */
 struct fake_mux {
 	bool present;
 	char interface[16];
@@ -450,7 +499,9 @@ struct fake_mux {
 	unsigned polls;
 };
 
-static struct fake_mux fake[CONFIG_MUX_ID_MAX + 1];
+static const char *const fake_names[2] = { "modem0", "b" };
+static struct fake_mux fake[2][CONFIG_MUX_ID_MAX + 1];
+static bool fake_two;
 
 static const char *fake_state(struct fake_mux *m)
 {
@@ -463,83 +514,148 @@ static const char *fake_state(struct fake_mux *m)
 	return "connected";
 }
 
-static json_t *fake_status(void *userdata)
+/* The manager's routing: -1 (all), or the modem's index; < -1: an error in *r. */
+static int fake_route(const char *modem, bool need_one, int *r, char *err, size_t errlen)
 {
-	json_t *muxes = json_array();
+	unsigned n = fake_two ? 2 : 1;
 
-	(void)userdata;
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		struct fake_mux *m = &fake[id];
-		const char *state;
-		json_t *j;
-
-		if (!m->present)
-			continue;
-		state = fake_state(m);
-		m->polls++;
-		j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "id", (int)id, "interface", m->interface,
-			      "state", state, "apn", m->apn, "ip-type", "ipv4v6");
-		if (strcmp(state, "connected") == 0)
-			json_object_set_new(j, "ipv4",
-					    json_pack("{s:s}", "address", "192.0.2.2/30"));
-		if (strcmp(state, "failed") == 0)
-			json_object_set_new(j, "last-error", json_string("unknown APN"));
-		json_array_append_new(muxes, j);
+	for (unsigned i = 0; modem && i < n; i++)
+		if (strcmp(modem, fake_names[i]) == 0)
+			return (int)i;
+	if (modem) {
+		snprintf(err, errlen, "no modem '%s'", modem);
+		*r = -ENODEV;
+		return -2;
 	}
-	return json_pack("{s:{s:s}, s:o}", "modem", "state", "ready", "muxes", muxes);
+	if (need_one && n > 1) {
+		snprintf(err, errlen, "%u modems: name one with -m (qmapctl -m NAME ...)", n);
+		*r = -ENOTUNIQ;
+		return -2;
+	}
+	return need_one ? 0 : -1;
 }
 
-static json_t *fake_mux_list(void *userdata)
+static int fake_status(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
+{
+	json_t *modems = json_array();
+	int r = 0, only = fake_route(modem, false, &r, err, errlen);
+
+	(void)userdata;
+	if (only < -1)
+		return r;
+	for (int k = 0; k < (fake_two ? 2 : 1); k++) {
+		json_t *muxes = json_array();
+
+		if (only >= 0 && k != only)
+			continue;
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+			struct fake_mux *m = &fake[k][id];
+			const char *state;
+			json_t *j;
+
+			if (!m->present)
+				continue;
+			state = fake_state(m);
+			m->polls++;
+			j = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s}", "modem", fake_names[k],
+				      "id", (int)id, "interface", m->interface, "state", state,
+				      "apn", m->apn, "ip-type", "ipv4v6");
+			if (strcmp(state, "connected") == 0)
+				json_object_set_new(j, "ipv4",
+						    json_pack("{s:s}", "address", "192.0.2.2/30"));
+			if (strcmp(state, "failed") == 0)
+				json_object_set_new(j, "last-error", json_string("unknown APN"));
+			json_array_append_new(muxes, j);
+		}
+		json_array_append_new(modems,
+				      json_pack("{s:s, s:{s:s}, s:o}", "name", fake_names[k],
+						"modem", "state", "ready", "muxes", muxes));
+	}
+	*ret = json_pack("{s:o}", "modems", modems);
+	return 0;
+}
+
+static int fake_mux_list(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
 	json_t *muxes = json_array();
+	int r = 0, only = fake_route(modem, false, &r, err, errlen);
 
 	(void)userdata;
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		if (fake[id].present)
-			json_array_append_new(
-				muxes, json_pack("{s:i, s:s, s:s, s:s}", "id", (int)id, "interface",
-						 fake[id].interface, "state", fake_state(&fake[id]),
-						 "apn", fake[id].apn));
-	return json_pack("{s:o}", "muxes", muxes);
+	if (only < -1)
+		return r;
+	for (int k = 0; k < (fake_two ? 2 : 1); k++)
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+			if ((only < 0 || k == only) && fake[k][id].present)
+				json_array_append_new(
+					muxes, json_pack("{s:s, s:i, s:s, s:s, s:s}", "modem",
+							 fake_names[k], "id", (int)id, "interface",
+							 fake[k][id].interface, "state",
+							 fake_state(&fake[k][id]), "apn",
+							 fake[k][id].apn));
+	*ret = json_pack("{s:o}", "muxes", muxes);
+	return 0;
 }
 
-static json_t *fake_stats(void *userdata)
+static int fake_stats(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
+	int r = 0, only = fake_route(modem, false, &r, err, errlen);
+
 	(void)userdata;
-	return json_pack("{s:{s:i}}", "device", "rx-transfers", 1);
+	if (only < -1)
+		return r;
+	*ret = json_pack("{s:[{s:s, s:{s:i}}]}", "modems", "name", "modem0", "device",
+			 "rx-transfers", 1);
+	return 0;
 }
 
-static int fake_mux_add(void *userdata, const struct config_mux *cfg, char *err, size_t errlen)
+static int fake_mux_add(void *userdata, const char *modem, const struct config_mux *cfg,
+			json_t **ret, char *err, size_t errlen)
 {
-	struct fake_mux *m = &fake[cfg->id];
+	int r = 0, k = fake_route(modem, true, &r, err, errlen);
+	struct fake_mux *m;
 
 	(void)userdata;
+	if (k < 0)
+		return r;
+	m = &fake[k][cfg->id];
 	if (m->present) {
 		snprintf(err, errlen, "mux %u exists", (unsigned)cfg->id);
 		return -EEXIST;
 	}
 	*m = (struct fake_mux){ .present = true, .autoconnect = cfg->autoconnect };
-	snprintf(m->interface, sizeof(m->interface), "%s", cfg->interface);
+	if (k == 1 && !cfg->interface_set)
+		snprintf(m->interface, sizeof(m->interface), "b.%u", (unsigned)cfg->id);
+	else
+		snprintf(m->interface, sizeof(m->interface), "%s", cfg->interface);
 	snprintf(m->apn, sizeof(m->apn), "%s", cfg->apn);
+	*ret = json_pack("{s:s, s:i, s:s}", "modem", fake_names[k], "id", (int)cfg->id, "interface",
+			 m->interface);
 	return 0;
 }
 
-static int fake_mux_del(void *userdata, unsigned id, char *err, size_t errlen)
+static int fake_mux_del(void *userdata, const char *modem, unsigned id, json_t **ret, char *err,
+			size_t errlen)
 {
+	int r = 0, k = fake_route(modem, true, &r, err, errlen);
+
 	(void)userdata;
-	(void)err;
-	(void)errlen;
-	if (id > CONFIG_MUX_ID_MAX || !fake[id].present)
+	if (k < 0)
+		return r;
+	if (id > CONFIG_MUX_ID_MAX || !fake[k][id].present)
 		return -ENOENT;
-	fake[id].present = false;
+	fake[k][id].present = false;
+	*ret = json_pack("{s:s, s:i}", "modem", fake_names[k], "id", (int)id);
 	return 0;
 }
 
-static int fake_reload(void *userdata, char *err, size_t errlen)
+static int fake_reload(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
+	int r = 0;
+
 	(void)userdata;
-	(void)err;
-	(void)errlen;
+	if (fake_route(modem, false, &r, err, errlen) < -1)
+		return r;
+	*ret = json_object();
 	return 0;
 }
 
@@ -552,10 +668,12 @@ static const struct control_ops fake_ops = {
 	.reload = fake_reload,
 };
 
-static pid_t start_server(void)
+static pid_t start_server(bool two)
 {
 	pid_t pid;
 
+	fake_two = two;
+	memset(fake, 0, sizeof(fake));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -589,7 +707,7 @@ static pid_t start_server(void)
 static void test_end_to_end(void)
 {
 	struct result r;
-	pid_t server = start_server();
+	pid_t server = start_server(false);
 	uint64_t t0;
 	json_t *j;
 
@@ -599,12 +717,14 @@ static void test_end_to_end(void)
 		return;
 	}
 #define CTL(...) RUN("-s", sock_path, __VA_ARGS__)
-	EXPECT_RUN(RUN("-s", sock_path), 0, "modem\n  state:               ready\n\nno muxes\n",
-		   "");
+	EXPECT_RUN(RUN("-s", sock_path), 0,
+		   "modem modem0\n  state:               ready\n\nno muxes\n", "");
 	r = CTL("-j");
 	EXPECT_EQ(r.status, 0);
 	j = json_loads(r.out, 0, NULL);
-	EXPECT_TRUE(json_is_object(json_object_get(j, "modem")));
+	EXPECT_STR_EQ(json_string_value(json_object_get(
+			      json_array_get(json_object_get(j, "modems"), 0), "name")),
+		      "modem0");
 	EXPECT_TRUE(strchr(r.out, '\n') != strrchr(r.out, '\n')); /* pretty, for people too */
 	json_decref(j);
 	result_free(&r);
@@ -635,22 +755,25 @@ static void test_end_to_end(void)
 	EXPECT_GE(control_client_now() - t0, 300000);
 	EXPECT_LT(control_client_now() - t0, 3000000);
 
-	EXPECT_RUN(CTL("mux", "add", "6", "apn=slow", "--no-wait"), 0, "mux 6 (qmap6) added\n", "");
-	EXPECT_RUN(CTL("mux", "add", "7", "autoconnect=no"), 0, "mux 7 (qmap7) added\n", "");
+	EXPECT_RUN(CTL("mux", "add", "6", "apn=slow", "--no-wait"), 0,
+		   "mux 6 (qmap6) added to modem0\n", "");
+	EXPECT_RUN(CTL("mux", "add", "7", "autoconnect=no"), 0, "mux 7 (qmap7) added to modem0\n",
+		   "");
 	r = CTL("mux", "add", "9", "--no-wait", "-j");
 	EXPECT_EQ(r.status, 0);
-	EXPECT_STR_EQ(r.out, "{\n  \"id\": 9,\n  \"interface\": \"qmap9\"\n}\n");
+	EXPECT_STR_EQ(r.out,
+		      "{\n  \"modem\": \"modem0\",\n  \"id\": 9,\n  \"interface\": \"qmap9\"\n}\n");
 	result_free(&r);
 
 	EXPECT_RUN(CTL("mux"), 0,
-		   "ID  INTERFACE  STATE       APN\n"
-		   "3   qmap3      connected   internet\n"
-		   "4   qmap4      failed      fail\n"
-		   "5   qmap5      connecting  slow\n"
-		   "6   qmap6      connecting  slow\n"
-		   "7   qmap7      disabled    -\n"
-		   "8   wwan8      connected   -\n"
-		   "9   qmap9      connecting  -\n",
+		   "MODEM   ID  INTERFACE  STATE       APN\n"
+		   "modem0  3   qmap3      connected   internet\n"
+		   "modem0  4   qmap4      failed      fail\n"
+		   "modem0  5   qmap5      connecting  slow\n"
+		   "modem0  6   qmap6      connecting  slow\n"
+		   "modem0  7   qmap7      disabled    -\n"
+		   "modem0  8   wwan8      connected   -\n"
+		   "modem0  9   qmap9      connecting  -\n",
 		   "");
 	r = CTL("mux", "list", "--json");
 	EXPECT_EQ(r.status, 0);
@@ -661,13 +784,77 @@ static void test_end_to_end(void)
 
 	EXPECT_RUN(CTL("mux", "del", "3"), 0, "", "");
 	EXPECT_RUN(CTL("mux", "del", "3"), 10, "", "qmapctl: no mux 3\n");
-	EXPECT_RUN(CTL("-j", "mux", "del", "4"), 0, "{\n  \"id\": 4\n}\n", "");
+	EXPECT_RUN(CTL("-j", "mux", "del", "4"), 0, "{\n  \"modem\": \"modem0\",\n  \"id\": 4\n}\n",
+		   "");
+	/* One modem: -m may name it, and must name one that exists. */
+	EXPECT_RUN(CTL("-m", "modem0", "mux", "del", "5"), 0, "", "");
+	EXPECT_RUN(CTL("-m", "b", "mux", "del", "6"), 11, "", "qmapctl: no modem 'b'\n");
+	EXPECT_RUN(CTL("-m", "b", "status"), 11, "", "qmapctl: no modem 'b'\n");
 	EXPECT_RUN(CTL("reload"), 0, "", "");
 
 	r = CTL("stats");
 	EXPECT_EQ(r.status, 0);
-	EXPECT_CONTAINS(r.out, "device\n  rx-transfers: 1\n\ncontrol socket\n  clients:");
+	EXPECT_CONTAINS(r.out,
+			"modem modem0\ndevice\n  rx-transfers: 1\n\ncontrol socket\n  clients:");
 	result_free(&r);
+
+	kill(server, SIGTERM);
+	waitpid(server, NULL, 0);
+	unlink(sock_path);
+
+	/* Two modems: mux add and del need -m, listings cover both or the one named. */
+	server = start_server(true);
+	if (server < 0) {
+		fprintf(stderr, "%s:%d: the server did not start\n", __FILE__, __LINE__);
+		test_failures++;
+		return;
+	}
+	EXPECT_RUN(CTL("mux", "add", "3", "apn=internet"), 2, "",
+		   "qmapctl: 2 modems: name one with -m (qmapctl -m NAME ...)\n");
+	EXPECT_RUN(CTL("mux", "del", "3"), 2, "",
+		   "qmapctl: 2 modems: name one with -m (qmapctl -m NAME ...)\n");
+	EXPECT_RUN(CTL("-m", "b", "mux", "add", "3", "apn=internet"), 0,
+		   "mux 3 (b.3)\n"
+		   "  state:               connected\n"
+		   "  apn:                 internet\n"
+		   "  ip type:             ipv4v6\n"
+		   "  ipv4:                192.0.2.2/30\n",
+		   "");
+	EXPECT_RUN(CTL("-m", "modem0", "mux", "add", "3", "apn=ims", "--no-wait"), 0,
+		   "mux 3 (qmap3) added to modem0\n", "");
+	EXPECT_RUN(CTL("mux", "list"), 0,
+		   "MODEM   ID  INTERFACE  STATE       APN\n"
+		   "modem0  3   qmap3      connecting  ims\n"
+		   "b       3   b.3        connected   internet\n",
+		   "");
+	EXPECT_RUN(CTL("--modem", "b", "mux"), 0,
+		   "MODEM  ID  INTERFACE  STATE      APN\n"
+		   "b      3   b.3        connected  internet\n",
+		   "");
+	r = CTL("-j", "status");
+	EXPECT_EQ(r.status, 0);
+	j = json_loads(r.out, 0, NULL);
+	EXPECT_EQ(json_array_size(json_object_get(j, "modems")), 2);
+	EXPECT_STR_EQ(
+		json_string_value(json_object_get(
+			json_array_get(
+				json_object_get(json_array_get(json_object_get(j, "modems"), 1),
+						"muxes"),
+				0),
+			"modem")),
+		"b");
+	json_decref(j);
+	result_free(&r);
+	r = CTL("-m", "b", "status");
+	EXPECT_EQ(r.status, 0);
+	EXPECT_TRUE(strncmp(r.out, "modem b\n", 8) == 0);
+	EXPECT_TRUE(!strstr(r.out, "modem modem0"));
+	result_free(&r);
+	EXPECT_RUN(CTL("-m", "b", "mux", "del", "3"), 0, "", "");
+	EXPECT_RUN(CTL("-m", "b", "mux", "del", "3"), 10, "", "qmapctl: no mux 3\n");
+	EXPECT_RUN(CTL("-m", "B", "status"), 2, "",
+		   "qmapctl: invalid modem name 'B': expected 1 to 11 of a-z, 0-9, '_' and '-'\n"
+		   "Try 'qmapctl --help'.\n");
 #undef CTL
 
 	/* Someone who may not connect (root only: setuid). */

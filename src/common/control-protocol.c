@@ -27,6 +27,8 @@ static const char *const code_names[_CONTROL_CODE_MAX] = {
 	[CONTROL_CODE_EXISTS] = "exists",
 	[CONTROL_CODE_INVALID_ARGUMENT] = "invalid-argument",
 	[CONTROL_CODE_FAILED] = "failed",
+	[CONTROL_CODE_NO_SUCH_MODEM] = "no-such-modem",
+	[CONTROL_CODE_AMBIGUOUS_MODEM] = "ambiguous-modem",
 };
 
 const char *control_command_to_string(enum control_command c)
@@ -113,6 +115,25 @@ static int parse_id(json_t *req, enum control_command command, unsigned *ret, st
 	return 0;
 }
 
+/* "modem": a name as [modem.NAME] spells it; absent leaves modem "". */
+static int parse_modem(json_t *req, char modem[static CONFIG_MODEM_NAME_MAX + 1],
+		       struct parse_error *e)
+{
+	json_t *name = json_object_get(req, "modem");
+
+	if (!name)
+		return 0;
+	if (!json_is_string(name))
+		return request_error(e, CONTROL_CODE_INVALID_REQUEST, "\"modem\" must be a string");
+	if (!config_modem_name_is_valid(json_string_value(name)))
+		return request_error(e, CONTROL_CODE_INVALID_ARGUMENT,
+				     "invalid modem name %s: expected 1 to %d of a-z, 0-9, '_' "
+				     "and '-'",
+				     QUOTE(json_string_value(name)), CONFIG_MODEM_NAME_MAX);
+	strcpy(modem, json_string_value(name));
+	return 0;
+}
+
 static int parse_settings(json_t *req, struct config_mux *m, struct parse_error *e)
 {
 	json_t *settings = json_object_get(req, "settings");
@@ -176,7 +197,7 @@ static int request_parse(const char *line, size_t len, struct control_request *r
 	/* Members a command does not take are refused, so a typo is not silently ignored. */
 	for (void *it = json_object_iter(req); it; it = json_object_iter_next(req, it)) {
 		const char *key = json_object_iter_key(it);
-		bool known = strcmp(key, "command") == 0 ||
+		bool known = strcmp(key, "command") == 0 || strcmp(key, "modem") == 0 ||
 			     (strcmp(key, "id") == 0 &&
 			      (c == CONTROL_COMMAND_MUX_ADD || c == CONTROL_COMMAND_MUX_DEL)) ||
 			     (strcmp(key, "settings") == 0 && c == CONTROL_COMMAND_MUX_ADD);
@@ -189,6 +210,9 @@ static int request_parse(const char *line, size_t len, struct control_request *r
 
 	memset(ret, 0, sizeof(*ret));
 	ret->command = (enum control_command)c;
+	r = parse_modem(req, ret->modem, e);
+	if (r < 0)
+		return r;
 	if (c == CONTROL_COMMAND_MUX_ADD || c == CONTROL_COMMAND_MUX_DEL) {
 		r = parse_id(req, ret->command, &ret->id, e);
 		if (r < 0)

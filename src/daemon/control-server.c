@@ -153,12 +153,21 @@ bool control_peer_may_change(struct control_peer *peer, const char *admin_group)
 	return ok;
 }
 
-/* A failed change: the mux errnos map to codes, anything else is "failed". */
+/*
+ * A failed request: the routing errnos of control_ops map to codes, and for mux-add and
+ * mux-del (mux) those of the mux too; anything else is "failed".
+ */
 static json_t *errno_reply(int r, const char *err, const char *what, bool mux)
 {
 	enum control_code code;
 
-	switch (mux ? r : 0) {
+	switch (!mux && r != -ENODEV && r != -ENOTUNIQ ? 0 : r) {
+	case -ENODEV:
+		code = CONTROL_CODE_NO_SUCH_MODEM;
+		break;
+	case -ENOTUNIQ:
+		code = CONTROL_CODE_AMBIGUOUS_MODEM;
+		break;
 	case -EEXIST:
 		code = CONTROL_CODE_EXISTS;
 		break;
@@ -177,49 +186,53 @@ static json_t *errno_reply(int r, const char *err, const char *what, bool mux)
 	return control_error_reply(code, "%s failed: %s", what, strerror(r < 0 ? -r : EIO));
 }
 
-static json_t *result_reply(json_t *result, const char *what)
-{
-	if (!result)
-		return control_error_reply(CONTROL_CODE_FAILED, "%s is not available", what);
-	return ok_reply(result);
-}
-
 static json_t *dispatch(const struct control_ops *ops, void *userdata,
 			const struct control_request *req)
 {
 	char err[CONTROL_ERROR_MAX] = "";
 	const char *what = control_command_to_string(req->command);
-	int r;
+	const char *modem = req->modem[0] ? req->modem : NULL;
+	json_t *result = NULL;
+	int r = -ENOTSUP;
 
 	switch (req->command) {
 	case CONTROL_COMMAND_STATUS:
-		return result_reply(ops->status ? ops->status(userdata) : NULL, "the status");
+		if (ops->status)
+			r = ops->status(userdata, modem, &result, err, sizeof(err));
+		break;
 	case CONTROL_COMMAND_MUX_LIST:
-		return result_reply(ops->mux_list ? ops->mux_list(userdata) : NULL, "the mux list");
+		if (ops->mux_list)
+			r = ops->mux_list(userdata, modem, &result, err, sizeof(err));
+		break;
 	case CONTROL_COMMAND_STATS:
-		return result_reply(ops->stats ? ops->stats(userdata) : NULL, "the statistics");
+		if (ops->stats)
+			r = ops->stats(userdata, modem, &result, err, sizeof(err));
+		break;
 	case CONTROL_COMMAND_MUX_ADD:
-		r = ops->mux_add ? ops->mux_add(userdata, &req->mux, err, sizeof(err)) : -ENOTSUP;
-		if (r < 0)
-			return errno_reply(r, err, what, true);
-		return ok_reply(json_pack("{s:i, s:s}", "id", (int)req->id, "interface",
-					  req->mux.interface));
+		if (ops->mux_add)
+			r = ops->mux_add(userdata, modem, &req->mux, &result, err, sizeof(err));
+		break;
 	case CONTROL_COMMAND_MUX_DEL:
-		r = ops->mux_del ? ops->mux_del(userdata, req->id, err, sizeof(err)) : -ENOTSUP;
+		if (ops->mux_del)
+			r = ops->mux_del(userdata, modem, req->id, &result, err, sizeof(err));
 		if (r == -ENOENT && !err[0])
 			snprintf(err, sizeof(err), "no mux %u", req->id);
-		if (r < 0)
-			return errno_reply(r, err, what, true);
-		return ok_reply(json_pack("{s:i}", "id", (int)req->id));
-	case CONTROL_COMMAND_RELOAD:
-		r = ops->reload ? ops->reload(userdata, err, sizeof(err)) : -ENOTSUP;
-		if (r < 0)
-			return errno_reply(r, err, what, false);
-		return ok_reply(json_object());
-	case _CONTROL_COMMAND_MAX:
 		break;
+	case CONTROL_COMMAND_RELOAD:
+		if (ops->reload)
+			r = ops->reload(userdata, modem, &result, err, sizeof(err));
+		break;
+	case _CONTROL_COMMAND_MAX:
+		return control_error_reply(CONTROL_CODE_INVALID_REQUEST, "unknown command");
 	}
-	return control_error_reply(CONTROL_CODE_INVALID_REQUEST, "unknown command");
+	if (r < 0)
+		return errno_reply(r, err, what,
+				   req->command == CONTROL_COMMAND_MUX_ADD ||
+					   req->command == CONTROL_COMMAND_MUX_DEL);
+	if (!result)
+		return control_error_reply(CONTROL_CODE_FAILED, "%s: no result (out of memory)",
+					   what);
+	return ok_reply(result);
 }
 
 /* control_answer(), and which command it was (-1: none could be parsed). */
@@ -480,8 +493,10 @@ static int client_handle_line(struct client *cl, const char *line, size_t len)
 			log_info("control client pid %d (uid %u): reload done", (int)cl->peer.pid,
 				 (unsigned)cl->peer.uid);
 		else if (control_command_is_change((enum control_command)command))
-			log_info("control client pid %d (uid %u): %s %lld done", (int)cl->peer.pid,
-				 (unsigned)cl->peer.uid, control_command_to_string(command),
+			log_info("control client pid %d (uid %u): %s %s %lld done",
+				 (int)cl->peer.pid, (unsigned)cl->peer.uid,
+				 control_command_to_string(command),
+				 json_string_value(json_object_get(result, "modem")) ?: "-",
 				 (long long)json_integer_value(json_object_get(result, "id")));
 		else
 			log_debug("control client pid %d: %s", (int)cl->peer.pid,

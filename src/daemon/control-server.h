@@ -9,7 +9,8 @@
  * The server reaches the daemon only through struct control_ops, so that it can be tested
  * against a stub. qmapd wires the manager into it:
  *
- *   static json_t *ops_status(void *m) { return manager_status(m); }
+ *   static int ops_status(void *m, const char *modem, json_t **ret, char *err, size_t len)
+ *   { return manager_status(m, modem, ret, err, len); }
  *   ...
  *   static const struct control_ops manager_control_ops = { .status = ops_status, ... };
  *   control_new(loop, &manager_control_ops, manager, config->device.control_socket,
@@ -49,19 +50,22 @@
 /* The first fd a service manager passes (sd_listen_fds(3): SD_LISTEN_FDS_START). */
 #define CONTROL_LISTEN_FDS_START 3
 
-/* What the daemon does for the control socket; every call is synchronous. */
+/*
+ * What the daemon does for the control socket; every call is synchronous. modem is the name
+ * the request gave, NULL when it gave none. Each returns 0 with *ret (a new reference: the
+ * result manager.h describes), or -errno with a message for the user in err (may be left
+ * empty): -ENODEV (no such modem), -ENOTUNIQ (several modems and no name), -EEXIST (id or
+ * interface in use), -ENOENT (no such mux), -EINVAL (refused setting), another -errno.
+ */
 struct control_ops {
-	/* New references to the results manager.h describes; NULL on failure. */
-	json_t *(*status)(void *userdata);
-	json_t *(*mux_list)(void *userdata);
-	json_t *(*stats)(void *userdata);
-	/*
-	 * 0, or -EEXIST (id or interface in use), -ENOENT (no such mux), -EINVAL (refused
-	 * setting) or another -errno, with a message for the user in err (may be left empty).
-	 */
-	int (*mux_add)(void *userdata, const struct config_mux *cfg, char *err, size_t errlen);
-	int (*mux_del)(void *userdata, unsigned id, char *err, size_t errlen);
-	int (*reload)(void *userdata, char *err, size_t errlen);
+	int (*status)(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen);
+	int (*mux_list)(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen);
+	int (*stats)(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen);
+	int (*mux_add)(void *userdata, const char *modem, const struct config_mux *cfg,
+		       json_t **ret, char *err, size_t errlen);
+	int (*mux_del)(void *userdata, const char *modem, unsigned id, json_t **ret, char *err,
+		       size_t errlen);
+	int (*reload)(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen);
 };
 
 /* Who is on the other end of a connection, as the kernel recorded it at connect(). */

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "macro.h"
 
-#define INSTANCE_LOCKS 3
+#define INSTANCE_LOCKS 2
 
 struct instance {
 	int fd[INSTANCE_LOCKS];
@@ -151,35 +151,62 @@ static int check_parent(const char *what, const char *path)
 	return 0;
 }
 
+int instance_check_modem_paths(const struct config_device *d)
+{
+	if (d->control != CONFIG_CONTROL_QMI)
+		return 0;
+	return check_parent("control link", d->control_link);
+}
+
 int instance_check_paths(const struct config *config)
 {
-	const struct config_device *d = &config->device;
-	int r = check_parent("control socket", d->control_socket);
+	int r = check_parent("control socket", config->device.control_socket);
 
-	if (r == 0 && d->control == CONFIG_CONTROL_QMI)
-		r = check_parent("control link", d->control_link);
+	for (unsigned i = 0; r == 0 && i < config->n_modems; i++)
+		r = instance_check_modem_paths(&config->modem[i].device);
 	return r;
+}
+
+static int instance_new(struct instance **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
 }
 
 int instance_lock(const struct config *config, struct instance **ret)
 {
-	const struct config_device *d = &config->device;
+	const char *socket = config->device.control_socket;
+	struct instance *inst;
+	char path[PATH_MAX], what[PATH_MAX + 32];
+	int r;
+
+	r = instance_new(&inst);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s.lock", socket);
+	snprintf(what, sizeof(what), "control socket %s", socket);
+	r = lock_one(path, what, &inst->fd[inst->n]);
+	if (r < 0)
+		goto fail;
+	inst->n++;
+	*ret = inst;
+	return 0;
+fail:
+	instance_unlock(inst);
+	return r;
+}
+
+int instance_lock_modem(const char *control_socket, const struct config_device *d,
+			struct instance **ret)
+{
 	struct instance *inst;
 	char path[PATH_MAX], what[PATH_MAX + 32];
 	const char *slash;
 	int r;
 
-	inst = calloc(1, sizeof(*inst));
-	if (!inst)
-		return -ENOMEM;
-
-	snprintf(path, sizeof(path), "%s.lock", d->control_socket);
-	snprintf(what, sizeof(what), "control socket %s", d->control_socket);
-	r = lock_one(path, what, &inst->fd[inst->n]);
+	r = instance_new(&inst);
 	if (r < 0)
-		goto fail;
-	inst->n++;
-
+		return r;
 	if (d->control == CONFIG_CONTROL_QMI) {
 		snprintf(path, sizeof(path), "%s.lock", d->control_link);
 		snprintf(what, sizeof(what), "control link %s", d->control_link);
@@ -189,9 +216,9 @@ int instance_lock(const struct config *config, struct instance **ret)
 		inst->n++;
 	}
 
-	slash = strrchr(d->control_socket, '/');
+	slash = strrchr(control_socket, '/');
 	snprintf(path, sizeof(path), "%.*s/qmapd-device-%016" PRIx64 ".lock",
-		 slash ? (int)(slash - d->control_socket) : 1, slash ? d->control_socket : ".",
+		 slash ? (int)(slash - control_socket) : 1, slash ? control_socket : ".",
 		 hash_string(d->device));
 	snprintf(what, sizeof(what), "device %s", d->device);
 	r = lock_one(path, what, &inst->fd[inst->n]);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
+#include "modem.h"
 #include "notify.h"
 #include "rtnl.h"
 
@@ -89,12 +90,14 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct qmapd *q = w->data;
 	char result[512];
+	json_t *reply = NULL;
 	(void)loop;
 	(void)revents;
 
 	notify_reloading();
 	log_info("received SIGHUP, reloading the configuration");
-	manager_reload(q->manager, result, sizeof(result));
+	manager_reload(q->manager, NULL, &reply, result, sizeof(result));
+	json_decref(reply);
 	notify_ready();
 }
 
@@ -183,12 +186,17 @@ static int check_config(const char *path, const struct config *config)
 	if (r < 0) {
 		log_warning(r, "cannot open rtnetlink; interface names not checked");
 	} else {
-		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-			if (!config->mux[id].present)
-				continue;
-			if (manager_check_interface(rtnl, &config->mux[id], err, sizeof(err)) < 0) {
-				log_err(0, "mux %u: %s", id, err);
-				failed++;
+		for (unsigned i = 0; i < config->n_modems; i++) {
+			const struct config_modem *md = &config->modem[i];
+
+			for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+				if (!md->mux[id].present)
+					continue;
+				if (modem_check_interface(rtnl, &md->mux[id], err, sizeof(err)) <
+				    0) {
+					log_err(0, "%s: mux %u: %s", md->name, id, err);
+					failed++;
+				}
 			}
 		}
 		rtnl_close(rtnl);
@@ -206,34 +214,36 @@ static int check_config(const char *path, const struct config *config)
 }
 
 /* The control socket reaches the manager through these (it is tested against a stub). */
-static json_t *ops_status(void *m)
+static int ops_status(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_status(m);
+	return manager_status(m, modem, ret, err, errlen);
 }
 
-static json_t *ops_mux_list(void *m)
+static int ops_mux_list(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_mux_list(m);
+	return manager_mux_list(m, modem, ret, err, errlen);
 }
 
-static json_t *ops_stats(void *m)
+static int ops_stats(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_stats(m);
+	return manager_stats(m, modem, ret, err, errlen);
 }
 
-static int ops_mux_add(void *m, const struct config_mux *cfg, char *err, size_t errlen)
+static int ops_mux_add(void *m, const char *modem, const struct config_mux *cfg, json_t **ret,
+		       char *err, size_t errlen)
 {
-	return manager_mux_add(m, cfg, err, errlen);
+	return manager_mux_add(m, modem, cfg, ret, err, errlen);
 }
 
-static int ops_mux_del(void *m, unsigned id, char *err, size_t errlen)
+static int ops_mux_del(void *m, const char *modem, unsigned id, json_t **ret, char *err,
+		       size_t errlen)
 {
-	return manager_mux_del(m, id, err, errlen);
+	return manager_mux_del(m, modem, id, ret, err, errlen);
 }
 
-static int ops_reload(void *m, char *err, size_t errlen)
+static int ops_reload(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_reload(m, err, errlen);
+	return manager_reload(m, modem, ret, err, errlen);
 }
 
 static const struct control_ops control_ops = {

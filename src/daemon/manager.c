@@ -1,33 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-#include <arpa/inet.h>
+/* The set of modems: creation, naming, routing by name, reload across them (manager.h). */
 #include <errno.h>
-#include <inttypes.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "datapath.h"
-#include "control-protocol.h"
+#include "instance.h"
 #include "log.h"
+#include "macro.h"
 #include "manager.h"
-#include "netdev.h"
+#include "modem.h"
 #include "notify.h"
-#include "qmi-modem.h"
-#include "session.h"
-#include "wdm.h"
+
+/* One modem as the manager holds it: the modem, its locks, where its config came from. */
+struct entry {
+	struct entry *next;
+	struct manager *manager;
+	struct modem *modem;
+	struct instance *lock;
+	bool from_section; /* a [modem.NAME] section or the old single-modem form; else template */
+};
 
 struct manager {
 	struct ev_loop *loop;
 	struct rtnl *rtnl;
 	struct config *config;
-	struct datapath *dp;
-	struct wdm *wdm;
-	struct qmi_modem *qm;
-	struct session *session[CONFIG_MUX_ID_MAX + 1];
-	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
-	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	struct entry *entries; /* in the order they were created */
+	bool legacy;	       /* [device] device = SPEC: one modem, the old names (qmap<N>) */
 	bool stopping;
 };
 
@@ -36,638 +35,476 @@ static void config_freep(struct config **c)
 	config_free(*c);
 }
 
-static bool control_qmi(const struct manager *m)
+static unsigned manager_count(const struct manager *m)
 {
-	return m->config->device.control == CONFIG_CONTROL_QMI;
+	unsigned n = 0;
+
+	for (const struct entry *e = m->entries; e; e = e->next)
+		n++;
+	return n;
 }
 
-/* A mux's state as qmapctl shows it: its session's, or with static addresses the modem's. */
-static const char *mux_state(const struct manager *m, unsigned id)
+static struct entry *manager_find(const struct manager *m, const char *name)
 {
-	if (m->session[id])
-		return session_state_to_string(m->session[id]->state);
-	return datapath_modem_up(m->dp) ? "connected" : "disconnected";
+	for (struct entry *e = m->entries; e; e = e->next)
+		if (strcmp(modem_name(e->modem), name) == 0)
+			return e;
+	return NULL;
 }
 
 /* STATUS= for systemd: one line a person can read in `systemctl status qmapd`. */
 static void manager_update_status(struct manager *m)
 {
-	unsigned total = 0, connected = 0;
+	unsigned n = manager_count(m), total = 0, connected = 0;
+	char line[512] = "";
+	size_t o = 0;
 
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (!datapath_mux(m->dp, id))
-			continue;
-		total++;
-		if (strcmp(mux_state(m, id), "connected") == 0)
-			connected++;
+	if (n == 0) {
+		notify_status("no modem%s", m->config->discovery ? " yet (discovery)" : "");
+		return;
 	}
-	const char *modem = m->qm ? qmi_modem_state_to_string(m->qm->state)
-				  : (datapath_modem_up(m->dp) ? "ready" : "absent");
-	notify_status("modem %s, %u of %u mux(es) connected", modem, connected, total);
+	for (const struct entry *e = m->entries; e; e = e->next) {
+		unsigned t, c;
+
+		modem_count_muxes(e->modem, &t, &c);
+		total += t;
+		connected += c;
+		if (o < sizeof(line))
+			o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %s %u/%u",
+					      o ? ", " : "", modem_name(e->modem),
+					      modem_state(e->modem), c, t);
+	}
+	if (n == 1) {
+		modem_count_muxes(m->entries->modem, &total, &connected);
+		notify_status("modem %s %s, %u of %u mux(es) connected",
+			      modem_name(m->entries->modem), modem_state(m->entries->modem),
+			      connected, total);
+		return;
+	}
+	notify_status("%u modems, %u of %u mux(es) connected: %s", n, connected, total, line);
 }
 
-static void on_session_state(void *userdata, struct session *s)
+static void on_modem_change(void *userdata, struct modem *modem)
 {
-	(void)s;
+	(void)modem;
 	manager_update_status(userdata);
 }
 
-/* ---- modem events ------------------------------------------------------------------- */
-
-static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
+/* An interface one modem would take that another one has: refused, not taken over. */
+static const char *interface_owner(const struct manager *m, const struct entry *self,
+				   const char *ifname)
 {
-	struct manager *m = userdata;
-	int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
-					 f->ul_max_datagrams, f->dl_min_padding);
-	if (r < 0) {
-		log_err(r, "modem: cannot apply the granted data format");
-		return;
-	}
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		if (m->session[id])
-			session_modem_ready(m->session[id], m->qm->device, m->qm->data_interface);
-	manager_update_status(m);
+	for (const struct entry *e = m->entries; e; e = e->next)
+		if (e != self && modem_has_interface(e->modem, ifname))
+			return modem_name(e->modem);
+	return NULL;
 }
 
-static void on_qmi_lost(void *userdata)
+/*
+ * Create, lock and (once the manager runs) start a modem for cfg. Muxes whose interface
+ * another modem has are left out, with an error logged, rather than taken from it.
+ */
+static int manager_create(struct manager *m, const struct config_modem *cfg, bool from_section,
+			  bool start)
 {
-	struct manager *m = userdata;
-
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		if (m->session[id])
-			session_modem_lost(m->session[id]);
-	manager_update_status(m);
-}
-
-static int qmi_data_interface(void *userdata)
-{
-	struct manager *m = userdata;
-
-	return datapath_data_interface(m->dp);
-}
-
-static void on_modem_up(void *userdata)
-{
-	struct manager *m = userdata;
-
-	log_info("modem %s: present", m->config->device.device);
-	if (m->qm && !m->stopping)
-		qmi_modem_start(m->qm);
-	manager_update_status(m);
-}
-
-static void on_modem_down(void *userdata)
-{
-	struct manager *m = userdata;
-
-	log_warning(0, "modem %s: gone; devices kept without carrier", m->config->device.device);
-	if (m->qm) {
-		qmi_modem_stop(m->qm);
-		on_qmi_lost(m);
-	}
-	manager_update_status(m);
-}
-
-static void on_control(void *userdata, const uint8_t *buf, size_t len)
-{
-	struct manager *m = userdata;
-
-	if (m->wdm)
-		wdm_deliver(m->wdm, buf, len);
-}
-
-static int wdm_to_modem(void *userdata, const uint8_t *msg, size_t len)
-{
-	struct manager *m = userdata;
-
-	return datapath_control_send(m->dp, msg, len);
-}
-
-/* ---- muxes -------------------------------------------------------------------------- */
-
-/* Whether cfg's interface may become a mux device: free, or a device qmapd made. */
-int manager_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
-			    size_t errlen)
-{
-	int r = netdev_probe_name(rtnl, cfg->interface);
-
-	switch (r) {
-	case 0:
-	case 1:
-		return 0;
-	case -EEXIST:
-		snprintf(err, errlen,
-			 "interface %s exists and was not created by qmapd; refusing to take it "
-			 "over",
-			 cfg->interface);
-		return r;
-	case -EINVAL:
-		snprintf(err, errlen, "invalid interface name '%s'", cfg->interface);
-		return r;
-	default:
-		snprintf(err, errlen, "cannot look up interface %s: %s", cfg->interface,
-			 strerror(-r));
-		return r;
-	}
-}
-
-static int manager_add(struct manager *m, const struct config_mux *cfg, bool from_config, char *err,
-		       size_t errlen)
-{
-	struct mux *mux;
+	const struct modem_callbacks cb = { .on_change = on_modem_change };
+	struct config_modem *c;
+	struct entry *e, **tail;
 	int r;
 
-	if (datapath_mux(m->dp, cfg->id)) {
-		snprintf(err, errlen, "mux %u exists", cfg->id);
-		return -EEXIST;
+	if (manager_find(m, cfg->name))
+		return log_err(0, "modem %s: exists already", cfg->name), -EEXIST;
+	e = calloc(1, sizeof(*e));
+	c = malloc(sizeof(*c));
+	if (!e || !c) {
+		free(e);
+		free(c);
+		return log_err(ENOMEM, "modem %s", cfg->name);
 	}
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		if (datapath_mux(m->dp, id) &&
-		    strcmp(mux_netdev(datapath_mux(m->dp, id))->name, cfg->interface) == 0) {
-			snprintf(err, errlen, "interface %s is used by mux %u", cfg->interface, id);
-			return -EEXIST;
+	*c = *cfg;
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const char *owner;
+
+		if (!c->mux[id].present)
+			continue;
+		owner = interface_owner(m, NULL, c->mux[id].interface);
+		if (owner) {
+			log_err(0, "%s: mux %u: interface %s is used by modem %s; mux left out",
+				c->name, id, c->mux[id].interface, owner);
+			c->mux[id].present = false;
 		}
-	r = manager_check_interface(m->rtnl, cfg, err, errlen);
+	}
+	e->manager = m;
+	e->from_section = from_section;
+	r = instance_check_modem_paths(&c->device);
+	if (r >= 0)
+		r = instance_lock_modem(m->config->device.control_socket, &c->device, &e->lock);
+	if (r >= 0)
+		r = modem_new(m->loop, m->rtnl, c, &cb, m, &e->modem);
+	free(c);
+	if (r >= 0 && start)
+		r = modem_start(e->modem);
+	if (r < 0) {
+		e->modem = modem_free(e->modem);
+		e->lock = instance_unlock(e->lock);
+		free(e);
+		return r;
+	}
+	for (tail = &m->entries; *tail; tail = &(*tail)->next)
+		;
+	*tail = e;
+	log_info("modem %s: %s", cfg->name, cfg->device.device);
+	manager_update_status(m);
+	return 0;
+}
+
+static void manager_remove(struct manager *m, struct entry *e)
+{
+	for (struct entry **p = &m->entries; *p; p = &(*p)->next)
+		if (*p == e) {
+			*p = e->next;
+			break;
+		}
+	log_info("modem %s: removed", modem_name(e->modem));
+	e->modem = modem_free(e->modem);
+	e->lock = instance_unlock(e->lock);
+	free(e);
+	manager_update_status(m);
+}
+
+/*
+ * The modem a request is for: the named one, or the only one. need_one: without a name and
+ * with several modems, the request is ambiguous (mux-add, mux-del). *ret NULL: all of them.
+ */
+static int manager_route(struct manager *m, const char *name, bool need_one, struct entry **ret,
+			 char *err, size_t errlen)
+{
+	unsigned n = manager_count(m);
+
+	*ret = NULL;
+	if (name) {
+		*ret = manager_find(m, name);
+		if (!*ret) {
+			snprintf(err, errlen, "no modem '%s'%s", name,
+				 n ? "" : " (no modem is present)");
+			return -ENODEV;
+		}
+		return 0;
+	}
+	if (!need_one)
+		return 0;
+	if (n == 0) {
+		snprintf(err, errlen, "no modem is present");
+		return -ENODEV;
+	}
+	if (n > 1) {
+		snprintf(err, errlen, "%u modems: name one with -m (qmapctl -m NAME ...)", n);
+		return -ENOTUNIQ;
+	}
+	*ret = m->entries;
+	return 0;
+}
+
+/* ---- requests ----------------------------------------------------------------------- */
+
+static int manager_collect(struct manager *m, const char *name, json_t *(*fn)(struct modem *),
+			   const char *key, json_t **ret, char *err, size_t errlen)
+{
+	struct entry *only;
+	json_t *list;
+	int r;
+
+	r = manager_route(m, name, false, &only, err, errlen);
 	if (r < 0)
 		return r;
-	r = datapath_mux_add(m->dp, cfg, m->config->device.persist_devices, !control_qmi(m), &mux);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
-		return r;
-	}
-	if (control_qmi(m)) {
-		struct session_callbacks cb = { .on_state = on_session_state };
-		r = session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, &m->session[cfg->id]);
-		if (r < 0) {
-			datapath_mux_del(m->dp, cfg->id);
-			snprintf(err, errlen, "out of memory");
-			return r;
-		}
-		if (m->qm->state == QMI_MODEM_STATE_READY)
-			session_modem_ready(m->session[cfg->id], m->qm->device,
-					    m->qm->data_interface);
-	}
-	m->from_config[cfg->id] = from_config;
-	m->mux_cfg[cfg->id] = *cfg;
-	manager_update_status(m);
-	return 0;
-}
-
-static int manager_del(struct manager *m, unsigned id)
-{
-	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
-		return -ENOENT;
-	session_free_async(m->session[id]);
-	m->session[id] = NULL;
-	datapath_mux_del(m->dp, id);
-	m->from_config[id] = false;
-	log_info("mux %u: removed", id);
-	manager_update_status(m);
-	return 0;
-}
-
-int manager_mux_add(struct manager *m, const struct config_mux *cfg, char *err, size_t errlen)
-{
-	int r = manager_add(m, cfg, false, err, errlen);
-	if (r == 0)
-		log_info("mux %u (%s): added at runtime", cfg->id, cfg->interface);
-	return r;
-}
-
-int manager_mux_del(struct manager *m, unsigned id, char *err, size_t errlen)
-{
-	int r = manager_del(m, id);
-	if (r == -ENOENT)
-		snprintf(err, errlen, "no mux %u", id);
-	return r;
-}
-
-/* Same settings? Compared key by key: struct padding may hold anything. */
-static bool mux_cfg_equal(const struct config_mux *a, const struct config_mux *b)
-{
-	if (a->n_routes != b->n_routes)
-		return false;
-	for (unsigned i = 0; i < a->n_routes; i++)
-		if (memcmp(&a->routes[i], &b->routes[i], sizeof(a->routes[i])) != 0)
-			return false;
-	return a->id == b->id && strcmp(a->interface, b->interface) == 0 &&
-	       strcmp(a->apn, b->apn) == 0 && a->ip_type == b->ip_type &&
-	       strcmp(a->allowed_auth, b->allowed_auth) == 0 && strcmp(a->user, b->user) == 0 &&
-	       strcmp(a->password, b->password) == 0 && a->mtu == b->mtu &&
-	       a->headroom == b->headroom &&
-	       memcmp(&a->ipv4_address, &b->ipv4_address, sizeof(a->ipv4_address)) == 0 &&
-	       memcmp(&a->ipv6_address, &b->ipv6_address, sizeof(a->ipv6_address)) == 0 &&
-	       a->route_metric == b->route_metric && a->default_route == b->default_route &&
-	       a->autoconnect == b->autoconnect;
-}
-
-enum reload_action {
-	RELOAD_NONE,   /* no mux, none in the file */
-	RELOAD_KEEP,   /* running as it is: added at runtime, or the file says the same */
-	RELOAD_REMOVE, /* from the file, gone from it */
-	RELOAD_CHANGE, /* settings differ: torn down, created again */
-	RELOAD_ADD,    /* new in the file */
-};
-
-/*
- * Everything that can be known before anything is torn down: the interface names the
- * reload would leave (kept muxes with theirs, added and changed ones with the file's) are
- * distinct, and each new one is free or a device qmapd made. Swaps are fine: both muxes are
- * torn down before either is created.
- */
-static int reload_validate(struct manager *m, const struct config *next,
-			   const enum reload_action *action, char *err, size_t errlen)
-{
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *n = &next->mux[id];
-		char e[256];
-		int r;
-
-		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
-			continue;
-		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++) {
-			if (o == id || action[o] != RELOAD_KEEP)
-				continue;
-			if (strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0) {
-				snprintf(err, errlen,
-					 "[mux.%u]: interface %s is used by mux %u, which stays",
-					 id, n->interface, o);
-				return -EEXIST;
-			}
-		}
-		/* A name one of our muxes holds now is ours; anything else must be free or ours. */
-		bool ours = false;
-		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX && !ours; o++)
-			ours = (action[o] == RELOAD_REMOVE || action[o] == RELOAD_CHANGE) &&
-			       strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0;
-		if (ours)
-			continue;
-		r = manager_check_interface(m->rtnl, n, e, sizeof(e));
-		if (r < 0) {
-			snprintf(err, errlen, "[mux.%u]: %s", id, e);
-			return r;
-		}
-	}
-	return 0;
-}
-
-/*
- * Apply a validated plan: tear down what is removed or changed, then create what is added or
- * changed. If a creation fails anyway (the kernel said no), undo: delete what this reload
- * created and create the torn-down muxes again with their old settings.
- */
-static int reload_apply(struct manager *m, const struct config *next,
-			const enum reload_action *action, char *err, size_t errlen)
-{
-	struct config_mux *old = calloc(CONFIG_MUX_ID_MAX + 1, sizeof(*old));
-	bool old_from_config[CONFIG_MUX_ID_MAX + 1];
-	unsigned failed = 0;
-	char e[CONTROL_ERROR_MAX];
-	int r = 0;
-
-	if (!old) {
+	list = json_array();
+	for (struct entry *e = m->entries; list && e; e = e->next)
+		if ((!only || e == only) && json_array_append_new(list, fn(e->modem)) < 0)
+			list = (json_decref(list), NULL);
+	*ret = list ? json_pack("{s:o}", key, list) : NULL;
+	if (!*ret) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
-			continue;
-		old[id] = m->mux_cfg[id];
-		old_from_config[id] = m->from_config[id];
-		manager_del(m, id);
-	}
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
-			continue;
-		r = manager_add(m, &next->mux[id], true, e, sizeof(e));
-		if (r < 0) {
-			failed = id;
-			break;
-		}
-	}
-	if (r == 0) {
-		free(old);
-		return 0;
-	}
-
-	log_err(r, "reload: mux %u: %s; going back to the running configuration", failed, e);
-	snprintf(err, errlen, "mux %u: %s; the previous configuration is running again", failed, e);
-	for (unsigned id = CONFIG_MUX_ID_MIN; id < failed; id++)
-		if (action[id] == RELOAD_ADD || action[id] == RELOAD_CHANGE)
-			manager_del(m, id);
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		char e2[CONTROL_ERROR_MAX];
-
-		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
-			continue;
-		if (manager_add(m, &old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
-			log_err(0, "reload: mux %u: cannot restore it: %s", id, e2);
-			snprintf(err, errlen, "mux %u: %s; mux %u could not be restored: %s",
-				 failed, e, id, e2);
-		}
-	}
-	free(old);
-	return r;
-}
-
-int manager_reload(struct manager *m, char *err, size_t errlen)
-{
-	_cleanup_(config_freep) struct config *next = NULL;
-	enum reload_action action[CONFIG_MUX_ID_MAX + 1] = {};
-	char perr[CONFIG_ERROR_MAX], verr[CONTROL_ERROR_MAX];
-	unsigned added = 0, removed = 0, changed = 0;
-	int r;
-
-	r = config_load_file(m->config->path, &next, perr, sizeof(perr));
-	if (r < 0) {
-		snprintf(err, errlen, "%s; keeping the running configuration", perr);
-		return log_err(0, "reload: %s", err), r;
-	}
-
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *n = &next->mux[id];
-		bool have = datapath_mux(m->dp, id) != NULL;
-
-		if (have && m->from_config[id] && !n->present)
-			action[id] = RELOAD_REMOVE, removed++;
-		else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n))
-			action[id] = RELOAD_CHANGE, changed++;
-		else if (!have && n->present)
-			action[id] = RELOAD_ADD, added++;
-		else if (have)
-			action[id] = RELOAD_KEEP;
-	}
-	r = reload_validate(m, next, action, verr, sizeof(verr));
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s; keeping the running configuration", m->config->path,
-			 verr);
-		return log_err(0, "reload: %s", err), r;
-	}
-	if (memcmp(&next->device, &m->config->device, sizeof(next->device)) != 0)
-		log_warning(0, "reload: changes in [device] take effect after a restart");
-	r = reload_apply(m, next, action, err, errlen);
-	if (r < 0)
-		return r;
-
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		if (action[id] == RELOAD_KEEP && next->mux[id].present)
-			m->from_config[id] = true;
-	/* The running [device] stays as it is until a restart; everything else is the new file. */
-	next->device = m->config->device;
-	config_free(m->config);
-	m->config = TAKE_PTR(next);
-	log_info("reload: %u mux(es) added, %u removed, %u changed", added, removed, changed);
-	snprintf(err, errlen, "%u added, %u removed, %u changed", added, removed, changed);
 	return 0;
 }
 
-/* ---- JSON --------------------------------------------------------------------------- */
-
-static json_t *prefix_json(const struct config_prefix *p, bool with_len)
+int manager_status(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	char text[INET6_ADDRSTRLEN + 4];
-
-	if (p->family == 0)
-		return json_null();
-	inet_ntop(p->family, &p->addr, text, INET6_ADDRSTRLEN);
-	if (with_len)
-		snprintf(text + strlen(text), 5, "/%u", p->prefixlen);
-	return json_string(text);
+	return manager_collect(m, modem, modem_status, "modems", ret, err, errlen);
 }
 
-static json_t *family_json(const struct session_family *f)
+int manager_stats(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	json_t *dns = json_array();
-
-	for (int i = 0; i < 2; i++)
-		if (f->applied.dns[i].family)
-			json_array_append_new(dns, prefix_json(&f->applied.dns[i], false));
-	json_t *o = json_pack("{s:o, s:o}", "address", prefix_json(&f->applied.address, true),
-			      "dns", dns);
-	if (f->applied.gateway.family)
-		json_object_set_new(o, "gateway", prefix_json(&f->applied.gateway, false));
-	if (f->applied.mtu)
-		json_object_set_new(o, "mtu", json_integer(f->applied.mtu));
-	return o;
+	return manager_collect(m, modem, modem_stats, "modems", ret, err, errlen);
 }
 
-static json_t *mux_json(struct manager *m, unsigned id)
+int manager_mux_list(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	const struct mux *mux = datapath_mux(m->dp, id);
-	const struct config_mux *c = &m->mux_cfg[id];
-	const struct session *s = m->session[id];
-	const struct mux_stats *st = mux_get_stats(mux);
-	const char *state = mux_state(m, id);
+	struct entry *only;
+	json_t *list;
+	int r;
 
-	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i}", "id", id, "interface",
-			      mux_netdev(mux)->name, "state", state, "apn", c->apn, "ip-type",
-			      config_ip_type_to_string(c->ip_type), "headroom",
-			      mux_netdev(mux)->status, "mtu", c->mtu);
-	if (c->user[0])
-		json_object_set_new(o, "user", json_string(c->user));
-	if (c->password[0])
-		json_object_set_new(o, "password", json_string("(hidden)"));
-	if (c->allowed_auth[0])
-		json_object_set_new(o, "allowed-auth", json_string(c->allowed_auth));
-	if (s) {
-		for (unsigned i = 0; i < s->n_fam; i++) {
-			const struct session_family *f = &s->fam[i];
-			if (f->handle && f->applied.valid)
-				json_object_set_new(o, f->family == AF_INET ? "ipv4" : "ipv6",
-						    family_json(f));
-		}
-		if (s->last_error[0])
-			json_object_set_new(o, "last-error", json_string(s->last_error));
-		double retry = session_retry_in(s);
-		if (retry >= 0)
-			json_object_set_new(o, "retry-in", json_real(retry));
-	} else {
-		/* Static configuration (control = none). */
-		if (c->ipv4_address.family)
-			json_object_set_new(
-				o, "ipv4",
-				json_pack("{s:o}", "address", prefix_json(&c->ipv4_address, true)));
-		if (c->ipv6_address.family)
-			json_object_set_new(
-				o, "ipv6",
-				json_pack("{s:o}", "address", prefix_json(&c->ipv6_address, true)));
+	r = manager_route(m, modem, false, &only, err, errlen);
+	if (r < 0)
+		return r;
+	list = json_array();
+	for (struct entry *e = m->entries; list && e; e = e->next)
+		if ((!only || e == only) && modem_mux_list(e->modem, list) < 0)
+			list = (json_decref(list), NULL);
+	*ret = list ? json_pack("{s:o}", "muxes", list) : NULL;
+	if (!*ret) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	json_object_set_new(
-		o, "counters",
-		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "rx-packets",
-			  (json_int_t)st->rx_packets, "rx-bytes", (json_int_t)st->rx_bytes,
-			  "tx-packets", (json_int_t)st->tx_packets, "tx-bytes",
-			  (json_int_t)st->tx_bytes, "rx-dropped",
-			  (json_int_t)(st->rx_dropped_queue_full + st->rx_dropped_write_error),
-			  "tx-dropped",
-			  (json_int_t)(st->tx_dropped_not_ip + st->tx_dropped_too_big +
-				       st->tx_dropped_link_down + st->tx_dropped_bad_gso +
-				       st->tx_dropped_device)));
-	return o;
+	return 0;
 }
 
-static void set_string(json_t *o, const char *key, const char *value)
+/* Routing errors are -ENODEV and -ENOTUNIQ only (manager.h): a modem's own become -EIO. */
+static int not_routing(int r)
 {
-	if (value && *value)
-		json_object_set_new(o, key, json_string(value));
+	return r == -ENODEV || r == -ENOTUNIQ ? -EIO : r;
 }
 
-/* 0 in `granted` means the modem did not report that value. */
-static json_t *data_format_json(const struct qmi_data_format *f)
+int manager_mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
+		    json_t **ret, char *err, size_t errlen)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "protocol",
-			 f->version == QMAP_V5 ? "qmapv5" : "qmap", "dl-max-size",
-			 (json_int_t)f->dl_max_size, "dl-max-datagrams",
-			 (json_int_t)f->dl_max_datagrams, "ul-max-size", (json_int_t)f->ul_max_size,
-			 "ul-max-datagrams", (json_int_t)f->ul_max_datagrams, "dl-min-padding",
-			 (json_int_t)f->dl_min_padding);
-}
+	struct config_mux c = *cfg;
+	struct entry *e;
+	const char *owner;
+	int r;
 
-json_t *manager_status(struct manager *m)
-{
-	json_t *modem = json_object();
-	const struct qmi_modem *qm = m->qm;
-
-	json_object_set_new(modem, "transport", json_string(m->config->device.device));
-	if (!qm) {
-		json_object_set_new(modem, "state",
-				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
-		json_object_set_new(modem, "control", json_string("none"));
-	} else {
-		json_object_set_new(modem, "state",
-				    json_string(qmi_modem_state_to_string(qm->state)));
-		json_object_set_new(modem, "control-path", json_string(qm->path));
-		set_string(modem, "manufacturer", qm->manufacturer);
-		set_string(modem, "model", qm->model);
-		set_string(modem, "revision", qm->revision);
-		set_string(modem, "imei", qm->imei);
-		set_string(modem, "last-error", qm->last_error);
-		if (qm->state == QMI_MODEM_STATE_READY) {
-			/* In use at the top (the keys as before), then what was asked and what
-			 * the modem answered, side by side. */
-			json_t *df = data_format_json(&qm->format);
-			json_object_set_new(df, "requested", data_format_json(&qm->requested));
-			json_object_set_new(df, "granted", data_format_json(&qm->granted));
-			json_object_set_new(df, "data-interface", json_integer(qm->data_interface));
-			json_object_set_new(modem, "data-format", df);
-			set_string(modem, "registration", qm->registration);
-			set_string(modem, "access-technology", qm->access_technology);
-			set_string(modem, "operator", qm->operator_name);
-			if (qm->have_signal)
-				json_object_set_new(modem, "signal",
-						    json_pack("{s:i, s:i, s:i, s:f}", "rssi",
-							      qm->rssi, "rsrp", qm->rsrp, "rsrq",
-							      qm->rsrq, "snr", qm->snr / 10.0));
-		}
+	r = manager_route(m, modem, true, &e, err, errlen);
+	if (r < 0)
+		return r;
+	if (!c.interface_set && !m->legacy)
+		snprintf(c.interface, sizeof(c.interface), "%s.%u", modem_name(e->modem), c.id);
+	owner = interface_owner(m, e, c.interface);
+	if (owner) {
+		snprintf(err, errlen, "interface %s is used by modem %s", c.interface, owner);
+		return -EEXIST;
 	}
-	json_t *muxes = json_array();
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		if (datapath_mux(m->dp, id))
-			json_array_append_new(muxes, mux_json(m, id));
-	return json_pack("{s:o, s:o}", "modem", modem, "muxes", muxes);
+	r = modem_mux_add(e->modem, &c, err, errlen);
+	if (r < 0)
+		return not_routing(r);
+	*ret = json_pack("{s:s, s:i, s:s}", "modem", modem_name(e->modem), "id", (int)c.id,
+			 "interface", c.interface);
+	return *ret ? 0 : -ENOMEM;
 }
 
-json_t *manager_mux_list(struct manager *m)
+int manager_mux_del(struct manager *m, const char *modem, unsigned id, json_t **ret, char *err,
+		    size_t errlen)
 {
-	json_t *muxes = json_array();
+	struct entry *e;
+	int r;
 
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (!datapath_mux(m->dp, id))
-			continue;
-		json_array_append_new(muxes,
-				      json_pack("{s:i, s:s, s:s, s:s}", "id", id, "interface",
-						mux_netdev(datapath_mux(m->dp, id))->name, "state",
-						mux_state(m, id), "apn", m->mux_cfg[id].apn));
-	}
-	return json_pack("{s:o}", "muxes", muxes);
+	r = manager_route(m, modem, true, &e, err, errlen);
+	if (r < 0)
+		return r;
+	r = modem_mux_del(e->modem, id, err, errlen);
+	if (r < 0)
+		return not_routing(r);
+	*ret = json_pack("{s:s, s:i}", "modem", modem_name(e->modem), "id", (int)id);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- reload ------------------------------------------------------------------------- */
+
+static const struct config_modem *config_find_modem(const struct config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_modems; i++)
+		if (strcmp(c->modem[i].name, name) == 0)
+			return &c->modem[i];
+	return NULL;
+}
+
+/* What a running modem becomes under the new config. */
+enum modem_plan {
+	PLAN_KEEP,     /* same device: its muxes are reloaded */
+	PLAN_RECREATE, /* its device changed */
+	PLAN_REMOVE,   /* its section is gone */
+};
+
+/* The config a running modem gets from next: its section, or the template. *buf for the latter. */
+static const struct config_modem *next_config_of(const struct config *next, const struct entry *e,
+						 struct config_modem *buf)
+{
+	const struct config_modem *c = config_find_modem(next, modem_name(e->modem));
+
+	if (c || e->from_section)
+		return c;
+	if (config_modem_from_template(next, modem_name(e->modem), modem_device(e->modem), buf) < 0)
+		return NULL;
+	return buf;
 }
 
 /*
- * The QMI bridge's counters: every loss on the control path (a request the transport could
- * not take even after waiting, a response nobody was attached for or that did not fit the
- * client's queue) is one of these. Text and JSON from one table.
+ * Interfaces the reload would give two modems: refused before anything changes. Checked over
+ * the muxes of the file (runtime muxes are checked by each modem and the kernel).
  */
-static const struct {
-	const char *text, *json;
-	size_t offset;
-} wdm_counters[] = {
-#define WDM_COUNTER(field, json)                                \
-	{                                                       \
-#field, json, offsetof(struct wdm_stats, field) \
-	}
-	WDM_COUNTER(to_modem, "to-modem"),
-	WDM_COUNTER(to_modem_deferred, "to-modem-deferred"),
-	WDM_COUNTER(to_modem_overflows, "to-modem-overflows"),
-	WDM_COUNTER(to_modem_errors, "to-modem-errors"),
-	WDM_COUNTER(from_modem, "from-modem"),
-	WDM_COUNTER(from_modem_invalid, "from-modem-invalid"),
-	WDM_COUNTER(dropped_no_client, "dropped-no-client"),
-	WDM_COUNTER(dropped_queue_full, "dropped-queue-full"),
-	WDM_COUNTER(framing_errors, "framing-errors"),
-	WDM_COUNTER(discarded_bytes, "discarded-bytes"),
-	WDM_COUNTER(stale_flushes, "stale-flushes"),
-#undef WDM_COUNTER
-};
-
-static uint64_t wdm_counter(const struct wdm_stats *st, size_t i)
+static int reload_check_names(struct manager *m, const struct config *next, char *err,
+			      size_t errlen)
 {
-	return *(const uint64_t *)((const char *)st + wdm_counters[i].offset);
-}
+	struct config_modem *buf = malloc(sizeof(*buf) * 2);
+	int r = 0;
 
-json_t *manager_stats(struct manager *m)
-{
-	const struct datapath_stats *s = datapath_get_stats(m->dp);
-	json_t *malformed = json_object();
-	json_t *device = json_object();
-
-	for (int e = 0; e < _QMAP_ERR_MAX; e++)
-		json_object_set_new(malformed, qmap_error_name(e),
-				    json_integer((json_int_t)s->dl_malformed[e]));
-	if (device && counters_json_device(m->dp, device) < 0) {
-		json_decref(device);
-		device = NULL; /* the reply fails as a whole, as for any allocation */
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	json_t *muxes = json_array();
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct mux *mux = datapath_mux(m->dp, id);
-		if (!mux)
+	for (struct entry *e = m->entries; e && r == 0; e = e->next) {
+		const struct config_modem *a = next_config_of(next, e, &buf[0]);
+
+		if (!a)
 			continue;
-		json_t *o = json_pack("{s:i, s:s}", "id", id, "interface", mux_netdev(mux)->name);
-		if (o && counters_json_mux(mux, o) < 0) {
-			json_decref(o);
-			o = NULL;
-		}
-		json_array_append_new(muxes, o);
-	}
-	json_t *result = json_pack("{s:o, s:o, s:o}", "device", device, "malformed", malformed,
-				   "muxes", muxes);
-	if (result && m->wdm) {
-		struct wdm_stats st;
-		json_t *link = json_object();
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX && r == 0; id++) {
+			const char *ifname = a->mux[id].interface;
 
-		wdm_get_stats(m->wdm, &st);
-		for (size_t i = 0; link && i < ARRAY_SIZE(wdm_counters); i++)
-			json_object_set_new(link, wdm_counters[i].json,
-					    json_integer((json_int_t)wdm_counter(&st, i)));
-		if (!link || json_object_set_new(result, "control-link", link) < 0) {
-			json_decref(result);
-			return NULL;
+			if (!a->mux[id].present)
+				continue;
+			for (struct entry *o = m->entries; o && r == 0; o = o->next) {
+				const struct config_modem *b;
+
+				if (o == e || !modem_has_interface(o->modem, ifname))
+					continue;
+				b = next_config_of(next, o, &buf[1]);
+				for (unsigned j = CONFIG_MUX_ID_MIN; b && j <= CONFIG_MUX_ID_MAX;
+				     j++)
+					if (b->mux[j].present &&
+					    strcmp(b->mux[j].interface, ifname) == 0) {
+						snprintf(err, errlen,
+							 "%s: mux %u: interface %s stays with "
+							 "modem %s",
+							 a->name, id, ifname, modem_name(o->modem));
+						r = -EEXIST;
+						break;
+					}
+			}
 		}
 	}
-	return result;
+	free(buf);
+	return r;
 }
+
+int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen)
+{
+	_cleanup_(config_freep) struct config *next = NULL;
+	struct config_modem *buf = NULL;
+	char perr[CONFIG_ERROR_MAX], e2[CONFIG_ERROR_MAX];
+	unsigned added = 0, removed = 0, changed = 0, failed = 0;
+	struct entry *only;
+	int r, first_error = 0;
+
+	/* The whole file is reloaded; a name only has to be right. */
+	r = manager_route(m, modem, false, &only, err, errlen);
+	if (r < 0)
+		return r;
+	r = config_load_file(m->config->path, &next, perr, sizeof(perr));
+	if (r < 0) {
+		snprintf(err, errlen, "%s; keeping the running configuration", perr);
+		return log_err(0, "reload: %s", err), not_routing(r);
+	}
+	r = reload_check_names(m, next, perr, sizeof(perr));
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s; keeping the running configuration", m->config->path,
+			 perr);
+		return log_err(0, "reload: %s", err), r;
+	}
+	if (strcmp(next->device.control_socket, m->config->device.control_socket) != 0 ||
+	    strcmp(next->device.admin_group, m->config->device.admin_group) != 0 ||
+	    next->discovery != m->config->discovery || next->n_exclude != m->config->n_exclude ||
+	    memcmp(next->exclude, m->config->exclude, sizeof(next->exclude)) != 0)
+		log_warning(0, "reload: control-socket, admin-group, exclude and discovery take "
+			       "effect after a restart");
+	buf = malloc(sizeof(*buf));
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	err[0] = '\0';
+
+	/* Running modems: removed, re-created or reloaded, each on its own. */
+	for (struct entry *e = m->entries, *n; e; e = n) {
+		const struct config_modem *c = next_config_of(next, e, buf);
+		unsigned a = 0, d = 0, ch = 0;
+
+		n = e->next;
+		if (!c) {
+			manager_remove(m, e);
+			removed++;
+			continue;
+		}
+		if (strcmp(c->device.device, modem_device(e->modem)) != 0) {
+			bool section = e->from_section;
+
+			log_info("reload: modem %s: device %s -> %s: re-created", c->name,
+				 modem_device(e->modem), c->device.device);
+			manager_remove(m, e);
+			r = manager_create(m, c, section, true);
+			if (r < 0) {
+				failed++;
+				first_error = first_error ?: r;
+				if (!err[0])
+					snprintf(err, errlen, "modem %s: cannot create it: %s",
+						 c->name, strerror(-r));
+			}
+			changed++;
+			continue;
+		}
+		r = modem_reload(e->modem, c, &a, &d, &ch, e2, sizeof(e2));
+		if (r < 0) {
+			failed++;
+			first_error = first_error ?: r;
+			log_err(0, "reload: %s", e2);
+		}
+		added += a, removed += d, changed += ch;
+		if (r < 0 && !err[0])
+			snprintf(err, errlen, "%s", e2);
+	}
+	/* New sections. */
+	for (unsigned i = 0; i < next->n_modems; i++) {
+		if (manager_find(m, next->modem[i].name))
+			continue;
+		r = manager_create(m, &next->modem[i], true, true);
+		if (r < 0) {
+			failed++;
+			first_error = first_error ?: r;
+			if (!err[0])
+				snprintf(err, errlen, "modem %s: cannot create it: %s",
+					 next->modem[i].name, strerror(-r));
+			continue;
+		}
+		added++;
+	}
+	free(buf);
+
+	/* Daemon-wide keys stay as they are until a restart; the rest is the new file's. */
+	snprintf(next->device.control_socket, sizeof(next->device.control_socket), "%s",
+		 m->config->device.control_socket);
+	snprintf(next->device.admin_group, sizeof(next->device.admin_group), "%s",
+		 m->config->device.admin_group);
+	next->discovery = m->config->discovery;
+	config_free(m->config);
+	m->config = TAKE_PTR(next);
+	manager_update_status(m);
+	if (failed)
+		return not_routing(first_error);
+	log_info("reload: %u added, %u removed, %u changed", added, removed, changed);
+	snprintf(err, errlen, "%u added, %u removed, %u changed", added, removed, changed);
+	*ret = json_pack("{s:i, s:i, s:i}", "added", (int)added, "removed", (int)removed, "changed",
+			 (int)changed);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- stats -------------------------------------------------------------------------- */
 
 void manager_print_stats(const struct manager *m, FILE *f, const char *prefix)
 {
-	datapath_print_stats(m->dp, f, prefix);
-	if (m->wdm) {
-		struct wdm_stats st;
+	for (const struct entry *e = m->entries; e; e = e->next) {
+		char p[256];
 
-		wdm_get_stats(m->wdm, &st);
-		fprintf(f, "%scontrol-link:", prefix);
-		for (size_t i = 0; i < ARRAY_SIZE(wdm_counters); i++)
-			fprintf(f, " %s=%" PRIu64, wdm_counters[i].text, wdm_counter(&st, i));
-		fputc('\n', f);
+		snprintf(p, sizeof(p), "%s%s ", prefix, modem_name(e->modem));
+		modem_print_stats(e->modem, f, p);
 	}
 }
 
@@ -677,7 +514,6 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 		struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
-	char err[256];
 	int r;
 
 	if (!m) {
@@ -687,61 +523,26 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 	m->loop = loop;
 	m->rtnl = rtnl;
 	m->config = config;
+	m->legacy = !config->discovery && config->device.device[0];
 
-	struct datapath_events events = {
-		.on_modem_up = on_modem_up,
-		.on_modem_down = on_modem_down,
-		.on_control = on_control,
-		.userdata = m,
-	};
-	r = datapath_new(loop, rtnl, config, &events, &m->dp);
-	if (r < 0)
-		goto fail;
-
-	if (control_qmi(m)) {
-		const struct config_device *d = &config->device;
-		r = wdm_new(loop, WDM_FRAMING_QMUX, d->control_link, wdm_to_modem, m, &m->wdm);
+	for (unsigned i = 0; i < config->n_modems; i++) {
+		r = manager_create(m, &config->modem[i], true, false);
 		if (r < 0) {
-			log_err(r, "cannot create the QMI control bridge %s", d->control_link);
-			goto fail;
-		}
-		struct qmi_modem_request req = {
-			.dl_max_size = d->dl_max_size,
-			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
-			.ul_max_size = d->ul_max_size,
-			.ul_max_datagrams = d->ul_max_datagrams,
-			.dl_buffer_size = datapath_dl_buffer_size(m->dp),
-			.try_qmapv5 = d->qmap_version == QMAP_V5,
-		};
-		struct qmi_modem_callbacks cb = { .on_ready = on_qmi_ready,
-						  .on_lost = on_qmi_lost,
-						  .data_interface = qmi_data_interface };
-		r = qmi_modem_new(loop, d->control_link, &req, &cb, m, &m->qm);
-		if (r < 0)
-			goto fail;
-	}
-
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (!config->mux[id].present)
-			continue;
-		r = manager_add(m, &config->mux[id], true, err, sizeof(err));
-		if (r < 0) {
-			log_err(0, "mux %u: %s", id, err); /* err has the reason */
-			goto fail;
+			manager_free(m);
+			return r;
 		}
 	}
 	*ret = m;
 	return 0;
-fail:
-	manager_free(m);
-	return r;
 }
 
 int manager_start(struct manager *m)
 {
-	int r = datapath_start(m->dp);
-	if (r < 0)
-		return r;
+	for (struct entry *e = m->entries; e; e = e->next) {
+		int r = modem_start(e->modem);
+		if (r < 0)
+			return r;
+	}
 	manager_update_status(m);
 	return 0;
 }
@@ -749,29 +550,30 @@ int manager_start(struct manager *m)
 void manager_stop(struct manager *m)
 {
 	m->stopping = true;
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
-		session_free_async(m->session[id]);
-		m->session[id] = NULL;
-	}
+	for (struct entry *e = m->entries; e; e = e->next)
+		modem_stop(e->modem);
 }
 
 bool manager_stopped(const struct manager *m)
 {
-	(void)m;
-	return session_stops_pending() == 0;
+	for (const struct entry *e = m->entries; e; e = e->next)
+		if (!modem_stopped(e->modem))
+			return false;
+	return true;
 }
 
 struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
-		session_free_async(m->session[id]);
-		m->session[id] = NULL;
+	while (m->entries) {
+		struct entry *e = m->entries;
+
+		m->entries = e->next;
+		e->modem = modem_free(e->modem);
+		e->lock = instance_unlock(e->lock);
+		free(e);
 	}
-	m->qm = qmi_modem_free(m->qm);
-	m->dp = datapath_free(m->dp);
-	m->wdm = wdm_free(m->wdm);
 	config_free(m->config);
 	free(m);
 	return NULL;

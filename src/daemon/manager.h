@@ -1,33 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's state as the control socket sees it: the modem, its data format, and the
- * muxes with their sessions. Requests from qmapctl arrive here through control-server.c.
+ * The daemon's modems (modem.h), as the control socket and the signals see them: the list of
+ * modems, their creation from the config at start (and from discovery when a modem is
+ * plugged in), the name registry, the routing of requests by modem name, reload across
+ * modems, the STATUS= line and the counters of all of them.
  *
- * JSON results (jansson, keys in kebab-case as mmcli spells them; new references):
- *   status:   { "modem": { "state": "absent|initializing|ready|failed", "transport": "sim:/..",
- *                          "control-path": "/run/qmapd/qmi0", "manufacturer", "model",
- *                          "revision", "imei" (strings, may be absent),
- *                          "data-format": { "protocol": "qmapv5|qmap", "dl-max-size": N,
- *                                           "dl-max-datagrams": N, "ul-max-size": N,
- *                                           "ul-max-datagrams": N } (absent until granted),
- *                          "registration": "home|roaming|searching|denied|unknown|...",
- *                          "access-technology": "lte|...", "signal": { "rssi": dBm, ... } },
- *               "muxes": [ mux... ] }
- *   mux:      { "id": N, "interface": "qmap1", "state": "disabled|connecting|connected|
- *               disconnecting|disconnected|failed", "apn", "ip-type", "user",
- *               "password": "(hidden)" (only when set), "allowed-auth", "headroom": device
- *               status ("tap+xdp" | "tun (...)"), "mtu": N,
- *               "ipv4": { "address": "a/len", "gateway", "dns": [..], "mtu": N } (when up),
- *               "ipv6": { same },
- *               "last-error": "call end reason text" (when one happened),
- *               "retry-in": seconds (while waiting to reconnect),
- *               "counters": { "rx-packets", "rx-bytes", "tx-packets", "tx-bytes",
- *                             "rx-dropped", "tx-dropped" } }
- *   mux-list: { "muxes": [ { "id", "interface", "state", "apn" } ] }
- *   stats:    { "device": { kebab-case counters of struct datapath_stats/transport_stats },
- *               "malformed": { "<qmap_error_name>": N }, "muxes": [ { "id", "interface",
- *               kebab-case counters of struct mux_stats } ] }
- *             (device and mux counters: the tables in counters.c, shared with the text stats)
+ * Routing: a request may name a modem. Without a name, status, mux-list and stats cover
+ * every modem; mux-add and mux-del go to the only modem, and fail with -ENOTUNIQ when there
+ * are several. A name no modem has fails with -ENODEV (also when there is no modem at all).
+ * No other error of these calls is -ENODEV or -ENOTUNIQ, so the control server can tell
+ * them apart.
+ *
+ * JSON results (new references; the objects of one modem as modem.h describes them):
+ *   status:   { "modems": [ modem status... ] }
+ *   mux-list: { "muxes": [ { "modem", "id", "interface", "state", "apn" }... ] }
+ *   stats:    { "modems": [ modem stats... ] }
+ *   mux-add:  { "modem": NAME, "id": N, "interface": IFNAME }
+ *   mux-del:  { "modem": NAME, "id": N }
+ *   reload:   { "added": N, "removed": N, "changed": N } (muxes, over every modem)
  */
 #ifndef QMAPD_MANAGER_H
 #define QMAPD_MANAGER_H
@@ -44,11 +34,12 @@ struct rtnl;
 struct ev_loop;
 
 /*
- * Build the data plane, the wdm bridge and the QMI side (control = qmi) for `config`, which
- * the manager takes over (freed by it). Muxes of the config are created. Returns 0 or -errno.
+ * Create the modems of config, which the manager takes over (freed by it), each with its
+ * locks (instance.h) and muxes. Returns 0 or -errno (logged).
  */
 int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 		struct manager **ret);
+/* Start every modem, and discovery when the config asks for it. */
 int manager_start(struct manager *m);
 /* Begin a clean stop: sessions stop their networks and release their clients. */
 void manager_stop(struct manager *m);
@@ -56,28 +47,31 @@ void manager_stop(struct manager *m);
 bool manager_stopped(const struct manager *m);
 struct manager *manager_free(struct manager *m);
 
-/* Counters in the stable text format of datapath_print_stats(). */
+/* Every modem's counters in the stable text format, each line after "<prefix><name> ". */
 void manager_print_stats(const struct manager *m, FILE *f, const char *prefix);
 
-json_t *manager_status(struct manager *m);
-json_t *manager_mux_list(struct manager *m);
-json_t *manager_stats(struct manager *m);
+/* The results above into *ret; 0 or -errno with a message in err. modem may be NULL. */
+int manager_status(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen);
+int manager_mux_list(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen);
+int manager_stats(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen);
 
 /*
- * Add a mux at runtime and start its session (autoconnect). Returns 0 once the device exists
- * and the session is starting; -EEXIST (mux id or interface in use), -EINVAL, or -errno, with
- * a message for the user in err.
+ * Add a mux at runtime to a modem and start its session (autoconnect). A mux without an
+ * explicit interface gets the modem's default name ("<modem>.<N>", "qmap<N>" in a
+ * single-modem config of the old form). -EEXIST (id or interface in use, also by another
+ * modem), -EINVAL, or -errno, with a message in err.
  */
-int manager_mux_add(struct manager *m, const struct config_mux *cfg, char *err, size_t errlen);
-/* Stop the session, release its clients and remove the device. -ENOENT if no such mux. */
-int manager_mux_del(struct manager *m, unsigned id, char *err, size_t errlen);
-/* Re-read the config file and apply the difference; on error keep the old config. */
-int manager_reload(struct manager *m, char *err, size_t errlen);
+int manager_mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
+		    json_t **ret, char *err, size_t errlen);
+/* -ENOENT if the modem has no such mux. */
+int manager_mux_del(struct manager *m, const char *modem, unsigned id, json_t **ret, char *err,
+		    size_t errlen);
 /*
- * Whether cfg's interface may become a mux device: free, or a device qmapd created
- * (netdev_probe_name()). Otherwise -errno and the reason in err, as start and reload give it.
+ * Re-read the config file and apply the difference: new [modem.NAME] sections are created,
+ * removed ones freed, a modem whose device changed is re-created, the muxes of the others are
+ * reloaded (modem_reload()). On a parse error nothing changes. modem, when given, must name
+ * a modem; the whole file is reloaded anyway.
  */
-int manager_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
-			    size_t errlen);
+int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err, size_t errlen);
 
 #endif

@@ -163,19 +163,20 @@ void qmapctl_mux_render(json_t *mux, FILE *f)
 
 void qmapctl_mux_render_list(json_t *list, FILE *f)
 {
-	static const char *const keys[] = { "id", "interface", "state", "apn" };
-	static const char *const heads[] = { "ID", "INTERFACE", "STATE", "APN" };
+	enum { N = 5 };
+	static const char *const keys[N] = { "modem", "id", "interface", "state", "apn" };
+	static const char *const heads[N] = { "MODEM", "ID", "INTERFACE", "STATE", "APN" };
 	json_t *muxes = json_object_get(list, "muxes");
-	int width[4];
+	int width[N];
 
 	if (!json_is_array(muxes) || json_array_size(muxes) == 0) {
 		fprintf(f, "no muxes\n");
 		return;
 	}
-	for (size_t k = 0; k < 4; k++)
+	for (size_t k = 0; k < N; k++)
 		width[k] = (int)strlen(heads[k]);
 	for (size_t i = 0; i < json_array_size(muxes); i++)
-		for (size_t k = 0; k < 4; k++) {
+		for (size_t k = 0; k < N; k++) {
 			char buf[CONFIG_VALUE_MAX + 1];
 			const char *v = qmapctl_json_text(buf, sizeof(buf),
 							  json_array_get(muxes, i), keys[k]);
@@ -184,20 +185,20 @@ void qmapctl_mux_render_list(json_t *list, FILE *f)
 			width[k] = n > width[k] ? n : width[k];
 		}
 
-	fprintf(f, "%-*s  %-*s  %-*s  %s\n", width[0], heads[0], width[1], heads[1], width[2],
-		heads[2], heads[3]);
+	fprintf(f, "%-*s  %-*s  %-*s  %-*s  %s\n", width[0], heads[0], width[1], heads[1], width[2],
+		heads[2], width[3], heads[3], heads[4]);
 	for (size_t i = 0; i < json_array_size(muxes); i++) {
 		json_t *mux = json_array_get(muxes, i);
-		char buf[4][CONFIG_VALUE_MAX + 1], clean[4][CONFIG_VALUE_MAX + 1];
-		const char *v[4];
+		char buf[N][CONFIG_VALUE_MAX + 1], clean[N][CONFIG_VALUE_MAX + 1];
+		const char *v[N];
 
-		for (size_t k = 0; k < 4; k++) {
+		for (size_t k = 0; k < N; k++) {
 			v[k] = qmapctl_json_text(buf[k], sizeof(buf[k]), mux, keys[k]);
 			v[k] = qmapctl_sanitize(clean[k], sizeof(clean[k]), v[k] ?: "-");
 		}
 		/* No padding after the last column: no trailing blanks. */
-		fprintf(f, "%-*s  %-*s  %-*s  %s\n", width[0], v[0], width[1], v[1], width[2], v[2],
-			v[3][0] ? v[3] : "-");
+		fprintf(f, "%-*s  %-*s  %-*s  %-*s  %s\n", width[0], v[0], width[1], v[1], width[2],
+			v[2], width[3], v[3], v[4][0] ? v[4] : "-");
 	}
 }
 
@@ -266,16 +267,23 @@ static int mux_list(struct qmapctl *q, int argc, char **argv)
 	return qmapctl_show(q, argc, argv, "mux list", "mux-list", qmapctl_mux_render_list);
 }
 
-static json_t *find_mux(json_t *status, unsigned id)
+/* The mux of that modem (NULL: of any) in a status reply. */
+static json_t *find_mux(json_t *status, const char *modem, unsigned id)
 {
-	json_t *muxes = json_object_get(status, "muxes");
+	json_t *modems = json_object_get(status, "modems");
 
-	for (size_t i = 0; json_is_array(muxes) && i < json_array_size(muxes); i++) {
-		json_t *mux = json_array_get(muxes, i);
-		json_t *mid = json_object_get(mux, "id");
+	for (size_t m = 0; json_is_array(modems) && m < json_array_size(modems); m++) {
+		json_t *muxes = json_object_get(json_array_get(modems, m), "muxes");
 
-		if (json_is_integer(mid) && json_integer_value(mid) == (json_int_t)id)
-			return mux;
+		for (size_t i = 0; json_is_array(muxes) && i < json_array_size(muxes); i++) {
+			json_t *mux = json_array_get(muxes, i);
+			json_t *mid = json_object_get(mux, "id");
+			const char *name = json_string_value(json_object_get(mux, "modem"));
+
+			if (json_is_integer(mid) && json_integer_value(mid) == (json_int_t)id &&
+			    (!modem || (name && strcmp(name, modem) == 0)))
+				return mux;
+		}
 	}
 	return NULL;
 }
@@ -293,8 +301,11 @@ static void sleep_until(uint64_t when)
 		;
 }
 
-/* Poll the status until mux id is connected, failed, gone, or the deadline passes. */
-static int wait_connected(struct qmapctl *q, const struct config_mux *m)
+/*
+ * Poll the status of modem (the one qmapd added the mux to) until mux id is connected,
+ * failed, gone, or the deadline passes. ifname: its interface, for the messages.
+ */
+static int wait_connected(struct qmapctl *q, const char *modem, unsigned id, const char *ifname)
 {
 	char state[64] = "unknown", buf[CONTROL_ERROR_MAX], clean[CONTROL_ERROR_MAX];
 
@@ -305,14 +316,17 @@ static int wait_connected(struct qmapctl *q, const struct config_mux *m)
 		uint64_t next = control_client_now() + (uint64_t)q->poll_interval_ms * 1000u;
 		int r;
 
-		r = qmapctl_request(q, json_pack("{s:s}", "command", "status"), &status);
+		r = qmapctl_request(
+			q,
+			modem ? json_pack("{s:s, s:s}", "command", "status", "modem", modem)
+			      : json_pack("{s:s}", "command", "status"),
+			&status);
 		if (r != QMAPCTL_EXIT_OK)
 			return r;
-		mux = find_mux(status, m->id);
+		mux = find_mux(status, modem, id);
 		if (!mux)
 			return qmapctl_fail(q, QMAPCTL_EXIT_FAILURE,
-					    "mux %u (%s) disappeared while connecting", m->id,
-					    m->interface);
+					    "mux %u (%s) disappeared while connecting", id, ifname);
 		s = qmapctl_json_text(buf, sizeof(buf), mux, "state") ?: "unknown";
 		qmapctl_sanitize(state, sizeof(state), s);
 
@@ -326,15 +340,14 @@ static int wait_connected(struct qmapctl *q, const struct config_mux *m)
 		if (strcmp(state, "failed") == 0) {
 			error = qmapctl_json_text(buf, sizeof(buf), mux, "last-error");
 			return qmapctl_fail(
-				q, QMAPCTL_EXIT_FAILURE, "mux %u (%s) failed: %s", m->id,
-				m->interface,
+				q, QMAPCTL_EXIT_FAILURE, "mux %u (%s) failed: %s", id, ifname,
 				qmapctl_sanitize(clean, sizeof(clean), error ?: "no reason given"));
 		}
 		if (next >= q->deadline) {
 			sleep_until(q->deadline);
 			return qmapctl_fail(q, QMAPCTL_EXIT_TIMEOUT,
 					    "mux %u (%s) is not connected after %g s (state: %s)",
-					    m->id, m->interface, q->timeout, state);
+					    id, ifname, q->timeout, state);
 		}
 		sleep_until(next);
 	}
@@ -362,15 +375,22 @@ static int mux_add(struct qmapctl *q, int argc, char **argv)
 	if (r != QMAPCTL_EXIT_OK)
 		return r;
 
+	/* qmapd names the modem and the interface (a modem's default may differ from ours). */
+	const char *modem = json_string_value(json_object_get(result, "modem"));
+	const char *ifname = json_string_value(json_object_get(result, "interface")) ?: m.interface;
+	char clean[CONFIG_VALUE_MAX + 1], cmodem[CONFIG_MODEM_NAME_MAX + 8];
+
+	qmapctl_sanitize(clean, sizeof(clean), ifname);
 	/* Nothing to wait for: the session starts later, by hand or never. */
 	if (no_wait || !m.autoconnect) {
 		if (q->json)
 			qmapctl_print_json(q->out, result);
 		else
-			fprintf(q->out, "mux %u (%s) added\n", m.id, m.interface);
+			fprintf(q->out, "mux %u (%s) added%s%s\n", m.id, clean, modem ? " to " : "",
+				modem ? qmapctl_sanitize(cmodem, sizeof(cmodem), modem) : "");
 		return QMAPCTL_EXIT_OK;
 	}
-	return wait_connected(q, &m);
+	return wait_connected(q, modem, m.id, clean);
 }
 
 static int mux_del(struct qmapctl *q, int argc, char **argv)

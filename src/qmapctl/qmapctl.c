@@ -18,7 +18,7 @@
 static int cmd_help(struct qmapctl *q, int argc, char **argv);
 
 const struct qmapctl_verb qmapctl_verbs[] = {
-	{ "status", qmapctl_status, "show the modem and every mux (the default)" },
+	{ "status", qmapctl_status, "show every modem and its muxes (the default)" },
 	{ "mux", qmapctl_mux, "list, add or remove muxes", NULL, qmapctl_mux_verbs },
 	{ "stats", qmapctl_stats, "show the data plane counters" },
 	{ "reload", qmapctl_reload, "make qmapd re-read its configuration file" },
@@ -64,6 +64,8 @@ void qmapctl_help(FILE *f)
 	fprintf(f,
 		"\nOptions:\n"
 		"  -j, --json              print the result as JSON\n"
+		"  -m, --modem NAME        the modem to show or change (needed by mux add and\n"
+		"                          mux del when qmapd has several)\n"
 		"  -s, --socket PATH       qmapd's control socket (default %s)\n"
 		"  -t, --timeout SECONDS   how long to wait for qmapd and, for mux add, for the\n"
 		"                          connection (default %.0f)\n"
@@ -76,8 +78,8 @@ void qmapctl_help(FILE *f)
 		"mtu, headroom (auto|xdp|off), route-metric, routes, default-route (yes|no),\n"
 		"autoconnect (yes|no), ipv4-address, ipv6-address, uplink-queue (fq-codel|fifo),\n"
 		"codel-target, codel-interval.\n\n"
-		"Exit status: 0 ok, 1 failure, 2 usage error, 3 timeout, 8 qmapd not running,\n"
-		"10 no such mux.\n",
+		"Exit status: 0 ok, 1 failure, 2 usage error (also: several modems, none named),\n"
+		"3 timeout, 8 qmapd not running, 10 no such mux, 11 no such modem.\n",
 		CONFIG_CONTROL_SOCKET_DEFAULT, QMAPCTL_TIMEOUT_DEFAULT);
 }
 
@@ -109,6 +111,7 @@ int qmapctl_parse_options(struct qmapctl *q, int argc, char **argv, int *ret_ind
 	enum { OPT_VERSION = 0x100 };
 	static const struct option options[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "modem", required_argument, NULL, 'm' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -121,10 +124,19 @@ int qmapctl_parse_options(struct qmapctl *q, int argc, char **argv, int *ret_ind
 	 * report a missing argument ourselves, on q->err. optind 0: start afresh (tests). */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:js:t:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "+:jm:s:t:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'j':
 			q->json = true;
+			break;
+		case 'm':
+			if (!config_modem_name_is_valid(optarg))
+				return qmapctl_usage_error(q,
+							   "invalid modem name '%s': expected 1 to "
+							   "%d of a-z, 0-9, '_' "
+							   "and '-'",
+							   optarg, CONFIG_MODEM_NAME_MAX);
+			q->modem = optarg;
 			break;
 		case 's':
 			if (!optarg[0])

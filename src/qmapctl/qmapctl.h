@@ -24,6 +24,7 @@ enum qmapctl_exit {
 	QMAPCTL_EXIT_TIMEOUT = 3,
 	QMAPCTL_EXIT_NOT_RUNNING = 8,
 	QMAPCTL_EXIT_NO_SUCH_MUX = 10,
+	QMAPCTL_EXIT_NO_SUCH_MODEM = 11,
 };
 
 /* Not an exit status: the options were fine, go on with the verb. */
@@ -38,6 +39,7 @@ struct qmapctl {
 	const char *socket_path;
 	double timeout; /* seconds for the whole command, > 0 */
 	bool json;
+	const char *modem; /* -m: the modem every request names, NULL for none */
 	FILE *out;
 	FILE *err;
 	unsigned poll_interval_ms;
@@ -84,9 +86,10 @@ int qmapctl_fail(struct qmapctl *q, int status, const char *fmt, ...)
 /*
  * Send a request (connecting on first use; takes the reference, so json_pack() can be
  * passed directly, NULL reads as out of memory) and wait for the reply until q->deadline.
- * QMAPCTL_EXIT_OK with *ret_result (a new reference, an empty object if the reply had
- * none), or an exit status after printing why: not running 8, timeout 3, no such mux 10,
- * anything else 1.
+ * The request names q->modem unless it names a modem already. QMAPCTL_EXIT_OK with
+ * *ret_result (a new reference, an empty object if the reply had none), or an exit status
+ * after printing why: not running 8, timeout 3, no such mux 10, no such modem 11, several
+ * modems and none named 2, anything else 1.
  */
 int qmapctl_request(struct qmapctl *q, json_t *request, json_t **ret_result);
 /*

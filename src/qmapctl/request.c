@@ -111,6 +111,9 @@ int qmapctl_request(struct qmapctl *q, json_t *request_ref, json_t **ret_result)
 
 	if (!request)
 		return qmapctl_fail(q, QMAPCTL_EXIT_FAILURE, "out of memory");
+	if (q->modem && !json_object_get(request, "modem") &&
+	    json_object_set_new(request, "modem", json_string(q->modem)) < 0)
+		return qmapctl_fail(q, QMAPCTL_EXIT_FAILURE, "out of memory");
 	if (!q->client) {
 		r = control_client_new(q->socket_path, q->deadline, &q->client);
 		if (r < 0)
@@ -144,10 +147,21 @@ int qmapctl_request(struct qmapctl *q, json_t *request_ref, json_t **ret_result)
 	}
 	if (r < 0)
 		return qmapctl_fail(q, QMAPCTL_EXIT_FAILURE, "qmapd sent an invalid reply");
-	return qmapctl_fail(q,
-			    code == CONTROL_CODE_NO_SUCH_MUX ? QMAPCTL_EXIT_NO_SUCH_MUX
-							     : QMAPCTL_EXIT_FAILURE,
-			    "%s", qmapctl_sanitize(clean, sizeof(clean), error));
+	switch (code) {
+	case CONTROL_CODE_NO_SUCH_MUX:
+		r = QMAPCTL_EXIT_NO_SUCH_MUX;
+		break;
+	case CONTROL_CODE_NO_SUCH_MODEM:
+		r = QMAPCTL_EXIT_NO_SUCH_MODEM;
+		break;
+	case CONTROL_CODE_AMBIGUOUS_MODEM:
+		r = QMAPCTL_EXIT_USAGE;
+		break;
+	default:
+		r = QMAPCTL_EXIT_FAILURE;
+		break;
+	}
+	return qmapctl_fail(q, r, "%s", qmapctl_sanitize(clean, sizeof(clean), error));
 }
 
 int qmapctl_show(struct qmapctl *q, int argc, char **argv, const char *verb, const char *command,

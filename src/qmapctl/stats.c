@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qmapctl stats: the counters of the device, of malformed input by kind, of every mux and
- * of the control socket, each as an aligned list under a heading.
+ * qmapctl stats: per modem (a "modem NAME" line first) the counters of the device, of
+ * malformed input by kind, of every mux and of the QMI link, then those of the control
+ * socket, each as an aligned list under a heading.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -48,25 +49,27 @@ static void render_counters(json_t *obj, const char *const *skip, bool skip_zero
 		fprintf(f, "  none\n");
 }
 
-void qmapctl_stats_render(json_t *stats, FILE *f)
+/* One modem's counters; *first: nothing printed yet (blank lines go between blocks). */
+static void render_modem(json_t *stats, bool *first, FILE *f)
 {
-	static const char *const mux_skip[] = { "id", "interface", NULL };
+	static const char *const mux_skip[] = { "modem", "id", "interface", NULL };
 	json_t *device = json_object_get(stats, "device");
 	json_t *malformed = json_object_get(stats, "malformed");
 	json_t *muxes = json_object_get(stats, "muxes");
-	json_t *control = json_object_get(stats, "control");
 	json_t *link = json_object_get(stats, "control-link");
-	bool first = true;
+	const char *name = json_string_value(json_object_get(stats, "name"));
+	char clean[64];
 
+	fprintf(f, "%smodem %s\n", *first ? "" : "\n",
+		name ? qmapctl_sanitize(clean, sizeof(clean), name) : "?");
+	*first = false;
 	if (json_is_object(device)) {
 		fprintf(f, "device\n");
 		render_counters(device, NULL, false, f);
-		first = false;
 	}
 	if (json_is_object(malformed)) {
-		fprintf(f, "%smalformed input\n", first ? "" : "\n");
+		fprintf(f, "\nmalformed input\n");
 		render_counters(malformed, NULL, true, f);
-		first = false;
 	}
 	for (size_t i = 0; json_is_array(muxes) && i < json_array_size(muxes); i++) {
 		json_t *mux = json_array_get(muxes, i);
@@ -75,18 +78,29 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 
 		if (!json_is_object(mux))
 			continue;
-		fprintf(f, "%smux %s", first ? "" : "\n",
-			qmapctl_json_text(id, sizeof(id), mux, "id") ?: "?");
+		fprintf(f, "\nmux %s", qmapctl_json_text(id, sizeof(id), mux, "id") ?: "?");
 		if (iface)
 			fprintf(f, " (%s)", qmapctl_sanitize(ifname, sizeof(ifname), iface));
 		fputc('\n', f);
 		render_counters(mux, mux_skip, false, f);
-		first = false;
 	}
 	if (json_is_object(link)) {
-		fprintf(f, "%scontrol link (QMI)\n", first ? "" : "\n");
+		fprintf(f, "\ncontrol link (QMI)\n");
 		render_counters(link, NULL, false, f);
-		first = false;
+	}
+}
+
+void qmapctl_stats_render(json_t *stats, FILE *f)
+{
+	json_t *modems = json_object_get(stats, "modems");
+	json_t *control = json_object_get(stats, "control");
+	bool first = true;
+
+	for (size_t i = 0; json_is_array(modems) && i < json_array_size(modems); i++) {
+		json_t *entry = json_array_get(modems, i);
+
+		if (json_is_object(entry))
+			render_modem(entry, &first, f);
 	}
 	if (json_is_object(control)) {
 		fprintf(f, "%scontrol socket\n", first ? "" : "\n");

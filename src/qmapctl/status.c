@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qmapctl status: the modem, then every mux, as aligned "label: value" blocks the way wg
- * show and mmcli print them. The renderer trusts nothing about the reply's shape: a member
- * that is missing or of another type is skipped, never dereferenced.
+ * qmapctl status: every modem, each followed by its muxes, as aligned "label: value" blocks
+ * the way wg show and mmcli print them. The renderer trusts nothing about the reply's shape:
+ * a member that is missing or of another type is skipped, never dereferenced.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -99,7 +99,7 @@ static void render_data_format(json_t *df, FILE *f)
 		qmapctl_print_field(f, "data interface", "%s", data_if);
 }
 
-static void render_modem(json_t *modem, FILE *f)
+static void render_modem(const char *name, json_t *modem, FILE *f)
 {
 	static const struct {
 		const char *key, *label;
@@ -115,10 +115,10 @@ static void render_modem(json_t *modem, FILE *f)
 		{ "registration", "registration" },
 		{ "access-technology", "access technology" },
 	};
-	char buf[64];
+	char buf[64], clean[64];
 	json_t *j;
 
-	fprintf(f, "modem\n");
+	fprintf(f, "modem %s\n", name ? qmapctl_sanitize(clean, sizeof(clean), name) : "?");
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const char *v = qmapctl_json_text(buf, sizeof(buf), modem, fields[i].key);
 
@@ -133,33 +133,42 @@ static void render_modem(json_t *modem, FILE *f)
 		render_data_format(j, f);
 }
 
+/* One modem and its muxes; *first: nothing printed yet (blank lines go between blocks). */
+static void render_one(json_t *entry, bool *first, FILE *f)
+{
+	json_t *modem = json_object_get(entry, "modem");
+	json_t *muxes = json_object_get(entry, "muxes");
+	const char *name = json_string_value(json_object_get(entry, "name"));
+
+	if (!*first)
+		fputc('\n', f);
+	render_modem(name, json_is_object(modem) ? modem : NULL, f);
+	*first = false;
+	for (size_t i = 0; json_is_array(muxes) && i < json_array_size(muxes); i++) {
+		json_t *mux = json_array_get(muxes, i);
+
+		if (!json_is_object(mux))
+			continue;
+		fputc('\n', f);
+		qmapctl_mux_render(mux, f);
+	}
+	if (!json_is_array(muxes) || json_array_size(muxes) == 0)
+		fprintf(f, "\nno muxes\n");
+}
+
 void qmapctl_status_render(json_t *status, FILE *f)
 {
-	json_t *modem = json_object_get(status, "modem");
-	json_t *muxes = json_object_get(status, "muxes");
+	json_t *modems = json_object_get(status, "modems");
 	bool first = true;
 
-	if (json_is_object(modem)) {
-		render_modem(modem, f);
-		first = false;
-	}
-	if (json_is_array(muxes)) {
-		for (size_t i = 0; i < json_array_size(muxes); i++) {
-			json_t *mux = json_array_get(muxes, i);
+	for (size_t i = 0; json_is_array(modems) && i < json_array_size(modems); i++) {
+		json_t *entry = json_array_get(modems, i);
 
-			if (!json_is_object(mux))
-				continue;
-			if (!first)
-				fputc('\n', f);
-			qmapctl_mux_render(mux, f);
-			first = false;
-		}
+		if (json_is_object(entry))
+			render_one(entry, &first, f);
 	}
-	if (!json_is_array(muxes) || json_array_size(muxes) == 0) {
-		if (!first)
-			fputc('\n', f);
-		fprintf(f, "no muxes\n");
-	}
+	if (first)
+		fprintf(f, "no modems\n");
 }
 
 int qmapctl_status(struct qmapctl *q, int argc, char **argv)

@@ -114,8 +114,8 @@ stop_pair() {
 	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null || true
 	E2E_PIDS=("$IPERF_PID") # the server stays for the next pair
 }
-gro_off_seen() { refresh_stats && grep -q '^mux 1 .* gro=off' "$E2E_TMP/qmapd.stats"; }
-mode_of() { refresh_stats && grep -m1 '^mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p'; }
+gro_off_seen() { refresh_stats && grep -q '^modem0 mux 1 .* gro=off' "$E2E_TMP/qmapd.stats"; }
+mode_of() { refresh_stats && grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p'; }
 
 start_iperf3_server
 IPERF_PID=$(cat "$E2E_TMP/iperf3.pid")

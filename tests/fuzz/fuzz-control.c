@@ -22,22 +22,41 @@ static void check(int ok)
 		abort();
 }
 
-static json_t *stub_status(void *userdata)
+/* Every modem name reaching the daemon must be one a [modem.NAME] section could have. */
+static void check_modem(const char *modem)
 {
-	(void)userdata;
-	return json_pack("{s:{s:s}, s:[]}", "modem", "state", "ready", "muxes");
+	check(!modem || config_modem_name_is_valid(modem));
 }
 
-static json_t *stub_stats(void *userdata)
+static int stub_status(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
 	(void)userdata;
-	return json_object();
+	check_modem(modem);
+	if (modem && strcmp(modem, "x") == 0) {
+		snprintf(err, errlen, "no modem 'x'");
+		return -ENODEV;
+	}
+	*ret = json_pack("{s:[{s:s, s:{s:s}, s:[]}]}", "modems", "name", "a", "modem", "state",
+			 "ready", "muxes");
+	return 0;
+}
+
+static int stub_stats(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
+{
+	(void)userdata;
+	(void)err;
+	(void)errlen;
+	check_modem(modem);
+	*ret = json_object();
+	return 0;
 }
 
 /* Every mux reaching the daemon must be one the file parser would have accepted. */
-static int stub_mux_add(void *userdata, const struct config_mux *cfg, char *err, size_t errlen)
+static int stub_mux_add(void *userdata, const char *modem, const struct config_mux *cfg,
+			json_t **ret, char *err, size_t errlen)
 {
 	(void)userdata;
+	check_modem(modem);
 	check(cfg->present);
 	check(cfg->id >= CONFIG_MUX_ID_MIN && cfg->id <= CONFIG_MUX_ID_MAX);
 	check(cfg->interface[0] != '\0');
@@ -47,23 +66,33 @@ static int stub_mux_add(void *userdata, const struct config_mux *cfg, char *err,
 		snprintf(err, errlen, "mux 1 exists");
 		return -EEXIST;
 	}
+	if (!modem)
+		return -ENOTUNIQ;
+	*ret = json_object();
 	return 0;
 }
 
-static int stub_mux_del(void *userdata, unsigned id, char *err, size_t errlen)
+static int stub_mux_del(void *userdata, const char *modem, unsigned id, json_t **ret, char *err,
+			size_t errlen)
 {
 	(void)userdata;
 	(void)err;
 	(void)errlen;
+	check_modem(modem);
 	check(id >= CONFIG_MUX_ID_MIN && id <= CONFIG_MUX_ID_MAX);
-	return id % 2 ? -ENOENT : 0;
+	if (id % 2)
+		return -ENOENT;
+	*ret = json_object();
+	return 0;
 }
 
-static int stub_reload(void *userdata, char *err, size_t errlen)
+static int stub_reload(void *userdata, const char *modem, json_t **ret, char *err, size_t errlen)
 {
 	(void)userdata;
 	(void)err;
 	(void)errlen;
+	check_modem(modem);
+	*ret = json_object();
 	return 0;
 }
 

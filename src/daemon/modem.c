@@ -1,0 +1,828 @@
+/* SPDX-License-Identifier: MIT */
+/* One modem: data path, QMI bridge and client, the sessions of its muxes (modem.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "datapath.h"
+#include "control-protocol.h"
+#include "log.h"
+#include "modem.h"
+#include "netdev.h"
+#include "notify.h"
+#include "qmi-modem.h"
+#include "session.h"
+#include "wdm.h"
+
+struct modem {
+	struct ev_loop *loop;
+	struct rtnl *rtnl;
+	char name[CONFIG_MODEM_NAME_MAX + 1];
+	struct config_device device;
+	struct modem_callbacks cb;
+	void *userdata;
+	struct datapath *dp;
+	struct wdm *wdm;
+	struct qmi_modem *qm;
+	struct session *session[CONFIG_MUX_ID_MAX + 1];
+	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
+	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	bool stopping;
+};
+
+static bool control_qmi(const struct modem *m)
+{
+	return m->device.control == CONFIG_CONTROL_QMI;
+}
+
+/* A mux's state as qmapctl shows it: its session's, or with static addresses the modem's. */
+static const char *mux_state(const struct modem *m, unsigned id)
+{
+	if (m->session[id])
+		return session_state_to_string(m->session[id]->state);
+	return datapath_modem_up(m->dp) ? "connected" : "disconnected";
+}
+
+/* The manager shows it in STATUS=. */
+static void modem_changed(struct modem *m)
+{
+	if (m->cb.on_change)
+		m->cb.on_change(m->userdata, m);
+}
+
+const char *modem_state(const struct modem *m)
+{
+	if (m->qm)
+		return qmi_modem_state_to_string(m->qm->state);
+	return datapath_modem_up(m->dp) ? "ready" : "absent";
+}
+
+void modem_count_muxes(const struct modem *m, unsigned *ret_total, unsigned *ret_connected)
+{
+	unsigned total = 0, connected = 0;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!datapath_mux(m->dp, id))
+			continue;
+		total++;
+		if (strcmp(mux_state(m, id), "connected") == 0)
+			connected++;
+	}
+	*ret_total = total;
+	*ret_connected = connected;
+}
+
+const char *modem_name(const struct modem *m)
+{
+	return m->name;
+}
+
+const char *modem_device(const struct modem *m)
+{
+	return m->device.device;
+}
+
+const struct config_device *modem_config_device(const struct modem *m)
+{
+	return &m->device;
+}
+
+static void on_session_state(void *userdata, struct session *s)
+{
+	(void)s;
+	modem_changed(userdata);
+}
+
+/* ---- modem events ------------------------------------------------------------------- */
+
+static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
+{
+	struct modem *m = userdata;
+	int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
+					 f->ul_max_datagrams, f->dl_min_padding);
+	if (r < 0) {
+		log_err(r, "%s: cannot apply the granted data format", m->name);
+		return;
+	}
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			session_modem_ready(m->session[id], m->qm->device, m->qm->data_interface);
+	modem_changed(m);
+}
+
+static void on_qmi_lost(void *userdata)
+{
+	struct modem *m = userdata;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			session_modem_lost(m->session[id]);
+	modem_changed(m);
+}
+
+static int qmi_data_interface(void *userdata)
+{
+	struct modem *m = userdata;
+
+	return datapath_data_interface(m->dp);
+}
+
+static void on_modem_up(void *userdata)
+{
+	struct modem *m = userdata;
+
+	log_info("modem %s (%s): present", m->name, m->device.device);
+	if (m->qm && !m->stopping)
+		qmi_modem_start(m->qm);
+	modem_changed(m);
+}
+
+static void on_modem_down(void *userdata)
+{
+	struct modem *m = userdata;
+
+	log_warning(0, "modem %s (%s): gone; devices kept without carrier", m->name,
+		    m->device.device);
+	if (m->qm) {
+		qmi_modem_stop(m->qm);
+		on_qmi_lost(m);
+	}
+	modem_changed(m);
+}
+
+static void on_control(void *userdata, const uint8_t *buf, size_t len)
+{
+	struct modem *m = userdata;
+
+	if (m->wdm)
+		wdm_deliver(m->wdm, buf, len);
+}
+
+static int wdm_to_modem(void *userdata, const uint8_t *msg, size_t len)
+{
+	struct modem *m = userdata;
+
+	return datapath_control_send(m->dp, msg, len);
+}
+
+/* ---- muxes -------------------------------------------------------------------------- */
+
+/* Whether cfg's interface may become a mux device: free, or a device qmapd made. */
+int modem_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err, size_t errlen)
+{
+	int r = netdev_probe_name(rtnl, cfg->interface);
+
+	switch (r) {
+	case 0:
+	case 1:
+		return 0;
+	case -EEXIST:
+		snprintf(err, errlen,
+			 "interface %s exists and was not created by qmapd; refusing to take it "
+			 "over",
+			 cfg->interface);
+		return r;
+	case -EINVAL:
+		snprintf(err, errlen, "invalid interface name '%s'", cfg->interface);
+		return r;
+	default:
+		snprintf(err, errlen, "cannot look up interface %s: %s", cfg->interface,
+			 strerror(-r));
+		return r;
+	}
+}
+
+static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
+		     size_t errlen)
+{
+	struct mux *mux;
+	int r;
+
+	if (datapath_mux(m->dp, cfg->id)) {
+		snprintf(err, errlen, "mux %u exists", cfg->id);
+		return -EEXIST;
+	}
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (datapath_mux(m->dp, id) &&
+		    strcmp(mux_netdev(datapath_mux(m->dp, id))->name, cfg->interface) == 0) {
+			snprintf(err, errlen, "interface %s is used by mux %u", cfg->interface, id);
+			return -EEXIST;
+		}
+	r = modem_check_interface(m->rtnl, cfg, err, errlen);
+	if (r < 0)
+		return r;
+	r = datapath_mux_add(m->dp, cfg, m->device.persist_devices, !control_qmi(m), &mux);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
+		return r;
+	}
+	if (control_qmi(m)) {
+		struct session_callbacks cb = { .on_state = on_session_state };
+		r = session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, &m->session[cfg->id]);
+		if (r < 0) {
+			datapath_mux_del(m->dp, cfg->id);
+			snprintf(err, errlen, "out of memory");
+			return r;
+		}
+		if (m->qm->state == QMI_MODEM_STATE_READY)
+			session_modem_ready(m->session[cfg->id], m->qm->device,
+					    m->qm->data_interface);
+	}
+	m->from_config[cfg->id] = from_config;
+	m->mux_cfg[cfg->id] = *cfg;
+	modem_changed(m);
+	return 0;
+}
+
+static int modem_del(struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return -ENOENT;
+	session_free_async(m->session[id]);
+	m->session[id] = NULL;
+	datapath_mux_del(m->dp, id);
+	m->from_config[id] = false;
+	log_info("%s: mux %u: removed", m->name, id);
+	modem_changed(m);
+	return 0;
+}
+
+int modem_mux_add(struct modem *m, const struct config_mux *cfg, char *err, size_t errlen)
+{
+	int r = modem_add(m, cfg, false, err, errlen);
+	if (r == 0)
+		log_info("%s: mux %u (%s): added at runtime", m->name, cfg->id, cfg->interface);
+	return r;
+}
+
+int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen)
+{
+	int r = modem_del(m, id);
+	if (r == -ENOENT)
+		snprintf(err, errlen, "no mux %u on %s", id, m->name);
+	return r;
+}
+
+bool modem_has_interface(const struct modem *m, const char *ifname)
+{
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (datapath_mux(m->dp, id) &&
+		    strcmp(mux_netdev(datapath_mux(m->dp, id))->name, ifname) == 0)
+			return true;
+	return false;
+}
+
+/* Same settings? Compared key by key: struct padding may hold anything. */
+static bool mux_cfg_equal(const struct config_mux *a, const struct config_mux *b)
+{
+	if (a->n_routes != b->n_routes)
+		return false;
+	for (unsigned i = 0; i < a->n_routes; i++)
+		if (memcmp(&a->routes[i], &b->routes[i], sizeof(a->routes[i])) != 0)
+			return false;
+	return a->id == b->id && strcmp(a->interface, b->interface) == 0 &&
+	       strcmp(a->apn, b->apn) == 0 && a->ip_type == b->ip_type &&
+	       strcmp(a->allowed_auth, b->allowed_auth) == 0 && strcmp(a->user, b->user) == 0 &&
+	       strcmp(a->password, b->password) == 0 && a->mtu == b->mtu &&
+	       a->headroom == b->headroom &&
+	       memcmp(&a->ipv4_address, &b->ipv4_address, sizeof(a->ipv4_address)) == 0 &&
+	       memcmp(&a->ipv6_address, &b->ipv6_address, sizeof(a->ipv6_address)) == 0 &&
+	       a->route_metric == b->route_metric && a->default_route == b->default_route &&
+	       a->autoconnect == b->autoconnect;
+}
+
+enum reload_action {
+	RELOAD_NONE,   /* no mux, none in the file */
+	RELOAD_KEEP,   /* running as it is: added at runtime, or the file says the same */
+	RELOAD_REMOVE, /* from the file, gone from it */
+	RELOAD_CHANGE, /* settings differ: torn down, created again */
+	RELOAD_ADD,    /* new in the file */
+};
+
+/*
+ * Everything that can be known before anything is torn down: the interface names the
+ * reload would leave (kept muxes with theirs, added and changed ones with the file's) are
+ * distinct, and each new one is free or a device qmapd made. Swaps are fine: both muxes are
+ * torn down before either is created.
+ */
+static int reload_validate(struct modem *m, const struct config_mux *next,
+			   const enum reload_action *action, char *err, size_t errlen)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *n = &next[id];
+		char e[256];
+		int r;
+
+		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
+			continue;
+		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++) {
+			if (o == id || action[o] != RELOAD_KEEP)
+				continue;
+			if (strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0) {
+				snprintf(err, errlen,
+					 "[mux.%u]: interface %s is used by mux %u, which stays",
+					 id, n->interface, o);
+				return -EEXIST;
+			}
+		}
+		/* A name one of our muxes holds now is ours; anything else must be free or ours. */
+		bool ours = false;
+		for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX && !ours; o++)
+			ours = (action[o] == RELOAD_REMOVE || action[o] == RELOAD_CHANGE) &&
+			       strcmp(mux_netdev(datapath_mux(m->dp, o))->name, n->interface) == 0;
+		if (ours)
+			continue;
+		r = modem_check_interface(m->rtnl, n, e, sizeof(e));
+		if (r < 0) {
+			snprintf(err, errlen, "[mux.%u]: %s", id, e);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Apply a validated plan: tear down what is removed or changed, then create what is added or
+ * changed. If a creation fails anyway (the kernel said no), undo: delete what this reload
+ * created and create the torn-down muxes again with their old settings.
+ */
+static int reload_apply(struct modem *m, const struct config_mux *next,
+			const enum reload_action *action, char *err, size_t errlen)
+{
+	struct config_mux *old = calloc(CONFIG_MUX_ID_MAX + 1, sizeof(*old));
+	bool old_from_config[CONFIG_MUX_ID_MAX + 1];
+	unsigned failed = 0;
+	char e[CONTROL_ERROR_MAX];
+	int r = 0;
+
+	if (!old) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
+			continue;
+		old[id] = m->mux_cfg[id];
+		old_from_config[id] = m->from_config[id];
+		modem_del(m, id);
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
+			continue;
+		r = modem_add(m, &next[id], true, e, sizeof(e));
+		if (r < 0) {
+			failed = id;
+			break;
+		}
+	}
+	if (r == 0) {
+		free(old);
+		return 0;
+	}
+
+	log_err(r, "reload: %s: mux %u: %s; going back to the running configuration", m->name,
+		failed, e);
+	snprintf(err, errlen, "%s: mux %u: %s; the previous configuration is running again",
+		 m->name, failed, e);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id < failed; id++)
+		if (action[id] == RELOAD_ADD || action[id] == RELOAD_CHANGE)
+			modem_del(m, id);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		char e2[CONTROL_ERROR_MAX];
+
+		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
+			continue;
+		if (modem_add(m, &old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
+			log_err(0, "reload: %s: mux %u: cannot restore it: %s", m->name, id, e2);
+			snprintf(err, errlen, "%s: mux %u: %s; mux %u could not be restored: %s",
+				 m->name, failed, e, id, e2);
+		}
+	}
+	free(old);
+	return r;
+}
+
+int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret_added,
+		 unsigned *ret_removed, unsigned *ret_changed, char *err, size_t errlen)
+{
+	enum reload_action action[CONFIG_MUX_ID_MAX + 1] = {};
+	char verr[CONTROL_ERROR_MAX];
+	unsigned added = 0, removed = 0, changed = 0;
+	int r;
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *n = &next->mux[id];
+		bool have = datapath_mux(m->dp, id) != NULL;
+
+		if (have && m->from_config[id] && !n->present)
+			action[id] = RELOAD_REMOVE, removed++;
+		else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n))
+			action[id] = RELOAD_CHANGE, changed++;
+		else if (!have && n->present)
+			action[id] = RELOAD_ADD, added++;
+		else if (have)
+			action[id] = RELOAD_KEEP;
+	}
+	r = reload_validate(m, next->mux, action, verr, sizeof(verr));
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", m->name, verr);
+		return r;
+	}
+	if (memcmp(&next->device, &m->device, sizeof(next->device)) != 0)
+		log_warning(0,
+			    "reload: %s: changes of its settings other than muxes and device "
+			    "take effect after a restart",
+			    m->name);
+	r = reload_apply(m, next->mux, action, err, errlen);
+	if (r < 0)
+		return r;
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		if (action[id] == RELOAD_KEEP && next->mux[id].present)
+			m->from_config[id] = true;
+	if (added || removed || changed)
+		log_info("reload: %s: %u mux(es) added, %u removed, %u changed", m->name, added,
+			 removed, changed);
+	if (ret_added)
+		*ret_added = added;
+	if (ret_removed)
+		*ret_removed = removed;
+	if (ret_changed)
+		*ret_changed = changed;
+	return 0;
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static json_t *prefix_json(const struct config_prefix *p, bool with_len)
+{
+	char text[INET6_ADDRSTRLEN + 4];
+
+	if (p->family == 0)
+		return json_null();
+	inet_ntop(p->family, &p->addr, text, INET6_ADDRSTRLEN);
+	if (with_len)
+		snprintf(text + strlen(text), 5, "/%u", p->prefixlen);
+	return json_string(text);
+}
+
+static json_t *family_json(const struct session_family *f)
+{
+	json_t *dns = json_array();
+
+	for (int i = 0; i < 2; i++)
+		if (f->applied.dns[i].family)
+			json_array_append_new(dns, prefix_json(&f->applied.dns[i], false));
+	json_t *o = json_pack("{s:o, s:o}", "address", prefix_json(&f->applied.address, true),
+			      "dns", dns);
+	if (f->applied.gateway.family)
+		json_object_set_new(o, "gateway", prefix_json(&f->applied.gateway, false));
+	if (f->applied.mtu)
+		json_object_set_new(o, "mtu", json_integer(f->applied.mtu));
+	return o;
+}
+
+static json_t *mux_json(struct modem *m, unsigned id)
+{
+	const struct mux *mux = datapath_mux(m->dp, id);
+	const struct config_mux *c = &m->mux_cfg[id];
+	const struct session *s = m->session[id];
+	const struct mux_stats *st = mux_get_stats(mux);
+	const char *state = mux_state(m, id);
+
+	json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:i}", "modem", m->name, "id",
+			      id, "interface", mux_netdev(mux)->name, "state", state, "apn", c->apn,
+			      "ip-type", config_ip_type_to_string(c->ip_type), "headroom",
+			      mux_netdev(mux)->status, "mtu", c->mtu);
+	if (c->user[0])
+		json_object_set_new(o, "user", json_string(c->user));
+	if (c->password[0])
+		json_object_set_new(o, "password", json_string("(hidden)"));
+	if (c->allowed_auth[0])
+		json_object_set_new(o, "allowed-auth", json_string(c->allowed_auth));
+	if (s) {
+		for (unsigned i = 0; i < s->n_fam; i++) {
+			const struct session_family *f = &s->fam[i];
+			if (f->handle && f->applied.valid)
+				json_object_set_new(o, f->family == AF_INET ? "ipv4" : "ipv6",
+						    family_json(f));
+		}
+		if (s->last_error[0])
+			json_object_set_new(o, "last-error", json_string(s->last_error));
+		double retry = session_retry_in(s);
+		if (retry >= 0)
+			json_object_set_new(o, "retry-in", json_real(retry));
+	} else {
+		/* Static configuration (control = none). */
+		if (c->ipv4_address.family)
+			json_object_set_new(
+				o, "ipv4",
+				json_pack("{s:o}", "address", prefix_json(&c->ipv4_address, true)));
+		if (c->ipv6_address.family)
+			json_object_set_new(
+				o, "ipv6",
+				json_pack("{s:o}", "address", prefix_json(&c->ipv6_address, true)));
+	}
+	json_object_set_new(
+		o, "counters",
+		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "rx-packets",
+			  (json_int_t)st->rx_packets, "rx-bytes", (json_int_t)st->rx_bytes,
+			  "tx-packets", (json_int_t)st->tx_packets, "tx-bytes",
+			  (json_int_t)st->tx_bytes, "rx-dropped",
+			  (json_int_t)(st->rx_dropped_queue_full + st->rx_dropped_write_error),
+			  "tx-dropped",
+			  (json_int_t)(st->tx_dropped_not_ip + st->tx_dropped_too_big +
+				       st->tx_dropped_link_down + st->tx_dropped_bad_gso +
+				       st->tx_dropped_device)));
+	return o;
+}
+
+static void set_string(json_t *o, const char *key, const char *value)
+{
+	if (value && *value)
+		json_object_set_new(o, key, json_string(value));
+}
+
+/* 0 in `granted` means the modem did not report that value. */
+static json_t *data_format_json(const struct qmi_data_format *f)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "protocol",
+			 f->version == QMAP_V5 ? "qmapv5" : "qmap", "dl-max-size",
+			 (json_int_t)f->dl_max_size, "dl-max-datagrams",
+			 (json_int_t)f->dl_max_datagrams, "ul-max-size", (json_int_t)f->ul_max_size,
+			 "ul-max-datagrams", (json_int_t)f->ul_max_datagrams, "dl-min-padding",
+			 (json_int_t)f->dl_min_padding);
+}
+
+json_t *modem_status(struct modem *m)
+{
+	json_t *modem = json_object();
+	const struct qmi_modem *qm = m->qm;
+
+	json_object_set_new(modem, "transport", json_string(m->device.device));
+	if (!qm) {
+		json_object_set_new(modem, "state",
+				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
+		json_object_set_new(modem, "control", json_string("none"));
+	} else {
+		json_object_set_new(modem, "state",
+				    json_string(qmi_modem_state_to_string(qm->state)));
+		json_object_set_new(modem, "control-path", json_string(qm->path));
+		set_string(modem, "manufacturer", qm->manufacturer);
+		set_string(modem, "model", qm->model);
+		set_string(modem, "revision", qm->revision);
+		set_string(modem, "imei", qm->imei);
+		set_string(modem, "last-error", qm->last_error);
+		if (qm->state == QMI_MODEM_STATE_READY) {
+			/* In use at the top (the keys as before), then what was asked and what
+			 * the modem answered, side by side. */
+			json_t *df = data_format_json(&qm->format);
+			json_object_set_new(df, "requested", data_format_json(&qm->requested));
+			json_object_set_new(df, "granted", data_format_json(&qm->granted));
+			json_object_set_new(df, "data-interface", json_integer(qm->data_interface));
+			json_object_set_new(modem, "data-format", df);
+			set_string(modem, "registration", qm->registration);
+			set_string(modem, "access-technology", qm->access_technology);
+			set_string(modem, "operator", qm->operator_name);
+			if (qm->have_signal)
+				json_object_set_new(modem, "signal",
+						    json_pack("{s:i, s:i, s:i, s:f}", "rssi",
+							      qm->rssi, "rsrp", qm->rsrp, "rsrq",
+							      qm->rsrq, "snr", qm->snr / 10.0));
+		}
+	}
+	json_t *muxes = json_array();
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (datapath_mux(m->dp, id))
+			json_array_append_new(muxes, mux_json(m, id));
+	return json_pack("{s:s, s:o, s:o}", "name", m->name, "modem", modem, "muxes", muxes);
+}
+
+int modem_mux_list(struct modem *m, json_t *muxes)
+{
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!datapath_mux(m->dp, id))
+			continue;
+		if (json_array_append_new(
+			    muxes,
+			    json_pack("{s:s, s:i, s:s, s:s, s:s}", "modem", m->name, "id", id,
+				      "interface", mux_netdev(datapath_mux(m->dp, id))->name,
+				      "state", mux_state(m, id), "apn", m->mux_cfg[id].apn)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The QMI bridge's counters: every loss on the control path (a request the transport could
+ * not take even after waiting, a response nobody was attached for or that did not fit the
+ * client's queue) is one of these. Text and JSON from one table.
+ */
+static const struct {
+	const char *text, *json;
+	size_t offset;
+} wdm_counters[] = {
+#define WDM_COUNTER(field, json)                                \
+	{                                                       \
+#field, json, offsetof(struct wdm_stats, field) \
+	}
+	WDM_COUNTER(to_modem, "to-modem"),
+	WDM_COUNTER(to_modem_deferred, "to-modem-deferred"),
+	WDM_COUNTER(to_modem_overflows, "to-modem-overflows"),
+	WDM_COUNTER(to_modem_errors, "to-modem-errors"),
+	WDM_COUNTER(from_modem, "from-modem"),
+	WDM_COUNTER(from_modem_invalid, "from-modem-invalid"),
+	WDM_COUNTER(dropped_no_client, "dropped-no-client"),
+	WDM_COUNTER(dropped_queue_full, "dropped-queue-full"),
+	WDM_COUNTER(framing_errors, "framing-errors"),
+	WDM_COUNTER(discarded_bytes, "discarded-bytes"),
+	WDM_COUNTER(stale_flushes, "stale-flushes"),
+#undef WDM_COUNTER
+};
+
+static uint64_t wdm_counter(const struct wdm_stats *st, size_t i)
+{
+	return *(const uint64_t *)((const char *)st + wdm_counters[i].offset);
+}
+
+json_t *modem_stats(struct modem *m)
+{
+	const struct datapath_stats *s = datapath_get_stats(m->dp);
+	json_t *malformed = json_object();
+	json_t *device = json_object();
+
+	for (int e = 0; e < _QMAP_ERR_MAX; e++)
+		json_object_set_new(malformed, qmap_error_name(e),
+				    json_integer((json_int_t)s->dl_malformed[e]));
+	if (device && counters_json_device(m->dp, device) < 0) {
+		json_decref(device);
+		device = NULL; /* the reply fails as a whole, as for any allocation */
+	}
+	json_t *muxes = json_array();
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct mux *mux = datapath_mux(m->dp, id);
+		if (!mux)
+			continue;
+		json_t *o = json_pack("{s:s, s:i, s:s}", "modem", m->name, "id", id, "interface",
+				      mux_netdev(mux)->name);
+		if (o && counters_json_mux(mux, o) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+		json_array_append_new(muxes, o);
+	}
+	json_t *result = json_pack("{s:s, s:o, s:o, s:o}", "name", m->name, "device", device,
+				   "malformed", malformed, "muxes", muxes);
+	if (result && m->wdm) {
+		struct wdm_stats st;
+		json_t *link = json_object();
+
+		wdm_get_stats(m->wdm, &st);
+		for (size_t i = 0; link && i < ARRAY_SIZE(wdm_counters); i++)
+			json_object_set_new(link, wdm_counters[i].json,
+					    json_integer((json_int_t)wdm_counter(&st, i)));
+		if (!link || json_object_set_new(result, "control-link", link) < 0) {
+			json_decref(result);
+			return NULL;
+		}
+	}
+	return result;
+}
+
+void modem_print_stats(const struct modem *m, FILE *f, const char *prefix)
+{
+	datapath_print_stats(m->dp, f, prefix);
+	if (m->wdm) {
+		struct wdm_stats st;
+
+		wdm_get_stats(m->wdm, &st);
+		fprintf(f, "%scontrol-link:", prefix);
+		for (size_t i = 0; i < ARRAY_SIZE(wdm_counters); i++)
+			fprintf(f, " %s=%" PRIu64, wdm_counters[i].text, wdm_counter(&st, i));
+		fputc('\n', f);
+	}
+}
+
+/* ---- life cycle --------------------------------------------------------------------- */
+
+int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem *cfg,
+	      const struct modem_callbacks *cb, void *userdata, struct modem **ret)
+{
+	struct modem *m = calloc(1, sizeof(*m));
+	struct config *dpcfg = NULL;
+	char err[256];
+	int r;
+
+	if (!m)
+		return log_err(ENOMEM, "modem %s: out of memory", cfg->name);
+	m->loop = loop;
+	m->rtnl = rtnl;
+	snprintf(m->name, sizeof(m->name), "%s", cfg->name);
+	m->device = cfg->device;
+	if (cb)
+		m->cb = *cb;
+	m->userdata = userdata;
+
+	struct datapath_events events = {
+		.on_modem_up = on_modem_up,
+		.on_modem_down = on_modem_down,
+		.on_control = on_control,
+		.userdata = m,
+	};
+	/* The data path reads only [device] from a whole config; the muxes come one by one. */
+	dpcfg = calloc(1, sizeof(*dpcfg));
+	if (!dpcfg) {
+		r = log_err(ENOMEM, "modem %s: out of memory", cfg->name);
+		goto fail;
+	}
+	dpcfg->device = cfg->device;
+	r = datapath_new(loop, rtnl, dpcfg, &events, &m->dp);
+	free(dpcfg);
+	if (r < 0)
+		goto fail;
+
+	if (control_qmi(m)) {
+		const struct config_device *d = &m->device;
+		r = wdm_new(loop, WDM_FRAMING_QMUX, d->control_link, wdm_to_modem, m, &m->wdm);
+		if (r < 0) {
+			log_err(r, "modem %s: cannot create the QMI control bridge %s", m->name,
+				d->control_link);
+			goto fail;
+		}
+		struct qmi_modem_request req = {
+			.dl_max_size = d->dl_max_size,
+			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
+			.ul_max_size = d->ul_max_size,
+			.ul_max_datagrams = d->ul_max_datagrams,
+			.dl_buffer_size = datapath_dl_buffer_size(m->dp),
+			.try_qmapv5 = d->qmap_version == QMAP_V5,
+		};
+		struct qmi_modem_callbacks qcb = { .on_ready = on_qmi_ready,
+						   .on_lost = on_qmi_lost,
+						   .data_interface = qmi_data_interface };
+		r = qmi_modem_new(loop, d->control_link, &req, &qcb, m, &m->qm);
+		if (r < 0)
+			goto fail;
+	}
+
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!cfg->mux[id].present)
+			continue;
+		r = modem_add(m, &cfg->mux[id], true, err, sizeof(err));
+		if (r < 0) {
+			log_err(0, "%s: mux %u: %s", m->name, id, err); /* err has the reason */
+			goto fail;
+		}
+	}
+	*ret = m;
+	return 0;
+fail:
+	modem_free(m);
+	return r;
+}
+
+int modem_start(struct modem *m)
+{
+	int r = datapath_start(m->dp);
+	if (r < 0)
+		return r;
+	modem_changed(m);
+	return 0;
+}
+
+void modem_stop(struct modem *m)
+{
+	m->stopping = true;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		session_free_async(m->session[id]);
+		m->session[id] = NULL;
+	}
+}
+
+bool modem_stopped(const struct modem *m)
+{
+	(void)m;
+	return session_stops_pending() == 0;
+}
+
+struct modem *modem_free(struct modem *m)
+{
+	if (!m)
+		return NULL;
+	/* Nobody to tell any more: the manager is letting go of it. */
+	m->cb.on_change = NULL;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		session_free_async(m->session[id]);
+		m->session[id] = NULL;
+	}
+	m->qm = qmi_modem_free(m->qm);
+	m->dp = datapath_free(m->dp);
+	m->wdm = wdm_free(m->wdm);
+	free(m);
+	return NULL;
+}

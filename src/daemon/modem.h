@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One modem: its data path (transport, muxes), its QMI control bridge and QMI client, and
+ * the sessions of its muxes. The manager (manager.h) owns the modems and routes requests;
+ * a modem knows nothing of the others, so one that fails touches no other's state.
+ *
+ * A modem that goes away stays: its devices lose carrier, its name and muxes are kept, and
+ * its transport claims the device again when it comes back, the sessions with it.
+ *
+ * JSON results (jansson, keys in kebab-case as mmcli spells them; new references):
+ *   status:   { "name": "modem0",
+ *               "modem": { "state": "absent|initializing|ready|failed", "transport": "sim:/..",
+ *                          "control-path": "/run/qmapd/qmi0", "manufacturer", "model",
+ *                          "revision", "imei" (strings, may be absent),
+ *                          "data-format": { "protocol": "qmapv5|qmap", "dl-max-size": N,
+ *                                           "dl-max-datagrams": N, "ul-max-size": N,
+ *                                           "ul-max-datagrams": N } (absent until granted),
+ *                          "registration": "home|roaming|searching|denied|unknown|...",
+ *                          "access-technology": "lte|...", "signal": { "rssi": dBm, ... } },
+ *               "muxes": [ mux... ] }
+ *   mux:      { "modem": "modem0", "id": N, "interface": "qmap1", "state": "disabled|
+ *               connecting|connected|disconnecting|disconnected|failed", "apn", "ip-type",
+ *               "user", "password": "(hidden)" (only when set), "allowed-auth", "headroom":
+ *               device status ("tap+xdp" | "tun (...)"), "mtu": N,
+ *               "ipv4": { "address": "a/len", "gateway", "dns": [..], "mtu": N } (when up),
+ *               "ipv6": { same },
+ *               "last-error": "call end reason text" (when one happened),
+ *               "retry-in": seconds (while waiting to reconnect),
+ *               "counters": { "rx-packets", "rx-bytes", "tx-packets", "tx-bytes",
+ *                             "rx-dropped", "tx-dropped" } }
+ *   mux list: modem_mux_list() appends { "modem", "id", "interface", "state", "apn" } per mux
+ *   stats:    { "name": "modem0", "device": { kebab-case counters of struct
+ *               datapath_stats/transport_stats }, "malformed": { "<qmap_error_name>": N },
+ *               "muxes": [ { "modem", "id", "interface", kebab-case counters of struct
+ *               mux_stats } ], "control-link": { QMI bridge counters } (control = qmi) }
+ *             (device and mux counters: the tables in counters.c, shared with the text stats)
+ */
+#ifndef QMAPD_MODEM_H
+#define QMAPD_MODEM_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+
+struct modem;
+struct rtnl;
+struct ev_loop;
+
+/* What the manager hears from a modem: something changed that STATUS= shows. */
+struct modem_callbacks {
+	void (*on_change)(void *userdata, struct modem *m);
+};
+
+/*
+ * Build the data plane, the wdm bridge and the QMI side (control = qmi) for cfg (copied;
+ * cfg->name is the modem's name) and create its muxes. Returns 0 or -errno, logged.
+ */
+int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem *cfg,
+	      const struct modem_callbacks *cb, void *userdata, struct modem **ret);
+int modem_start(struct modem *m);
+/* Begin a clean stop: sessions stop their networks and release their clients. */
+void modem_stop(struct modem *m);
+/* True once everything modem_stop() began has finished (for every modem: sessions are
+ * counted process-wide). */
+bool modem_stopped(const struct modem *m);
+struct modem *modem_free(struct modem *m);
+
+const char *modem_name(const struct modem *m);
+/* The device spec it was created for ("usb:...", "usb-path:...", "sim:..."). */
+const char *modem_device(const struct modem *m);
+/* The settings it runs with ([device] defaults and its own keys; muxes not included). */
+const struct config_device *modem_config_device(const struct modem *m);
+/* "absent", "initializing", "ready", "failed": as status shows it. */
+const char *modem_state(const struct modem *m);
+/* How many muxes it has and how many of them are connected. */
+void modem_count_muxes(const struct modem *m, unsigned *ret_total, unsigned *ret_connected);
+
+/* Counters in the stable text format of datapath_print_stats(), each line after prefix. */
+void modem_print_stats(const struct modem *m, FILE *f, const char *prefix);
+
+json_t *modem_status(struct modem *m);
+/* Append this modem's muxes to the array muxes. 0 or -ENOMEM. */
+int modem_mux_list(struct modem *m, json_t *muxes);
+json_t *modem_stats(struct modem *m);
+
+/*
+ * Add a mux at runtime and start its session (autoconnect). Returns 0 once the device exists
+ * and the session is starting; -EEXIST (mux id or interface in use), -EINVAL, or -errno, with
+ * a message for the user in err.
+ */
+int modem_mux_add(struct modem *m, const struct config_mux *cfg, char *err, size_t errlen);
+/* Stop the session, release its clients and remove the device. -ENOENT if no such mux. */
+int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
+/* Whether the modem has a mux whose device is called ifname. */
+bool modem_has_interface(const struct modem *m, const char *ifname);
+
+/*
+ * Apply the muxes of next (the same modem's new config) to the running ones: those from the
+ * config that are gone are removed, changed ones re-created, new ones added; muxes added at
+ * runtime stay. Checked as a whole first, then all or nothing. Changes outside the muxes are
+ * the manager's (it re-creates the modem when its device changes). *ret_added, *ret_removed,
+ * *ret_changed: counts (may be NULL). 0, or -errno with the reason in err.
+ */
+int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret_added,
+		 unsigned *ret_removed, unsigned *ret_changed, char *err, size_t errlen);
+
+/*
+ * Whether cfg's interface may become a mux device: free, or a device qmapd created
+ * (netdev_probe_name()). Otherwise -errno and the reason in err, as start and reload give it.
+ */
+int modem_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char *err,
+			  size_t errlen);
+
+#endif
