@@ -162,6 +162,10 @@ static void test_defaults(void)
 	config_init_defaults(&d);
 	EXPECT_STR_EQ(d.device.device, "");
 	EXPECT_EQ(count_muxes(&d), 0);
+	EXPECT_EQ(d.discovery, false);
+	EXPECT_EQ(d.n_exclude, 0);
+	EXPECT_EQ(d.n_modems, 0);
+	EXPECT_PTR_EQ(d.modem, NULL);
 
 	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n[mux.3]\n", NAME,
 				     &c, err, sizeof(err)),
@@ -423,9 +427,6 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\napn ; = x\n", NAME ":4: ", "expected 'key = value', got 'apn ; = x'" },
 	/* an indented line is not a continuation of the previous value */
 	{ DEV "[mux.1]\napn = a\n  b\n", NAME ":5: ", "expected 'key = value', got 'b'" },
-	{ "[mux.1]\n", NAME ": ", "missing 'device' in [device]" },
-	{ "", NAME ": ", "missing 'device' in [device]" },
-	{ "[device]\nqmap-version = 5\n", NAME ": ", "missing 'device' in [device]" },
 	/* [device] */
 	{ "[device]\ndevice = foo:/x\n", NAME ":2: ", "invalid device 'foo:/x' in [device]" },
 	{ "[device]\ndevice = sim:\n", NAME ":2: ", "invalid device 'sim:' in [device]" },
@@ -642,10 +643,6 @@ static void test_errors(void)
 		  -EINVAL);
 	EXPECT_STR_EQ(err, NAME ":4: invalid password in [mux.1]: only printable ASCII is allowed");
 
-	c = untouched;
-	EXPECT_EQ(config_load_string("[mux.1]\n", NAME, &c, err, sizeof(err)), -EINVAL);
-	EXPECT_STR_EQ(err, NAME ": missing 'device' in [device]");
-
 	/* Small or missing error buffers: no overflow, always terminated. */
 	for (size_t len = 0; len < 24; len++) {
 		memset(err, 'z', sizeof(err));
@@ -672,6 +669,429 @@ static void test_errors(void)
 		  -EINVAL);
 	EXPECT_TRUE(strstr(err, "invalid ip-type '\\'\\\\abcdefghijklmnopqrstuvwxyz"
 				"abcdefghijklmnopqrstuvwxyzabcdefghij'... in [mux.1]"));
+}
+
+/* Loads text that must be valid; NULL (and a counted failure) if it is not. */
+static struct config *load_ok(const char *text, int line)
+{
+	struct config *c = NULL;
+	char err[CONFIG_ERROR_MAX];
+
+	if (config_load_string(text, NAME, &c, err, sizeof(err)) != 0 || !c) {
+		fprintf(stderr, "%s:%d: config failed: %s\n", __FILE__, line, err);
+		test_failures++;
+		return NULL;
+	}
+	return c;
+}
+
+/* Today's single-modem file means exactly what it meant before there were several modems. */
+static void test_legacy(void)
+{
+	struct config *c;
+
+	c = load_ok("[device]\ndevice = usb:2c7c:0125\n[mux.1]\n[mux.7]\ninterface = wwan7\n",
+		    __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->discovery, false);
+	EXPECT_EQ(c->n_exclude, 0);
+	EXPECT_EQ(c->n_modems, 1);
+	EXPECT_STR_EQ(c->modem[0].name, "modem0");
+	EXPECT_STR_EQ(c->device.device, "usb:2c7c:0125");
+	EXPECT_STR_EQ(c->device.control_link, "/run/qmapd/qmi0");
+	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
+	EXPECT_EQ(c->mux[1].interface_set, false);
+	EXPECT_STR_EQ(c->mux[7].interface, "wwan7");
+	EXPECT_EQ(c->mux[7].interface_set, true);
+	/* The modem is [device] and the top-level muxes, byte for byte. */
+	EXPECT_MEM_EQ(&c->modem[0].device, &c->device, sizeof(c->device));
+	EXPECT_MEM_EQ(c->modem[0].mux, c->mux, sizeof(c->mux));
+	EXPECT_STR_EQ(c->modem[0].device.control_link, CONFIG_CONTROL_LINK_DEFAULT);
+	EXPECT_STR_EQ(c->modem[0].mux[1].interface, "qmap1");
+	config_free(c);
+
+	/* name = only names it; the devices keep qmap<N>. */
+	c = load_ok("[mux.2]\n[device]\nname = lte_1\ndevice = sim:/s\nexclude = usb:1199:9071\n",
+		    __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->n_modems, 1);
+	EXPECT_STR_EQ(c->modem[0].name, "lte_1");
+	EXPECT_STR_EQ(c->modem[0].device.device, "sim:/s");
+	EXPECT_STR_EQ(c->modem[0].mux[2].interface, "qmap2");
+	EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/qmi0");
+	EXPECT_EQ(c->n_exclude, 1);
+	config_free(c);
+}
+
+/* No device, or device = auto: every recognised modem, each from the template. */
+static void test_discovery(void)
+{
+	static const char *const texts[] = { "", "[mux.1]\n", "[device]\nqmap-version = 5\n",
+					     "[device]\ndevice = auto\n" };
+	struct config_modem *m;
+	struct config *c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		c = load_ok(texts[i], __LINE__);
+		if (!c)
+			continue;
+		EXPECT_EQ(c->discovery, true);
+		EXPECT_EQ(c->n_modems, 0);
+		EXPECT_STR_EQ(c->device.device, "");
+		config_free(c);
+	}
+
+	/* blanks or tabs between specs; each exclude = adds to the list */
+	c = load_ok("[device]\nexclude = usb:1199:9071\tusb-path:3-1.2  usb:2c7c:125\n"
+		    "exclude = usb-serial:XYZ-1\n",
+		    __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->discovery, true);
+	EXPECT_EQ(c->n_exclude, 4);
+	EXPECT_STR_EQ(c->exclude[0], "usb:1199:9071");
+	EXPECT_STR_EQ(c->exclude[1], "usb-path:3-1.2");
+	EXPECT_STR_EQ(c->exclude[2], "usb:2c7c:125");
+	EXPECT_STR_EQ(c->exclude[3], "usb-serial:XYZ-1");
+	config_free(c);
+
+	c = load_ok("[device]\ndevice = auto\ndl-max-size = 32768\n"
+		    "exclude = usb:1199:9071 usb-path:3-1.2\n"
+		    "[mux.1]\napn = internet\n[mux.2]\ninterface = wwan0\n",
+		    __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->n_exclude, 2);
+	/* The template as written: qmap<N> until a modem's name is known. */
+	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
+
+	m = malloc(sizeof(*m));
+	if (!m) {
+		test_failures++;
+		config_free(c);
+		return;
+	}
+	EXPECT_EQ(config_modem_from_template(c, "modem3", "usb-path:1-2:4", m), 0);
+	EXPECT_STR_EQ(m->name, "modem3");
+	EXPECT_STR_EQ(m->device.device, "usb-path:1-2:4");
+	EXPECT_EQ(m->device.dl_max_size, 32768);
+	EXPECT_STR_EQ(m->device.control_link, "/run/qmapd/modem3.qmi");
+	EXPECT_STR_EQ(m->device.control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
+	EXPECT_TRUE(m->mux[1].present);
+	EXPECT_STR_EQ(m->mux[1].interface, "modem3.1");
+	EXPECT_STR_EQ(m->mux[1].apn, "internet");
+	EXPECT_STR_EQ(m->mux[2].interface, "wwan0");
+	EXPECT_TRUE(!m->mux[3].present);
+	EXPECT_STR_EQ(m->mux[254].interface, "modem3.254");
+	/* The longest name still fits IFNAMSIZ with the largest mux id. */
+	EXPECT_EQ(config_modem_from_template(c, "abcdefghijk", "sim:/x", m), 0);
+	EXPECT_STR_EQ(m->mux[254].interface, "abcdefghijk.254");
+	EXPECT_STR_EQ(m->device.control_link, "/run/qmapd/abcdefghijk.qmi");
+
+	{
+		static const char *const bad[] = { "",	  "Modem0", "abcdefghijkl", "a.b", "a b",
+						   "a/b", "é" };
+		char long_spec[CONFIG_VALUE_MAX + 2];
+
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			EXPECT_EQ(config_modem_name_is_valid(bad[i]), false);
+			EXPECT_EQ(config_modem_from_template(c, bad[i], "sim:/x", m), -EINVAL);
+		}
+		EXPECT_EQ(config_modem_name_is_valid(NULL), false);
+		EXPECT_EQ(config_modem_name_is_valid("a"), true);
+		EXPECT_EQ(config_modem_name_is_valid("0_-z"), true);
+		memset(long_spec, 's', sizeof(long_spec) - 1);
+		long_spec[sizeof(long_spec) - 1] = '\0';
+		EXPECT_EQ(config_modem_from_template(c, "a", long_spec, m), -EINVAL);
+		EXPECT_EQ(config_modem_from_template(c, "a", NULL, m), -EINVAL);
+		EXPECT_EQ(config_modem_from_template(NULL, "a", "sim:/x", m), -EINVAL);
+		EXPECT_EQ(config_modem_from_template(c, "a", "sim:/x", NULL), -EINVAL);
+	}
+	free(m);
+	config_free(c);
+}
+
+/* [device] comes last here: its keys are still only defaults under [modem.NAME]. */
+static const char modems[] = "[modem.b.mux.2]\n"
+			     "apn = b2\n"
+			     "[modem.a]\n"
+			     "device = usb:2C7C:0125\n"
+			     "qmap-version = 1\n"
+			     "[modem.a.mux.1]\n"
+			     "apn = a1\n"
+			     "[modem.a.mux.3]\n"
+			     "interface = wwan-a3\n"
+			     "[modem.b]\n"
+			     "device = usb-serial:ABC123\n"
+			     "control-link = /dev/cdc-wdm1\n"
+			     "persist-devices = no\n"
+			     "[device]\n"
+			     "dl-max-size = 32768\n"
+			     "qmap-version = 5\n"
+			     "persist-devices = yes\n"
+			     "control-socket = /run/q/ctl\n"
+			     "[mux.1]\n"
+			     "apn = template\n";
+
+/* The same, [device] first. */
+static const char modems_device_first[] = "[device]\n"
+					  "dl-max-size = 32768\n"
+					  "qmap-version = 5\n"
+					  "persist-devices = yes\n"
+					  "control-socket = /run/q/ctl\n"
+					  "[modem.b.mux.2]\n"
+					  "apn = b2\n"
+					  "[modem.a]\n"
+					  "device = usb:2C7C:0125\n"
+					  "qmap-version = 1\n"
+					  "[modem.a.mux.1]\n"
+					  "apn = a1\n"
+					  "[modem.a.mux.3]\n"
+					  "interface = wwan-a3\n"
+					  "[modem.b]\n"
+					  "device = usb-serial:ABC123\n"
+					  "control-link = /dev/cdc-wdm1\n"
+					  "persist-devices = no\n"
+					  "[mux.1]\n"
+					  "apn = template\n";
+
+static void test_modems(void)
+{
+	struct config *c, *d;
+	const struct config_modem *a, *b;
+
+	c = load_ok(modems, __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->discovery, true);
+	EXPECT_EQ(c->n_modems, 2);
+	EXPECT_STR_EQ(c->device.device, "");
+	/* in the order the file first names them */
+	b = &c->modem[0];
+	a = &c->modem[1];
+	EXPECT_STR_EQ(b->name, "b");
+	EXPECT_STR_EQ(a->name, "a");
+
+	EXPECT_STR_EQ(a->device.device, "usb:2C7C:0125");
+	EXPECT_EQ(a->device.qmap_version, QMAP_V1); /* its own, over [device] */
+	EXPECT_EQ(a->device.dl_max_size, 32768);    /* [device]'s, from later in the file */
+	EXPECT_EQ(a->device.persist_devices, true); /* [device]'s */
+	EXPECT_EQ(a->device.rx_transfers, CONFIG_RX_TRANSFERS_MIN);
+	EXPECT_STR_EQ(a->device.control_link, "/run/qmapd/a.qmi");
+	EXPECT_STR_EQ(a->device.control_socket, "/run/q/ctl");
+	EXPECT_TRUE(a->mux[1].present);
+	EXPECT_STR_EQ(a->mux[1].interface, "a.1");
+	EXPECT_STR_EQ(a->mux[1].apn, "a1");
+	EXPECT_TRUE(!a->mux[2].present);
+	EXPECT_TRUE(a->mux[3].present);
+	EXPECT_STR_EQ(a->mux[3].interface, "wwan-a3");
+
+	EXPECT_STR_EQ(b->device.device, "usb-serial:ABC123");
+	EXPECT_EQ(b->device.qmap_version, QMAP_V5);
+	EXPECT_EQ(b->device.dl_max_size, 32768);
+	EXPECT_EQ(b->device.persist_devices, false);
+	EXPECT_STR_EQ(b->device.control_link, "/dev/cdc-wdm1");
+	EXPECT_TRUE(!b->mux[1].present);
+	EXPECT_TRUE(b->mux[2].present);
+	EXPECT_STR_EQ(b->mux[2].interface, "b.2");
+	EXPECT_STR_EQ(b->mux[2].apn, "b2");
+
+	/* The template stays as written. */
+	EXPECT_EQ(count_muxes(c), 1);
+	EXPECT_STR_EQ(c->mux[1].apn, "template");
+	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
+
+	d = load_ok(modems_device_first, __LINE__);
+	if (d) {
+		EXPECT_EQ(d->n_modems, 2);
+		EXPECT_MEM_EQ(d->modem, c->modem, 2 * sizeof(*c->modem));
+		EXPECT_MEM_EQ(&d->device, &c->device, sizeof(c->device));
+		config_free(d);
+	}
+	config_free(c);
+
+	/* sim: in a section too, and the most modems there may be */
+	{
+		char text[4096];
+		size_t n = 0;
+
+		for (unsigned i = 0; i < CONFIG_MAX_MODEMS; i++)
+			n += (size_t)snprintf(
+				text + n, sizeof(text) - n,
+				"[modem.m%u]\ndevice = sim:/run/sim%u\n[modem.m%u.mux.%u]\n", i, i,
+				i, i + 1);
+		c = load_ok(text, __LINE__);
+		if (c) {
+			EXPECT_EQ(c->n_modems, CONFIG_MAX_MODEMS);
+			EXPECT_STR_EQ(c->modem[15].name, "m15");
+			EXPECT_STR_EQ(c->modem[15].mux[16].interface, "m15.16");
+			EXPECT_STR_EQ(c->modem[15].device.control_link, "/run/qmapd/m15.qmi");
+			config_free(c);
+		}
+		snprintf(text + n, sizeof(text) - n, "[modem.x]\ndevice = sim:/x\n");
+		{
+			struct error_case e = { text, NAME ":49: ", "too many modems: at most 16" };
+
+			expect_error(0, &e);
+		}
+	}
+}
+
+#define MA "[modem.a]\ndevice = sim:/a\n"
+
+static const struct error_case modem_error_cases[] = {
+	{ "[device]\ndevice = usb:1:2\n[modem.a]\ndevice = usb:3:4\n", NAME ":2: ",
+	  "device 'usb:1:2' in [device] cannot be used with [modem.NAME] sections: put device = "
+	  "in each [modem.NAME]" },
+	{ "[modem.a]\ndevice = sim:/a\n[device]\ndevice = sim:/b\n",
+	  NAME ":4: ", "device 'sim:/b' in [device] cannot be used with [modem.NAME] sections" },
+	/* the same modem spelled twice */
+	{ "[modem.a]\ndevice = usb:2c7c:0125\n[modem.b]\ndevice = usb:2C7C:125:4\n",
+	  NAME ":4: ", "device 'usb:2C7C:125:4' in [modem.b] is already the device of [modem.a]" },
+	{ "[modem.a]\ndevice = usb-path:1-2\n[modem.b]\ndevice = usb-path:1-2:5\n",
+	  NAME ":4: ", "device 'usb-path:1-2:5' in [modem.b] is already the device of [modem.a]" },
+	{ "[modem.a]\ndevice = usb-serial:X\n[modem.b]\ndevice = usb-serial:X\n",
+	  NAME ":4: ", "device 'usb-serial:X' in [modem.b] is already the device of [modem.a]" },
+	/* interface names: defaults and explicit, across modems and the template */
+	{ MA "[modem.a.mux.1]\n[modem.b]\ndevice = sim:/b\n[modem.b.mux.1]\ninterface = a.1\n",
+	  NAME ":7: ", "interface 'a.1' in [modem.b.mux.1] is already used by [modem.a.mux.1]" },
+	{ MA "[modem.a.mux.1]\ninterface = a.2\n[modem.a.mux.2]\n",
+	  NAME ":5: ", "interface 'a.2' in [modem.a.mux.2] is already used by [modem.a.mux.1]" },
+	{ MA "[modem.a.mux.1]\ninterface = wwan0\n[modem.b]\ndevice = sim:/b\n[modem.b.mux.9]\n"
+	     "interface = wwan0\n",
+	  NAME ":8: ", "interface 'wwan0' in [modem.b.mux.9] is already used by [modem.a.mux.1]" },
+	{ "[mux.1]\ninterface = wwan0\n" MA "[modem.a.mux.4]\ninterface = wwan0\n",
+	  NAME ":6: ", "interface 'wwan0' in [modem.a.mux.4] is already used by [mux.1]" },
+	{ "[mux.1]\ninterface = wwan0\n[mux.2]\ninterface = wwan0\n",
+	  NAME ":4: ", "interface 'wwan0' in [mux.2] is already used by [mux.1]" },
+	/* sections */
+	{ MA "[modem.a]\n", NAME ":3: ", "repeated section [modem.a] (first at line 1)" },
+	{ MA "[modem.a.mux.1]\n[modem.a.mux.1]\n",
+	  NAME ":4: ", "repeated section [modem.a.mux.1] (first at line 3)" },
+	{ MA "[modem.x.mux.1]\n", NAME ":3: ", "no [modem.x] section for this [modem.x.mux.N]" },
+	{ "[modem.a]\nqmap-version = 1\n", NAME ":1: ", "missing 'device' in [modem.a]" },
+	{ "[modem.A]\n", NAME ":1: ",
+	  "invalid section 'modem.A': expected modem.NAME, NAME 1 to 11 of a-z, 0-9, '_' and "
+	  "'-'" },
+	{ "[modem.]\n", NAME ":1: ", "invalid section 'modem.'" },
+	{ "[modem.abcdefghijkl]\n", NAME ":1: ", "invalid section 'modem.abcdefghijkl'" },
+	{ "[modem.a b]\n", NAME ":1: ", "invalid section 'modem.a b'" },
+	{ "[modem..mux.1]\n", NAME ":1: ", "invalid section 'modem..mux.1'" },
+	{ "[modem.a.mux.0]\n", NAME ":1: ",
+	  "invalid section 'modem.a.mux.0': expected modem.NAME.mux.N with N = 1..254" },
+	{ "[modem.a.mux.255]\n", NAME ":1: ", "invalid section 'modem.a.mux.255'" },
+	{ "[modem.a.mux]\n", NAME ":1: ", "invalid section 'modem.a.mux'" },
+	{ "[modem.a.mux.]\n", NAME ":1: ", "invalid section 'modem.a.mux.'" },
+	{ "[modem.a.foo.1]\n", NAME ":1: ", "invalid section 'modem.a.foo.1'" },
+	{ "[modem]\n", NAME ":1: ",
+	  "unknown section 'modem': expected device, mux.N, modem.NAME or modem.NAME.mux.N" },
+	/* keys */
+	{ MA "control-socket = /run/x\n", NAME ":3: ",
+	  "unknown key 'control-socket' in [modem.a] (it is for the whole daemon: it belongs in "
+	  "[device])" },
+	{ MA "admin-group = wheel\n", NAME ":3: ",
+	  "unknown key 'admin-group' in [modem.a] (it is "
+	  "for the whole daemon" },
+	{ MA "exclude = usb:1:2\n",
+	  NAME ":3: ", "unknown key 'exclude' in [modem.a] (it is for the whole daemon" },
+	{ MA "name = b\n", NAME ":3: ",
+	  "unknown key 'name' in [modem.a] (the modem's name is the one in the section header)" },
+	{ MA "apn = x\n",
+	  NAME ":3: ", "unknown key 'apn' in [modem.a] (it belongs in [modem.NAME.mux.N])" },
+	{ MA "[modem.a.mux.1]\nqmap-version = 1\n", NAME ":4: ",
+	  "unknown key 'qmap-version' in [modem.a.mux.1] (it belongs in [modem.NAME])" },
+	{ MA "qmap-version = 1\nqmap-version = 5\n",
+	  NAME ":4: ", "repeated key 'qmap-version' in [modem.a] (first at line 3)" },
+	{ MA "qmap-version = 2\n", NAME ":3: ", "invalid qmap-version '2' in [modem.a]" },
+	{ "[modem.a]\ndevice = auto\n", NAME ":2: ", "invalid device 'auto' in [modem.a]" },
+	{ "[modem.a]\ndevice = usb-serial:\n",
+	  NAME ":2: ", "invalid device 'usb-serial:' in [modem.a]: nothing after the scheme" },
+	{ "[modem.a]\ndevice = usb-serial:a b\n",
+	  NAME ":2: ", "invalid device 'usb-serial:a b' in [modem.a]: blanks" },
+	{ "[device]\ndevice = usb-serial:X\n", NAME ":2: ",
+	  "invalid device 'usb-serial:X' in [device]: usb-serial: needs discovery: name the modem "
+	  "in a [modem.NAME] section" },
+	{ MA "[modem.a.mux.1]\nmtu = 576\n", NAME ":4: ",
+	  "invalid mtu '576' in [modem.a.mux.1]: ip-type 'ipv4v6' needs at least 1280" },
+	{ MA "[modem.a.mux.1]\napn = a\napn = b\n",
+	  NAME ":5: ", "repeated key 'apn' in [modem.a.mux.1] (first at line 4)" },
+	/* control links */
+	{ MA "control-link = /dev/x\n[modem.b]\ndevice = sim:/b\ncontrol-link = /dev/x\n",
+	  NAME ":6: ", "control-link '/dev/x' of [modem.b] is already the one of [modem.a]" },
+	{ "[modem.a]\ndevice = sim:/a\n[modem.b]\ndevice = sim:/b\ncontrol-link = "
+	  "/run/qmapd/a.qmi\n",
+	  NAME ":5: ",
+	  "control-link '/run/qmapd/a.qmi' of [modem.b] is already the one of [modem.a]" },
+	{ "[device]\ncontrol-socket = /run/x\n" MA "control-link = /run/x\n",
+	  NAME ":5: ", "control-link '/run/x' of [modem.a] is the control-socket" },
+	{ "[device]\ncontrol-socket = /run/qmapd/a.qmi\n" MA,
+	  NAME ":3: ", "control-link '/run/qmapd/a.qmi' of [modem.a] is the control-socket" },
+	{ "[device]\ncontrol-link = /dev/x\n", NAME ":2: ",
+	  "control-link in [device] is for the one modem of 'device = SPEC'; set it in each "
+	  "[modem.NAME] (default /run/qmapd/NAME.qmi)" },
+	{ "[device]\ndevice = auto\ncontrol-link = /dev/x\n" MA,
+	  NAME ":3: ", "control-link in [device] is for the one modem" },
+	/* name and exclude in [device] */
+	{ "[device]\nname = lte\n", NAME ":2: ",
+	  "name in [device] names the one modem of 'device = SPEC'; without it, name modems with "
+	  "[modem.NAME] sections" },
+	{ "[device]\ndevice = sim:/s\nname = LTE\n", NAME ":3: ",
+	  "invalid name 'LTE' in [device]: expected 1 to 11 of a-z, 0-9, '_' and '-'" },
+	{ "[device]\ndevice = sim:/s\nname =\n", NAME ":3: ", "invalid name '' in [device]" },
+	{ "[device]\ndevice = sim:/s\nname = a\nname = b\n",
+	  NAME ":4: ", "repeated key 'name' in [device] (first at line 3)" },
+	{ "[device]\nexclude = usb:zz:1\n",
+	  NAME ":2: ", "invalid exclude 'usb:zz:1' in [device]: expected usb:VID:PID" },
+	{ "[device]\nexclude = usb:1:2 sim:/x\n", NAME ":2: ",
+	  "invalid exclude 'sim:/x' in [device]: expected usb:VID:PID, usb-path:BUS-PORT or "
+	  "usb-serial:SERIAL" },
+	{ "[device]\nexclude = usb-path:1\n", NAME ":2: ", "invalid exclude 'usb-path:1'" },
+	{ "[device]\nexclude = usb-serial:\n",
+	  NAME ":2: ", "invalid exclude 'usb-serial:' in [device]: nothing after the scheme" },
+	{ "[device]\nexclude = usb-serial:\x01\n", NAME ":2: ",
+	  "invalid exclude 'usb-serial:\\x01' in [device]: blanks and control characters" },
+	{ "[device]\nexclude =\n", NAME ":2: ",
+	  "invalid exclude '' in [device]: expected usb:VID:PID, usb-path:BUS-PORT or "
+	  "usb-serial:SERIAL" },
+	{ "[device]\nexclude = usb:1:1 usb:1:2 usb:1:3 usb:1:4 usb:1:5 usb:1:6 usb:1:7 usb:1:8\n"
+	  "exclude = usb:2:1 usb:2:2 usb:2:3 usb:2:4 usb:2:5 usb:2:6 usb:2:7 usb:2:8\n"
+	  "exclude = usb:3:1\n",
+	  NAME ":4: ", "too many excludes in [device] (at most 16)" },
+};
+
+static void test_modem_errors(void)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(modem_error_cases); i++)
+		expect_error(1000 + i, &modem_error_cases[i]);
+}
+
+static void test_spec_matches(void)
+{
+	EXPECT_EQ(config_spec_matches_usb("usb:2c7c:0125", 0x2c7c, 0x0125, "1-2", ""), true);
+	EXPECT_EQ(config_spec_matches_usb("usb:2C7C:125", 0x2c7c, 0x0125, "1-2", NULL), true);
+	EXPECT_EQ(config_spec_matches_usb("usb:2c7c:0125:4", 0x2c7c, 0x0125, "1-2", ""), true);
+	EXPECT_EQ(config_spec_matches_usb("usb:2c7c:0126", 0x2c7c, 0x0125, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb:2c7d:0125", 0x2c7c, 0x0125, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2", 0x2c7c, 0x0125, "1-2", ""), true);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2:4", 1, 2, "1-2", ""), true);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2.3", 1, 2, "1-2.3", ""), true);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2", 1, 2, "1-2.3", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2.3", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:2-2", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-path:1-2", 1, 2, NULL, ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-2", "ABC"), true);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-2", "abc"), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-2", "ABCD"), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-2", NULL), false);
+	EXPECT_EQ(config_spec_matches_usb("usb-serial:", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("sim:/run/sim", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("sim:1-2", 1, 2, "1-2", "1-2"), false);
+	EXPECT_EQ(config_spec_matches_usb("usb:zz:1", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb("", 1, 2, "1-2", ""), false);
+	EXPECT_EQ(config_spec_matches_usb(NULL, 1, 2, "1-2", ""), false);
 }
 
 /* Every truncation of a valid file must parse or fail cleanly, with a terminated message. */
@@ -1069,5 +1489,10 @@ int main(void)
 	test_mux_helpers();
 	test_mux_helpers_match_file();
 	test_example();
+	test_legacy();
+	test_discovery();
+	test_modems();
+	test_modem_errors();
+	test_spec_matches();
 	return test_result("test-config");
 }

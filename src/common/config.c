@@ -75,10 +75,16 @@
 _Static_assert(sizeof(((struct config_device *)NULL)->control_socket) == SUN_PATH_SIZE,
 	       "control-socket must fit sockaddr_un.sun_path");
 
+/* "modem.NAME.mux.254" and the NUL */
+#define SECTION_NAME_SIZE (sizeof("modem.") + CONFIG_MODEM_NAME_MAX + sizeof(".mux.254") - 1)
+#define SERIAL_SCHEME	  "usb-serial:"
+
 enum section_kind {
 	SECTION_NONE,
 	SECTION_DEVICE,
 	SECTION_MUX,
+	SECTION_MODEM,	   /* [modem.NAME]: the per-modem keys of [device] */
+	SECTION_MODEM_MUX, /* [modem.NAME.mux.N]: the keys of [mux.N] */
 };
 
 enum key_id {
@@ -112,16 +118,31 @@ enum key_id {
 	KEY_CODEL_TARGET,
 	KEY_CODEL_INTERVAL,
 	KEY_UPLINK_RATE,
+	KEY_NAME,
+	KEY_EXCLUDE,
 	_KEY_MAX,
 };
 
 /* The object a key is set on and where to explain a refusal. */
 struct setter {
+	struct config *config;	      /* for exclude; NULL from config_mux_set() */
 	struct config_device *device; /* for [device] keys; NULL from config_mux_set() */
 	struct config_mux *mux;	      /* for [mux.N] keys */
+	char *name;		      /* for name: CONFIG_MODEM_NAME_MAX + 1 bytes */
+	enum section_kind section;    /* which values of device are allowed */
 	const char *where;	      /* " in [mux.2]" from the file, "" at run time */
 	char *err;
 	size_t errlen;
+};
+
+/* What the file said about one [modem.NAME], kept until the whole file is read. */
+struct modem_record {
+	unsigned section_line; /* [modem.NAME]; 0 while only its muxes were seen */
+	unsigned first_line;   /* the first section naming this modem */
+	unsigned key_line[_KEY_MAX];
+	char value[_KEY_MAX][CONFIG_VALUE_MAX + 1]; /* applied over [device] at the end */
+	unsigned mux_line[CONFIG_MUX_ID_MAX + 1];
+	unsigned interface_line[CONFIG_MUX_ID_MAX + 1];
 };
 
 struct parser {
@@ -132,21 +153,28 @@ struct parser {
 	char *errbuf;
 	size_t errlen;
 	bool failed;
+	bool oom;
 
 	enum section_kind section;
-	char section_name[sizeof("mux.254")];
-	char where[sizeof(" in [mux.254]")];
+	char section_name[SECTION_NAME_SIZE];
+	char where[sizeof(" in []") + SECTION_NAME_SIZE];
 	unsigned section_line;
-	struct config_mux *mux;	     /* the current [mux.N] */
+	struct config_mux *mux;	     /* the current [mux.N] or [modem.NAME.mux.N] */
+	unsigned modem;		     /* index of the current [modem.NAME...] */
 	unsigned key_line[_KEY_MAX]; /* where each key of this section was set, 0 = not set */
 	unsigned device_line;	     /* where [device] was, 0 = not yet */
+	unsigned device_key_line[_KEY_MAX]; /* where each key of [device] was set */
 	unsigned mux_line[CONFIG_MUX_ID_MAX + 1];
+	unsigned interface_line[CONFIG_MUX_ID_MAX + 1];
+	char modem_name[CONFIG_MODEM_NAME_MAX + 1]; /* [device] name = */
+	struct modem_record *record;		    /* one per config->modem, same index */
 };
 
 struct key {
 	const char *name;
-	enum section_kind section;
+	enum section_kind section; /* SECTION_DEVICE or SECTION_MUX */
 	int (*parse)(struct setter *s, const struct key *k, const char *value);
+	bool daemon_wide; /* only in [device], not in [modem.NAME] */
 };
 
 /* Escape everything but printable ASCII so that a message cannot mess up a terminal or log. */
@@ -345,30 +373,98 @@ static int parse_path(struct setter *s, const struct key *k, const char *value, 
 	return 0;
 }
 
+/*
+ * A modem spec: usb:, usb-path:, sim: and (where allowed) usb-serial:. Returns NULL if fine,
+ * else why not.
+ */
+static const char *device_spec_check(const char *value, bool allow_sim, bool allow_serial,
+				     char why[static USB_SPEC_ERROR_MAX])
+{
+	static const char *const schemes[] = { "sim:", "usb:", "usb-path:", SERIAL_SCHEME };
+	const char *rest = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(schemes); i++)
+		if (strncmp(value, schemes[i], strlen(schemes[i])) == 0) {
+			rest = value + strlen(schemes[i]);
+			break;
+		}
+	if (!rest || (i == 0 && !allow_sim))
+		return allow_sim ? "expected sim:, usb: or usb-path: and the device"
+				 : "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL";
+	if (i == 3 && !allow_serial)
+		return "usb-serial: needs discovery: name the modem in a [modem.NAME] section";
+	if (!*rest)
+		return "nothing after the scheme";
+	if (!is_printable(value, false))
+		return "blanks and control characters are not allowed";
+	/* Checked here so a typo fails at load time, not when the modem is looked for. */
+	if (usb_spec_is_usb(value)) {
+		struct usb_spec spec;
+
+		if (usb_spec_parse(value, &spec, why, USB_SPEC_ERROR_MAX) < 0)
+			return why;
+	}
+	return NULL;
+}
+
 static int parse_device(struct setter *s, const struct key *k, const char *value)
 {
-	static const char *const schemes[] = { "sim:", "usb:", "usb-path:" };
-	const char *rest = NULL;
+	char buf[USB_SPEC_ERROR_MAX];
+	const char *why;
 
-	for (size_t i = 0; i < ARRAY_SIZE(schemes); i++)
-		if (strncmp(value, schemes[i], strlen(schemes[i])) == 0)
-			rest = value + strlen(schemes[i]);
-	if (!rest)
-		return invalid(s, k, value, "expected sim:, usb: or usb-path: and the device");
-	if (!*rest)
-		return invalid(s, k, value, "nothing after the scheme");
-	if (!is_printable(value, false))
-		return invalid(s, k, value, "blanks and control characters are not allowed");
-	if (usb_spec_is_usb(value)) {
-		/* Checked here so a typo fails at load time, not when the modem is looked for. */
-		struct usb_spec spec;
-		char why[USB_SPEC_ERROR_MAX];
-
-		if (usb_spec_parse(value, &spec, why, sizeof(why)) < 0)
-			return invalid(s, k, value, why);
+	/* [device] device = auto: discovery, as when there is no device at all. */
+	if (s->section == SECTION_DEVICE && strcmp(value, "auto") == 0) {
+		s->device->device[0] = '\0';
+		return 0;
 	}
-
+	why = device_spec_check(value, true, s->section == SECTION_MODEM, buf);
+	if (why)
+		return invalid(s, k, value, why);
 	strcpy(s->device->device, value); /* length checked by setter_apply() */
+	return 0;
+}
+
+static int parse_name(struct setter *s, const struct key *k, const char *value)
+{
+	if (!config_modem_name_is_valid(value))
+		return invalid(s, k, value, "expected 1 to 11 of a-z, 0-9, '_' and '-'");
+	strcpy(s->name, value);
+	return 0;
+}
+
+/* Specs separated by blanks; the key may be given again, each adds to the list. */
+static int parse_exclude(struct setter *s, const struct key *k, const char *value)
+{
+	struct config *c = s->config;
+	unsigned n = c->n_exclude;
+	const char *v = value;
+
+	for (;;) {
+		char token[CONFIG_VALUE_MAX + 1], buf[USB_SPEC_ERROR_MAX];
+		const char *why;
+		size_t len;
+
+		v += strspn(v, " \t");
+		if (!*v)
+			break;
+		len = strcspn(v, " \t");
+		memcpy(token, v, len); /* values are at most CONFIG_VALUE_MAX */
+		token[len] = '\0';
+		v += len;
+		why = device_spec_check(token, false, true, buf);
+		if (why)
+			return setter_error(s, "invalid exclude %s%s: %s", QUOTE(token), s->where,
+					    why);
+		if (n >= CONFIG_MAX_EXCLUDES)
+			return setter_error(s, "too many excludes%s (at most %d)", s->where,
+					    CONFIG_MAX_EXCLUDES);
+		strcpy(c->exclude[n++], token);
+	}
+	if (n == c->n_exclude)
+		return invalid(s, k, value,
+			       "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL");
+	c->n_exclude = n;
 	return 0;
 }
 
@@ -793,8 +889,8 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_PERSIST_DEVICES] = { "persist-devices", SECTION_DEVICE, parse_persist_devices },
 	[KEY_CONTROL] = { "control", SECTION_DEVICE, parse_control },
 	[KEY_CONTROL_LINK] = { "control-link", SECTION_DEVICE, parse_control_link },
-	[KEY_CONTROL_SOCKET] = { "control-socket", SECTION_DEVICE, parse_control_socket },
-	[KEY_ADMIN_GROUP] = { "admin-group", SECTION_DEVICE, parse_admin_group },
+	[KEY_CONTROL_SOCKET] = { "control-socket", SECTION_DEVICE, parse_control_socket, true },
+	[KEY_ADMIN_GROUP] = { "admin-group", SECTION_DEVICE, parse_admin_group, true },
 	[KEY_INTERFACE] = { "interface", SECTION_MUX, parse_interface },
 	[KEY_APN] = { "apn", SECTION_MUX, parse_apn },
 	[KEY_IP_TYPE] = { "ip-type", SECTION_MUX, parse_ip_type },
@@ -813,6 +909,8 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_CODEL_TARGET] = { "codel-target", SECTION_MUX, parse_codel_target },
 	[KEY_CODEL_INTERVAL] = { "codel-interval", SECTION_MUX, parse_codel_interval },
 	[KEY_UPLINK_RATE] = { "uplink-rate", SECTION_DEVICE, parse_uplink_rate },
+	[KEY_NAME] = { "name", SECTION_DEVICE, parse_name, true },
+	[KEY_EXCLUDE] = { "exclude", SECTION_DEVICE, parse_exclude, true },
 };
 
 /*
@@ -822,17 +920,28 @@ static const struct key keys[_KEY_MAX] = {
 static const struct key *key_find(const char *name, enum section_kind section,
 				  const char **ret_hint)
 {
+	bool modem = section == SECTION_MODEM || section == SECTION_MODEM_MUX;
+	enum section_kind want = section == SECTION_MODEM	? SECTION_DEVICE
+				 : section == SECTION_MODEM_MUX ? SECTION_MUX
+								: section;
 	const struct key *k = NULL;
 
 	*ret_hint = "";
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
-		if (keys[i].section == section)
+		if (keys[i].section == want && !(section == SECTION_MODEM && keys[i].daemon_wide))
 			k = &keys[i];
+		else if (i == KEY_NAME && section == SECTION_MODEM)
+			*ret_hint = " (the modem's name is the one in the section header)";
+		else if (keys[i].daemon_wide && section == SECTION_MODEM)
+			*ret_hint = " (it is for the whole daemon: it belongs in [device])";
+		else if (keys[i].section == SECTION_MUX)
+			*ret_hint = modem ? " (it belongs in [modem.NAME.mux.N])"
+					  : " (it belongs in [mux.N])";
 		else
-			*ret_hint = keys[i].section == SECTION_MUX ? " (it belongs in [mux.N])"
-								   : " (it belongs in [device])";
+			*ret_hint = modem ? " (it belongs in [modem.NAME])"
+					  : " (it belongs in [device])";
 	}
 	return k;
 }
@@ -960,25 +1069,34 @@ int config_mux_finish(struct config_mux *m, char *err, size_t errlen)
 	return 0;
 }
 
+static void device_init_defaults(struct config_device *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->qmap_version = QMAP_V5;
+	d->dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT;
+	d->rx_transfers = CONFIG_RX_TRANSFERS_MIN;
+	d->ul_max_size = CONFIG_UL_MAX_SIZE_DEFAULT;
+	d->ul_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT;
+	d->max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
+	d->persist_devices = false;
+	d->control = CONFIG_CONTROL_QMI;
+	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);
+	strcpy(d->control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
+	d->admin_group[0] = '\0';
+}
+
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->device.qmap_version = QMAP_V5;
-	c->device.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT;
-	c->device.rx_transfers = CONFIG_RX_TRANSFERS_MIN;
-	c->device.ul_max_size = CONFIG_UL_MAX_SIZE_DEFAULT;
-	c->device.ul_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT;
-	c->device.max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
-	c->device.persist_devices = false;
-	c->device.control = CONFIG_CONTROL_QMI;
-	strcpy(c->device.control_link, CONFIG_CONTROL_LINK_DEFAULT);
-	strcpy(c->device.control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
-	c->device.admin_group[0] = '\0';
+	device_init_defaults(&c->device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_init_defaults(&c->mux[id], id);
 }
 
-/* The file's cross-key checks of a finished section, reported at the line of the key. */
+/*
+ * The file's cross-key checks of a finished section, reported at the line of the key.
+ * Whether interface names collide is known only at the end, when the default names are.
+ */
 static int parser_finish_section(struct parser *p)
 {
 	struct config_mux *m = p->mux;
@@ -986,25 +1104,110 @@ static int parser_finish_section(struct parser *p)
 	struct setter s = { .mux = m, .where = p->where, .err = msg, .errlen = sizeof(msg) };
 	enum key_id key = _KEY_MAX;
 
-	if (p->section != SECTION_MUX)
+	if (p->section != SECTION_MUX && p->section != SECTION_MODEM_MUX)
 		return 0;
 
 	if (mux_check(&s, &key) < 0)
 		return parser_error(p, (key < _KEY_MAX ? p->key_line[key] : 0) ?: p->section_line,
 				    "%s", msg);
-
-	/* Every mux before this one in the file is finished; report at the later of the two. */
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *o = &p->config->mux[id];
-
-		if (o != m && o->present && strcmp(o->interface, m->interface) == 0)
-			return parser_error(p, p->key_line[KEY_INTERFACE] ?: p->section_line,
-					    "interface %s in [%s] is already used by [mux.%u]",
-					    QUOTE(m->interface), p->section_name, id);
-	}
 	return 0;
 }
-/* "device" or "mux.N", N = 1..254 in plain decimal. */
+
+/* The modem called name, created with every default when first named. */
+static int parser_modem(struct parser *p, const char *name, unsigned *ret)
+{
+	struct config *c = p->config;
+	struct config_modem *modems;
+	struct modem_record *records;
+	unsigned n = c->n_modems;
+
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(c->modem[i].name, name) == 0) {
+			*ret = i;
+			return 0;
+		}
+	if (n >= CONFIG_MAX_MODEMS)
+		return parser_error(p, p->line, "too many modems: at most %d", CONFIG_MAX_MODEMS);
+
+	/* Grown one at a time: a modem is some 230 KB, most files name one or two. */
+	modems = realloc(c->modem, (n + 1) * sizeof(*modems));
+	if (!modems)
+		goto oom;
+	c->modem = modems;
+	records = realloc(p->record, (n + 1) * sizeof(*records));
+	if (!records)
+		goto oom;
+	p->record = records;
+
+	memset(&modems[n], 0, sizeof(modems[n]));
+	strcpy(modems[n].name, name);
+	device_init_defaults(&modems[n].device);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		config_mux_init_defaults(&modems[n].mux[id], id);
+	memset(&records[n], 0, sizeof(records[n]));
+	records[n].first_line = p->line;
+	c->n_modems = n + 1;
+	*ret = n;
+	return 0;
+
+oom:
+	p->oom = true;
+	return parser_error(p, 0, "out of memory");
+}
+
+/* "modem.NAME" or "modem.NAME.mux.N". */
+static int parser_section_modem(struct parser *p, const char *name)
+{
+	const char *n = name + strlen("modem."), *dot = strchr(n, '.');
+	size_t len = dot ? (size_t)(dot - n) : strlen(n);
+	char modem[CONFIG_MODEM_NAME_MAX + 1];
+	struct modem_record *rec;
+	uint32_t id = 0;
+	unsigned idx = 0;
+
+	if (len <= CONFIG_MODEM_NAME_MAX) {
+		memcpy(modem, n, len);
+		modem[len] = '\0';
+	}
+	if (len > CONFIG_MODEM_NAME_MAX || !config_modem_name_is_valid(modem))
+		return parser_error(p, p->line,
+				    "invalid section %s: expected modem.NAME, NAME 1 to %d of a-z, "
+				    "0-9, '_' and '-'",
+				    QUOTE(name), CONFIG_MODEM_NAME_MAX);
+	if (dot && (strncmp(dot, ".mux.", 5) != 0 || parse_u32(dot + 5, &id) < 0 ||
+		    id < CONFIG_MUX_ID_MIN || id > CONFIG_MUX_ID_MAX))
+		return parser_error(p, p->line,
+				    "invalid section %s: expected modem.NAME.mux.N with N = %d..%d",
+				    QUOTE(name), CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX);
+	if (parser_modem(p, modem, &idx) < 0)
+		return -EINVAL;
+	rec = &p->record[idx];
+	p->modem = idx;
+
+	if (!dot) {
+		if (rec->section_line)
+			return parser_error(p, p->line, "repeated section [%s] (first at line %u)",
+					    name, rec->section_line);
+		rec->section_line = p->line;
+		p->section = SECTION_MODEM;
+		snprintf(p->section_name, sizeof(p->section_name), "modem.%s", modem);
+		p->mux = NULL;
+		return 0;
+	}
+	if (rec->mux_line[id])
+		return parser_error(p, p->line,
+				    "repeated section [modem.%s.mux.%u] (first at line %u)", modem,
+				    (unsigned)id, rec->mux_line[id]);
+	rec->mux_line[id] = p->line;
+	p->section = SECTION_MODEM_MUX;
+	snprintf(p->section_name, sizeof(p->section_name), "modem.%s.mux.%u", modem, (unsigned)id);
+	p->mux = &p->config->modem[idx].mux[id];
+	config_mux_init_defaults(p->mux, id);
+	p->mux->present = true;
+	return 0;
+}
+
+/* "device", "mux.N" (N = 1..254 in plain decimal), "modem.NAME" or "modem.NAME.mux.N". */
 static int parser_section(struct parser *p, const char *line)
 {
 	const char *close = strchr(line, ']'), *tail;
@@ -1052,8 +1255,13 @@ static int parser_section(struct parser *p, const char *line)
 		p->mux = &p->config->mux[id];
 		config_mux_init_defaults(p->mux, id);
 		p->mux->present = true;
+	} else if (strncmp(name, "modem.", 6) == 0) {
+		if (parser_section_modem(p, name) < 0)
+			return -EINVAL;
 	} else {
-		return parser_error(p, p->line, "unknown section %s: expected device or mux.N",
+		return parser_error(p, p->line,
+				    "unknown section %s: expected device, mux.N, modem.NAME or "
+				    "modem.NAME.mux.N",
 				    QUOTE(name));
 	}
 
@@ -1125,14 +1333,18 @@ static int parser_handle(void *userdata, const char *section, const char *name, 
 	struct parser *p = userdata;
 	char msg[CONFIG_ERROR_MAX];
 	struct setter s = {
+		.config = p->config,
 		.device = &p->config->device,
 		.mux = p->mux,
+		.name = p->modem_name,
+		.section = p->section,
 		.where = p->where,
 		.err = msg,
 		.errlen = sizeof(msg),
 	};
 	const struct key *k;
 	const char *hint;
+	enum key_id id;
 
 	if (p->failed)
 		return 0;
@@ -1158,17 +1370,42 @@ static int parser_handle(void *userdata, const char *section, const char *name, 
 			     hint);
 		return 0;
 	}
+	id = (enum key_id)(k - keys);
 
-	if (p->key_line[k - keys]) {
+	/* exclude adds to its list each time. */
+	if (p->key_line[id] && id != KEY_EXCLUDE) {
 		parser_error(p, p->line, "repeated key '%s' in [%s] (first at line %u)", k->name,
-			     p->section_name, p->key_line[k - keys]);
+			     p->section_name, p->key_line[id]);
 		return 0;
 	}
-	p->key_line[k - keys] = p->line;
+	p->key_line[id] = p->line;
 
+	if (p->section == SECTION_MODEM)
+		s.device = &p->config->modem[p->modem].device;
 	if (setter_apply(&s, k, value) < 0) {
 		parser_error(p, p->line, "%s", msg);
 		return 0;
+	}
+
+	switch (p->section) {
+	case SECTION_DEVICE:
+		p->device_key_line[id] = p->line;
+		break;
+	case SECTION_MUX:
+		if (id == KEY_INTERFACE)
+			p->interface_line[p->mux->id] = p->line;
+		break;
+	case SECTION_MODEM:
+		/* Applied over [device] at the end, wherever [device] is in the file. */
+		p->record[p->modem].key_line[id] = p->line;
+		strcpy(p->record[p->modem].value[id], value);
+		break;
+	case SECTION_MODEM_MUX:
+		if (id == KEY_INTERFACE)
+			p->record[p->modem].interface_line[p->mux->id] = p->line;
+		break;
+	case SECTION_NONE:
+		break;
 	}
 	return 1;
 }
@@ -1176,6 +1413,210 @@ static int parser_handle(void *userdata, const char *section, const char *name, 
 static void config_freep(struct config **c)
 {
 	config_free(*c);
+}
+
+/* The same modem, whatever the spelling: usb:2C7C:125 is usb:2c7c:0125. */
+static bool same_spec(const char *a, const char *b)
+{
+	struct usb_spec x, y;
+
+	if (usb_spec_is_usb(a) && usb_spec_is_usb(b) && usb_spec_parse(a, &x, NULL, 0) == 0 &&
+	    usb_spec_parse(b, &y, NULL, 0) == 0) {
+		if (x.kind != y.kind)
+			return false;
+		if (x.kind == USB_SPEC_ID)
+			return x.vid == y.vid && x.pid == y.pid;
+		return x.bus == y.bus && x.n_ports == y.n_ports &&
+		       memcmp(x.ports, y.ports, x.n_ports) == 0;
+	}
+	return strcmp(a, b) == 0;
+}
+
+/* A mux whose interface name must be unique, and where the file says so. */
+struct mux_ref {
+	const struct config_mux *mux;
+	const char *modem; /* NULL: top-level [mux.N] */
+	unsigned line;	   /* of interface =, else of the section */
+};
+
+static void mux_ref_section(const struct mux_ref *r, char *buf, size_t len)
+{
+	if (r->modem)
+		snprintf(buf, len, "modem.%s.mux.%u", r->modem, (unsigned)r->mux->id);
+	else
+		snprintf(buf, len, "mux.%u", (unsigned)r->mux->id);
+}
+
+/* Two muxes with one interface name: reported at the later of the two in the file. */
+static int check_interfaces(struct parser *p, bool legacy)
+{
+	struct config *c = p->config;
+	_cleanup_free_ struct mux_ref *refs = NULL;
+	size_t n = 0;
+
+	refs = malloc((size_t)(c->n_modems + 1) * CONFIG_MUX_ID_MAX * sizeof(*refs));
+	if (!refs) {
+		p->oom = true;
+		return parser_error(p, 0, "out of memory");
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *m = &c->mux[id];
+
+		/* A template mux gets "<modem>.<N>" unless it names its interface. */
+		if (m->present && (legacy || m->interface_set))
+			refs[n++] = (struct mux_ref){ m, NULL,
+						      p->interface_line[id] ?: p->mux_line[id] };
+	}
+	for (unsigned i = 0; !legacy && i < c->n_modems; i++)
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+			if (c->modem[i].mux[id].present)
+				refs[n++] =
+					(struct mux_ref){ &c->modem[i].mux[id], c->modem[i].name,
+							  p->record[i].interface_line[id]
+								  ?: p->record[i].mux_line[id] };
+
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = 0; i < j; i++) {
+			const struct mux_ref *a = &refs[i], *b = &refs[j];
+			char in[SECTION_NAME_SIZE], by[SECTION_NAME_SIZE];
+
+			if (strcmp(a->mux->interface, b->mux->interface) != 0)
+				continue;
+			if (a->line > b->line) {
+				const struct mux_ref *t = a;
+				a = b;
+				b = t;
+			}
+			mux_ref_section(b, in, sizeof(in));
+			mux_ref_section(a, by, sizeof(by));
+			return parser_error(p, b->line,
+					    "interface %s in [%s] is already used by [%s]",
+					    QUOTE(b->mux->interface), in, by);
+		}
+	return 0;
+}
+
+/* device = SPEC in [device] and no [modem.NAME]: the one modem of old, as it always was. */
+static int finish_legacy(struct parser *p)
+{
+	struct config *c = p->config;
+
+	if (check_interfaces(p, true) < 0)
+		return -EINVAL;
+	/* qmapd would bind its control socket over the modem's control link, or the reverse. */
+	if (strcmp(c->device.control_link, c->device.control_socket) == 0)
+		return parser_error(p, 0, "control-link and control-socket in [device] are both %s",
+				    QUOTE(c->device.control_link));
+
+	c->modem = calloc(1, sizeof(*c->modem));
+	if (!c->modem) {
+		p->oom = true;
+		return parser_error(p, 0, "out of memory");
+	}
+	c->n_modems = 1;
+	strcpy(c->modem[0].name, p->modem_name[0] ? p->modem_name : CONFIG_MODEM_NAME_DEFAULT);
+	memcpy(&c->modem[0].device, &c->device, sizeof(c->device));
+	memcpy(c->modem[0].mux, c->mux, sizeof(c->mux));
+	return 0;
+}
+
+static void modem_apply_naming(struct config_modem *m, bool control_link_set);
+
+/* Discovery, with or without [modem.NAME] sections. */
+static int finish_modems(struct parser *p)
+{
+	struct config *c = p->config;
+
+	c->discovery = true;
+	if (p->device_key_line[KEY_NAME])
+		return parser_error(p, p->device_key_line[KEY_NAME],
+				    "name in [device] names the one modem of 'device = SPEC'; "
+				    "without it, name modems with [modem.NAME] sections");
+	/* One path cannot be the link of every modem. */
+	if (p->device_key_line[KEY_CONTROL_LINK])
+		return parser_error(p, p->device_key_line[KEY_CONTROL_LINK],
+				    "control-link in [device] is for the one modem of "
+				    "'device = SPEC'; set it in each [modem.NAME] (default "
+				    "/run/qmapd/NAME.qmi)");
+
+	for (unsigned i = 0; i < c->n_modems; i++) {
+		struct config_modem *m = &c->modem[i];
+		struct modem_record *rec = &p->record[i];
+		struct config_device d;
+		char msg[CONFIG_ERROR_MAX];
+		struct setter s = { .config = c,
+				    .device = &d,
+				    .section = SECTION_MODEM,
+				    .where = "",
+				    .err = msg,
+				    .errlen = sizeof(msg) };
+
+		/* memcpy, not assignment: padding too, so that equal modems compare equal. */
+		memcpy(&d, &c->device, sizeof(d));
+		if (!rec->section_line)
+			return parser_error(p, rec->first_line,
+					    "no [modem.%s] section for this [modem.%s.mux.N]",
+					    m->name, m->name);
+		if (!rec->key_line[KEY_DEVICE])
+			return parser_error(p, rec->section_line, "missing 'device' in [modem.%s]",
+					    m->name);
+		/* Already judged when read: applying them again over [device] cannot fail. */
+		for (unsigned k = 0; k < _KEY_MAX; k++)
+			if (rec->key_line[k] && setter_apply(&s, &keys[k], rec->value[k]) < 0)
+				return parser_error(p, rec->key_line[k], "%s", msg);
+		memcpy(&m->device, &d, sizeof(d));
+		modem_apply_naming(m, rec->key_line[KEY_CONTROL_LINK] != 0);
+
+		for (unsigned j = 0; j < i; j++) {
+			const struct config_modem *o = &c->modem[j];
+
+			if (same_spec(o->device.device, m->device.device))
+				return parser_error(p, rec->key_line[KEY_DEVICE],
+						    "device %s in [modem.%s] is already the device "
+						    "of [modem.%s]",
+						    QUOTE(m->device.device), m->name, o->name);
+			if (strcmp(o->device.control_link, m->device.control_link) == 0)
+				return parser_error(
+					p, rec->key_line[KEY_CONTROL_LINK] ?: rec->section_line,
+					"control-link %s of [modem.%s] is already the one "
+					"of [modem.%s]",
+					QUOTE(m->device.control_link), m->name, o->name);
+		}
+		if (strcmp(m->device.control_link, c->device.control_socket) == 0)
+			return parser_error(p, rec->key_line[KEY_CONTROL_LINK] ?: rec->section_line,
+					    "control-link %s of [modem.%s] is the control-socket",
+					    QUOTE(m->device.control_link), m->name);
+	}
+	return check_interfaces(p, false);
+}
+
+static int config_parse_text(struct parser *p)
+{
+	struct config *c = p->config;
+	int r;
+
+	r = ini_parse_stream(parser_read_line, p, parser_handle, p);
+	if (p->failed)
+		return p->oom ? -ENOMEM : -EINVAL;
+	if (r == -2) {
+		parser_error(p, 0, "out of memory");
+		return -ENOMEM;
+	}
+	if (r != 0)
+		return parser_error(p, r > 0 ? (unsigned)r : 0, "syntax error");
+
+	if (parser_finish_section(p) < 0)
+		return -EINVAL;
+
+	if (c->device.device[0] && c->n_modems > 0)
+		return parser_error(p, p->device_key_line[KEY_DEVICE],
+				    "device %s in [device] cannot be used with [modem.NAME] "
+				    "sections: put device = in each [modem.NAME]",
+				    QUOTE(c->device.device));
+	r = c->device.device[0] ? finish_legacy(p) : finish_modems(p);
+	if (r < 0)
+		return p->oom ? -ENOMEM : -EINVAL;
+	return 0;
 }
 
 static int config_parse(const char *text, const char *name, struct config **ret_config,
@@ -1199,36 +1640,10 @@ static int config_parse(const char *text, const char *name, struct config **ret_
 	snprintf(c->path, sizeof(c->path), "%s", name);
 	p.config = c;
 
-	r = ini_parse_stream(parser_read_line, &p, parser_handle, &p);
-	if (p.failed)
-		return -EINVAL;
-	if (r == -2) {
-		parser_error(&p, 0, "out of memory");
-		return -ENOMEM;
-	}
-	if (r != 0)
-		return parser_error(&p, r > 0 ? (unsigned)r : 0, "syntax error");
-
-	if (parser_finish_section(&p) < 0)
-		return -EINVAL;
-	if (!c->device.device[0])
-		return parser_error(&p, 0, "missing 'device' in [device]");
-	/* qmapd would bind its control socket over the modem's control link, or the reverse. */
-	if (strcmp(c->device.control_link, c->device.control_socket) == 0)
-		return parser_error(&p, 0,
-				    "control-link and control-socket in [device] are both %s",
-				    QUOTE(c->device.control_link));
-
-	c->modem = calloc(1, sizeof(*c->modem));
-	if (!c->modem) {
-		parser_error(&p, 0, "out of memory");
-		return -ENOMEM;
-	}
-	strcpy(c->modem[0].name, CONFIG_MODEM_NAME_DEFAULT);
-	c->modem[0].device = c->device;
-	memcpy(c->modem[0].mux, c->mux, sizeof(c->mux));
-	c->n_modems = 1;
-
+	r = config_parse_text(&p);
+	free(p.record);
+	if (r < 0)
+		return r;
 	*ret_config = TAKE_PTR(c);
 	return 0;
 }
@@ -1421,7 +1836,7 @@ int config_modem_from_template(const struct config *c, const char *name, const c
 		return -EINVAL;
 	memset(ret, 0, sizeof(*ret));
 	strcpy(ret->name, name);
-	ret->device = c->device;
+	memcpy(&ret->device, &c->device, sizeof(ret->device));
 	strcpy(ret->device.device, device_spec);
 	memcpy(ret->mux, c->mux, sizeof(ret->mux));
 	/* The [device] control-link names one modem's device: a template cannot share it. */
