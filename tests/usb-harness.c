@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * usb-harness: a Quectel-like QMI modem on a umockdev testbed whose URBs are carried to
- * and from qmapd-sim, so qmapd's real libusb code runs against the same simulated modem
- * as the `sim` transport (docs/ARCHITECTURE.md "Tests"). Run it under umockdev-wrapper (its uevents
+ * usb-harness: Quectel-like QMI modems on a umockdev testbed whose URBs are carried to and
+ * from qmapd-sim, so qmapd's real libusb code runs against the same simulated modem as the
+ * `sim` transport (docs/ARCHITECTURE.md "Tests"). Run it under umockdev-wrapper (its uevents
  * need the preload) and qmapd with LD_PRELOAD=libumockdev-preload.so.0 and UMOCKDEV_DIR
  * set to what --dir-file receives.
+ *
+ * Modems, numbered from 0 in the order given: `--sim SOCKET` is a modem carried to the
+ * qmapd-sim at SOCKET; `--modem KEY=VALUE[,KEY=VALUE...]` one described by
+ *   sim=SOCKET       its qmapd-sim (none: the modem answers no QMI, its data goes nowhere)
+ *   serial=STRING    default qmapdsim<NNNN>, NNNN = number + 1 (qmapdsim0001 for modem 0)
+ *   id=VID:PID       default 2c7c:0125
+ *   port=P           on port P of bus 1's root hub, sysfs 1-P (default number + 1)
+ *   iface=N          bInterfaceNumber of its one interface (default 4)
+ *   kind=qmi|diag    qmi: ff/ff/ff with interrupt IN + bulk IN + bulk OUT, bound to qmi_wwan;
+ *                    diag: ff/ff/ff with bulk IN + bulk OUT only (not a QMI modem), bound
+ *                    to `option`
+ *   plugged=0        not plugged in at start (`plug` brings it)
+ * Each modem has its own usbfs node, bus address (a new one on every plug), sim connection
+ * and counters, and is plugged and unplugged on its own.
  *
  * URB <-> sim message (struct transport_sim_header + bytes):
  *   bulk IN URB        <- next BULK_IN message (queued until an URB is there)
@@ -17,8 +31,8 @@
  * The usbfs node is a symlink to a pty slave: tty flow control gates POLLOUT ("an URB is
  * reapable"), so libusb does not spin, and closing the master gives POLLERR like a real
  * disconnect. Commands, one per line, on the --control FIFO:
- *   plug | unplug | stats | inject KIND [N] | quit
- * where KIND is, for the next N of its kind:
+ *   [@K] plug | [@K] unplug | [@K] inject KIND [N] | stats | quit
+ * @K names modem K (default 0); KIND is, for the next N of its kind:
  *   stall, eproto, short, overflow    a bulk IN URB fails so (or is damaged)
  *   out-stall, out-eproto             a bulk OUT URB fails with -EPIPE / -EPROTO
  *   out-timeout                       a bulk OUT URB never completes (libusb times it out)
@@ -26,7 +40,9 @@
  *   int-silent                        a response comes without RESPONSE_AVAILABLE
  *   vanish-ctrl                       the device is unplugged while a SEND_ENCAPSULATED_
  *                                     COMMAND is in flight (that URB never completes)
- * Counters go to --stats as key=value lines (atomically) on `stats` and at exit.
+ * Counters go to --stats as key=value lines (atomically) on `stats` and at exit: modem 0's
+ * as `key=value`, then every modem's as `K.key=value`, e.g. `1.driver=qmi_wwan` (the driver
+ * bound to its interface now: the kernel's, `usbfs` when claimed, or `none`).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,15 +62,11 @@
 
 #include "transport.h"
 
-#define H_VID	    0x2c7c
-#define H_PID	    0x0125
 #define H_BUS	    1
-#define H_IFNUM	    4
 #define H_EP_INT    0x89
 #define H_EP_IN	    0x88
 #define H_EP_OUT    0x05
 #define H_MPS	    512
-#define H_SERIAL    "qmapdsim0001"
 #define H_QUEUE_MAX 1024 /* sim messages waiting for URBs; beyond, dropped like a full FIFO */
 
 enum inject {
@@ -89,12 +101,24 @@ struct urb {
 	UMockdevIoctlClient *client;
 };
 
-struct harness {
-	UMockdevTestbed *tb;
+enum modem_kind {
+	KIND_QMI,  /* ff/ff/ff, interrupt IN + bulk IN + bulk OUT: what qmi_wwan binds */
+	KIND_DIAG, /* ff/ff/ff, bulk IN + bulk OUT: a DIAG/serial function, not QMI */
+};
+
+struct modem {
+	unsigned index;
 	UMockdevIoctlBase *handler;
-	GMutex lock;
-	const char *sim_path;
-	const char *stats_path;
+	const char *sim_path; /* NULL: no sim */
+	char serial[64];
+	guint16 vid, pid;
+	unsigned port;
+	guint8 ifnum;
+	enum modem_kind kind;
+	bool start_plugged;
+	const char *driver; /* the kernel driver bound to the interface */
+	guint8 descriptors[64];
+	size_t descriptors_len;
 	int sim_fd;
 	guint sim_watch;
 	int pty_master, pty_slave;
@@ -106,18 +130,29 @@ struct harness {
 	GQueue bulk_in_data, int_data, encap; /* GBytes * */
 	unsigned inject[INJ_MAX];
 	GHashTable *stats; /* const char * -> count */
+};
+
+#define H_MAX_MODEMS 16
+
+struct harness {
+	UMockdevTestbed *tb;
+	GMutex lock; /* every modem's state: the ioctl handlers run in umockdev's thread */
+	const char *stats_path;
+	unsigned next_devnum; /* bus 1's next address; the root hub has 1 */
+	struct modem modem[H_MAX_MODEMS];
+	unsigned n_modems;
 	GMainLoop *main;
 };
 
-static struct harness H = { .sim_fd = -1, .pty_master = -1, .pty_slave = -1, .devnum = 1 };
+static struct harness H = { .next_devnum = 1 };
 
-static void count(const char *key, guint64 n)
+static void count(struct modem *m, const char *key, guint64 n)
 {
-	guint64 *v = g_hash_table_lookup(H.stats, key);
+	guint64 *v = g_hash_table_lookup(m->stats, key);
 
 	if (!v) {
 		v = g_new0(guint64, 1);
-		g_hash_table_insert(H.stats, (gpointer)key, v);
+		g_hash_table_insert(m->stats, (gpointer)key, v);
 	}
 	*v += n;
 }
@@ -135,56 +170,56 @@ static void urb_free(struct urb *u)
 }
 
 /* POLLOUT on qmapd's usbfs fd <=> some URB is reapable (tty output flow control). */
-static void doorbell_locked(bool on)
+static void doorbell_locked(struct modem *m, bool on)
 {
-	if (on == H.ringing || H.pty_slave < 0)
+	if (on == m->ringing || m->pty_slave < 0)
 		return;
-	tcflow(H.pty_slave, on ? TCOON : TCOOFF);
-	H.ringing = on;
+	tcflow(m->pty_slave, on ? TCOON : TCOOFF);
+	m->ringing = on;
 }
 
-static void complete_locked(struct urb *u, int status, int actual)
+static void complete_locked(struct modem *m, struct urb *u, int status, int actual)
 {
 	U(u)->status = status;
 	U(u)->actual_length = actual;
-	g_queue_push_tail(&H.reapable, u);
-	doorbell_locked(true);
+	g_queue_push_tail(&m->reapable, u);
+	doorbell_locked(m, true);
 }
 
 /* Take one injection of kind k, if one is due. */
-static bool take_locked(enum inject k)
+static bool take_locked(struct modem *m, enum inject k)
 {
-	if (!H.inject[k])
+	if (!m->inject[k])
 		return false;
-	H.inject[k]--;
-	count(inject_keys[k], 1);
+	m->inject[k]--;
+	count(m, inject_keys[k], 1);
 	return true;
 }
 
 /* Injected faults take the next bulk IN URB whether or not the sim has data. */
-static bool inject_locked(struct urb *u)
+static bool inject_locked(struct modem *m, struct urb *u)
 {
 	int room = U(u)->buffer_length;
 
 	for (int k = 0; k < INJ_BULK_IN_MAX; k++) {
-		if (!take_locked((enum inject)k))
+		if (!take_locked(m, (enum inject)k))
 			continue;
 		switch ((enum inject)k) {
 		case INJ_STALL:
-			complete_locked(u, -EPIPE, 0);
+			complete_locked(m, u, -EPIPE, 0);
 			break;
 		case INJ_EPROTO:
-			complete_locked(u, -EPROTO, 0);
+			complete_locked(m, u, -EPROTO, 0);
 			break;
 		case INJ_SHORT:
 			/* Shorter than any QMAP header: a truncated transfer. */
 			memset(u->buf->data, 0xde, MIN(room, 2));
-			complete_locked(u, 0, MIN(room, 2));
+			complete_locked(m, u, 0, MIN(room, 2));
 			break;
 		case INJ_OVERFLOW:
 			/* Babble: the device sent more than the URB holds. */
 			memset(u->buf->data, 0xee, room);
-			complete_locked(u, -EOVERFLOW, room);
+			complete_locked(m, u, -EOVERFLOW, room);
 			break;
 		default:
 			break;
@@ -194,12 +229,12 @@ static bool inject_locked(struct urb *u)
 	return false;
 }
 
-static void pump_locked(void)
+static void pump_locked(struct modem *m)
 {
-	while (!g_queue_is_empty(&H.bulk_in_urbs)) {
-		struct urb *u = g_queue_peek_head(&H.bulk_in_urbs);
-		if (!inject_locked(u)) {
-			GBytes *b = g_queue_pop_head(&H.bulk_in_data);
+	while (!g_queue_is_empty(&m->bulk_in_urbs)) {
+		struct urb *u = g_queue_peek_head(&m->bulk_in_urbs);
+		if (!inject_locked(m, u)) {
+			GBytes *b = g_queue_pop_head(&m->bulk_in_data);
 			if (!b)
 				break;
 			gsize len;
@@ -210,107 +245,72 @@ static void pump_locked(void)
 				status = -EOVERFLOW;
 			}
 			memcpy(u->buf->data, d, len);
-			complete_locked(u, status, (int)len);
-			count("bulk_in", 1);
+			complete_locked(m, u, status, (int)len);
+			count(m, "bulk_in", 1);
 			g_bytes_unref(b);
 		}
-		g_queue_pop_head(&H.bulk_in_urbs);
+		g_queue_pop_head(&m->bulk_in_urbs);
 	}
-	while (!g_queue_is_empty(&H.int_urbs) && !g_queue_is_empty(&H.int_data)) {
-		struct urb *u = g_queue_pop_head(&H.int_urbs);
-		GBytes *b = g_queue_pop_head(&H.int_data);
+	while (!g_queue_is_empty(&m->int_urbs) && !g_queue_is_empty(&m->int_data)) {
+		struct urb *u = g_queue_pop_head(&m->int_urbs);
+		GBytes *b = g_queue_pop_head(&m->int_data);
 		gsize len;
 		const guint8 *d = g_bytes_get_data(b, &len);
 		len = MIN(len, (gsize)U(u)->buffer_length);
 		memcpy(u->buf->data, d, len);
-		complete_locked(u, 0, (int)len);
-		count("interrupts", 1);
+		complete_locked(m, u, 0, (int)len);
+		count(m, "interrupts", 1);
 		g_bytes_unref(b);
 	}
 }
 
-static int sim_send_locked(uint8_t ep, uint8_t flags, const void *buf, size_t len)
+static int sim_send_locked(struct modem *m, uint8_t ep, uint8_t flags, const void *buf, size_t len)
 {
 	struct transport_sim_header h = { .ep = ep, .flags = flags };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)buf, len } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 
-	if (H.sim_fd < 0)
+	if (m->sim_fd < 0)
 		return -ENOTCONN;
-	if (sendmsg(H.sim_fd, &msg, MSG_NOSIGNAL) < 0) {
-		count("sim_send_errors", 1);
+	if (sendmsg(m->sim_fd, &msg, MSG_NOSIGNAL) < 0) {
+		count(m, "sim_send_errors", 1);
 		return -errno;
 	}
 	return 0;
 }
 
-/* ---- descriptors: device, config, one QMI interface ---- */
+/* ---- descriptors: device, config, one interface ---- */
 
-static const guint8 descriptors[] = {
-	18,
-	USB_DT_DEVICE,
-	0x10,
-	0x02,
-	0,
-	0,
-	0,
-	64,
-	H_VID & 0xff,
-	H_VID >> 8,
-	H_PID & 0xff,
-	H_PID >> 8,
-	0x18,
-	0x03,
-	1,
-	2,
-	3,
-	1,
-	/* config: 9 + interface 9 + 3 endpoints 7 = 39 bytes */
-	9,
-	USB_DT_CONFIG,
-	39,
-	0,
-	1,
-	1,
-	0,
-	0xa0,
-	250,
-	9,
-	USB_DT_INTERFACE,
-	H_IFNUM,
-	0,
-	3,
-	0xff,
-	0xff,
-	0xff,
-	0,
-	7,
-	USB_DT_ENDPOINT,
-	H_EP_INT,
-	USB_ENDPOINT_XFER_INT,
-	8,
-	0,
-	9,
-	7,
-	USB_DT_ENDPOINT,
-	H_EP_IN,
-	USB_ENDPOINT_XFER_BULK,
-	H_MPS & 0xff,
-	H_MPS >> 8,
-	0,
-	7,
-	USB_DT_ENDPOINT,
-	H_EP_OUT,
-	USB_ENDPOINT_XFER_BULK,
-	H_MPS & 0xff,
-	H_MPS >> 8,
-	0,
-};
-
-static int string_descriptor(unsigned idx, guint8 *out, int room)
+static void build_descriptors(struct modem *m)
 {
-	static const char *const strs[] = { NULL, "Quectel", "EC25 (qmapd-sim)", H_SERIAL };
-	guint8 tmp[64];
+	guint8 *d = m->descriptors;
+	size_t n = 0;
+	guint8 n_eps = m->kind == KIND_QMI ? 3 : 2;
+	guint16 total = 9 + 9 + 7 * n_eps;
+
+#define PUT(...)                                     \
+	do {                                         \
+		const guint8 b_[] = { __VA_ARGS__ }; \
+		memcpy(d + n, b_, sizeof(b_));       \
+		n += sizeof(b_);                     \
+	} while (0)
+	/* device: USB 2.0, class per interface, 64-byte EP0, strings 1..3, one config */
+	PUT(18, USB_DT_DEVICE, 0x10, 0x02, 0, 0, 0, 64, m->vid & 0xff, m->vid >> 8, m->pid & 0xff,
+	    m->pid >> 8, 0x18, 0x03, 1, 2, 3, 1);
+	PUT(9, USB_DT_CONFIG, total & 0xff, total >> 8, 1, 1, 0, 0xa0, 250);
+	PUT(9, USB_DT_INTERFACE, m->ifnum, 0, n_eps, 0xff, 0xff, 0xff, 0);
+	if (m->kind == KIND_QMI)
+		PUT(7, USB_DT_ENDPOINT, H_EP_INT, USB_ENDPOINT_XFER_INT, 8, 0, 9);
+	PUT(7, USB_DT_ENDPOINT, H_EP_IN, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
+	PUT(7, USB_DT_ENDPOINT, H_EP_OUT, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
+#undef PUT
+	m->descriptors_len = n;
+}
+
+static int string_descriptor(struct modem *m, unsigned idx, guint8 *out, int room)
+{
+	const char *const strs[] = { NULL, "Quectel", "EC25 (qmapd-sim)", m->serial };
+	guint8 tmp[2 + 2 * sizeof(m->serial)];
 	int n = 2;
 
 	if (idx == 0) {
@@ -332,24 +332,23 @@ static int string_descriptor(unsigned idx, guint8 *out, int room)
 	return n;
 }
 
-static void unplug(void);
+static void unplug(struct modem *m);
 
 /* From the main loop: unplug() takes the lock the ioctl handler holds. */
 static gboolean unplug_later(gpointer user)
 {
-	(void)user;
-	unplug();
+	unplug(user);
 	return G_SOURCE_REMOVE;
 }
 
 /* EP0: the 8-byte setup packet, then the data stage. */
-static void control_locked(struct urb *u)
+static void control_locked(struct modem *m, struct urb *u)
 {
 	guint8 *b = u->buf ? u->buf->data : NULL;
 	int blen = U(u)->buffer_length;
 
 	if (!b || blen < 8) {
-		complete_locked(u, -EINVAL, 0);
+		complete_locked(m, u, -EINVAL, 0);
 		return;
 	}
 	guint8 rt = b[0], req = b[1];
@@ -358,54 +357,54 @@ static void control_locked(struct urb *u)
 	int room = MIN((int)length, blen - 8);
 
 	if (rt == 0x21 && req == 0x00) { /* SEND_ENCAPSULATED_COMMAND */
-		if (take_locked(INJ_CMD_STALL)) {
-			complete_locked(u, -EPIPE, 0);
+		if (take_locked(m, INJ_CMD_STALL)) {
+			complete_locked(m, u, -EPIPE, 0);
 			return;
 		}
-		if (take_locked(INJ_CMD_EPROTO)) {
-			complete_locked(u, -EPROTO, 0);
+		if (take_locked(m, INJ_CMD_EPROTO)) {
+			complete_locked(m, u, -EPROTO, 0);
 			return;
 		}
-		if (take_locked(INJ_VANISH_CTRL)) {
+		if (take_locked(m, INJ_VANISH_CTRL)) {
 			/* In flight when the device goes: the unplug flushes it. */
-			g_queue_push_tail(&H.held_urbs, u);
-			g_idle_add(unplug_later, NULL);
+			g_queue_push_tail(&m->held_urbs, u);
+			g_idle_add(unplug_later, m);
 			return;
 		}
-		count("ctrl_commands", 1);
-		sim_send_locked(TRANSPORT_EP_CONTROL, 0, data, room);
-		complete_locked(u, 0, room);
+		count(m, "ctrl_commands", 1);
+		sim_send_locked(m, TRANSPORT_EP_CONTROL, 0, data, room);
+		complete_locked(m, u, 0, room);
 	} else if (rt == 0xa1 && req == 0x01) { /* GET_ENCAPSULATED_RESPONSE */
-		GBytes *r = g_queue_pop_head(&H.encap);
+		GBytes *r = g_queue_pop_head(&m->encap);
 		gsize n = 0;
 		if (r) {
 			const guint8 *d = g_bytes_get_data(r, &n);
 			n = MIN(n, (gsize)room);
 			memcpy(data, d, n);
 			g_bytes_unref(r);
-			count("ctrl_responses", 1);
+			count(m, "ctrl_responses", 1);
 		}
-		complete_locked(u, 0, (int)n);
+		complete_locked(m, u, 0, (int)n);
 	} else if (rt == 0x21 && req == 0x22) { /* SET_CONTROL_LINE_STATE */
-		count(value & 1 ? "dtr_set" : "dtr_clear", 1);
-		complete_locked(u, 0, 0);
+		count(m, value & 1 ? "dtr_set" : "dtr_clear", 1);
+		complete_locked(m, u, 0, 0);
 	} else if (rt == 0x80 && req == USB_REQ_GET_DESCRIPTOR) {
 		int n = -1;
 		if (value >> 8 == USB_DT_DEVICE) {
 			n = MIN(18, room);
-			memcpy(data, descriptors, n);
+			memcpy(data, m->descriptors, n);
 		} else if (value >> 8 == USB_DT_CONFIG) {
-			n = MIN((int)sizeof(descriptors) - 18, room);
-			memcpy(data, descriptors + 18, n);
+			n = MIN((int)m->descriptors_len - 18, room);
+			memcpy(data, m->descriptors + 18, n);
 		} else if (value >> 8 == USB_DT_STRING) {
-			n = string_descriptor(value & 0xff, data, room);
+			n = string_descriptor(m, value & 0xff, data, room);
 		}
 		if (n < 0)
-			complete_locked(u, -EPIPE, 0);
+			complete_locked(m, u, -EPIPE, 0);
 		else
-			complete_locked(u, 0, n);
+			complete_locked(m, u, 0, n);
 	} else {
-		complete_locked(u, -EPIPE, 0);
+		complete_locked(m, u, -EPIPE, 0);
 	}
 }
 
@@ -421,7 +420,7 @@ static UMockdevIoctlData *resolve(UMockdevIoctlClient *client, gsize len)
 	return d;
 }
 
-static int submit_locked(UMockdevIoctlClient *client, UMockdevIoctlData *d)
+static int submit_locked(struct modem *m, UMockdevIoctlClient *client, UMockdevIoctlData *d)
 {
 	struct usbdevfs_urb *urb = (void *)d->data;
 	UMockdevIoctlData *buf = NULL;
@@ -439,39 +438,39 @@ static int submit_locked(UMockdevIoctlClient *client, UMockdevIoctlData *d)
 	u->client = client;
 	urb->status = -EINPROGRESS;
 	urb->actual_length = 0;
-	count("submitted", 1);
+	count(m, "submitted", 1);
 
 	if (urb->type == USBDEVFS_URB_TYPE_CONTROL) {
-		control_locked(u);
+		control_locked(m, u);
 	} else if (urb->type == USBDEVFS_URB_TYPE_BULK && urb->endpoint == H_EP_IN) {
-		g_queue_push_tail(&H.bulk_in_urbs, u);
-		pump_locked();
+		g_queue_push_tail(&m->bulk_in_urbs, u);
+		pump_locked(m);
 	} else if (urb->type == USBDEVFS_URB_TYPE_BULK && urb->endpoint == H_EP_OUT) {
 		/* The kernel adds the ZLP only where the transfer ends on a packet boundary. */
 		bool zlp = (urb->flags & USBDEVFS_URB_ZERO_PACKET) && urb->buffer_length > 0 &&
 			   urb->buffer_length % H_MPS == 0;
-		if (take_locked(INJ_OUT_STALL)) {
-			complete_locked(u, -EPIPE, 0);
+		if (take_locked(m, INJ_OUT_STALL)) {
+			complete_locked(m, u, -EPIPE, 0);
 			return 0;
 		}
-		if (take_locked(INJ_OUT_EPROTO)) {
-			complete_locked(u, -EPROTO, 0);
+		if (take_locked(m, INJ_OUT_EPROTO)) {
+			complete_locked(m, u, -EPROTO, 0);
 			return 0;
 		}
-		if (take_locked(INJ_OUT_TIMEOUT)) {
-			g_queue_push_tail(&H.held_urbs, u);
+		if (take_locked(m, INJ_OUT_TIMEOUT)) {
+			g_queue_push_tail(&m->held_urbs, u);
 			return 0;
 		}
-		count("bulk_out", 1);
-		count("bulk_out_bytes", urb->buffer_length);
+		count(m, "bulk_out", 1);
+		count(m, "bulk_out_bytes", urb->buffer_length);
 		if (zlp)
-			count("bulk_out_zlp", 1);
-		sim_send_locked(TRANSPORT_EP_BULK_OUT, zlp ? TRANSPORT_SIM_FLAG_ZLP : 0,
+			count(m, "bulk_out_zlp", 1);
+		sim_send_locked(m, TRANSPORT_EP_BULK_OUT, zlp ? TRANSPORT_SIM_FLAG_ZLP : 0,
 				buf ? buf->data : NULL, urb->buffer_length);
-		complete_locked(u, 0, urb->buffer_length);
+		complete_locked(m, u, 0, urb->buffer_length);
 	} else if (urb->type == USBDEVFS_URB_TYPE_INTERRUPT && urb->endpoint == H_EP_INT) {
-		g_queue_push_tail(&H.int_urbs, u);
-		pump_locked();
+		g_queue_push_tail(&m->int_urbs, u);
+		pump_locked(m);
 	} else {
 		urb_free(u);
 		return ENOENT;
@@ -479,38 +478,38 @@ static int submit_locked(UMockdevIoctlClient *client, UMockdevIoctlData *d)
 	return 0;
 }
 
-static int discard_locked(UMockdevIoctlClient *client)
+static int discard_locked(struct modem *m, UMockdevIoctlClient *client)
 {
 	gulong addr = *(gulong *)umockdev_ioctl_client_get_arg(client)->data;
-	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs, &H.held_urbs };
+	GQueue *queues[] = { &m->bulk_in_urbs, &m->int_urbs, &m->held_urbs };
 
 	for (size_t i = 0; i < G_N_ELEMENTS(queues); i++)
 		for (GList *l = queues[i]->head; l; l = l->next) {
 			struct urb *u = l->data;
 			if (u->client == client && u->urb->client_addr == addr) {
 				g_queue_delete_link(queues[i], l);
-				count("discarded", 1);
-				complete_locked(u, -ENOENT, 0);
+				count(m, "discarded", 1);
+				complete_locked(m, u, -ENOENT, 0);
 				return 0;
 			}
 		}
 	return EINVAL;
 }
 
-static int reap_locked(UMockdevIoctlClient *client)
+static int reap_locked(struct modem *m, UMockdevIoctlClient *client)
 {
 	struct urb *u = NULL;
 
-	for (GList *l = H.reapable.head; l; l = l->next)
+	for (GList *l = m->reapable.head; l; l = l->next)
 		if (((struct urb *)l->data)->client == client) {
 			u = l->data;
-			g_queue_delete_link(&H.reapable, l);
+			g_queue_delete_link(&m->reapable, l);
 			break;
 		}
 	if (!u) {
-		if (g_queue_is_empty(&H.reapable))
-			doorbell_locked(false);
-		return H.plugged ? EAGAIN : ENODEV;
+		if (g_queue_is_empty(&m->reapable))
+			doorbell_locked(m, false);
+		return m->plugged ? EAGAIN : ENODEV;
 	}
 	g_autoptr(UMockdevIoctlData) p = resolve(client, sizeof(void *));
 	if (!p) {
@@ -519,7 +518,7 @@ static int reap_locked(UMockdevIoctlClient *client)
 	}
 	/* Point the client's pointer at its own URB; umockdev writes back URB and buffer. */
 	umockdev_ioctl_data_set_ptr(p, 0, u->urb);
-	count("reaped", 1);
+	count(m, "reaped", 1);
 	urb_free(u);
 	return 0;
 }
@@ -528,13 +527,13 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 {
 	gulong req = umockdev_ioctl_client_get_request(client);
 	g_autoptr(UMockdevIoctlData) d = NULL;
+	struct modem *m = user;
 	int err = 0, ret = 0;
 	(void)base;
-	(void)user;
 
 	g_mutex_lock(&H.lock);
-	count("ioctls", 1);
-	if (!H.plugged && req != USBDEVFS_REAPURBNDELAY) {
+	count(m, "ioctls", 1);
+	if (!m->plugged && req != USBDEVFS_REAPURBNDELAY) {
 		err = ENODEV;
 		goto out;
 	}
@@ -558,11 +557,11 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			break;
 		}
 		struct usbdevfs_getdriver *gd = (void *)d->data;
-		if (gd->interface != H_IFNUM)
+		if (gd->interface != m->ifnum)
 			err = EINVAL;
-		else if (H.driver_bound)
-			g_strlcpy(gd->driver, "qmi_wwan", sizeof(gd->driver));
-		else if (H.claimed)
+		else if (m->driver_bound)
+			g_strlcpy(gd->driver, m->driver, sizeof(gd->driver));
+		else if (m->claimed)
 			g_strlcpy(gd->driver, "usbfs", sizeof(gd->driver));
 		else
 			err = ENODATA;
@@ -574,22 +573,22 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			break;
 		}
 		struct usbdevfs_ioctl *io = (void *)d->data;
-		if (io->ifno != H_IFNUM) {
+		if (io->ifno != m->ifnum) {
 			err = EINVAL;
 		} else if (io->ioctl_code == USBDEVFS_DISCONNECT) {
-			if (!H.driver_bound) {
+			if (!m->driver_bound) {
 				err = ENODATA;
 				break;
 			}
-			H.driver_bound = false;
-			count("driver_detached", 1);
+			m->driver_bound = false;
+			count(m, "driver_detached", 1);
 		} else if (io->ioctl_code == USBDEVFS_CONNECT) {
-			if (H.claimed) {
+			if (m->claimed) {
 				err = EBUSY;
 				break;
 			}
-			H.driver_bound = true;
-			count("driver_reattached", 1);
+			m->driver_bound = true;
+			count(m, "driver_reattached", 1);
 			ret = 1; /* the kernel answers 1 when a driver bound */
 		} else {
 			err = ENOTTY;
@@ -597,33 +596,33 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 		break;
 	}
 	case USBDEVFS_DISCONNECT_CLAIM:
-		if (H.driver_bound) {
-			H.driver_bound = false;
-			count("driver_detached", 1);
+		if (m->driver_bound) {
+			m->driver_bound = false;
+			count(m, "driver_detached", 1);
 		}
-		H.claimed = true;
-		count("claimed", 1);
+		m->claimed = true;
+		count(m, "claimed", 1);
 		break;
 	case USBDEVFS_CLAIMINTERFACE:
 		if (!(d = resolve(client, _IOC_SIZE(req)))) {
 			err = EFAULT;
 			break;
 		}
-		if (*(guint32 *)d->data != H_IFNUM)
+		if (*(guint32 *)d->data != m->ifnum)
 			err = ENOENT;
-		else if (H.driver_bound || H.claimed)
+		else if (m->driver_bound || m->claimed)
 			err = EBUSY;
 		else {
-			H.claimed = true;
-			count("claimed", 1);
+			m->claimed = true;
+			count(m, "claimed", 1);
 		}
 		break;
 	case USBDEVFS_RELEASEINTERFACE:
-		H.claimed = false;
-		count("released", 1);
+		m->claimed = false;
+		count(m, "released", 1);
 		break;
 	case USBDEVFS_CLEAR_HALT:
-		count("clear_halt", 1);
+		count(m, "clear_halt", 1);
 		break;
 	case USBDEVFS_SETINTERFACE:
 	case USBDEVFS_SETCONFIGURATION:
@@ -635,13 +634,13 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			err = EFAULT;
 			break;
 		}
-		err = submit_locked(client, d);
+		err = submit_locked(m, client, d);
 		break;
 	case USBDEVFS_DISCARDURB:
-		err = discard_locked(client);
+		err = discard_locked(m, client);
 		break;
 	case USBDEVFS_REAPURBNDELAY:
-		err = reap_locked(client);
+		err = reap_locked(m, client);
 		break;
 	default:
 		err = ENOTTY;
@@ -658,19 +657,20 @@ out:
 static gboolean on_sim_readable(gint fd, GIOCondition cond, gpointer user)
 {
 	static guint8 buf[sizeof(struct transport_sim_header) + TRANSPORT_MAX_TRANSFER];
+	struct modem *m = user;
 	(void)cond;
-	(void)user;
 
 	for (;;) {
 		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return G_SOURCE_CONTINUE;
 		if (n <= 0) {
-			g_printerr("usb-harness: qmapd-sim closed the connection\n");
+			g_printerr("usb-harness: modem %u: qmapd-sim closed the connection\n",
+				   m->index);
 			g_mutex_lock(&H.lock);
-			close(H.sim_fd);
-			H.sim_fd = -1;
-			H.sim_watch = 0;
+			close(m->sim_fd);
+			m->sim_fd = -1;
+			m->sim_watch = 0;
 			g_mutex_unlock(&H.lock);
 			return G_SOURCE_REMOVE;
 		}
@@ -680,43 +680,47 @@ static gboolean on_sim_readable(gint fd, GIOCondition cond, gpointer user)
 		GBytes *b = g_bytes_new(buf + sizeof(*h), n - sizeof(*h));
 		g_mutex_lock(&H.lock);
 		if (h->ep == TRANSPORT_EP_BULK_IN) {
-			if (g_queue_get_length(&H.bulk_in_data) >= H_QUEUE_MAX) {
-				count("dl_dropped", 1);
+			if (g_queue_get_length(&m->bulk_in_data) >= H_QUEUE_MAX) {
+				count(m, "dl_dropped", 1);
 				g_bytes_unref(b);
 			} else {
-				g_queue_push_tail(&H.bulk_in_data, b);
+				g_queue_push_tail(&m->bulk_in_data, b);
 			}
 		} else if (h->ep == TRANSPORT_EP_CONTROL) {
 			/* cdc-wdm's shape: notify, then the host fetches the response. */
-			const guint8 notify[8] = { 0xa1, 0x01, 0, 0, H_IFNUM, 0, 0, 0 };
-			g_queue_push_tail(&H.encap, b);
-			if (!take_locked(INJ_INT_SILENT))
-				g_queue_push_tail(&H.int_data, g_bytes_new(notify, sizeof(notify)));
+			const guint8 notify[8] = { 0xa1, 0x01, 0, 0, m->ifnum, 0, 0, 0 };
+			g_queue_push_tail(&m->encap, b);
+			if (!take_locked(m, INJ_INT_SILENT))
+				g_queue_push_tail(&m->int_data,
+						  g_bytes_new(notify, sizeof(notify)));
 		} else if (h->ep == TRANSPORT_EP_INTERRUPT) {
-			g_queue_push_tail(&H.int_data, b);
+			g_queue_push_tail(&m->int_data, b);
 		} else {
 			g_bytes_unref(b);
 		}
-		pump_locked();
+		pump_locked(m);
 		g_mutex_unlock(&H.lock);
 	}
 }
 
-static int sim_connect(void)
+static int sim_connect(struct modem *m)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd;
 
+	if (!m->sim_path)
+		return 0;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	g_strlcpy(a.sun_path, H.sim_path, sizeof(a.sun_path));
+	g_strlcpy(a.sun_path, m->sim_path, sizeof(a.sun_path));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		int r = -errno;
 		close(fd);
 		return r;
 	}
-	H.sim_fd = fd;
-	H.sim_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_sim_readable, NULL);
+	m->sim_fd = fd;
+	m->sim_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_sim_readable, m);
 	return 0;
 }
 
@@ -724,17 +728,22 @@ static int sim_connect(void)
 
 static const char *hub_path = "/devices/pci0000:00/0000:00:14.0/usb1";
 
-static gboolean plug(GError **error)
+static gboolean plug(struct modem *m, GError **error)
 {
 	g_autofree char *rec = NULL;
 	g_autofree char *dhex = NULL;
 	char name[128];
+	int r;
 
-	if (H.plugged)
+	if (m->plugged)
 		return TRUE;
-	if (sim_connect() < 0)
-		g_printerr("usb-harness: cannot connect to %s: %m\n", H.sim_path);
-	H.devnum++;
+	if ((r = sim_connect(m)) < 0)
+		g_printerr("usb-harness: modem %u: cannot connect to %s: %s\n", m->index,
+			   m->sim_path, g_strerror(-r));
+	/* A new address on every plug, as the kernel gives; 128 and above do not exist. */
+	if (++H.next_devnum > 127)
+		H.next_devnum = 2;
+	m->devnum = H.next_devnum;
 	g_autofree char *hubdir =
 		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "sys", hub_path, NULL);
 	if (!g_file_test(hubdir, G_FILE_TEST_IS_DIR)) {
@@ -751,27 +760,27 @@ static gboolean plug(GError **error)
 		g_clear_pointer(&rec, g_free);
 	}
 	GString *hex = g_string_new(NULL);
-	for (size_t i = 0; i < sizeof(descriptors); i++)
-		g_string_append_printf(hex, "%02X", descriptors[i]);
+	for (size_t i = 0; i < m->descriptors_len; i++)
+		g_string_append_printf(hex, "%02X", m->descriptors[i]);
 	dhex = g_string_free(hex, FALSE);
 
 	/* The pty symlink must exist before the "add" uevent, or a fast opener gets a plain file. */
-	if (openpty(&H.pty_master, &H.pty_slave, name, NULL, NULL) < 0) {
+	if (openpty(&m->pty_master, &m->pty_slave, name, NULL, NULL) < 0) {
 		g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "openpty: %m");
 		return FALSE;
 	}
-	fcntl(H.pty_master, F_SETFD, FD_CLOEXEC);
-	fcntl(H.pty_slave, F_SETFD, FD_CLOEXEC);
+	fcntl(m->pty_master, F_SETFD, FD_CLOEXEC);
+	fcntl(m->pty_slave, F_SETFD, FD_CLOEXEC);
 	struct termios tio;
-	tcgetattr(H.pty_slave, &tio);
+	tcgetattr(m->pty_slave, &tio);
 	cfmakeraw(&tio);
-	tcsetattr(H.pty_slave, TCSANOW, &tio);
-	H.ringing = true;
-	doorbell_locked(false);
-	g_free(H.devnode);
-	H.devnode = g_strdup_printf("/dev/bus/usb/%03u/%03u", H_BUS, H.devnum);
+	tcsetattr(m->pty_slave, TCSANOW, &tio);
+	m->ringing = true;
+	doorbell_locked(m, false);
+	g_free(m->devnode);
+	m->devnode = g_strdup_printf("/dev/bus/usb/%03u/%03u", H_BUS, m->devnum);
 	g_autofree char *node =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), H.devnode, NULL);
+		g_build_filename(umockdev_testbed_get_root_dir(H.tb), m->devnode, NULL);
 	g_autofree char *dir = g_path_get_dirname(node);
 	g_mkdir_with_parents(dir, 0755);
 	unlink(node);
@@ -779,85 +788,82 @@ static gboolean plug(GError **error)
 		g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "symlink: %m");
 		return FALSE;
 	}
-	if (!umockdev_testbed_attach_ioctl(H.tb, H.devnode, H.handler, error))
+	if (!umockdev_testbed_attach_ioctl(H.tb, m->devnode, m->handler, error))
 		return FALSE;
 	g_mutex_lock(&H.lock);
-	H.plugged = true;
-	H.driver_bound = true;
-	H.claimed = false;
+	m->plugged = true;
+	m->driver_bound = true;
+	m->claimed = false;
 	g_mutex_unlock(&H.lock);
 
+	guint8 n_eps = m->kind == KIND_QMI ? 3 : 2;
 	rec = g_strdup_printf(
-		"P: %s/1-1\nE: DEVNAME=%s\nE: DEVTYPE=usb_device\nE: DRIVER=usb\n"
-		"E: SUBSYSTEM=usb\nE: BUSNUM=001\nE: DEVNUM=%03u\nE: PRODUCT=2c7c/125/318\n"
+		"P: %s/1-%u\nE: DEVNAME=%s\nE: DEVTYPE=usb_device\nE: DRIVER=usb\n"
+		"E: SUBSYSTEM=usb\nE: BUSNUM=001\nE: DEVNUM=%03u\nE: PRODUCT=%x/%x/318\n"
 		"E: MAJOR=189\nE: MINOR=%u\n"
 		"A: busnum=1\nA: devnum=%u\nA: speed=480\nA: bConfigurationValue=1\n"
-		"A: bNumConfigurations=1\nA: bNumInterfaces= 1\nA: idVendor=2c7c\n"
-		"A: idProduct=0125\nA: devpath=1\nA: dev=189:%u\nA: manufacturer=Quectel\n"
+		"A: bNumConfigurations=1\nA: bNumInterfaces= 1\nA: idVendor=%04x\n"
+		"A: idProduct=%04x\nA: devpath=%u\nA: dev=189:%u\nA: manufacturer=Quectel\n"
 		"A: product=EC25 (qmapd-sim)\nA: serial=%s\nH: descriptors=%s\n\n"
-		"P: %s/1-1/1-1:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=qmi_wwan\n"
+		"P: %s/1-%u/1-%u:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=%s\n"
 		"E: SUBSYSTEM=usb\nE: INTERFACE=255/255/255\nA: bInterfaceNumber=%02x\n"
 		"A: bInterfaceClass=ff\nA: bInterfaceSubClass=ff\nA: bInterfaceProtocol=ff\n"
-		"A: bNumEndpoints=03\n",
-		hub_path, H.devnode, H.devnum, H.devnum - 1, H.devnum, H.devnum - 1, H_SERIAL, dhex,
-		hub_path, H_IFNUM, H_IFNUM);
+		"A: bNumEndpoints=%02x\n",
+		hub_path, m->port, m->devnode, m->devnum, m->vid, m->pid, m->devnum - 1, m->devnum,
+		m->vid, m->pid, m->port, m->devnum - 1, m->serial, dhex, hub_path, m->port, m->port,
+		m->ifnum, m->driver, m->ifnum, n_eps);
 	if (!umockdev_testbed_add_from_string(H.tb, rec, error))
 		return FALSE;
-	g_free(H.syspath);
-	H.syspath = g_strdup_printf("/sys%s/1-1", hub_path);
-	count("plugged", 1);
-	g_printerr("usb-harness: plugged in as %s\n", H.devnode);
+	g_free(m->syspath);
+	m->syspath = g_strdup_printf("/sys%s/1-%u", hub_path, m->port);
+	count(m, "plugged", 1);
+	g_printerr("usb-harness: modem %u plugged in as %s (1-%u)\n", m->index, m->devnode,
+		   m->port);
 	return TRUE;
 }
 
-static void unplug(void)
+static void unplug(struct modem *m)
 {
-	if (!H.plugged)
+	if (!m->plugged)
 		return;
 	g_mutex_lock(&H.lock);
-	H.plugged = false;
+	m->plugged = false;
 	/* Like usb_disconnect(): the host controller flushes the endpoints. */
-	GQueue *queues[] = { &H.bulk_in_urbs, &H.int_urbs, &H.held_urbs };
+	GQueue *queues[] = { &m->bulk_in_urbs, &m->int_urbs, &m->held_urbs };
 	for (size_t i = 0; i < G_N_ELEMENTS(queues); i++)
 		while (!g_queue_is_empty(queues[i])) {
-			complete_locked(g_queue_pop_head(queues[i]), -ESHUTDOWN, 0);
-			count("flushed_on_unplug", 1);
+			complete_locked(m, g_queue_pop_head(queues[i]), -ESHUTDOWN, 0);
+			count(m, "flushed_on_unplug", 1);
 		}
-	g_queue_clear_full(&H.bulk_in_data, (GDestroyNotify)g_bytes_unref);
-	g_queue_clear_full(&H.int_data, (GDestroyNotify)g_bytes_unref);
-	g_queue_clear_full(&H.encap, (GDestroyNotify)g_bytes_unref);
+	g_queue_clear_full(&m->bulk_in_data, (GDestroyNotify)g_bytes_unref);
+	g_queue_clear_full(&m->int_data, (GDestroyNotify)g_bytes_unref);
+	g_queue_clear_full(&m->encap, (GDestroyNotify)g_bytes_unref);
 	/* The hang-up gives every open usbfs fd POLLERR|POLLHUP, as usbfs does. */
-	close(H.pty_master);
-	close(H.pty_slave);
-	H.pty_master = H.pty_slave = -1;
+	close(m->pty_master);
+	close(m->pty_slave);
+	m->pty_master = m->pty_slave = -1;
 	/* The modem is gone: for the sim, the host side closed. */
-	if (H.sim_watch)
-		g_source_remove(H.sim_watch);
-	H.sim_watch = 0;
-	if (H.sim_fd >= 0)
-		close(H.sim_fd);
-	H.sim_fd = -1;
+	if (m->sim_watch)
+		g_source_remove(m->sim_watch);
+	m->sim_watch = 0;
+	if (m->sim_fd >= 0)
+		close(m->sim_fd);
+	m->sim_fd = -1;
 	g_mutex_unlock(&H.lock);
 
 	/* "remove" before deleting (it reads the uevent file); interface first. */
-	g_autofree char *ifpath = g_strdup_printf("%s/1-1:1.%u", H.syspath, H_IFNUM);
+	g_autofree char *ifpath = g_strdup_printf("%s/1-%u:1.%u", m->syspath, m->port, m->ifnum);
 	umockdev_testbed_uevent(H.tb, ifpath, "remove");
 	umockdev_testbed_remove_device(H.tb, ifpath);
-	umockdev_testbed_uevent(H.tb, H.syspath, "remove");
-	umockdev_testbed_remove_device(H.tb, H.syspath);
-	umockdev_testbed_detach_ioctl(H.tb, H.devnode, NULL);
-	count("unplugged", 1);
-	g_printerr("usb-harness: unplugged\n");
+	umockdev_testbed_uevent(H.tb, m->syspath, "remove");
+	umockdev_testbed_remove_device(H.tb, m->syspath);
+	umockdev_testbed_detach_ioctl(H.tb, m->devnode, NULL);
+	count(m, "unplugged", 1);
+	g_printerr("usb-harness: modem %u unplugged\n", m->index);
 }
 
-static void write_stats(void)
+static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 {
-	g_autofree char *tmp = g_strdup_printf("%s.tmp", H.stats_path);
-	FILE *f = fopen(tmp, "we");
-
-	if (!f)
-		return;
-	g_mutex_lock(&H.lock);
 	static const char *const keys[] = {
 		"ioctls",
 		"submitted",
@@ -884,18 +890,79 @@ static void write_stats(void)
 		"sim_send_errors",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-		guint64 *v = g_hash_table_lookup(H.stats, keys[i]);
-		fprintf(f, "%s=%" G_GUINT64_FORMAT "\n", keys[i], v ? *v : 0);
+		guint64 *v = g_hash_table_lookup(m->stats, keys[i]);
+		fprintf(f, "%s%s=%" G_GUINT64_FORMAT "\n", prefix, keys[i], v ? *v : 0);
 	}
 	for (size_t i = 0; i < G_N_ELEMENTS(inject_keys); i++) {
-		guint64 *v = g_hash_table_lookup(H.stats, inject_keys[i]);
-		fprintf(f, "%s=%" G_GUINT64_FORMAT "\n", inject_keys[i], v ? *v : 0);
+		guint64 *v = g_hash_table_lookup(m->stats, inject_keys[i]);
+		fprintf(f, "%s%s=%" G_GUINT64_FORMAT "\n", prefix, inject_keys[i], v ? *v : 0);
 	}
-	fprintf(f, "bulk_in_urbs_pending=%u\n", g_queue_get_length(&H.bulk_in_urbs));
-	fprintf(f, "driver=%s\n", H.driver_bound ? "qmi_wwan" : H.claimed ? "usbfs" : "none");
+	fprintf(f, "%sbulk_in_urbs_pending=%u\n", prefix, g_queue_get_length(&m->bulk_in_urbs));
+	fprintf(f, "%sdriver=%s\n", prefix,
+		m->driver_bound ? m->driver
+		: m->claimed	? "usbfs"
+				: "none");
+	fprintf(f, "%spresent=%d\n", prefix, m->plugged);
+	fprintf(f, "%sdevnum=%u\n", prefix, m->plugged ? m->devnum : 0);
+}
+
+static void write_stats(void)
+{
+	g_autofree char *tmp = g_strdup_printf("%s.tmp", H.stats_path);
+	FILE *f = fopen(tmp, "we");
+
+	if (!f)
+		return;
+	g_mutex_lock(&H.lock);
+	/* Modem 0's without a prefix: what the single-modem tests read. */
+	write_modem_stats(f, &H.modem[0], "");
+	fprintf(f, "modems=%u\n", H.n_modems);
+	for (unsigned k = 0; k < H.n_modems; k++) {
+		char prefix[16];
+		snprintf(prefix, sizeof(prefix), "%u.", k);
+		write_modem_stats(f, &H.modem[k], prefix);
+	}
 	g_mutex_unlock(&H.lock);
 	fclose(f);
 	rename(tmp, H.stats_path);
+}
+
+static void control_command(char *line)
+{
+	struct modem *m = &H.modem[0];
+	g_autoptr(GError) err = NULL;
+
+	if (line[0] == '@') {
+		char *end;
+		unsigned long k = strtoul(line + 1, &end, 10);
+		if (end == line + 1 || k >= H.n_modems) {
+			g_printerr("usb-harness: no modem '%s'\n", line);
+			return;
+		}
+		m = &H.modem[k];
+		line = end + strspn(end, " ");
+	}
+	g_auto(GStrv) w = g_strsplit(line, " ", 3);
+	if (!g_strcmp0(w[0], "unplug")) {
+		unplug(m);
+	} else if (!g_strcmp0(w[0], "plug")) {
+		if (!plug(m, &err))
+			g_printerr("usb-harness: modem %u: plug: %s\n", m->index, err->message);
+	} else if (!g_strcmp0(w[0], "stats")) {
+		write_stats();
+	} else if (!g_strcmp0(w[0], "quit")) {
+		g_main_loop_quit(H.main);
+	} else if (!g_strcmp0(w[0], "inject") && w[1]) {
+		unsigned times = w[2] ? (unsigned)atoi(w[2]) : 1;
+		g_mutex_lock(&H.lock);
+		for (int k = 0; k < INJ_MAX; k++)
+			if (!strcmp(w[1], inject_names[k]))
+				m->inject[k] += times;
+		pump_locked(m);
+		g_mutex_unlock(&H.lock);
+	} else if (w[0] && w[0][0]) {
+		g_printerr("usb-harness: unknown command '%s'\n", line);
+	}
 }
 
 static gboolean on_control_line(gint fd, GIOCondition cond, gpointer user)
@@ -912,28 +979,7 @@ static gboolean on_control_line(gint fd, GIOCondition cond, gpointer user)
 	char *nl;
 	while ((nl = memchr(line, '\n', have))) {
 		*nl = '\0';
-		g_auto(GStrv) w = g_strsplit(line, " ", 3);
-		g_autoptr(GError) err = NULL;
-		if (!g_strcmp0(w[0], "unplug")) {
-			unplug();
-		} else if (!g_strcmp0(w[0], "plug")) {
-			if (!plug(&err))
-				g_printerr("usb-harness: plug: %s\n", err->message);
-		} else if (!g_strcmp0(w[0], "stats")) {
-			write_stats();
-		} else if (!g_strcmp0(w[0], "quit")) {
-			g_main_loop_quit(H.main);
-		} else if (!g_strcmp0(w[0], "inject") && w[1]) {
-			unsigned times = w[2] ? (unsigned)atoi(w[2]) : 1;
-			g_mutex_lock(&H.lock);
-			for (int k = 0; k < INJ_MAX; k++)
-				if (!strcmp(w[1], inject_names[k]))
-					H.inject[k] += times;
-			pump_locked();
-			g_mutex_unlock(&H.lock);
-		} else if (w[0] && w[0][0]) {
-			g_printerr("usb-harness: unknown command '%s'\n", line);
-		}
+		control_command(line);
 		have -= (size_t)(nl + 1 - line);
 		memmove(line, nl + 1, have);
 	}
@@ -949,40 +995,132 @@ static gboolean on_term(gpointer user)
 	return G_SOURCE_REMOVE;
 }
 
+/* ---- the command line ---- */
+
+static struct modem *modem_add(void)
+{
+	struct modem *m;
+
+	if (H.n_modems == H_MAX_MODEMS) {
+		fprintf(stderr, "usb-harness: at most %d modems\n", H_MAX_MODEMS);
+		return NULL;
+	}
+	m = &H.modem[H.n_modems];
+	m->index = H.n_modems++;
+	m->sim_fd = m->pty_master = m->pty_slave = -1;
+	snprintf(m->serial, sizeof(m->serial), "qmapdsim%04u", m->index + 1);
+	m->vid = 0x2c7c;
+	m->pid = 0x0125;
+	m->port = m->index + 1;
+	m->ifnum = 4;
+	m->kind = KIND_QMI;
+	m->start_plugged = true;
+	return m;
+}
+
+/* KEY=VALUE[,KEY=VALUE...] as in the header comment. */
+static bool modem_parse(struct modem *m, char *desc)
+{
+	for (char *kv = strtok(desc, ","); kv; kv = strtok(NULL, ",")) {
+		char *v = strchr(kv, '=');
+		unsigned a, b;
+		char end;
+
+		if (!v)
+			goto bad;
+		*v++ = '\0';
+		if (!strcmp(kv, "sim")) {
+			m->sim_path = v;
+		} else if (!strcmp(kv, "serial")) {
+			if (strlen(v) >= sizeof(m->serial))
+				goto bad;
+			g_strlcpy(m->serial, v, sizeof(m->serial));
+		} else if (!strcmp(kv, "id")) {
+			if (sscanf(v, "%4x:%4x%c", &a, &b, &end) != 2)
+				goto bad;
+			m->vid = (guint16)a;
+			m->pid = (guint16)b;
+		} else if (!strcmp(kv, "port")) {
+			if (sscanf(v, "%u%c", &a, &end) != 1 || a < 1 || a > 15)
+				goto bad;
+			m->port = a;
+		} else if (!strcmp(kv, "iface")) {
+			if (sscanf(v, "%u%c", &a, &end) != 1 || a > 255)
+				goto bad;
+			m->ifnum = (guint8)a;
+		} else if (!strcmp(kv, "kind")) {
+			if (!strcmp(v, "qmi"))
+				m->kind = KIND_QMI;
+			else if (!strcmp(v, "diag"))
+				m->kind = KIND_DIAG;
+			else
+				goto bad;
+		} else if (!strcmp(kv, "plugged")) {
+			m->start_plugged = strcmp(v, "0") != 0;
+		} else {
+			goto bad;
+		}
+	}
+	return true;
+bad:
+	fprintf(stderr, "usb-harness: modem %u: bad description at '%s'\n", m->index, desc);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir_file = NULL, *control = NULL;
 	g_autoptr(GError) err = NULL;
+	struct modem *m;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--sim"))
-			H.sim_path = argv[i + 1];
-		else if (!strcmp(argv[i], "--dir-file"))
+		if (!strcmp(argv[i], "--sim")) {
+			if (!(m = modem_add()))
+				return 2;
+			m->sim_path = argv[i + 1];
+		} else if (!strcmp(argv[i], "--modem")) {
+			if (!(m = modem_add()) || !modem_parse(m, argv[i + 1]))
+				return 2;
+		} else if (!strcmp(argv[i], "--dir-file")) {
 			dir_file = argv[i + 1];
-		else if (!strcmp(argv[i], "--control"))
+		} else if (!strcmp(argv[i], "--control")) {
 			control = argv[i + 1];
-		else if (!strcmp(argv[i], "--stats"))
+		} else if (!strcmp(argv[i], "--stats")) {
 			H.stats_path = argv[i + 1];
+		}
 	}
-	if (!H.sim_path || !dir_file || !control || !H.stats_path) {
-		fprintf(stderr, "usage: umockdev-wrapper usb-harness --sim SOCKET --dir-file FILE "
-				"--control FIFO --stats FILE\n");
+	if (!H.n_modems || !dir_file || !control || !H.stats_path) {
+		fprintf(stderr,
+			"usage: umockdev-wrapper usb-harness {--sim SOCKET | --modem "
+			"KEY=VALUE[,...]}... --dir-file FILE --control FIFO --stats FILE\n");
 		return 2;
 	}
+	for (unsigned k = 0; k < H.n_modems; k++)
+		for (unsigned j = 0; j < k; j++)
+			if (H.modem[k].port == H.modem[j].port) {
+				fprintf(stderr, "usb-harness: modems %u and %u on port %u\n", j, k,
+					H.modem[k].port);
+				return 2;
+			}
 	g_mutex_init(&H.lock);
-	H.stats = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	H.main = g_main_loop_new(NULL, FALSE);
 	H.tb = umockdev_testbed_new();
 	/*
 	 * Every /dev node the preloaded qmapd opens would otherwise have its ioctls sent to
 	 * umockdev's default handler, which answers ENOTTY: /dev/net/tun, for one. Without
-	 * the default socket only our usbfs node is emulated, everything else is real.
+	 * the default socket only our usbfs nodes are emulated, everything else is real.
 	 */
 	g_autofree char *dflt =
 		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "ioctl", "_default", NULL);
 	unlink(dflt);
-	H.handler = umockdev_ioctl_base_new();
-	g_signal_connect(H.handler, "handle-ioctl", G_CALLBACK(on_ioctl), NULL);
+	for (unsigned k = 0; k < H.n_modems; k++) {
+		m = &H.modem[k];
+		m->driver = m->kind == KIND_QMI ? "qmi_wwan" : "option";
+		build_descriptors(m);
+		m->stats = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+		m->handler = umockdev_ioctl_base_new();
+		g_signal_connect(m->handler, "handle-ioctl", G_CALLBACK(on_ioctl), m);
+	}
 
 	int cfd = open(control, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* RDWR: never EOF */
 	if (cfd < 0) {
@@ -992,9 +1130,12 @@ int main(int argc, char **argv)
 	g_unix_fd_add(cfd, G_IO_IN, on_control_line, NULL);
 	g_unix_signal_add(SIGTERM, on_term, NULL);
 	g_unix_signal_add(SIGINT, on_term, NULL);
-	if (!plug(&err)) {
-		fprintf(stderr, "usb-harness: plug: %s\n", err->message);
-		return 1;
+	for (unsigned k = 0; k < H.n_modems; k++) {
+		m = &H.modem[k];
+		if (m->start_plugged && !plug(m, &err)) {
+			fprintf(stderr, "usb-harness: modem %u: plug: %s\n", k, err->message);
+			return 1;
+		}
 	}
 	/* Written last: the testbed is ready once the file exists. */
 	g_autofree char *tmp = g_strdup_printf("%s.tmp", dir_file);
@@ -1005,9 +1146,12 @@ int main(int argc, char **argv)
 	}
 	g_main_loop_run(H.main);
 	write_stats();
-	if (H.plugged)
-		umockdev_testbed_detach_ioctl(H.tb, H.devnode, NULL);
-	g_clear_object(&H.handler);
+	for (unsigned k = 0; k < H.n_modems; k++) {
+		m = &H.modem[k];
+		if (m->plugged)
+			umockdev_testbed_detach_ioctl(H.tb, m->devnode, NULL);
+		g_clear_object(&m->handler);
+	}
 	g_clear_object(&H.tb);
 	return 0;
 }

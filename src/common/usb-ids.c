@@ -4,7 +4,7 @@
  * from the Linux kernel's qmi_wwan device table (drivers/net/usb/qmi_wwan.c,
  * QMI_FIXED_INTF / QMI_QUIRK_SET_DTR entries). Modems that qmi_wwan matches by class
  * (QMI_MATCH_FF_FF_FF, e.g. Quectel EC25 2c7c:0125, EP06 2c7c:0306, RM500Q 2c7c:0800) need
- * no entry: the generic ff/ff/ff rule in transport-usb.c finds their interface.
+ * no entry: the generic ff/ff/ff rule (src/daemon/usb/usb-device.c) finds their interface.
  */
 #include <stddef.h>
 

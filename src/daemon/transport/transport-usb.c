@@ -6,9 +6,8 @@
  * interrupt IN transfer is always submitted). Data: n_rx bulk IN transfers always in
  * flight over the transport's receive ring, bulk OUT straight from the OUT pool.
  *
- * libusb runs inside qmapd's libev loop: its pollfds become ev_io watchers (set through
- * the pollfd notifiers), its next timeout an ev_timer, and a ready fd is served with a
- * zero-timeout libusb_handle_events_timeout_completed(). No thread of ours, no polling.
+ * libusb runs inside qmapd's libev loop (usb-loop.h), in a context of its own; which
+ * interface is the modem's QMI function is usb-device.h's decision, shared with discovery.
  *
  * Finding the modem again: libusb hotplug callbacks where libusb has them (Linux with
  * udev, and umockdev's emulated uevents in the tests), so a replug is claimed at once;
@@ -21,18 +20,18 @@
 #include <ev.h>
 #include <inttypes.h>
 #include <libusb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "log.h"
 #include "transport.h"
+#include "usb-device.h"
+#include "usb-loop.h"
 #include "usb-spec.h"
 
 /* cdc-wdm's buffer for qmi_wwan (usb_cdc_wdm_register(..., 4096, ...)): a QMUX message. */
 #define USB_CTRL_MAX	   4096
 #define USB_CTRL_SLOTS	   16 /* encapsulated commands in flight (qmi-proxy clients) */
-#define USB_MAX_POLLFDS	   16 /* libusb's own fds plus one per open device */
 #define USB_RESCAN_SECONDS 1.0
 #define USB_RETRY_SECONDS  5.0
 #define USB_CTRL_TIMEOUT   5000 /* ms */
@@ -61,16 +60,12 @@ enum usb_state {
 	USB_STATE_DYING,   /* gone or stopping: waiting for every transfer to come back */
 };
 
-struct usb_pollfd {
-	ev_io io;
-	bool used;
-};
-
 struct transport_usb {
 	struct transport base;
 	struct usb_spec spec;
 	char spec_text[USB_SPEC_PATH_MAX + 16];
-	libusb_context *ctx;
+	struct usb_loop *ul;
+	libusb_context *ctx; /* ul's */
 	libusb_device_handle *h;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
@@ -118,10 +113,8 @@ struct transport_usb {
 	struct libusb_transfer **tx; /* one per OUT buffer, by index */
 	unsigned in_flight;
 
-	struct usb_pollfd pfd[USB_MAX_POLLFDS];
-	ev_timer timeout; /* libusb's next timeout, when it has no timerfd */
-	ev_timer rescan;  /* look for the modem */
-	ev_timer reap;	  /* tear down after the last transfer came back */
+	ev_timer rescan; /* look for the modem */
+	ev_timer reap;	 /* tear down after the last transfer came back */
 };
 
 static struct transport_usb *to_usb(struct transport *t)
@@ -129,11 +122,10 @@ static struct transport_usb *to_usb(struct transport *t)
 	return (struct transport_usb *)t;
 }
 
-static void usb_arm_timeout(struct transport_usb *s);
 static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x);
 static void usb_lost(struct transport_usb *s);
 
-/* ---- libusb inside libev ---- */
+/* ---- downlink batches ---- */
 
 static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x);
 
@@ -159,107 +151,9 @@ static void usb_flush_batch(struct transport_usb *s)
 	}
 }
 
-static void usb_handle_events(struct transport_usb *s)
+static void usb_after_events(void *userdata)
 {
-	struct timeval zero = { 0, 0 };
-
-	libusb_handle_events_timeout_completed(s->ctx, &zero, NULL);
-	usb_flush_batch(s);
-	usb_arm_timeout(s);
-}
-
-static void usb_on_fd(struct ev_loop *loop, ev_io *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	usb_handle_events(w->data);
-}
-
-static void usb_on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	usb_handle_events(w->data);
-}
-
-static void usb_arm_timeout(struct transport_usb *s)
-{
-	struct timeval tv;
-
-	/* With a timerfd (Linux) the timeouts arrive as a readable pollfd. */
-	if (libusb_pollfds_handle_timeouts(s->ctx))
-		return;
-	ev_timer_stop(s->base.loop, &s->timeout);
-	if (libusb_get_next_timeout(s->ctx, &tv) == 1) {
-		ev_timer_set(&s->timeout, tv.tv_sec + tv.tv_usec / 1e6, 0.);
-		ev_timer_start(s->base.loop, &s->timeout);
-	}
-}
-
-static void LIBUSB_CALL usb_fd_added(int fd, short events, void *userdata)
-{
-	struct transport_usb *s = userdata;
-
-	for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++) {
-		struct usb_pollfd *p = &s->pfd[i];
-
-		if (p->used)
-			continue;
-		p->used = true;
-		ev_io_init(&p->io, usb_on_fd, fd,
-			   ((events & POLLIN) ? EV_READ : 0) | ((events & POLLOUT) ? EV_WRITE : 0));
-		p->io.data = s;
-		ev_io_start(s->base.loop, &p->io);
-		return;
-	}
-	log_err(-EMFILE, "transport usb %s: more than %zu libusb fds", s->spec_text,
-		ARRAY_SIZE(s->pfd));
-}
-
-static void LIBUSB_CALL usb_fd_removed(int fd, void *userdata)
-{
-	struct transport_usb *s = userdata;
-
-	for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++) {
-		struct usb_pollfd *p = &s->pfd[i];
-
-		if (p->used && p->io.fd == fd) {
-			ev_io_stop(s->base.loop, &p->io);
-			p->used = false;
-		}
-	}
-}
-
-static int usb_errno(int r)
-{
-	switch (r) {
-	case LIBUSB_ERROR_IO:
-		return -EIO;
-	case LIBUSB_ERROR_INVALID_PARAM:
-		return -EINVAL;
-	case LIBUSB_ERROR_ACCESS:
-		return -EACCES;
-	case LIBUSB_ERROR_NO_DEVICE:
-		return -ENODEV;
-	case LIBUSB_ERROR_NOT_FOUND:
-		return -ENOENT;
-	case LIBUSB_ERROR_BUSY:
-		return -EBUSY;
-	case LIBUSB_ERROR_TIMEOUT:
-		return -ETIMEDOUT;
-	case LIBUSB_ERROR_OVERFLOW:
-		return -EOVERFLOW;
-	case LIBUSB_ERROR_PIPE:
-		return -EPIPE;
-	case LIBUSB_ERROR_INTERRUPTED:
-		return -EINTR;
-	case LIBUSB_ERROR_NO_MEM:
-		return -ENOMEM;
-	case LIBUSB_ERROR_NOT_SUPPORTED:
-		return -EOPNOTSUPP;
-	default:
-		return -EIO;
-	}
+	usb_flush_batch(userdata);
 }
 
 /* ---- transfers ---- */
@@ -585,7 +479,7 @@ static int usb_out_submit(struct transport *t, struct transport_out *out, bool z
 		return usb_errno(r);
 	}
 	s->in_flight++;
-	usb_arm_timeout(s);
+	usb_loop_arm_timeout(s->ul);
 	return 0;
 }
 
@@ -615,7 +509,7 @@ static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
 		s->cmd_busy[i] = true;
 		s->cmd_tries[i] = 0;
 		s->in_flight++;
-		usb_arm_timeout(s);
+		usb_loop_arm_timeout(s->ul);
 		return 0;
 	}
 	return -ENOBUFS;
@@ -638,113 +532,6 @@ static void usb_dl_size_changed(struct transport *t)
 }
 
 /* ---- finding and claiming the modem ---- */
-
-static bool usb_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *ports, uint8_t n)
-{
-	uint8_t p[USB_SPEC_MAX_PORTS];
-	int k = libusb_get_port_numbers(dev, p, sizeof(p));
-
-	return libusb_get_bus_number(dev) == bus && k == n && memcmp(p, ports, n) == 0;
-}
-
-/* The QMI function: interrupt IN + bulk IN + bulk OUT. Fills the endpoints when it is. */
-static bool usb_iface_is_qmi(struct transport_usb *s, const struct libusb_interface_descriptor *id)
-{
-	uint8_t ep_int = 0, ep_in = 0, ep_out = 0;
-	uint16_t mps_in = 0;
-
-	/* qmi_wwan rejects two-endpoint ff/ff/ff interfaces: that is DIAG. */
-	if (id->bNumEndpoints != 3)
-		return false;
-	for (int e = 0; e < id->bNumEndpoints; e++) {
-		const struct libusb_endpoint_descriptor *ep = &id->endpoint[e];
-		uint8_t type = ep->bmAttributes & LIBUSB_TRANSFER_TYPE_MASK;
-		bool in = ep->bEndpointAddress & LIBUSB_ENDPOINT_IN;
-
-		if (type == LIBUSB_TRANSFER_TYPE_INTERRUPT && in)
-			ep_int = ep->bEndpointAddress;
-		else if (type == LIBUSB_TRANSFER_TYPE_BULK && in) {
-			ep_in = ep->bEndpointAddress;
-			mps_in = ep->wMaxPacketSize;
-		} else if (type == LIBUSB_TRANSFER_TYPE_BULK && !in)
-			ep_out = ep->bEndpointAddress;
-	}
-	if (!ep_int || !ep_in || !ep_out)
-		return false;
-	s->ifnum = id->bInterfaceNumber;
-	s->ep_int = ep_int;
-	s->ep_in = ep_in;
-	s->ep_out = ep_out;
-	s->mps_in = mps_in ? mps_in : 512;
-	return true;
-}
-
-static const struct libusb_interface_descriptor *
-usb_find_iface(const struct libusb_config_descriptor *cd, int ifnum)
-{
-	for (int i = 0; i < cd->bNumInterfaces; i++) {
-		const struct libusb_interface *in = &cd->interface[i];
-		if (in->num_altsetting > 0 && in->altsetting[0].bInterfaceNumber == ifnum)
-			return &in->altsetting[0];
-	}
-	return NULL;
-}
-
-/* Pick the interface: the configured one, a known modem's, or qmi_wwan's ff/ff/ff rule. */
-static int usb_choose_iface(struct transport_usb *s, libusb_device *dev,
-			    const struct libusb_device_descriptor *dd, const char **ret_how)
-{
-	struct libusb_config_descriptor *cd;
-	int r = libusb_get_active_config_descriptor(dev, &cd);
-
-	if (r < 0)
-		return usb_errno(r);
-	r = -ENOENT;
-	if (s->spec.iface >= 0) {
-		const struct libusb_interface_descriptor *id = usb_find_iface(cd, s->spec.iface);
-		if (id && usb_iface_is_qmi(s, id)) {
-			*ret_how = "as configured";
-			r = 0;
-		}
-		goto out;
-	}
-	for (unsigned k = 0;; k++) {
-		const struct usb_known_modem *m = usb_ids_lookup(dd->idVendor, dd->idProduct, k);
-		if (!m)
-			break;
-		const struct libusb_interface_descriptor *id = usb_find_iface(cd, m->iface);
-		if (id && usb_iface_is_qmi(s, id)) {
-			*ret_how = m->name;
-			r = 0;
-			goto out;
-		}
-	}
-	for (int i = 0; i < cd->bNumInterfaces; i++) {
-		const struct libusb_interface *in = &cd->interface[i];
-		if (in->num_altsetting < 1)
-			continue;
-		const struct libusb_interface_descriptor *id = &in->altsetting[0];
-		if (id->bInterfaceClass == LIBUSB_CLASS_VENDOR_SPEC &&
-		    id->bInterfaceSubClass == 0xff && id->bInterfaceProtocol == 0xff &&
-		    usb_iface_is_qmi(s, id)) {
-			*ret_how = "vendor class ff/ff/ff with 3 endpoints";
-			r = 0;
-			goto out;
-		}
-	}
-out:
-	libusb_free_config_descriptor(cd);
-	return r;
-}
-
-static void usb_read_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
-			    char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (dd->iSerialNumber && libusb_get_string_descriptor_ascii(
-					 h, dd->iSerialNumber, (unsigned char *)buf, (int)len) < 0)
-		buf[0] = '\0';
-}
 
 static void usb_set_dtr(struct transport_usb *s, bool on)
 {
@@ -810,12 +597,9 @@ static void usb_open_failed(struct transport_usb *s, const char *what, int r)
 static void usb_format_name(struct transport_usb *s, libusb_device *dev,
 			    const struct libusb_device_descriptor *dd, int ifnum)
 {
-	uint8_t p[USB_SPEC_MAX_PORTS];
-	int n = libusb_get_port_numbers(dev, p, sizeof(p));
 	char path[USB_SPEC_PATH_MAX];
 
-	usb_spec_format_path(libusb_get_bus_number(dev), p, n < 0 ? 0 : (unsigned)n, path,
-			     sizeof(path));
+	usb_device_path(dev, path, sizeof(path));
 	if (ifnum >= 0)
 		snprintf(s->name, sizeof(s->name), "usb %s (%04x:%04x) if%d", path, dd->idVendor,
 			 dd->idProduct, ifnum);
@@ -829,11 +613,11 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		     const char *serial)
 {
 	struct transport *t = &s->base;
-	const char *how = NULL;
+	struct usb_qmi_iface q;
 	int r;
 
 	usb_format_name(s, dev, dd, -1);
-	r = usb_choose_iface(s, dev, dd, &how);
+	r = usb_qmi_find(dev, dd, s->spec.iface, &q);
 	if (r < 0) {
 		if (s->last_open_error != -ENXIO)
 			log_err(-ENXIO,
@@ -844,6 +628,11 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		libusb_close(h);
 		return -ENXIO;
 	}
+	s->ifnum = q.ifnum;
+	s->ep_int = q.ep_int;
+	s->ep_in = q.ep_in;
+	s->ep_out = q.ep_out;
+	s->mps_in = q.mps_in;
 	usb_format_name(s, dev, dd, s->ifnum);
 	s->h = h;
 
@@ -866,15 +655,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	usb_set_dtr(s, true);
 
 	/* The ZLP rule must use the real endpoint's packet size, not the configured guess. */
-	struct libusb_config_descriptor *cd;
-	if (libusb_get_active_config_descriptor(dev, &cd) == 0) {
-		const struct libusb_interface_descriptor *id = usb_find_iface(cd, s->ifnum);
-		for (int e = 0; id && e < id->bNumEndpoints; e++)
-			if (id->endpoint[e].bEndpointAddress == s->ep_out &&
-			    id->endpoint[e].wMaxPacketSize)
-				t->params.max_packet_size = id->endpoint[e].wMaxPacketSize;
-		libusb_free_config_descriptor(cd);
-	}
+	if (q.mps_out)
+		t->params.max_packet_size = q.mps_out;
 
 	/* usbfs-mapped memory saves a copy per transfer; umockdev and old kernels lack it. */
 	s->rx_dev_mem = libusb_dev_mem_alloc(h, s->rx_stride * t->n_rx);
@@ -916,10 +698,11 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 			goto fail_submit;
 		s->in_flight++;
 	}
-	usb_arm_timeout(s);
+	usb_loop_arm_timeout(s->ul);
 	t->data_interface = s->ifnum;
 	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
-		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
+		 s->name, q.how, serial, t->n_rx, s->rx_len,
+		 s->rx_dev_mem ? " (usbfs memory)" : "");
 	if (t->cb.on_connect)
 		t->cb.on_connect(t->userdata);
 	return 0;
@@ -954,11 +737,11 @@ static int usb_scan(struct transport_usb *s)
 		    (dd.idVendor != s->spec.vid || dd.idProduct != s->spec.pid))
 			continue;
 		if (s->spec.kind == USB_SPEC_PATH &&
-		    !usb_path_matches(dev, s->spec.bus, s->spec.ports, s->spec.n_ports))
+		    !usb_device_path_matches(dev, s->spec.bus, s->spec.ports, s->spec.n_ports))
 			continue;
 		/* A replug must be the same modem: its serial, or without one its port. */
 		if (s->have_identity && !s->serial[0] &&
-		    !usb_path_matches(dev, s->bus, s->ports, s->n_ports))
+		    !usb_device_path_matches(dev, s->bus, s->ports, s->n_ports))
 			continue;
 		usb_format_name(s, dev, &dd, -1);
 		int k = libusb_open(dev, &h);
@@ -967,7 +750,7 @@ static int usb_scan(struct transport_usb *s)
 			r = usb_errno(k);
 			break;
 		}
-		usb_read_serial(h, &dd, serial, sizeof(serial));
+		usb_device_serial(h, &dd, serial, sizeof(serial));
 		if (s->have_identity && s->serial[0] && strcmp(serial, s->serial) != 0) {
 			log_debug("%s: serial '%s' is not the modem we had ('%s')", s->name, serial,
 				  s->serial);
@@ -1091,11 +874,10 @@ static int usb_init(struct transport *t, const char *address)
 		return log_err(0, "transport usb: invalid device '%s': %s", s->spec_text, err), r;
 	snprintf(s->name, sizeof(s->name), "transport %s", s->spec_text);
 
-	ev_timer_init(&s->timeout, usb_on_timeout, 0., 0.);
 	ev_timer_init(&s->rescan, usb_on_rescan, 0., 0.);
 	ev_timer_init(&s->reap, usb_on_reap, 0., 0.);
 	ev_timer_init(&s->resp_poll, usb_on_resp_poll, 0., 0.);
-	s->timeout.data = s->rescan.data = s->reap.data = s->resp_poll.data = s;
+	s->rescan.data = s->reap.data = s->resp_poll.data = s;
 
 	/* Receive buffers: the ring's stride, at most what the ring holds per buffer. */
 	s->rx_stride = t->rx_buf_size;
@@ -1122,14 +904,12 @@ static int usb_init(struct transport *t, const char *address)
 	if (!s->intr || !s->resp)
 		return -ENOMEM;
 
-	r = libusb_init(&s->ctx);
+	char what[sizeof(s->spec_text) + 16];
+	snprintf(what, sizeof(what), "transport %s", s->spec_text);
+	r = usb_loop_new(t->loop, what, usb_after_events, s, &s->ul);
 	if (r < 0)
-		return log_err(usb_errno(r), "transport usb %s: libusb_init failed", s->spec_text);
-	const struct libusb_pollfd **pfds = libusb_get_pollfds(s->ctx);
-	for (size_t i = 0; pfds && pfds[i]; i++)
-		usb_fd_added(pfds[i]->fd, pfds[i]->events, s);
-	libusb_free_pollfds(pfds);
-	libusb_set_pollfd_notifiers(s->ctx, usb_fd_added, usb_fd_removed, s);
+		return r;
+	s->ctx = usb_loop_context(s->ul);
 
 	s->has_hotplug = libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
 	if (s->has_hotplug) {
@@ -1196,7 +976,6 @@ static void usb_stop(struct transport *t)
 		s->state = USB_STATE_WAITING;
 	}
 	ev_timer_stop(t->loop, &s->reap);
-	ev_timer_stop(t->loop, &s->timeout);
 }
 
 static void usb_free(struct transport *t)
@@ -1221,11 +1000,7 @@ static void usb_free(struct transport *t)
 	if (s->ctx) {
 		if (s->has_hotplug)
 			libusb_hotplug_deregister_callback(s->ctx, s->hotplug);
-		libusb_set_pollfd_notifiers(s->ctx, NULL, NULL, NULL);
-		for (size_t i = 0; i < ARRAY_SIZE(s->pfd); i++)
-			if (s->pfd[i].used)
-				ev_io_stop(t->loop, &s->pfd[i].io);
-		libusb_exit(s->ctx);
+		s->ul = usb_loop_free(s->ul);
 		s->ctx = NULL;
 	}
 	free(s->rx);

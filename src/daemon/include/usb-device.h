@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a USB device is to qmapd, the one definition the usb transport (which claims a modem)
+ * and discovery (which reports modems) share: its QMI interface, chosen like qmi_wwan does
+ * (the configured one, a well-known modem's from usb-ids.c, else the first vendor-specific
+ * ff/ff/ff interface with interrupt IN + bulk IN + bulk OUT), its port path in kernel
+ * naming and its serial number.
+ */
+#ifndef QMAPD_USB_DEVICE_H
+#define QMAPD_USB_DEVICE_H
+
+#include <libusb.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct usb_qmi_iface {
+	uint8_t ifnum;
+	uint8_t ep_int, ep_in, ep_out;
+	uint16_t mps_in;  /* wMaxPacketSize of bulk IN (512 if the descriptor says 0) */
+	uint16_t mps_out; /* of bulk OUT, 0 if the descriptor says 0 */
+	const char *how;  /* "as configured", the table entry's name, or the class rule */
+};
+
+/* What usb_qmi_find() says when the class rule chose the interface. */
+#define USB_QMI_HOW_CLASS "vendor class ff/ff/ff with 3 endpoints"
+
+/*
+ * The QMI interface of dev, from its active configuration. iface >= 0: only that interface
+ * number is considered. Reads descriptors only (no open, nothing claimed). Returns 0,
+ * -ENOENT when the device has none, or another -errno from libusb.
+ */
+int usb_qmi_find(libusb_device *dev, const struct libusb_device_descriptor *dd, int iface,
+		 struct usb_qmi_iface *ret);
+
+/* "BUS-PORT.PORT..." as the kernel names dev; "" if it does not fit. Returns buf. */
+const char *usb_device_path(libusb_device *dev, char *buf, size_t len);
+/* Whether dev sits on this bus and port chain. */
+bool usb_device_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *ports, uint8_t n);
+/* The serial number string of an opened device, "" when it has none or it cannot be read. */
+void usb_device_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
+		       char *buf, size_t len);
+
+#endif

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Recognising a QMI modem's interface, and a device's path and serial (usb-device.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "usb-device.h"
+#include "usb-loop.h"
+#include "usb-spec.h"
+
+/* The QMI function: interrupt IN + bulk IN + bulk OUT. Fills ret when it is. */
+static bool usb_iface_is_qmi(const struct libusb_interface_descriptor *id,
+			     struct usb_qmi_iface *ret)
+{
+	struct usb_qmi_iface q = { .ifnum = id->bInterfaceNumber };
+
+	/* qmi_wwan rejects two-endpoint ff/ff/ff interfaces: that is DIAG. */
+	if (id->bNumEndpoints != 3)
+		return false;
+	for (int e = 0; e < id->bNumEndpoints; e++) {
+		const struct libusb_endpoint_descriptor *ep = &id->endpoint[e];
+		uint8_t type = ep->bmAttributes & LIBUSB_TRANSFER_TYPE_MASK;
+		bool in = ep->bEndpointAddress & LIBUSB_ENDPOINT_IN;
+
+		if (type == LIBUSB_TRANSFER_TYPE_INTERRUPT && in) {
+			q.ep_int = ep->bEndpointAddress;
+		} else if (type == LIBUSB_TRANSFER_TYPE_BULK && in) {
+			q.ep_in = ep->bEndpointAddress;
+			q.mps_in = ep->wMaxPacketSize;
+		} else if (type == LIBUSB_TRANSFER_TYPE_BULK && !in) {
+			q.ep_out = ep->bEndpointAddress;
+			q.mps_out = ep->wMaxPacketSize;
+		}
+	}
+	if (!q.ep_int || !q.ep_in || !q.ep_out)
+		return false;
+	if (!q.mps_in)
+		q.mps_in = 512;
+	*ret = q;
+	return true;
+}
+
+static const struct libusb_interface_descriptor *
+usb_find_iface(const struct libusb_config_descriptor *cd, int ifnum)
+{
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		if (in->num_altsetting > 0 && in->altsetting[0].bInterfaceNumber == ifnum)
+			return &in->altsetting[0];
+	}
+	return NULL;
+}
+
+static int usb_qmi_choose(const struct libusb_config_descriptor *cd,
+			  const struct libusb_device_descriptor *dd, int iface,
+			  struct usb_qmi_iface *ret)
+{
+	const struct libusb_interface_descriptor *id;
+
+	if (iface >= 0) {
+		id = usb_find_iface(cd, iface);
+		if (!id || !usb_iface_is_qmi(id, ret))
+			return -ENOENT;
+		ret->how = "as configured";
+		return 0;
+	}
+	for (unsigned k = 0;; k++) {
+		const struct usb_known_modem *m = usb_ids_lookup(dd->idVendor, dd->idProduct, k);
+		if (!m)
+			break;
+		id = usb_find_iface(cd, m->iface);
+		if (id && usb_iface_is_qmi(id, ret)) {
+			ret->how = m->name;
+			return 0;
+		}
+	}
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		if (in->num_altsetting < 1)
+			continue;
+		id = &in->altsetting[0];
+		if (id->bInterfaceClass == LIBUSB_CLASS_VENDOR_SPEC &&
+		    id->bInterfaceSubClass == 0xff && id->bInterfaceProtocol == 0xff &&
+		    usb_iface_is_qmi(id, ret)) {
+			ret->how = USB_QMI_HOW_CLASS;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int usb_qmi_find(libusb_device *dev, const struct libusb_device_descriptor *dd, int iface,
+		 struct usb_qmi_iface *ret)
+{
+	struct libusb_config_descriptor *cd;
+	int r = libusb_get_active_config_descriptor(dev, &cd);
+
+	if (r < 0)
+		return usb_errno(r);
+	r = usb_qmi_choose(cd, dd, iface, ret);
+	libusb_free_config_descriptor(cd);
+	return r;
+}
+
+const char *usb_device_path(libusb_device *dev, char *buf, size_t len)
+{
+	uint8_t p[USB_SPEC_MAX_PORTS];
+	int n = libusb_get_port_numbers(dev, p, sizeof(p));
+
+	return usb_spec_format_path(libusb_get_bus_number(dev), p, n < 0 ? 0 : (unsigned)n, buf,
+				    len);
+}
+
+bool usb_device_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *ports, uint8_t n)
+{
+	uint8_t p[USB_SPEC_MAX_PORTS];
+	int k = libusb_get_port_numbers(dev, p, sizeof(p));
+
+	return libusb_get_bus_number(dev) == bus && k == n && memcmp(p, ports, n) == 0;
+}
+
+void usb_device_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
+		       char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (dd->iSerialNumber && libusb_get_string_descriptor_ascii(
+					 h, dd->iSerialNumber, (unsigned char *)buf, (int)len) < 0)
+		buf[0] = '\0';
+}
