@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discovery.h"
 #include "instance.h"
 #include "log.h"
 #include "macro.h"
@@ -21,6 +22,12 @@ struct entry {
 	bool from_section; /* a [modem.NAME] section or the old single-modem form; else template */
 };
 
+/* A discovered modem's identity and the name it got: the same name for the daemon's life. */
+struct name {
+	char identity[sizeof(((struct discovery_device *)0)->serial) + 16];
+	char name[CONFIG_MODEM_NAME_MAX + 1];
+};
+
 struct manager {
 	struct ev_loop *loop;
 	struct rtnl *rtnl;
@@ -28,6 +35,9 @@ struct manager {
 	struct entry *entries; /* in the order they were created */
 	bool legacy;	       /* [device] device = SPEC: one modem, the old names (qmap<N>) */
 	bool stopping;
+	struct discovery *discovery;
+	struct name *names; /* the registry of discovered modems */
+	size_t n_names;
 };
 
 static void config_freep(struct config **c)
@@ -508,6 +518,144 @@ void manager_print_stats(const struct manager *m, FILE *f, const char *prefix)
 	}
 }
 
+/* ---- discovery ---------------------------------------------------------------------- */
+
+static const char *registry_find(const struct manager *m, const char *identity)
+{
+	for (size_t i = 0; i < m->n_names; i++)
+		if (strcmp(m->names[i].identity, identity) == 0)
+			return m->names[i].name;
+	return NULL;
+}
+
+static bool name_taken(const struct manager *m, const char *name)
+{
+	if (manager_find(m, name) || config_find_modem(m->config, name))
+		return true;
+	for (size_t i = 0; i < m->n_names; i++)
+		if (strcmp(m->names[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static int registry_add(struct manager *m, const char *identity, const char *name)
+{
+	struct name *n = realloc(m->names, (m->n_names + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	m->names = n;
+	n = &m->names[m->n_names++];
+	snprintf(n->identity, sizeof(n->identity), "%s", identity);
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	return 0;
+}
+
+/*
+ * A recognised modem is there. One whose modem object exists is left to its transport, which
+ * claims it again by itself (a serial seen on another port re-creates it there); a section
+ * whose device matches gives name and settings; anything else gets the next free modem<K>
+ * and the template.
+ */
+static bool on_arrive(void *userdata, const struct discovery_device *d)
+{
+	struct manager *m = userdata;
+	struct config_modem *cfg = NULL;
+	const struct config_modem *section = NULL;
+	char identity[sizeof(((struct name *)0)->identity)], name[CONFIG_MODEM_NAME_MAX + 1] = "";
+	const char *known;
+	struct entry *e;
+	int r;
+
+	if (m->stopping)
+		return false;
+	if (d->serial[0])
+		snprintf(identity, sizeof(identity), "usb-serial:%s", d->serial);
+	else
+		snprintf(identity, sizeof(identity), "usb-path:%s", d->path);
+	known = registry_find(m, identity);
+	for (unsigned i = 0; !known && i < m->config->n_modems; i++)
+		if (config_spec_matches_usb(m->config->modem[i].device.device, d->vid, d->pid,
+					    d->path, d->serial))
+			section = &m->config->modem[i];
+	if (known)
+		snprintf(name, sizeof(name), "%s", known);
+	else if (section)
+		snprintf(name, sizeof(name), "%s", section->name);
+
+	e = name[0] ? manager_find(m, name) : NULL;
+	if (e && (section || strcmp(modem_device(e->modem), d->spec) == 0))
+		return true; /* its transport has it */
+	if (manager_count(m) >= CONFIG_MAX_MODEMS && !e) {
+		log_warning(0, "modem %04x:%04x at %s: already %d modems; not taking it", d->vid,
+			    d->pid, d->path, CONFIG_MAX_MODEMS);
+		return false;
+	}
+	for (unsigned k = 0; !name[0] && k < 1000; k++) {
+		snprintf(name, sizeof(name), "modem%u", k);
+		if (name_taken(m, name))
+			name[0] = '\0';
+	}
+	if (!name[0])
+		return false;
+	if (!section) {
+		cfg = malloc(sizeof(*cfg));
+		if (!cfg || config_modem_from_template(m->config, name, d->spec, cfg) < 0) {
+			log_err(0, "modem %s: cannot make its configuration for %s", name, d->spec);
+			free(cfg);
+			return false;
+		}
+	}
+	log_info("modem %s: found %04x:%04x at %s%s%s (%s)", name, d->vid, d->pid, d->path,
+		 d->serial[0] ? ", serial " : "", d->serial, d->how ?: "?");
+	if (e) {
+		log_info("modem %s: now at %s", name, d->spec);
+		manager_remove(m, e);
+	}
+	r = manager_create(m, section ?: cfg, !!section, true);
+	free(cfg);
+	if (r < 0)
+		return false;
+	if (!known && registry_add(m, identity, name) < 0)
+		log_warning(ENOMEM, "modem %s: its name is not kept for a replug", name);
+	return true;
+}
+
+static void on_leave(void *userdata, const struct discovery_device *d)
+{
+	(void)userdata;
+	log_debug("discovery: %04x:%04x at %s is gone", d->vid, d->pid, d->path);
+}
+
+/* Discovery with the configured excludes and, implicitly, the modems the file pins. */
+static int manager_start_discovery(struct manager *m)
+{
+	static const struct discovery_callbacks cb = { .on_arrive = on_arrive,
+						       .on_leave = on_leave };
+	const char *excludes[CONFIG_MAX_EXCLUDES + CONFIG_MAX_MODEMS];
+	unsigned n = 0;
+	int r;
+
+	for (unsigned i = 0; i < m->config->n_exclude; i++)
+		excludes[n++] = m->config->exclude[i];
+	for (unsigned i = 0; i < m->config->n_modems; i++) {
+		const char *spec = m->config->modem[i].device.device;
+
+		if (strncmp(spec, "usb:", 4) == 0 || strncmp(spec, "usb-path:", 9) == 0 ||
+		    strncmp(spec, "usb-serial:", 11) == 0)
+			excludes[n++] = spec;
+	}
+	r = discovery_new(m->loop, excludes, n, &cb, m, &m->discovery);
+	if (r >= 0)
+		r = discovery_start(m->discovery);
+	if (r < 0) {
+		m->discovery = discovery_free(m->discovery);
+		log_warning(r,
+			    "discovery: cannot watch USB; only the configured modems are served");
+	}
+	return 0;
+}
+
 /* ---- life cycle --------------------------------------------------------------------- */
 
 int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
@@ -543,6 +691,8 @@ int manager_start(struct manager *m)
 		if (r < 0)
 			return r;
 	}
+	if (m->config->discovery)
+		manager_start_discovery(m);
 	manager_update_status(m);
 	return 0;
 }
@@ -550,6 +700,7 @@ int manager_start(struct manager *m)
 void manager_stop(struct manager *m)
 {
 	m->stopping = true;
+	m->discovery = discovery_free(m->discovery);
 	for (struct entry *e = m->entries; e; e = e->next)
 		modem_stop(e->modem);
 }
@@ -566,6 +717,7 @@ struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
+	m->discovery = discovery_free(m->discovery);
 	while (m->entries) {
 		struct entry *e = m->entries;
 
@@ -575,6 +727,7 @@ struct manager *manager_free(struct manager *m)
 		free(e);
 	}
 	config_free(m->config);
+	free(m->names);
 	free(m);
 	return NULL;
 }
