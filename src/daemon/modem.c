@@ -14,7 +14,6 @@
 #include "log.h"
 #include "modem.h"
 #include "netdev.h"
-#include "notify.h"
 #include "qmi-modem.h"
 #include "session.h"
 #include "wdm.h"
