@@ -1375,6 +1375,17 @@ static void test_mux_helpers(void)
 	EXPECT_STR_EQ(m.interface, "qmap254");
 	EXPECT_EQ(config_mux_finish(&m, NULL, 0), 0);
 	EXPECT_EQ(config_mux_finish(NULL, err, sizeof(err)), -EINVAL);
+
+	/* A run-time mux of a named modem: "<modem>.<N>" unless interface = was given. */
+	config_mux_init_defaults(&m, 254);
+	config_mux_name_for_modem(&m, "abcdefghijk");
+	EXPECT_STR_EQ(m.interface, "abcdefghijk.254");
+	config_mux_init_defaults(&m, 3);
+	EXPECT_EQ(config_mux_set(&m, "interface", "wwan0", err, sizeof(err)), 0);
+	EXPECT_EQ(m.interface_set, true);
+	config_mux_name_for_modem(&m, "lte");
+	EXPECT_STR_EQ(m.interface, "wwan0");
+	config_mux_name_for_modem(NULL, "lte");
 }
 
 /*
