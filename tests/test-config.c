@@ -1048,7 +1048,9 @@ static const struct error_case modem_error_cases[] = {
 	{ MA "qmap-version = 1\nqmap-version = 5\n",
 	  NAME ":4: ", "repeated key 'qmap-version' in [modem.a] (first at line 3)" },
 	{ MA "qmap-version = 2\n", NAME ":3: ", "invalid qmap-version '2' in [modem.a]" },
-	{ "[modem.a]\ndevice = auto\n", NAME ":2: ", "invalid device 'auto' in [modem.a]" },
+	{ "[modem.a]\ndevice = auto\n", NAME ":2: ",
+	  "invalid device 'auto' in [modem.a]: expected sim:, usb:, usb-path: or usb-serial: and "
+	  "the device" },
 	{ "[modem.a]\ndevice = usb-serial:\n",
 	  NAME ":2: ", "invalid device 'usb-serial:' in [modem.a]: nothing after the scheme" },
 	{ "[modem.a]\ndevice = usb-serial:a b\n",

@@ -396,8 +396,10 @@ static const char *device_spec_check(const char *value, bool allow_sim, bool all
 			break;
 		}
 	if (!rest || (i == 0 && !allow_sim))
-		return allow_sim ? "expected sim:, usb: or usb-path: and the device"
-				 : "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL";
+		return !allow_sim ? "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL"
+		       : allow_serial
+			       ? "expected sim:, usb:, usb-path: or usb-serial: and the device"
+			       : "expected sim:, usb: or usb-path: and the device";
 	if (i == 3 && !allow_serial)
 		return "usb-serial: needs discovery: name the modem in a [modem.NAME] section";
 	if (!*rest)
