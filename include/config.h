@@ -77,7 +77,9 @@ struct config_prefix {
 struct config_mux {
 	bool present;
 	uint8_t id;
-	char interface[16]; /* IFNAMSIZ (<net/if.h> clashes with <linux/if.h>); default "qmap<N>" */
+	/* IFNAMSIZ (<net/if.h> clashes with <linux/if.h>); default "qmap<N>" for the single modem
+	 * of device = SPEC, "<modem>.<N>" for the others */
+	char interface[16];
 	bool interface_set; /* interface = was given; otherwise the default of the modem's naming */
 	char apn[CONFIG_VALUE_MAX + 1];
 	enum config_ip_type ip_type;
@@ -135,7 +137,9 @@ struct config {
 	/* top-level [mux.N], indexed by mux id ([0] unused): the template for discovered modems,
 	 * the muxes of the legacy modem */
 	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
-	bool discovery; /* [device] device unset or auto: claim every recognised modem */
+	/* [device] device unset or auto: claim every recognised modem. false: the single modem
+	 * of device = SPEC, modem[0], as before there were several */
+	bool discovery;
 	char exclude[CONFIG_MAX_EXCLUDES][CONFIG_VALUE_MAX + 1]; /* specs never claimed */
 	unsigned n_exclude;
 	struct config_modem *modem; /* [modem.NAME] in file order, or the legacy one */
@@ -147,6 +151,13 @@ void config_init_defaults(struct config *c);
 
 /* [a-z0-9_-], 1..CONFIG_MODEM_NAME_MAX characters. */
 bool config_modem_name_is_valid(const char *name);
+
+/*
+ * A mux of modem `modem` (not the single modem of device = SPEC, whose muxes keep "qmap<N>"):
+ * its interface becomes "<modem>.<N>" unless interface = was given. For a mux added at run
+ * time, after config_mux_finish(). The parser does the same for [modem.NAME.mux.N].
+ */
+void config_mux_name_for_modem(struct config_mux *m, const char *modem);
 
 /*
  * The config for a discovered modem no section claims: the [device] defaults and the

@@ -857,10 +857,53 @@ static const char modems_device_first[] = "[device]\n"
 					  "[mux.1]\n"
 					  "apn = template\n";
 
+/* The second multi-modem example of qmapd.conf(5). */
+static const char man_example[] = "[device]\n"
+				  "admin-group = netdev\n"
+				  "\n"
+				  "[modem.lte]\n"
+				  "device = usb-path:1-1.4\n"
+				  "qmap-version = 1\n"
+				  "\n"
+				  "[modem.lte.mux.129]\n"
+				  "apn = internet\n"
+				  "default-route = yes\n"
+				  "\n"
+				  "[modem.lte.mux.130]\n"
+				  "interface = ims0\n"
+				  "apn = ims\n"
+				  "ip-type = ipv6\n"
+				  "\n"
+				  "[modem.backup]\n"
+				  "device = usb-serial:0123456789AB\n"
+				  "rx-transfers = 32\n"
+				  "\n"
+				  "[modem.backup.mux.129]\n"
+				  "apn = backup.example\n"
+				  "route-metric = 100\n"
+				  "default-route = yes\n"
+				  "\n"
+				  "[mux.129]\n"
+				  "apn = internet\n";
+
 static void test_modems(void)
 {
 	struct config *c, *d;
 	const struct config_modem *a, *b;
+
+	/* what the manual says of its example */
+	c = load_ok(man_example, __LINE__);
+	if (c) {
+		EXPECT_EQ(c->n_modems, 2);
+		EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+		EXPECT_STR_EQ(c->modem[0].mux[130].interface, "ims0");
+		EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
+		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/lte.qmi");
+		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
+		EXPECT_EQ(c->modem[1].device.rx_transfers, 32);
+		EXPECT_EQ(c->modem[0].device.rx_transfers, CONFIG_RX_TRANSFERS_MIN);
+		config_free(c);
+	}
 
 	c = load_ok(modems, __LINE__);
 	if (!c)
@@ -1005,7 +1048,9 @@ static const struct error_case modem_error_cases[] = {
 	{ MA "qmap-version = 1\nqmap-version = 5\n",
 	  NAME ":4: ", "repeated key 'qmap-version' in [modem.a] (first at line 3)" },
 	{ MA "qmap-version = 2\n", NAME ":3: ", "invalid qmap-version '2' in [modem.a]" },
-	{ "[modem.a]\ndevice = auto\n", NAME ":2: ", "invalid device 'auto' in [modem.a]" },
+	{ "[modem.a]\ndevice = auto\n", NAME ":2: ",
+	  "invalid device 'auto' in [modem.a]: expected sim:, usb:, usb-path: or usb-serial: and "
+	  "the device" },
 	{ "[modem.a]\ndevice = usb-serial:\n",
 	  NAME ":2: ", "invalid device 'usb-serial:' in [modem.a]: nothing after the scheme" },
 	{ "[modem.a]\ndevice = usb-serial:a b\n",
@@ -1375,6 +1420,17 @@ static void test_mux_helpers(void)
 	EXPECT_STR_EQ(m.interface, "qmap254");
 	EXPECT_EQ(config_mux_finish(&m, NULL, 0), 0);
 	EXPECT_EQ(config_mux_finish(NULL, err, sizeof(err)), -EINVAL);
+
+	/* A run-time mux of a named modem: "<modem>.<N>" unless interface = was given. */
+	config_mux_init_defaults(&m, 254);
+	config_mux_name_for_modem(&m, "abcdefghijk");
+	EXPECT_STR_EQ(m.interface, "abcdefghijk.254");
+	config_mux_init_defaults(&m, 3);
+	EXPECT_EQ(config_mux_set(&m, "interface", "wwan0", err, sizeof(err)), 0);
+	EXPECT_EQ(m.interface_set, true);
+	config_mux_name_for_modem(&m, "lte");
+	EXPECT_STR_EQ(m.interface, "wwan0");
+	config_mux_name_for_modem(NULL, "lte");
 }
 
 /*
@@ -1441,6 +1497,8 @@ static void test_mux_helpers_match_file(void)
 	}
 }
 
+static struct config *load_ok(const char *text, int line);
+
 /* The shipped example must stay valid and mean what its comments say. */
 static void test_example(void)
 {
@@ -1469,7 +1527,49 @@ static void test_example(void)
 	EXPECT_STR_EQ(c->mux[130].interface, "qmap2");
 	EXPECT_TRUE(is_prefix(&c->mux[130].ipv4_address, AF_INET, "203.0.113.2", 32));
 	EXPECT_TRUE(is_prefix(&c->mux[130].ipv6_address, AF_INET6, "2001:db8:2::2", 128));
+	EXPECT_EQ(c->discovery, false);
+	EXPECT_EQ(c->n_modems, 1);
+	EXPECT_STR_EQ(c->modem[0].name, "modem0");
 	config_free(c);
+
+	/* Its commented multi-modem example, uncommented, means what its comments say. */
+	{
+		FILE *f = fopen(QMAPD_SOURCE_DIR "/conf/qmapd.conf", "re");
+		char line[256], *text = calloc(1, 64 * 1024);
+		size_t n = 0;
+		bool in_example = false;
+
+		if (!f || !text) {
+			test_failures++;
+			if (f)
+				fclose(f);
+			free(text);
+			return;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "# Several modems.", 17) == 0)
+				in_example = true;
+			/* "#key = value" and "#[section]", not "# prose" */
+			if (in_example && line[0] == '#' && line[1] != ' ' && line[1] != '\n')
+				n += (size_t)snprintf(text + n, 64 * 1024 - n, "%s", line + 1);
+		}
+		fclose(f);
+		EXPECT_TRUE(n > 0);
+		c = load_ok(text, __LINE__);
+		free(text);
+		if (!c)
+			return;
+		EXPECT_EQ(c->discovery, true);
+		EXPECT_EQ(c->n_modems, 2);
+		EXPECT_STR_EQ(c->modem[0].name, "lte");
+		EXPECT_STR_EQ(c->modem[0].device.device, "usb-path:1-1.4");
+		EXPECT_EQ(c->modem[0].device.qmap_version, QMAP_V1);
+		EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+		EXPECT_STR_EQ(c->modem[1].name, "backup");
+		EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
+		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
+		config_free(c);
+	}
 #else
 	fprintf(stderr,
 		"test_example: QMAPD_SOURCE_DIR not defined, conf/qmapd.conf not checked\n");

@@ -22,6 +22,12 @@
  *  - after the first error it returns NULL, which ends ini_parse_stream() at once, so the
  *    first error is the one reported and no later line is looked at.
  *
+ * Several modems: [device] holds the defaults of every modem and the daemon-wide keys;
+ * [modem.NAME] overrides the per-modem ones. Its keys are judged when read (against a scratch
+ * device) and applied over [device] once the whole file is read, so that the order of the
+ * sections does not matter. Interface names and control links are given and checked for
+ * collisions at the end too, when every default is known.
+ *
  * Inline comments follow inih: ';' after whitespace starts a comment anywhere, '#' and ';'
  * start a comment at the beginning of a line.
  *
@@ -390,8 +396,10 @@ static const char *device_spec_check(const char *value, bool allow_sim, bool all
 			break;
 		}
 	if (!rest || (i == 0 && !allow_sim))
-		return allow_sim ? "expected sim:, usb: or usb-path: and the device"
-				 : "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL";
+		return !allow_sim ? "expected usb:VID:PID, usb-path:BUS-PORT or usb-serial:SERIAL"
+		       : allow_serial
+			       ? "expected sim:, usb:, usb-path: or usb-serial: and the device"
+			       : "expected sim:, usb: or usb-path: and the device";
 	if (i == 3 && !allow_serial)
 		return "usb-serial: needs discovery: name the modem in a [modem.NAME] section";
 	if (!*rest)
@@ -1816,13 +1824,23 @@ bool config_modem_name_is_valid(const char *name)
 	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
 }
 
+/*
+ * "<modem>.<N>": parent.id as ip(8) shows VLANs (eth0.100) and ModemManager its QMAP links
+ * (qmapmux0.0); stable across a replug, as the modem's name is. 11 + 4 bytes fit IFNAMSIZ.
+ */
+void config_mux_name_for_modem(struct config_mux *m, const char *modem)
+{
+	if (!m || !modem || m->interface_set)
+		return;
+	snprintf(m->interface, sizeof(m->interface), "%.*s.%u", CONFIG_MODEM_NAME_MAX, modem,
+		 (unsigned)m->id);
+}
+
 /* Interface names and the control link of a named (not legacy) modem left at their defaults. */
 static void modem_apply_naming(struct config_modem *m, bool control_link_set)
 {
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		if (!m->mux[id].interface_set)
-			snprintf(m->mux[id].interface, sizeof(m->mux[id].interface), "%s.%u",
-				 m->name, id);
+		config_mux_name_for_modem(&m->mux[id], m->name);
 	if (!control_link_set)
 		snprintf(m->device.control_link, sizeof(m->device.control_link),
 			 "/run/qmapd/%s.qmi", m->name);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the qmapd.conf parser: arbitrary bytes as a config file. Besides
- * what the sanitizers see, the contract is checked: success yields a config with a device,
+ * what the sanitizers see, the contract is checked: success yields either discovery or the
+ * one modem of a device, modems with valid names, devices and unique interface names;
  * failure leaves *ret_config alone and always leaves a terminated "name:..." message.
  */
 #include <errno.h>
@@ -17,6 +18,51 @@ static void check(int ok)
 {
 	if (!ok)
 		abort();
+}
+
+static void check_muxes(const struct config_mux *mux)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *m = &mux[id];
+
+		if (!m->present)
+			continue;
+		check(m->id == id);
+		check(m->interface[0] != '\0');
+		check(memchr(m->interface, '\0', sizeof(m->interface)) != NULL);
+		check(m->n_routes <= CONFIG_MAX_ROUTES);
+	}
+}
+
+static void check_config(const struct config *c)
+{
+	check(c->n_exclude <= CONFIG_MAX_EXCLUDES);
+	check(c->n_modems <= CONFIG_MAX_MODEMS);
+	check(c->n_modems == 0 || c->modem != NULL);
+	/* discovery exactly when [device] names no device; else the one modem of old */
+	check(c->discovery == (c->device.device[0] == '\0'));
+	if (!c->discovery) {
+		check(c->n_modems == 1);
+		check(strcmp(c->modem[0].device.device, c->device.device) == 0);
+	}
+	check_muxes(c->mux);
+	for (unsigned i = 0; i < c->n_modems; i++) {
+		const struct config_modem *m = &c->modem[i];
+
+		check(config_modem_name_is_valid(m->name));
+		check(m->device.device[0] != '\0');
+		check_muxes(m->mux);
+		for (unsigned j = 0; j < i; j++) {
+			check(strcmp(c->modem[j].name, m->name) != 0);
+			check(strcmp(c->modem[j].device.control_link, m->device.control_link) != 0);
+		}
+		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+			for (unsigned j = 0; j <= i && m->mux[id].present; j++)
+				for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++)
+					if (c->modem[j].mux[o].present && (j != i || o != id))
+						check(strcmp(c->modem[j].mux[o].interface,
+							     m->mux[id].interface) != 0);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -43,19 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0) {
 		check(c != untouched && c != NULL);
 		check(err[0] == '\0');
-		check(c->device.device[0] != '\0');
-		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-			const struct config_mux *m = &c->mux[id];
-
-			if (!m->present)
-				continue;
-			check(m->id == id);
-			check(m->interface[0] != '\0');
-			check(m->n_routes <= CONFIG_MAX_ROUTES);
-		}
+		check_config(c);
 		config_free(c);
 	} else {
-		check(r == -EINVAL);
+		check(r == -EINVAL || r == -ENOMEM);
 		check(c == untouched);
 		check(strncmp(err, "fuzz.conf", strlen("fuzz.conf")) == 0);
 	}

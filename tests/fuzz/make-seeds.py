@@ -111,6 +111,18 @@ def seeds():
         b"route-metric = 100\nautoconnect = no\n",
         b"[device]\ndevice = usb-path:1-1.4:4\n[mux.254]\n[mux.1]\ninterface = qmap%d\n",
         b"; comment\n# comment\n[device]\ndevice=usb:05c6:9025\nqmap-version=1\n",
+        # several modems: discovery, [modem.NAME] and its muxes, exclude, name
+        b"[device]\ndevice = auto\ndl-max-size = 32768\n"
+        b"exclude = usb:1199:9071 usb-path:3-1.2\nexclude = usb-serial:XYZ1\n"
+        b"[mux.1]\napn = internet\n",
+        b"[modem.lte]\ndevice = usb:2c7c:0125\nqmap-version = 1\n[modem.lte.mux.1]\n"
+        b"apn = a\n[modem.lte.mux.2]\ninterface = wwan2\n[modem.b-2]\n"
+        b"device = usb-serial:ABC123\ncontrol-link = /dev/cdc-wdm1\n[modem.b-2.mux.1]\n"
+        b"[device]\ncontrol-socket = /run/qmapd/control\n",
+        b"[modem.x.mux.3]\nip-type = ipv4\nmtu = 576\n[modem.x]\ndevice = usb-path:1-1.4:4\n"
+        b"persist-devices = yes\nuplink-rate = 20M\n[modem.y]\ndevice = sim:/run/sim.sock\n"
+        b"control = none\n[mux.254]\n",
+        b"[device]\nname = modem_1\ndevice = usb:2c7c:0125\n[mux.1]\n",
     ]
     # ---- usb-spec: the device value
     s["fuzz-usb-spec"] = [x.encode() for x in (
