@@ -7,6 +7,9 @@
  * arrival only; modems excluded by usb:, usb-path: and usb-serial: and a DIAG-only device are
  * never reported, and no device is claimed or has its kernel driver detached.
  *
+ * All of it twice: with libusb's hotplug callbacks, then re-scanning every second as where
+ * libusb has none.
+ *
  * The test re-runs itself under umockdev's preload once usb-harness has set up the testbed;
  * without usb-harness (libumockdev-dev missing at configure time) or umockdev-wrapper only
  * the pure part runs, and the test exits 77.
@@ -21,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "discovery-internal.h"
 #include "discovery.h"
 #include "exclude.h"
 #include "log.h"
@@ -204,7 +208,7 @@ static bool harness_driver_is(unsigned k, const char *driver)
 
 #define CLASS "vendor class ff/ff/ff with 3 endpoints"
 
-static int child(void)
+static int child(bool hotplug)
 {
 	static const struct discovery_callbacks cb = { .on_arrive = on_arrive,
 						       .on_leave = on_leave };
@@ -216,6 +220,8 @@ static int child(void)
 	EXPECT_EQ(discovery_new(loop, excludes, 3, &cb, NULL, &d), 0);
 	if (test_failures)
 		return 1;
+	if (!hotplug)
+		discovery_disable_hotplug(d);
 	EXPECT_EQ(discovery_start(d), 0);
 	/* At start: the two modems, in port order; the excluded ones and the DIAG device not. */
 	wait_events(2);
@@ -273,7 +279,8 @@ static int child(void)
 	EXPECT_TRUE(harness_driver_is(5, "option"));
 
 	discovery_free(d);
-	return test_result("test-discovery (umockdev)");
+	return test_result(hotplug ? "test-discovery (umockdev, hotplug)"
+				   : "test-discovery (umockdev, re-scan)");
 }
 
 /* ---- the parent: the harness, then this program again under the preload ---- */
@@ -357,20 +364,23 @@ static int run_under_umockdev(const char *self)
 	setenv("QMAPD_TEST_DISCOVERY_TMP", dir, 1);
 	/* Sanitizer builds: the preload comes first in the link order, which ASan must accept. */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl(self, self, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return perror("fork"), 1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char cmd[300];
-		fprintf(stderr, "---- usb-harness log\n");
-		snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log);
-		if (system(cmd) != 0)
-			fprintf(stderr, "(no log)\n");
-		return 1;
+	/* Each run leaves the devices as it found them: the same scenario twice. */
+	for (int hotplug = 1; hotplug >= 0; hotplug--) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl(self, self, hotplug ? "hotplug" : "rescan", (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return perror("fork"), 1;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			char cmd[300];
+			fprintf(stderr, "---- usb-harness log\n");
+			snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log);
+			if (system(cmd) != 0)
+				fprintf(stderr, "(no log)\n");
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -380,13 +390,11 @@ int main(int argc, char **argv)
 	char self[512];
 	ssize_t n;
 
-	(void)argc;
-	(void)argv;
 	/* Nothing buffered may be copied into the forked processes. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tmp_dir = getenv("QMAPD_TEST_DISCOVERY_TMP");
 	if (tmp_dir)
-		return child();
+		return child(argc < 2 || strcmp(argv[1], "rescan") != 0);
 	test_exclude_specs();
 	if (test_result("test-discovery (exclude specs)") != 0)
 		return 1;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discovery-internal.h"
 #include "discovery.h"
 #include "exclude.h"
 #include "log.h"
@@ -46,6 +47,7 @@ struct discovery {
 	libusb_context *ctx;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
+	bool no_hotplug; /* discovery_disable_hotplug() */
 	bool started;
 	char **exclude;
 	unsigned n_exclude;
@@ -293,7 +295,7 @@ int discovery_start(struct discovery *d)
 
 	if (d->started)
 		return 0;
-	d->has_hotplug = libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
+	d->has_hotplug = !d->no_hotplug && libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
 	if (d->has_hotplug) {
 		/* Before the first scan, so nothing plugged in meanwhile is missed. */
 		r = libusb_hotplug_register_callback(
@@ -306,12 +308,17 @@ int discovery_start(struct discovery *d)
 						  "every second instead");
 			d->has_hotplug = false;
 		}
-	} else {
+	} else if (!d->no_hotplug) {
 		log_info("discovery: libusb has no hotplug support here, re-scanning every second");
 	}
 	d->started = true;
 	discovery_scan(d);
 	return 0;
+}
+
+void discovery_disable_hotplug(struct discovery *d)
+{
+	d->no_hotplug = true;
 }
 
 struct discovery *discovery_free(struct discovery *d)
