@@ -20,6 +20,7 @@ struct entry {
 	struct modem *modem;
 	struct instance *lock;
 	bool from_section; /* a [modem.NAME] section or the old single-modem form; else template */
+	char spec[CONFIG_VALUE_MAX + 1]; /* the device its config names (usb-serial: included) */
 };
 
 /* A discovered modem's identity and the name it got: the same name for the daemon's life. */
@@ -110,12 +111,19 @@ static const char *interface_owner(const struct manager *m, const struct entry *
 	return NULL;
 }
 
+/* A section that names its modem by serial: created when discovery finds that modem. */
+static bool spec_is_serial(const char *spec)
+{
+	return strncmp(spec, "usb-serial:", strlen("usb-serial:")) == 0;
+}
+
 /*
- * Create, lock and (once the manager runs) start a modem for cfg. Muxes whose interface
- * another modem has are left out, with an error logged, rather than taken from it.
+ * Create, lock and (once the manager runs) start a modem for cfg, on device (NULL: cfg's;
+ * a discovered modem's usb-path: spec otherwise). Muxes whose interface another modem has are
+ * left out, with an error logged, rather than taken from it.
  */
 static int manager_create(struct manager *m, const struct config_modem *cfg, bool from_section,
-			  bool start)
+			  bool start, const char *device)
 {
 	const struct modem_callbacks cb = { .on_change = on_modem_change };
 	struct config_modem *c;
@@ -132,6 +140,9 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 		return log_err(ENOMEM, "modem %s", cfg->name);
 	}
 	*c = *cfg;
+	if (device)
+		snprintf(c->device.device, sizeof(c->device.device), "%s", device);
+	snprintf(e->spec, sizeof(e->spec), "%s", cfg->device.device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const char *owner;
 
@@ -163,7 +174,7 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	for (tail = &m->entries; *tail; tail = &(*tail)->next)
 		;
 	*tail = e;
-	log_info("modem %s: %s", cfg->name, cfg->device.device);
+	log_info("modem %s: %s", modem_name(e->modem), modem_device(e->modem));
 	manager_update_status(m);
 	return 0;
 }
@@ -287,8 +298,8 @@ int manager_mux_add(struct manager *m, const char *modem, const struct config_mu
 	r = manager_route(m, modem, true, &e, err, errlen);
 	if (r < 0)
 		return r;
-	if (!c.interface_set && !m->legacy)
-		snprintf(c.interface, sizeof(c.interface), "%s.%u", modem_name(e->modem), c.id);
+	if (!m->legacy)
+		config_mux_name_for_modem(&c, modem_name(e->modem));
 	owner = interface_owner(m, e, c.interface);
 	if (owner) {
 		snprintf(err, errlen, "interface %s is used by modem %s", c.interface, owner);
@@ -444,13 +455,19 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 			removed++;
 			continue;
 		}
-		if (strcmp(c->device.device, modem_device(e->modem)) != 0) {
+		if (strcmp(c->device.device, e->from_section ? e->spec : modem_device(e->modem)) !=
+		    0) {
 			bool section = e->from_section;
 
-			log_info("reload: modem %s: device %s -> %s: re-created", c->name,
-				 modem_device(e->modem), c->device.device);
+			log_info("reload: modem %s: device %s -> %s: re-created", c->name, e->spec,
+				 c->device.device);
 			manager_remove(m, e);
-			r = manager_create(m, c, section, true);
+			if (spec_is_serial(c->device.device)) {
+				/* Discovery finds it again when it is plugged in next. */
+				removed++;
+				continue;
+			}
+			r = manager_create(m, c, section, true, NULL);
 			if (r < 0) {
 				failed++;
 				first_error = first_error ?: r;
@@ -471,11 +488,12 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		if (r < 0 && !err[0])
 			snprintf(err, errlen, "%s", e2);
 	}
-	/* New sections. */
+	/* New sections; those naming a serial wait for discovery to find their modem. */
 	for (unsigned i = 0; i < next->n_modems; i++) {
-		if (manager_find(m, next->modem[i].name))
+		if (manager_find(m, next->modem[i].name) ||
+		    spec_is_serial(next->modem[i].device.device))
 			continue;
-		r = manager_create(m, &next->modem[i], true, true);
+		r = manager_create(m, &next->modem[i], true, true, NULL);
 		if (r < 0) {
 			failed++;
 			first_error = first_error ?: r;
@@ -574,7 +592,9 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 	else
 		snprintf(identity, sizeof(identity), "usb-path:%s", d->path);
 	known = registry_find(m, identity);
-	for (unsigned i = 0; !known && i < m->config->n_modems; i++)
+	if (known)
+		section = config_find_modem(m->config, known);
+	for (unsigned i = 0; !known && !section && i < m->config->n_modems; i++)
 		if (config_spec_matches_usb(m->config->modem[i].device.device, d->vid, d->pid,
 					    d->path, d->serial))
 			section = &m->config->modem[i];
@@ -583,9 +603,11 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 	else if (section)
 		snprintf(name, sizeof(name), "%s", section->name);
 
+	/* Its transport has it: the same port, or a section that pins it itself. */
 	e = name[0] ? manager_find(m, name) : NULL;
-	if (e && (section || strcmp(modem_device(e->modem), d->spec) == 0))
-		return true; /* its transport has it */
+	if (e && (strcmp(modem_device(e->modem), d->spec) == 0 ||
+		  (section && !spec_is_serial(section->device.device))))
+		return true;
 	if (manager_count(m) >= CONFIG_MAX_MODEMS && !e) {
 		log_warning(0, "modem %04x:%04x at %s: already %d modems; not taking it", d->vid,
 			    d->pid, d->path, CONFIG_MAX_MODEMS);
@@ -612,7 +634,7 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 		log_info("modem %s: now at %s", name, d->spec);
 		manager_remove(m, e);
 	}
-	r = manager_create(m, section ?: cfg, !!section, true);
+	r = manager_create(m, section ?: cfg, !!section, true, d->spec);
 	free(cfg);
 	if (r < 0)
 		return false;
@@ -641,8 +663,8 @@ static int manager_start_discovery(struct manager *m)
 	for (unsigned i = 0; i < m->config->n_modems; i++) {
 		const char *spec = m->config->modem[i].device.device;
 
-		if (strncmp(spec, "usb:", 4) == 0 || strncmp(spec, "usb-path:", 9) == 0 ||
-		    strncmp(spec, "usb-serial:", 11) == 0)
+		/* A serial section is matched on arrival instead: its modem is found, not pinned. */
+		if (strncmp(spec, "usb:", 4) == 0 || strncmp(spec, "usb-path:", 9) == 0)
 			excludes[n++] = spec;
 	}
 	r = discovery_new(m->loop, excludes, n, &cb, m, &m->discovery);
@@ -674,7 +696,9 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 	m->legacy = !config->discovery && config->device.device[0];
 
 	for (unsigned i = 0; i < config->n_modems; i++) {
-		r = manager_create(m, &config->modem[i], true, false);
+		if (spec_is_serial(config->modem[i].device.device))
+			continue; /* created when discovery finds it */
+		r = manager_create(m, &config->modem[i], true, false, NULL);
 		if (r < 0) {
 			manager_free(m);
 			return r;
