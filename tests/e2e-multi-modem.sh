@@ -229,6 +229,17 @@ in_host ping -c 2 -i 0.2 -W 2 198.51.100.5 >/dev/null || fail "ping through c.1"
 expect_eq "a and b after c came" "$(mux_state a 1),$(mux_state b 1)" connected,connected
 echo "figure: plug of c (sim start) to its session connected: ${PLUG_C} ms"
 
+# Reload without [modem.c]: c goes, with its device; a and b stay as they are.
+A1_IF=$(ifindex a.1)
+"${CTL[@]}" -m c status >/dev/null || fail "qmapctl -m c before the reload"
+write_multi_config a b
+"${CTL[@]}" reload || fail "qmapctl reload removing [modem.c]"
+expect_eq "modems after removing [modem.c]" "$(status | jq -r '[.modems[].name] | join(",")')" a,b
+! ip -n "$NS_HOST" link show c.1 >/dev/null 2>&1 || fail "c.1 still there after its section went"
+expect_eq "a.1 kept through the reload" "$(ifindex a.1)" "$A1_IF"
+expect_eq "a and b after c went" "$(mux_state a 1),$(mux_state b 2)" connected,connected
+echo "ok: reload removed modem c and left a and b alone"
+
 # The counters of each modem, each line after its name.
 refresh_qmapd_stats() {
 	rm -f "$E2E_TMP/qmapd.stats"
@@ -236,7 +247,7 @@ refresh_qmapd_stats() {
 	wait_for 5 "qmapd's counters" test -s "$E2E_TMP/qmapd.stats"
 }
 refresh_qmapd_stats
-for m in a b c; do
+for m in a b; do
 	QSTAT_MODEM=$m qstat "mux 1 " rx_packets >/dev/null
 done
 expect_ge "a.1 received (stats file)" "$(QSTAT_MODEM=a qstat "mux 1 " rx_packets)" 100
