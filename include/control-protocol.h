@@ -17,7 +17,8 @@
  *              "no-such-modem" | "ambiguous-modem"}
  * Results: status, mux-list and stats as manager.h describes them (stats gains a "control"
  * object with this server's counters); mux-add {"modem": NAME, "id": N, "interface":
- * "NAME.N"}; mux-del {"modem": NAME, "id": N}; reload {"added", "removed", "changed"}.
+ * "NAME.N"}; mux-del {"modem": NAME, "id": N}; reload {"added", "removed", "changed",
+ * "modems-added", "modems-removed", "modems-recreated"}.
  *
  * A request line may be at most CONTROL_REQUEST_MAX bytes: a longer one gets an
  * invalid-request reply and the connection is closed, as there is no telling where the next

@@ -413,6 +413,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	struct config_modem *buf = NULL;
 	char perr[CONFIG_ERROR_MAX], e2[CONFIG_ERROR_MAX];
 	unsigned added = 0, removed = 0, changed = 0, failed = 0;
+	unsigned m_added = 0, m_removed = 0, m_recreated = 0; /* modems */
 	struct entry *only;
 	int r, first_error = 0;
 
@@ -452,7 +453,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		n = e->next;
 		if (!c) {
 			manager_remove(m, e);
-			removed++;
+			m_removed++;
 			continue;
 		}
 		if (strcmp(c->device.device, e->from_section ? e->spec : modem_device(e->modem)) !=
@@ -464,7 +465,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 			manager_remove(m, e);
 			if (spec_is_serial(c->device.device)) {
 				/* Discovery finds it again when it is plugged in next. */
-				removed++;
+				m_removed++;
 				continue;
 			}
 			r = manager_create(m, c, section, true, NULL);
@@ -475,7 +476,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 					snprintf(err, errlen, "modem %s: cannot create it: %s",
 						 c->name, strerror(-r));
 			}
-			changed++;
+			m_recreated++;
 			continue;
 		}
 		r = modem_reload(e->modem, c, &a, &d, &ch, e2, sizeof(e2));
@@ -502,7 +503,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 					 next->modem[i].name, strerror(-r));
 			continue;
 		}
-		added++;
+		m_added++;
 	}
 	free(buf);
 
@@ -517,10 +518,13 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	manager_update_status(m);
 	if (failed)
 		return not_routing(first_error);
-	log_info("reload: %u added, %u removed, %u changed", added, removed, changed);
+	log_info("reload: muxes: %u added, %u removed, %u changed; modems: %u added, %u removed, "
+		 "%u re-created",
+		 added, removed, changed, m_added, m_removed, m_recreated);
 	snprintf(err, errlen, "%u added, %u removed, %u changed", added, removed, changed);
-	*ret = json_pack("{s:i, s:i, s:i}", "added", (int)added, "removed", (int)removed, "changed",
-			 (int)changed);
+	*ret = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "added", (int)added, "removed",
+			 (int)removed, "changed", (int)changed, "modems-added", (int)m_added,
+			 "modems-removed", (int)m_removed, "modems-recreated", (int)m_recreated);
 	return *ret ? 0 : -ENOMEM;
 }
 

@@ -17,7 +17,8 @@
  *   stats:    { "modems": [ modem stats... ] }
  *   mux-add:  { "modem": NAME, "id": N, "interface": IFNAME }
  *   mux-del:  { "modem": NAME, "id": N }
- *   reload:   { "added": N, "removed": N, "changed": N } (muxes, over every modem)
+ *   reload:   { "added": N, "removed": N, "changed": N } (muxes of the modems that stay),
+ *             { "modems-added": N, "modems-removed": N, "modems-recreated": N }
  */
 #ifndef QMAPD_MANAGER_H
 #define QMAPD_MANAGER_H
