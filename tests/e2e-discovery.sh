@@ -4,9 +4,9 @@
 # (tests/usb-harness.c, each carried to its own qmapd-sim): the modem whose serial a
 # [modem.lte] section names gets that name and section, another one the next free name
 # (modem0) and the top-level [mux.1]; an excluded modem is never claimed and keeps its kernel
-# driver; unplugging modem0 leaves lte's traffic alone and the replug gives back the same
-# name, devices and session; a modem plugged in later is discovered as modem1 (time from
-# plug to session up). Needs root (namespaces, a private mount of /run) and /dev/pts.
+# driver; a transfer error storm on modem0 and its unplug leave lte's traffic alone, and the
+# replug gives back the same name, devices and session; a modem plugged in later is
+# discovered as modem1 (time from plug to session up). Needs root (namespaces, a private mount of /run) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
@@ -106,6 +106,26 @@ usb_stats
 expect_eq "excluded modem: claims" "$(ustat 2.claimed)" 0
 expect_eq "excluded modem: driver" "$(ustat 2.driver)" qmi_wwan
 echo "ok: two modems discovered and named (section by serial, next free name), the excluded one left bound"
+
+# A transfer error storm on modem0 while both carry pings: lte loses nothing.
+in_host ping -c 40 -i 0.05 -W 1 198.51.100.2 >"$E2E_TMP/ping-storm.out" 2>&1 &
+PING=$!
+in_host ping -c 40 -i 0.05 -W 1 198.51.100.1 >/dev/null 2>&1 &
+PING0=$!
+E2E_PIDS+=($PING $PING0)
+sleep 0.3
+usb @0 inject eproto 30
+usb @0 inject stall 10
+usb @0 inject out-eproto 10
+wait "$PING" || fail "ping over lte during modem0's error storm: $(tail -2 "$E2E_TMP/ping-storm.out")"
+wait "$PING0" || true
+grep -q " 0% packet loss" "$E2E_TMP/ping-storm.out" || fail "loss on lte during modem0's errors: $(grep loss "$E2E_TMP/ping-storm.out")"
+usb_stats
+expect_ge "errors injected on modem0" "$(($(ustat 0.injected_eproto) + $(ustat 0.injected_stall) + $(ustat 0.injected_out_eproto)))" 10
+expect_eq "errors injected on lte's modem" "$(($(ustat 1.injected_eproto) + $(ustat 1.injected_stall) + $(ustat 1.injected_out_eproto)))" 0
+wait_for 30 "modem0 connected after its error storm" connected modem0
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping over modem0 after its error storm"
+echo "ok: an error storm on modem0 left lte's pings alone; modem0 recovered"
 
 # Unplug modem0 while lte carries pings: lte loses nothing; the replug gives modem0 back.
 IF0=$(ifindex modem0.1)
