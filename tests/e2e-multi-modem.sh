@@ -6,8 +6,9 @@
 # iperf3 on all four muxes at once; one sim killed mid-traffic (an unplug for the sim
 # transport) leaves the other modem's sessions and iperf3 alone, and its restart brings the
 # same name, devices and sessions back (time from plug to sessions up); a section whose sim
-# starts only later is brought up when it appears; qmapctl -m addresses one modem and mux
-# add without it is refused as ambiguous. Needs root; namespaces it creates and deletes.
+# starts only later is brought up when it appears, one that answers no QMI fails alone, and a
+# reload without their sections removes them; qmapctl -m addresses one modem and mux add
+# without it is refused as ambiguous. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
@@ -29,6 +30,7 @@ declare -A SIM_ARGS=(
 	[a]="--net-address 198.51.100.1/32 --net-address 198.51.100.2/32 --mux 1=192.0.2.2/32 --mux 2=192.0.2.18/32"
 	[b]="--net-address 198.51.100.3/32 --net-address 198.51.100.4/32 --net-address 198.51.100.6/32 --mux 1=203.0.113.2/32 --mux 2=203.0.113.18/32 --mux 3=203.0.113.34/32"
 	[c]="--net-address 198.51.100.5/32 --mux 1=192.0.2.34/32"
+	[d]="--silent --net-address 198.51.100.7/32 --mux 1=192.0.2.50/32"
 )
 declare -A SIM_PIDS=()
 
@@ -57,6 +59,7 @@ modem_section() { # NAME: [modem.NAME] and its muxes
 	a) routes=(198.51.100.1/32 198.51.100.2/32) ;;
 	b) routes=(198.51.100.3/32 198.51.100.4/32) ;;
 	c) routes=(198.51.100.5/32) ;;
+	d) routes=(198.51.100.7/32) ;;
 	esac
 	for r in "${routes[@]}"; do
 		n=$((n + 1))
@@ -219,26 +222,34 @@ in_host ping -c 2 -i 0.2 -W 2 198.51.100.4 >/dev/null || fail "ping through b.2 
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping through a.1 after b's replug"
 echo "figure: replug of b (sim start) to both sessions connected: ${PLUG_B} ms"
 
-# ---- a third modem whose sim comes later ------------------------------------------------------
-write_multi_config a b c
-"${CTL[@]}" reload || fail "qmapctl reload adding [modem.c]"
+# ---- a third modem whose sim comes later, and a fourth that answers no QMI ----------------------
+start_modem_sim d
+write_multi_config a b c d
+"${CTL[@]}" reload || fail "qmapctl reload adding [modem.c] and [modem.d]"
 expect_eq "modem c before its sim exists" "$("${CTL[@]}" -m c -j status | jq -r '.modems[0].modem.state')" absent
-expect_eq "modems" "$(status | jq -r '[.modems[].name] | join(",")')" a,b,c
+expect_eq "modems" "$(status | jq -r '[.modems[].name] | join(",")')" a,b,c,d
 PLUG_C=$(plug_to_up c 1)
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.5 >/dev/null || fail "ping through c.1"
 expect_eq "a and b after c came" "$(mux_state a 1),$(mux_state b 1)" connected,connected
 echo "figure: plug of c (sim start) to its session connected: ${PLUG_C} ms"
+d_failed() { [ "$("${CTL[@]}" -m d -j status | jq -r '.modems[0].modem.state')" = failed ]; }
+wait_for 40 "modem d (silent) reported failed" d_failed
+"${CTL[@]}" -m d -j status | jq -r '.modems[0].modem["last-error"]' | grep -q "answered no QMI" ||
+	fail "modem d: unclear error for a silent modem"
+expect_eq "a, b and c while d answers no QMI" "$(mux_state a 1),$(mux_state b 1),$(mux_state c 1)" connected,connected,connected
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping through a.1 while d is silent"
+echo "ok: a modem that answers no QMI fails alone"
 
-# Reload without [modem.c]: c goes, with its device; a and b stay as they are.
+# Reload without [modem.c] and [modem.d]: they go, with their devices; a and b stay as they are.
 A1_IF=$(ifindex a.1)
 "${CTL[@]}" -m c status >/dev/null || fail "qmapctl -m c before the reload"
 write_multi_config a b
-"${CTL[@]}" reload || fail "qmapctl reload removing [modem.c]"
-expect_eq "modems after removing [modem.c]" "$(status | jq -r '[.modems[].name] | join(",")')" a,b
+"${CTL[@]}" reload || fail "qmapctl reload removing [modem.c] and [modem.d]"
+expect_eq "modems after removing [modem.c] and [modem.d]" "$(status | jq -r '[.modems[].name] | join(",")')" a,b
 ! ip -n "$NS_HOST" link show c.1 >/dev/null 2>&1 || fail "c.1 still there after its section went"
 expect_eq "a.1 kept through the reload" "$(ifindex a.1)" "$A1_IF"
 expect_eq "a and b after c went" "$(mux_state a 1),$(mux_state b 2)" connected,connected
-echo "ok: reload removed modem c and left a and b alone"
+echo "ok: reload removed modems c and d and left a and b alone"
 
 # The counters of each modem, each line after its name.
 refresh_qmapd_stats() {
