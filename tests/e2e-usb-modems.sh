@@ -78,7 +78,8 @@ for k in 0 1; do
 	expect_eq "modem $k driver" "$(ustat $k.driver)" usbfs
 	expect_eq "modem $k claims" "$(ustat $k.claimed)" 1
 	expect_ge "modem $k bulk OUT URBs" "$(ustat $k.bulk_out)" 3
-	expect_ge "modem $k bulk IN URBs" "$(ustat $k.bulk_in)" 3
+	# ping succeeds with one reply of three: at least that one came through this modem.
+	expect_ge "modem $k bulk IN URBs" "$(ustat $k.bulk_in)" 1
 done
 echo "ok: two modems on one testbed, each claimed by its qmapd, traffic on both"
 
