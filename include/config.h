@@ -137,8 +137,9 @@ struct config {
 	/* top-level [mux.N], indexed by mux id ([0] unused): the template for discovered modems,
 	 * the muxes of the legacy modem */
 	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
-	/* [device] device unset or auto: claim every recognised modem. false: the single modem
-	 * of device = SPEC, modem[0], as before there were several */
+	/* [device] device unset or auto: claim every recognised modem (unless discovery = no:
+	 * then only the [modem.NAME] sections). false: the single modem of device = SPEC,
+	 * modem[0], as before there were several */
 	bool discovery;
 	char exclude[CONFIG_MAX_EXCLUDES][CONFIG_VALUE_MAX + 1]; /* specs never claimed */
 	unsigned n_exclude;
@@ -166,6 +167,14 @@ void config_mux_name_for_modem(struct config_mux *m, const char *modem);
  */
 int config_modem_from_template(const struct config *c, const char *name, const char *device_spec,
 			       struct config_modem *ret);
+
+/*
+ * Whether spec names USB devices the way `exclude =` takes them: usb:VID:PID[:IF],
+ * usb-path:BUS-PORT[.PORT...][:IF] or usb-serial:SERIAL. 0, or -EINVAL with why in err.
+ */
+int config_usb_match_check(const char *spec, char *err, size_t errlen);
+/* Whether spec is usb-serial:, which only the serial read from the device can match. */
+bool config_spec_needs_serial(const char *spec);
 
 /*
  * Whether spec (from the config: "usb:2c7c:0125[:IF]", "usb-path:1-2[:IF]",

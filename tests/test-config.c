@@ -743,6 +743,19 @@ static void test_discovery(void)
 		config_free(c);
 	}
 
+	/* discovery = no: only the sections' modems */
+	c = load_ok("[device]\ndiscovery = no\n[modem.a]\ndevice = sim:/a\n", __LINE__);
+	if (c) {
+		EXPECT_EQ(c->discovery, false);
+		EXPECT_EQ(c->n_modems, 1);
+		config_free(c);
+	}
+	c = load_ok("[modem.a]\ndevice = sim:/a\n[device]\ndiscovery = yes\n", __LINE__);
+	if (c) {
+		EXPECT_EQ(c->discovery, true);
+		config_free(c);
+	}
+
 	/* blanks or tabs between specs; each exclude = adds to the list */
 	c = load_ok("[device]\nexclude = usb:1199:9071\tusb-path:3-1.2  usb:2c7c:125\n"
 		    "exclude = usb-serial:XYZ-1\n",
@@ -985,6 +998,12 @@ static void test_modems(void)
 #define MA "[modem.a]\ndevice = sim:/a\n"
 
 static const struct error_case modem_error_cases[] = {
+	{ "[device]\ndiscovery = no\n", NAME ":2: ",
+	  "discovery is off and no [modem.NAME] section names a modem: nothing to serve" },
+	{ "[device]\ndevice = sim:/a\ndiscovery = yes\n",
+	  NAME ":3: ", "discovery in [device] is for configs without 'device = SPEC' there" },
+	{ "[modem.a]\ndevice = sim:/a\ndiscovery = no\n", NAME ":3: ", "discovery" },
+	{ "[device]\ndiscovery = maybe\n", NAME ":2: ", "discovery" },
 	{ "[device]\ndevice = usb:1:2\n[modem.a]\ndevice = usb:3:4\n", NAME ":2: ",
 	  "device 'usb:1:2' in [device] cannot be used with [modem.NAME] sections: put device = "
 	  "in each [modem.NAME]" },

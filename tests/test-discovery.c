@@ -26,7 +26,7 @@
 
 #include "discovery-internal.h"
 #include "discovery.h"
-#include "exclude.h"
+#include "config.h"
 #include "log.h"
 #include "test-util.h"
 
@@ -38,33 +38,35 @@ static void test_exclude_specs(void)
 {
 	char err[128];
 
-	EXPECT_EQ(exclude_spec_check("usb:2c7c:0125", err, sizeof(err)), 0);
-	EXPECT_EQ(exclude_spec_check("usb:2c7c:0125:4", err, sizeof(err)), 0);
-	EXPECT_EQ(exclude_spec_check("usb-path:1-1.4", err, sizeof(err)), 0);
-	EXPECT_EQ(exclude_spec_check("usb-serial:ABC 1", err, sizeof(err)), 0);
-	EXPECT_EQ(exclude_spec_check("usb-serial:", err, sizeof(err)), -EINVAL);
-	EXPECT_EQ(exclude_spec_check("sim:/run/sim", err, sizeof(err)), -EINVAL);
-	EXPECT_EQ(exclude_spec_check("usb:2c7c", err, sizeof(err)), -EINVAL);
-	EXPECT_EQ(exclude_spec_check("usb-path:0-1", err, sizeof(err)), -EINVAL);
-	EXPECT_EQ(exclude_spec_check("", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("usb:2c7c:0125", err, sizeof(err)), 0);
+	EXPECT_EQ(config_usb_match_check("usb:2c7c:0125:4", err, sizeof(err)), 0);
+	EXPECT_EQ(config_usb_match_check("usb-path:1-1.4", err, sizeof(err)), 0);
+	EXPECT_EQ(config_usb_match_check("usb-serial:ABC-1", err, sizeof(err)), 0);
+	/* exclude = separates specs by blanks: a serial cannot hold one */
+	EXPECT_EQ(config_usb_match_check("usb-serial:ABC 1", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("usb-serial:", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("sim:/run/sim", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("usb:2c7c", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("usb-path:0-1", err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(config_usb_match_check("", err, sizeof(err)), -EINVAL);
 
-	EXPECT_TRUE(exclude_spec_matches("usb:2c7c:125", 0x2c7c, 0x0125, "1-1", "S"));
-	EXPECT_TRUE(exclude_spec_matches("usb:2C7C:0125:9", 0x2c7c, 0x0125, "1-1", NULL));
-	EXPECT_TRUE(!exclude_spec_matches("usb:2c7c:0125", 0x2c7c, 0x0126, "1-1", "S"));
-	EXPECT_TRUE(!exclude_spec_matches("usb:2c7c:0125", 0x1199, 0x0125, "1-1", "S"));
-	EXPECT_TRUE(exclude_spec_matches("usb-path:1-1.4", 1, 2, "1-1.4", "S"));
-	EXPECT_TRUE(exclude_spec_matches("usb-path:1-1.4:3", 1, 2, "1-1.4", NULL));
-	EXPECT_TRUE(!exclude_spec_matches("usb-path:1-1.4", 1, 2, "1-1.4.1", "S"));
-	EXPECT_TRUE(!exclude_spec_matches("usb-path:1-1", 1, 2, "1-1.4", "S"));
-	EXPECT_TRUE(!exclude_spec_matches("usb-path:2-1.4", 1, 2, "1-1.4", "S"));
-	EXPECT_TRUE(exclude_spec_matches("usb-serial:ABC", 1, 2, "1-1", "ABC"));
-	EXPECT_TRUE(!exclude_spec_matches("usb-serial:ABC", 1, 2, "1-1", "ABCD"));
-	EXPECT_TRUE(!exclude_spec_matches("usb-serial:ABC", 1, 2, "1-1", "abc"));
-	EXPECT_TRUE(!exclude_spec_matches("usb-serial:ABC", 1, 2, "1-1", NULL));
-	EXPECT_TRUE(!exclude_spec_matches("usb-serial:ABC", 1, 2, "1-1", ""));
-	EXPECT_TRUE(exclude_spec_needs_serial("usb-serial:X"));
-	EXPECT_TRUE(!exclude_spec_needs_serial("usb:1:2"));
-	EXPECT_TRUE(!exclude_spec_matches("sim:/x", 1, 2, "1-1", "S"));
+	EXPECT_TRUE(config_spec_matches_usb("usb:2c7c:125", 0x2c7c, 0x0125, "1-1", "S"));
+	EXPECT_TRUE(config_spec_matches_usb("usb:2C7C:0125:9", 0x2c7c, 0x0125, "1-1", NULL));
+	EXPECT_TRUE(!config_spec_matches_usb("usb:2c7c:0125", 0x2c7c, 0x0126, "1-1", "S"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb:2c7c:0125", 0x1199, 0x0125, "1-1", "S"));
+	EXPECT_TRUE(config_spec_matches_usb("usb-path:1-1.4", 1, 2, "1-1.4", "S"));
+	EXPECT_TRUE(config_spec_matches_usb("usb-path:1-1.4:3", 1, 2, "1-1.4", NULL));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-path:1-1.4", 1, 2, "1-1.4.1", "S"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-path:1-1", 1, 2, "1-1.4", "S"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-path:2-1.4", 1, 2, "1-1.4", "S"));
+	EXPECT_TRUE(config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-1", "ABC"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-1", "ABCD"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-1", "abc"));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-1", NULL));
+	EXPECT_TRUE(!config_spec_matches_usb("usb-serial:ABC", 1, 2, "1-1", ""));
+	EXPECT_TRUE(config_spec_needs_serial("usb-serial:X"));
+	EXPECT_TRUE(!config_spec_needs_serial("usb:1:2"));
+	EXPECT_TRUE(!config_spec_matches_usb("sim:/x", 1, 2, "1-1", "S"));
 
 	/* An invalid exclude is refused before anything is set up. */
 	static const struct discovery_callbacks cb = { 0 };

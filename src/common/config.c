@@ -126,6 +126,7 @@ enum key_id {
 	KEY_UPLINK_RATE,
 	KEY_NAME,
 	KEY_EXCLUDE,
+	KEY_DISCOVERY,
 	_KEY_MAX,
 };
 
@@ -439,6 +440,12 @@ static int parse_name(struct setter *s, const struct key *k, const char *value)
 		return invalid(s, k, value, "expected 1 to 11 of a-z, 0-9, '_' and '-'");
 	strcpy(s->name, value);
 	return 0;
+}
+
+/* Whether modems no [modem.NAME] pins are claimed too; checked against device = at the end. */
+static int parse_discovery(struct setter *s, const struct key *k, const char *value)
+{
+	return parse_bool(s, k, value, &s->config->discovery);
 }
 
 /* Specs separated by blanks; the key may be given again, each adds to the list. */
@@ -919,6 +926,7 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_UPLINK_RATE] = { "uplink-rate", SECTION_DEVICE, parse_uplink_rate },
 	[KEY_NAME] = { "name", SECTION_DEVICE, parse_name, true },
 	[KEY_EXCLUDE] = { "exclude", SECTION_DEVICE, parse_exclude, true },
+	[KEY_DISCOVERY] = { "discovery", SECTION_DEVICE, parse_discovery, true },
 };
 
 /*
@@ -1535,7 +1543,12 @@ static int finish_modems(struct parser *p)
 {
 	struct config *c = p->config;
 
-	c->discovery = true;
+	if (!p->device_key_line[KEY_DISCOVERY])
+		c->discovery = true;
+	else if (!c->discovery && c->n_modems == 0)
+		return parser_error(p, p->device_key_line[KEY_DISCOVERY],
+				    "discovery is off and no [modem.NAME] section names a modem: "
+				    "nothing to serve");
 	if (p->device_key_line[KEY_NAME])
 		return parser_error(p, p->device_key_line[KEY_NAME],
 				    "name in [device] names the one modem of 'device = SPEC'; "
@@ -1620,6 +1633,11 @@ static int config_parse_text(struct parser *p)
 		return parser_error(p, p->device_key_line[KEY_DEVICE],
 				    "device %s in [device] cannot be used with [modem.NAME] "
 				    "sections: put device = in each [modem.NAME]",
+				    QUOTE(c->device.device));
+	if (c->device.device[0] && p->device_key_line[KEY_DISCOVERY])
+		return parser_error(p, p->device_key_line[KEY_DISCOVERY],
+				    "discovery in [device] is for configs without 'device = SPEC' "
+				    "there: device %s serves exactly that modem",
 				    QUOTE(c->device.device));
 	r = c->device.device[0] ? finish_legacy(p) : finish_modems(p);
 	if (r < 0)
@@ -1860,6 +1878,22 @@ int config_modem_from_template(const struct config *c, const char *name, const c
 	/* The [device] control-link names one modem's device: a template cannot share it. */
 	modem_apply_naming(ret, false);
 	return 0;
+}
+
+int config_usb_match_check(const char *spec, char *err, size_t errlen)
+{
+	char buf[USB_SPEC_ERROR_MAX];
+	const char *why = device_spec_check(spec, false, true, buf);
+
+	if (!why)
+		return 0;
+	snprintf(err, errlen, "%s", why);
+	return -EINVAL;
+}
+
+bool config_spec_needs_serial(const char *spec)
+{
+	return strncmp(spec, SERIAL_SCHEME, strlen(SERIAL_SCHEME)) == 0;
 }
 
 bool config_spec_matches_usb(const char *spec, uint16_t vid, uint16_t pid, const char *path,

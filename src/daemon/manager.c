@@ -602,6 +602,11 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 		if (config_spec_matches_usb(m->config->modem[i].device.device, d->vid, d->pid,
 					    d->path, d->serial))
 			section = &m->config->modem[i];
+	if (!known && !section && !m->config->discovery) {
+		log_debug("discovery: %04x:%04x at %s: no [modem.NAME] names it (discovery = no)",
+			  d->vid, d->pid, d->path);
+		return false;
+	}
 	if (known)
 		snprintf(name, sizeof(name), "%s", known);
 	else if (section)
@@ -719,7 +724,11 @@ int manager_start(struct manager *m)
 		if (r < 0)
 			return r;
 	}
-	if (m->config->discovery)
+	/* With discovery = no, still watched for the sections that name a modem by serial. */
+	bool serial_sections = false;
+	for (unsigned i = 0; i < m->config->n_modems; i++)
+		serial_sections |= spec_is_serial(m->config->modem[i].device.device);
+	if (m->config->discovery || serial_sections)
 		manager_start_discovery(m);
 	manager_update_status(m);
 	return 0;

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "discovery-internal.h"
 #include "discovery.h"
-#include "exclude.h"
 #include "log.h"
 #include "usb-device.h"
 #include "usb-loop.h"
@@ -68,7 +68,7 @@ static const char *discovery_excluded_by(struct discovery *d, const struct disco
 					 const char *serial)
 {
 	for (unsigned i = 0; i < d->n_exclude; i++)
-		if (exclude_spec_matches(d->exclude[i], e->d.vid, e->d.pid, e->path, serial))
+		if (config_spec_matches_usb(d->exclude[i], e->d.vid, e->d.pid, e->path, serial))
 			return d->exclude[i];
 	return NULL;
 }
@@ -256,7 +256,7 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 	int r;
 
 	for (unsigned i = 0; i < n_excludes; i++)
-		if (exclude_spec_check(excludes[i], err, sizeof(err)) < 0)
+		if (config_usb_match_check(excludes[i], err, sizeof(err)) < 0)
 			return log_err(-EINVAL, "discovery: invalid exclude '%s': %s", excludes[i],
 				       err);
 	d = calloc(1, sizeof(*d));
