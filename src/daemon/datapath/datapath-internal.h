@@ -107,6 +107,7 @@ void datapath_send_pending_acks(struct datapath *dp);
 /* Uplink (datapath-ul.c). */
 void datapath_ul_flush(struct datapath *dp);
 struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
+struct transport_out *datapath_ul_room_control(struct datapath *dp, uint32_t need);
 void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);

@@ -71,18 +71,34 @@ void datapath_ul_flush(struct datapath *dp)
 		dp->stats.ul_submit_errors++;
 }
 
-/* The current aggregate, with room for `need` more bytes. */
-struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
+static struct transport_out *datapath_ul_room_keep(struct datapath *dp, uint32_t need,
+						   uint32_t keep)
 {
 	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
 		datapath_ul_flush(dp);
 	if (!dp->ul_out) {
-		dp->ul_out = transport_out_get(dp->transport);
+		dp->ul_out = transport_out_get_keep(dp->transport, keep);
 		if (!dp->ul_out)
 			return NULL;
 		dp->ul_frames = 0;
 	}
 	return dp->ul_out;
+}
+
+/*
+ * The current aggregate, with room for `need` more bytes. Data never takes the last free OUT
+ * buffer: a command ACK (FLOW_DISABLE's above all) must not wait behind a full uplink, or
+ * the modem retries and, with 32 unanswered, ACKs are dropped.
+ */
+struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
+{
+	return datapath_ul_room_keep(dp, need, dp->transport->n_out > 1 ? 1 : 0);
+}
+
+/* The same for command ACKs: every OUT buffer, the reserved one too. */
+struct transport_out *datapath_ul_room_control(struct datapath *dp, uint32_t need)
+{
+	return datapath_ul_room_keep(dp, need, 0);
 }
 
 /* An IPv4/IPv6 packet, and with a TAP (eth != NULL) the Ethernet type that says so. */
