@@ -724,8 +724,10 @@ static void auto_learn_buffer(struct ulq_auto *a, uint64_t now)
 
 uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t bytes, uint64_t now)
 {
-	if (a->cruise_ns == 0)
+	if (a->cruise_ns == 0) {
 		a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+		a->probe_pct = 125;
+	}
 	a->phase_bytes += bytes;
 	if (r->samples != a->samples_seen) {
 		/*
@@ -735,6 +737,7 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 		a->samples_seen = r->samples;
 		if (r->last_sample < a->bps)
 			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+		a->probe_pct = 125;
 		a->bps = r->last_sample;
 		auto_drain(a, now);
 	}
@@ -756,6 +759,7 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 			a->cruise_ns = a->cruise_ns * 2 < ULQ_AUTO_CRUISE_MAX_NS
 					       ? a->cruise_ns * 2
 					       : ULQ_AUTO_CRUISE_MAX_NS;
+			a->probe_pct = 125;
 			auto_drain(a, now);
 			break;
 		}
@@ -766,8 +770,10 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 			a->phase_bytes > a->buffer_bytes ? a->phase_bytes - a->buffer_bytes : 0;
 		uint64_t took = took_bytes * 8 * 1000000000ULL / (now - a->phase_start);
 		if (took > a->bps) {
+			/* Maybe faster still: again soon, and higher. */
 			a->bps = took;
-			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS; /* maybe faster still: again soon */
+			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+			a->probe_pct = a->probe_pct >= 150 ? 200 : 150;
 		}
 		auto_enter(a, ULQ_AUTO_CRUISE, a->cruise_ns, now);
 		break;
@@ -776,7 +782,7 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 	case ULQ_AUTO_DRAIN:
 		return a->bps * 3 / 4;
 	case ULQ_AUTO_PROBE:
-		return a->bps * 5 / 4;
+		return a->bps * a->probe_pct / 100;
 	default:
 		return a->bps * 95 / 100;
 	}

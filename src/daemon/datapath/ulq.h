@@ -275,15 +275,15 @@ uint32_t ulq_rate_cap(const struct ulq_rate *r, uint64_t time_ns, uint32_t min_b
  * backlogged (packets waited for the in-flight limit, not for the shaper): then completions
  * come at its air rate. Cruise at 95% of it; after a cruise, probe at 125% for
  * ULQ_AUTO_PROBE_NS. If the modem keeps up, what it took (less what its buffer can have
- * absorbed) is a floor for its rate, and the next probe follows at once (a faster cell is
- * found in a few probes). If it backs up, the probe ends there: the rate stands, and the
+ * absorbed) is a floor for its rate, and the next probe follows after the shortest cruise,
+ * at 150%, then 200% (a faster cell is found in a few probes). If it backs up, the probe ends there: the rate stands, and the
  * cruise before the next probe doubles up to ULQ_AUTO_CRUISE_MAX_NS (each probe fills the
  * modem's buffer once). A slower cell needs no probe: the modem backs up while we cruise and
  * a window measures it (then the next probe comes soon: a stall looks the same). After a backlog the buffer is full: drain at 75% for as long as the
  * buffer (learnt from the probes) takes to empty at that margin.
  */
 #define ULQ_AUTO_CRUISE_MIN_NS 250000000ULL
-#define ULQ_AUTO_CRUISE_MAX_NS 4000000000ULL
+#define ULQ_AUTO_CRUISE_MAX_NS 3000000000ULL
 #define ULQ_AUTO_PROBE_NS      150000000ULL
 #define ULQ_AUTO_DRAIN_MAX_NS  500000000ULL
 #define ULQ_AUTO_BACKLOG_NS    10000000ULL /* held this long: backed up, not a DQL step */
@@ -304,6 +304,7 @@ struct ulq_auto {
 	uint32_t samples_seen; /* ulq_rate.samples taken into account */
 	uint64_t buffer_bytes; /* what the modem's buffer absorbed in a probe, at most */
 	uint64_t cruise_ns;    /* before the next probe */
+	uint32_t probe_pct;    /* the next probe's rate, % of bps */
 };
 
 /* Completions of `bytes` (0: time only) with the rate estimator's state; the shaper rate. */
