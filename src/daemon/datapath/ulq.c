@@ -734,11 +734,16 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 		 * A window with the modem backlogged: its rate, measured (a slower cell). A
 		 * stall can look the same: probe again soon.
 		 */
+		uint64_t c = r->last_sample;
 		a->samples_seen = r->samples;
-		if (r->last_sample < a->bps)
+		/* Down only as far as two windows in a row say: one stall is not a cell. */
+		if (c < a->bps && a->prev_sample > c)
+			c = a->prev_sample < a->bps ? a->prev_sample : a->bps;
+		a->prev_sample = r->last_sample;
+		if (c < a->bps)
 			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
 		a->probe_pct = 125;
-		a->bps = r->last_sample;
+		a->bps = c;
 		auto_drain(a, now);
 	}
 	switch (a->phase) {
@@ -753,7 +758,13 @@ uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t by
 			auto_enter(a, ULQ_AUTO_PROBE, ULQ_AUTO_PROBE_NS, now);
 		break;
 	case ULQ_AUTO_PROBE:
-		if (r->window_start != 0 && now - r->window_start >= ULQ_AUTO_BACKLOG_NS) {
+		/*
+		 * Backed up: held for a while, and the modem took less than the probe sent (held
+		 * while it takes all is our in-flight limit growing, not the modem).
+		 */
+		if (r->window_start != 0 && now - r->window_start >= ULQ_AUTO_BACKLOG_NS &&
+		    r->window_bytes * 8 * 1000000000ULL / (now - r->window_start) <
+			    a->bps * a->probe_pct / 100 * 9 / 10) {
 			/* Backed up: not faster than the probe. Probe less often. */
 			auto_learn_buffer(a, now);
 			a->cruise_ns = a->cruise_ns * 2 < ULQ_AUTO_CRUISE_MAX_NS

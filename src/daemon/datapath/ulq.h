@@ -305,6 +305,7 @@ struct ulq_auto {
 	uint64_t buffer_bytes; /* what the modem's buffer absorbed in a probe, at most */
 	uint64_t cruise_ns;    /* before the next probe */
 	uint32_t probe_pct;    /* the next probe's rate, % of bps */
+	uint64_t prev_sample;  /* the window before the last */
 };
 
 /* Completions of `bytes` (0: time only) with the rate estimator's state; the shaper rate. */
