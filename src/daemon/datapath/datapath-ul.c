@@ -499,7 +499,9 @@ static bool datapath_ulq_managed(const struct datapath *dp)
 /* A packet read now could go straight into an aggregate. */
 static bool datapath_ulq_direct(struct datapath *dp, uint64_t now)
 {
-	return dp->ulq->packets == 0 && !dp->ul_gso_mux && datapath_ul_may_send(dp, now) &&
+	/* Packets of a mux the modem stopped wait, but must not stop the others' reads. */
+	return (dp->ulq->packets == 0 || !ulq_sendable(dp->ulq)) && !dp->ul_gso_mux &&
+	       datapath_ul_may_send(dp, now) &&
 	       (dp->ul_out || dp->transport->n_out_free > datapath_ul_keep(dp));
 }
 
@@ -593,8 +595,8 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 				return;
 			}
 		}
-		if (q->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
-		    datapath_ul_may_send(dp, now)) {
+		if ((q->packets == 0 || !ulq_sendable(q)) && !dp->ul_gso_mux &&
+		    !dp->ul_force_queue && datapath_ul_may_send(dp, now)) {
 			struct transport_out *out =
 				datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 			ok = out ? mux_ul_read(dp, m, out) : mux_ul_read_queued(dp, m, now);
