@@ -110,6 +110,7 @@ struct config_device {
 	uint32_t max_packet_size;  /* bulk OUT wMaxPacketSize, for the ZLP rule */
 	bool persist_devices;	   /* keep the network devices when qmapd exits */
 	uint64_t uplink_rate;	   /* shaper, bits per second; 0 = off */
+	bool uplink_rate_auto;	   /* uplink-rate = auto: the shaper follows the estimate */
 	enum config_control control;
 	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
 	char control_socket[108];		 /* sun_path: where qmapctl connects */

@@ -182,6 +182,11 @@ void transport_stop(struct transport *t);
 
 /* Borrow an OUT buffer, or NULL when all are in flight (on_out_ready follows). */
 struct transport_out *transport_out_get(struct transport *t);
+/*
+ * The same, but NULL while only `keep` buffers or fewer are free (on_out_ready follows when
+ * one more frees): the data path leaves the last one to command ACKs.
+ */
+struct transport_out *transport_out_get_keep(struct transport *t, uint32_t keep);
 /* Send a filled OUT buffer; ownership returns to the transport. Adds the ZLP flag when
  * len is a multiple of max_packet_size. */
 int transport_out_submit(struct transport *t, struct transport_out *out);

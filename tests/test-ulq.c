@@ -442,6 +442,73 @@ static void test_rate_estimate(void)
 	EXPECT_EQ(r.bps, 14000000);
 }
 
+/* One millisecond of uplink-rate = auto: the modem completes `bytes`, backlogged or not. */
+static uint64_t auto_ms(struct ulq_auto *a, struct ulq_rate *r, uint32_t bytes, bool held,
+			uint64_t *t)
+{
+	*t += MS;
+	ulq_rate_complete(r, bytes, held, *t);
+	return ulq_auto_step(a, r, bytes, *t);
+}
+
+/*
+ * uplink-rate = auto: no shaper until a backlogged window measured the modem; then 95% of it;
+ * a probe at 125% that the modem keeps up with raises the rate to what it took (less the
+ * buffer learnt before) and the next probe follows after the shortest cruise, at 150%; one that
+ * backs up leaves the rate, drains at 75% and doubles the cruise; a slower modem seen while
+ * cruising for two windows in a row is measured without a probe.
+ */
+static void test_auto(void)
+{
+	struct ulq_auto a = { 0 };
+	struct ulq_rate r = { 0 };
+	uint64_t t = 0, rate = 0;
+
+	EXPECT_EQ(ulq_auto_step(&a, &r, 0, t), 0);
+	for (int i = 0; i < 60 && rate == 0; i++) /* 2500 bytes/ms backlogged: 20 Mbit/s */
+		rate = auto_ms(&a, &r, 2500, true, &t);
+	EXPECT_EQ(a.bps, 20000000);
+	EXPECT_EQ(rate, 19000000); /* no buffer learnt yet: no drain, cruise */
+	EXPECT_EQ(a.phase, ULQ_AUTO_CRUISE);
+	/* Cruise; then a probe the modem backs up in after 20 ms of 3000 bytes/ms taken. */
+	while (a.phase == ULQ_AUTO_CRUISE)
+		auto_ms(&a, &r, 2375, false, &t);
+	EXPECT_EQ(a.phase, ULQ_AUTO_PROBE);
+	EXPECT_EQ(ulq_auto_step(&a, &r, 0, t), 25000000);
+	for (int i = 0; i < 10; i++)
+		auto_ms(&a, &r, 3000, false, &t);
+	for (int i = 0; i < 20 && a.phase == ULQ_AUTO_PROBE; i++)
+		rate = auto_ms(&a, &r, 2500, true, &t);
+	EXPECT_EQ(a.phase, ULQ_AUTO_DRAIN);
+	EXPECT_EQ(rate, 15000000);
+	EXPECT_EQ(a.bps, 20000000);
+	EXPECT_EQ(a.cruise_ns, 2 * ULQ_AUTO_CRUISE_MIN_NS);
+	EXPECT_TRUE(a.buffer_bytes > 0);
+	uint64_t buffer = a.buffer_bytes;
+	/* Drain and cruise without backlog; a probe the modem keeps up with (a faster cell). */
+	while (a.phase != ULQ_AUTO_PROBE)
+		auto_ms(&a, &r, 2000, false, &t);
+	uint64_t start = t;
+	while (a.phase == ULQ_AUTO_PROBE)
+		auto_ms(&a, &r, 3125, false, &t);
+	uint64_t took = (3125 * (t - start) / MS - buffer) * 8 * 1000000000ULL / (t - start);
+	EXPECT_EQ(a.bps, took);
+	EXPECT_EQ(a.cruise_ns, ULQ_AUTO_CRUISE_MIN_NS);
+	EXPECT_EQ(a.probe_pct, 150); /* the next probe reaches further */
+	/*
+	 * A slower modem while cruising: one window brings the rate down no further than the
+	 * window before it (20 Mbit/s; a stall looks the same)...
+	 */
+	for (int i = 0; i < 60; i++)
+		auto_ms(&a, &r, 1250, true, &t);
+	EXPECT_EQ(a.bps, 20000000);
+	/* ...two in a row are: measured, drained. */
+	for (int i = 0; i < 60 && a.bps != 10000000; i++)
+		rate = auto_ms(&a, &r, 1250, true, &t);
+	EXPECT_EQ(a.bps, 10000000);
+	EXPECT_EQ(rate, 7500000);
+}
+
 static void test_shaper(void)
 {
 	struct ulq_shaper s;
@@ -475,6 +542,7 @@ int main(void)
 	test_dql_by_hand();
 	test_dql_converges();
 	test_rate_estimate();
+	test_auto();
 	test_shaper();
 	return test_result("test-ulq");
 }

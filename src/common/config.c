@@ -865,15 +865,24 @@ static int parse_codel_interval(struct setter *s, const struct key *k, const cha
 	return parse_duration_us(s, k, value, 1000, 10000000, &s->mux->codel_interval_us);
 }
 
-/* Bits per second, decimal, with an optional k, M or G (powers of 1000); 0 = no shaper. */
+/*
+ * Bits per second, decimal, with an optional k, M or G (powers of 1000); 0 = no shaper;
+ * auto = the shaper follows the modem's rate estimated from OUT completions.
+ */
 static int parse_uplink_rate(struct setter *s, const struct key *k, const char *value)
 {
-	static const char *const why = "expected bits per second such as 20M, 950k or 0 (off)";
+	static const char *const why =
+		"expected bits per second such as 20M, 950k, 0 (off) or auto";
 	char digits[16];
 	size_t n = strspn(value, "0123456789");
 	uint64_t mult = 1;
 	uint32_t v;
 
+	s->device->uplink_rate_auto = strcmp(value, "auto") == 0;
+	if (s->device->uplink_rate_auto) {
+		s->device->uplink_rate = 0;
+		return 0;
+	}
 	if (n == 0 || n >= sizeof(digits))
 		return invalid(s, k, value, why);
 	memcpy(digits, value, n);

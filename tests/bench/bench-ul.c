@@ -74,8 +74,10 @@ struct totals {
 	uint64_t sent, sent_bytes; /* IP packets (segments) and their bytes */
 	uint64_t read;		   /* packets qmapd framed (or the floor read) */
 	uint64_t tx_bytes, out_bytes, hdr_bytes;
-	uint64_t qmapd_drops; /* not IP, too big, link down, bad GSO */
-	uint64_t dev_dropped; /* the device's queue overflowed */
+	uint64_t qmapd_drops;			    /* not IP, too big, link down, bad GSO */
+	uint64_t ulq_codel, ulq_limit, ulq_flushed; /* dropped by the fq-codel queue */
+	uint64_t ulq_left;			    /* still queued when a run ended */
+	uint64_t dev_dropped;			    /* the device's queue overflowed */
 	uint64_t gso_segments;
 };
 
@@ -99,15 +101,27 @@ static uint64_t mux_progress(const struct mux *m)
 	return m->stats.tx_packets + mux_drops(m);
 }
 
-/* Turn qmapd's loop until an iteration reads nothing more: the queue is empty. */
+/* Packets the mux's fq-codel queue holds (read, not yet framed). */
+static uint64_t mux_queued(const struct mux *m)
+{
+	return m->ulq ? m->ulq->stats.queued_packets : 0;
+}
+
+/*
+ * Turn qmapd's loop until an iteration reads nothing more and the mux's fq-codel queue is
+ * empty: a queued packet is read but not yet framed, and packets left there would be counted
+ * lost at the end of a run (or flushed when the QMAP version changes).
+ */
 static uint64_t drain_qmapd(struct bench *b, struct path *p)
 {
 	uint64_t start = mux_progress(p->m), before;
+	unsigned idle = 0;
 
 	do {
 		before = mux_progress(p->m);
 		ev_run(b->loop, EVRUN_NOWAIT);
-	} while (mux_progress(p->m) != before);
+		idle = mux_progress(p->m) == before ? idle + 1 : 0;
+	} while (idle == 0 || (mux_queued(p->m) > 0 && idle < 1000));
 	return mux_progress(p->m) - start;
 }
 
@@ -176,10 +190,13 @@ static struct measure run(struct bench *b, struct path *p, size_t ip_len, bool g
 	uint64_t sent = 0, read = 0;
 	struct bench_ifstats d0 = {}, d1 = {};
 	struct mux_stats m0 = {};
+	struct ulq_mux_stats q0 = {};
 	struct transport_stats t0 = b->dp->transport->stats;
 
 	if (p->m)
 		m0 = p->m->stats;
+	if (p->m && p->m->ulq)
+		q0 = p->m->ulq->stats;
 	bench_ifstats(p->ifname, &d0);
 	while (sent < packets) {
 		double c0 = bench_thread_cpu_ns();
@@ -206,6 +223,13 @@ static struct measure run(struct bench *b, struct path *p, size_t ip_len, bool g
 			mux_drops(p->m) - (m0.tx_dropped_not_ip + m0.tx_dropped_too_big +
 					   m0.tx_dropped_link_down + m0.tx_dropped_bad_gso);
 		t->gso_segments += m1->tx_gso_segments - m0.tx_gso_segments;
+		if (p->m->ulq) {
+			const struct ulq_mux_stats *q1 = &p->m->ulq->stats;
+			t->ulq_codel += q1->drops_codel - q0.drops_codel;
+			t->ulq_limit += q1->drops_overlimit - q0.drops_overlimit;
+			t->ulq_flushed += q1->drops_flushed - q0.drops_flushed;
+			t->ulq_left += q1->queued_packets;
+		}
 	} else {
 		t->tx_bytes += read * seg_len;
 	}
@@ -223,6 +247,14 @@ static const char *check(const struct totals *t, bool qmapd, char *buf, size_t s
 	if (t->dev_dropped)
 		n += snprintf(buf + n, size - n, "device tx_dropped %llu ",
 			      (unsigned long long)t->dev_dropped);
+	if (qmapd && t->ulq_codel + t->ulq_limit + t->ulq_flushed)
+		n += snprintf(buf + n, size - n,
+			      "queue dropped codel %llu limit %llu flushed %llu ",
+			      (unsigned long long)t->ulq_codel, (unsigned long long)t->ulq_limit,
+			      (unsigned long long)t->ulq_flushed);
+	if (qmapd && t->ulq_left)
+		n += snprintf(buf + n, size - n, "still queued at the ends of runs %llu ",
+			      (unsigned long long)t->ulq_left);
 	if (qmapd && t->qmapd_drops)
 		n += snprintf(buf + n, size - n, "qmapd dropped %llu ",
 			      (unsigned long long)t->qmapd_drops);

@@ -4,7 +4,8 @@
 # measures the round trip while iperf3 runs 4 TCP uploads ("up"), or 4 uploads and 4 downloads
 # ("updown"), at each uplink rate with --dl-rate 5x, --modem-buffer 32768 and
 # --network-delay 10, for each uplink queue: fifo (qmapd before issue 14), fq-codel, and
-# fq-codel with the shaper at 95% of the rate (uplink-rate).
+# fq-codel with the shaper at 95% of the rate (uplink-rate), and (mode "auto", not run by
+# default) with uplink-rate = auto.
 # Per run: the idle round trip (p50), what the load adds to it (p50/p99/max of the replies
 # minus the idle p50), ping loss, upload goodput as a fraction of the rate, download goodput,
 # and the queue's CoDel drops, overlimit drops and ECN marks on the mux.
@@ -67,6 +68,7 @@ for rate in $RATES; do
 			[ "$rate" != 0 ] || continue
 			extra=("uplink-rate = $((bps * 95 / 100))")
 			;;
+		auto) extra=("uplink-rate = auto") ;;
 		esac
 		radio=(--ul-rate "$bps" --dl-rate $((bps * 5)) --modem-buffer "$MODEM_BUFFER"
 			--network-delay "$DELAY")

@@ -12,6 +12,8 @@ struct transport_mem {
 	struct transport base;
 	uint32_t next_rx;
 	bool started;
+	bool hold_out;		    /* OUT transfers stay pending until released */
+	struct transport_out *held; /* pending, in submission order (through ->next) */
 };
 
 /* Copy one transfer into the next receive buffer and hand it over, as a completed DMA. */
@@ -91,9 +93,43 @@ static void mem_stop(struct transport *t)
 
 static int mem_out_submit(struct transport *t, struct transport_out *out, bool zlp)
 {
+	struct transport_mem *m = (struct transport_mem *)t;
 	(void)zlp;
+
+	if (m->hold_out) {
+		struct transport_out **tail = &m->held;
+		while (*tail)
+			tail = &(*tail)->next;
+		out->next = NULL;
+		*tail = out;
+		return 0;
+	}
 	transport_out_complete(t, out);
 	return 0;
+}
+
+void transport_mem_hold_out(struct transport *t, bool hold)
+{
+	((struct transport_mem *)t)->hold_out = hold;
+}
+
+struct transport_out *transport_mem_held(struct transport *t)
+{
+	return ((struct transport_mem *)t)->held;
+}
+
+unsigned transport_mem_complete_held(struct transport *t)
+{
+	struct transport_mem *m = (struct transport_mem *)t;
+	unsigned n = 0;
+
+	while (m->held) {
+		struct transport_out *out = m->held;
+		m->held = out->next;
+		transport_out_complete(t, out);
+		n++;
+	}
+	return n;
 }
 
 const struct transport_ops transport_mem_ops = {

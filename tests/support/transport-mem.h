@@ -31,4 +31,11 @@ int transport_mem_replay_batch(struct transport *t, const uint8_t *const *bufs, 
  */
 uint8_t *transport_mem_rx_buf(struct transport *t, uint32_t i);
 
+/* OUT transfers stay pending (a modem NAKing them) while hold is set. */
+void transport_mem_hold_out(struct transport *t, bool hold);
+/* The pending transfers, oldest first (linked through ->next), or NULL. */
+struct transport_out *transport_mem_held(struct transport *t);
+/* Complete every pending transfer; how many. */
+unsigned transport_mem_complete_held(struct transport *t);
+
 #endif

@@ -141,7 +141,7 @@ static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_fr
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
 static bool datapath_ack_put(struct datapath *dp, const uint8_t *frame, size_t len)
 {
-	struct transport_out *out = datapath_ul_room(dp, len);
+	struct transport_out *out = datapath_ul_room_control(dp, len);
 	if (!out)
 		return false;
 	memcpy(out->data + out->len, frame, len);

@@ -31,6 +31,14 @@ struct uring;
 #define DATAPATH_DQL_HOLD_NS	 1000000000ULL /* lib/dynamic_queue_limits.c: HZ */
 /* In flight at most this long at the modem's rate (ulq.h "the modem's rate"): CoDel's target. */
 #define DATAPATH_INFLIGHT_NS 5000000ULL
+/*
+ * Above this rate (the estimate, no shaper) the queue stops reading eagerly: a device is read
+ * only while a packet can go straight into an aggregate, and the kernel holds the rest, as
+ * with fifo. Copying every packet through the queue costs more CPU than the rate leaves
+ * (qmapd at multi-Gbit/s is CPU-bound), and the kernel's ring drains in a few ms at such a
+ * rate anyway. Cellular uplinks (<= a few hundred Mbit/s) stay managed.
+ */
+#define DATAPATH_ULQ_MANAGED_MAX_BPS 1000000000ULL
 
 struct datapath {
 	struct ev_loop *loop;
@@ -81,9 +89,12 @@ struct datapath {
 	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
 	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
-	bool ulq_full; /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
+	bool ulq_full;	 /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
+	bool ulq_paused; /* above DATAPATH_ULQ_MANAGED_MAX_BPS and nothing can go: not read */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
+	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
+	struct ulq_auto ul_auto;
 
 	/* The uplink aggregate being filled. */
 	struct transport_out *ul_out;
@@ -107,6 +118,7 @@ void datapath_send_pending_acks(struct datapath *dp);
 /* Uplink (datapath-ul.c). */
 void datapath_ul_flush(struct datapath *dp);
 struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
+struct transport_out *datapath_ul_room_control(struct datapath *dp, uint32_t need);
 void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);

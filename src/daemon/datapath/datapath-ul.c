@@ -33,7 +33,7 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
  */
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
 {
-	bool on = (m->ulq ? !dp->ulq_full : dp->ul_reading) && !m->flow_off;
+	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off;
 
 	if (m->reading == on)
 		return;
@@ -71,18 +71,39 @@ void datapath_ul_flush(struct datapath *dp)
 		dp->stats.ul_submit_errors++;
 }
 
-/* The current aggregate, with room for `need` more bytes. */
-struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
+static struct transport_out *datapath_ul_room_keep(struct datapath *dp, uint32_t need,
+						   uint32_t keep)
 {
 	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
 		datapath_ul_flush(dp);
 	if (!dp->ul_out) {
-		dp->ul_out = transport_out_get(dp->transport);
+		dp->ul_out = transport_out_get_keep(dp->transport, keep);
 		if (!dp->ul_out)
 			return NULL;
 		dp->ul_frames = 0;
 	}
 	return dp->ul_out;
+}
+
+/*
+ * The current aggregate, with room for `need` more bytes. Data never takes the last free OUT
+ * buffer: a command ACK (FLOW_DISABLE's above all) must not wait behind a full uplink, or
+ * the modem retries and, with 32 unanswered, ACKs are dropped.
+ */
+static uint32_t datapath_ul_keep(const struct datapath *dp)
+{
+	return dp->transport->n_out > 1 ? 1 : 0;
+}
+
+struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need)
+{
+	return datapath_ul_room_keep(dp, need, datapath_ul_keep(dp));
+}
+
+/* The same for command ACKs: every OUT buffer, the reserved one too. */
+struct transport_out *datapath_ul_room_control(struct datapath *dp, uint32_t need)
+{
+	return datapath_ul_room_keep(dp, need, 0);
 }
 
 /* An IPv4/IPv6 packet, and with a TAP (eth != NULL) the Ethernet type that says so. */
@@ -466,6 +487,36 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
 }
 
 /*
+ * The queue reads eagerly (and takes what cannot go at once) unless the modem is faster than
+ * DATAPATH_ULQ_MANAGED_MAX_BPS and no shaper is set; benchmarks may force it.
+ */
+static bool datapath_ulq_managed(const struct datapath *dp)
+{
+	return dp->shaper.rate_bps != 0 || dp->ul_rate.bps <= DATAPATH_ULQ_MANAGED_MAX_BPS ||
+	       dp->ul_force_queue;
+}
+
+/* A packet read now could go straight into an aggregate. */
+static bool datapath_ulq_direct(struct datapath *dp, uint64_t now)
+{
+	/* Packets of a mux the modem stopped wait, but must not stop the others' reads. */
+	return (dp->ulq->packets == 0 || !ulq_sendable(dp->ulq)) && !dp->ul_gso_mux &&
+	       datapath_ul_may_send(dp, now) &&
+	       (dp->ul_out || dp->transport->n_out_free > datapath_ul_keep(dp));
+}
+
+/* Unmanaged and paused: read again once a packet can go straight in (or managed again). */
+static void datapath_ulq_check_paused(struct datapath *dp)
+{
+	if (!dp->ulq_paused)
+		return;
+	if (datapath_ulq_managed(dp) || datapath_ulq_direct(dp, datapath_now_ns(dp))) {
+		dp->ulq_paused = false;
+		datapath_set_reading(dp, dp->ul_reading);
+	}
+}
+
+/*
  * Read the fq-codel devices again once the queue is half empty, or when what it holds
  * cannot leave anyway (muxes the modem stopped): then the byte limit drops, not the wait.
  */
@@ -482,14 +533,24 @@ static void datapath_ulq_check_full(struct datapath *dp)
 	}
 }
 
+static void datapath_ul_service_queue(struct datapath *dp);
+
 void datapath_ul_service(struct datapath *dp)
 {
 	struct ulq *q = dp->ulq;
 
-	if (q)
-		datapath_ulq_check_full(dp);
+	if (!q)
+		return;
+	datapath_ulq_check_full(dp);
+	datapath_ul_service_queue(dp);
+	datapath_ulq_check_paused(dp);
+}
 
-	if (!q || q->packets == 0 || !dp->modem_up)
+static void datapath_ul_service_queue(struct datapath *dp)
+{
+	struct ulq *q = dp->ulq;
+
+	if (q->packets == 0 || !dp->modem_up)
 		return;
 	uint64_t now = datapath_now_ns(dp);
 	while (datapath_ul_may_send(dp, now)) {
@@ -525,8 +586,17 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 
 	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
 		bool ok;
-		if (q->packets == 0 && !dp->ul_gso_mux && !dp->ul_force_queue &&
-		    datapath_ul_may_send(dp, now)) {
+		if (!datapath_ulq_managed(dp) && !datapath_ulq_direct(dp, now)) {
+			/* Queued packets leave first; if still nothing can go, the kernel holds. */
+			datapath_ul_service_queue(dp);
+			if (!datapath_ulq_direct(dp, now)) {
+				dp->ulq_paused = true;
+				datapath_set_reading(dp, dp->ul_reading);
+				return;
+			}
+		}
+		if ((q->packets == 0 || !ulq_sendable(q)) && !dp->ul_gso_mux &&
+		    !dp->ul_force_queue && datapath_ul_may_send(dp, now)) {
 			struct transport_out *out =
 				datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 			ok = out ? mux_ul_read(dp, m, out) : mux_ul_read_queued(dp, m, now);

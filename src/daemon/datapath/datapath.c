@@ -88,7 +88,16 @@ void datapath_ul_sync_completions(struct datapath *dp)
 		return;
 	now = datapath_now_ns(dp);
 	ulq_dql_completed(&dp->dql, dp->ul_completed, now);
-	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, dp->ulq && dp->ulq->packets > 0, now);
+	/*
+	 * Held back: packets wait in the queue, or in the kernel while reads pause, and not for
+	 * the shaper (then completions come at our rate, not the modem's).
+	 */
+	bool held = dp->ulq && (dp->ulq->packets > 0 || dp->ulq_paused) &&
+		    ulq_shaper_wait(&dp->shaper, now) == 0;
+	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, held, now);
+	if (dp->shaper_auto)
+		dp->shaper.rate_bps =
+			ulq_auto_step(&dp->ul_auto, &dp->ul_rate, dp->ul_completed, now);
 	dp->ul_completed = 0;
 }
 
@@ -187,6 +196,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const str
 	ev_timer_init(&dp->shaper_timer, datapath_on_shaper_timer, 0., 0.);
 	dp->shaper_timer.data = dp;
 	ulq_shaper_init(&dp->shaper, dev->uplink_rate, DATAPATH_SHAPER_BURST_NS);
+	dp->shaper_auto = dev->uplink_rate_auto;
 
 	struct transport_params params = {
 		.dl_max_size = dev->dl_max_size,

@@ -674,6 +674,8 @@ void ulq_rate_complete(struct ulq_rate *r, uint32_t bytes, bool held, uint64_t n
 	if (elapsed < ULQ_RATE_WINDOW_NS)
 		return;
 	uint64_t sample = r->window_bytes * 8 * 1000000000ULL / elapsed;
+	r->last_sample = sample;
+	r->samples++;
 	/* Up at once (a faster cell must not wait), down smoothed (one slow window is noise). */
 	r->bps = sample > r->bps ? sample : (3 * r->bps + sample) / 4;
 	r->window_start = now;
@@ -688,6 +690,113 @@ uint32_t ulq_rate_cap(const struct ulq_rate *r, uint64_t time_ns, uint32_t min_b
 	if (cap < min_bytes)
 		cap = min_bytes;
 	return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
+/* ---- uplink-rate = auto -------------------------------------------------------------------- */
+
+static void auto_enter(struct ulq_auto *a, enum ulq_auto_phase phase, uint64_t ns, uint64_t now)
+{
+	a->phase = phase;
+	a->phase_start = now;
+	a->phase_end = now + ns;
+	a->phase_bytes = 0;
+}
+
+/* The modem's buffer is full (it backed up): drain it, then cruise. */
+static void auto_drain(struct ulq_auto *a, uint64_t now)
+{
+	/* At 75% the buffer empties at a quarter of the rate. */
+	uint64_t drain = a->bps ? a->buffer_bytes * 8 * 4 * 1000000000ULL / a->bps : 0;
+
+	if (drain > ULQ_AUTO_DRAIN_MAX_NS)
+		drain = ULQ_AUTO_DRAIN_MAX_NS;
+	auto_enter(a, ULQ_AUTO_DRAIN, drain, now);
+}
+
+/* A probe that found the modem backlogged: what beyond its rate it took went into its buffer. */
+static void auto_learn_buffer(struct ulq_auto *a, uint64_t now)
+{
+	uint64_t air = a->bps * (now - a->phase_start) / 8 / 1000000000ULL;
+
+	if (a->phase_bytes > air && a->phase_bytes - air > a->buffer_bytes)
+		a->buffer_bytes = a->phase_bytes - air;
+}
+
+uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t bytes, uint64_t now)
+{
+	if (a->cruise_ns == 0) {
+		a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+		a->probe_pct = 125;
+	}
+	a->phase_bytes += bytes;
+	if (r->samples != a->samples_seen) {
+		/*
+		 * A window with the modem backlogged: its rate, measured (a slower cell). A
+		 * stall can look the same: probe again soon.
+		 */
+		uint64_t c = r->last_sample;
+		a->samples_seen = r->samples;
+		/* Down only as far as two windows in a row say: one stall is not a cell. */
+		if (c < a->bps && a->prev_sample > c)
+			c = a->prev_sample < a->bps ? a->prev_sample : a->bps;
+		a->prev_sample = r->last_sample;
+		if (c < a->bps)
+			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+		a->probe_pct = 125;
+		a->bps = c;
+		auto_drain(a, now);
+	}
+	switch (a->phase) {
+	case ULQ_AUTO_START:
+		return 0;
+	case ULQ_AUTO_DRAIN:
+		if (now >= a->phase_end)
+			auto_enter(a, ULQ_AUTO_CRUISE, a->cruise_ns, now);
+		break;
+	case ULQ_AUTO_CRUISE:
+		if (now >= a->phase_end)
+			auto_enter(a, ULQ_AUTO_PROBE, ULQ_AUTO_PROBE_NS, now);
+		break;
+	case ULQ_AUTO_PROBE:
+		/*
+		 * Backed up: held for a while, and the modem took less than the probe sent (held
+		 * while it takes all is our in-flight limit growing, not the modem).
+		 */
+		if (r->window_start != 0 && now - r->window_start >= ULQ_AUTO_BACKLOG_NS &&
+		    r->window_bytes * 8 * 1000000000ULL / (now - r->window_start) <
+			    a->bps * a->probe_pct / 100 * 9 / 10) {
+			/* Backed up: not faster than the probe. Probe less often. */
+			auto_learn_buffer(a, now);
+			a->cruise_ns = a->cruise_ns * 2 < ULQ_AUTO_CRUISE_MAX_NS
+					       ? a->cruise_ns * 2
+					       : ULQ_AUTO_CRUISE_MAX_NS;
+			a->probe_pct = 125;
+			auto_drain(a, now);
+			break;
+		}
+		if (now < a->phase_end)
+			break;
+		/* The modem kept up: what it took, less what its buffer may hold, is its floor. */
+		uint64_t took_bytes =
+			a->phase_bytes > a->buffer_bytes ? a->phase_bytes - a->buffer_bytes : 0;
+		uint64_t took = took_bytes * 8 * 1000000000ULL / (now - a->phase_start);
+		if (took > a->bps) {
+			/* Maybe faster still: again soon, and higher. */
+			a->bps = took;
+			a->cruise_ns = ULQ_AUTO_CRUISE_MIN_NS;
+			a->probe_pct = a->probe_pct >= 150 ? 200 : 150;
+		}
+		auto_enter(a, ULQ_AUTO_CRUISE, a->cruise_ns, now);
+		break;
+	}
+	switch (a->phase) {
+	case ULQ_AUTO_DRAIN:
+		return a->bps * 3 / 4;
+	case ULQ_AUTO_PROBE:
+		return a->bps * a->probe_pct / 100;
+	default:
+		return a->bps * 95 / 100;
+	}
 }
 
 /* ---- shaper ---------------------------------------------------------------------------------- */

@@ -258,13 +258,58 @@ struct ulq_rate {
 	uint64_t bps;	       /* estimate, 0 = none yet */
 	uint64_t window_start; /* 0: no window open */
 	uint64_t window_bytes;
-	bool window_held; /* we held packets back at every completion of the window */
+	bool window_held;     /* we held packets back at every completion of the window */
+	uint64_t last_sample; /* the last window's rate */
+	uint32_t samples;     /* windows measured, ever (wraps) */
 };
 
 /* A completion of `bytes`; `held`: packets were waiting for the in-flight limit. */
 void ulq_rate_complete(struct ulq_rate *r, uint32_t bytes, bool held, uint64_t now);
 /* Bytes in flight allowed for time_ns at the estimate (at least min_bytes; UINT32_MAX without). */
 uint32_t ulq_rate_cap(const struct ulq_rate *r, uint64_t time_ns, uint32_t min_bytes);
+
+/* ---- uplink-rate = auto ------------------------------------------------------------------ */
+
+/*
+ * The shaper follows the modem's rate, learnt only from windows in which the modem was
+ * backlogged (packets waited for the in-flight limit, not for the shaper): then completions
+ * come at its air rate. Cruise at 95% of it; after a cruise, probe at 125% for
+ * ULQ_AUTO_PROBE_NS. If the modem keeps up, what it took (less what its buffer can have
+ * absorbed) is a floor for its rate, and the next probe follows after the shortest cruise,
+ * at 150%, then 200% (a faster cell is found in a few probes). If it backs up, the probe ends there: the rate stands, and the
+ * cruise before the next probe doubles up to ULQ_AUTO_CRUISE_MAX_NS (each probe fills the
+ * modem's buffer once). A slower cell needs no probe: the modem backs up while we cruise and
+ * a window measures it (then the next probe comes soon: a stall looks the same). After a backlog the buffer is full: drain at 75% for as long as the
+ * buffer (learnt from the probes) takes to empty at that margin.
+ */
+#define ULQ_AUTO_CRUISE_MIN_NS 250000000ULL
+#define ULQ_AUTO_CRUISE_MAX_NS 3000000000ULL
+#define ULQ_AUTO_PROBE_NS      150000000ULL
+#define ULQ_AUTO_DRAIN_MAX_NS  500000000ULL
+#define ULQ_AUTO_BACKLOG_NS    10000000ULL /* held this long: backed up, not a DQL step */
+
+enum ulq_auto_phase {
+	ULQ_AUTO_START,	 /* no estimate yet: no shaper, the in-flight limit measures */
+	ULQ_AUTO_DRAIN,	 /* 75% */
+	ULQ_AUTO_CRUISE, /* 95% */
+	ULQ_AUTO_PROBE,	 /* 125% */
+};
+
+struct ulq_auto {
+	enum ulq_auto_phase phase;
+	uint64_t bps; /* the modem's rate as far as known; 0 = not yet */
+	uint64_t phase_start;
+	uint64_t phase_end;
+	uint64_t phase_bytes;  /* completed since phase_start */
+	uint32_t samples_seen; /* ulq_rate.samples taken into account */
+	uint64_t buffer_bytes; /* what the modem's buffer absorbed in a probe, at most */
+	uint64_t cruise_ns;    /* before the next probe */
+	uint32_t probe_pct;    /* the next probe's rate, % of bps */
+	uint64_t prev_sample;  /* the window before the last */
+};
+
+/* Completions of `bytes` (0: time only) with the rate estimator's state; the shaper rate. */
+uint64_t ulq_auto_step(struct ulq_auto *a, const struct ulq_rate *r, uint32_t bytes, uint64_t now);
 
 /* ---- shaper ----------------------------------------------------------------------------- */
 

@@ -153,7 +153,12 @@ void transport_stop(struct transport *t)
 
 struct transport_out *transport_out_get(struct transport *t)
 {
-	if (t->n_out_free == 0) {
+	return transport_out_get_keep(t, 0);
+}
+
+struct transport_out *transport_out_get_keep(struct transport *t, uint32_t keep)
+{
+	if (t->n_out_free <= keep) {
 		t->stats.out_busy++;
 		t->out_waiting = true;
 		return NULL;

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fq-codel queue in the data path above DATAPATH_ULQ_MANAGED_MAX_BPS: with every OUT
+ * transfer held by the modem, a managed mux reads its device into the queue, a pass-through
+ * one stops reading and leaves the packets to the kernel (as fifo does); and packets parked
+ * for a mux the modem stopped (FLOW_DISABLE) do not keep another mux from being read. Needs
+ * root for TAPs in a network namespace of its own; exits 77 otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "datapath-internal.h"
+#include "datapath.h"
+#include "log.h"
+#include "qmap.h"
+#include "rtnl.h"
+#include "test-util.h"
+#include "transport-mem.h"
+
+static const char *const dst[3] = { NULL, "198.51.100.9", "198.51.100.10" };
+
+static void send_udp(int fd, unsigned id, unsigned n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9000) };
+	static uint8_t payload[1400];
+
+	inet_pton(AF_INET, dst[id], &sa.sin_addr);
+	for (unsigned i = 0; i < n; i++)
+		sendto(fd, payload, sizeof(payload), MSG_DONTWAIT, (struct sockaddr *)&sa,
+		       sizeof(sa));
+}
+
+static void turn(struct ev_loop *loop, int n)
+{
+	for (int i = 0; i < n; i++)
+		ev_run(loop, EVRUN_NOWAIT);
+}
+
+static void flow(struct datapath *dp, unsigned id, bool on)
+{
+	uint8_t f[20] = { 0x80, (uint8_t)id, 0x00, 0x10,
+			  on ? QMAP_COMMAND_FLOW_ENABLE : QMAP_COMMAND_FLOW_DISABLE };
+
+	EXPECT_EQ(transport_mem_replay(dp->transport, f, sizeof(f)), 0);
+	EXPECT_EQ(dp->mux[id]->flow_off, !on);
+}
+
+int main(void)
+{
+	struct rtnl *rtnl = NULL;
+	struct datapath *dp = NULL;
+
+	if (geteuid() != 0)
+		TEST_SKIP("needs root (network namespace, TAP)");
+	if (unshare(CLONE_NEWNET) < 0)
+		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
+	log_set_max_level(LOG_WARNING);
+	/* No IPv6: router solicitations and MLD reports would add packets to the counts. */
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(i ? "/proc/sys/net/ipv6/conf/default/disable_ipv6"
+				  : "/proc/sys/net/ipv6/conf/all/disable_ipv6",
+				"w");
+		if (f) {
+			fputs("1", f);
+			fclose(f);
+		}
+	}
+	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
+		fprintf(stderr, "cannot set up rtnetlink\n");
+		return 1;
+	}
+
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	config_init_defaults(cfg);
+	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
+	cfg->device.qmap_version = QMAP_V1;
+	struct ev_loop *loop = ev_default_loop(0);
+	int r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
+	struct config_mux mc[3] = {};
+	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
+		struct config_mux *m = &mc[id];
+		char prefix[32];
+
+		m->present = true;
+		m->id = id;
+		snprintf(m->interface, sizeof(m->interface), "ulq%u", id);
+		m->mtu = 1500;
+		m->headroom = CONFIG_HEADROOM_XDP;
+		m->uplink_queue = CONFIG_UPLINK_QUEUE_FQ_CODEL;
+		snprintf(prefix, sizeof(prefix), "203.0.113.%u/32", id);
+		config_parse_prefix(prefix, &m->ipv4_address);
+		snprintf(prefix, sizeof(prefix), "%s/32", dst[id]);
+		config_parse_prefix(prefix, &m->routes[0]);
+		m->n_routes = 1;
+		m->route_metric = 100 * id;
+		r = datapath_mux_add(dp, m, false, true, NULL);
+	}
+	if (r < 0 || datapath_start(dp) < 0) {
+		fprintf(stderr, "cannot set up the datapath\n");
+		return 1;
+	}
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int size = 8 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	struct mux *m1 = dp->mux[1], *m2 = dp->mux[2];
+
+	/* Managed (no estimate yet): the modem holds everything, the device is read anyway. */
+	transport_mem_hold_out(dp->transport, true);
+	send_udp(fd, 1, 300);
+	turn(loop, 50);
+	EXPECT_TRUE(transport_mem_held(dp->transport) != NULL);
+	EXPECT_TRUE(m1->ulq->stats.enqueued > 0);
+	EXPECT_TRUE(dp->ulq->packets > 0);
+	EXPECT_TRUE(!dp->ulq_paused);
+
+	/* The modem stops mux 1; its queued packets stay parked. */
+	flow(dp, 1, false);
+	uint32_t parked = dp->ulq->packets;
+	EXPECT_TRUE(parked > 0);
+
+	/* A modem faster than the queue manages: pass-through. Mux 2 must still get out. */
+	dp->ul_rate.bps = 2 * DATAPATH_ULQ_MANAGED_MAX_BPS;
+	transport_mem_hold_out(dp->transport, false);
+	transport_mem_complete_held(dp->transport);
+	uint64_t tx2 = m2->stats.tx_packets;
+	send_udp(fd, 2, 100);
+	turn(loop, 50);
+	EXPECT_EQ(m2->stats.tx_packets - tx2, 100);
+	EXPECT_EQ(m2->ulq->stats.enqueued, 0); /* straight into the aggregates */
+	EXPECT_EQ(dp->ulq->packets, parked);
+
+	/* Every transfer held again (at most 15 x 16 KiB): mux 2 stops being read, nothing more
+	 * is queued, the rest waits in the kernel. */
+	transport_mem_hold_out(dp->transport, true);
+	send_udp(fd, 2, 200);
+	turn(loop, 50);
+	EXPECT_TRUE(dp->ulq_paused);
+	EXPECT_EQ(m2->ulq->stats.enqueued, 0);
+	EXPECT_TRUE(m2->stats.tx_packets - tx2 < 300);
+
+	/* The modem takes everything: mux 2's backlog follows, mux 1's once enabled. */
+	transport_mem_hold_out(dp->transport, false);
+	transport_mem_complete_held(dp->transport);
+	turn(loop, 200);
+	EXPECT_EQ(m2->stats.tx_packets - tx2, 300);
+	flow(dp, 1, true);
+	turn(loop, 200);
+	EXPECT_EQ(dp->ulq->packets, 0);
+	EXPECT_EQ(m1->stats.tx_packets + m1->ulq->stats.drops_codel, 300);
+
+	close(fd);
+	datapath_free(dp);
+	rtnl_close(rtnl);
+	free(cfg);
+	return test_result("test-datapath-ulq");
+}
