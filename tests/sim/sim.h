@@ -104,7 +104,9 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "ntb.h"
 #include "qmap.h"
+#include "sim-mbim.h"
 #include "sim-qmi.h"
 
 #define SIM_NETDEV_DEFAULT	     "simnet0"
@@ -120,13 +122,33 @@
 #define SIM_DL_RESERVED 128
 #define SIM_ERROR_MAX	256
 
+/* MBIM defaults: GET_NTB_PARAMETERS of a typical Qualcomm-based module (16 KiB both ways,
+ * 4-byte divisor and alignment, no remainder); wMaxSegmentSize 1500. */
+#define SIM_NTB_IN_MAX_SIZE_DEFAULT    16384
+#define SIM_NTB_OUT_MAX_SIZE_DEFAULT   16384
+#define SIM_NTB_DIVISOR_DEFAULT	       4
+#define SIM_NTB_ALIGNMENT_DEFAULT      4
+#define SIM_NTB_OUT_MAX_DGRAMS_DEFAULT 32
+#define SIM_MBIM_MAX_SEGMENT_DEFAULT   1500
+/* Room an MTU-sized packet needs in an NTB beyond itself: NTH32, NDP32 with its entry and
+ * the null one, alignment and divisor slack. */
+#define SIM_NTB_RESERVED 128
+
 enum sim_inject {
+	/* QMAP (QMI mode) */
 	SIM_INJECT_GARBAGE,
 	SIM_INJECT_UNKNOWN_MUX,
 	SIM_INJECT_COMMAND,
 	SIM_INJECT_OVERSIZE,
+	/* NTB (MBIM mode): each its own transfer, between two real NTBs */
+	SIM_INJECT_BAD_SIGNATURE,
+	SIM_INJECT_BAD_BLOCK_LENGTH,
+	SIM_INJECT_NDP_LOOP,
+	SIM_INJECT_DATAGRAM_OUTSIDE,
 	_SIM_INJECT_MAX,
 };
+#define SIM_INJECT_QMAP_MASK 0x0fu
+#define SIM_INJECT_NTB_MASK  0xf0u
 
 struct sim_mux_options {
 	bool present;
@@ -191,6 +213,15 @@ struct sim_options {
 	uint32_t session_mtu;
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: the default APN "internet" without credentials */
+
+	/* MBIM (--mbim): control by sim-mbim.h, data in NTBs. ntb holds what GET_NTB_PARAMETERS
+	 * answers (formats: NTB16, or NTB16 and NTB32 with --ntb 32). */
+	bool mbim;
+	struct ntb_params ntb;
+	uint16_t mbim_max_control; /* wMaxControlMessage */
+	uint16_t mbim_max_segment; /* wMaxSegmentSize */
+	uint32_t mbim_max_sessions;
+	bool qmi_over_mbim;
 };
 
 struct sim_mux_stats {
@@ -239,6 +270,16 @@ struct sim_stats {
 	uint64_t ul_modem_stalls;     /* times the modem buffer left a transfer unread */
 	uint64_t ul_modem_buffer_max; /* most bytes in the modem buffer */
 	uint64_t dl_paced;	      /* times the downlink rate held the TUN unread */
+
+	/* MBIM: uplink NTBs dropped whole (each also counted by reason) and why. */
+	uint64_t ul_ntb_dropped;
+	uint64_t ul_ntb_malformed[_NTB_ERR_MAX]; /* the codec's reasons */
+	uint64_t ul_ntb_too_big;		 /* longer than dwNtbOutMaxSize */
+	uint64_t ul_ntb_too_many_datagrams;	 /* more than wNtbOutMaxDatagrams */
+	uint64_t ul_ntb_misaligned_ndp;		 /* an NDP not at wNdpOutAlignment */
+	uint64_t ul_ntb_misaligned_datagram;	 /* not at wNdpOutPayloadRemainder (mod divisor) */
+	uint64_t class_requests;		 /* TRANSPORT_EP_CLASS_REQUEST messages */
+	uint64_t class_stalled;			 /* ... refused */
 
 	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
 };
@@ -300,6 +341,11 @@ int sim_send_flow_control(struct sim *s, bool enable);
 
 const struct sim_stats *sim_get_stats(const struct sim *s);
 const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s);
+/* NULL unless opts.mbim. */
+const struct sim_mbim_stats *sim_get_mbim_stats(const struct sim *s);
+/* The NTB format and input size the host chose for this connection (MBIM). */
+enum ntb_format sim_get_ntb_format(const struct sim *s);
+uint32_t sim_get_ntb_in_size(const struct sim *s);
 void sim_print_stats(const struct sim *s, FILE *f);
 /* Write the stats to path atomically (temp file + rename). Returns 0 or -errno. */
 int sim_write_stats_file(const struct sim *s, const char *path);
