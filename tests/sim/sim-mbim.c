@@ -473,7 +473,8 @@ static void connect_indication(struct sim_mbim *m, unsigned session, uint32_t nw
 	const struct session *st = &m->sessions[session];
 
 	connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_DEACTIVATED, st->ip_type, nw_error);
-	send_command_message(m, true, 0, mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT)->a,
+	send_command_message(m, true, 0,
+			     (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
 			     MBIM_CID_CONNECT, 0, ib.b, ib.len);
 }
 
@@ -741,7 +742,7 @@ static void put_service(struct info *ib, size_t pair_off, MbimService service, c
 {
 	uint8_t el[28 + 4 * ARRAY_SIZE(basic_connect_cids)];
 
-	memcpy(el, mbim_uuid_from_service(service)->a, 16);
+	memcpy(el, (const uint8_t *)mbim_uuid_from_service(service), 16);
 	put_le32(el + 16, 0); /* DssPayload: no device service streams */
 	put_le32(el + 20, 0); /* MaxDssInstances */
 	put_le32(el + 24, n_cids);
@@ -789,7 +790,8 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 	bool query = r->type == MBIM_MESSAGE_COMMAND_TYPE_QUERY;
 
 	m->stats.mbim_requests++;
-	if (memcmp(r->service, mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT)->a, 16) != 0) {
+	if (memcmp(r->service, (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
+		   16) != 0) {
 		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
 		return;
 	}
