@@ -1185,6 +1185,101 @@ out:
 	sim_free(s);
 }
 
+static void run_for(double seconds)
+{
+	double end = test_now() + seconds;
+	while (test_now() < end)
+		ev_run(loop, EVRUN_ONCE);
+}
+
+/*
+ * A host that stops reading: the NTB being sent is parked, the packet read meanwhile waits
+ * outside any NTB, the TUN is left alone; once the host reads again every NTB the sim
+ * counted arrives whole, and traffic goes on (the marker).
+ */
+static void test_sim_backpressure(bool offload)
+{
+	static struct sock_msg msg;
+	static char big[1401];
+	struct sim *s = NULL;
+	struct ntb_params params;
+	int udp4 = -1;
+
+	sim_base_options();
+	sim_opts.flush_usec = 0;
+	sim_opts.offload = offload;
+	sim_opts.dl_max_datagrams = 3;
+	EXPECT_EQ(sim_new(loop, &sim_opts, &s), 0);
+	if (!s)
+		return;
+	EXPECT_EQ(sim_start(s), 0);
+	const struct sim_stats *st = sim_get_stats(s);
+	int fd = sim_connect(s, &params);
+	MbimMessage *resp = sock_exchange(fd, mbim_message_open_new(0, 4096));
+	EXPECT_TRUE(resp && mbim_message_open_done_get_result(resp, NULL));
+	activate(fd, 0, MBIM_CONTEXT_IP_TYPE_IPV4);
+	udp4 = udp_server(AF_INET, "198.51.100.1");
+	if (udp4 < 0)
+		goto out;
+
+	memset(big, 'x', sizeof(big) - 1);
+	double deadline = test_now() + TEST_WAIT_SECONDS;
+	while (st->dl_send_blocked == 0 && test_now() < deadline) {
+		for (int i = 0; i < 64; i++)
+			send_to(udp4, AF_INET, "192.0.2.30", big);
+		ev_run(loop, EVRUN_NOWAIT);
+	}
+	EXPECT_EQ(st->dl_send_blocked, 1);
+	uint64_t ntbs = st->dl_aggregates;
+	for (int i = 0; i < 16; i++)
+		send_to(udp4, AF_INET, "192.0.2.30", big);
+	run_for(0.02);
+	EXPECT_EQ(st->dl_aggregates, ntbs);
+
+	uint64_t datagrams = 0, messages = 0;
+	bool marker = false, sent_marker = false;
+	deadline = test_now() + TEST_WAIT_SECONDS;
+	while (!marker && test_now() < deadline) {
+		for (;;) {
+			msg.len = recv(fd, msg.buf, sizeof(msg.buf), MSG_DONTWAIT);
+			if (msg.len < 0)
+				break;
+			if (msg.buf[0] != TRANSPORT_EP_BULK_IN)
+				continue;
+			static uint8_t copy[TRANSPORT_MAX_TRANSFER];
+			struct ntb_parser p;
+			struct ntb_datagram d;
+			int r, n = 0;
+			memcpy(copy, msg.buf + HDR, (size_t)msg.len - HDR);
+			ntb_parse_init(&p, copy, (size_t)msg.len - HDR, NTB_FORMAT_16);
+			while ((r = ntb_parse_next(&p, &d)) == 1) {
+				n++;
+				marker |= d.len == 28 + 6 && memcmp(d.data + 28, "marker", 6) == 0;
+			}
+			EXPECT_EQ(r, 0);
+			EXPECT_TRUE(n > 0 && n <= 3);
+			datagrams += (uint64_t)n;
+			messages++;
+		}
+		if (!sent_marker && messages > ntbs) {
+			send_to(udp4, AF_INET, "192.0.2.31", "marker");
+			sent_marker = true;
+		}
+		ev_run(loop, EVRUN_NOWAIT);
+	}
+	EXPECT_TRUE(marker);
+	EXPECT_EQ(messages, st->dl_aggregates);
+	EXPECT_EQ(datagrams, st->dl_datagrams);
+	EXPECT_EQ(st->mux[1].dl_packets, st->dl_datagrams);
+
+out:
+	if (udp4 >= 0)
+		close(udp4);
+	close(fd);
+	test_run_until(loop, sim_disconnected, s);
+	sim_free(s);
+}
+
 static void test_sim_options(void)
 {
 	char err[SIM_ERROR_MAX];
@@ -1242,6 +1337,8 @@ static void run_sim(void)
 	test_sim_data();
 	test_sim_injection(NTB_FORMAT_16, true);
 	test_sim_injection(NTB_FORMAT_32, false);
+	test_sim_backpressure(true);
+	test_sim_backpressure(false);
 
 	ev_timer_stop(loop, &tick);
 	ev_loop_destroy(loop);
