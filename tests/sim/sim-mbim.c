@@ -228,7 +228,8 @@ static void send_command_message(struct sim_mbim *m, bool is_indication, uint32_
 		} else {
 			m->stats.mbim_fragments_out++;
 		}
-		memcpy(out + hdr, info + done, n);
+		if (n)
+			memcpy(out + hdr, info + done, n);
 		done += n;
 		m->cb.send(m->userdata, out, hdr + n);
 	}
