@@ -4,8 +4,9 @@
  * Run it inside the network namespace that should hold its network side:
  *   ip netns exec sim qmapd-sim --socket /run/qmapd-sim.sock \
  *           --net-address 198.51.100.1/24 --mux 1=192.0.2.2/24,2001:db8:1::2/64
- * It answers QMI on the control channel (sim-qmi.h); SIGUSR2 makes the network drop every
- * connected session; SIGHUP reads --rate-file again (a user moving through the cell).
+ * It answers QMI on the control channel (sim-qmi.h), or MBIM with --mbim (sim-mbim.h, data
+ * in NTBs); SIGUSR2 makes the network drop every connected session; SIGHUP reads --rate-file
+ * again (a user moving through the cell).
  */
 #include <errno.h>
 #include <ev.h>
