@@ -943,7 +943,7 @@ static void on_dl_pace_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	if (s->dl_blocked)
 		return; /* dl_flush starts the TUN again once the socket takes the aggregate */
 	ev_io_start(loop, &s->io_tun);
-	if (sim_net_pending(s->net))
+	if (sim_net_pending(s->net) || s->held_next < s->held_n)
 		ev_feed_event(loop, &s->io_tun, EV_READ);
 }
 
@@ -1073,7 +1073,8 @@ static void dl_drain_disconnected(struct sim *s)
 	size_t len;
 
 	for (unsigned i = 0; i < SIM_READ_BUDGET; i++) {
-		int r = sim_net_read(s->net, buf, s->opts.dl_max_size - s->hdr_size, &pkt, &len);
+		/* dl_alloc_size: the buffer's room in either mode (MBIM's is the NTB size). */
+		int r = sim_net_read(s->net, buf, s->dl_alloc_size - s->hdr_size, &pkt, &len);
 		if (r == -EINTR)
 			continue;
 		if (r <= 0) {
