@@ -154,8 +154,10 @@
 #define SIM_DL_RESERVED 128
 #define SIM_ERROR_MAX	256
 
-/* MBIM defaults: GET_NTB_PARAMETERS of a typical Qualcomm-based module (16 KiB both ways,
- * 4-byte divisor and alignment, no remainder); wMaxSegmentSize 1500. */
+/* MBIM defaults (no public capture of a module's GET_NTB_PARAMETERS was found): 16 KiB both
+ * ways, Linux cdc_ncm's own NTB size (docs/PROTOCOLS.md §3.4); divisor and alignment 4, the
+ * smallest a function may declare; no remainder; a datagram limit given (strict: 32, what the
+ * QMI side grants uplink); wMaxSegmentSize 1500, the usual Ethernet-sized segment. */
 #define SIM_NTB_IN_MAX_SIZE_DEFAULT    16384
 #define SIM_NTB_OUT_MAX_SIZE_DEFAULT   16384
 #define SIM_NTB_DIVISOR_DEFAULT	       4
