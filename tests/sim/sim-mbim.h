@@ -85,8 +85,10 @@
 #include "config.h"
 #include "sim-qmi.h"
 
-#define SIM_MBIM_MAX_CONTROL_DEFAULT	 4096 /* wMaxControlMessage of common modules */
-#define SIM_MBIM_MAX_CONTROL_MIN	 64   /* MBIM 1.0: the least a function may declare */
+/* wMaxControlMessage: libmbim's own MaxControlTransfer when it cannot read the descriptor
+ * (mbim-device.c MAX_CONTROL_TRANSFER). */
+#define SIM_MBIM_MAX_CONTROL_DEFAULT	 4096
+#define SIM_MBIM_MAX_CONTROL_MIN	 64 /* MBIM 1.0: the least a function may declare */
 #define SIM_MBIM_MAX_SESSIONS_DEFAULT	 8
 #define SIM_MBIM_SESSIONS		 256 /* session ids 0-255 */
 #define SIM_MBIM_IMEI			 SIM_QMI_IMEI
