@@ -22,6 +22,7 @@
 #include "log.h"
 #include "rtnl.h"
 #include "sim-net.h"
+#include "sim-ntb.h"
 #include "sim-radio.h"
 #include "sim.h"
 #include "transport.h"
@@ -1690,66 +1691,37 @@ static void on_net_written(void *userdata, uint8_t mux_id, unsigned packets, uin
 
 /* ---- MBIM uplink: OUT NTBs ---- */
 
-/* Most datagrams looked at in one OUT NTB: beyond any wNtbOutMaxDatagrams a modem announces. */
-#define SIM_NTB_UL_MAX_DGRAMS 512
-
-/* Every NDP of an NTB the codec accepted lies at the announced alignment. */
-static bool ntb_ndps_aligned(const struct sim *s, const uint8_t *buf)
-{
-	bool is32 = s->ntb_format == NTB_FORMAT_32;
-	size_t ndp = is32 ? get_le32(buf + 12) : get_le16(buf + 10);
-
-	/* The codec followed this chain without a loop: it ends within NTB_MAX_NDPS. */
-	for (unsigned i = 0; ndp && i < NTB_MAX_NDPS; i++) {
-		if (ndp % s->opts.ntb.out_alignment)
-			return false;
-		ndp = is32 ? get_le32(buf + ndp + 8) : get_le16(buf + ndp + 6);
-	}
-	return true;
-}
-
 /*
- * One OUT NTB. A strict modem takes it whole or not at all: longer than dwNtbOutMaxSize, any
- * rejection by the codec, more than wNtbOutMaxDatagrams datagrams, an NDP off the alignment
- * or a datagram off divisor/remainder drops the whole NTB (ul_ntb_dropped and the reason).
+ * One OUT NTB, checked whole first (sim-ntb.h): a strict modem drops it entirely
+ * (ul_ntb_dropped and the reason) or delivers every datagram.
  */
 static void ul_ntb(struct sim *s, uint8_t *data, size_t len)
 {
 	static struct ntb_datagram dgs[SIM_NTB_UL_MAX_DGRAMS];
-	const struct ntb_params *o = &s->opts.ntb;
-	struct ntb_parser p;
+	enum ntb_error error = _NTB_ERR_MAX;
 	unsigned n = 0;
-	int r;
 
-	if (len > o->out_max_size) {
+	switch (sim_ntb_check_out(&s->opts.ntb, s->ntb_format, data, len, dgs, &n, &error)) {
+	case SIM_NTB_OK:
+		break;
+	case SIM_NTB_TOO_BIG:
 		s->stats.ul_ntb_too_big++;
 		goto drop;
-	}
-	ntb_parse_init(&p, data, len, s->ntb_format);
-	while ((r = ntb_parse_next(&p, &dgs[n < SIM_NTB_UL_MAX_DGRAMS ? n : 0])) != 0) {
-		if (r < 0) {
-			s->stats.ul_ntb_malformed[p.error]++;
-			log_debug("sim %s: uplink NTB dropped: %s", s->opts.socket_path,
-				  ntb_error_name(p.error) ?: "?");
-			goto drop;
-		}
-		n++;
-	}
-	if ((o->out_max_datagrams && n > o->out_max_datagrams) || n > SIM_NTB_UL_MAX_DGRAMS) {
+	case SIM_NTB_MALFORMED:
+		s->stats.ul_ntb_malformed[error]++;
+		log_debug("sim %s: uplink NTB dropped: %s", s->opts.socket_path,
+			  ntb_error_name(error) ?: "?");
+		goto drop;
+	case SIM_NTB_TOO_MANY_DATAGRAMS:
 		s->stats.ul_ntb_too_many_datagrams++;
 		goto drop;
-	}
-	if (n == 0)
-		return;
-	if (!ntb_ndps_aligned(s, data)) {
+	case SIM_NTB_MISALIGNED_NDP:
 		s->stats.ul_ntb_misaligned_ndp++;
 		goto drop;
+	case SIM_NTB_MISALIGNED_DATAGRAM:
+		s->stats.ul_ntb_misaligned_datagram++;
+		goto drop;
 	}
-	for (unsigned i = 0; i < n; i++)
-		if ((size_t)(dgs[i].data - data) % o->out_divisor != o->out_remainder) {
-			s->stats.ul_ntb_misaligned_datagram++;
-			goto drop;
-		}
 
 	for (unsigned i = 0; i < n; i++) {
 		unsigned mux = dgs[i].session + 1u;

@@ -69,9 +69,10 @@
  *    dl_max_datagrams, or the 8-byte SET_NTB_INPUT_SIZE's limit if lower). An NTB leaves when
  *    the next packet does not fit, when it is full, or as flush_usec says. What was read while
  *    the socket is full waits (held) outside any NTB;
- *  - uplink: each OUT NTB is checked whole before any datagram goes on (strict: longer than
- *    out_max_size, any codec error, more than out_max_datagrams, an NDP off out_alignment or a
- *    datagram off out_divisor/out_remainder drops it; ul_ntb_dropped plus the reason);
+ *  - uplink: each OUT NTB is checked whole (sim-ntb.h) before any datagram goes on (strict:
+ *    longer than out_max_size, any codec error, more than out_max_datagrams, an NDP off
+ *    out_alignment or a datagram off out_divisor/out_remainder drops it; ul_ntb_dropped plus
+ *    the reason);
  *  - injections: the NTB kinds, each its own transfer after every inject_every-th real NTB,
  *    a valid NTB with one IPv4 packet on session SIM_INJECT_UNKNOWN_MUX_ID - 1 broken as its
  *    name says (bad NTH signature, block length past the transfer, NDP naming itself as the
