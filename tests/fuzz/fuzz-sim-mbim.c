@@ -8,10 +8,11 @@
  *    the bytes, which random bytes seldom do. The first byte's other bits pick the options
  *    and whether a valid OPEN comes first, so short inputs reach the commands. Besides what
  *    ASan/UBSan see: every message sent is a whole modem->host message libmbim validates,
- *    no larger than the host's MaxControlTransfer; the fragments of one answer come in order, in one
- *    go, and add up to its information buffer; a message is either handled or counted as
- *    malformed (or not opened) and then answered by exactly one FUNCTION_ERROR; sessions
- *    exist only while open, on a configured mux, no more than max_sessions.
+ *    no larger than the host's MaxControlTransfer, an answer in its request's transaction
+ *    and an indication in none; the fragments of one answer come in order, in one go, and
+ *    add up to its information buffer; a message is either handled or counted as malformed
+ *    (or not opened) and then answered by exactly one FUNCTION_ERROR; sessions exist only
+ *    while open, on a configured mux, no more than max_sessions.
  *  - 1, uplink: one OUT NTB for the strict check of the MBIM data path (sim-ntb.h), with the
  *    function's parameters from the next bytes. Accepted means: within dwNtbOutMaxSize and
  *    the datagram limit, every datagram a whole IP header inside the block at the divisor
@@ -81,6 +82,7 @@ static unsigned replies, errors;
 /* The most the function may send: wMaxControlMessage, then what the last OPEN asked for
  * (MBIM 1.0 §9.3.1: MaxControlTransfer, at least 64). */
 static size_t limit;
+static uint32_t request_tid; /* of the message being handled */
 
 /* The answer being received in fragments: its first fragment's fields and what came so far. */
 static struct {
@@ -124,6 +126,8 @@ static void on_send(void *userdata, const uint8_t *buf, size_t len)
 		check(0);
 	}
 
+	/* An answer carries its request's transaction, an indication none. */
+	check(tid == (type == MBIM_MESSAGE_TYPE_COMMAND_DONE ? request_tid : 0));
 	size_t hdr = type == MBIM_MESSAGE_TYPE_COMMAND_DONE ? CMD_HDR : IND_HDR;
 	check(len >= MSG_HDR + FRAG_HDR);
 	uint32_t total = le32(buf + 12), cur = le32(buf + 16);
@@ -220,6 +224,7 @@ static int handle(struct sim_mbim *m, const uint8_t *msg, size_t n)
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	uint64_t bad = st->mbim_malformed + st->mbim_not_opened;
 	unsigned before = replies, errors_before = errors;
+	request_tid = n >= MSG_HDR ? le32(msg + 8) : 0;
 	int r = sim_mbim_handle(m, msg, n);
 
 	check(frag.total == 0);
@@ -288,6 +293,7 @@ static void fuzz_control(uint8_t cfg, const uint8_t *data, size_t size)
 		off += 2;
 		if (n > size - off)
 			n = size - off;
+		request_tid = 0;
 		if (h & 0x4000)
 			sim_mbim_drop_all(m);
 		if (h & 0x2000)
@@ -306,6 +312,7 @@ static void fuzz_control(uint8_t cfg, const uint8_t *data, size_t size)
 		handle(m, msg, n);
 	}
 	check_all_sessions(m);
+	request_tid = 0;
 	if (size & 1)
 		sim_mbim_drop_all(m);
 	sim_mbim_reset(m);
