@@ -31,6 +31,9 @@ enum transport_ep {
 	/* sim only, modem -> host, the first message of a connection: what the USB descriptors
 	 * would say (struct transport_sim_descriptor). */
 	TRANSPORT_EP_DESCRIPTOR = 5,
+	/* sim only, both ways: a class request on the default control pipe and its completion
+	 * (struct transport_sim_class_request); what cdc_ncm sends before data flows. */
+	TRANSPORT_EP_CLASS_REQUEST = 6,
 };
 
 /* The sim wire format: this header, then the transfer's bytes, in one SEQPACKET message. */
@@ -40,10 +43,60 @@ struct transport_sim_header {
 	uint16_t reserved; /* 0 */
 } __attribute__((packed));
 
-/* The payload of a TRANSPORT_EP_DESCRIPTOR message. */
+/* The USB function the sim plays (struct transport_sim_descriptor.function). */
+enum transport_sim_function {
+	TRANSPORT_SIM_FUNCTION_QMI = 0,	 /* vendor interface ff/ff/ff: QMI control, QMAP data */
+	TRANSPORT_SIM_FUNCTION_MBIM = 1, /* MBIM 02/0e + data 0a/00/02: MBIM control, NTB data */
+};
+
+/*
+ * The payload of a TRANSPORT_EP_DESCRIPTOR message. A QMI function sends these 4 bytes only
+ * (older sims sent function 0 as a reserved byte: QMI). An MBIM function follows them with
+ * struct transport_sim_mbim_descriptor; a host reads what it knows and ignores the rest.
+ */
 struct transport_sim_descriptor {
 	uint8_t interface_number; /* the data interface's bInterfaceNumber */
-	uint8_t reserved[3];	  /* 0 */
+	uint8_t function;	  /* enum transport_sim_function */
+	uint8_t reserved[2];	  /* 0 */
+} __attribute__((packed));
+
+/*
+ * What the MBIM function's descriptors and GET_NTB_PARAMETERS would tell cdc_mbim, so the
+ * host negotiates as it would over USB (docs/PROTOCOLS.md §3.4). Little-endian, as on USB.
+ * Until the host says otherwise (TRANSPORT_EP_CLASS_REQUEST) the function sends NTB16 of at
+ * most dwNtbInMaxSize bytes (NCM 1.0 §6.2.5, §6.2.7).
+ */
+struct transport_sim_mbim_descriptor {
+	uint8_t ntb_parameters[28];   /* the GET_NTB_PARAMETERS answer, byte for byte */
+	uint16_t max_control_message; /* MBIM functional descriptor wMaxControlMessage */
+	uint16_t max_segment_size;    /* ... wMaxSegmentSize */
+	uint16_t mtu;		      /* MBIM extended functional descriptor wMTU; 0 = none */
+	uint16_t reserved;	      /* 0 */
+} __attribute__((packed));
+
+/*
+ * A class request (TRANSPORT_EP_CLASS_REQUEST), host -> sim: this setup packet, then wLength
+ * data bytes for a host-to-device request (bmRequestType 0x21) and none for a device-to-host
+ * one (0xa1). The sim answers every request, in order, with a TRANSPORT_EP_CLASS_REQUEST
+ * message of its own: the same setup packet, then for 0xa1 the data (at most wLength bytes),
+ * with TRANSPORT_SIM_FLAG_STALL in the header when the function refused the request (what a
+ * USB STALL handshake says). Requests the MBIM sim knows (cdc.h; NCM 1.0 §6.2):
+ *   0x80 GET_NTB_PARAMETERS (0xa1): the 28 bytes of the descriptor
+ *   0x83 GET_NTB_FORMAT (0xa1), 0x84 SET_NTB_FORMAT (0x21, wValue 0 NTB16, 1 NTB32)
+ *   0x85 GET_NTB_INPUT_SIZE (0xa1), 0x86 SET_NTB_INPUT_SIZE (0x21, 4 bytes dwNtbInMaxSize or
+ *        8 bytes adding wNtbInMaxDatagrams and a reserved u16)
+ *   0x89 GET_CRC_MODE, 0x8a SET_CRC_MODE (wValue 0 only: the function offers no CRC)
+ * SET_NTB_FORMAT and SET_NTB_INPUT_SIZE are refused while a session is active (the data
+ * interface would be in its data alternate setting, NCM 1.0 §6.2.5), as are a format the
+ * function does not support and an input size below 2048 or above dwNtbInMaxSize. wIndex
+ * (the communications interface, on USB) is not checked: the sim plays one function.
+ */
+struct transport_sim_class_request {
+	uint8_t request_type; /* bmRequestType */
+	uint8_t request;      /* bRequest */
+	uint16_t value;	      /* wValue, little-endian */
+	uint16_t index;	      /* wIndex */
+	uint16_t length;      /* wLength */
 } __attribute__((packed));
 
 #define TRANSPORT_SIM_FLAG_ZLP 0x01 /* the OUT transfer was terminated by a zero-length packet */
@@ -54,6 +107,8 @@ struct transport_sim_descriptor {
  * cannot take yet stays unread and unacknowledged, as a NAKed USB OUT transfer stays pending.
  */
 #define TRANSPORT_SIM_FLAG_ACK 0x02
+/* On a class request answer: the function refused it (STALL). */
+#define TRANSPORT_SIM_FLAG_STALL 0x04
 
 /* Largest transfer any backend carries (the biggest QMAP/NTB aggregate a modem grants). */
 #define TRANSPORT_MAX_TRANSFER 65536

@@ -186,6 +186,108 @@ def seeds():
     m = mbim(1, struct.pack("<I", 4096)) + mbim(3, bytes(16) + struct.pack("<II", 1, 0)) + mbim(2)
     s["fuzz-wdm"] = [b"\0" + q, b"\x06" + q, b"\x01" + m, b"\x0b" + m, b"\x02" + b"\x42" + q + q[:7],
                      b"\x03" + b"\0\0" + m]
+    # ---- sim-mbim: first byte even = control, then [le16 fixup<<15|drop<<14|reset<<13|len][msg]...
+    #      first byte odd = uplink NTB: [divisor/alignment/remainder][max datagrams][NTB]
+    def sm(cfg, *msgs):
+        out = bytes([cfg])
+        for m in msgs:
+            out += struct.pack("<H", len(m)) + m
+        return out
+    basic = bytes.fromhex("a289cc33bcbb8b4fb6b0133ec2aae6df")
+    internet = bytes.fromhex("7e5e2a7e4e6f7272736b656e7e5e2a7e")
+    def mcmd(cid, ctype, info=b"", tid=2, service=basic):
+        return mbim(3, struct.pack("<II", 1, 0) + service + struct.pack("<III", cid, ctype, len(info)) + info, tid)
+    def utf16(x):
+        return x.encode("utf-16-le")
+    def connect_set(session=0, apn="internet", user="", password="", auth=0, ip_type=3, cmd=1):
+        strs = b""
+        pairs = []
+        for t in (apn, user, password):
+            u = utf16(t)
+            pairs.append((60 + len(strs) if u else 0, len(u)))
+            strs += u + b"\0" * (-len(u) % 4)
+        info = struct.pack("<II", session, cmd)
+        for off, ln in pairs:
+            info += struct.pack("<II", off, ln)
+        return info + struct.pack("<III", 0, auth, ip_type) + internet + strs
+    opn = mbim(1, struct.pack("<I", 4096), 1)
+    opn64 = mbim(1, struct.pack("<I", 64), 1)
+    conn = mcmd(12, 1, connect_set(), 2)
+    ipcfg = mcmd(15, 0, struct.pack("<I", 0) + bytes(56), 3)
+    # A CONNECT set for session 1 in three fragments of one transaction.
+    whole = mcmd(12, 1, connect_set(session=1, apn="corp", user="alice", password="s3cret", auth=2), 4)
+    body = whole[20:]
+    parts = [body[:40], body[40:80], body[80:]]
+    fragmented = [mbim(3, struct.pack("<II", 3, i) + part, 4) for i, part in enumerate(parts)]
+    s["fuzz-sim-mbim"] = [
+        sm(0x00, opn),
+        sm(0x00, opn, conn, ipcfg),
+        sm(0x02, conn, ipcfg, mcmd(12, 0, struct.pack("<I", 0) + bytes(32), 5),
+           mcmd(12, 1, connect_set(cmd=0), 6)),
+        sm(0x82, *fragmented, mcmd(15, 0, struct.pack("<I", 1) + bytes(56), 5)),
+        sm(0x12, opn64, mcmd(1, 0), mcmd(2, 0), mcmd(9, 0), mcmd(16, 0)),
+        sm(0x02, mcmd(3, 1, struct.pack("<I", 0)), mcmd(3, 0), mcmd(10, 1, struct.pack("<I", 1)),
+           mcmd(10, 0), mcmd(19, 1, struct.pack("<I", 0))),
+        sm(0x02, mcmd(12, 1, connect_set(session=253, ip_type=2), 7),
+           mcmd(15, 0, struct.pack("<I", 253) + bytes(56), 8), mbim(4, struct.pack("<I", 2), 9),
+           mbim(2, b"", 10)),
+        sm(0x20, mcmd(1, 0), opn, mcmd(12, 1, connect_set(session=2, ip_type=1), 3),
+           mcmd(1, 0, service=bytes.fromhex("d1a30bc2f97a6e43bf65c7e24fb0f0d3"))),
+        # one session allowed, a second asked for; IPv6 on an IPv4-only mux; an APN longer
+        # than any the modem knows; a message over wMaxControlMessage
+        sm(0x22, conn, mcmd(12, 1, connect_set(session=1), 3)),
+        sm(0x02, mcmd(12, 1, connect_set(session=1, ip_type=2), 2)),
+        sm(0x02, mcmd(12, 1, connect_set(apn="a" * 300), 2)),
+        sm(0x02, mcmd(19, 1, bytes(4200 - 48), 2), mcmd(19, 1, bytes(64), 3)),
+    ]
+    def ntb16(dgrams, seq=1, align=4):
+        # datagrams after the NTH, each at a multiple of 4; one NDP per session at the end
+        data = bytearray(12)
+        idx = {}
+        for sess, pkt in dgrams:
+            data += b"\0" * (-len(data) % 4)
+            idx.setdefault(sess, []).append((len(data), len(pkt)))
+            data += pkt
+        first = 0
+        ndps = []
+        for sess, entries in idx.items():
+            data += b"\0" * (-len(data) % align)
+            ndps.append(len(data))
+            ndp = b"IPS" + bytes([sess]) + struct.pack("<HH", 8 + 4 * (len(entries) + 1), 0)
+            ndp += b"".join(struct.pack("<HH", o, ln) for o, ln in entries) + bytes(4)
+            data += ndp
+        for i, off in enumerate(ndps):
+            nxt = ndps[i + 1] if i + 1 < len(ndps) else 0
+            struct.pack_into("<H", data, off + 6, nxt)
+        struct.pack_into("<4sHHHH", data, 0, b"NCMH", 12, seq, len(data), ndps[0])
+        return bytes(data)
+    def ntb32(dgrams, seq=1, align=4):
+        data = bytearray(16)
+        idx = {}
+        for sess, pkt in dgrams:
+            data += b"\0" * (-len(data) % 4)
+            idx.setdefault(sess, []).append((len(data), len(pkt)))
+            data += pkt
+        ndps = []
+        for sess, entries in idx.items():
+            data += b"\0" * (-len(data) % align)
+            ndps.append(len(data))
+            ndp = b"ips" + bytes([sess]) + struct.pack("<HHII", 16 + 8 * (len(entries) + 1), 0, 0, 0)
+            ndp += b"".join(struct.pack("<II", o, ln) for o, ln in entries) + bytes(8)
+            data += ndp
+        for i, off in enumerate(ndps):
+            nxt = ndps[i + 1] if i + 1 < len(ndps) else 0
+            struct.pack_into("<I", data, off + 8, nxt)
+        struct.pack_into("<4sHHII", data, 0, b"ncmh", 16, seq, len(data), ndps[0])
+        return bytes(data)
+    # cfg: bit0 uplink, bit1 NTB32, bits 2-3 repair, bits 4-5 dwNtbOutMaxSize choice
+    # params byte: divisor 4 << (b & 3), alignment 4 << (b >> 2 & 3), remainder b >> 4
+    s["fuzz-sim-mbim"] += [
+        b"\x01\x00\x20" + ntb16([(0, ipv4_udp()), (0, ipv4_tcp()), (1, ipv6_udp())]),
+        b"\x03\x00\x20" + ntb32([(0, ipv4_tcp()), (2, ipv6_tcp())]),
+        b"\x01\x0c\x00" + ntb16([(0, ipv4_udp()), (1, ipv6_udp())], align=64),
+        b"\x33\x00\x02" + ntb32([(0, ipv4_udp())] * 3),
+    ]
     return s
 
 

@@ -4,8 +4,9 @@
  * Run it inside the network namespace that should hold its network side:
  *   ip netns exec sim qmapd-sim --socket /run/qmapd-sim.sock \
  *           --net-address 198.51.100.1/24 --mux 1=192.0.2.2/24,2001:db8:1::2/64
- * It answers QMI on the control channel (sim-qmi.h); SIGUSR2 makes the network drop every
- * connected session; SIGHUP reads --rate-file again (a user moving through the cell).
+ * It answers QMI on the control channel (sim-qmi.h), or MBIM with --mbim (sim-mbim.h, data
+ * in NTBs); SIGUSR2 makes the network drop every connected session; SIGHUP reads --rate-file
+ * again (a user moving through the cell).
  */
 #include <errno.h>
 #include <ev.h>
@@ -48,6 +49,17 @@ enum {
 	OPT_MODEM_BUFFER,
 	OPT_NETWORK_DELAY,
 	OPT_RATE_FILE,
+	OPT_MBIM,
+	OPT_NTB,
+	OPT_NTB_IN_MAX_SIZE,
+	OPT_NTB_OUT_MAX_SIZE,
+	OPT_NTB_OUT_DIVISOR,
+	OPT_NTB_OUT_REMAINDER,
+	OPT_NTB_OUT_ALIGNMENT,
+	OPT_NTB_OUT_MAX_DATAGRAMS,
+	OPT_MAX_CONTROL_MESSAGE,
+	OPT_MAX_SESSIONS,
+	OPT_QMI_OVER_MBIM,
 };
 
 static const struct option options[] = {
@@ -80,6 +92,17 @@ static const struct option options[] = {
 	{ "modem-buffer", required_argument, NULL, OPT_MODEM_BUFFER },
 	{ "network-delay", required_argument, NULL, OPT_NETWORK_DELAY },
 	{ "rate-file", required_argument, NULL, OPT_RATE_FILE },
+	{ "mbim", no_argument, NULL, OPT_MBIM },
+	{ "ntb", required_argument, NULL, OPT_NTB },
+	{ "ntb-in-max-size", required_argument, NULL, OPT_NTB_IN_MAX_SIZE },
+	{ "ntb-out-max-size", required_argument, NULL, OPT_NTB_OUT_MAX_SIZE },
+	{ "ntb-out-divisor", required_argument, NULL, OPT_NTB_OUT_DIVISOR },
+	{ "ntb-out-remainder", required_argument, NULL, OPT_NTB_OUT_REMAINDER },
+	{ "ntb-out-alignment", required_argument, NULL, OPT_NTB_OUT_ALIGNMENT },
+	{ "ntb-out-max-datagrams", required_argument, NULL, OPT_NTB_OUT_MAX_DATAGRAMS },
+	{ "max-control-message", required_argument, NULL, OPT_MAX_CONTROL_MESSAGE },
+	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "qmi-over-mbim", no_argument, NULL, OPT_QMI_OVER_MBIM },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -103,7 +126,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: qmapd-sim --socket PATH [OPTIONS]\n"
-		"Play a QMAP modem (QMI control and data) for qmapd's `sim` transport.\n"
+		"Play a QMAP modem (QMI control and data), or with --mbim an MBIM modem (MBIM\n"
+		"control, NTB data), for qmapd's `sim` transport.\n"
 		"\n"
 		"  --socket PATH              listen here (SOCK_SEQPACKET), required\n"
 		"  --profile NAME             behave like a documented modem family (below);\n"
@@ -153,7 +177,24 @@ static void usage(FILE *f)
 		"  --network-delay MS         one-way delay on the network side (both halves of\n"
 		"                             the round trip are applied to the uplink)\n"
 		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
-		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize\n"
+		"  --mbim                     an MBIM function: MBIM control, NTB data; session\n"
+		"                             N carries mux N+1\n"
+		"  --ntb 16|32                NTB formats offered: NTB16 only (default), or\n"
+		"                             NTB16 and NTB32 (the host picks with "
+		"SET_NTB_FORMAT)\n"
+		"  --ntb-in-max-size N        dwNtbInMaxSize (default %d)\n"
+		"  --ntb-out-max-size N       dwNtbOutMaxSize (default %d)\n"
+		"  --ntb-out-divisor N        wNdpOutDivisor (default %d)\n"
+		"  --ntb-out-remainder N      wNdpOutPayloadRemainder (default 0)\n"
+		"  --ntb-out-alignment N      wNdpOutAlignment (default %d)\n"
+		"  --ntb-out-max-datagrams N  wNtbOutMaxDatagrams, 0 = no limit (default %d);\n"
+		"                             an OUT NTB breaking any of these is dropped\n"
+		"  --max-control-message N    wMaxControlMessage (default %d)\n"
+		"  --max-sessions N           MBIM sessions active at once (default %d)\n"
+		"  --qmi-over-mbim            list the QMI-over-MBIM service (not served)\n"
+		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize (QMI);\n"
+		"                             bad-signature, bad-block-length, ndp-loop,\n"
+		"                             datagram-outside (MBIM)\n"
 		"  --inject-every N           inject into every Nth downlink aggregate (default "
 		"%d)\n"
 		"  --stats-file PATH          write counters here on SIGUSR1 and at exit\n"
@@ -168,8 +209,10 @@ static void usage(FILE *f)
 		SIM_QMI_DATA_INTERFACE_DEFAULT, SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT,
 		CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX, SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT,
 		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
-		SIM_DL_MAX_DATAGRAMS_DEFAULT, SIM_FLUSH_USEC_DEFAULT, SIM_INJECT_EVERY_DEFAULT,
-		profile_list());
+		SIM_DL_MAX_DATAGRAMS_DEFAULT, SIM_FLUSH_USEC_DEFAULT, SIM_NTB_IN_MAX_SIZE_DEFAULT,
+		SIM_NTB_OUT_MAX_SIZE_DEFAULT, SIM_NTB_DIVISOR_DEFAULT, SIM_NTB_ALIGNMENT_DEFAULT,
+		SIM_NTB_OUT_MAX_DGRAMS_DEFAULT, SIM_MBIM_MAX_CONTROL_DEFAULT,
+		SIM_MBIM_MAX_SESSIONS_DEFAULT, SIM_INJECT_EVERY_DEFAULT, profile_list());
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *ret)
@@ -337,6 +380,69 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 				return -EINVAL;
 			}
 			strcpy(o->rate_file, optarg);
+			break;
+		case OPT_MBIM:
+			o->mbim = true;
+			break;
+		case OPT_NTB:
+			if (strcmp(optarg, "16") == 0) {
+				o->ntb.formats = NTB_FORMATS_16;
+			} else if (strcmp(optarg, "32") == 0) {
+				o->ntb.formats = NTB_FORMATS_16 | NTB_FORMATS_32;
+			} else {
+				fprintf(stderr,
+					"qmapd-sim: invalid --ntb '%s': expected 16 or 32\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NTB_IN_MAX_SIZE:
+			if (parse_u32("--ntb-in-max-size", optarg, NTB_MIN_IN_SIZE, 65536,
+				      &o->ntb.in_max_size) < 0)
+				return -EINVAL;
+			break;
+		case OPT_NTB_OUT_MAX_SIZE:
+			if (parse_u32("--ntb-out-max-size", optarg, NTB_MIN_OUT_SIZE, 65536,
+				      &o->ntb.out_max_size) < 0)
+				return -EINVAL;
+			break;
+		case OPT_NTB_OUT_DIVISOR:
+		case OPT_NTB_OUT_REMAINDER:
+		case OPT_NTB_OUT_ALIGNMENT:
+		case OPT_NTB_OUT_MAX_DATAGRAMS:
+		case OPT_MAX_CONTROL_MESSAGE: {
+			static const char *const names[] = {
+				[OPT_NTB_OUT_DIVISOR - OPT_NTB_OUT_DIVISOR] = "--ntb-out-divisor",
+				[OPT_NTB_OUT_REMAINDER - OPT_NTB_OUT_DIVISOR] =
+					"--ntb-out-remainder",
+				[OPT_NTB_OUT_ALIGNMENT - OPT_NTB_OUT_DIVISOR] =
+					"--ntb-out-alignment",
+				[OPT_NTB_OUT_MAX_DATAGRAMS - OPT_NTB_OUT_DIVISOR] =
+					"--ntb-out-max-datagrams",
+				[OPT_MAX_CONTROL_MESSAGE - OPT_NTB_OUT_DIVISOR] =
+					"--max-control-message",
+			};
+			if (parse_u32(names[c - OPT_NTB_OUT_DIVISOR], optarg, 0, 65535, &v) < 0)
+				return -EINVAL;
+			if (c == OPT_NTB_OUT_DIVISOR)
+				o->ntb.out_divisor = (uint16_t)v;
+			else if (c == OPT_NTB_OUT_REMAINDER)
+				o->ntb.out_remainder = (uint16_t)v;
+			else if (c == OPT_NTB_OUT_ALIGNMENT)
+				o->ntb.out_alignment = (uint16_t)v;
+			else if (c == OPT_NTB_OUT_MAX_DATAGRAMS)
+				o->ntb.out_max_datagrams = (uint16_t)v;
+			else
+				o->mbim_max_control = (uint16_t)v;
+			break;
+		}
+		case OPT_MAX_SESSIONS:
+			if (parse_u32("--max-sessions", optarg, 1, SIM_MBIM_SESSIONS,
+				      &o->mbim_max_sessions) < 0)
+				return -EINVAL;
+			break;
+		case OPT_QMI_OVER_MBIM:
+			o->qmi_over_mbim = true;
 			break;
 		default:
 			/* getopt_long already said what was wrong. */

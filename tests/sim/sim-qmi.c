@@ -210,8 +210,7 @@ static uint8_t *prefix_bytes(struct config_prefix *p, size_t *ret_len)
 	return p->family == AF_INET ? (uint8_t *)&p->addr.v4 : p->addr.v6.s6_addr;
 }
 
-/* The network's first host, or the second when the first is the host itself. */
-static void gateway_of(const struct config_prefix *host, struct config_prefix *ret)
+void sim_qmi_gateway_of(const struct config_prefix *host, struct config_prefix *ret)
 {
 	struct config_prefix gw = *host;
 	size_t n;
@@ -1349,7 +1348,7 @@ static void wds_get_current_settings(struct sim_qmi *q, const struct req *r)
 
 	if (c->session_family == QMI_WDS_IP_FAMILY_IPV4) {
 		struct config_prefix gw;
-		gateway_of(&mux->ipv4, &gw);
+		sim_qmi_gateway_of(&mux->ipv4, &gw);
 		if (mask & QMI_WDS_REQUESTED_SETTINGS_DNS_ADDRESS)
 			ok = ok && put_ipv4(resp, 0x15, SIM_QMI_DNS4_PRIMARY) &&
 			     put_ipv4(resp, 0x16, SIM_QMI_DNS4_SECONDARY);
@@ -1360,7 +1359,7 @@ static void wds_get_current_settings(struct sim_qmi *q, const struct req *r)
 			     put_u32(resp, 0x21, ipv4_mask(mux->ipv4.prefixlen));
 	} else {
 		struct config_prefix gw;
-		gateway_of(&mux->ipv6, &gw);
+		sim_qmi_gateway_of(&mux->ipv6, &gw);
 		if (mask & QMI_WDS_REQUESTED_SETTINGS_IP_ADDRESS)
 			ok = ok && put_ipv6(resp, 0x25, &mux->ipv6.addr.v6, mux->ipv6.prefixlen);
 		if (mask & QMI_WDS_REQUESTED_SETTINGS_GATEWAY_INFO)

@@ -245,6 +245,10 @@ unsigned sim_qmi_drop_all(struct sim_qmi *q);
 /* A session of either family is up on this mux: the data side may carry its traffic. */
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);
 
+/* The gateway a session with this host address gets: the network's first host, or the second
+ * when the first is the host itself (the MBIM side hands out the same). */
+void sim_qmi_gateway_of(const struct config_prefix *host, struct config_prefix *ret);
+
 const struct sim_qmi_data_format *sim_qmi_get_data_format(const struct sim_qmi *q);
 const struct sim_qmi_stats *sim_qmi_get_stats(const struct sim_qmi *q);
 

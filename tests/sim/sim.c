@@ -22,6 +22,7 @@
 #include "log.h"
 #include "rtnl.h"
 #include "sim-net.h"
+#include "sim-ntb.h"
 #include "sim-radio.h"
 #include "sim.h"
 #include "transport.h"
@@ -48,6 +49,22 @@
 #define SIM_DL_ALIGN 4
 /* DL minimum padding: "valid values 0-64, must be 4-bytes aligned" (Telit SDK wda.h). */
 #define SIM_DL_PADDING_MAX 64
+
+/* Scratch room for the segments of one super-packet cut for NTBs (64 KiB of payload plus
+ * the headers every segment repeats). */
+#define SIM_NTB_SEG_ROOM (128 * 1024)
+
+static void ntb_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void ntb_put_le32(uint8_t *p, uint32_t v)
+{
+	ntb_put_le16(p, (uint16_t)v);
+	ntb_put_le16(p + 2, (uint16_t)(v >> 16));
+}
 
 /* Control messages held while the socket is full. A host that stops reading its control
  * channel gets no more than this; a real exchange has a handful in flight. */
@@ -130,6 +147,20 @@ struct sim {
 	bool dl_paused;		  /* the TUN is left unread until dl_next_ns */
 	ev_timer dl_pace_timer;
 
+	/* MBIM: the control engine and the NTB data side. */
+	struct sim_mbim *mbim;
+	enum ntb_format ntb_format; /* SET_NTB_FORMAT: NTB16 on every new connection */
+	uint32_t ntb_in_size;	    /* SET_NTB_INPUT_SIZE: dwNtbInMaxSize until then */
+	uint16_t ntb_in_max_dgrams; /* its 8-byte form; 0 = none given */
+	uint16_t ntb_sequence;	    /* wSequence of the next IN NTB */
+	struct ntb_builder dl_ntb;  /* the IN NTB in dl_buf, valid while dl_ntb_open */
+	bool dl_ntb_open;
+	uint8_t *ntb_rx;	     /* a packet read from the TUN (no offload) */
+	uint8_t *ntb_seg;	     /* segments of a super-packet (offload) */
+	struct gso_segment held[64]; /* read but not yet in an NTB: the socket was full */
+	unsigned held_n, held_next;
+	uint8_t held_session;
+
 	struct sim_stats stats;
 };
 
@@ -143,6 +174,10 @@ static const char *const inject_names[_SIM_INJECT_MAX] = {
 	[SIM_INJECT_UNKNOWN_MUX] = "unknown-mux",
 	[SIM_INJECT_COMMAND] = "command",
 	[SIM_INJECT_OVERSIZE] = "oversize",
+	[SIM_INJECT_BAD_SIGNATURE] = "bad-signature",
+	[SIM_INJECT_BAD_BLOCK_LENGTH] = "bad-block-length",
+	[SIM_INJECT_NDP_LOOP] = "ndp-loop",
+	[SIM_INJECT_DATAGRAM_OUTSIDE] = "datagram-outside",
 };
 
 /* Stats keys may not contain '-', so they have their own spelling. */
@@ -151,6 +186,10 @@ static const char *const inject_keys[_SIM_INJECT_MAX] = {
 	[SIM_INJECT_UNKNOWN_MUX] = "unknown_mux",
 	[SIM_INJECT_COMMAND] = "command",
 	[SIM_INJECT_OVERSIZE] = "oversize",
+	[SIM_INJECT_BAD_SIGNATURE] = "bad_signature",
+	[SIM_INJECT_BAD_BLOCK_LENGTH] = "bad_block_length",
+	[SIM_INJECT_NDP_LOOP] = "ndp_loop",
+	[SIM_INJECT_DATAGRAM_OUTSIDE] = "datagram_outside",
 };
 
 static const char *const command_type_keys[4] = {
@@ -304,6 +343,19 @@ void sim_options_init(struct sim_options *o)
 		.inject_every = SIM_INJECT_EVERY_DEFAULT,
 		.session_mtu = SIM_QMI_MTU_DEFAULT,
 		.offload = true,
+		.ntb = {
+			.formats = NTB_FORMATS_16,
+			.in_max_size = SIM_NTB_IN_MAX_SIZE_DEFAULT,
+			.in_divisor = SIM_NTB_DIVISOR_DEFAULT,
+			.in_alignment = SIM_NTB_ALIGNMENT_DEFAULT,
+			.out_max_size = SIM_NTB_OUT_MAX_SIZE_DEFAULT,
+			.out_divisor = SIM_NTB_DIVISOR_DEFAULT,
+			.out_alignment = SIM_NTB_ALIGNMENT_DEFAULT,
+			.out_max_datagrams = SIM_NTB_OUT_MAX_DGRAMS_DEFAULT,
+		},
+		.mbim_max_control = SIM_MBIM_MAX_CONTROL_DEFAULT,
+		.mbim_max_segment = SIM_MBIM_MAX_SEGMENT_DEFAULT,
+		.mbim_max_sessions = SIM_MBIM_MAX_SESSIONS_DEFAULT,
 	};
 	strcpy(o->netdev, SIM_NETDEV_DEFAULT);
 	sim_options_apply_profile(o, "default", NULL, 0);
@@ -473,7 +525,8 @@ int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t e
 		if (k == _SIM_INJECT_MAX) {
 			snprintf(errbuf, errlen,
 				 "unknown injection '%.*s' in '%s': expected garbage, unknown-mux, "
-				 "command or oversize",
+				 "command, oversize (QMI) or bad-signature, bad-block-length, "
+				 "ndp-loop, datagram-outside (MBIM)",
 				 (int)n, p, arg);
 			return -EINVAL;
 		}
@@ -484,6 +537,63 @@ int sim_parse_inject(const char *arg, unsigned *ret_mask, char *errbuf, size_t e
 	}
 
 	*ret_mask = mask;
+	return 0;
+}
+
+static bool pow2_at_least4(uint32_t v)
+{
+	return v >= 4 && (v & (v - 1)) == 0;
+}
+
+/* The NTB parameters a strict host would not have to correct (ntb_params_parse()). */
+static int sim_options_validate_mbim(const struct sim_options *o, char *errbuf, size_t errlen)
+{
+	const struct ntb_params *p = &o->ntb;
+	uint32_t in_limit = (p->formats & NTB_FORMATS_32) ? TRANSPORT_MAX_TRANSFER : 65535;
+
+	if (p->in_max_size < NTB_MIN_IN_SIZE || p->in_max_size > in_limit) {
+		snprintf(errbuf, errlen, "invalid NTB in max size %u: expected %d..%u",
+			 p->in_max_size, NTB_MIN_IN_SIZE, in_limit);
+		return -EINVAL;
+	}
+	if (p->out_max_size < NTB_MIN_OUT_SIZE || p->out_max_size > in_limit) {
+		snprintf(errbuf, errlen, "invalid NTB out max size %u: expected %d..%u",
+			 p->out_max_size, NTB_MIN_OUT_SIZE, in_limit);
+		return -EINVAL;
+	}
+	if (!pow2_at_least4(p->out_divisor) || p->out_divisor >= p->out_max_size ||
+	    !pow2_at_least4(p->out_alignment) || p->out_alignment >= p->out_max_size) {
+		snprintf(errbuf, errlen,
+			 "invalid NTB out divisor %u / alignment %u: expected powers of two, at "
+			 "least 4 and below the out max size",
+			 p->out_divisor, p->out_alignment);
+		return -EINVAL;
+	}
+	if (p->out_remainder >= p->out_divisor) {
+		snprintf(errbuf, errlen, "invalid NTB out remainder %u: expected below %u",
+			 p->out_remainder, p->out_divisor);
+		return -EINVAL;
+	}
+	if (o->mtu < SIM_MTU_MIN || o->mtu > p->in_max_size - SIM_NTB_RESERVED ||
+	    o->mtu > p->out_max_size - SIM_NTB_RESERVED) {
+		snprintf(errbuf, errlen,
+			 "invalid MTU %u: expected %d..%u (the smaller NTB max size less %d)",
+			 o->mtu, SIM_MTU_MIN,
+			 (p->in_max_size < p->out_max_size ? p->in_max_size : p->out_max_size) -
+				 SIM_NTB_RESERVED,
+			 SIM_NTB_RESERVED);
+		return -EINVAL;
+	}
+	if (o->mbim_max_control < SIM_MBIM_MAX_CONTROL_MIN) {
+		snprintf(errbuf, errlen, "invalid wMaxControlMessage %u: expected at least %d",
+			 o->mbim_max_control, SIM_MBIM_MAX_CONTROL_MIN);
+		return -EINVAL;
+	}
+	if (o->mbim_max_sessions < 1 || o->mbim_max_sessions > SIM_MBIM_SESSIONS) {
+		snprintf(errbuf, errlen, "invalid max sessions %u: expected 1..%d",
+			 o->mbim_max_sessions, SIM_MBIM_SESSIONS);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -507,7 +617,10 @@ int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errle
 			 o->dl_max_size, CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX);
 		return -EINVAL;
 	}
-	if (o->mtu < SIM_MTU_MIN || o->mtu > o->dl_max_size - SIM_DL_RESERVED) {
+	if (o->mbim) {
+		if (sim_options_validate_mbim(o, errbuf, errlen) < 0)
+			return -EINVAL;
+	} else if (o->mtu < SIM_MTU_MIN || o->mtu > o->dl_max_size - SIM_DL_RESERVED) {
 		snprintf(errbuf, errlen,
 			 "invalid MTU %u: expected %d..%u (downlink max size %u less %d)", o->mtu,
 			 SIM_MTU_MIN, o->dl_max_size - SIM_DL_RESERVED, o->dl_max_size,
@@ -561,14 +674,23 @@ int sim_options_validate(const struct sim_options *o, char *errbuf, size_t errle
 				}
 		}
 	}
+	unsigned other_mode = o->mbim ? SIM_INJECT_QMAP_MASK : SIM_INJECT_NTB_MASK;
+	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
+		if (o->inject & other_mode & (1u << k)) {
+			snprintf(errbuf, errlen, "injection '%s' is for %s mode", inject_names[k],
+				 o->mbim ? "QMI" : "MBIM");
+			return -EINVAL;
+		}
+	/* The injected NTBs carry their datagram on the session of the unknown mux. */
 	for (unsigned k = 0; k < _SIM_INJECT_MAX && !any_mux; k++)
-		if (k != SIM_INJECT_UNKNOWN_MUX && (o->inject & (1u << k))) {
+		if (k != SIM_INJECT_UNKNOWN_MUX && !(SIM_INJECT_NTB_MASK & (1u << k)) &&
+		    (o->inject & (1u << k))) {
 			snprintf(errbuf, errlen, "injection '%s' needs a configured mux",
 				 inject_names[k]);
 			return -EINVAL;
 		}
 	if (o->mux[SIM_INJECT_UNKNOWN_MUX_ID].present &&
-	    (o->inject & (1u << SIM_INJECT_UNKNOWN_MUX))) {
+	    (o->inject & ((1u << SIM_INJECT_UNKNOWN_MUX) | SIM_INJECT_NTB_MASK))) {
 		snprintf(errbuf, errlen, "unknown-mux injection uses mux %d, which is configured",
 			 SIM_INJECT_UNKNOWN_MUX_ID);
 		return -EINVAL;
@@ -683,6 +805,7 @@ static void dl_reset(struct sim *s)
 	s->dl_tail_reserve = 0;
 	s->dl_sealed = false;
 	s->dl_begun = false;
+	s->dl_ntb_open = false;
 	ev_timer_stop(s->loop, &s->flush_timer);
 }
 
@@ -709,9 +832,17 @@ static void conn_update_write_watch(struct sim *s)
 		ev_io_stop(s->loop, &s->io_conn_write);
 }
 
+/* A session (QMI or MBIM) is up on the mux. */
+static bool mux_session(const struct sim *s, unsigned mux_id)
+{
+	if (s->mbim)
+		return mux_id >= 1 && sim_mbim_session_active(s->mbim, mux_id - 1);
+	return sim_qmi_mux_connected(s->qmi, mux_id);
+}
+
 static bool mux_open(const struct sim *s, uint8_t mux_id)
 {
-	return s->opts.always_connected || sim_qmi_mux_connected(s->qmi, mux_id);
+	return s->opts.always_connected || mux_session(s, mux_id);
 }
 
 static void sim_disconnect(struct sim *s)
@@ -732,6 +863,9 @@ static void sim_disconnect(struct sim *s)
 	ctl_clear(s);
 	/* The host's clients and sessions end with it, as when a modem sees DTR drop. */
 	sim_qmi_reset(s->qmi);
+	if (s->mbim)
+		sim_mbim_reset(s->mbim);
+	s->held_n = s->held_next = 0;
 	if (s->net) {
 		s->stats.dl_dropped_disconnected += sim_net_discard(s->net);
 		ev_io_start(s->loop, &s->io_tun);
@@ -810,9 +944,11 @@ static void on_dl_pace_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	if (s->dl_blocked)
 		return; /* dl_flush starts the TUN again once the socket takes the aggregate */
 	ev_io_start(loop, &s->io_tun);
-	if (sim_net_pending(s->net))
+	if (sim_net_pending(s->net) || s->held_next < s->held_n)
 		ev_feed_event(loop, &s->io_tun, EV_READ);
 }
+
+static void ntb_inject(struct sim *s);
 
 /* Send the aggregate. Returns 0 (sent or nothing to send), -EAGAIN (parked) or -errno. */
 static int dl_flush(struct sim *s)
@@ -822,6 +958,15 @@ static int dl_flush(struct sim *s)
 	if (s->dl_packets == 0)
 		return 0;
 
+	if (!s->dl_sealed && s->mbim) {
+		size_t len = 0;
+		if (ntb_build_finish(&s->dl_ntb, &len) < 0)
+			return 0; /* cannot happen: dl_packets > 0 */
+		s->dl_len = len;
+		s->ntb_sequence++;
+		s->dl_sealed = true;
+		ev_timer_stop(s->loop, &s->flush_timer);
+	}
 	if (!s->dl_sealed) {
 		if (s->dl_inject & (1u << SIM_INJECT_OVERSIZE)) {
 			/* pkt_len 1500 with nothing after the header: runs past the end. */
@@ -866,6 +1011,8 @@ static int dl_flush(struct sim *s)
 	for (unsigned k = 0; k < _SIM_INJECT_MAX; k++)
 		if (s->dl_inject & (1u << k))
 			s->stats.injected[k]++;
+	if (s->mbim)
+		ntb_inject(s);
 	dl_pace(s);
 	if (s->dl_blocked) {
 		s->dl_blocked = false;
@@ -874,7 +1021,7 @@ static int dl_flush(struct sim *s)
 		if (!s->dl_paused)
 			ev_io_start(s->loop, &s->io_tun);
 		/* The rest of a super-packet read before the block is not the TUN's to signal. */
-		if (sim_net_pending(s->net))
+		if (sim_net_pending(s->net) || s->held_next < s->held_n)
 			ev_feed_event(s->loop, &s->io_tun, EV_READ);
 	}
 	dl_reset(s);
@@ -892,6 +1039,8 @@ int sim_send_flow_control(struct sim *s, bool enable)
 
 	if (s->conn_fd < 0)
 		return -ENOTCONN;
+	if (s->mbim)
+		return -EOPNOTSUPP; /* MBIM has no in-band flow control */
 	*h = (struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_IN };
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		if (!s->opts.mux[id].present)
@@ -925,7 +1074,8 @@ static void dl_drain_disconnected(struct sim *s)
 	size_t len;
 
 	for (unsigned i = 0; i < SIM_READ_BUDGET; i++) {
-		int r = sim_net_read(s->net, buf, s->opts.dl_max_size - s->hdr_size, &pkt, &len);
+		/* dl_alloc_size: the buffer's room in either mode (MBIM's is the NTB size). */
+		int r = sim_net_read(s->net, buf, s->dl_alloc_size - s->hdr_size, &pkt, &len);
 		if (r == -EINTR)
 			continue;
 		if (r <= 0) {
@@ -1036,6 +1186,223 @@ static int dl_segments(struct sim *s)
 	return 0;
 }
 
+/* ---- MBIM downlink: IN NTBs ---- */
+
+/* The IN NTB's layout: the function's own IN values within the host's input size. */
+static void ntb_in_params(const struct sim *s, struct ntb_params *p, uint32_t max_size)
+{
+	const struct ntb_params *o = &s->opts.ntb;
+	uint32_t dgrams = s->opts.dl_max_datagrams;
+
+	if (s->ntb_in_max_dgrams && s->ntb_in_max_dgrams < dgrams)
+		dgrams = s->ntb_in_max_dgrams;
+	if (dgrams > NTB_BUILD_MAX_DATAGRAMS)
+		dgrams = NTB_BUILD_MAX_DATAGRAMS;
+	*p = (struct ntb_params){
+		.formats = o->formats,
+		.out_max_size = max_size,
+		.out_divisor = o->in_divisor,
+		.out_remainder = o->in_remainder,
+		.out_alignment = o->in_alignment,
+		.out_max_datagrams = (uint16_t)dgrams,
+	};
+}
+
+/*
+ * One packet for mux into the IN NTB, sending the NTB first when it has no room. Returns 0
+ * when the packet is in (or dropped, counted), -EAGAIN when the socket is full and the packet
+ * must be kept for later.
+ */
+static int ntb_dl_add(struct sim *s, uint8_t mux, const uint8_t *pkt, size_t len)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* A sealed NTB still waits for the socket. */
+		if (s->dl_sealed && dl_flush(s) < 0)
+			return -EAGAIN;
+		if (!s->dl_ntb_open) {
+			struct ntb_params p;
+			ntb_in_params(s, &p, s->ntb_in_size);
+			if (ntb_build_init(&s->dl_ntb, dl_agg(s), s->dl_alloc_size, &p,
+					   s->ntb_format, s->ntb_sequence) < 0)
+				break;
+			s->dl_ntb_open = true;
+		}
+		uint8_t *dst;
+		if (ntb_build_reserve(&s->dl_ntb, (uint8_t)(mux - 1), len, &dst) == 0) {
+			memcpy(dst, pkt, len);
+			s->dl_packets++;
+			s->stats.mux[mux].dl_packets++;
+			s->stats.mux[mux].dl_bytes += (uint64_t)len;
+			if (s->dl_packets == 1 && s->opts.flush_usec > 0) {
+				ev_timer_set(&s->flush_timer, s->opts.flush_usec / 1e6, 0.);
+				ev_timer_start(s->loop, &s->flush_timer);
+			}
+			/* Sent now or parked: either way the packet is in. */
+			if (ntb_build_full(&s->dl_ntb))
+				dl_flush(s);
+			return 0;
+		}
+		if (s->dl_packets == 0)
+			break;
+		if (dl_flush(s) < 0)
+			return -EAGAIN;
+	}
+	s->stats.dl_tun_errors++;
+	log_debug("sim %s: a %zu-byte packet does not fit an NTB of %u bytes, dropped", s->net_name,
+		  len, s->ntb_in_size);
+	return 0;
+}
+
+/* Packets read but not yet in an NTB (the socket was full) go first. 0 or -EAGAIN. */
+static int ntb_dl_held(struct sim *s)
+{
+	const uint8_t *base = s->opts.offload ? s->ntb_seg : s->ntb_rx;
+
+	while (s->held_next < s->held_n) {
+		const struct gso_segment *g = &s->held[s->held_next];
+		if (ntb_dl_add(s, s->held_session, base + g->offset, g->len) < 0)
+			return -EAGAIN;
+		s->held_next++;
+	}
+	s->held_n = s->held_next = 0;
+	return 0;
+}
+
+/* Cut the pending super-packet into the scratch buffer and add the segments. */
+static int ntb_dl_segments(struct sim *s)
+{
+	while (sim_net_pending(s->net)) {
+		int n = sim_net_segments(s->net, s->ntb_seg, SIM_NTB_SEG_ROOM, 0, 1, s->held,
+					 ARRAY_SIZE(s->held));
+		if (n < 0) {
+			s->stats.dl_tun_errors++;
+			log_debug("sim %s: a segment does not fit, %u dropped", s->net_name,
+				  sim_net_discard(s->net));
+			return 0;
+		}
+		s->held_n = (unsigned)n;
+		s->held_next = 0;
+		if (ntb_dl_held(s) < 0)
+			return -EAGAIN;
+	}
+	return 0;
+}
+
+static void ntb_tun_readable(struct sim *s)
+{
+	const uint8_t *pkt;
+	size_t len;
+
+	if (s->dl_blocked || ntb_dl_held(s) < 0 || ntb_dl_segments(s) < 0 || s->dl_paused)
+		return;
+
+	for (unsigned i = 0; i < SIM_READ_BUDGET && !s->dl_paused && !s->dl_blocked; i++) {
+		int r = sim_net_read(s->net, s->ntb_rx, TRANSPORT_MAX_TRANSFER, &pkt, &len);
+		if (r == -EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0)
+				dl_read_failed(s, r);
+			if (s->opts.flush_usec == 0)
+				dl_flush(s);
+			return;
+		}
+		if (r == SIM_NET_RX_INVALID) {
+			s->stats.dl_tun_errors++;
+			continue;
+		}
+		uint32_t count = r == SIM_NET_RX_SEGMENTS ? sim_net_pending(s->net) : 1;
+		uint8_t mux = dl_route(s, pkt, len, count);
+		if (mux == 0) {
+			sim_net_discard(s->net);
+			continue;
+		}
+		s->held_session = mux;
+		if (r == SIM_NET_RX_PACKET) {
+			if (ntb_dl_add(s, mux, pkt, len) < 0) {
+				s->held[0] =
+					(struct gso_segment){ .offset = 0, .len = (uint32_t)len };
+				s->held_n = 1;
+				s->held_next = 0;
+				return;
+			}
+			continue;
+		}
+		if (ntb_dl_segments(s) < 0)
+			return;
+	}
+}
+
+/*
+ * A malformed IN NTB of each asked-for kind, each its own transfer after a real NTB. Each
+ * starts as a valid NTB with one IPv4/UDP datagram on the session of the unknown mux (so a
+ * host that wrongly accepts it still delivers nothing), then is broken as its kind says.
+ */
+static void ntb_inject(struct sim *s)
+{
+	uint8_t buf[sizeof(struct transport_sim_header) + 256];
+	uint8_t *ntb = buf + sizeof(struct transport_sim_header);
+	bool is32 = s->ntb_format == NTB_FORMAT_32;
+	struct ntb_builder b;
+	struct ntb_params p;
+	uint8_t *dst;
+	size_t len;
+
+	if (!(s->opts.inject & SIM_INJECT_NTB_MASK) ||
+	    s->stats.dl_aggregates % s->opts.inject_every != 0)
+		return;
+	*(struct transport_sim_header *)buf =
+		(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_IN };
+	ntb_in_params(s, &p, NTB_MIN_IN_SIZE);
+	for (unsigned k = SIM_INJECT_BAD_SIGNATURE; k < _SIM_INJECT_MAX; k++) {
+		if (!(s->opts.inject & (1u << k)))
+			continue;
+		if (ntb_build_init(&b, ntb, sizeof(buf) - sizeof(struct transport_sim_header), &p,
+				   s->ntb_format, s->ntb_sequence) < 0 ||
+		    ntb_build_reserve(&b, SIM_INJECT_UNKNOWN_MUX_ID - 1,
+				      sizeof(s->unknown_mux_packet), &dst) < 0)
+			return;
+		memcpy(dst, s->unknown_mux_packet, sizeof(s->unknown_mux_packet));
+		if (ntb_build_finish(&b, &len) < 0)
+			return;
+		size_t ndp = is32 ? get_le32(ntb + 12) : get_le16(ntb + 10);
+		switch (k) {
+		case SIM_INJECT_BAD_SIGNATURE:
+			ntb[0] ^= 0x20; /* "NCMH" -> "nCMH" */
+			break;
+		case SIM_INJECT_BAD_BLOCK_LENGTH:
+			/* Four bytes more than the transfer carries. */
+			if (is32)
+				ntb_put_le32(ntb + 8, (uint32_t)len + 4);
+			else
+				ntb_put_le16(ntb + 8, (uint16_t)(len + 4));
+			break;
+		case SIM_INJECT_NDP_LOOP:
+			/* The NDP names itself as the next one. */
+			if (is32)
+				ntb_put_le32(ntb + ndp + 8, (uint32_t)ndp);
+			else
+				ntb_put_le16(ntb + ndp + 6, (uint16_t)ndp);
+			break;
+		case SIM_INJECT_DATAGRAM_OUTSIDE:
+			/* The datagram runs past the end of the block. */
+			if (is32)
+				ntb_put_le32(ntb + ndp + 20, (uint32_t)len);
+			else
+				ntb_put_le16(ntb + ndp + 10, (uint16_t)len);
+			break;
+		default:
+			break;
+		}
+		s->ntb_sequence++;
+		if (send(s->conn_fd, buf, sizeof(struct transport_sim_header) + len,
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			return; /* the socket is full: not injected this time */
+		s->stats.injected[k]++;
+		s->stats.dl_bytes += len;
+	}
+}
+
 static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct sim *s = w->data;
@@ -1047,6 +1414,10 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	if (s->conn_fd < 0) {
 		dl_drain_disconnected(s);
+		return;
+	}
+	if (s->mbim) {
+		ntb_tun_readable(s);
 		return;
 	}
 	/* What a full socket (or the downlink rate) left of the last super-packet goes first. */
@@ -1153,13 +1524,13 @@ static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
 }
 
 /*
- * sim_qmi's send callback, inside sim_qmi_handle(): never disconnects here (the engine
- * would be reset under its feet); a broken socket shows up on the next read.
+ * A control-pipe message for the host (a response or indication, a class request's answer),
+ * in order with the downlink. Called inside the engines' handlers: never disconnects here
+ * (the engine would be reset under its feet); a broken socket shows up on the next read.
  */
-static void on_qmi_send(void *userdata, const uint8_t *buf, size_t len)
+static void ctl_send(struct sim *s, uint8_t ep, uint8_t flags, const uint8_t *buf, size_t len)
 {
-	struct sim *s = userdata;
-	struct transport_sim_header h = { .ep = TRANSPORT_EP_CONTROL };
+	struct transport_sim_header h = { .ep = ep, .flags = flags };
 	const size_t hdr = sizeof(h);
 
 	if (s->conn_fd < 0)
@@ -1195,10 +1566,20 @@ static void on_qmi_send(void *userdata, const uint8_t *buf, size_t len)
 	conn_update_write_watch(s);
 }
 
+static void on_qmi_send(void *userdata, const uint8_t *buf, size_t len)
+{
+	ctl_send(userdata, TRANSPORT_EP_CONTROL, 0, buf, len);
+}
+
 static int on_qmi_data_format(void *userdata, const struct sim_qmi_data_format *f)
 {
 	return sim_set_data_format(userdata, f->version, f->dl_max_size, f->dl_max_datagrams,
 				   f->dl_min_padding);
+}
+
+static void on_mbim_send(void *userdata, const uint8_t *buf, size_t len)
+{
+	ctl_send(userdata, TRANSPORT_EP_CONTROL, 0, buf, len);
 }
 
 static void on_qmi_log(void *userdata, int priority, const char *msg)
@@ -1247,6 +1628,18 @@ static void on_radio_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	radio_run(w->data);
 }
 
+/* One uplink IP packet of a mux with a session towards the network: through the radio if
+ * there is one. Counted when written (on_net_written). */
+static void ul_deliver(struct sim *s, uint8_t mux_id, const uint8_t *pkt, size_t len, bool computed)
+{
+	if (s->radio) {
+		if (sim_radio_push(s->radio, mux_id, computed, pkt, len, now_ns(s)) < 0)
+			s->stats.ul_radio_dropped++;
+		return;
+	}
+	sim_net_write(s->net, mux_id, pkt, len, computed);
+}
+
 static void ul_frame(struct sim *s, struct qmap_frame *f)
 {
 	if (f->kind == QMAP_FRAME_COMMAND) {
@@ -1275,14 +1668,7 @@ static void ul_frame(struct sim *s, struct qmap_frame *f)
 			l4_checksum_fill(f->payload, f->len);
 	if (computed)
 		s->stats.ul_csum_computed++;
-	/* Counted when written (on_net_written). */
-	if (s->radio) {
-		if (sim_radio_push(s->radio, f->mux_id, computed, f->payload, f->len, now_ns(s)) <
-		    0)
-			s->stats.ul_radio_dropped++;
-		return;
-	}
-	sim_net_write(s->net, f->mux_id, f->payload, f->len, computed);
+	ul_deliver(s, f->mux_id, f->payload, f->len, computed);
 }
 
 /* sim_net's report of uplink writes. */
@@ -1303,6 +1689,58 @@ static void on_net_written(void *userdata, uint8_t mux_id, unsigned packets, uin
 	}
 }
 
+/* ---- MBIM uplink: OUT NTBs ---- */
+
+/*
+ * One OUT NTB, checked whole first (sim-ntb.h): a strict modem drops it entirely
+ * (ul_ntb_dropped and the reason) or delivers every datagram.
+ */
+static void ul_ntb(struct sim *s, uint8_t *data, size_t len)
+{
+	static struct ntb_datagram dgs[SIM_NTB_UL_MAX_DGRAMS];
+	enum ntb_error error = _NTB_ERR_MAX;
+	unsigned n = 0;
+
+	switch (sim_ntb_check_out(&s->opts.ntb, s->ntb_format, data, len, dgs, &n, &error)) {
+	case SIM_NTB_OK:
+		break;
+	case SIM_NTB_TOO_BIG:
+		s->stats.ul_ntb_too_big++;
+		goto drop;
+	case SIM_NTB_MALFORMED:
+		s->stats.ul_ntb_malformed[error]++;
+		log_debug("sim %s: uplink NTB dropped: %s", s->opts.socket_path,
+			  ntb_error_name(error) ?: "?");
+		goto drop;
+	case SIM_NTB_TOO_MANY_DATAGRAMS:
+		s->stats.ul_ntb_too_many_datagrams++;
+		goto drop;
+	case SIM_NTB_MISALIGNED_NDP:
+		s->stats.ul_ntb_misaligned_ndp++;
+		goto drop;
+	case SIM_NTB_MISALIGNED_DATAGRAM:
+		s->stats.ul_ntb_misaligned_datagram++;
+		goto drop;
+	}
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned mux = dgs[i].session + 1u;
+		if (mux > CONFIG_MUX_ID_MAX || !s->opts.mux[mux].present) {
+			s->stats.ul_unknown_mux++;
+			continue;
+		}
+		if (!mux_open(s, (uint8_t)mux)) {
+			s->stats.ul_no_session++;
+			continue;
+		}
+		ul_deliver(s, (uint8_t)mux, dgs[i].data, dgs[i].len, false);
+	}
+	return;
+
+drop:
+	s->stats.ul_ntb_dropped++;
+}
+
 static void ul_transfer(struct sim *s, uint8_t flags, uint8_t *data, size_t len)
 {
 	struct qmap_iter it;
@@ -1314,6 +1752,10 @@ static void ul_transfer(struct sim *s, uint8_t flags, uint8_t *data, size_t len)
 	s->stats.ul_bytes += len;
 	if (flags & TRANSPORT_SIM_FLAG_ZLP)
 		s->stats.ul_zlp++;
+	if (s->mbim) {
+		ul_ntb(s, data, len);
+		return;
+	}
 
 	qmap_iter_init(&it, data, len, s->opts.qmap_version);
 	while ((r = qmap_next(&it, &f, &err)) != 0) {
@@ -1342,6 +1784,141 @@ static void ul_ack_flush(struct sim *s)
 		s->ul_acks_pending = 0;
 	/* Still owed (socket full): on_conn_writable tries again. */
 	conn_update_write_watch(s);
+}
+
+/* bRequest values of the NCM class requests (cdc.h; NCM 1.0 §6.2). */
+#define NCM_GET_NTB_PARAMETERS 0x80
+#define NCM_GET_NTB_FORMAT     0x83
+#define NCM_SET_NTB_FORMAT     0x84
+#define NCM_GET_NTB_INPUT_SIZE 0x85
+#define NCM_SET_NTB_INPUT_SIZE 0x86
+#define NCM_GET_CRC_MODE       0x89
+#define NCM_SET_CRC_MODE       0x8a
+
+/* GET_NTB_PARAMETERS as the function answers it (NCM 1.0 §6.2.1). */
+static void ntb_params_write(const struct ntb_params *p, uint8_t out[NTB_PARAMS_SIZE])
+{
+	ntb_put_le16(out, NTB_PARAMS_SIZE);
+	ntb_put_le16(out + 2, p->formats);
+	ntb_put_le32(out + 4, p->in_max_size);
+	ntb_put_le16(out + 8, p->in_divisor);
+	ntb_put_le16(out + 10, p->in_remainder);
+	ntb_put_le16(out + 12, p->in_alignment);
+	ntb_put_le16(out + 14, 0);
+	ntb_put_le32(out + 16, p->out_max_size);
+	ntb_put_le16(out + 20, p->out_divisor);
+	ntb_put_le16(out + 22, p->out_remainder);
+	ntb_put_le16(out + 24, p->out_alignment);
+	ntb_put_le16(out + 26, p->out_max_datagrams);
+}
+
+static bool any_session(const struct sim *s)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		if (s->opts.mux[id].present && mux_session(s, id))
+			return true;
+	return false;
+}
+
+/*
+ * A class request from the host (transport.h, TRANSPORT_EP_CLASS_REQUEST): answered with the
+ * same setup packet, the data of an IN request, and the STALL flag when refused.
+ */
+static void class_request(struct sim *s, const uint8_t *buf, size_t len)
+{
+	struct transport_sim_class_request rq;
+	uint8_t out[sizeof(rq) + NTB_PARAMS_SIZE];
+	size_t n = 0;
+	bool ok = false;
+
+	s->stats.class_requests++;
+	if (len < sizeof(rq)) {
+		s->stats.short_messages++;
+		return;
+	}
+	memcpy(&rq, buf, sizeof(rq));
+	const uint8_t *data = buf + sizeof(rq);
+	size_t dlen = len - sizeof(rq);
+	uint16_t value = get_le16((const uint8_t *)&rq.value);
+	uint16_t want = get_le16((const uint8_t *)&rq.length);
+	uint8_t *in = out + sizeof(rq);
+	bool is_in = rq.request_type == 0xa1, is_out = rq.request_type == 0x21;
+
+	if (s->mbim && is_in) {
+		switch (rq.request) {
+		case NCM_GET_NTB_PARAMETERS:
+			ntb_params_write(&s->opts.ntb, in);
+			n = NTB_PARAMS_SIZE;
+			ok = true;
+			break;
+		case NCM_GET_NTB_FORMAT:
+			ntb_put_le16(in, s->ntb_format == NTB_FORMAT_32 ? 1 : 0);
+			n = 2;
+			ok = true;
+			break;
+		case NCM_GET_NTB_INPUT_SIZE:
+			ntb_put_le32(in, s->ntb_in_size);
+			n = 4;
+			if (s->ntb_in_max_dgrams) {
+				ntb_put_le16(in + 4, s->ntb_in_max_dgrams);
+				ntb_put_le16(in + 6, 0);
+				n = 8;
+			}
+			ok = true;
+			break;
+		case NCM_GET_CRC_MODE:
+			ntb_put_le16(in, 0);
+			n = 2;
+			ok = true;
+			break;
+		default:
+			break;
+		}
+		if (n > want)
+			n = want;
+	} else if (s->mbim && is_out && dlen == want) {
+		/* The data alternate setting is in use while a session carries data. */
+		bool idle = !any_session(s);
+		switch (rq.request) {
+		case NCM_SET_NTB_FORMAT:
+			if (idle && dlen == 0 &&
+			    (value == 0 ||
+			     (value == 1 && (s->opts.ntb.formats & NTB_FORMATS_32)))) {
+				if (s->dl_packets > 0 && !s->dl_sealed)
+					dl_flush(s);
+				s->ntb_format = value == 1 ? NTB_FORMAT_32 : NTB_FORMAT_16;
+				ok = true;
+			}
+			break;
+		case NCM_SET_NTB_INPUT_SIZE:
+			if (idle && (dlen == 4 || dlen == 8)) {
+				uint32_t size = get_le32(data);
+				if (size >= NTB_MIN_IN_SIZE && size <= s->opts.ntb.in_max_size &&
+				    size >= s->opts.mtu + SIM_NTB_RESERVED) {
+					if (s->dl_packets > 0 && !s->dl_sealed)
+						dl_flush(s);
+					s->ntb_in_size = size;
+					s->ntb_in_max_dgrams = dlen == 8 ? get_le16(data + 4) : 0;
+					ok = true;
+				}
+			}
+			break;
+		case NCM_SET_CRC_MODE:
+			ok = dlen == 0 && value == 0;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!ok) {
+		s->stats.class_stalled++;
+		n = 0;
+	}
+	log_debug("sim %s: class request %02x/%02x value %u: %s", s->opts.socket_path,
+		  rq.request_type, rq.request, value, ok ? "done" : "stalled");
+	memcpy(out, &rq, sizeof(rq));
+	ctl_send(s, TRANSPORT_EP_CLASS_REQUEST, ok ? 0 : TRANSPORT_SIM_FLAG_STALL, out,
+		 sizeof(rq) + n);
 }
 
 static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
@@ -1410,8 +1987,14 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 			break;
 		case TRANSPORT_EP_CONTROL:
 			s->stats.control_messages++;
-			/* Malformed ones are counted by the engine and get no reply. */
-			sim_qmi_handle(s->qmi, msg + hdr, (size_t)n - hdr);
+			/* Malformed ones are counted by the engine (and answered as it says). */
+			if (s->mbim)
+				sim_mbim_handle(s->mbim, msg + hdr, (size_t)n - hdr);
+			else
+				sim_qmi_handle(s->qmi, msg + hdr, (size_t)n - hdr);
+			break;
+		case TRANSPORT_EP_CLASS_REQUEST:
+			class_request(s, msg + hdr, (size_t)n - hdr);
 			break;
 		case TRANSPORT_EP_INTERRUPT:
 			s->stats.interrupt_messages++;
@@ -1462,16 +2045,33 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 
 		set_sndbuf(s, fd);
-		/* What qmapd would read from the USB descriptors: the data interface. A fresh
-		 * socket has room for it. */
+		/* What qmapd would read from the USB descriptors: the data interface, and for
+		 * MBIM the functional descriptor and NTB parameters. A fresh socket has room. */
 		struct {
 			struct transport_sim_header h;
 			struct transport_sim_descriptor d;
+			struct transport_sim_mbim_descriptor mbim;
 		} __attribute__((packed)) desc = {
 			.h = { .ep = TRANSPORT_EP_DESCRIPTOR },
-			.d = { .interface_number = s->opts.quirks.data_interface },
+			.d = { .interface_number = s->opts.quirks.data_interface,
+			       .function = s->mbim ? TRANSPORT_SIM_FUNCTION_MBIM
+						   : TRANSPORT_SIM_FUNCTION_QMI },
 		};
-		if (send(fd, &desc, sizeof(desc), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		size_t desc_len = sizeof(desc.h) + sizeof(desc.d);
+		if (s->mbim) {
+			ntb_params_write(&s->opts.ntb, desc.mbim.ntb_parameters);
+			ntb_put_le16((uint8_t *)&desc.mbim.max_control_message,
+				     s->opts.mbim_max_control);
+			ntb_put_le16((uint8_t *)&desc.mbim.max_segment_size,
+				     s->opts.mbim_max_segment);
+			ntb_put_le16((uint8_t *)&desc.mbim.mtu, (uint16_t)s->opts.session_mtu);
+			desc_len = sizeof(desc);
+			/* A new USB enumeration: the NTB defaults again (NCM 1.0 §6.2.5, 6.2.7). */
+			s->ntb_format = NTB_FORMAT_16;
+			s->ntb_in_size = s->opts.ntb.in_max_size;
+			s->ntb_in_max_dgrams = 0;
+		}
+		if (send(fd, &desc, desc_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 			log_warning(errno, "sim %s: cannot send the descriptor message",
 				    s->opts.socket_path);
 			close(fd);
@@ -1523,6 +2123,37 @@ static int sim_new_qmi(struct sim *s)
 	return sim_qmi_new(q, &cb, s, &s->qmi);
 }
 
+/* The MBIM side answers with the sessions' addresses, APNs and MTU of the command line. */
+static int sim_new_mbim(struct sim *s)
+{
+	const struct sim_options *o = &s->opts;
+	_cleanup_free_ struct sim_mbim_options *m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+
+	sim_mbim_options_init(m);
+	m->max_control_message = o->mbim_max_control;
+	m->max_sessions = o->mbim_max_sessions;
+	m->session_mtu = o->session_mtu;
+	m->qmi_over_mbim = o->qmi_over_mbim;
+	memcpy(m->apn, o->apn, sizeof(m->apn));
+	m->n_apn = o->n_apn;
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct sim_mux_options *mx = &o->mux[id];
+		m->mux[id] = (struct sim_qmi_mux){
+			.present = mx->present,
+			.ipv4 = mx->host4,
+			.ipv6 = mx->host6,
+		};
+	}
+
+	static const struct sim_mbim_callbacks cb = {
+		.send = on_mbim_send,
+		.log = on_qmi_log,
+	};
+	return sim_mbim_new(m, &cb, s, &s->mbim);
+}
+
 int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **ret)
 {
 	char err[SIM_ERROR_MAX];
@@ -1541,8 +2172,9 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	s->csum_valid_opt = opts->csum_valid;
 	if (opts->qmap_version != QMAP_V5)
 		s->opts.csum_valid = false;
-	s->dl_alloc_size = opts->dl_max_size;
+	s->dl_alloc_size = opts->mbim ? opts->ntb.in_max_size : opts->dl_max_size;
 	s->ctl_tail = &s->ctl_head;
+	s->ntb_in_size = opts->ntb.in_max_size;
 
 	ev_io_init(&s->io_listen, on_listen_readable, -1, EV_READ);
 	ev_io_init(&s->io_conn_read, on_conn_readable, -1, EV_READ);
@@ -1557,7 +2189,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 
 	s->ul_msg_size = sizeof(struct transport_sim_header) + TRANSPORT_MAX_TRANSFER;
 	s->ul_buf = malloc(SIM_UL_BATCH * s->ul_msg_size);
-	s->dl_buf = calloc(1, sizeof(struct transport_sim_header) + opts->dl_max_size);
+	s->dl_buf = calloc(1, sizeof(struct transport_sim_header) + s->dl_alloc_size);
 	s->routes = calloc(CONFIG_MUX_ID_MAX * SIM_MUX_MAX_PREFIXES, sizeof(*s->routes));
 	if (!s->ul_buf || !s->dl_buf || !s->routes) {
 		sim_free(s);
@@ -1590,6 +2222,15 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	if (r < 0) {
 		sim_free(s);
 		return log_err(r, "sim: cannot create the QMI side");
+	}
+	if (opts->mbim) {
+		s->ntb_rx = malloc(TRANSPORT_MAX_TRANSFER);
+		s->ntb_seg = malloc(SIM_NTB_SEG_ROOM);
+		r = !s->ntb_rx || !s->ntb_seg ? -ENOMEM : sim_new_mbim(s);
+		if (r < 0) {
+			sim_free(s);
+			return log_err(r, "sim: cannot create the MBIM side");
+		}
 	}
 
 	*ret = s;
@@ -1684,12 +2325,22 @@ int sim_start(struct sim *s)
 	ev_io_start(s->loop, &s->io_tun);
 	ev_io_set(&s->io_listen, s->listen_fd, EV_READ);
 	ev_io_start(s->loop, &s->io_listen);
-	log_info("sim %s: listening, network side %s (%s), QMAPv%d, dl max %u bytes/%u datagrams",
-		 s->opts.socket_path, s->net_name,
-		 !s->opts.offload ? "no offload"
-		 : nd->uso	  ? "checksum, TSO and USO offload"
-				  : "checksum and TSO offload",
-		 (int)s->opts.qmap_version, s->opts.dl_max_size, s->opts.dl_max_datagrams);
+	const char *offload = !s->opts.offload ? "no offload"
+			      : nd->uso	       ? "checksum, TSO and USO offload"
+					       : "checksum and TSO offload";
+	if (s->mbim)
+		log_info("sim %s: listening, network side %s (%s), MBIM, NTB16%s, in max %u, out "
+			 "max %u/%u datagrams, divisor %u remainder %u alignment %u",
+			 s->opts.socket_path, s->net_name, offload,
+			 (s->opts.ntb.formats & NTB_FORMATS_32) ? " and NTB32" : "",
+			 s->opts.ntb.in_max_size, s->opts.ntb.out_max_size,
+			 s->opts.ntb.out_max_datagrams, s->opts.ntb.out_divisor,
+			 s->opts.ntb.out_remainder, s->opts.ntb.out_alignment);
+	else
+		log_info("sim %s: listening, network side %s (%s), QMAPv%d, dl max %u bytes/%u "
+			 "datagrams",
+			 s->opts.socket_path, s->net_name, offload, (int)s->opts.qmap_version,
+			 s->opts.dl_max_size, s->opts.dl_max_datagrams);
 	return 0;
 }
 
@@ -1713,6 +2364,9 @@ struct sim *sim_free(struct sim *s)
 	rtnl_close(s->rtnl);
 	ctl_clear(s);
 	sim_qmi_free(s->qmi);
+	sim_mbim_free(s->mbim);
+	free(s->ntb_rx);
+	free(s->ntb_seg);
 	free(s->routes);
 	free(s->ul_buf);
 	free(s->dl_buf);
@@ -1826,7 +2480,24 @@ int sim_reload_rates(struct sim *s)
 
 unsigned sim_drop_sessions(struct sim *s)
 {
+	if (s->mbim)
+		return sim_mbim_drop_all(s->mbim);
 	return sim_qmi_drop_all(s->qmi);
+}
+
+const struct sim_mbim_stats *sim_get_mbim_stats(const struct sim *s)
+{
+	return s->mbim ? sim_mbim_get_stats(s->mbim) : NULL;
+}
+
+enum ntb_format sim_get_ntb_format(const struct sim *s)
+{
+	return s->ntb_format;
+}
+
+uint32_t sim_get_ntb_in_size(const struct sim *s)
+{
+	return s->ntb_in_size;
 }
 
 const struct sim_stats *sim_get_stats(const struct sim *s)
@@ -1874,6 +2545,13 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	P(ul_modem_stalls);
 	P(ul_modem_buffer_max);
 	P(dl_paced);
+	P(ul_ntb_dropped);
+	P(ul_ntb_too_big);
+	P(ul_ntb_too_many_datagrams);
+	P(ul_ntb_misaligned_ndp);
+	P(ul_ntb_misaligned_datagram);
+	P(class_requests);
+	P(class_stalled);
 #undef P
 	const struct sim_qmi_stats *qs = sim_qmi_get_stats(s->qmi);
 #define Q(key) fprintf(f, #key "=%" PRIu64 "\n", qs->key)
@@ -1893,8 +2571,28 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(bind_interface);
 	Q(qmi_clients);
 #undef Q
+	/* The MBIM side's (struct sim_mbim_stats), zero in QMI mode. */
+	static const struct sim_mbim_stats no_mbim;
+	const struct sim_mbim_stats *ms = s->mbim ? sim_mbim_get_stats(s->mbim) : &no_mbim;
+#define M(key) fprintf(f, #key "=%" PRIu64 "\n", ms->key)
+	M(mbim_requests);
+	M(mbim_responses);
+	M(mbim_indications);
+	M(mbim_malformed);
+	M(mbim_not_opened);
+	M(mbim_errors);
+	M(mbim_unsupported);
+	M(mbim_fragments_in);
+	M(mbim_fragments_out);
+	M(mbim_sessions_started);
+	M(mbim_sessions_failed);
+	M(mbim_sessions_dropped);
+#undef M
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);
+	for (unsigned e = 0; e < _NTB_ERR_MAX; e++)
+		fprintf(f, "ul_ntb_malformed_%s=%" PRIu64 "\n", ntb_error_name(e),
+			st->ul_ntb_malformed[e]);
 	for (unsigned t = 0; t < ARRAY_SIZE(command_type_keys); t++)
 		fprintf(f, "commands_%s=%" PRIu64 "\n", command_type_keys[t], st->commands[t]);
 	fprintf(f, "commands_short=%" PRIu64 "\n", st->commands_short);
@@ -1909,7 +2607,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 			"mux %u: ul_packets=%" PRIu64 " ul_bytes=%" PRIu64 " dl_packets=%" PRIu64
 			" dl_bytes=%" PRIu64 " session=%d\n",
 			id, m->ul_packets, m->ul_bytes, m->dl_packets, m->dl_bytes,
-			sim_qmi_mux_connected(s->qmi, id) ? 1 : 0);
+			mux_session(s, id) ? 1 : 0);
 	}
 }
 

@@ -57,6 +57,28 @@
  * then the command line's values apply, and a new qmapd connection keeps the last grant
  * (clients and sessions end with the connection, as with a modem whose DTR drops).
  *
+ * MBIM mode (opts.mbim, --mbim): the control side is sim-mbim.h (session id N = mux N+1) and
+ * the data travels in NTBs (ntb.h) instead of QMAP aggregates:
+ *  - the descriptor message says TRANSPORT_SIM_FUNCTION_MBIM and carries opts.ntb as
+ *    GET_NTB_PARAMETERS would, wMaxControlMessage, wMaxSegmentSize and the session MTU as wMTU;
+ *    TRANSPORT_EP_CLASS_REQUEST messages set the NTB format and input size (transport.h), back
+ *    to NTB16 and opts.ntb.in_max_size on every new connection;
+ *  - downlink: each packet is read into a scratch buffer (with offload: cut into segments
+ *    there), routed, and copied into the IN NTB with the codec's builder (one NDP per session,
+ *    the function's IN divisor/remainder/alignment, at most the host's input size and
+ *    dl_max_datagrams, or the 8-byte SET_NTB_INPUT_SIZE's limit if lower). An NTB leaves when
+ *    the next packet does not fit, when it is full, or as flush_usec says. What was read while
+ *    the socket is full waits (held) outside any NTB;
+ *  - uplink: each OUT NTB is checked whole (sim-ntb.h) before any datagram goes on (strict:
+ *    longer than out_max_size, any codec error, more than out_max_datagrams, an NDP off
+ *    out_alignment or a datagram off out_divisor/out_remainder drops it; ul_ntb_dropped plus
+ *    the reason);
+ *  - injections: the NTB kinds, each its own transfer after every inject_every-th real NTB,
+ *    a valid NTB with one IPv4 packet on session SIM_INJECT_UNKNOWN_MUX_ID - 1 broken as its
+ *    name says (bad NTH signature, block length past the transfer, NDP naming itself as the
+ *    next one, datagram past the block);
+ *  - no QMAP flow control (sim_send_flow_control() is -EOPNOTSUPP).
+ *
  * Mux addresses: `--mux ID=PREFIX[,PREFIX...]`. Downlink routing uses each prefix as a
  * network (host bits cleared). The first IPv4 and the first IPv6 prefix, host bits kept,
  * are the addresses a session on that mux hands to the host (192.0.2.2/24 -> host
@@ -76,18 +98,29 @@
  *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
  *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
  *     ul_no_session, dl_no_session, qmi_send_dropped, ul_radio_dropped, ul_modem_stalls,
- *     ul_modem_buffer_max, dl_paced,
+ *     ul_modem_buffer_max, dl_paced, ul_ntb_dropped, ul_ntb_too_big,
+ *     ul_ntb_too_many_datagrams, ul_ntb_misaligned_ndp, ul_ntb_misaligned_datagram,
+ *     class_requests, class_stalled,
  *     then the QMI side's (struct sim_qmi_stats): qmi_requests, qmi_responses,
  *     qmi_indications, qmi_malformed, qmi_errors, qmi_sessions_started,
- *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets
+ *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets, qmi_silenced,
+ *     endpoint_missing, endpoint_wrong, binds_with_endpoint, bind_interface, qmi_clients,
+ *     then the MBIM side's (struct sim_mbim_stats, 0 in QMI mode): mbim_requests,
+ *     mbim_responses, mbim_indications, mbim_malformed, mbim_not_opened, mbim_errors,
+ *     mbim_unsupported, mbim_fragments_in, mbim_fragments_out, mbim_sessions_started,
+ *     mbim_sessions_failed, mbim_sessions_dropped
  *   malformed_<reason>=<u64>           one per enum qmap_error, reason = qmap_error_name()
+ *   ul_ntb_malformed_<reason>=<u64>    one per enum ntb_error, reason = ntb_error_name()
  *   commands_<type>=<u64>              type: request, ack, unsupported, invalid, short
- *   injected_<kind>=<u64>              kind: garbage, unknown_mux, command, oversize
+ *   injected_<kind>=<u64>              kind: garbage, unknown_mux, command, oversize,
+ *                                      bad_signature, bad_block_length, ndp_loop,
+ *                                      datagram_outside
  *   mux <id>: ul_packets=<u64> ul_bytes=<u64> dl_packets=<u64> dl_bytes=<u64> session=<0|1>
  *                                      one line per configured mux, ascending id; session:
- *                                      a QMI session is up (0 under always_connected unless
- *                                      one is)
- * Global ul_bytes/dl_bytes are transfer bytes (QMAP headers, padding, injections included);
+ *                                      a QMI (MBIM) session is up (0 under always_connected
+ *                                      unless one is)
+ * Global ul_bytes/dl_bytes are transfer bytes (QMAP/NTB headers, padding, injections
+ * included); in MBIM mode dl_aggregates/dl_datagrams count real NTBs and their datagrams;
  * per-mux *_bytes are IP bytes. Per-mux dl_* count packets put into an aggregate (lost again
  * only by a disconnect, which also counts them in dl_dropped_disconnected); dl_datagrams
  * counts those in sent aggregates. While qmapd is not connected everything the TUN emits
@@ -104,7 +137,9 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "ntb.h"
 #include "qmap.h"
+#include "sim-mbim.h"
 #include "sim-qmi.h"
 
 #define SIM_NETDEV_DEFAULT	     "simnet0"
@@ -120,13 +155,35 @@
 #define SIM_DL_RESERVED 128
 #define SIM_ERROR_MAX	256
 
+/* MBIM defaults (no public capture of a module's GET_NTB_PARAMETERS was found): 16 KiB both
+ * ways, Linux cdc_ncm's own NTB size (docs/PROTOCOLS.md §3.4); divisor and alignment 4, the
+ * smallest a function may declare; no remainder; a datagram limit given (strict: 32, what the
+ * QMI side grants uplink); wMaxSegmentSize 1500, the usual Ethernet-sized segment. */
+#define SIM_NTB_IN_MAX_SIZE_DEFAULT    16384
+#define SIM_NTB_OUT_MAX_SIZE_DEFAULT   16384
+#define SIM_NTB_DIVISOR_DEFAULT	       4
+#define SIM_NTB_ALIGNMENT_DEFAULT      4
+#define SIM_NTB_OUT_MAX_DGRAMS_DEFAULT 32
+#define SIM_MBIM_MAX_SEGMENT_DEFAULT   1500
+/* Room an MTU-sized packet needs in an NTB beyond itself: NTH32, NDP32 with its entry and
+ * the null one, alignment and divisor slack. */
+#define SIM_NTB_RESERVED 128
+
 enum sim_inject {
+	/* QMAP (QMI mode) */
 	SIM_INJECT_GARBAGE,
 	SIM_INJECT_UNKNOWN_MUX,
 	SIM_INJECT_COMMAND,
 	SIM_INJECT_OVERSIZE,
+	/* NTB (MBIM mode): each its own transfer, between two real NTBs */
+	SIM_INJECT_BAD_SIGNATURE,
+	SIM_INJECT_BAD_BLOCK_LENGTH,
+	SIM_INJECT_NDP_LOOP,
+	SIM_INJECT_DATAGRAM_OUTSIDE,
 	_SIM_INJECT_MAX,
 };
+#define SIM_INJECT_QMAP_MASK 0x0fu
+#define SIM_INJECT_NTB_MASK  0xf0u
 
 struct sim_mux_options {
 	bool present;
@@ -191,6 +248,15 @@ struct sim_options {
 	uint32_t session_mtu;
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: the default APN "internet" without credentials */
+
+	/* MBIM (--mbim): control by sim-mbim.h, data in NTBs. ntb holds what GET_NTB_PARAMETERS
+	 * answers (formats: NTB16, or NTB16 and NTB32 with --ntb 32). */
+	bool mbim;
+	struct ntb_params ntb;
+	uint16_t mbim_max_control; /* wMaxControlMessage */
+	uint16_t mbim_max_segment; /* wMaxSegmentSize */
+	uint32_t mbim_max_sessions;
+	bool qmi_over_mbim;
 };
 
 struct sim_mux_stats {
@@ -239,6 +305,16 @@ struct sim_stats {
 	uint64_t ul_modem_stalls;     /* times the modem buffer left a transfer unread */
 	uint64_t ul_modem_buffer_max; /* most bytes in the modem buffer */
 	uint64_t dl_paced;	      /* times the downlink rate held the TUN unread */
+
+	/* MBIM: uplink NTBs dropped whole (each also counted by reason) and why. */
+	uint64_t ul_ntb_dropped;
+	uint64_t ul_ntb_malformed[_NTB_ERR_MAX]; /* the codec's reasons */
+	uint64_t ul_ntb_too_big;		 /* longer than dwNtbOutMaxSize */
+	uint64_t ul_ntb_too_many_datagrams;	 /* more than wNtbOutMaxDatagrams */
+	uint64_t ul_ntb_misaligned_ndp;		 /* an NDP not at wNdpOutAlignment */
+	uint64_t ul_ntb_misaligned_datagram;	 /* not at wNdpOutPayloadRemainder (mod divisor) */
+	uint64_t class_requests;		 /* TRANSPORT_EP_CLASS_REQUEST messages */
+	uint64_t class_stalled;			 /* ... refused */
 
 	struct sim_mux_stats mux[CONFIG_MUX_ID_MAX + 1];
 };
@@ -300,6 +376,11 @@ int sim_send_flow_control(struct sim *s, bool enable);
 
 const struct sim_stats *sim_get_stats(const struct sim *s);
 const struct sim_qmi_stats *sim_get_qmi_stats(const struct sim *s);
+/* NULL unless opts.mbim. */
+const struct sim_mbim_stats *sim_get_mbim_stats(const struct sim *s);
+/* The NTB format and input size the host chose for this connection (MBIM). */
+enum ntb_format sim_get_ntb_format(const struct sim *s);
+uint32_t sim_get_ntb_in_size(const struct sim *s);
 void sim_print_stats(const struct sim *s, FILE *f);
 /* Write the stats to path atomically (temp file + rename). Returns 0 or -errno. */
 int sim_write_stats_file(const struct sim *s, const char *path);

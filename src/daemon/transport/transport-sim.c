@@ -87,6 +87,9 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 	case TRANSPORT_EP_DESCRIPTOR:
 		sim_descriptor(s, buf, len);
 		return;
+	case TRANSPORT_EP_CLASS_REQUEST:
+		/* Answers to class requests, which this qmapd does not send yet (MBIM). */
+		break;
 	case TRANSPORT_EP_BULK_OUT:
 		/* The modem took that many more of the transfers we sent. */
 		if (len == sizeof(uint32_t)) {
@@ -107,9 +110,10 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 }
 
 /*
- * The sim's first message says what a USB descriptor would: the data interface's number.
- * It precedes every control response on the connection, so QMI, which asks for the number
- * only when it builds a request, always finds it.
+ * The sim's first message says what a USB descriptor would: the data interface's number and
+ * the function (QMI, or MBIM followed by its NTB parameters, which this qmapd does not drive
+ * yet: it says so). It precedes every control response on the connection, so QMI, which asks
+ * for the number only when it builds a request, always finds it.
  */
 static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t len)
 {
@@ -123,7 +127,14 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 	memcpy(&d, buf, sizeof(d));
 	s->described = true;
 	t->data_interface = d.interface_number;
-	log_info("transport sim %s: data interface %u", s->addr.sun_path, d.interface_number);
+	if (d.function == TRANSPORT_SIM_FUNCTION_MBIM)
+		log_warning(0,
+			    "transport sim %s: data interface %u of an MBIM function, which this "
+			    "qmapd does not drive",
+			    s->addr.sun_path, d.interface_number);
+	else
+		log_info("transport sim %s: data interface %u", s->addr.sun_path,
+			 d.interface_number);
 }
 
 static void sim_batch_done(struct transport *t)

@@ -1,0 +1,988 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's MBIM responder (see sim-mbim.h for what it answers and how).
+ * Layouts: MBIM 1.0 §9 (message headers) and §10 (BASIC_CONNECT information buffers), all
+ * little-endian; an OL pair is {offset from the start of the information buffer, size}, and
+ * each variable part starts at a multiple of 4.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmbim-glib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include "byteorder.h"
+#include "log.h"
+#include "macro.h"
+#include "sim-mbim.h"
+
+#define MSG_HDR	 12 /* MessageType, MessageLength, TransactionId */
+#define FRAG_HDR 8  /* TotalFragments, CurrentFragment */
+#define CMD_HDR	 (MSG_HDR + FRAG_HDR + 16 + 4 + 4 + 4) /* + service, CID, type/status, length */
+#define IND_HDR	 (MSG_HDR + FRAG_HDR + 16 + 4 + 4)     /* + service, CID, length */
+#define MSG_MAX	 (64 * 1024) /* a reassembled command: far above any real request */
+#define INFO_MAX 1024	     /* the largest information buffer this modem answers */
+#define STR_MAX	 (SIM_QMI_CREDENTIAL_MAX + 1)
+
+#define MBIM_CID_DEVICE_CAPS		       1
+#define MBIM_CID_SUBSCRIBER_READY_STATUS       2
+#define MBIM_CID_RADIO_STATE		       3
+#define MBIM_CID_REGISTER_STATE		       9
+#define MBIM_CID_PACKET_SERVICE		       10
+#define MBIM_CID_CONNECT		       12
+#define MBIM_CID_IP_CONFIGURATION	       15
+#define MBIM_CID_DEVICE_SERVICES	       16
+#define MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST 19
+
+#define IPCFG_FLAGS_ALL 0x0f /* ADDRESS | GATEWAY | DNS | MTU */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+struct session {
+	bool active;
+	uint32_t ip_type; /* MbimContextIpType granted */
+	uint8_t context_type[16];
+};
+
+struct sim_mbim {
+	struct sim_mbim_options opts;
+	struct sim_mbim_callbacks cb;
+	void *userdata;
+	bool open;
+	uint32_t max_transfer; /* the host's MaxControlTransfer, clamped */
+	bool radio_on;
+	bool attached;
+	struct session sessions[SIM_MBIM_SESSIONS];
+
+	/* Reassembly of a fragmented COMMAND. */
+	uint8_t *frag;
+	size_t frag_len;
+	uint32_t frag_tid, frag_total, frag_next;
+
+	struct sim_mbim_stats stats;
+};
+
+static void mlog(struct sim_mbim *m, int priority, const char *fmt, ...) _printf_(3, 4);
+
+static void mlog(struct sim_mbim *m, int priority, const char *fmt, ...)
+{
+	char msg[512]; /* one log line */
+	va_list ap;
+
+	if (!m->cb.log && priority >= LOG_DEBUG && log_get_max_level() < LOG_DEBUG)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (m->cb.log)
+		m->cb.log(m->userdata, priority, msg);
+	else
+		log_debug("%s", msg);
+}
+
+void sim_mbim_options_init(struct sim_mbim_options *o)
+{
+	*o = (struct sim_mbim_options){
+		.max_control_message = SIM_MBIM_MAX_CONTROL_DEFAULT,
+		.max_sessions = SIM_MBIM_MAX_SESSIONS_DEFAULT,
+		.session_mtu = SIM_QMI_MTU_DEFAULT,
+	};
+}
+
+int sim_mbim_new(const struct sim_mbim_options *opts, const struct sim_mbim_callbacks *cb,
+		 void *userdata, struct sim_mbim **ret)
+{
+	if (!cb || !cb->send || opts->max_control_message < SIM_MBIM_MAX_CONTROL_MIN ||
+	    opts->max_control_message > 65535 || opts->max_sessions < 1 ||
+	    opts->max_sessions > SIM_MBIM_SESSIONS || opts->n_apn > SIM_QMI_MAX_APNS)
+		return -EINVAL;
+
+	struct sim_mbim *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->frag = malloc(MSG_MAX);
+	if (!m->frag) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->opts = *opts;
+	m->cb = *cb;
+	m->userdata = userdata;
+	m->radio_on = true;
+	m->attached = true;
+	*ret = m;
+	return 0;
+}
+
+struct sim_mbim *sim_mbim_free(struct sim_mbim *m)
+{
+	if (m) {
+		free(m->frag);
+		free(m);
+	}
+	return NULL;
+}
+
+static void end_sessions(struct sim_mbim *m)
+{
+	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++)
+		m->sessions[i].active = false;
+}
+
+void sim_mbim_reset(struct sim_mbim *m)
+{
+	m->open = false;
+	m->frag_total = 0;
+	end_sessions(m);
+}
+
+bool sim_mbim_session_active(const struct sim_mbim *m, unsigned session_id)
+{
+	return session_id < SIM_MBIM_SESSIONS && m->sessions[session_id].active;
+}
+
+bool sim_mbim_is_open(const struct sim_mbim *m)
+{
+	return m->open;
+}
+
+const struct sim_mbim_stats *sim_mbim_get_stats(const struct sim_mbim *m)
+{
+	return &m->stats;
+}
+
+/* ---- sending ---- */
+
+static void send_libmbim(struct sim_mbim *m, MbimMessage *msg)
+{
+	guint32 len = 0;
+	const guint8 *raw = mbim_message_get_raw(msg, &len, NULL);
+
+	if (raw)
+		m->cb.send(m->userdata, raw, len);
+	mbim_message_unref(msg);
+}
+
+static void send_function_error(struct sim_mbim *m, uint32_t tid, MbimProtocolError e)
+{
+	mlog(m, LOG_DEBUG, "mbim: transaction %u: function error %s", tid,
+	     mbim_protocol_error_get_string(e) ?: "?");
+	send_libmbim(m, mbim_message_function_error_new(tid, e));
+}
+
+/*
+ * A COMMAND_DONE (status given) or INDICATE_STATUS (is_indication) with this information
+ * buffer, in as many fragments as the host's MaxControlTransfer needs.
+ */
+static void send_command_message(struct sim_mbim *m, bool is_indication, uint32_t tid,
+				 const uint8_t *service, uint32_t cid, uint32_t status,
+				 const uint8_t *info, size_t info_len)
+{
+	uint8_t out[65536];
+	size_t first_hdr = is_indication ? IND_HDR : CMD_HDR;
+	size_t max = m->max_transfer ? m->max_transfer : m->opts.max_control_message;
+	size_t first_room = max - first_hdr, next_room = max - MSG_HDR - FRAG_HDR;
+	uint32_t total = 1;
+
+	if (info_len > first_room)
+		total += (uint32_t)((info_len - first_room + next_room - 1) / next_room);
+
+	size_t done = 0;
+	for (uint32_t frag = 0; frag < total; frag++) {
+		size_t hdr = frag == 0 ? first_hdr : MSG_HDR + FRAG_HDR;
+		size_t room = frag == 0 ? first_room : next_room;
+		size_t n = info_len - done < room ? info_len - done : room;
+
+		put_le32(out, is_indication ? MBIM_MESSAGE_TYPE_INDICATE_STATUS
+					    : MBIM_MESSAGE_TYPE_COMMAND_DONE);
+		put_le32(out + 4, (uint32_t)(hdr + n));
+		put_le32(out + 8, tid);
+		put_le32(out + 12, total);
+		put_le32(out + 16, frag);
+		if (frag == 0) {
+			size_t p = MSG_HDR + FRAG_HDR;
+			memcpy(out + p, service, 16);
+			put_le32(out + p + 16, cid);
+			if (is_indication) {
+				put_le32(out + p + 20, (uint32_t)info_len);
+			} else {
+				put_le32(out + p + 20, status);
+				put_le32(out + p + 24, (uint32_t)info_len);
+			}
+		} else {
+			m->stats.mbim_fragments_out++;
+		}
+		if (n)
+			memcpy(out + hdr, info + done, n);
+		done += n;
+		m->cb.send(m->userdata, out, hdr + n);
+	}
+	if (is_indication)
+		m->stats.mbim_indications++;
+	else
+		m->stats.mbim_responses++;
+}
+
+/* ---- information buffers ---- */
+
+struct info {
+	uint8_t b[INFO_MAX];
+	size_t len; /* fixed part, then variable parts appended */
+};
+
+static void info_init(struct info *ib, size_t fixed)
+{
+	memset(ib->b, 0, sizeof(ib->b));
+	ib->len = fixed;
+}
+
+/* Append bytes at the next multiple of 4; returns their offset. */
+static uint32_t info_append(struct info *ib, const void *data, size_t len)
+{
+	size_t off = (ib->len + 3) & ~(size_t)3;
+
+	if (off + len > sizeof(ib->b))
+		return 0; /* never with the strings this modem sends */
+	memcpy(ib->b + off, data, len);
+	ib->len = off + len;
+	return (uint32_t)off;
+}
+
+/* An ASCII string as UTF-16LE in the data buffer, its OL pair at pair_off. */
+static void info_string(struct info *ib, size_t pair_off, const char *s)
+{
+	uint8_t u[256];
+	size_t n = strlen(s);
+
+	if (n > sizeof(u) / 2)
+		n = sizeof(u) / 2;
+	for (size_t i = 0; i < n; i++) {
+		u[2 * i] = (uint8_t)s[i];
+		u[2 * i + 1] = 0;
+	}
+	put_le32(ib->b + pair_off, n ? info_append(ib, u, 2 * n) : 0);
+	put_le32(ib->b + pair_off + 4, (uint32_t)(2 * n));
+}
+
+static void info_u32(struct info *ib, size_t off, uint32_t v)
+{
+	put_le32(ib->b + off, v);
+}
+
+/* ---- requests ---- */
+
+struct req {
+	uint32_t tid;
+	const uint8_t *service; /* 16 bytes */
+	uint32_t cid;
+	uint32_t type; /* MbimMessageCommandType */
+	const uint8_t *info;
+	uint32_t info_len;
+};
+
+static void respond(struct sim_mbim *m, const struct req *r, uint32_t status, const struct info *ib)
+{
+	if (status != MBIM_STATUS_ERROR_NONE) {
+		m->stats.mbim_errors++;
+		if (status == MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT)
+			m->stats.mbim_unsupported++;
+		mlog(m, LOG_DEBUG, "mbim: transaction %u CID %u: %s", r->tid, r->cid,
+		     mbim_status_error_get_string(status) ?: "?");
+	}
+	send_command_message(m, false, r->tid, r->service, r->cid, status, ib ? ib->b : NULL,
+			     ib ? ib->len : 0);
+}
+
+/* A UTF-16LE string from the request's OL pair at pair_off into ASCII. false when the pair
+ * points outside the buffer. */
+static bool req_string(const struct req *r, size_t pair_off, char *out, size_t outlen)
+{
+	uint32_t off = get_le32(r->info + pair_off), size = get_le32(r->info + pair_off + 4);
+
+	out[0] = '\0';
+	if (size == 0)
+		return true;
+	if (off > r->info_len || size > r->info_len - off || size % 2)
+		return false;
+	size_t n = size / 2;
+	if (n >= outlen)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t c = get_le16(r->info + off + 2 * i);
+		out[i] = c < 0x80 && c != 0 ? (char)c : '?';
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static void answer_device_caps(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	info_init(&ib, 64);
+	info_u32(&ib, 0, MBIM_DEVICE_TYPE_EMBEDDED);
+	info_u32(&ib, 4, MBIM_CELLULAR_CLASS_GSM);
+	info_u32(&ib, 8, MBIM_VOICE_CLASS_NO_VOICE);
+	info_u32(&ib, 12, MBIM_SIM_CLASS_REMOVABLE);
+	info_u32(&ib, 16,
+		 MBIM_DATA_CLASS_UMTS | MBIM_DATA_CLASS_HSDPA | MBIM_DATA_CLASS_HSUPA |
+			 MBIM_DATA_CLASS_LTE);
+	info_u32(&ib, 20, 0); /* no SMS */
+	info_u32(&ib, 24, MBIM_CTRL_CAPS_REG_MANUAL);
+	info_u32(&ib, 28, m->opts.max_sessions);
+	info_string(&ib, 32, "");		  /* custom data class */
+	info_string(&ib, 40, SIM_MBIM_IMEI);	  /* device id */
+	info_string(&ib, 48, "qmapd-sim MBIM 1"); /* firmware */
+	info_string(&ib, 56, "qmapd-sim");	  /* hardware */
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void answer_subscriber_ready(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	info_init(&ib, 28);
+	info_u32(&ib, 0, MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
+	info_string(&ib, 4, SIM_MBIM_IMSI);
+	info_string(&ib, 12, SIM_MBIM_ICCID);
+	info_u32(&ib, 20, MBIM_READY_INFO_FLAG_NONE);
+	info_u32(&ib, 24, 0); /* no telephone numbers */
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void connect_indication(struct sim_mbim *m, unsigned session, uint32_t nw_error);
+
+/* The radio or packet service went away: every session ends, the host is told. */
+static void end_sessions_indicated(struct sim_mbim *m, uint32_t nw_error)
+{
+	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++)
+		if (m->sessions[i].active) {
+			m->sessions[i].active = false;
+			connect_indication(m, i, nw_error);
+		}
+}
+
+static void answer_radio_state(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		if (r->info_len < 4) {
+			respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+			return;
+		}
+		uint32_t state = get_le32(r->info);
+		if (state > MBIM_RADIO_SWITCH_STATE_ON) {
+			respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+			return;
+		}
+		m->radio_on = state == MBIM_RADIO_SWITCH_STATE_ON;
+		if (!m->radio_on)
+			end_sessions_indicated(m, SIM_MBIM_NW_REGULAR_DEACTIVATION);
+	}
+	info_init(&ib, 8);
+	info_u32(&ib, 0, MBIM_RADIO_SWITCH_STATE_ON);
+	info_u32(&ib, 4, m->radio_on ? MBIM_RADIO_SWITCH_STATE_ON : MBIM_RADIO_SWITCH_STATE_OFF);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void answer_register_state(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		/* Manual registration is not simulated. */
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	info_init(&ib, 48);
+	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
+	info_u32(&ib, 4, m->radio_on ? MBIM_REGISTER_STATE_HOME : MBIM_REGISTER_STATE_DEREGISTERED);
+	info_u32(&ib, 8, MBIM_REGISTER_MODE_AUTOMATIC);
+	info_u32(&ib, 12, m->radio_on ? MBIM_DATA_CLASS_LTE : 0);
+	info_u32(&ib, 16, MBIM_CELLULAR_CLASS_GSM);
+	info_string(&ib, 20, m->radio_on ? "00101" : "");
+	info_string(&ib, 28, m->radio_on ? "Test Network" : "");
+	info_string(&ib, 36, "");
+	info_u32(&ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void answer_packet_service(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		if (r->info_len < 4 || get_le32(r->info) > MBIM_PACKET_SERVICE_ACTION_DETACH) {
+			respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+			return;
+		}
+		if (!m->radio_on) {
+			respond(m, r, MBIM_STATUS_ERROR_RADIO_POWER_OFF, NULL);
+			return;
+		}
+		bool attach = get_le32(r->info) == MBIM_PACKET_SERVICE_ACTION_ATTACH;
+		if (!attach && m->attached)
+			end_sessions_indicated(m, SIM_MBIM_NW_REGULAR_DEACTIVATION);
+		m->attached = attach;
+	}
+	bool up = m->radio_on && m->attached;
+	info_init(&ib, 28);
+	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
+	info_u32(&ib, 4,
+		 up ? MBIM_PACKET_SERVICE_STATE_ATTACHED : MBIM_PACKET_SERVICE_STATE_DETACHED);
+	info_u32(&ib, 8, up ? MBIM_DATA_CLASS_LTE : 0);
+	/* Uplink and downlink speeds (u64, bits per second): an LTE Cat 4 cell. */
+	put_le64(ib.b + 12, up ? 50000000ULL : 0);
+	put_le64(ib.b + 20, up ? 150000000ULL : 0);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/* MBIM_CONNECT_INFO: what every CONNECT answer and indication carries. */
+static void connect_info(struct info *ib, unsigned session, const struct session *st,
+			 uint32_t state, uint32_t ip_type, uint32_t nw_error)
+{
+	info_init(ib, 36);
+	info_u32(ib, 0, session);
+	info_u32(ib, 4, state);
+	info_u32(ib, 8, MBIM_VOICE_CALL_STATE_NONE);
+	info_u32(ib, 12, ip_type);
+	if (st)
+		memcpy(ib->b + 16, st->context_type, 16);
+	info_u32(ib, 32, nw_error);
+}
+
+static void connect_indication(struct sim_mbim *m, unsigned session, uint32_t nw_error)
+{
+	struct info ib;
+	const struct session *st = &m->sessions[session];
+
+	connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_DEACTIVATED, st->ip_type, nw_error);
+	send_command_message(m, true, 0,
+			     (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
+			     MBIM_CID_CONNECT, 0, ib.b, ib.len);
+}
+
+static const struct sim_qmi_apn *find_apn(const struct sim_mbim *m, const char *name)
+{
+	static const struct sim_qmi_apn fallback = { .name = SIM_QMI_APN_DEFAULT };
+	unsigned n = m->opts.n_apn;
+	const struct sim_qmi_apn *list = n ? m->opts.apn : &fallback;
+
+	if (name[0] == '\0')
+		return &list[0];
+	for (unsigned i = 0; i < (n ? n : 1); i++)
+		if (strcasecmp(list[i].name, name) == 0)
+			return &list[i];
+	return NULL;
+}
+
+static void connect_fail(struct sim_mbim *m, const struct req *r, unsigned session, uint32_t status,
+			 uint32_t ip_type, uint32_t nw_error)
+{
+	struct info ib;
+
+	m->stats.mbim_sessions_failed++;
+	connect_info(&ib, session, NULL, MBIM_ACTIVATION_STATE_DEACTIVATED, ip_type, nw_error);
+	if (r->info_len >= 60)
+		memcpy(ib.b + 16, r->info + 44, 16);
+	mlog(m, LOG_INFO, "mbim session %u: activation refused: %s, nw_error %u", session,
+	     mbim_status_error_get_string(status) ?: "?", nw_error);
+	respond(m, r, status, &ib);
+}
+
+static void answer_connect_set(struct sim_mbim *m, const struct req *r)
+{
+	char apn_name[SIM_QMI_APN_MAX + 1], user[STR_MAX], password[STR_MAX];
+	struct info ib;
+
+	/* MBIM_SET_CONNECT: SessionId, ActivationCommand, AccessString, UserName, Password (OL
+	 * pairs), Compression, AuthProtocol, IPType, ContextType (16 bytes). */
+	if (r->info_len < 60 || !req_string(r, 8, apn_name, sizeof(apn_name)) ||
+	    !req_string(r, 16, user, sizeof(user)) ||
+	    !req_string(r, 24, password, sizeof(password))) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t session = get_le32(r->info), command = get_le32(r->info + 4);
+	uint32_t auth = get_le32(r->info + 36), ip_type = get_le32(r->info + 40);
+	if (session >= SIM_MBIM_SESSIONS || command > MBIM_ACTIVATION_COMMAND_ACTIVATE ||
+	    ip_type > MBIM_CONTEXT_IP_TYPE_IPV4_AND_IPV6 || auth > MBIM_AUTH_PROTOCOL_MSCHAPV2) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	struct session *st = &m->sessions[session];
+
+	if (command == MBIM_ACTIVATION_COMMAND_DEACTIVATE) {
+		if (!st->active) {
+			connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_DEACTIVATED, ip_type,
+				     MBIM_NW_ERROR_NONE);
+			respond(m, r, MBIM_STATUS_ERROR_CONTEXT_NOT_ACTIVATED, &ib);
+			return;
+		}
+		st->active = false;
+		mlog(m, LOG_INFO, "mbim session %u: deactivated by the host", session);
+		connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_DEACTIVATED, st->ip_type,
+			     MBIM_NW_ERROR_NONE);
+		respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+		return;
+	}
+
+	if (!m->radio_on) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_RADIO_POWER_OFF, ip_type, 0);
+		return;
+	}
+	if (!m->attached) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_PACKET_SERVICE_DETACHED, ip_type, 0);
+		return;
+	}
+	if (st->active) {
+		m->stats.mbim_sessions_failed++;
+		connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_ACTIVATED, st->ip_type,
+			     MBIM_NW_ERROR_NONE);
+		respond(m, r, MBIM_STATUS_ERROR_FAILURE, &ib);
+		return;
+	}
+	unsigned active = 0;
+	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++)
+		active += m->sessions[i].active;
+	if (active >= m->opts.max_sessions) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_MAX_ACTIVATED_CONTEXTS, ip_type, 0);
+		return;
+	}
+	const struct sim_qmi_apn *apn = find_apn(m, apn_name);
+	if (!apn) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_FAILURE, ip_type,
+			     MBIM_NW_ERROR_MISSING_OR_UNKNOWN_APN);
+		return;
+	}
+	if (apn->auth && (auth == MBIM_AUTH_PROTOCOL_NONE || strcmp(user, apn->user) != 0 ||
+			  strcmp(password, apn->password) != 0)) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_FAILURE, ip_type,
+			     MBIM_NW_ERROR_USER_AUTHENTICATION_FAILED);
+		return;
+	}
+	unsigned mux_id = session + 1;
+	const struct sim_qmi_mux *mux = mux_id <= CONFIG_MUX_ID_MAX ? &m->opts.mux[mux_id] : NULL;
+	bool has4 = mux && mux->present && mux->ipv4.family,
+	     has6 = mux && mux->present && mux->ipv6.family;
+	if (!has4 && !has6) {
+		connect_fail(m, r, session, MBIM_STATUS_ERROR_FAILURE, ip_type,
+			     MBIM_NW_ERROR_INSUFFICIENT_RESOURCES);
+		return;
+	}
+	uint32_t granted;
+	switch (ip_type) {
+	case MBIM_CONTEXT_IP_TYPE_IPV4:
+		if (!has4) {
+			connect_fail(m, r, session, MBIM_STATUS_ERROR_FAILURE, ip_type,
+				     MBIM_NW_ERROR_PDP_TYPE_IPV6_ONLY_ALLOWED);
+			return;
+		}
+		granted = MBIM_CONTEXT_IP_TYPE_IPV4;
+		break;
+	case MBIM_CONTEXT_IP_TYPE_IPV6:
+		if (!has6) {
+			connect_fail(m, r, session, MBIM_STATUS_ERROR_FAILURE, ip_type,
+				     MBIM_NW_ERROR_PDP_TYPE_IPV4_ONLY_ALLOWED);
+			return;
+		}
+		granted = MBIM_CONTEXT_IP_TYPE_IPV6;
+		break;
+	default:
+		granted = has4 && has6 ? MBIM_CONTEXT_IP_TYPE_IPV4V6
+			  : has4       ? MBIM_CONTEXT_IP_TYPE_IPV4
+				       : MBIM_CONTEXT_IP_TYPE_IPV6;
+		break;
+	}
+	st->active = true;
+	st->ip_type = granted;
+	memcpy(st->context_type, r->info + 44, 16);
+	m->stats.mbim_sessions_started++;
+	mlog(m, LOG_INFO, "mbim session %u: activated on APN '%s', IP type %s (mux %u)", session,
+	     apn->name, mbim_context_ip_type_get_string(granted) ?: "?", mux_id);
+	connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_ACTIVATED, granted,
+		     MBIM_NW_ERROR_NONE);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void answer_connect(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		answer_connect_set(m, r);
+		return;
+	}
+	/* A query names the session in its first field (libmbim sends a whole
+	 * MBIM_CONNECT_INFO). */
+	if (r->info_len < 4 || get_le32(r->info) >= SIM_MBIM_SESSIONS) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t session = get_le32(r->info);
+	const struct session *st = &m->sessions[session];
+	connect_info(&ib, session, st,
+		     st->active ? MBIM_ACTIVATION_STATE_ACTIVATED
+				: MBIM_ACTIVATION_STATE_DEACTIVATED,
+		     st->active ? st->ip_type : MBIM_CONTEXT_IP_TYPE_DEFAULT, MBIM_NW_ERROR_NONE);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void put_ip(struct info *ib, const struct config_prefix *p, uint32_t *ret_off, bool element)
+{
+	uint8_t el[20];
+	size_t alen = p->family == AF_INET ? 4 : 16;
+	size_t n = 0;
+
+	if (element) {
+		put_le32(el, p->prefixlen);
+		n = 4;
+	}
+	memcpy(el + n, p->family == AF_INET ? (const void *)&p->addr.v4 : p->addr.v6.s6_addr, alen);
+	*ret_off = info_append(ib, el, n + alen);
+}
+
+static void put_dns(struct info *ib, int family, const char *a, const char *b, uint32_t *ret_off)
+{
+	uint8_t buf[32];
+	size_t alen = family == AF_INET ? 4 : 16;
+
+	inet_pton(family, a, buf);
+	inet_pton(family, b, buf + alen);
+	*ret_off = info_append(ib, buf, 2 * alen);
+}
+
+static void answer_ip_configuration(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+	uint32_t off;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	if (r->info_len < 4 || get_le32(r->info) >= SIM_MBIM_SESSIONS) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t session = get_le32(r->info);
+	const struct session *st = &m->sessions[session];
+	if (!st->active) {
+		respond(m, r, MBIM_STATUS_ERROR_CONTEXT_NOT_ACTIVATED, NULL);
+		return;
+	}
+	const struct sim_qmi_mux *mux = &m->opts.mux[session + 1];
+	bool v4 = st->ip_type != MBIM_CONTEXT_IP_TYPE_IPV6 && mux->ipv4.family;
+	bool v6 = st->ip_type != MBIM_CONTEXT_IP_TYPE_IPV4 && mux->ipv6.family;
+	struct config_prefix gw;
+
+	/* MBIM_IP_CONFIGURATION_INFO: 15 u32 fields, then the data buffer. */
+	info_init(&ib, 60);
+	info_u32(&ib, 0, session);
+	if (v4) {
+		info_u32(&ib, 4, IPCFG_FLAGS_ALL);
+		info_u32(&ib, 12, 1);
+		put_ip(&ib, &mux->ipv4, &off, true);
+		info_u32(&ib, 16, off);
+		sim_qmi_gateway_of(&mux->ipv4, &gw);
+		put_ip(&ib, &gw, &off, false);
+		info_u32(&ib, 28, off);
+		info_u32(&ib, 36, 2);
+		put_dns(&ib, AF_INET, SIM_QMI_DNS4_PRIMARY, SIM_QMI_DNS4_SECONDARY, &off);
+		info_u32(&ib, 40, off);
+		info_u32(&ib, 52, m->opts.session_mtu);
+	}
+	if (v6) {
+		info_u32(&ib, 8, IPCFG_FLAGS_ALL);
+		info_u32(&ib, 20, 1);
+		put_ip(&ib, &mux->ipv6, &off, true);
+		info_u32(&ib, 24, off);
+		sim_qmi_gateway_of(&mux->ipv6, &gw);
+		put_ip(&ib, &gw, &off, false);
+		info_u32(&ib, 32, off);
+		info_u32(&ib, 44, 2);
+		put_dns(&ib, AF_INET6, SIM_QMI_DNS6_PRIMARY, SIM_QMI_DNS6_SECONDARY, &off);
+		info_u32(&ib, 48, off);
+		info_u32(&ib, 56, m->opts.session_mtu);
+	}
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static const uint32_t basic_connect_cids[] = {
+	MBIM_CID_DEVICE_CAPS,
+	MBIM_CID_SUBSCRIBER_READY_STATUS,
+	MBIM_CID_RADIO_STATE,
+	MBIM_CID_REGISTER_STATE,
+	MBIM_CID_PACKET_SERVICE,
+	MBIM_CID_CONNECT,
+	MBIM_CID_IP_CONFIGURATION,
+	MBIM_CID_DEVICE_SERVICES,
+	MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
+};
+
+/* One MBIM_DEVICE_SERVICE_ELEMENT; its OL pair at pair_off. */
+static void put_service(struct info *ib, size_t pair_off, MbimService service, const uint32_t *cids,
+			unsigned n_cids)
+{
+	uint8_t el[28 + 4 * ARRAY_SIZE(basic_connect_cids)];
+
+	memcpy(el, (const uint8_t *)mbim_uuid_from_service(service), 16);
+	put_le32(el + 16, 0); /* DssPayload: no device service streams */
+	put_le32(el + 20, 0); /* MaxDssInstances */
+	put_le32(el + 24, n_cids);
+	for (unsigned i = 0; i < n_cids; i++)
+		put_le32(el + 28 + 4 * i, cids[i]);
+	size_t len = 28 + 4 * (size_t)n_cids;
+	put_le32(ib->b + pair_off, info_append(ib, el, len));
+	put_le32(ib->b + pair_off + 4, (uint32_t)len);
+}
+
+static void answer_device_services(struct sim_mbim *m, const struct req *r)
+{
+	static const uint32_t qmi_cids[] = { 1 }; /* MBIM_CID_QMI_MSG */
+	struct info ib;
+	unsigned n = m->opts.qmi_over_mbim ? 2 : 1;
+
+	info_init(&ib, 8 + 8 * n);
+	info_u32(&ib, 0, n);
+	info_u32(&ib, 4, 0); /* MaxDssSessions */
+	put_service(&ib, 8, MBIM_SERVICE_BASIC_CONNECT, basic_connect_cids,
+		    ARRAY_SIZE(basic_connect_cids));
+	if (m->opts.qmi_over_mbim)
+		put_service(&ib, 16, MBIM_SERVICE_QMI, qmi_cids, ARRAY_SIZE(qmi_cids));
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void answer_subscribe_list(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_SET || r->info_len > sizeof(ib.b)) {
+		respond(m, r,
+			r->info_len > sizeof(ib.b) ? MBIM_STATUS_ERROR_INVALID_PARAMETERS
+						   : MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT,
+			NULL);
+		return;
+	}
+	info_init(&ib, r->info_len);
+	memcpy(ib.b, r->info, r->info_len);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void handle_command(struct sim_mbim *m, const struct req *r)
+{
+	bool query = r->type == MBIM_MESSAGE_COMMAND_TYPE_QUERY;
+
+	m->stats.mbim_requests++;
+	if (memcmp(r->service, (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
+		   16) != 0) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	switch (r->cid) {
+	case MBIM_CID_DEVICE_CAPS:
+		if (query) {
+			answer_device_caps(m, r);
+			return;
+		}
+		break;
+	case MBIM_CID_SUBSCRIBER_READY_STATUS:
+		if (query) {
+			answer_subscriber_ready(m, r);
+			return;
+		}
+		break;
+	case MBIM_CID_RADIO_STATE:
+		answer_radio_state(m, r);
+		return;
+	case MBIM_CID_REGISTER_STATE:
+		answer_register_state(m, r);
+		return;
+	case MBIM_CID_PACKET_SERVICE:
+		answer_packet_service(m, r);
+		return;
+	case MBIM_CID_CONNECT:
+		answer_connect(m, r);
+		return;
+	case MBIM_CID_IP_CONFIGURATION:
+		answer_ip_configuration(m, r);
+		return;
+	case MBIM_CID_DEVICE_SERVICES:
+		if (query) {
+			answer_device_services(m, r);
+			return;
+		}
+		break;
+	case MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST:
+		answer_subscribe_list(m, r);
+		return;
+	default:
+		break;
+	}
+	respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+}
+
+/* A whole (single-fragment or reassembled) COMMAND message. */
+static int command_whole(struct sim_mbim *m, const uint8_t *buf, size_t len)
+{
+	struct req r = {
+		.tid = get_le32(buf + 8),
+		.service = buf + MSG_HDR + FRAG_HDR,
+		.cid = get_le32(buf + MSG_HDR + FRAG_HDR + 16),
+		.type = get_le32(buf + MSG_HDR + FRAG_HDR + 20),
+		.info_len = get_le32(buf + MSG_HDR + FRAG_HDR + 24),
+		.info = buf + CMD_HDR,
+	};
+
+	if (r.info_len != len - CMD_HDR || (r.type != MBIM_MESSAGE_COMMAND_TYPE_QUERY &&
+					    r.type != MBIM_MESSAGE_COMMAND_TYPE_SET)) {
+		m->stats.mbim_malformed++;
+		send_function_error(m, r.tid, MBIM_PROTOCOL_ERROR_LENGTH_MISMATCH);
+		return -EBADMSG;
+	}
+	handle_command(m, &r);
+	return 0;
+}
+
+static int malformed(struct sim_mbim *m, uint32_t tid, MbimProtocolError e)
+{
+	m->stats.mbim_malformed++;
+	send_function_error(m, tid, e);
+	return -EBADMSG;
+}
+
+static int handle_fragment(struct sim_mbim *m, const uint8_t *buf, size_t len, uint32_t tid)
+{
+	if (len < MSG_HDR + FRAG_HDR)
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_LENGTH_MISMATCH);
+	uint32_t total = get_le32(buf + 12), cur = get_le32(buf + 16);
+
+	if (total == 0 || cur >= total)
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_FRAGMENT_OUT_OF_SEQUENCE);
+	if (cur == 0) {
+		if (m->frag_total) {
+			/* A new command while one was half in: the old one is lost. */
+			m->frag_total = 0;
+			return malformed(m, m->frag_tid,
+					 MBIM_PROTOCOL_ERROR_FRAGMENT_OUT_OF_SEQUENCE);
+		}
+		if (len < CMD_HDR)
+			return malformed(m, tid, MBIM_PROTOCOL_ERROR_LENGTH_MISMATCH);
+		if (total == 1)
+			return command_whole(m, buf, len);
+		memcpy(m->frag, buf, len);
+		m->frag_len = len;
+		m->frag_tid = tid;
+		m->frag_total = total;
+		m->frag_next = 1;
+		return 0;
+	}
+	if (!m->frag_total || tid != m->frag_tid || cur != m->frag_next || total != m->frag_total ||
+	    m->frag_len + len - (MSG_HDR + FRAG_HDR) > MSG_MAX) {
+		m->frag_total = 0;
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_FRAGMENT_OUT_OF_SEQUENCE);
+	}
+	memcpy(m->frag + m->frag_len, buf + MSG_HDR + FRAG_HDR, len - (MSG_HDR + FRAG_HDR));
+	m->frag_len += len - (MSG_HDR + FRAG_HDR);
+	m->stats.mbim_fragments_in++;
+	if (++m->frag_next < m->frag_total)
+		return 0;
+	m->frag_total = 0;
+	put_le32(m->frag + 4, (uint32_t)m->frag_len);
+	put_le32(m->frag + 12, 1);
+	return command_whole(m, m->frag, m->frag_len);
+}
+
+int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len)
+{
+	if (len < MSG_HDR) {
+		m->stats.mbim_malformed++;
+		return -EBADMSG;
+	}
+	uint32_t type = get_le32(buf), msg_len = get_le32(buf + 4), tid = get_le32(buf + 8);
+
+	if (len > m->opts.max_control_message)
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_MAX_TRANSFER);
+	if (msg_len != len)
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_LENGTH_MISMATCH);
+
+	switch (type) {
+	case MBIM_MESSAGE_TYPE_OPEN: {
+		if (len < MSG_HDR + 4)
+			return malformed(m, tid, MBIM_PROTOCOL_ERROR_LENGTH_MISMATCH);
+		g_autoptr(MbimMessage) msg = mbim_message_new(buf, (guint32)len);
+		uint32_t max = mbim_message_open_get_max_control_transfer(msg);
+		/* The function sends no more than either side allows. */
+		if (max > m->opts.max_control_message)
+			max = m->opts.max_control_message;
+		if (max < SIM_MBIM_MAX_CONTROL_MIN)
+			max = SIM_MBIM_MAX_CONTROL_MIN;
+		m->stats.mbim_requests++;
+		end_sessions(m);
+		m->frag_total = 0;
+		m->open = true;
+		m->max_transfer = max;
+		mlog(m, LOG_INFO, "mbim: opened, max control transfer %u", max);
+		send_libmbim(m, mbim_message_open_done_new(tid, MBIM_STATUS_ERROR_NONE));
+		m->stats.mbim_responses++;
+		return 0;
+	}
+	case MBIM_MESSAGE_TYPE_CLOSE:
+		m->stats.mbim_requests++;
+		end_sessions(m);
+		m->frag_total = 0;
+		m->open = false;
+		mlog(m, LOG_INFO, "mbim: closed");
+		send_libmbim(m, mbim_message_close_done_new(tid, MBIM_STATUS_ERROR_NONE));
+		m->stats.mbim_responses++;
+		return 0;
+	case MBIM_MESSAGE_TYPE_COMMAND:
+		if (!m->open) {
+			m->stats.mbim_not_opened++;
+			send_function_error(m, tid, MBIM_PROTOCOL_ERROR_NOT_OPENED);
+			return -EBADMSG;
+		}
+		return handle_fragment(m, buf, len, tid);
+	case MBIM_MESSAGE_TYPE_HOST_ERROR:
+		/* The host gives up on a transaction: nothing to answer. */
+		m->stats.mbim_requests++;
+		m->frag_total = 0;
+		return 0;
+	default:
+		return malformed(m, tid, MBIM_PROTOCOL_ERROR_UNKNOWN);
+	}
+}
+
+unsigned sim_mbim_drop_all(struct sim_mbim *m)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++) {
+		if (!m->sessions[i].active)
+			continue;
+		m->sessions[i].active = false;
+		m->stats.mbim_sessions_dropped++;
+		n++;
+		mlog(m, LOG_INFO, "mbim session %u: dropped by the network", i);
+		if (m->open)
+			connect_indication(m, i, SIM_MBIM_NW_REGULAR_DEACTIVATION);
+	}
+	return n;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim's MBIM side: the simulated modem answering MBIM control messages (MBIM 1.0 §9)
+ * from the `sim` transport's control channel (the encapsulated commands of a cdc-wdm), with
+ * the state a real modem keeps (open, radio, attach, one IP context per session id). Pure
+ * over messages like sim-qmi.h: the caller hands in each host->modem message and gets
+ * responses and indications back through callbacks, synchronously. Incoming messages are
+ * wrapped and read with libmbim's message API; OPEN_DONE, CLOSE_DONE and FUNCTION_ERROR are
+ * built with it too; COMMAND_DONE and INDICATE_STATUS are laid out here (libmbim 1.28 has no
+ * public builder for device-side messages), and the tests parse them back with libmbim's
+ * response parsers.
+ *
+ * Framing: every message starts {MessageType, MessageLength, TransactionId} (le32 each).
+ *   - A message shorter than 12 bytes is counted (mbim_malformed) and not answered.
+ *   - MessageLength other than the bytes received: FUNCTION_ERROR LENGTH_MISMATCH (3).
+ *   - More bytes than wMaxControlMessage: FUNCTION_ERROR MAX_TRANSFER (8).
+ *   - COMMAND before OPEN (or after CLOSE): FUNCTION_ERROR NOT_OPENED (5).
+ *   - A message type a host does not send: FUNCTION_ERROR UNKNOWN (6).
+ *   - COMMAND fragments {TotalFragments, CurrentFragment} are reassembled; one out of
+ *     sequence (another transaction, a gap, a new first fragment) drops what was collected:
+ *     FUNCTION_ERROR FRAGMENT_OUT_OF_SEQUENCE (2). Responses longer than the host's
+ *     MaxControlTransfer (from OPEN, at least 64, at most wMaxControlMessage) go out in
+ *     fragments, as the specification wants.
+ *   All of these count in mbim_malformed, except NOT_OPENED (mbim_not_opened).
+ *
+ * OPEN answers OPEN_DONE success and, like a function reset, ends every session (no
+ * indication); a second OPEN does the same. CLOSE answers CLOSE_DONE and ends every session.
+ *
+ * Answered (service BASIC_CONNECT; any other CID, command type or service:
+ * COMMAND_DONE NO_DEVICE_SUPPORT (9), counted in mbim_unsupported):
+ *   DEVICE_CAPS (1) query: embedded, GSM class, LTE data class, max sessions, device id
+ *     SIM_MBIM_IMEI, firmware and hardware strings.
+ *   SUBSCRIBER_READY_STATUS (2) query: initialized, IMSI/ICCID of a test SIM.
+ *   RADIO_STATE (3) query/set: hardware and software radio on; set switches the software
+ *     state (off: every session ends, with an indication).
+ *   REGISTER_STATE (9) query: registered home, automatic, LTE, provider 00101 "Test Network".
+ *   PACKET_SERVICE (10) query/set: attach/detach (detach ends every session, with an
+ *     indication); starts attached, as a modem that attaches on its own.
+ *   CONNECT (12) set/query per session id, see below.
+ *   IP_CONFIGURATION (15) query per session id: see below.
+ *   DEVICE_SERVICES (16) query: BASIC_CONNECT with the CIDs above and, when
+ *     opts.qmi_over_mbim, the QMI-over-MBIM service (which is otherwise absent; its messages
+ *     get NO_DEVICE_SUPPORT either way: the sim does not tunnel QMI).
+ *   DEVICE_SERVICE_SUBSCRIBE_LIST (19) set: accepted, answered with the list as sent.
+ * A request whose information buffer is shorter than its fixed part, or whose OL pairs point
+ * outside it: INVALID_PARAMETERS (21).
+ *
+ * Sessions: session id N carries mux N+1 (`--mux N+1=...` gives its addresses), so session 0,
+ * the default one, is mux 1. CONNECT set ACTIVATE checks, in this order:
+ *   session id > 255                                  INVALID_PARAMETERS
+ *   radio off                                         RADIO_POWER_OFF (20)
+ *   detached                                          PACKET_SERVICE_DETACHED (12)
+ *   session already active                            FAILURE (2), the answer showing the
+ *     session as activated (no public capture found: strict, the context stays)
+ *   opts.max_sessions active already                  MAX_ACTIVATED_CONTEXTS (13)
+ *   access string unknown (empty = the first APN)     FAILURE + nw_error 27 missing or unknown
+ *     APN (what modems answer: the libmbim maintainer, MicrosoftDocs/windows-driver-docs#3776)
+ *   APN with credentials: auth protocol NONE, or user/password differ
+ *                                                     FAILURE + nw_error 29 user
+ *                                                     authentication failed
+ *   no mux for the session (mux N+1 not configured or without addresses)
+ *                                                     FAILURE + nw_error 26 insufficient
+ *                                                     resources
+ *   IPv6 asked on a mux with only IPv4 (51 likewise)  FAILURE + nw_error 50 IPv4 only allowed
+ * IPV4V6 / IPV4_AND_IPV6 / DEFAULT get what the mux has (the answer's IPType says which).
+ * Every CONNECT answer, failures included, carries MBIM_CONNECT_INFO {session id, activation
+ * state, voice call state none, IP type, context type, nw_error}.
+ * DEACTIVATE on an inactive session: CONTEXT_NOT_ACTIVATED (16).
+ * sim_mbim_drop_all(): every active session ends with an INDICATE_STATUS CONNECT
+ * {deactivated, nw_error 36 regular deactivation}.
+ *
+ * IP_CONFIGURATION of an active session: for each family the session has, the address with
+ * its prefix length, the gateway (the network's first host, the second when the first is the
+ * host's own address), two DNS servers (SIM_QMI_DNS*) and the MTU (opts.session_mtu), and
+ * availability flags ADDRESS|GATEWAY|DNS|MTU; all zero for a family it has not. An inactive
+ * session: CONTEXT_NOT_ACTIVATED.
+ */
+#ifndef QMAPD_SIM_MBIM_H
+#define QMAPD_SIM_MBIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "sim-qmi.h"
+
+/* wMaxControlMessage: libmbim's own MaxControlTransfer when it cannot read the descriptor
+ * (mbim-device.c MAX_CONTROL_TRANSFER). */
+#define SIM_MBIM_MAX_CONTROL_DEFAULT	 4096
+#define SIM_MBIM_MAX_CONTROL_MIN	 64 /* MBIM 1.0: the least a function may declare */
+#define SIM_MBIM_MAX_SESSIONS_DEFAULT	 8
+#define SIM_MBIM_SESSIONS		 256 /* session ids 0-255 */
+#define SIM_MBIM_IMEI			 SIM_QMI_IMEI
+#define SIM_MBIM_IMSI			 "001010000000001"
+#define SIM_MBIM_ICCID			 "8900100000000000001"
+#define SIM_MBIM_NW_REGULAR_DEACTIVATION 36 /* 3GPP TS 24.008 cause 36 */
+
+struct sim_mbim_options {
+	uint32_t max_control_message; /* wMaxControlMessage */
+	uint32_t max_sessions;	      /* DEVICE_CAPS MaxSessions, and the limit */
+	uint32_t session_mtu;
+	bool qmi_over_mbim; /* DEVICE_SERVICES lists the QMI-over-MBIM service */
+	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
+	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
+	/* By mux id; session id = mux id - 1. */
+	struct sim_qmi_mux mux[CONFIG_MUX_ID_MAX + 1];
+};
+
+struct sim_mbim_stats {
+	uint64_t mbim_requests;	     /* well-formed messages handled (OPEN, CLOSE, COMMAND) */
+	uint64_t mbim_responses;     /* OPEN_DONE, CLOSE_DONE, COMMAND_DONE sent */
+	uint64_t mbim_indications;   /* INDICATE_STATUS sent */
+	uint64_t mbim_malformed;     /* see the framing rules above */
+	uint64_t mbim_not_opened;    /* COMMAND before OPEN */
+	uint64_t mbim_errors;	     /* COMMAND_DONE with a status other than success */
+	uint64_t mbim_unsupported;   /* of those: NO_DEVICE_SUPPORT */
+	uint64_t mbim_fragments_in;  /* COMMAND fragments reassembled (beyond the first) */
+	uint64_t mbim_fragments_out; /* fragments sent (beyond the first of each message) */
+	uint64_t mbim_sessions_started;
+	uint64_t mbim_sessions_failed;	/* CONNECT ACTIVATE refused */
+	uint64_t mbim_sessions_dropped; /* by the network (sim_mbim_drop_all) */
+};
+
+struct sim_mbim_callbacks {
+	/* One whole MBIM message (or fragment) for the host. */
+	void (*send)(void *userdata, const uint8_t *buf, size_t len);
+	/* A line for the log; priority as in <syslog.h>. Optional. */
+	void (*log)(void *userdata, int priority, const char *msg);
+};
+
+struct sim_mbim;
+
+/* Defaults: wMaxControlMessage 4096, 8 sessions, MTU 1500, no QMI-over-MBIM, no muxes. */
+void sim_mbim_options_init(struct sim_mbim_options *o);
+
+/* Copies the options. 0, -ENOMEM, or -EINVAL (no send callback, a limit out of range). */
+int sim_mbim_new(const struct sim_mbim_options *opts, const struct sim_mbim_callbacks *cb,
+		 void *userdata, struct sim_mbim **ret);
+struct sim_mbim *sim_mbim_free(struct sim_mbim *m);
+
+/* One host->modem control message. Replies go out through cb->send before this returns.
+ * Returns 0 when handled, -EBADMSG when counted as malformed (answered or not, as above). */
+int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len);
+
+/* The host went away: closed, every session ended without indications. The radio and attach
+ * state stay, as on a modem that keeps running. */
+void sim_mbim_reset(struct sim_mbim *m);
+
+/* The network ends every active session (INDICATE_STATUS CONNECT). Returns how many. */
+unsigned sim_mbim_drop_all(struct sim_mbim *m);
+
+/* An IP context is active on this session id: the data side may carry its traffic. */
+bool sim_mbim_session_active(const struct sim_mbim *m, unsigned session_id);
+bool sim_mbim_is_open(const struct sim_mbim *m);
+
+const struct sim_mbim_stats *sim_mbim_get_stats(const struct sim_mbim *m);
+
+#endif
