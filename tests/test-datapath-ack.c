@@ -155,7 +155,7 @@ int main(void)
 	config_parse_prefix(DST_ADDR "/32", &mc[1].routes[0]);
 	mc[1].n_routes = 1;
 	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
+	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
 	if (r >= 0)
 		r = datapath_mux_add(dp, &mc[1], false, true, NULL);
 	if (r < 0 || datapath_start(dp) < 0) {

@@ -83,7 +83,7 @@ int main(void)
 	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
 	cfg->device.qmap_version = QMAP_V1;
 	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
+	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
 	struct config_mux mc[3] = {};
 	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
 		struct config_mux *m = &mc[id];

@@ -210,7 +210,7 @@ int main(void)
 		m->route_metric = 100 * id;
 	}
 	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
+	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
 	if (r >= 0) {
 		/* mux 1: per-packet writes (no virtio-net header); mux 2: through GRO. */
 		dp->offload_devices = false;

@@ -713,7 +713,6 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	      const struct modem_callbacks *cb, void *userdata, struct modem **ret)
 {
 	struct modem *m = calloc(1, sizeof(*m));
-	struct config *dpcfg = NULL;
 	char err[256];
 	int r;
 
@@ -733,15 +732,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		.on_control = on_control,
 		.userdata = m,
 	};
-	/* The data path reads only [device] from a whole config; the muxes come one by one. */
-	dpcfg = calloc(1, sizeof(*dpcfg));
-	if (!dpcfg) {
-		r = log_err(ENOMEM, "modem %s: out of memory", cfg->name);
-		goto fail;
-	}
-	dpcfg->device = cfg->device;
-	r = datapath_new(loop, rtnl, dpcfg, &events, &m->dp);
-	free(dpcfg);
+	r = datapath_new(loop, rtnl, &cfg->device, &events, &m->dp);
 	if (r < 0)
 		goto fail;
 

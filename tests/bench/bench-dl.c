@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 	m2.route_metric = 300;
 
 	struct ev_loop *loop = ev_default_loop(0);
-	r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &b.dp);
+	r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &b.dp);
 	if (r >= 0) {
 		/* mux 1: the per-packet path; mux 2: with the virtio-net header and GRO. */
 		b.dp->offload_devices = false;

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	m.mtu = 1500;
 	m.headroom = CONFIG_HEADROOM_XDP;
 	struct ev_loop *loop = ev_default_loop(0);
-	r = datapath_new_with_backend(loop, rtnl, cfg, &transport_mem_ops, NULL, &dp);
+	r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
 	if (r >= 0) {
 		m.id = 1;
 		snprintf(m.interface, sizeof(m.interface), "iqmap1");

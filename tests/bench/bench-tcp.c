@@ -608,8 +608,8 @@ static void setup_qmapd(struct bench *b, struct rtnl *rtnl, enum config_headroom
 	m->n_routes = 0; /* back to S over the veth: ACKs do not go through qmapd */
 
 	b->loop = ev_default_loop(0);
-	if (datapath_new_with_backend(b->loop, rtnl, b->cfg, &transport_mem_ops, NULL, &b->dp) <
-		    0 ||
+	if (datapath_new_with_backend(b->loop, rtnl, &b->cfg->device, &transport_mem_ops, NULL,
+				      &b->dp) < 0 ||
 	    datapath_mux_add(b->dp, m, false, true, &b->mux) < 0 || datapath_start(b->dp) < 0)
 		die("cannot set up the qmapd datapath");
 	if (!b->mux->gro)

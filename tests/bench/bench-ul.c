@@ -391,8 +391,8 @@ int main(int argc, char **argv)
 	if (strcmp(queue, "fifo") == 0)
 		b->cfg->mux[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
 	b->loop = ev_default_loop(0);
-	if (datapath_new_with_backend(b->loop, rtnl, b->cfg, &transport_mem_ops, NULL, &b->dp) <
-	    0) {
+	if (datapath_new_with_backend(b->loop, rtnl, &b->cfg->device, &transport_mem_ops, NULL,
+				      &b->dp) < 0) {
 		fprintf(stderr, "cannot set up the qmapd datapath\n");
 		return 1;
 	}

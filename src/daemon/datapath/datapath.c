@@ -163,17 +163,16 @@ static void datapath_on_disconnect(void *userdata)
 
 /* ---- lifecycle ---------------------------------------------------------------------- */
 
-int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_device *dev,
 		 const struct datapath_events *events, struct datapath **ret)
 {
-	return datapath_new_with_backend(loop, rtnl, config, NULL, events, ret);
+	return datapath_new_with_backend(loop, rtnl, dev, NULL, events, ret);
 }
 
-int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
-			      const struct transport_ops *backend,
+int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
+			      const struct config_device *dev, const struct transport_ops *backend,
 			      const struct datapath_events *events, struct datapath **ret)
 {
-	const struct config_device *dev = &config->device;
 	struct datapath *dp = calloc(1, sizeof(*dp));
 	int r;
 

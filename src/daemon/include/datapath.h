@@ -77,18 +77,19 @@ struct datapath_events {
 };
 
 /*
- * Create the transport for config->device; buffers are sized from the config (the most the
- * modem may grant). No muxes yet. Returns 0 or -errno, logging the reason once.
+ * Create the transport for one modem's settings (dev->device names it); buffers are sized from
+ * them (the most the modem may grant). No muxes yet. Returns 0 or -errno, logging the reason
+ * once.
  */
-int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
+int datapath_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_device *dev,
 		 const struct datapath_events *events, struct datapath **ret);
 /*
- * The same over a backend the caller names instead of the one config->device's scheme picks
+ * The same over a backend the caller names instead of the one dev->device's scheme picks
  * (tests and benchmarks replay aggregates through tests/support's in-memory transport);
- * config->device is then the backend's address.
+ * dev->device is then the backend's address.
  */
-int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl, const struct config *config,
-			      const struct transport_ops *backend,
+int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
+			      const struct config_device *dev, const struct transport_ops *backend,
 			      const struct datapath_events *events, struct datapath **ret);
 /* Removes the devices unless they were created persistent. NULL-safe. */
 struct datapath *datapath_free(struct datapath *dp);
