@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Downlink: transfers deaggregated in place, packets written to the mux devices (through GRO
- * and io_uring batches), QMAP commands answered.
+ * and io_uring batches), QMAP commands answered. NTBs (MBIM) are walked in datapath-ntb.c and
+ * delivered here the same way.
  */
 
 #include <errno.h>
@@ -111,13 +112,14 @@ void datapath_gro_flush(void *userdata)
 	}
 }
 
-static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+void datapath_dl_deliver(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
+			 unsigned gro_flags)
 {
 	/* Counted as received from the modem; drops are counted where the write fails. */
 	m->stats.rx_packets++;
-	m->stats.rx_bytes += f->len;
+	m->stats.rx_bytes += len;
 	if (m->gro) {
-		gro_add_qmap(m->gro, f);
+		gro_add(m->gro, pkt, len, gro_flags);
 		/* Also when nothing is held: the batch's end checks headroom's window too. */
 		if (!m->gro_dirty) {
 			m->gro_dirty = true;
@@ -128,14 +130,19 @@ static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_fr
 
 	/* The Ethernet header is the mux's own and outlives the batch: no copy. */
 	struct iovec iov[2] = {
-		{ .iov_base = m->eth_header[(f->flags & QMAP_FRAME_IPV6) ? 1 : 0],
-		  .iov_len = ETH_HEADER_SIZE },
-		{ .iov_base = f->payload, .iov_len = f->len },
+		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = ETH_HEADER_SIZE },
+		{ .iov_base = pkt, .iov_len = len },
 	};
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
 		mux_write(m, iov, 2, false, 1);
 	else
 		mux_write(m, iov + 1, 1, false, 1);
+}
+
+static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+{
+	datapath_dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
+			    (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
 }
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -223,6 +230,10 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 	uint64_t datagrams = 0;
 	int r;
 
+	if (datapath_is_ntb(dp)) {
+		datapath_ntb_bulk_in(dp, buf, len);
+		return;
+	}
 	qmap_iter_init(&it, buf, len, dp->version);
 	it.min_padding = dp->dl_min_padding;
 	while ((r = qmap_next(&it, &f, &err)) != 0) {
