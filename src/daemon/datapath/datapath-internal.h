@@ -51,6 +51,13 @@ struct datapath {
 	uint32_t ul_max_datagrams;
 	uint32_t dl_min_padding; /* granted: zero words skipped between downlink frames */
 	bool modem_up;
+	/*
+	 * The modem appeared once. Before that no device is read: what the kernel sends as the
+	 * devices come up (router solicitations, MLD reports) waits in their queues rather than
+	 * being dropped as link down while the function is set up (an MBIM function takes a few
+	 * class requests). Later absences drop and count as before.
+	 */
+	bool modem_seen;
 	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
 	/*
 	 * Downlink writes of a receive batch go through io_uring, submitted together when the

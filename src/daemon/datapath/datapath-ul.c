@@ -41,7 +41,8 @@ static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const str
  */
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
 {
-	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off;
+	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off &&
+		  dp->modem_seen;
 
 	if (m->reading == on)
 		return;

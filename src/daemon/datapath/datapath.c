@@ -131,6 +131,10 @@ static void datapath_on_connect(void *userdata)
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id])
 			datapath_update_carrier(dp, dp->mux[id]);
+	if (!dp->modem_seen) {
+		dp->modem_seen = true;
+		datapath_set_reading(dp, dp->ul_reading);
+	}
 	if (dp->events.on_modem_up)
 		dp->events.on_modem_up(dp->events.userdata);
 }
