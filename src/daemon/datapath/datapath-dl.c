@@ -112,8 +112,10 @@ void datapath_gro_flush(void *userdata)
 	}
 }
 
-void datapath_dl_deliver(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
-			 unsigned gro_flags)
+/* Count a downlink IP packet of the mux and hand it to GRO or write it: QMAP's and NTB's. */
+static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
+							     uint8_t *pkt, size_t len, bool ipv6,
+							     unsigned gro_flags)
 {
 	/* Counted as received from the modem; drops are counted where the write fails. */
 	m->stats.rx_packets++;
@@ -141,8 +143,8 @@ void datapath_dl_deliver(struct datapath *dp, struct mux *m, uint8_t *pkt, size_
 
 static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
 {
-	datapath_dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
-			    (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
+	dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
+		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
 }
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -219,6 +221,40 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 	/* Not reading lets the device's queue fill: the kernel backpressures the senders. */
 	datapath_ul_update_reading(dp, m);
 	datapath_command_ack(dp, f);
+}
+
+/* An NTB (MBIM function): walked in place, each datagram on QMAP's path to its mux. */
+static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
+{
+	struct ntb_parser p;
+	struct ntb_datagram d;
+	uint64_t datagrams = 0;
+	int r;
+
+	ntb_parse_init(&p, buf, len, dp->transport->ntb.format);
+	while ((r = ntb_parse_next(&p, &d)) != 0) {
+		if (_unlikely_(r < 0)) {
+			/* Counted per kind; the parser goes on where the structure allows. */
+			dp->stats.dl_ntb_malformed[p.error]++;
+			continue;
+		}
+		datagrams++;
+		/* Session N is mux N + 1 (datapath_mux_session()). */
+		unsigned id = (unsigned)d.session + 1;
+		struct mux *m = id < ARRAY_SIZE(dp->mux) ? dp->mux[id] : NULL;
+		if (_unlikely_(!m)) {
+			dp->stats.dl_unknown_mux++;
+			continue;
+		}
+		/* MBIM carries no checksum-valid hint: GRO checks what it merges. */
+		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0);
+	}
+	if (datagrams) {
+		dp->stats.dl_aggregates++;
+		dp->stats.dl_datagrams += datagrams;
+		if (datagrams > dp->stats.dl_datagrams_max)
+			dp->stats.dl_datagrams_max = datagrams;
+	}
 }
 
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)

@@ -133,15 +133,11 @@ static inline uint8_t datapath_mux_session(const struct mux *m)
 }
 
 /* Downlink (datapath-dl.c). */
-/* Count a downlink IP packet of the mux and hand it to GRO or write it. */
-void datapath_dl_deliver(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
-			 unsigned gro_flags);
 void datapath_gro_flush(void *userdata);
 void datapath_write_flush(struct datapath *dp);
 void datapath_send_pending_acks(struct datapath *dp);
 
-/* NTB framing (datapath-ntb.c). */
-void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len);
+/* NTB framing, uplink (datapath-ntb.c). */
 /* Start an uplink NTB in dp->ul_out. 0 or -EINVAL (parameters the builder refuses). */
 int datapath_ntb_ul_start(struct datapath *dp);
 /* Close the NTB in dp->ul_out: out->len is its block length. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NTB framing (MBIM functions): downlink NTBs walked in place into the same delivery path as
- * QMAP frames (GRO, io_uring batches, headroom), uplink NTBs built in place in the OUT
- * buffers with ntb.c. Which framing a modem uses is the transport's to say
+ * NTB framing (MBIM functions), the uplink side: NTBs built in place in the OUT buffers with
+ * ntb.c (datapath-ul.c fills them), the limits the function announced, and what the status
+ * shows. Downlink NTBs are walked in datapath-dl.c, on the QMAP frames' delivery path. Which framing a modem uses is the transport's to say
  * (transport->framing, set when the function appears); the packet paths switch on it.
  *
  * Sessions: MBIM session id N is mux N + 1 (datapath_mux_session()).
@@ -13,38 +13,6 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
-
-void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
-{
-	struct ntb_parser p;
-	struct ntb_datagram d;
-	uint64_t datagrams = 0;
-	int r;
-
-	ntb_parse_init(&p, buf, len, dp->transport->ntb.format);
-	while ((r = ntb_parse_next(&p, &d)) != 0) {
-		if (_unlikely_(r < 0)) {
-			/* Counted per kind; the parser goes on where the structure allows. */
-			dp->stats.dl_ntb_malformed[p.error]++;
-			continue;
-		}
-		datagrams++;
-		unsigned id = (unsigned)d.session + 1;
-		struct mux *m = id < ARRAY_SIZE(dp->mux) ? dp->mux[id] : NULL;
-		if (_unlikely_(!m)) {
-			dp->stats.dl_unknown_mux++;
-			continue;
-		}
-		/* MBIM carries no checksum-valid hint: GRO checks what it merges. */
-		datapath_dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0);
-	}
-	if (datagrams) {
-		dp->stats.dl_aggregates++;
-		dp->stats.dl_datagrams += datagrams;
-		if (datagrams > dp->stats.dl_datagrams_max)
-			dp->stats.dl_datagrams_max = datagrams;
-	}
-}
 
 int datapath_ntb_ul_start(struct datapath *dp)
 {
