@@ -107,6 +107,10 @@ struct datapath {
 	struct transport_out *ul_out;
 	struct ntb_builder ul_ntb;
 	uint16_t ul_ntb_sequence; /* wSequence of the next uplink NTB */
+	/* The uplink limits are an MBIM function's: the QMAP ones to go back to if a QMI
+	 * function comes next (the same sim socket may play either). */
+	bool ntb_limits;
+	uint32_t qmap_ul_max_size, qmap_ul_max_datagrams;
 	uint32_t ul_frames;
 	ev_prepare ul_flush;
 	ev_timer headroom_timer;

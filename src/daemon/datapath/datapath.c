@@ -123,10 +123,21 @@ static void datapath_on_connect(void *userdata)
 	struct datapath *dp = userdata;
 
 	/* The function decides the framing; QMAP's limits come back with the next grant. */
-	if (datapath_is_ntb(dp))
+	if (datapath_is_ntb(dp)) {
+		if (!dp->ntb_limits) {
+			dp->qmap_ul_max_size = dp->ul_max_size;
+			dp->qmap_ul_max_datagrams = dp->ul_max_datagrams;
+			dp->ntb_limits = true;
+		}
 		datapath_ntb_connected(dp);
-	else
+	} else {
+		if (dp->ntb_limits) {
+			dp->ul_max_size = dp->qmap_ul_max_size;
+			dp->ul_max_datagrams = dp->qmap_ul_max_datagrams;
+			dp->ntb_limits = false;
+		}
 		dp->ul_header_size = qmap_ul_header_size(dp->version);
+	}
 	dp->modem_up = true;
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id])
