@@ -3,8 +3,8 @@
 # The MBIM data path end to end, without MBIM control: qmapd (control = none, static
 # addresses) against qmapd-sim --mbim --always-connected, two sessions (mux 1 = session 0,
 # mux 2 = session 1). For NTB16 and NTB32 and two sets of uplink divisor, remainder and
-# alignment: the class requests negotiate what qmapctl shows, ping v4/v6 and iperf3 both
-# ways on both muxes, the strict sim drops no uplink NTB, the byte counters of both sides
+# alignment: the class requests negotiate what qmapctl shows, ping v4/v6 on both muxes and
+# iperf3 both ways (IPv4 and IPv6 on each mux over the run), the strict sim drops no uplink NTB, the byte counters of both sides
 # agree. Then malformed NTBs injected between real ones are counted per kind while
 # traffic goes on.
 # Needs root; runs in namespaces it creates and deletes.
@@ -53,10 +53,13 @@ run_case() {
 		in_host ping -c 3 -i 0.2 -W 2 "$target" >/dev/null || fail "ping $target"
 		echo "ok: ping $target"
 	done
-	run_iperf 1 198.51.100.1 ""
-	run_iperf 1 198.51.100.1 -R
-	run_iperf 2 2001:db8:ff::2 ""
-	run_iperf 2 2001:db8:ff::2 -R
+	# IPv4 on one mux, IPv6 on the other, swapped by SWAP_FAMILIES: both on both over the run.
+	local s1=198.51.100.1 s2=2001:db8:ff::2
+	[ "${SWAP_FAMILIES:-no}" = yes ] && s1=2001:db8:ff::1 s2=198.51.100.2
+	run_iperf 1 "$s1" ""
+	run_iperf 1 "$s1" -R
+	run_iperf 2 "$s2" ""
+	run_iperf 2 "$s2" -R
 
 	refresh_stats
 	for m in 1 2; do
@@ -93,7 +96,7 @@ run_case 16 4 0 4
 check_clean
 stop_both
 
-run_case 32 16 4 32
+SWAP_FAMILIES=yes run_case 32 16 4 32
 check_clean
 stop_both
 
