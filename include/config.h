@@ -103,6 +103,7 @@ struct config_mux {
 struct config_device {
 	char device[CONFIG_VALUE_MAX + 1]; /* "usb:VID:PID", "usb-path:...", "sim:/path" */
 	enum qmap_version qmap_version;
+	uint8_t ntb_format;	   /* MBIM: 16 or 32, asked for where the function offers it */
 	uint32_t dl_max_size;	   /* bytes per downlink transfer */
 	uint32_t rx_transfers;	   /* downlink transfers kept in flight, >= 16 */
 	uint32_t ul_max_size;	   /* bytes per uplink aggregate */

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ntb.h"
+
 struct ev_loop;
 
 /* Endpoint kinds, also the first byte of every sim message. */
@@ -142,6 +144,31 @@ struct transport_params {
 	uint32_t ul_buffers;	  /* OUT buffers (0 = default) */
 	uint32_t max_packet_size; /* wMaxPacketSize of bulk OUT, for the ZLP rule */
 	uint32_t ul_headroom;	  /* bytes reserved in front of every OUT buffer */
+	/* MBIM: the NTB format to ask for (16 or 32, 0 = 16) when the function offers it. */
+	uint8_t ntb_format;
+};
+
+/* How the data interface frames IP packets: what the function is, learnt when it appears. */
+enum transport_framing {
+	TRANSPORT_FRAMING_QMAP, /* QMI function (vendor interface): QMAP aggregates */
+	TRANSPORT_FRAMING_NTB,	/* MBIM function: NCM Transfer Blocks, one NDP per session */
+};
+
+/*
+ * What the MBIM function and the host agreed on (NCM 1.0 §6.2), set before on_connect and
+ * kept until on_disconnect. Both directions use `format`; downlink NTBs are at most in_size.
+ */
+struct transport_ntb {
+	struct ntb_params params;     /* GET_NTB_PARAMETERS, corrected as cdc_ncm does */
+	enum ntb_format format;	      /* SET_NTB_FORMAT's, or NTB16 if it was refused */
+	uint32_t in_size;	      /* SET_NTB_INPUT_SIZE's, or dwNtbInMaxSize if refused */
+	uint16_t max_control_message; /* MBIM functional descriptor */
+	uint16_t max_segment_size;
+	uint16_t mtu;	       /* MBIM extended functional descriptor; 0 = none */
+	bool crc_refused;      /* SET_CRC_MODE(off) was STALLed: the function offers no CRC */
+	bool format_refused;   /* SET_NTB_FORMAT was STALLed */
+	bool in_size_refused;  /* SET_NTB_INPUT_SIZE was STALLed */
+	bool params_from_desc; /* GET_NTB_PARAMETERS failed: the descriptor's copy is used */
 };
 
 /* A borrowed OUT buffer: data[-headroom .. size) is writable. */
@@ -201,6 +228,10 @@ struct transport {
 	 * claimed, or what the sim's descriptor message (its first) says; -1 until known.
 	 * QMI names it in Endpoint Info. */
 	int data_interface;
+
+	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
+	enum transport_framing framing;
+	struct transport_ntb ntb;
 
 	/* Receive ring, allocated once for the largest size; params.dl_max_size is in use. */
 	uint8_t **rx_buf;

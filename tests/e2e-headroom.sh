@@ -8,6 +8,8 @@
 # headroom=off (plain TUN) must show ~1 per packet, which proves the measurement can fail.
 # auto must also follow the traffic: bulk TCP detaches the program, per-packet UDP right after
 # attaches it again after one window of segments, and no write goes missing across switches.
+# With SIM_EXTRA_ARGS=--mbim (ctest e2e-headroom-mbim) the modem is an MBIM function and the
+# packets arrive in NTBs: the same promise holds.
 # Needs root and tracefs; runs in namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
@@ -59,12 +61,22 @@ drain() { # from count
 	wait_for 10 "packets through the tunnel to stop coming" arrived "$1" "$2"
 }
 
+# The modem's framing is the one asked for: an MBIM sim's NTBs, else QMAP.
+check_framing() {
+	if [[ " ${SIM_EXTRA_ARGS:-} " == *" --mbim "* ]]; then
+		wait_for 5 "the NTB negotiation" grep -q 'MBIM data interface' "$E2E_TMP/qmapd.log"
+	elif grep -q 'MBIM' "$E2E_TMP/qmapd.log"; then
+		fail "an MBIM function without --mbim"
+	fi
+}
+
 # measure MODE: sets EXPANDED and FORWARDED
 measure() {
 	MUX_HEADROOM=$1 write_config "$E2E_TMP/qmapd-$1.conf"
 	rm -f "$E2E_TMP/sim.sock"
 	start_sim --flush-usec 0
 	start_qmapd "$E2E_TMP/qmapd-$1.conf" qmap1
+	check_framing
 	# Warm up neighbour and route caches, then count.
 	local rx0
 	rx0=$(vx_rx)
@@ -111,6 +123,7 @@ transition() {
 	rm -f "$E2E_TMP/sim.sock"
 	start_sim
 	start_qmapd "$E2E_TMP/qmapd-transition.conf" qmap1
+	check_framing
 	in_vx iperf3 -s -1 -D -B 192.0.2.100 --pidfile "$E2E_TMP/iperf3.pid"
 	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
 	E2E_PIDS+=("$(cat "$E2E_TMP/iperf3.pid")")

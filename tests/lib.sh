@@ -134,16 +134,18 @@ write_config() {
 }
 
 # start_sim [extra qmapd-sim options...]
-# Data-plane tests run without QMI, so the sim carries data on every mux
+# Data-plane tests run without QMI (or MBIM) control, so the sim carries data on every mux
 # (--always-connected); control-plane tests set SIM_ALWAYS_CONNECTED=no, and then only muxes
 # with a session carry data, as on a real modem.
 start_sim() {
-	local always=()
+	local always=() extra=()
 	[ "${SIM_ALWAYS_CONNECTED:-yes}" = yes ] && always=(--always-connected)
+	# SIM_EXTRA_ARGS: options for every sim a test starts (e2e-headroom-mbim: --mbim).
+	read -r -a extra <<<"${SIM_EXTRA_ARGS:-}"
 	# `ip netns exec` execs the program, so $! is its pid (a shell function would fork).
 	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
 		"${SIM_NET_ARGS[@]}" "${SIM_MUX_ARGS[@]}" --stats-file "$E2E_TMP/sim.stats" \
-		"${always[@]}" "$@" >"$E2E_TMP/sim.log" 2>&1 &
+		"${always[@]}" "${extra[@]}" "$@" >"$E2E_TMP/sim.log" 2>&1 &
 	E2E_PIDS+=($!)
 	SIM_PID=$!
 	wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"

@@ -96,6 +96,7 @@ enum section_kind {
 enum key_id {
 	KEY_DEVICE,
 	KEY_QMAP_VERSION,
+	KEY_NTB_FORMAT,
 	KEY_DL_MAX_SIZE,
 	KEY_RX_TRANSFERS,
 	KEY_UL_MAX_SIZE,
@@ -491,6 +492,17 @@ static int parse_qmap_version(struct setter *s, const struct key *k, const char 
 		s->device->qmap_version = QMAP_V5;
 	else
 		return invalid(s, k, value, "expected 1 or 5");
+	return 0;
+}
+
+static int parse_ntb_format(struct setter *s, const struct key *k, const char *value)
+{
+	if (strcmp(value, "16") == 0)
+		s->device->ntb_format = 16;
+	else if (strcmp(value, "32") == 0)
+		s->device->ntb_format = 32;
+	else
+		return invalid(s, k, value, "expected 16 or 32");
 	return 0;
 }
 
@@ -905,6 +917,7 @@ static int parse_uplink_rate(struct setter *s, const struct key *k, const char *
 static const struct key keys[_KEY_MAX] = {
 	[KEY_DEVICE] = { "device", SECTION_DEVICE, parse_device },
 	[KEY_QMAP_VERSION] = { "qmap-version", SECTION_DEVICE, parse_qmap_version },
+	[KEY_NTB_FORMAT] = { "ntb-format", SECTION_DEVICE, parse_ntb_format },
 	[KEY_DL_MAX_SIZE] = { "dl-max-size", SECTION_DEVICE, parse_dl_max_size },
 	[KEY_RX_TRANSFERS] = { "rx-transfers", SECTION_DEVICE, parse_rx_transfers },
 	[KEY_UL_MAX_SIZE] = { "ul-max-size", SECTION_DEVICE, parse_ul_max_size },
@@ -1098,6 +1111,7 @@ static void device_init_defaults(struct config_device *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->qmap_version = QMAP_V5;
+	d->ntb_format = 16;
 	d->dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT;
 	d->rx_transfers = CONFIG_RX_TRANSFERS_MIN;
 	d->ul_max_size = CONFIG_UL_MAX_SIZE_DEFAULT;

@@ -568,6 +568,9 @@ json_t *modem_status(struct modem *m)
 		json_object_set_new(modem, "state",
 				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
 		json_object_set_new(modem, "control", json_string("none"));
+		json_t *df = counters_json_ntb_format(m->dp); /* MBIM: what was negotiated */
+		if (df)
+			json_object_set_new(modem, "data-format", df);
 	} else {
 		json_object_set_new(modem, "state",
 				    json_string(qmi_modem_state_to_string(qm->state)));
@@ -651,13 +654,9 @@ static uint64_t wdm_counter(const struct wdm_stats *st, size_t i)
 
 json_t *modem_stats(struct modem *m)
 {
-	const struct datapath_stats *s = datapath_get_stats(m->dp);
-	json_t *malformed = json_object();
+	json_t *malformed = counters_json_malformed(m->dp);
 	json_t *device = json_object();
 
-	for (int e = 0; e < _QMAP_ERR_MAX; e++)
-		json_object_set_new(malformed, qmap_error_name(e),
-				    json_integer((json_int_t)s->dl_malformed[e]));
 	if (device && counters_json_device(m->dp, device) < 0) {
 		json_decref(device);
 		device = NULL; /* the reply fails as a whole, as for any allocation */

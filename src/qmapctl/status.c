@@ -97,6 +97,27 @@ static void render_data_format(json_t *df, FILE *f)
 			asked_granted(ag, sizeof(ag), df, "ul-max-size", "ul-max-datagrams"));
 	if (data_if && strcmp(data_if, "-1") != 0)
 		qmapctl_print_field(f, "data interface", "%s", data_if);
+
+	/* MBIM: what GET_NTB_PARAMETERS said and the class requests settled. */
+	json_t *ntb = json_object_get(df, "ntb");
+	if (!json_is_object(ntb))
+		return;
+	char v[12][32];
+	static const char *const keys[] = {
+		"formats",     "in-max-size",	"out-max-size",	 "out-max-datagrams",
+		"out-divisor", "out-remainder", "out-alignment", "crc",
+		"in-divisor",  "in-remainder",	"in-alignment",	 "max-control-message"
+	};
+	const char *t[12];
+	for (size_t i = 0; i < 12; i++)
+		t[i] = qmapctl_json_text(v[i], sizeof(v[i]), ntb, keys[i]) ?: "?";
+	qmapctl_print_field(f, "NTB formats", "%s offered, CRC %s", t[0], t[7]);
+	qmapctl_print_field(f, "NTB in", "up to %s bytes, divisor %s remainder %s alignment %s",
+			    t[1], t[8], t[9], t[10]);
+	qmapctl_print_field(f, "NTB out",
+			    "up to %s bytes and %s datagrams, divisor %s remainder %s alignment %s",
+			    t[2], t[3], t[4], t[5], t[6]);
+	qmapctl_print_field(f, "MBIM control", "messages up to %s bytes", t[11]);
 }
 
 static void render_modem(const char *name, json_t *modem, FILE *f)

@@ -5,6 +5,8 @@
  *   floor: a minimal loop writing each packet with one write() into a plain TUN device.
  *   qmapd: prebuilt QMAP aggregates replayed through the `mem` transport into the datapath,
  *          which deaggregates and writes each packet into its mux device (TAP + XDP).
+ *   ntb16: the same packets in NTB16 blocks (an MBIM modem; session N = mux N + 1) through the
+ *          same datapath and devices, its framing switched to NTB for those runs.
  * Both deliver IPv4/UDP to a bound UDP socket that is never read (a closed port would cost
  * an ICMP error per packet). Runs in a network namespace of its own; needs root.
  * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor.
@@ -27,6 +29,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "netdev.h"
+#include "ntb.h"
 #include "qmap.h"
 #include "rtnl.h"
 #include "transport-mem.h"
@@ -105,6 +108,9 @@ struct bench {
 	uint8_t *agg_flows; /* mux 2: a flow per packet, so GRO writes each one alone */
 	size_t agg_len;
 	unsigned agg_frames;
+	/* The same in NTB16 blocks, each with as many datagrams as the QMAP aggregates. */
+	uint8_t *ntb, *ntb_gro, *ntb_flows;
+	size_t ntb_len;
 	uint8_t pkt[2048];
 };
 
@@ -126,6 +132,12 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
  */
 static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, bool batch)
 {
+	/* The framing is the transport's to say: the NTB blocks are the bigger buffers here. */
+	bool ntb = agg == b->ntb || agg == b->ntb_gro || agg == b->ntb_flows;
+	size_t agg_len = ntb ? b->ntb_len : b->agg_len;
+
+	b->dp->transport->framing = ntb ? TRANSPORT_FRAMING_NTB : TRANSPORT_FRAMING_QMAP;
+	b->dp->transport->ntb.format = NTB_FORMAT_16;
 	if (datapath_set_batch_writes(b->dp, batch) < 0) {
 		fprintf(stderr, "io_uring unavailable\n");
 		exit(1);
@@ -133,7 +145,7 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, b
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
 	double t0 = bench_now_ns();
 	for (unsigned i = 0; i < aggs; i++)
-		transport_mem_replay(b->dp->transport, agg, b->agg_len);
+		transport_mem_replay(b->dp->transport, agg, agg_len);
 	double ns = (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
 	datapath_set_batch_writes(b->dp, false);
 	return ns;
@@ -166,6 +178,40 @@ static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const
 		b->agg_len += frame;
 		b->agg_frames++;
 	}
+}
+
+/* The packets of the QMAP aggregate just built, as one NTB16 block of `session` (NDP last). */
+static void build_ntb(struct bench *b, uint8_t *ntb, size_t room, const uint8_t *agg,
+		      uint8_t session)
+{
+	struct ntb_params p = {
+		.formats = NTB_FORMATS_16,
+		.in_max_size = (uint32_t)room,
+		.in_divisor = 4,
+		.in_alignment = 4,
+		.out_max_size = (uint32_t)room,
+		.out_divisor = 4,
+		.out_alignment = 4,
+	};
+	struct ntb_builder nb;
+	size_t off = 0;
+
+	if (ntb_build_init(&nb, ntb, room, &p, NTB_FORMAT_16, 0) < 0)
+		goto fail;
+	for (unsigned i = 0; i < b->agg_frames; i++) {
+		const uint8_t *h = agg + off;
+		size_t len = (size_t)(h[2] << 8 | h[3]) - (h[0] & 0x3f);
+		uint8_t *dst;
+		if (ntb_build_reserve(&nb, session, len, &dst) < 0)
+			goto fail;
+		memcpy(dst, h + QMAP_HEADER_SIZE, len);
+		off += QMAP_HEADER_SIZE + (size_t)(h[2] << 8 | h[3]);
+	}
+	if (ntb_build_finish(&nb, &b->ntb_len) == 0)
+		return;
+fail:
+	fprintf(stderr, "cannot build the NTB16 blocks\n");
+	exit(1);
 }
 
 int main(int argc, char **argv)
@@ -256,6 +302,14 @@ int main(int argc, char **argv)
 	b.agg = malloc(cfg->device.dl_max_size);
 	b.agg_gro = malloc(cfg->device.dl_max_size);
 	b.agg_flows = malloc(cfg->device.dl_max_size);
+	/* NDP and NTH on top of the same packets: a few hundred bytes more at most. */
+	size_t ntb_room = cfg->device.dl_max_size + 1024;
+	if (ntb_room > datapath_dl_buffer_size(b.dp))
+		ntb_room = datapath_dl_buffer_size(b.dp);
+	b.ntb = malloc(ntb_room);
+	b.ntb_gro = malloc(ntb_room);
+	b.ntb_flows = malloc(ntb_room);
+	transport_set_dl_size(b.dp->transport, (uint32_t)ntb_room);
 
 	int sink_floor = bind_sink(FLOOR_ADDR), sink_qmapd = bind_sink(QMAPD_ADDR);
 	int sink_gro = bind_sink(GRO_ADDR);
@@ -277,9 +331,23 @@ int main(int argc, char **argv)
 	       "bytes", "frames", "ns/pkt", "", "ns/pkt", "", "", "ns/pkt", "", "", "ns/pkt", "",
 	       "ns/pkt", "", "ns/pkt", "");
 
-	enum { FLOOR, PP, GRO, PP_URING, FLOWS, FLOWS_URING, N_COL };
-	static const char *const col_name[N_COL] = { "floor",	 "qmapd", "qmapd+GRO",
-						     "pp+uring", "flows", "flows+uring" };
+	enum {
+		FLOOR,
+		PP,
+		GRO,
+		PP_URING,
+		FLOWS,
+		FLOWS_URING,
+		NTB_PP,
+		NTB_GRO,
+		NTB_PP_URING,
+		NTB_FLOWS_URING,
+		N_COL
+	};
+	static const char *const col_name[N_COL] = {
+		"floor",       "qmapd", "qmapd+GRO", "pp+uring",     "flows",
+		"flows+uring", "ntb",	"ntb+GRO",   "ntb pp+uring", "ntb flows+uring",
+	};
 	for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
 		size_t len = sizes[s];
 		double t[N_COL][MAX_RUNS];
@@ -288,16 +356,21 @@ int main(int argc, char **argv)
 		build_packet(b.pkt, len, FLOOR_ADDR);
 		build_aggregate(&b, b.agg_flows, 2, GRO_ADDR, len, cfg->device.dl_max_size,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, true);
+		build_ntb(&b, b.ntb_flows, ntb_room, b.agg_flows, 1);
 		build_aggregate(&b, b.agg_gro, 2, GRO_ADDR, len, cfg->device.dl_max_size,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
+		build_ntb(&b, b.ntb_gro, ntb_room, b.agg_gro, 1);
 		build_aggregate(&b, b.agg, 1, QMAPD_ADDR, len, cfg->device.dl_max_size,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
+		build_ntb(&b, b.ntb, ntb_room, b.agg, 0);
 		run_floor(&b, len, packets / 10); /* warm caches and neighbour state */
 		run_qmapd(&b, b.agg, packets / 10, false);
 		run_qmapd(&b, b.agg_gro, packets / 10, false);
 		run_qmapd(&b, b.agg, packets / 10, true);
 		run_qmapd(&b, b.agg_flows, packets / 10, false);
 		run_qmapd(&b, b.agg_flows, packets / 10, true);
+		run_qmapd(&b, b.ntb, packets / 10, false);
+		run_qmapd(&b, b.ntb_gro, packets / 10, false);
 		/* Interleave so that drift of the shared machine hits all alike. */
 		unsigned per_run = (packets + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
 		for (unsigned k = 0; k < runs; k++) {
@@ -313,6 +386,17 @@ int main(int argc, char **argv)
 					break;
 				case GRO:
 					t[col][k] = run_qmapd(&b, b.agg_gro, packets, false);
+					break;
+				case NTB_PP:
+				case NTB_PP_URING:
+					t[col][k] =
+						run_qmapd(&b, b.ntb, packets, col == NTB_PP_URING);
+					break;
+				case NTB_GRO:
+					t[col][k] = run_qmapd(&b, b.ntb_gro, packets, false);
+					break;
+				case NTB_FLOWS_URING:
+					t[col][k] = run_qmapd(&b, b.ntb_flows, packets, true);
 					break;
 				default:
 					t[col][k] = run_qmapd(&b, b.agg_flows, packets,
@@ -332,6 +416,13 @@ int main(int argc, char **argv)
 		       len, b.agg_frames, f, len * 8 / f, q, len * 8 / q, q / f, g, len * 8 / g,
 		       g / f, m_ns[PP_URING], m_ns[PP_URING] / f, m_ns[FLOWS], m_ns[FLOWS] / f,
 		       m_ns[FLOWS_URING], m_ns[FLOWS_URING] / f);
+		/* The same columns for NTB16 (an MBIM modem), against the same floor. */
+		printf("%6s %7s | %9s %7s | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
+		       "%5.2fx | %9s %6s | %9.1f %5.2fx\n",
+		       "ntb16", "", "", "", m_ns[NTB_PP], len * 8 / m_ns[NTB_PP], m_ns[NTB_PP] / f,
+		       m_ns[NTB_GRO], len * 8 / m_ns[NTB_GRO], m_ns[NTB_GRO] / f,
+		       m_ns[NTB_PP_URING], m_ns[NTB_PP_URING] / f, "", "", m_ns[NTB_FLOWS_URING],
+		       m_ns[NTB_FLOWS_URING] / f);
 		printf("%6s %7s | arrived at UDP (of sent):", "", "");
 		for (int col = 0; col < N_COL; col++)
 			printf(" %s %.3f", col_name[col], (double)arrived[col] / sent[col]);
@@ -354,7 +445,8 @@ int main(int argc, char **argv)
 	       "aggregate;\n"
 	       "flows / fl+uring: the GRO device, a flow per packet (nothing merges), without / "
 	       "with "
-	       "io_uring\n");
+	       "io_uring\n"
+	       "ntb16: the same packets and devices, in NTB16 blocks (MBIM) instead of QMAP\n");
 
 	close(sink_floor);
 	close(sink_qmapd);
@@ -362,6 +454,9 @@ int main(int argc, char **argv)
 	free(b.agg);
 	free(b.agg_gro);
 	free(b.agg_flows);
+	free(b.ntb);
+	free(b.ntb_gro);
+	free(b.ntb_flows);
 	datapath_free(b.dp);
 	netdev_close(&b.floor);
 	rtnl_close(rtnl);

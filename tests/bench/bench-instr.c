@@ -8,7 +8,10 @@
  *   v5-valid:  QMAPv5 with the checksum-valid bit, mux 2 with GRO (one write per aggregate);
  * the writes are queued on io_uring and submitted once per batch, as in production (the
  * queueing, submission and completion count here; without io_uring they are writev calls);
- *   v5-novalid: the same without the bit, so GRO verifies every checksum in software.
+ *   v5-novalid: the same without the bit, so GRO verifies every checksum in software;
+ *   ntb16:     the v1 packets in NTB16 blocks (an MBIM function, session 0 = mux 1);
+ *   ntb16-gro: the same on session 1 = mux 2 with GRO (MBIM has no valid bit: software
+ *              verification, as v5-novalid).
  * Each scenario is bracketed by callgrind client requests (zero, then dump with its name), so
  * every dump holds one scenario. The script collects only inside datapath_bulk_in() and the
  * GRO flush at the end of a batch: setup, building the aggregates and the memcpy that stands
@@ -40,6 +43,7 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
+#include "ntb.h"
 #include "qmap.h"
 #include "rtnl.h"
 #include "transport-mem.h"
@@ -53,7 +57,35 @@ struct scenario {
 	enum qmap_version version;
 	uint8_t mux_id;
 	bool valid;
+	bool ntb; /* the packets of the QMAPv1 aggregate, in one NTB16 block */
 };
+
+/* The QMAPv1 aggregate's packets as one NTB16 of session mux_id - 1; returns its length. */
+static size_t qmap_to_ntb(uint8_t *ntb, size_t max, const uint8_t *agg, unsigned frames,
+			  uint8_t mux_id)
+{
+	struct ntb_params p = {
+		.formats = NTB_FORMATS_16,
+		.in_max_size = (uint32_t)max,
+		.in_divisor = 4,
+		.in_alignment = 4,
+		.out_max_size = (uint32_t)max,
+		.out_divisor = 4,
+		.out_alignment = 4,
+	};
+	struct ntb_builder b;
+	size_t len = 0;
+
+	if (ntb_build_init(&b, ntb, max, &p, NTB_FORMAT_16, 0) < 0)
+		return 0;
+	for (unsigned i = 0; i < frames; i++) {
+		uint8_t *dst;
+		if (ntb_build_reserve(&b, (uint8_t)(mux_id - 1), PKT_LEN, &dst) < 0)
+			return 0;
+		memcpy(dst, agg + i * (QMAP_HEADER_SIZE + PKT_LEN) + QMAP_HEADER_SIZE, PKT_LEN);
+	}
+	return ntb_build_finish(&b, &len) == 0 ? len : 0;
+}
 
 /* One aggregate of consecutive segments of one flow; returns its length, frames in *ret. */
 static size_t build_aggregate(uint8_t *agg, size_t max, const struct scenario *s,
@@ -95,6 +127,8 @@ int main(int argc, char **argv)
 		{ "v1", QMAP_V1, 1, false },
 		{ "v5-valid", QMAP_V5, 2, true },
 		{ "v5-novalid", QMAP_V5, 2, false },
+		{ "ntb16", QMAP_V1, 1, false, true },
+		{ "ntb16-gro", QMAP_V1, 2, false, true },
 	};
 	unsigned aggregates = 1000;
 	struct rtnl *rtnl = NULL;
@@ -160,11 +194,25 @@ int main(int argc, char **argv)
 	       RUNNING_ON_VALGRIND ? " (under valgrind)" : "");
 
 	uint8_t *agg = malloc(cfg->device.dl_max_size);
+	uint8_t *ntb = malloc(cfg->device.dl_max_size);
 	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
 		const struct scenario *s = &scenarios[i];
 		struct mux *mx = dp->mux[s->mux_id];
 		unsigned frames;
 		size_t len = build_aggregate(agg, cfg->device.dl_max_size, s, &frames);
+		const uint8_t *buf = agg;
+
+		if (s->ntb) {
+			len = qmap_to_ntb(ntb, cfg->device.dl_max_size, agg, frames, s->mux_id);
+			if (len == 0) {
+				fprintf(stderr, "cannot build the NTB16 blocks\n");
+				return 1;
+			}
+			buf = ntb;
+		}
+		/* What transport-sim.c sets once an MBIM function is set up. */
+		dp->transport->framing = s->ntb ? TRANSPORT_FRAMING_NTB : TRANSPORT_FRAMING_QMAP;
+		dp->transport->ntb.format = NTB_FORMAT_16;
 
 		if (datapath_set_data_format(dp, s->version, cfg->device.dl_max_size,
 					     cfg->device.ul_max_size, cfg->device.ul_max_datagrams,
@@ -173,12 +221,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		for (int k = 0; k < 10; k++) /* warm up: first-touch and lazy binding */
-			transport_mem_replay(dp->transport, agg, len);
+			transport_mem_replay(dp->transport, buf, len);
 		struct mux_stats m0 = mx->stats;
 		uint64_t merged0 = mx->gro ? mx->gro->stats.segments_merged : 0;
 		CALLGRIND_ZERO_STATS;
 		for (unsigned k = 0; k < aggregates; k++)
-			transport_mem_replay(dp->transport, agg, len);
+			transport_mem_replay(dp->transport, buf, len);
 		CALLGRIND_DUMP_STATS_AT(s->name);
 		uint64_t pkts = mx->stats.rx_packets - m0.rx_packets;
 		uint64_t writes = mx->stats.rx_writes - m0.rx_writes;
@@ -198,6 +246,7 @@ int main(int argc, char **argv)
 		}
 	}
 	free(agg);
+	free(ntb);
 	datapath_free(dp);
 	rtnl_close(rtnl);
 	free(cfg);

@@ -53,6 +53,8 @@ describe() {
 	v1) echo "QMAPv1, per-packet path (one write per packet, io_uring)" ;;
 	v5-valid) echo "QMAPv5 + GRO, checksum-valid bit set" ;;
 	v5-novalid) echo "QMAPv5 + GRO, no valid bit (software verification)" ;;
+	ntb16) echo "MBIM NTB16, per-packet path (one write per packet, io_uring)" ;;
+	ntb16-gro) echo "MBIM NTB16 + GRO (no valid bit in MBIM: software verification)" ;;
 	*) echo "$1" ;;
 	esac
 }

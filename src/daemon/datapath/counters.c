@@ -337,3 +337,51 @@ int counters_json_mux(const struct mux *m, json_t *o)
 {
 	return counters_json(mux_counters, ARRAY_SIZE(mux_counters), m->dp, m, o);
 }
+
+json_t *counters_json_malformed(const struct datapath *dp)
+{
+	const struct datapath_stats *s = &dp->stats;
+	json_t *o = json_object();
+	char key[64];
+
+	for (int e = 0; o && e < _QMAP_ERR_MAX; e++)
+		if (json_object_set_new(o, qmap_error_name(e),
+					json_integer((json_int_t)s->dl_malformed[e])) < 0)
+			return json_decref(o), NULL;
+	for (int e = 0; o && e < _NTB_ERR_MAX; e++) {
+		snprintf(key, sizeof(key), "ntb_%s", ntb_error_name(e));
+		if (json_object_set_new(o, key, json_integer((json_int_t)s->dl_ntb_malformed[e])) <
+		    0)
+			return json_decref(o), NULL;
+	}
+	return o;
+}
+
+json_t *counters_json_ntb_format(const struct datapath *dp)
+{
+	const struct transport_ntb *n = datapath_ntb(dp);
+
+	if (!n)
+		return NULL;
+	const struct ntb_params *p = &n->params;
+	json_t *ntb = json_pack(
+		"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:b, s:i, s:i, s:i}",
+		"formats", (p->formats & NTB_FORMATS_32) ? "ntb16,ntb32" : "ntb16", "in-max-size",
+		(json_int_t)p->in_max_size, "in-divisor", (json_int_t)p->in_divisor, "in-remainder",
+		(json_int_t)p->in_remainder, "in-alignment", (json_int_t)p->in_alignment,
+		"out-max-size", (json_int_t)p->out_max_size, "out-divisor",
+		(json_int_t)p->out_divisor, "out-remainder", (json_int_t)p->out_remainder,
+		"out-alignment", (json_int_t)p->out_alignment, "out-max-datagrams",
+		(json_int_t)p->out_max_datagrams, "crc", n->crc_refused ? "not offered" : "off",
+		"format-refused", n->format_refused, "input-size-refused", n->in_size_refused,
+		"max-control-message", n->max_control_message, "max-segment-size",
+		n->max_segment_size, "mtu", n->mtu);
+	if (!ntb)
+		return NULL;
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:i, s:o}", "protocol",
+			 n->format == NTB_FORMAT_32 ? "mbim/ntb32" : "mbim/ntb16", "dl-max-size",
+			 (json_int_t)n->in_size, "dl-max-datagrams", (json_int_t)0, "ul-max-size",
+			 (json_int_t)dp->ul_max_size, "ul-max-datagrams",
+			 (json_int_t)dp->ul_max_datagrams, "dl-min-padding", (json_int_t)0,
+			 "data-interface", datapath_data_interface(dp), "ntb", ntb);
+}

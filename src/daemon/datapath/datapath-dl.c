@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Downlink: transfers deaggregated in place, packets written to the mux devices (through GRO
- * and io_uring batches), QMAP commands answered.
+ * and io_uring batches), QMAP commands answered. NTBs (MBIM) are walked in datapath-ntb.c and
+ * delivered here the same way.
  */
 
 #include <errno.h>
@@ -111,13 +112,16 @@ void datapath_gro_flush(void *userdata)
 	}
 }
 
-static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+/* Count a downlink IP packet of the mux and hand it to GRO or write it: QMAP's and NTB's. */
+static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
+							     uint8_t *pkt, size_t len, bool ipv6,
+							     unsigned gro_flags)
 {
 	/* Counted as received from the modem; drops are counted where the write fails. */
 	m->stats.rx_packets++;
-	m->stats.rx_bytes += f->len;
+	m->stats.rx_bytes += len;
 	if (m->gro) {
-		gro_add_qmap(m->gro, f);
+		gro_add(m->gro, pkt, len, gro_flags);
 		/* Also when nothing is held: the batch's end checks headroom's window too. */
 		if (!m->gro_dirty) {
 			m->gro_dirty = true;
@@ -128,14 +132,19 @@ static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_fr
 
 	/* The Ethernet header is the mux's own and outlives the batch: no copy. */
 	struct iovec iov[2] = {
-		{ .iov_base = m->eth_header[(f->flags & QMAP_FRAME_IPV6) ? 1 : 0],
-		  .iov_len = ETH_HEADER_SIZE },
-		{ .iov_base = f->payload, .iov_len = f->len },
+		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = ETH_HEADER_SIZE },
+		{ .iov_base = pkt, .iov_len = len },
 	};
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
 		mux_write(m, iov, 2, false, 1);
 	else
 		mux_write(m, iov + 1, 1, false, 1);
+}
+
+static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+{
+	dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
+		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
 }
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -214,6 +223,40 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 	datapath_command_ack(dp, f);
 }
 
+/* An NTB (MBIM function): walked in place, each datagram on QMAP's path to its mux. */
+static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
+{
+	struct ntb_parser p;
+	struct ntb_datagram d;
+	uint64_t datagrams = 0;
+	int r;
+
+	ntb_parse_init(&p, buf, len, dp->transport->ntb.format);
+	while ((r = ntb_parse_next(&p, &d)) != 0) {
+		if (_unlikely_(r < 0)) {
+			/* Counted per kind; the parser goes on where the structure allows. */
+			dp->stats.dl_ntb_malformed[p.error]++;
+			continue;
+		}
+		datagrams++;
+		/* Session N is mux N + 1 (datapath_mux_session()). */
+		unsigned id = (unsigned)d.session + 1;
+		struct mux *m = id < ARRAY_SIZE(dp->mux) ? dp->mux[id] : NULL;
+		if (_unlikely_(!m)) {
+			dp->stats.dl_unknown_mux++;
+			continue;
+		}
+		/* MBIM carries no checksum-valid hint: GRO checks what it merges. */
+		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0);
+	}
+	if (datagrams) {
+		dp->stats.dl_aggregates++;
+		dp->stats.dl_datagrams += datagrams;
+		if (datagrams > dp->stats.dl_datagrams_max)
+			dp->stats.dl_datagrams_max = datagrams;
+	}
+}
+
 void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 {
 	struct datapath *dp = userdata;
@@ -223,6 +266,10 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 	uint64_t datagrams = 0;
 	int r;
 
+	if (datapath_is_ntb(dp)) {
+		datapath_ntb_bulk_in(dp, buf, len);
+		return;
+	}
 	qmap_iter_init(&it, buf, len, dp->version);
 	it.min_padding = dp->dl_min_padding;
 	while ((r = qmap_next(&it, &f, &err)) != 0) {

@@ -51,6 +51,13 @@ struct datapath {
 	uint32_t ul_max_datagrams;
 	uint32_t dl_min_padding; /* granted: zero words skipped between downlink frames */
 	bool modem_up;
+	/*
+	 * The modem appeared once. Before that no device is read: what the kernel sends as the
+	 * devices come up (router solicitations, MLD reports) waits in their queues rather than
+	 * being dropped as link down while the function is set up (an MBIM function takes a few
+	 * class requests). Later absences drop and count as before.
+	 */
+	bool modem_seen;
 	bool offload_devices; /* new mux devices get a virtio-net header (GRO/GSO); default on */
 	/*
 	 * Downlink writes of a receive batch go through io_uring, submitted together when the
@@ -96,8 +103,14 @@ struct datapath {
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
 	struct ulq_auto ul_auto;
 
-	/* The uplink aggregate being filled. */
+	/* The uplink aggregate being filled; with NTB framing ul_ntb builds it. */
 	struct transport_out *ul_out;
+	struct ntb_builder ul_ntb;
+	uint16_t ul_ntb_sequence; /* wSequence of the next uplink NTB */
+	/* The uplink limits are an MBIM function's: the QMAP ones to go back to if a QMI
+	 * function comes next (the same sim socket may play either). */
+	bool ntb_limits;
+	uint32_t qmap_ul_max_size, qmap_ul_max_datagrams;
 	uint32_t ul_frames;
 	ev_prepare ul_flush;
 	ev_timer headroom_timer;
@@ -110,10 +123,39 @@ void datapath_dl_gro_emit(void *userdata, const struct iovec *iov, int iovcnt);
 
 #define ETH_HEADER_SIZE 14
 
+/* The function is MBIM: NTBs both ways (datapath-ntb.c) instead of QMAP. */
+static inline bool datapath_is_ntb(const struct datapath *dp)
+{
+	return dp->transport->framing == TRANSPORT_FRAMING_NTB;
+}
+
+/* Where a mux's packets go in an NTB: MBIM session id = mux id - 1 (mux 1 carries session 0,
+ * the default connection; qmapd-sim maps them the same way). */
+static inline uint8_t datapath_mux_session(const struct mux *m)
+{
+	return (uint8_t)(m->id - 1);
+}
+
 /* Downlink (datapath-dl.c). */
 void datapath_gro_flush(void *userdata);
 void datapath_write_flush(struct datapath *dp);
 void datapath_send_pending_acks(struct datapath *dp);
+
+/* NTB framing, uplink (datapath-ntb.c). */
+/* Start an uplink NTB in dp->ul_out. 0 or -EINVAL (parameters the builder refuses). */
+int datapath_ntb_ul_start(struct datapath *dp);
+/* Close the NTB in dp->ul_out: out->len is its block length. */
+void datapath_ntb_ul_finish(struct datapath *dp);
+/* Room for one more datagram of any session, even one not in the NTB yet (0: none). */
+size_t datapath_ntb_ul_room_any(const struct datapath *dp);
+/* Apply the negotiated parameters to the uplink limits, when the function appears. */
+void datapath_ntb_connected(struct datapath *dp);
+
+/* Checksums the modem completes (QMAPv5 offload): GSO leaves them; else GSO computes them. */
+static inline unsigned datapath_ul_gso_flags(const struct datapath *dp)
+{
+	return !datapath_is_ntb(dp) && dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+}
 
 /* Uplink (datapath-ul.c). */
 void datapath_ul_flush(struct datapath *dp);

@@ -9,6 +9,10 @@
  * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ul_service()
  * moves packets from the queue into aggregates (one copy) as far as the limit and the
  * shaper allow. A fifo mux is read only while OUT transfers are free, as before.
+ *
+ * With NTB framing (MBIM) the same paths put each packet where the NTB builder wants the
+ * session's next datagram instead of after a QMAP header; ntb_build_finish() writes the NTH
+ * and the NDPs when the aggregate leaves.
  */
 
 #include <errno.h>
@@ -24,6 +28,10 @@
 #define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
 
 static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
+static void datapath_ntb_segment_resume(struct datapath *dp);
+static bool mux_ul_read_ntb(struct datapath *dp, struct mux *m);
+static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const struct gso_packet *p,
+				   uint32_t first, uint32_t slot, uint64_t now);
 
 /* ---- uplink ------------------------------------------------------------------------ */
 
@@ -33,7 +41,8 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now);
  */
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
 {
-	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off;
+	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off &&
+		  dp->modem_seen;
 
 	if (m->reading == on)
 		return;
@@ -58,6 +67,8 @@ void datapath_ul_flush(struct datapath *dp)
 
 	if (!out)
 		return;
+	if (datapath_is_ntb(dp) && dp->ul_frames > 0)
+		datapath_ntb_ul_finish(dp); /* the NTH and the NDPs around the datagrams */
 	dp->ul_out = NULL;
 	if (dp->ul_frames == 0) {
 		transport_out_put(dp->transport, out);
@@ -74,13 +85,22 @@ void datapath_ul_flush(struct datapath *dp)
 static struct transport_out *datapath_ul_room_keep(struct datapath *dp, uint32_t need,
 						   uint32_t keep)
 {
-	if (dp->ul_out && dp->ul_max_size - dp->ul_out->len < need)
+	bool ntb = datapath_is_ntb(dp);
+
+	if (dp->ul_out &&
+	    (ntb ? datapath_ntb_ul_room_any(dp) < need : dp->ul_max_size - dp->ul_out->len < need))
 		datapath_ul_flush(dp);
 	if (!dp->ul_out) {
 		dp->ul_out = transport_out_get_keep(dp->transport, keep);
 		if (!dp->ul_out)
 			return NULL;
 		dp->ul_frames = 0;
+		if (ntb && datapath_ntb_ul_start(dp) < 0) {
+			/* Cannot happen with parameters ntb_params_parse() corrected. */
+			transport_out_put(dp->transport, dp->ul_out);
+			dp->ul_out = NULL;
+			return NULL;
+		}
 	}
 	return dp->ul_out;
 }
@@ -160,8 +180,12 @@ void datapath_ul_segment_resume(struct datapath *dp)
 	struct gso_packet *p = &dp->ul_gso;
 	struct mux *m = dp->ul_gso_mux;
 	struct gso_segment segs[64];
-	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	unsigned flags = datapath_ul_gso_flags(dp);
 
+	if (datapath_is_ntb(dp)) {
+		datapath_ntb_segment_resume(dp);
+		return;
+	}
 	while (m && dp->ul_gso_first < p->n_segs) {
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
@@ -206,7 +230,7 @@ static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const str
 				   uint32_t first, uint32_t slot, uint64_t now)
 {
 	struct ulq *q = dp->ulq;
-	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	unsigned flags = datapath_ul_gso_flags(dp);
 	struct gso_segment seg;
 
 	for (uint32_t i = first; i < p->n_segs; i++) {
@@ -237,7 +261,7 @@ static void mux_ulq_super_packet(struct datapath *dp, struct mux *m,
 				 const struct virtio_net_hdr *vh, uint8_t *pkt, size_t len)
 {
 	size_t l2 = m->nd.kind == NETDEV_KIND_TAP_XDP ? ETH_HEADER_SIZE : 0;
-	unsigned flags = dp->version == QMAP_V5 ? GSO_F_L4_CSUM_OFFLOAD : 0;
+	unsigned flags = datapath_ul_gso_flags(dp);
 	uint64_t now = datapath_now_ns(dp);
 	struct transport_out *out = dp->ul_out;
 	struct gso_segment segs[64];
@@ -329,6 +353,8 @@ static void mux_ulq_segments(struct datapath *dp, struct mux *m, const struct vi
  */
 static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out *out)
 {
+	if (datapath_is_ntb(dp))
+		return mux_ul_read_ntb(dp, m);
 	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
 	bool vnet = m->nd.vnet_hdr_len != 0;
 	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
@@ -399,6 +425,150 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 	}
 	memcpy(dp->ul_scratch, ip, room); /* join the two parts of the super-packet */
 	mux_ul_segment(dp, m, &vh, dp->ul_scratch, len, false);
+	return true;
+}
+
+/*
+ * NTB framing: segments of the pending super-packet (dp->ul_gso, always in ul_scratch), one
+ * datagram at a time where the builder wants each (the divisor and remainder leave gaps that
+ * gso_write()'s back-to-back layout does not know). Waits like the QMAP path without buffers.
+ */
+static void datapath_ntb_segment_resume(struct datapath *dp)
+{
+	struct gso_packet *p = &dp->ul_gso;
+	struct mux *m = dp->ul_gso_mux;
+
+	while (m && dp->ul_gso_first < p->n_segs) {
+		struct transport_out *out = datapath_ul_room(dp, m->mtu);
+		if (!out) {
+			datapath_set_reading(dp, false);
+			return;
+		}
+		uint8_t *dst;
+		struct gso_segment seg;
+		int room = ntb_build_room(&dp->ul_ntb, datapath_mux_session(m), &dst);
+		int n = room > 0 ? gso_write(p, dp->ul_gso_first, 0, dst, (size_t)room, 0, &seg, 1)
+				 : -ENOBUFS;
+		if (n == -ENOBUFS && dp->ul_frames > 0) {
+			datapath_ul_flush(dp);
+			continue;
+		}
+		if (n != 1 || ntb_build_commit(&dp->ul_ntb, datapath_mux_session(m), seg.len) < 0) {
+			m->stats.tx_dropped_bad_gso += p->n_segs - dp->ul_gso_first;
+			break;
+		}
+		m->stats.tx_packets++;
+		m->stats.tx_bytes += seg.len;
+		if (m->ulq)
+			ulq_shaper_sent(&dp->shaper, seg.len, datapath_now_ns(dp));
+		if (p->split)
+			m->stats.tx_gso_segments++;
+		dp->ul_gso_first++;
+		if (++dp->ul_frames >= dp->ul_max_datagrams || ntb_build_full(&dp->ul_ntb))
+			datapath_ul_flush(dp);
+	}
+	dp->ul_gso_mux = NULL;
+}
+
+/*
+ * mux_ul_read() for NTB framing: the IP packet lands where the builder puts the session's
+ * next datagram, and is committed in place. A packet the kernel left work on (checksum,
+ * segmentation) is finished in place when it is one packet, else segmented from ul_scratch:
+ * straight into NTBs for a fifo mux, into the queue for an fq-codel one.
+ */
+static bool mux_ul_read_ntb(struct datapath *dp, struct mux *m)
+{
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	bool vnet = m->nd.vnet_hdr_len != 0;
+	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	uint8_t eth[ETH_HEADER_SIZE];
+	uint8_t session = datapath_mux_session(m);
+	uint8_t *ip;
+	int r = ntb_build_room(&dp->ul_ntb, session, &ip);
+	size_t room = r > 0 ? (size_t)r : 0;
+	struct iovec iov[4];
+	int iovcnt = 0;
+
+	if (room == 0) {
+		/* The NTB has no NDP left for another session (datapath_ul_room() leaves room
+		 * for any, so this is the session limit): send it, read next time. */
+		datapath_ul_flush(dp);
+		return true;
+	}
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
+	if (tap)
+		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
+	iov[iovcnt++] = (struct iovec){ ip, room };
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ dp->ul_scratch + room, DATAPATH_UL_SCRATCH - room };
+	ssize_t n = readv(m->nd.fd, iov, iovcnt);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		return false;
+	}
+	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
+	size_t len = (size_t)n > head ? (size_t)n - head : 0;
+	if (_unlikely_(!vnet && len > room)) {
+		m->stats.tx_dropped_too_big++;
+		return true;
+	}
+	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
+		m->stats.tx_dropped_not_ip++;
+		return true;
+	}
+	if (_unlikely_(!dp->modem_up || !m->link_up)) {
+		m->stats.tx_dropped_link_down++;
+		return true;
+	}
+	size_t l2 = tap ? ETH_HEADER_SIZE : 0;
+	struct gso_packet p;
+	if (len <= room && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    (vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		/* One packet whose checksum the kernel left to us: completed in place. */
+		struct gso_segment seg;
+		if (gso_parse(&vh, l2, ip, len, &p) < 0 ||
+		    gso_write(&p, 0, 0, ip, room, 0, &seg, 1) != 1) {
+			m->stats.tx_dropped_bad_gso++;
+			return true;
+		}
+		len = seg.len;
+	} else if (len > room || vh.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+		/* A super-packet: joined in ul_scratch (free: no segmentation is pending). */
+		if (len > room)
+			memcpy(dp->ul_scratch, ip, room);
+		else
+			memcpy(dp->ul_scratch, ip, len);
+		if (m->ulq) {
+			if (gso_parse(&vh, l2, dp->ul_scratch, len, &p) < 0) {
+				m->stats.tx_dropped_bad_gso++;
+				return true;
+			}
+			mux_ulq_queue_segments(dp, m, &p, 0, ULQ_NONE, datapath_now_ns(dp));
+			return true;
+		}
+		if (gso_parse(&vh, l2, dp->ul_scratch, len, &dp->ul_gso) < 0) {
+			m->stats.tx_dropped_bad_gso++;
+			return true;
+		}
+		dp->ul_gso_mux = m;
+		dp->ul_gso_first = 0;
+		dp->ul_gso_in_place = false;
+		datapath_ntb_segment_resume(dp);
+		return true;
+	}
+	/* The common small packet: already in place, the NDP entry comes at the end. */
+	if (ntb_build_commit(&dp->ul_ntb, session, len) < 0) {
+		m->stats.tx_dropped_too_big++;
+		return true;
+	}
+	m->stats.tx_packets++;
+	m->stats.tx_bytes += len;
+	if (m->ulq)
+		ulq_shaper_sent(&dp->shaper, (uint32_t)len, datapath_now_ns(dp));
+	if (++dp->ul_frames >= dp->ul_max_datagrams || ntb_build_full(&dp->ul_ntb))
+		datapath_ul_flush(dp);
 	return true;
 }
 
@@ -564,15 +734,29 @@ static void datapath_ul_service_queue(struct datapath *dp)
 			return;
 		uint32_t len = ulq_slot_len(q, slot);
 		struct mux *m = dp->mux[ulq_slot_mux(q, slot)];
-		qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0,
-				       ulq_slot_flags(q, slot) != 0);
-		memcpy(out->data + out->len + dp->ul_header_size, ulq_slot_data(q, slot), len);
-		out->len += dp->ul_header_size + len;
+		if (datapath_is_ntb(dp)) {
+			/* Room for a slot in any session was made above. */
+			uint8_t *dst;
+			if (ntb_build_reserve(&dp->ul_ntb, datapath_mux_session(m), len, &dst) <
+			    0) {
+				ulq_release(q, slot);
+				m->stats.tx_dropped_too_big++;
+				continue;
+			}
+			memcpy(dst, ulq_slot_data(q, slot), len);
+		} else {
+			qmap_write_data_header(out->data + out->len, dp->version, m->id, len, 0,
+					       ulq_slot_flags(q, slot) != 0);
+			memcpy(out->data + out->len + dp->ul_header_size, ulq_slot_data(q, slot),
+			       len);
+			out->len += dp->ul_header_size + len;
+		}
 		ulq_release(q, slot);
 		m->stats.tx_packets++;
 		m->stats.tx_bytes += len;
 		ulq_shaper_sent(&dp->shaper, (uint32_t)(dp->ul_header_size + len), now);
-		if (++dp->ul_frames >= dp->ul_max_datagrams)
+		if (++dp->ul_frames >= dp->ul_max_datagrams ||
+		    (datapath_is_ntb(dp) && ntb_build_full(&dp->ul_ntb)))
 			datapath_ul_flush(dp);
 		datapath_ulq_check_full(dp);
 	}

@@ -122,10 +122,30 @@ static void datapath_on_connect(void *userdata)
 {
 	struct datapath *dp = userdata;
 
+	/* The function decides the framing; QMAP's limits come back with the next grant. */
+	if (datapath_is_ntb(dp)) {
+		if (!dp->ntb_limits) {
+			dp->qmap_ul_max_size = dp->ul_max_size;
+			dp->qmap_ul_max_datagrams = dp->ul_max_datagrams;
+			dp->ntb_limits = true;
+		}
+		datapath_ntb_connected(dp);
+	} else {
+		if (dp->ntb_limits) {
+			dp->ul_max_size = dp->qmap_ul_max_size;
+			dp->ul_max_datagrams = dp->qmap_ul_max_datagrams;
+			dp->ntb_limits = false;
+		}
+		dp->ul_header_size = qmap_ul_header_size(dp->version);
+	}
 	dp->modem_up = true;
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id])
 			datapath_update_carrier(dp, dp->mux[id]);
+	if (!dp->modem_seen) {
+		dp->modem_seen = true;
+		datapath_set_reading(dp, dp->ul_reading);
+	}
 	if (dp->events.on_modem_up)
 		dp->events.on_modem_up(dp->events.userdata);
 }
@@ -208,6 +228,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 		.rx_transfers = dev->rx_transfers,
 		.ul_max_size = dev->ul_max_size,
 		.max_packet_size = dev->max_packet_size,
+		.ntb_format = dev->ntb_format,
 	};
 	/*
 	 * In flight: from nothing (one transfer always goes) up to every OUT buffer; it grows
@@ -415,7 +436,7 @@ int datapath_control_send(struct datapath *dp, const uint8_t *buf, size_t len)
  * Format (stable, tests parse it):
  * Every line starts with `prefix` (a journald priority such as "<6>" for stderr, or "").
  *   device: key=value ...
- *   malformed: <qmap_error_name>=N ...
+ *   malformed: <qmap_error_name>=N ... ntb_<ntb_error_name>=N ...
  *   mux <id> (<ifname>): mode=<status> key=value ...
  * The device and mux keys, shared with the JSON of the control socket, are the tables in
  * counters.c.
@@ -429,6 +450,8 @@ void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix
 	fprintf(f, "\n%smalformed:", prefix);
 	for (int e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, " %s=%" PRIu64, qmap_error_name(e), s->dl_malformed[e]);
+	for (int e = 0; e < _NTB_ERR_MAX; e++)
+		fprintf(f, " ntb_%s=%" PRIu64, ntb_error_name(e), s->dl_ntb_malformed[e]);
 	fputc('\n', f);
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
 		const struct mux *m = dp->mux[id];

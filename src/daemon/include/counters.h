@@ -22,4 +22,13 @@ void counters_print_mux(const struct mux *m, FILE *f);
 int counters_json_device(const struct datapath *dp, json_t *o);
 int counters_json_mux(const struct mux *m, json_t *o);
 
+/* The malformed-input counters by kind: QMAP's names, then NTB's prefixed "ntb_". NULL on ENOMEM. */
+json_t *counters_json_malformed(const struct datapath *dp);
+/*
+ * An MBIM modem's data format for the status: "protocol" mbim/ntb16 or mbim/ntb32, the sizes in
+ * use with the keys of the QMI one, and the negotiated NTB parameters under "ntb". NULL when
+ * the modem is not an MBIM function that is there (or on ENOMEM).
+ */
+json_t *counters_json_ntb_format(const struct datapath *dp);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "netdev.h"
+#include "ntb.h"
 #include "qmap.h"
 #include "transport.h"
 
@@ -61,6 +62,7 @@ struct datapath_stats {
 	uint64_t ul_command_acks;
 	uint64_t ul_command_acks_dropped; /* no room to answer (all OUT transfers busy) */
 	uint64_t dl_malformed[_QMAP_ERR_MAX];
+	uint64_t dl_ntb_malformed[_NTB_ERR_MAX]; /* MBIM: keys "ntb_" + ntb_error_name() */
 	uint64_t ul_aggregates;
 	uint64_t ul_datagrams;
 	uint64_t ul_submit_errors;
@@ -146,6 +148,10 @@ unsigned mux_id(const struct mux *m);
 /* The mux's network device: name, ifindex, kind, headroom status. */
 const struct netdev *mux_netdev(const struct mux *m);
 const struct mux_stats *mux_get_stats(const struct mux *m);
+
+/* The framing in use and, for NTB, what was negotiated (NULL with QMAP or while absent). */
+enum transport_framing datapath_framing(const struct datapath *dp);
+const struct transport_ntb *datapath_ntb(const struct datapath *dp);
 
 /* Human-readable counters, `key=value` per line (format documented in datapath.c). */
 void datapath_print_stats(const struct datapath *dp, FILE *f, const char *prefix);
