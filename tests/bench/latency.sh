@@ -122,7 +122,9 @@ for rate in $RATES; do
 				"inflight_limit=$(qstat device: ul_inflight_limit)" \
 				"rate_estimate=$(qstat device: ul_rate_estimate)" \
 				"sojourn_p99_us=$(qstat "mux 1 " ulq_sojourn_p99_us)" \
-				"modem_buffer_max=$(sstat ul_modem_buffer_max= ul_modem_buffer_max)" >&2
+				"modem_buffer_max=$(sstat ul_modem_buffer_max= ul_modem_buffer_max)" \
+				"sim_late_takes=$(sstat ul_modem_late_takes= ul_modem_late_takes)" \
+				"sim_late_us=$(sstat ul_modem_late_us= ul_modem_late_us)" >&2
 		done
 		stop_pair
 	done

@@ -27,6 +27,9 @@ struct sim_radio {
 	uint32_t modem_buffer;
 	uint64_t delay_ns;
 	uint64_t radio_free; /* when the air interface has sent what it took so far */
+	uint64_t air_rem;    /* radio_free's fraction of a ns, in units of 1/ul_rate ns */
+	uint64_t clock;	     /* the time the buffer's state is at */
+	uint64_t sent;	     /* IP bytes sent over the air */
 };
 
 static uint32_t rec_size(uint32_t len)
@@ -66,14 +69,11 @@ struct sim_radio *sim_radio_free(struct sim_radio *r)
 
 void sim_radio_set(struct sim_radio *r, uint64_t ul_rate, uint32_t modem_buffer, uint64_t delay_ns)
 {
+	if (ul_rate != r->ul_rate)
+		r->air_rem = 0;
 	r->ul_rate = ul_rate;
 	r->modem_buffer = modem_buffer;
 	r->delay_ns = delay_ns;
-}
-
-bool sim_radio_room(const struct sim_radio *r, uint32_t bytes)
-{
-	return r->modem_buffer == 0 || r->buffered == 0 || r->buffered + bytes <= r->modem_buffer;
 }
 
 /* Skip a wrap marker at off. */
@@ -85,8 +85,84 @@ static uint32_t rec_skip_wrap(const struct sim_radio *r, uint32_t off)
 	return off;
 }
 
+/*
+ * When the air interface has sent the record at off: it starts when the radio is free or
+ * the record arrived, whichever is later. *rem carries radio_free's fraction of a ns, so
+ * back-to-back packets add up to exactly rate x time whatever their sizes.
+ */
+static uint64_t air_done(const struct sim_radio *r, const struct rec *rec, uint64_t free,
+			 uint64_t *rem)
+{
+	if (rec->t > free) {
+		free = rec->t; /* the radio idled: nothing to carry */
+		*rem = 0;
+	}
+	if (!r->ul_rate)
+		return free;
+	uint64_t num = (uint64_t)rec->len * 8 * 1000000000ULL + *rem;
+	*rem = num % r->ul_rate;
+	return free + num / r->ul_rate;
+}
+
+/* The air interface up to t: what it has sent by then leaves the buffer for the network. */
+static void air_advance(struct sim_radio *r, uint64_t t)
+{
+	for (;;) {
+		r->mid = rec_skip_wrap(r, r->mid);
+		if (r->mid == r->tail)
+			break;
+		struct rec *rec = rec_at(r, r->mid);
+		uint64_t rem = r->air_rem;
+		uint64_t done = air_done(r, rec, r->radio_free, &rem);
+		if (done > t)
+			break;
+		r->radio_free = done;
+		r->air_rem = rem;
+		rec->t = done + r->delay_ns;
+		r->buffered -= rec->len;
+		r->sent += rec->len;
+		r->mid = (r->mid + rec_size(rec->len)) % r->size;
+	}
+	if (t > r->clock)
+		r->clock = t;
+}
+
+static bool fits(const struct sim_radio *r, uint32_t buffered, uint32_t bytes)
+{
+	return r->modem_buffer == 0 || buffered == 0 || buffered + bytes <= r->modem_buffer;
+}
+
+uint64_t sim_radio_room_at(const struct sim_radio *r, uint32_t bytes)
+{
+	uint32_t buffered = r->buffered, off = r->mid;
+	uint64_t free = r->radio_free, rem = r->air_rem;
+
+	/* Walk the buffer as the air interface will send it until the transfer fits. */
+	while (!fits(r, buffered, bytes)) {
+		off = rec_skip_wrap(r, off);
+		const struct rec *rec = rec_at(r, off);
+		free = air_done(r, rec, free, &rem);
+		buffered -= rec->len;
+		off = (off + rec_size(rec->len)) % r->size;
+	}
+	return free > r->clock ? free : r->clock;
+}
+
+bool sim_radio_take(struct sim_radio *r, uint32_t bytes, uint64_t since, uint64_t now, uint64_t *at)
+{
+	uint64_t t = sim_radio_room_at(r, bytes);
+
+	if (since > t)
+		t = since;
+	if (t > now)
+		return false;
+	air_advance(r, t);
+	*at = t;
+	return true;
+}
+
 int sim_radio_push(struct sim_radio *r, uint8_t mux, uint8_t flags, const uint8_t *pkt, size_t len,
-		   uint64_t now)
+		   uint64_t at)
 {
 	uint32_t need = rec_size((uint32_t)len), gap = 0;
 
@@ -102,7 +178,7 @@ int sim_radio_push(struct sim_radio *r, uint8_t mux, uint8_t flags, const uint8_
 	if (r->used + need > r->size)
 		return -ENOBUFS;
 	struct rec *rec = rec_at(r, r->tail);
-	*rec = (struct rec){ .len = (uint32_t)len, .mux = mux, .flags = flags, .t = now };
+	*rec = (struct rec){ .len = (uint32_t)len, .mux = mux, .flags = flags, .t = at };
 	memcpy(rec + 1, pkt, len);
 	r->tail = (r->tail + need) % r->size;
 	r->used += need;
@@ -121,27 +197,7 @@ static void release(struct sim_radio *r, uint32_t old, uint32_t next)
 uint64_t sim_radio_run(struct sim_radio *r, uint64_t now, sim_radio_deliver_fn deliver,
 		       void *userdata)
 {
-	uint64_t wake = 0;
-
-	/* The air interface: the buffer's head leaves when the radio has sent it. */
-	for (;;) {
-		r->mid = rec_skip_wrap(r, r->mid);
-		if (r->mid == r->tail)
-			break;
-		struct rec *rec = rec_at(r, r->mid);
-		uint64_t start = r->radio_free > rec->t ? r->radio_free : rec->t;
-		uint64_t done = start;
-		if (r->ul_rate)
-			done += (uint64_t)rec->len * 8 * 1000000000ULL / r->ul_rate;
-		if (done > now) {
-			wake = done;
-			break;
-		}
-		r->radio_free = done;
-		rec->t = done + r->delay_ns;
-		r->buffered -= rec->len;
-		r->mid = (r->mid + rec_size(rec->len)) % r->size;
-	}
+	air_advance(r, now);
 	/* The network: deliver what has spent its delay. */
 	for (;;) {
 		uint32_t at = r->head;
@@ -151,17 +207,19 @@ uint64_t sim_radio_run(struct sim_radio *r, uint64_t now, sim_radio_deliver_fn d
 		if (r->head == r->mid)
 			break;
 		struct rec *rec = rec_at(r, r->head);
-		if (rec->t > now) {
-			if (wake == 0 || rec->t < wake)
-				wake = rec->t;
-			break;
-		}
+		if (rec->t > now)
+			return rec->t;
 		deliver(userdata, rec->mux, rec->flags, (const uint8_t *)(rec + 1), rec->len);
 		uint32_t next = (r->head + rec_size(rec->len)) % r->size;
 		release(r, r->head, next);
 		r->head = next;
 	}
-	return wake;
+	/* Nothing on the network side: the next is the buffer's head, once sent. */
+	uint32_t off = rec_skip_wrap(r, r->mid);
+	if (off == r->tail)
+		return 0;
+	uint64_t rem = r->air_rem;
+	return air_done(r, rec_at(r, off), r->radio_free, &rem) + r->delay_ns;
 }
 
 uint32_t sim_radio_buffered(const struct sim_radio *r)
@@ -172,4 +230,9 @@ uint32_t sim_radio_buffered(const struct sim_radio *r)
 uint32_t sim_radio_buffered_max(const struct sim_radio *r)
 {
 	return r->buffered_max;
+}
+
+uint64_t sim_radio_sent(const struct sim_radio *r)
+{
+	return r->sent;
 }

@@ -17,7 +17,10 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "rtnl.h"
@@ -39,6 +42,9 @@
 #define SIM_UL_BATCH 8
 /* The downlink rate lets aggregates go in bursts this long: timers resolve ~1 ms. */
 #define SIM_DL_BURST_NS 2000000ULL
+/* The radio's deliveries to the TUN go in batches at most this often (one wakeup per packet
+ * would be 80 000 a second at 1 Gbit/s); the air interface itself keeps exact time. */
+#define SIM_RADIO_BATCH_NS 200000ULL
 
 #define IPV4_HEADER  20
 #define IPV6_HEADER  40
@@ -139,7 +145,13 @@ struct sim {
 
 	/* The radio: NULL when the options ask for none. */
 	struct sim_radio *radio;
-	ev_timer radio_timer;
+	/* A timerfd, not an ev_timer: libev's epoll backend sleeps whole milliseconds, at least
+	 * one, and a 32 KiB modem buffer drains in 1.3 ms at 200 Mbit/s. */
+	int radio_timer_fd;
+	ev_io io_radio_timer;
+	uint64_t radio_armed;	  /* when the timerfd fires (CLOCK_MONOTONIC ns), 0: disarmed */
+	uint64_t radio_last_run;  /* deliveries go in batches (SIM_RADIO_BATCH_NS) */
+	uint64_t ul_take_ns;	  /* when the modem took the transfer being read */
 	bool ul_stalled;	  /* the modem buffer is full: the socket is left unread */
 	uint32_t ul_stall_bytes;  /* the size of the transfer it could not take */
 	uint32_t ul_acks_pending; /* OUT transfers taken but not yet acknowledged */
@@ -167,6 +179,15 @@ struct sim {
 static uint64_t now_ns(const struct sim *s)
 {
 	return (uint64_t)(ev_now(s->loop) * 1e9);
+}
+
+/* The radio's clock: read when needed, not the loop's cached time. */
+static uint64_t radio_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static const char *const inject_names[_SIM_INJECT_MAX] = {
@@ -1599,33 +1620,60 @@ static void radio_deliver(void *userdata, uint8_t mux, uint8_t flags, const uint
 	sim_net_write(s->net, mux, pkt, len, flags & 1);
 }
 
+static void radio_arm(struct sim *s, uint64_t at)
+{
+	struct itimerspec it = { 0 };
+
+	if (at == s->radio_armed)
+		return;
+	/* An instant already past fires at once; 0 disarms. */
+	it.it_value.tv_sec = (time_t)(at / 1000000000ULL);
+	it.it_value.tv_nsec = (long)(at % 1000000000ULL);
+	if (timerfd_settime(s->radio_timer_fd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
+		log_warning(errno, "sim %s: cannot arm the radio's timer", s->opts.socket_path);
+		return;
+	}
+	s->radio_armed = at;
+}
+
 /* Move the radio on to now, deliver what is due, and come back when something is. */
 static void radio_run(struct sim *s)
 {
-	uint64_t now = now_ns(s);
+	uint64_t now = radio_now();
 	uint64_t wake = sim_radio_run(s->radio, now, radio_deliver, s);
 
 	/* GRO holds pointers into the radio's ring: out with them before the next push. */
 	sim_net_flush(s->net);
 	if (sim_radio_buffered_max(s->radio) > s->stats.ul_modem_buffer_max)
 		s->stats.ul_modem_buffer_max = sim_radio_buffered_max(s->radio);
-	/* The buffer drained some: look at the waiting transfer again (peeked, not read). */
-	if (s->ul_stalled && s->conn_fd >= 0 && sim_radio_room(s->radio, s->ul_stall_bytes)) {
-		s->ul_stalled = false;
-		ev_io_start(s->loop, &s->io_conn_read);
+	if (wake && wake < s->radio_last_run + SIM_RADIO_BATCH_NS)
+		wake = s->radio_last_run + SIM_RADIO_BATCH_NS;
+	s->radio_last_run = now;
+	/* The waiting transfer (peeked, not read): read it once the buffer has room, and come
+	 * back at the very instant it will have. */
+	if (s->ul_stalled && s->conn_fd >= 0) {
+		uint64_t room = sim_radio_room_at(s->radio, s->ul_stall_bytes);
+		if (room <= now) {
+			s->ul_stalled = false;
+			ev_io_start(s->loop, &s->io_conn_read);
+		} else if (wake == 0 || room < wake) {
+			wake = room;
+		}
 	}
-	ev_timer_stop(s->loop, &s->radio_timer);
-	if (wake) {
-		ev_timer_set(&s->radio_timer, wake > now ? (double)(wake - now) / 1e9 : 0., 0.);
-		ev_timer_start(s->loop, &s->radio_timer);
-	}
+	radio_arm(s, wake);
 }
 
-static void on_radio_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void on_radio_timer(struct ev_loop *loop, ev_io *w, int revents)
 {
+	struct sim *s = w->data;
+	uint64_t expirations;
 	(void)loop;
 	(void)revents;
-	radio_run(w->data);
+
+	if (read(s->radio_timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return;
+	s->radio_armed = 0;
+	radio_run(s);
 }
 
 /* One uplink IP packet of a mux with a session towards the network: through the radio if
@@ -1633,7 +1681,7 @@ static void on_radio_timer(struct ev_loop *loop, ev_timer *w, int revents)
 static void ul_deliver(struct sim *s, uint8_t mux_id, const uint8_t *pkt, size_t len, bool computed)
 {
 	if (s->radio) {
-		if (sim_radio_push(s->radio, mux_id, computed, pkt, len, now_ns(s)) < 0)
+		if (sim_radio_push(s->radio, mux_id, computed, pkt, len, s->ul_take_ns) < 0)
 			s->stats.ul_radio_dropped++;
 		return;
 	}
@@ -1921,6 +1969,41 @@ static void class_request(struct sim *s, const uint8_t *buf, size_t len)
 		 sizeof(rq) + n);
 }
 
+/*
+ * Peek at the next message's header and length, and when it was sent: the kernel's receive
+ * timestamp (CLOCK_REALTIME, SO_TIMESTAMPNS), on the radio's clock, never after now.
+ */
+static ssize_t peek_message(struct sim *s, struct transport_sim_header *h, uint64_t now,
+			    uint64_t *since)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+	} control;
+	struct iovec iov = { h, sizeof(*h) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	ssize_t n = recvmsg(s->conn_fd, &mh, MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+
+	*since = now;
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec sent, real;
+		memcpy(&sent, CMSG_DATA(c), sizeof(sent));
+		clock_gettime(CLOCK_REALTIME, &real);
+		int64_t ago = ((int64_t)real.tv_sec - sent.tv_sec) * 1000000000LL +
+			      (real.tv_nsec - sent.tv_nsec);
+		if (ago > 0 && (uint64_t)ago < now)
+			*since = now - (uint64_t)ago;
+	}
+	return n;
+}
+
 static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct sim *s = w->data;
@@ -1935,16 +2018,28 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 			/* A transfer the modem buffer cannot take stays in the socket, pending
 			 * to qmapd like a NAKed OUT transfer; control messages still pass. */
 			struct transport_sim_header ph;
-			ssize_t pn = recv(s->conn_fd, &ph, sizeof(ph),
-					  MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
-			if (pn >= (ssize_t)hdr && ph.ep == TRANSPORT_EP_BULK_OUT &&
-			    !sim_radio_room(s->radio, (uint32_t)(pn - (ssize_t)hdr))) {
-				s->ul_stalled = true;
-				s->ul_stall_bytes = (uint32_t)(pn - (ssize_t)hdr);
-				s->stats.ul_modem_stalls++;
-				ev_io_stop(s->loop, &s->io_conn_read);
-				break;
+			uint64_t since, now = radio_now();
+			ssize_t pn = peek_message(s, &ph, now, &since);
+			if (pn >= (ssize_t)hdr && ph.ep == TRANSPORT_EP_BULK_OUT) {
+				uint32_t bytes = (uint32_t)(pn - (ssize_t)hdr);
+				uint64_t at;
+				if (!sim_radio_take(s->radio, bytes, since, now, &at)) {
+					s->ul_stalled = true;
+					s->ul_stall_bytes = bytes;
+					s->stats.ul_modem_stalls++;
+					ev_io_stop(s->loop, &s->io_conn_read);
+					break;
+				}
+				/* Taken when the modem would have: pending since `since`, into
+				 * the buffer the instant it had room, however late we are. */
+				s->ul_take_ns = at;
+				if (now - at >= SIM_RADIO_BATCH_NS) {
+					s->stats.ul_modem_late_takes++;
+					s->stats.ul_modem_late_us += (now - at) / 1000;
+				}
 			}
+		} else if (s->radio) {
+			s->ul_take_ns = radio_now();
 		}
 		/* MSG_TRUNC: the real length even when the message did not fit. */
 		ssize_t n = recv(s->conn_fd, msg, s->ul_msg_size, MSG_DONTWAIT | MSG_TRUNC);
@@ -2045,6 +2140,10 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 		}
 
 		set_sndbuf(s, fd);
+		/* When each transfer was sent: the radio takes it from then on (peek_message). */
+		int on = 1;
+		if (s->radio && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) < 0)
+			log_warning(errno, "sim %s: no receive timestamps", s->opts.socket_path);
 		/* What qmapd would read from the USB descriptors: the data interface, and for
 		 * MBIM the functional descriptor and NTB parameters. A fresh socket has room. */
 		struct {
@@ -2166,7 +2265,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 		return log_err(ENOMEM, "sim: cannot allocate");
 	s->loop = loop;
 	s->opts = *opts;
-	s->listen_fd = s->conn_fd = -1;
+	s->listen_fd = s->conn_fd = s->radio_timer_fd = -1;
 	s->hdr_size = qmap_ul_header_size(opts->qmap_version);
 	s->frame_room = s->hdr_size;
 	s->csum_valid_opt = opts->csum_valid;
@@ -2181,9 +2280,9 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	ev_io_init(&s->io_conn_write, on_conn_writable, -1, EV_WRITE);
 	ev_io_init(&s->io_tun, on_tun_readable, -1, EV_READ);
 	ev_timer_init(&s->flush_timer, on_flush_timer, 0., 0.);
-	ev_timer_init(&s->radio_timer, on_radio_timer, 0., 0.);
+	ev_io_init(&s->io_radio_timer, on_radio_timer, -1, EV_READ);
 	ev_timer_init(&s->dl_pace_timer, on_dl_pace_timer, 0., 0.);
-	s->radio_timer.data = s->dl_pace_timer.data = s;
+	s->io_radio_timer.data = s->dl_pace_timer.data = s;
 	s->io_listen.data = s->io_conn_read.data = s->io_conn_write.data = s->io_tun.data = s;
 	s->flush_timer.data = s;
 
@@ -2216,6 +2315,14 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 		}
 		sim_radio_set(s->radio, opts->ul_rate, opts->modem_buffer,
 			      2ULL * opts->network_delay_ms * 1000000ULL);
+		s->radio_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (s->radio_timer_fd < 0) {
+			r = -errno;
+			sim_free(s);
+			return log_err(r, "sim: cannot create the radio's timer");
+		}
+		ev_io_set(&s->io_radio_timer, s->radio_timer_fd, EV_READ);
+		ev_io_start(loop, &s->io_radio_timer);
 	}
 
 	int r = sim_new_qmi(s);
@@ -2353,9 +2460,11 @@ struct sim *sim_free(struct sim *s)
 	ev_io_stop(s->loop, &s->io_listen);
 	ev_io_stop(s->loop, &s->io_tun);
 	ev_timer_stop(s->loop, &s->flush_timer);
-	ev_timer_stop(s->loop, &s->radio_timer);
+	ev_io_stop(s->loop, &s->io_radio_timer);
 	ev_timer_stop(s->loop, &s->dl_pace_timer);
 	s->radio = sim_radio_free(s->radio);
+	if (s->radio_timer_fd >= 0)
+		close(s->radio_timer_fd);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->bound)
@@ -2471,9 +2580,11 @@ int sim_reload_rates(struct sim *s)
 	}
 	s->opts.ul_rate = ul;
 	s->opts.dl_rate = dl;
-	if (s->radio)
+	if (s->radio) {
 		sim_radio_set(s->radio, ul, s->opts.modem_buffer,
 			      2ULL * s->opts.network_delay_ms * 1000000ULL);
+		radio_run(s); /* a waiting transfer may fit sooner or later now */
+	}
 	log_info("sim: ul-rate %" PRIu64 " dl-rate %" PRIu64 " bit/s", ul, dl);
 	return 0;
 }
@@ -2544,6 +2655,8 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	P(ul_radio_dropped);
 	P(ul_modem_stalls);
 	P(ul_modem_buffer_max);
+	P(ul_modem_late_takes);
+	P(ul_modem_late_us);
 	P(dl_paced);
 	P(ul_ntb_dropped);
 	P(ul_ntb_too_big);

@@ -98,7 +98,8 @@
  *     dl_aggregates, dl_datagrams, dl_bytes, dl_no_route, dl_not_ip,
  *     dl_dropped_disconnected, dl_send_blocked, dl_tun_errors,
  *     ul_no_session, dl_no_session, qmi_send_dropped, ul_radio_dropped, ul_modem_stalls,
- *     ul_modem_buffer_max, dl_paced, ul_ntb_dropped, ul_ntb_too_big,
+ *     ul_modem_buffer_max, ul_modem_late_takes, ul_modem_late_us, dl_paced, ul_ntb_dropped,
+ *     ul_ntb_too_big,
  *     ul_ntb_too_many_datagrams, ul_ntb_misaligned_ndp, ul_ntb_misaligned_datagram,
  *     class_requests, class_stalled,
  *     then the QMI side's (struct sim_qmi_stats): qmi_requests, qmi_responses,
@@ -304,7 +305,11 @@ struct sim_stats {
 	uint64_t ul_radio_dropped;    /* no room on the network side (the radio's ring) */
 	uint64_t ul_modem_stalls;     /* times the modem buffer left a transfer unread */
 	uint64_t ul_modem_buffer_max; /* most bytes in the modem buffer */
-	uint64_t dl_paced;	      /* times the downlink rate held the TUN unread */
+	/* Transfers the sim read SIM_RADIO_BATCH_NS or more after the modem took them (the loop
+	 * ran late), and how late in all: the capacity a radio on the sim's timing would lose. */
+	uint64_t ul_modem_late_takes;
+	uint64_t ul_modem_late_us;
+	uint64_t dl_paced; /* times the downlink rate held the TUN unread */
 
 	/* MBIM: uplink NTBs dropped whole (each also counted by reason) and why. */
 	uint64_t ul_ntb_dropped;
