@@ -74,7 +74,9 @@ struct qmi_modem {
 	char *manufacturer, *model, *revision, *imei;
 	char registration[32];
 	char access_technology[32];
-	char operator_name[64];
+	char operator_name[64]; /* "name (MCCMNC)", as status shows it */
+	char operator_code[8];	/* MCCMNC of the current PLMN; "" unknown */
+	char operator_desc[48]; /* the network's name for itself; "" unknown */
 	bool have_signal;
 	int8_t rssi;
 	int16_t rsrp;

@@ -156,9 +156,13 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 			 s ? s : "unknown");
 	}
 	if (qmi_message_nas_get_serving_system_output_get_current_plmn(out, &mcc, &mnc, &desc,
-								       NULL))
+								       NULL)) {
 		snprintf(qm->operator_name, sizeof(qm->operator_name), "%s (%03u%02u)",
 			 desc && *desc ? desc : "unnamed", mcc, mnc);
+		snprintf(qm->operator_code, sizeof(qm->operator_code), "%03u%02u", mcc % 1000,
+			 mnc % 1000);
+		snprintf(qm->operator_desc, sizeof(qm->operator_desc), "%s", desc ? desc : "");
+	}
 }
 
 static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data)
