@@ -42,6 +42,32 @@ need() {
 		unavailable "$1 not installed (apt-get install $2; scripts/deps.sh installs it)"
 }
 
+# need_unpacked COMMAND PACKAGE: COMMAND from a Debian package that must not be installed on
+# the host (its daemon would start and take the modems), unpacked with apt-get download and
+# dpkg -x into $QMAPD_TEST_CACHE/PACKAGE once. Prints the program's path.
+QMAPD_TEST_CACHE=${QMAPD_TEST_CACHE:-/var/cache/qmapd-test}
+need_unpacked() {
+	local cmd=$1 pkg=$2 dir="$QMAPD_TEST_CACHE/$2" tmp
+	if [ ! -x "$dir/usr/bin/$cmd" ]; then
+		command -v apt-get >/dev/null && command -v dpkg >/dev/null ||
+			unavailable "$cmd: needs apt-get and dpkg to unpack $pkg"
+		mkdir -p "$QMAPD_TEST_CACHE" 2>/dev/null ||
+			unavailable "$cmd: cannot create $QMAPD_TEST_CACHE (set QMAPD_TEST_CACHE)"
+		tmp=$(mktemp -d "$QMAPD_TEST_CACHE/.$pkg.XXXXXX")
+		# Tests running at the same time each unpack into their own directory; the first
+		# rename wins and the others drop theirs.
+		if ! (cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1 &&
+			dpkg -x "$pkg"_*.deb root); then
+			rm -rf "$tmp"
+			unavailable "$cmd: apt-get download $pkg failed (no network or no apt sources?)"
+		fi
+		mv -T "$tmp/root" "$dir" 2>/dev/null || true
+		rm -rf "$tmp"
+	fi
+	[ -x "$dir/usr/bin/$cmd" ] || unavailable "$cmd: not in package $pkg"
+	echo "$dir/usr/bin/$cmd"
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP devices); run as root"
 	[ -c /dev/net/tun ] || fail "/dev/net/tun missing (modprobe tun)"

@@ -57,6 +57,52 @@ static bool set_key(struct config_mux *cfg, const char *key, const char *value, 
 	return false;
 }
 
+/* The keys of Simple.Connect and CreateBearer (ModemManager's mm-bearer-properties.c,
+ * mm-simple-connect-properties.c) with their D-Bus types. */
+static const struct {
+	const char *key;
+	const char *type;
+} key_types[] = {
+	{ "apn", "s" },
+	{ "ip-type", "u" },
+	{ "allowed-auth", "u" },
+	{ "user", "s" },
+	{ "password", "s" },
+	{ "allow-roaming", "b" },
+	{ "rm-protocol", "u" },
+	{ "number", "s" },
+	{ "multiplex", "u" },
+	{ "apn-type", "u" },
+	{ "profile-id", "i" },
+	{ "profile-name", "s" },
+	{ "profile-enabled", "b" },
+	{ "profile-source", "u" },
+	{ "access-type-preference", "u" },
+	{ "roaming-allowance", "u" },
+	{ "pin", "s" },
+	{ "operator-id", "s" },
+};
+
+static bool check_types(GVariant *dict, GError **error)
+{
+	GVariantIter it;
+	const char *key;
+	GVariant *value;
+
+	g_variant_iter_init(&it, dict);
+	while (g_variant_iter_loop(&it, "{&sv}", &key, &value))
+		for (size_t i = 0; i < G_N_ELEMENTS(key_types); i++)
+			if (strcmp(key, key_types[i].key) == 0 &&
+			    !g_variant_is_of_type(value, G_VARIANT_TYPE(key_types[i].type))) {
+				g_set_error(error, MM_CORE_ERROR, MM_CORE_ERROR_INVALID_ARGS,
+					    "Invalid type for '%s': expected '%s', got '%s'", key,
+					    key_types[i].type, g_variant_get_type_string(value));
+				g_variant_unref(value);
+				return false;
+			}
+	return true;
+}
+
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
 		       GError **error)
 {
@@ -69,7 +115,11 @@ bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct
 			    "Expected a dictionary a{sv}");
 		return false;
 	}
-	/* ModemManager's own parsers: unknown keys and wrong types are refused as it does. */
+	/* libmm-glib's parsers take each value's type on trust (a wrong one is a CRITICAL and
+	 * an empty value): the types of ModemManager's introspection are checked first. */
+	if (!check_types(dict, error))
+		return false;
+	/* ModemManager's own parsers: unknown keys are refused as it does. */
 	if (simple) {
 		g_autoptr(MMSimpleConnectProperties) sp =
 			mm_simple_connect_properties_new_from_dictionary(dict, error);
@@ -155,12 +205,15 @@ static GVariant *ip_config(const struct session *s, int family)
 {
 	GVariantBuilder b;
 
+	bool any = false;
+
 	g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
 	for (unsigned i = 0; s && s->state == SESSION_STATE_CONNECTED && i < s->n_fam; i++) {
 		const struct session_family *f = &s->fam[i];
 		const struct session_settings *st = &f->settings;
 		if (f->family != family || !f->handle || !st->valid)
 			continue;
+		any = true;
 		g_variant_builder_add(&b, "{sv}", "method",
 				      g_variant_new_uint32(MM_BEARER_IP_METHOD_STATIC));
 		add_addr(&b, "address", &st->address);
@@ -172,15 +225,11 @@ static GVariant *ip_config(const struct session *s, int family)
 		if (st->mtu)
 			g_variant_builder_add(&b, "{sv}", "mtu", g_variant_new_uint32(st->mtu));
 	}
+	/* Not connected on this family: ModemManager's empty config, a method and nothing. */
+	if (!any)
+		g_variant_builder_add(&b, "{sv}", "method",
+				      g_variant_new_uint32(MM_BEARER_IP_METHOD_UNKNOWN));
 	return g_variant_builder_end(&b);
-}
-
-static bool session_wants_family(const struct session *s, int family)
-{
-	for (unsigned i = 0; i < s->n_fam; i++)
-		if (s->fam[i].family == family)
-			return true;
-	return false;
 }
 
 /* ---- state ---------------------------------------------------------------------------- */
@@ -269,7 +318,6 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 		g_variant_builder_add(&st, "{sv}", "tx-bytes", g_variant_new_uint64(ms->tx_bytes));
 	}
 	mm_gdbus_bearer_set_stats(i, g_variant_builder_end(&st));
-	(void)session_wants_family;
 }
 
 /* ---- connect and disconnect ----------------------------------------------------------- */
