@@ -154,6 +154,25 @@ ip -n "$NS_HOST" route add 198.51.100.2/32 dev "$IFACE"
 in_host ping -c 3 -i 0.2 -W 2 -I "$IFACE" 198.51.100.2 >/dev/null || fail "ping through $IFACE"
 echo "ok: --simple-connect: $BEARER on $IFACE with $ADDR4/$PREFIX4; ping through it"
 
+# A second bearer at once: its own mux and device, traffic on both.
+mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4" >/dev/null ||
+	fail "second --simple-connect: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+BEARER2=$(mmj -m "$MODEM" | jq -r '.modem.generic.bearers[]' | grep -vx -e "$CONFIG_BEARER" -e "$BEARER")
+b=$(mmj -b "$BEARER2")
+IFACE2=$(jq -r .bearer.status.interface <<<"$b")
+expect_eq "second bearer interface" "$IFACE2" a.3
+ADDR2="$(jq -r '.bearer["ipv4-config"].address' <<<"$b")/$(jq -r '.bearer["ipv4-config"].prefix' <<<"$b")"
+expect_eq "second bearer Ip4Config" "$ADDR2" 203.0.113.130/25
+ip -n "$NS_HOST" addr add "$ADDR2" dev "$IFACE2"
+ip -n "$NS_HOST" link set "$IFACE2" up
+ip -n "$NS_HOST" route add 198.51.100.2/32 dev "$IFACE2" metric 10
+in_host ping -c 3 -i 0.2 -W 2 -I "$IFACE" 198.51.100.2 >/dev/null || fail "ping through $IFACE"
+in_host ping -c 3 -i 0.2 -W 2 -I "$IFACE2" 198.51.100.2 >/dev/null || fail "ping through $IFACE2"
+mm -b "$BEARER2" --disconnect >/dev/null || fail "mmcli -b $BEARER2 --disconnect"
+! ip -n "$NS_HOST" link show "$IFACE2" >/dev/null 2>&1 || fail "$IFACE2 stays after Bearer.Disconnect"
+mm -m "$MODEM" --delete-bearer="$BEARER2" >/dev/null || fail "mmcli --delete-bearer"
+echo "ok: two multiplexed bearers at once ($IFACE, $IFACE2), traffic on both; Bearer.Disconnect, DeleteBearer"
+
 # A wrong APN: ModemManager's error name for 3GPP cause 27.
 rc=0
 out=$(mm -m "$MODEM" --simple-connect="apn=nosuchapn,ip-type=ipv4" 2>&1) || rc=$?

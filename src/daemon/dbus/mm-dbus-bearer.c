@@ -267,9 +267,15 @@ static void finish_connect(struct mmd_bearer *b, const struct session *s, const 
 			mm_gdbus_bearer_complete_connect(b->iface, inv);
 		return;
 	}
-	if (!s || (s->state != SESSION_STATE_FAILED && s->state != SESSION_STATE_DISCONNECTED))
+	bool timed_out = g_get_monotonic_time() > b->connect_deadline;
+	if (!timed_out && s && s->state != SESSION_STATE_FAILED &&
+	    s->state != SESSION_STATE_DISCONNECTED)
 		return; /* still connecting */
-	g_autoptr(GError) error = end_error(s);
+	g_autoptr(GError) error = s && !timed_out
+					  ? end_error(s)
+					  : g_error_new(MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
+							"Connection attempt timed out after %d s",
+							MMD_CONNECT_TIMEOUT_SECONDS);
 	char err[256];
 	b->connect = NULL;
 	d->connect_failures++;
@@ -397,6 +403,7 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 	b->mux_id = id;
 	b->connect = inv;
 	b->connect_simple = simple;
+	b->connect_deadline = g_get_monotonic_time() + MMD_CONNECT_TIMEOUT_SECONDS * G_USEC_PER_SEC;
 	b->was_connected = false;
 	log_info("dbus: %s: connecting on mux %u (%s), APN '%s'", b->path, id,
 		 modem_mux_interface(mm->modem, id), b->cfg.apn);

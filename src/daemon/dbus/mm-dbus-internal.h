@@ -13,6 +13,8 @@
 
 #define MMD_PATH     "/org/freedesktop/ModemManager1"
 #define MMD_PATH_MAX 80
+/* How long a Connect waits for the session (it retries nothing: one attempt per family). */
+#define MMD_CONNECT_TIMEOUT_SECONDS 60
 
 struct modem;
 struct mmd_modem;
@@ -29,6 +31,7 @@ struct mmd_bearer {
 	struct config_mux cfg; /* what its mux is created with (from_dbus) */
 	GDBusMethodInvocation *connect; /* a Connect waiting for the session */
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
+	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
 	bool was_connected;
 };
 
