@@ -9,7 +9,8 @@
 # APN fails with ModemManager's MobileEquipment error name; a network-side drop leaves the
 # bearer disconnected with its ConnectionError and the modem registered; --simple-disconnect
 # removes the mux; a second modem appears on the bus when its sim starts and leaves when it
-# stops. Needs root; namespaces it creates and deletes.
+# stops; with qmapd's D-Bus policy an unprivileged caller reads but cannot connect. Needs
+# root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -22,8 +23,8 @@ e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 
-# A private bus: the system bus's rules where they matter here (one owner of a name), open to
-# everyone on it since nobody else can reach its socket.
+# A private bus with the system bus's default rules (no name may be owned, no method called
+# unless a policy allows it) and qmapd's policy file, as installed.
 BUS="unix:path=$E2E_TMP/bus"
 cat >"$E2E_TMP/bus.conf" <<-CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
@@ -34,10 +35,20 @@ cat >"$E2E_TMP/bus.conf" <<-CONF
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Introspectable"/>
   </policy>
+  <include>$SOURCE_DIR/conf/qmapd-dbus.conf</include>
 </busconfig>
 CONF
 dbus-daemon --config-file="$E2E_TMP/bus.conf" --nofork --nopidfile >"$E2E_TMP/dbus-daemon.log" 2>&1 &
@@ -172,6 +183,16 @@ mm -b "$BEARER2" --disconnect >/dev/null || fail "mmcli -b $BEARER2 --disconnect
 ! ip -n "$NS_HOST" link show "$IFACE2" >/dev/null 2>&1 || fail "$IFACE2 stays after Bearer.Disconnect"
 mm -m "$MODEM" --delete-bearer="$BEARER2" >/dev/null || fail "mmcli --delete-bearer"
 echo "ok: two multiplexed bearers at once ($IFACE, $IFACE2), traffic on both; Bearer.Disconnect, DeleteBearer"
+
+# The policy: anyone may read, only root may connect.
+need setpriv util-linux
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$MMCLI" "$@"; }
+as_nobody -J -m "$MODEM" | jq -e '.modem.generic.state' >/dev/null || fail "unprivileged mmcli -m refused"
+rc=0
+out=$(as_nobody -m "$MODEM" --simple-connect="apn=internet" 2>&1) || rc=$?
+[ "$rc" -ne 0 ] || fail "an unprivileged caller connected"
+[[ $out == *org.freedesktop.DBus.Error.AccessDenied* ]] || fail "unprivileged connect: $out"
+echo "ok: the policy: an unprivileged caller reads but cannot connect"
 
 # A wrong APN: ModemManager's error name for 3GPP cause 27.
 rc=0
