@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # ModemManager's D-Bus API, driven by ModemManager's own client: mmcli (from the Debian
 # package, unpacked, never installed) against qmapd + qmapd-sim on a private bus with a
-# system-bus-like policy. Checks: mmcli -L and -m show the sim's identity and state; a mux
+# system-bus-like policy. Checks: mmcli -L, -m and -i show the sim's identity and state; a mux
 # of the config is a bearer; --simple-connect creates a multiplexed bearer whose device and
 # Ip4Config are the simulated network's, and traffic passes once the address is put on the
 # device as NetworkManager would (qmapd does not); qmapctl status shows the bearer; a wrong
@@ -131,7 +131,14 @@ b=$(mmj -b "$CONFIG_BEARER")
 expect_eq "the config's mux as a bearer: interface" "$(jq -r .bearer.status.interface <<<"$b")" a.1
 expect_eq "the config's mux as a bearer: connected" "$(jq -r .bearer.status.connected <<<"$b")" yes
 expect_eq "the config's mux as a bearer: address" "$(jq -r '.bearer["ipv4-config"].address' <<<"$b")" 192.0.2.2
-echo "ok: mmcli -L / -m show the sim's identity; the config's mux is a connected bearer"
+SIM=$(jq -r '.modem.generic.sim' <<<"$m")
+expect_eq "Modem.Sim" "$SIM" /org/freedesktop/ModemManager1/SIM/0
+mm -i "$SIM" | tee -a "$E2E_TMP/transcript"
+i=$(mmj -i "$SIM")
+expect_eq "SIM ICCID (DMS UIM)" "$(jq -r '.sim.properties.iccid' <<<"$i")" 8999001000000000006
+expect_eq "SIM IMSI (DMS UIM)" "$(jq -r '.sim.properties.imsi' <<<"$i")" 001010000000006
+expect_eq "SIM active" "$(jq -r '.sim.properties.active' <<<"$i")" yes
+echo "ok: mmcli -L / -m / -i show the sim's identity; the config's mux is a connected bearer"
 
 # Simple.Connect: a new multiplexed bearer on mux 2; returns once the session is up.
 out=$(mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4v6") ||

@@ -44,6 +44,8 @@ struct mmd_modem {
 	MmGdbusModem *iface;
 	MmGdbusModemSimple *simple;
 	MmGdbusModem3gpp *m3gpp;
+	MmGdbusSim *sim;
+	char sim_path[MMD_PATH_MAX]; /* "" while the SIM is not on the bus */
 	struct mmd_bearer *bearers;
 	bool disabled; /* Enable(false) */
 	MMModemState state;
@@ -59,6 +61,7 @@ struct mm_dbus {
 	struct mmd_modem *modems;
 	unsigned next_modem_index;
 	unsigned next_bearer_index;
+	unsigned next_sim_index;
 	guint sync_id; /* the idle source of a pending sync */
 	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
 	uint64_t calls, rejected, connects, connect_failures;

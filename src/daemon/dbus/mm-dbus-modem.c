@@ -169,6 +169,60 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem3gpp_set_operator_name(g, qm->operator_desc);
 }
 
+/* ---- the SIM: SIM/N once the modem told its ICCID or IMSI ----------------------------- */
+
+static void sim_unexport(struct mmd_modem *mm)
+{
+	if (!mm->sim_path[0])
+		return;
+	g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(mm->sim));
+	mm->sim_path[0] = '\0';
+	mm_gdbus_modem_set_sim(mm->iface, "/");
+}
+
+static void sync_sim(struct mmd_modem *mm)
+{
+	const struct qmi_modem *qm = modem_qmi(mm->modem);
+	MmGdbusSim *s = mm->sim;
+	g_autoptr(GError) error = NULL;
+
+	if (!qm->iccid && !qm->imsi)
+		return;
+	mm_gdbus_sim_set_active(s, TRUE);
+	mm_gdbus_sim_set_sim_identifier(s, str(qm->iccid));
+	mm_gdbus_sim_set_imsi(s, str(qm->imsi));
+	if (mm->sim_path[0] || !mm->bus->conn)
+		return;
+	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
+	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(s), mm->bus->conn,
+					      mm->sim_path, &error)) {
+		log_err(0, "dbus: cannot export %s: %s", mm->sim_path, error->message);
+		mm->sim_path[0] = '\0';
+		return;
+	}
+	mm_gdbus_modem_set_sim(mm->iface, mm->sim_path);
+}
+
+static void set_sim_unknowns(MmGdbusSim *s)
+{
+	mm_gdbus_sim_set_active(s, FALSE);
+	mm_gdbus_sim_set_sim_identifier(s, "");
+	mm_gdbus_sim_set_imsi(s, "");
+	mm_gdbus_sim_set_eid(s, "");
+	/* The home network is not what the network serving now says: unknown until qmapd
+	 * reads the SIM's files. */
+	mm_gdbus_sim_set_operator_identifier(s, "");
+	mm_gdbus_sim_set_operator_name(s, "");
+	mm_gdbus_sim_set_emergency_numbers(s, (const gchar *const[]){ NULL });
+	mm_gdbus_sim_set_preferred_networks(s,
+					    g_variant_new_array(G_VARIANT_TYPE("(su)"), NULL, 0));
+	mm_gdbus_sim_set_gid1(s, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, NULL, 0, 1));
+	mm_gdbus_sim_set_gid2(s, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, NULL, 0, 1));
+	mm_gdbus_sim_set_sim_type(s, MM_SIM_TYPE_UNKNOWN);
+	mm_gdbus_sim_set_esim_status(s, MM_SIM_ESIM_STATUS_UNKNOWN);
+	mm_gdbus_sim_set_removability(s, MM_SIM_REMOVABILITY_UNKNOWN);
+}
+
 /* ---- bearers follow the muxes --------------------------------------------------------- */
 
 static struct mmd_bearer *bearer_of_mux(struct mmd_modem *mm, unsigned id)
@@ -237,6 +291,7 @@ static void modem_unexport(struct mmd_modem *mm)
 		return;
 	log_info("dbus: modem %s (%s) left the bus", modem_name(mm->modem), mm->path);
 	bearers_free(mm, "the modem is gone");
+	sim_unexport(mm);
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
 	g_clear_object(&mm->object);
 	mm->path[0] = '\0';
@@ -260,11 +315,13 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	}
 	if (!mm->path[0]) {
 		sync_bearers(mm);
+		sync_sim(mm);
 		sync_properties(mm);
 		modem_export(mm);
 		return;
 	}
 	sync_bearers(mm);
+	sync_sim(mm);
 	sync_properties(mm);
 }
 
@@ -511,7 +568,9 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	mm->iface = mm_gdbus_modem_skeleton_new();
 	mm->simple = mm_gdbus_modem_simple_skeleton_new();
 	mm->m3gpp = mm_gdbus_modem3gpp_skeleton_new();
+	mm->sim = mm_gdbus_sim_skeleton_new();
 	set_unknowns(mm);
+	set_sim_unknowns(mm->sim);
 	g_signal_connect(mm->iface, "handle-enable", G_CALLBACK(handle_enable), mm);
 	g_signal_connect(mm->iface, "handle-set-power-state", G_CALLBACK(handle_set_power_state),
 			 mm);
@@ -535,5 +594,6 @@ void mmd_modem_free(struct mmd_modem *mm)
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);
+	g_clear_object(&mm->sim);
 	free(mm);
 }

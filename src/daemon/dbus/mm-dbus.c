@@ -153,6 +153,7 @@ static void export_all(struct mm_dbus *d)
 	for (struct mmd_modem *mm = d->modems; mm; mm = mm->next)
 		for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
 			mmd_bearer_export(b);
+	mmd_schedule_sync(d); /* the SIM objects wait for the connection */
 }
 
 static void on_name_acquired(GDBusConnection *conn, const gchar *name, gpointer user_data)

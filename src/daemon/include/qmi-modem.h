@@ -72,6 +72,7 @@ struct qmi_modem {
 	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
 	struct qmi_data_format format;	  /* in use: the grant within our buffers */
 	char *manufacturer, *model, *revision, *imei;
+	char *iccid, *imsi; /* the SIM's, through DMS UIM; NULL unknown */
 	char registration[32];
 	char access_technology[32];
 	char operator_name[64]; /* "name (MCCMNC)", as status shows it */
