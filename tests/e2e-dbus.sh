@@ -141,9 +141,12 @@ expect_eq "SIM active" "$(jq -r '.sim.properties.active' <<<"$i")" yes
 echo "ok: mmcli -L / -m / -i show the sim's identity; the config's mux is a connected bearer"
 
 # Simple.Connect: a new multiplexed bearer on mux 2; returns once the session is up.
+t0=$(date +%s%N)
 out=$(mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4v6") ||
 	fail "mmcli --simple-connect failed: $(tail -3 "$E2E_TMP/mmcli.stderr")"
 echo "$out" | tee -a "$E2E_TMP/transcript"
+echo "mmcli --simple-connect (ipv4v6) returned after $((($(date +%s%N) - t0) / 1000000)) ms" |
+	tee -a "$E2E_TMP/transcript"
 BEARER=$(mmj -m "$MODEM" | jq -r '.modem.generic.bearers[]' | grep -vx "$CONFIG_BEARER")
 [ -n "$BEARER" ] || fail "no new bearer after --simple-connect"
 mm -b "$BEARER" | tee -a "$E2E_TMP/transcript"
@@ -270,9 +273,12 @@ grep -q "InterfacesAdded (objectpath '/org/freedesktop/ModemManager1/Modem/1'" "
 	fail "no InterfacesAdded for Modem/1: $(head -c 600 "$E2E_TMP/monitor.log")"
 echo "ok: a modem appears (InterfacesAdded) and leaves (InterfacesRemoved) with its sim"
 
-# mmcli never complained.
+# Neither mmcli nor qmapd complained (GLib's warnings and criticals).
 if grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then
 	fail "mmcli printed GLib warnings"
+fi
+if grep -E "GLib.*(CRITICAL|WARNING)" "$E2E_TMP/qmapd.log"; then
+	fail "qmapd printed GLib warnings"
 fi
 refresh() { rm -f "$E2E_TMP/qmapd.stats"; kill -USR1 "$QMAPD_PID"; wait_for 5 counters test -s "$E2E_TMP/qmapd.stats"; }
 refresh
