@@ -10,9 +10,10 @@ PACKAGES=(
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 	dbus-daemon libglib2.0-bin
 )
-# mmcli (e2e-dbus.sh) comes from the modemmanager package, which is not installed: its daemon
-# would start and take the modems. tests/lib.sh need_unpacked fetches it with apt-get download
-# and unpacks it under /var/cache/qmapd-test at the first run.
+# mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
+# network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their
+# daemons would start and take the modems and the network. tests/lib.sh need_unpacked fetches
+# them with apt-get download and unpacks them under /var/cache/qmapd-test at the first run.
 missing=()
 for p in "${PACKAGES[@]}"; do
 	[[ $(dpkg-query -W -f="\${Status}" "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")

@@ -17,44 +17,13 @@ need /usr/libexec/qmi-proxy libqmi-proxy
 need dbus-daemon dbus
 need gdbus libglib2.0-bin
 need jq jq
-MMCLI=$(need_unpacked mmcli modemmanager) || exit $?
+MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 
-# A private bus with the system bus's default rules (no name may be owned, no method called
-# unless a policy allows it) and qmapd's policy file, as installed.
-BUS="unix:path=$E2E_TMP/bus"
-cat >"$E2E_TMP/bus.conf" <<-CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus"
-           send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <include>$SOURCE_DIR/conf/qmapd-dbus.conf</include>
-</busconfig>
-CONF
-dbus-daemon --config-file="$E2E_TMP/bus.conf" --nofork --nopidfile >"$E2E_TMP/dbus-daemon.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 5 "the private bus" test -S "$E2E_TMP/bus"
-export DBUS_SYSTEM_BUS_ADDRESS=$BUS
+start_system_bus
 mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
 mmj() { mm -J "$@"; }
 
@@ -98,11 +67,7 @@ CONF
 
 start_modem_sim a
 # dbus = none in the file; the option wins, as the tests need.
-ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd.conf" --dbus-address "$BUS" \
-	--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
-E2E_PIDS+=($!)
-QMAPD_PID=$!
-wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
+start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
 modem_paths() { mmj -L | jq -r '."modem-list"[]'; }
 modem_count_is() { [ "$(modem_paths | wc -l)" -eq "$1" ]; }

@@ -389,7 +389,8 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 	}
 	struct config_mux cfg = b->cfg;
 	cfg.id = (uint8_t)id;
-	cfg.interface[0] = '\0';
+	/* The modem's default name for the id: qmap<N>, or <modem>.<N> (the manager's). */
+	snprintf(cfg.interface, sizeof(cfg.interface), "qmap%u", id);
 	cfg.interface_set = false;
 	r = manager_mux_add(d->manager, modem_name(mm->modem), &cfg, &reply, err, sizeof(err));
 	json_decref(reply);

@@ -28,11 +28,13 @@ static const char *str(const char *s)
 	return s ? s : "";
 }
 
+/* On the bus once qmapd is done with it (as ModemManager exports a modem once initialized):
+ * its identity and SIM are known, or it failed. */
 static bool modem_present(const struct modem *modem)
 {
 	const struct qmi_modem *qm = modem_qmi(modem);
 
-	return qm && qm->state != QMI_MODEM_STATE_CLOSED;
+	return qm && (qm->state == QMI_MODEM_STATE_READY || qm->state == QMI_MODEM_STATE_FAILED);
 }
 
 /* ---- properties ----------------------------------------------------------------------- */
