@@ -55,6 +55,7 @@ struct mm_dbus {
 	struct manager *manager;
 	GDBusConnection *conn;
 	guint owner_id;
+	bool owned; /* the name was ours: losing it later is not "no bus" */
 	GCancellable *cancellable;
 	GDBusObjectManagerServer *om;
 	MmGdbusOrgFreedesktopModemManager1 *iface;

@@ -158,8 +158,10 @@ static void export_all(struct mm_dbus *d)
 
 static void on_name_acquired(GDBusConnection *conn, const gchar *name, gpointer user_data)
 {
+	struct mm_dbus *d = user_data;
+
 	(void)conn;
-	(void)user_data;
+	d->owned = true;
 	log_info("dbus: owning %s: ModemManager clients can use qmapd", name);
 }
 
@@ -167,14 +169,17 @@ static void on_name_lost(GDBusConnection *conn, const gchar *name, gpointer user
 {
 	struct mm_dbus *d = user_data;
 
-	if (!conn)
+	if (d->owned)
+		log_warning(0, "dbus: lost %s (the bus went away?); ModemManager's API is gone",
+			    name);
+	else if (!conn)
 		log_info("dbus: no bus to offer %s on; ModemManager's API is not available", name);
 	else
 		log_warning(0,
 			    "dbus: %s is owned by another process (ModemManager?) or not allowed "
 			    "to qmapd by the bus policy; ModemManager's API is not available",
 			    name);
-	(void)d;
+	d->owned = false;
 }
 
 /* The connection exists: export before the name is requested, so that a client that sees
