@@ -40,6 +40,13 @@ enum config_ip_type {
 };
 
 /* Who drives the modem's sessions. */
+/* Where qmapd offers ModemManager's D-Bus API (org.freedesktop.ModemManager1). */
+enum config_dbus {
+	CONFIG_DBUS_SYSTEM, /* the system bus, when there is one (the default) */
+	CONFIG_DBUS_SESSION,
+	CONFIG_DBUS_NONE,
+};
+
 enum config_control {
 	CONFIG_CONTROL_QMI,  /* qmapd talks QMI over control-link and gets the addresses */
 	CONFIG_CONTROL_NONE, /* data plane only: sessions are up, addresses are static */
@@ -98,6 +105,10 @@ struct config_mux {
 	uint32_t route_metric;
 	bool default_route; /* install default routes through this mux */
 	bool autoconnect;   /* start the session when the mux is created */
+	/* Created over D-Bus (no key): the client (NetworkManager, mmcli) configures addresses
+	 * and routes from the bearer's IP settings and decides on reconnects, as with
+	 * ModemManager; the session connects once and puts nothing on the device. */
+	bool client_managed;
 };
 
 struct config_device {
@@ -116,6 +127,7 @@ struct config_device {
 	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
 	char control_socket[108];		 /* sun_path: where qmapctl connects */
 	char admin_group[33];			 /* may change muxes besides root; "" = root only */
+	enum config_dbus dbus;			 /* daemon-wide: [device] dbus = */
 };
 
 #define CONFIG_MODEM_NAME_MAX	  11 /* "NAME.254" fits IFNAMSIZ */
@@ -229,6 +241,7 @@ const char *config_ip_type_to_string(enum config_ip_type t);
 const char *config_headroom_to_string(enum config_headroom h);
 const char *config_uplink_queue_to_string(enum config_uplink_queue q);
 const char *config_control_to_string(enum config_control c);
+const char *config_dbus_to_string(enum config_dbus d);
 
 /* "192.0.2.1/24" or "2001:db8::1/64"; without "/len" the full host length. 0 or -EINVAL. */
 int config_parse_prefix(const char *s, struct config_prefix *ret);

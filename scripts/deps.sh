@@ -4,11 +4,16 @@
 set -euo pipefail
 PACKAGES=(
 	build-essential cmake pkg-config clang clang-format
-	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev
+	libev-dev libmnl-dev libinih-dev libmbim-glib-dev libqmi-glib-dev libmm-glib-dev
 	libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
 	gcc-mips-linux-gnu libc6-dev-mips-cross linux-libc-dev-mips-cross qemu-user
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
+	dbus-daemon libglib2.0-bin
 )
+# mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
+# network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their
+# daemons would start and take the modems and the network. tests/lib.sh need_unpacked fetches
+# them with apt-get download and unpacks them under /var/cache/qmapd-test at the first run.
 missing=()
 for p in "${PACKAGES[@]}"; do
 	[[ $(dpkg-query -W -f="\${Status}" "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")

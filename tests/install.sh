@@ -19,7 +19,7 @@ root=$DEST$prefix
 if [ "$prefix" = /usr ]; then etc=$DEST/etc; else etc=$root/etc; fi
 
 for f in sbin/qmapd bin/qmapctl share/man/man8/qmapd.8 share/man/man5/qmapd.conf.5 \
-	share/bash-completion/completions/qmapctl; do
+	share/bash-completion/completions/qmapctl share/dbus-1/system.d/qmapd.conf; do
 	[ -e "$root/$f" ] || fail "$prefix/$f not installed"
 done
 [ -f "$etc/qmapd/qmapd.conf" ] || fail "example configuration not in $etc/qmapd"

@@ -42,6 +42,36 @@ need() {
 		unavailable "$1 not installed (apt-get install $2; scripts/deps.sh installs it)"
 }
 
+# need_unpacked PACKAGE PATH: a file of a Debian package that must not be installed on the
+# host (its daemon would start and take the modems or the network), unpacked with apt-get
+# download and dpkg -x into $QMAPD_TEST_CACHE/PACKAGE once. PATH is relative to the
+# package's root and may be a glob (usr/lib/*/libnm.so.0). Prints the file's absolute path;
+# call it as X=$(need_unpacked ...) || exit $?.
+QMAPD_TEST_CACHE=${QMAPD_TEST_CACHE:-/var/cache/qmapd-test}
+need_unpacked() {
+	local pkg=$1 path=$2 dir="$QMAPD_TEST_CACHE/$1" tmp f
+	if [ ! -d "$dir" ]; then
+		command -v apt-get >/dev/null && command -v dpkg >/dev/null ||
+			unavailable "$pkg: needs apt-get and dpkg to unpack it"
+		mkdir -p "$QMAPD_TEST_CACHE" 2>/dev/null ||
+			unavailable "$pkg: cannot create $QMAPD_TEST_CACHE (set QMAPD_TEST_CACHE)"
+		tmp=$(mktemp -d "$QMAPD_TEST_CACHE/.$pkg.XXXXXX")
+		# Tests running at the same time each unpack into their own directory; the first
+		# rename wins and the others drop theirs.
+		if ! (cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1 &&
+			dpkg -x "$pkg"_*.deb root); then
+			rm -rf "$tmp"
+			unavailable "$pkg: apt-get download failed (no network or no apt sources?)"
+		fi
+		mv -T "$tmp/root" "$dir" 2>/dev/null || true
+		rm -rf "$tmp"
+	fi
+	for f in "$dir"/$path; do
+		[ -e "$f" ] && echo "$f" && return 0
+	done
+	unavailable "$pkg: no $path in the package"
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP devices); run as root"
 	[ -c /dev/net/tun ] || fail "/dev/net/tun missing (modprobe tun)"
@@ -149,6 +179,54 @@ start_sim() {
 	E2E_PIDS+=($!)
 	SIM_PID=$!
 	wait_for 10 "qmapd-sim socket" test -S "$E2E_TMP/sim.sock"
+}
+
+# start_system_bus [POLICY-XML]: a private D-Bus with the system bus's default rules (no name
+# may be owned, no method called unless a policy allows it), qmapd's policy file as installed,
+# and POLICY-XML; its socket in $E2E_TMP. Sets BUS and DBUS_SYSTEM_BUS_ADDRESS, which GLib's
+# clients (mmcli, nmcli, gdbus --system) and NetworkManager use.
+start_system_bus() {
+	BUS="unix:path=$E2E_TMP/bus"
+	cat >"$E2E_TMP/bus.conf" <<-CONF
+	<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+	 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+	<busconfig>
+	  <type>system</type>
+	  <listen>$BUS</listen>
+	  <auth>EXTERNAL</auth>
+	  <policy context="default">
+	    <allow user="*"/>
+	    <deny own="*"/>
+	    <deny send_type="method_call"/>
+	    <allow send_type="signal"/>
+	    <allow send_requested_reply="true" send_type="method_return"/>
+	    <allow send_requested_reply="true" send_type="error"/>
+	    <allow receive_type="method_call"/>
+	    <allow receive_type="method_return"/>
+	    <allow receive_type="error"/>
+	    <allow receive_type="signal"/>
+	    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+	    <allow send_destination="org.freedesktop.DBus"
+	           send_interface="org.freedesktop.DBus.Introspectable"/>
+	  </policy>
+	  <include>$SOURCE_DIR/conf/qmapd-dbus.conf</include>
+	  ${1:-}
+	</busconfig>
+	CONF
+	dbus-daemon --config-file="$E2E_TMP/bus.conf" --nofork --nopidfile \
+		>"$E2E_TMP/dbus-daemon.log" 2>&1 &
+	E2E_PIDS+=($!)
+	wait_for 5 "the private bus" test -S "$E2E_TMP/bus"
+	export DBUS_SYSTEM_BUS_ADDRESS=$BUS
+}
+
+# start_qmapd_dbus CONFIG: qmapd offering ModemManager's API on the private bus.
+start_qmapd_dbus() {
+	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --dbus-address "$BUS" \
+		--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
+	E2E_PIDS+=($!)
+	QMAPD_PID=$!
+	wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
 }
 
 # start_qmapd CONFIG

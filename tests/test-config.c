@@ -39,6 +39,7 @@ static const char full[] = "# a comment\n"
 			   "control-link = /dev/cdc-wdm0\n"
 			   "control-socket = /run/qmapd/ctl.sock\n"
 			   "admin-group = netdev\n"
+			   "dbus = session\n"
 			   "\n"
 			   "[mux.7]\n"
 			   "interface = wwan7\n"
@@ -111,6 +112,7 @@ static void test_full(void)
 	EXPECT_STR_EQ(c->device.control_link, "/dev/cdc-wdm0");
 	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/ctl.sock");
 	EXPECT_STR_EQ(c->device.admin_group, "netdev");
+	EXPECT_EQ(c->device.dbus, CONFIG_DBUS_SESSION);
 
 	EXPECT_EQ(count_muxes(c), 2);
 	m = &c->mux[7];
@@ -187,6 +189,7 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(c->device.control_link, "/run/qmapd/qmi0");
 	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/control");
 	EXPECT_STR_EQ(c->device.admin_group, "");
+	EXPECT_EQ(c->device.dbus, CONFIG_DBUS_SYSTEM);
 
 	/* An empty [mux.N] is a mux with every default. */
 	EXPECT_EQ(count_muxes(c), 1);
@@ -571,6 +574,8 @@ static const struct error_case error_cases[] = {
 	{ DEV "control-socket = /run/x\ncontrol-link = /run/x\n", NAME ": ",
 	  "control-link and control-socket in [device] are both '/run/x'" },
 	{ DEV "admin-group = 1234\n", NAME ":3: ", "invalid admin-group '1234' in [device]" },
+	{ DEV "dbus = yes\n",
+	  NAME ":3: ", "invalid dbus 'yes' in [device]: expected system, session or none" },
 	{ DEV "admin-group = -wheel\n", NAME ":3: ", "invalid admin-group '-wheel'" },
 	{ DEV "admin-group = a b\n", NAME ":3: ", "invalid admin-group 'a b'" },
 	{ DEV "admin-group = a$b\n", NAME ":3: ", "invalid admin-group 'a$b'" },

@@ -128,6 +128,7 @@ enum key_id {
 	KEY_NAME,
 	KEY_EXCLUDE,
 	KEY_DISCOVERY,
+	KEY_DBUS,
 	_KEY_MAX,
 };
 
@@ -586,6 +587,19 @@ static int parse_admin_group(struct setter *s, const struct key *k, const char *
 	return 0;
 }
 
+static int parse_dbus(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_dbus buses[] = { CONFIG_DBUS_SYSTEM, CONFIG_DBUS_SESSION,
+						  CONFIG_DBUS_NONE };
+
+	for (size_t i = 0; i < ARRAY_SIZE(buses); i++)
+		if (strcmp(value, config_dbus_to_string(buses[i])) == 0) {
+			s->device->dbus = buses[i];
+			return 0;
+		}
+	return invalid(s, k, value, "expected system, session or none");
+}
+
 static int parse_interface(struct setter *s, const struct key *k, const char *value)
 {
 	if (!ifname_is_valid(value))
@@ -928,6 +942,7 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_CONTROL_LINK] = { "control-link", SECTION_DEVICE, parse_control_link },
 	[KEY_CONTROL_SOCKET] = { "control-socket", SECTION_DEVICE, parse_control_socket, true },
 	[KEY_ADMIN_GROUP] = { "admin-group", SECTION_DEVICE, parse_admin_group, true },
+	[KEY_DBUS] = { "dbus", SECTION_DEVICE, parse_dbus, true },
 	[KEY_INTERFACE] = { "interface", SECTION_MUX, parse_interface },
 	[KEY_APN] = { "apn", SECTION_MUX, parse_apn },
 	[KEY_IP_TYPE] = { "ip-type", SECTION_MUX, parse_ip_type },
@@ -1122,6 +1137,7 @@ static void device_init_defaults(struct config_device *d)
 	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);
 	strcpy(d->control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
 	d->admin_group[0] = '\0';
+	d->dbus = CONFIG_DBUS_SYSTEM;
 }
 
 void config_init_defaults(struct config *c)
@@ -1964,6 +1980,19 @@ const char *config_control_to_string(enum config_control c)
 	case CONFIG_CONTROL_QMI:
 		return "qmi";
 	case CONFIG_CONTROL_NONE:
+		return "none";
+	}
+	return NULL;
+}
+
+const char *config_dbus_to_string(enum config_dbus d)
+{
+	switch (d) {
+	case CONFIG_DBUS_SYSTEM:
+		return "system";
+	case CONFIG_DBUS_SESSION:
+		return "session";
+	case CONFIG_DBUS_NONE:
 		return "none";
 	}
 	return NULL;

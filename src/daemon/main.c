@@ -18,6 +18,7 @@
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
+#include "mm-dbus.h"
 #include "modem.h"
 #include "notify.h"
 #include "rtnl.h"
@@ -35,8 +36,10 @@ struct qmapd {
 	struct rtnl *rtnl;
 	struct manager *manager;
 	struct control *control;
+	struct mm_dbus *dbus;
 	struct instance *instance;
 	const char *stats_file;
+	const char *dbus_address;
 	ev_signal sig_term;
 	ev_signal sig_int;
 	ev_signal sig_hup;
@@ -47,7 +50,10 @@ struct qmapd {
 
 static void qmapd_print_stats(FILE *f, const void *userdata)
 {
-	manager_print_stats(userdata, f, "");
+	const struct qmapd *q = userdata;
+
+	manager_print_stats(q->manager, f, "");
+	mm_dbus_print_stats(q->dbus, f, "");
 }
 
 static void qmapd_write_stats(struct qmapd *q)
@@ -55,7 +61,7 @@ static void qmapd_write_stats(struct qmapd *q)
 	manager_print_stats(q->manager, stderr, log_stderr_prefix(LOG_INFO));
 	if (!q->stats_file)
 		return;
-	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q->manager);
+	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q);
 	if (r < 0)
 		log_warning(r, "cannot write statistics to %s", q->stats_file);
 }
@@ -114,6 +120,9 @@ static void help(void)
 	       "Userspace QMAP data plane for Qualcomm-style cellular modems.\n\n"
 	       "  -c, --config PATH      configuration file (default " QMAPD_DEFAULT_CONFIG ")\n"
 	       "      --stats-file PATH  also write counters there on SIGUSR1 and at exit\n"
+	       "      --dbus-address ADDRESS\n"
+	       "                         offer ModemManager's D-Bus API on this bus (overrides\n"
+	       "                         the dbus key of the configuration)\n"
 	       "  -t, --check-config     parse the configuration, report errors, exit\n"
 	       "  -v, --verbose          debug logging\n"
 	       "  -h, --help             show this help\n"
@@ -123,12 +132,13 @@ static void help(void)
 }
 
 static int parse_args(int argc, char **argv, const char **ret_config, const char **ret_stats,
-		      bool *ret_check)
+		      const char **ret_dbus, bool *ret_check)
 {
-	enum { OPT_STATS = 0x100, OPT_VERSION };
+	enum { OPT_STATS = 0x100, OPT_VERSION, OPT_DBUS };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "stats-file", required_argument, NULL, OPT_STATS },
+		{ "dbus-address", required_argument, NULL, OPT_DBUS },
 		{ "check-config", no_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +154,9 @@ static int parse_args(int argc, char **argv, const char **ret_config, const char
 			break;
 		case OPT_STATS:
 			*ret_stats = optarg;
+			break;
+		case OPT_DBUS:
+			*ret_dbus = optarg;
 			break;
 		case 't':
 			*ret_check = true;
@@ -264,7 +277,7 @@ int main(int argc, char **argv)
 	char err[CONFIG_ERROR_MAX];
 	int r;
 
-	r = parse_args(argc, argv, &config_path, &q.stats_file, &check_only);
+	r = parse_args(argc, argv, &config_path, &q.stats_file, &q.dbus_address, &check_only);
 	if (r <= 0)
 		return r == 0 ? EXIT_SUCCESS : 2;
 
@@ -315,6 +328,7 @@ int main(int argc, char **argv)
 	char admin_group[sizeof(config->device.admin_group)];
 	snprintf(control_socket, sizeof(control_socket), "%s", config->device.control_socket);
 	snprintf(admin_group, sizeof(admin_group), "%s", config->device.admin_group);
+	enum config_dbus dbus = config->device.dbus;
 
 	r = manager_new(q.loop, q.rtnl, TAKE_PTR(config), &q.manager);
 	if (r < 0)
@@ -322,6 +336,11 @@ int main(int argc, char **argv)
 	r = control_new(q.loop, &control_ops, q.manager, control_socket, admin_group, &q.control);
 	if (r < 0) {
 		log_err(r, "cannot listen on %s", control_socket);
+		goto finish;
+	}
+	r = mm_dbus_new(q.manager, dbus, q.dbus_address, &q.dbus);
+	if (r < 0) {
+		log_err(r, "cannot set up ModemManager's D-Bus API");
 		goto finish;
 	}
 
@@ -354,6 +373,7 @@ finish:
 	if (q.loop)
 		notify_exit(q.loop);
 	q.control = control_free(q.control);
+	q.dbus = mm_dbus_free(q.dbus);
 	q.manager = manager_free(q.manager);
 	q.rtnl = rtnl_close(q.rtnl);
 	q.glib = loop_glib_detach(q.glib);

@@ -39,6 +39,8 @@ struct manager {
 	struct discovery *discovery;
 	struct name *names; /* the registry of discovered modems */
 	size_t n_names;
+	struct manager_observer observer;
+	void *observer_data;
 };
 
 static void config_freep(struct config **c)
@@ -97,8 +99,29 @@ static void manager_update_status(struct manager *m)
 
 static void on_modem_change(void *userdata, struct modem *modem)
 {
-	(void)modem;
-	manager_update_status(userdata);
+	struct manager *m = userdata;
+
+	manager_update_status(m);
+	if (m->observer.on_change)
+		m->observer.on_change(m->observer_data, modem);
+}
+
+void manager_set_observer(struct manager *m, const struct manager_observer *ob, void *userdata)
+{
+	m->observer = ob ? *ob : (struct manager_observer){};
+	m->observer_data = userdata;
+}
+
+struct modem *manager_next_modem(const struct manager *m, const struct modem *prev)
+{
+	const struct entry *e = m->entries;
+
+	if (prev) {
+		while (e && e->modem != prev)
+			e = e->next;
+		e = e ? e->next : NULL;
+	}
+	return e ? e->modem : NULL;
 }
 
 /* An interface one modem would take that another one has: refused, not taken over. */
@@ -176,6 +199,8 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	*tail = e;
 	log_info("modem %s: %s", modem_name(e->modem), modem_device(e->modem));
 	manager_update_status(m);
+	if (m->observer.on_added)
+		m->observer.on_added(m->observer_data, e->modem);
 	return 0;
 }
 
@@ -187,6 +212,8 @@ static void manager_remove(struct manager *m, struct entry *e)
 			break;
 		}
 	log_info("modem %s: removed", modem_name(e->modem));
+	if (m->observer.on_removed)
+		m->observer.on_removed(m->observer_data, e->modem);
 	e->modem = modem_free(e->modem);
 	e->lock = instance_unlock(e->lock);
 	free(e);
@@ -759,6 +786,8 @@ struct manager *manager_free(struct manager *m)
 		struct entry *e = m->entries;
 
 		m->entries = e->next;
+		if (m->observer.on_removed)
+			m->observer.on_removed(m->observer_data, e->modem);
 		e->modem = modem_free(e->modem);
 		e->lock = instance_unlock(e->lock);
 		free(e);

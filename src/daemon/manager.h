@@ -31,6 +31,7 @@
 #include "config.h"
 
 struct manager;
+struct modem;
 struct rtnl;
 struct ev_loop;
 
@@ -47,6 +48,20 @@ void manager_stop(struct manager *m);
 /* True once everything manager_stop() began has finished. */
 bool manager_stopped(const struct manager *m);
 struct manager *manager_free(struct manager *m);
+
+/*
+ * Who else follows the modems (the D-Bus side, mm-dbus.h): told after a modem was created,
+ * before one is freed, and whenever one changes (what changes STATUS=). One observer.
+ */
+struct manager_observer {
+	void (*on_added)(void *userdata, struct modem *modem);
+	void (*on_removed)(void *userdata, struct modem *modem);
+	void (*on_change)(void *userdata, struct modem *modem);
+};
+/* ob NULL: none any more. */
+void manager_set_observer(struct manager *m, const struct manager_observer *ob, void *userdata);
+/* The modems in creation order: prev NULL gives the first, NULL after the last. */
+struct modem *manager_next_modem(const struct manager *m, const struct modem *prev);
 
 /* Every modem's counters in the stable text format, each line after "<prefix><name> ". */
 void manager_print_stats(const struct manager *m, FILE *f, const char *prefix);

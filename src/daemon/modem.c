@@ -267,6 +267,46 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen)
 	return r;
 }
 
+const struct qmi_modem *modem_qmi(const struct modem *m)
+{
+	return m->qm;
+}
+
+const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return NULL;
+	return &m->mux_cfg[id];
+}
+
+const char *modem_mux_interface(const struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return NULL;
+	return mux_netdev(datapath_mux(m->dp, id))->name;
+}
+
+const struct session *modem_mux_session(const struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return NULL;
+	return m->session[id];
+}
+
+const struct mux_stats *modem_mux_stats(const struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return NULL;
+	return mux_get_stats(datapath_mux(m->dp, id));
+}
+
+const char *modem_mux_state(const struct modem *m, unsigned id)
+{
+	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
+		return NULL;
+	return mux_state(m, id);
+}
+
 bool modem_has_interface(const struct modem *m, const char *ifname)
 {
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
@@ -504,6 +544,8 @@ static json_t *mux_json(struct modem *m, unsigned id)
 		json_object_set_new(o, "password", json_string("(hidden)"));
 	if (c->allowed_auth[0])
 		json_object_set_new(o, "allowed-auth", json_string(c->allowed_auth));
+	if (c->client_managed) /* a D-Bus bearer: its client configures the device */
+		json_object_set_new(o, "managed-by", json_string("dbus"));
 	if (s) {
 		for (unsigned i = 0; i < s->n_fam; i++) {
 			const struct session_family *f = &s->fam[i];

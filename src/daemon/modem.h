@@ -48,6 +48,9 @@
 struct modem;
 struct rtnl;
 struct ev_loop;
+struct qmi_modem;
+struct session;
+struct mux_stats;
 
 /* What the manager hears from a modem: something changed that STATUS= shows. */
 struct modem_callbacks {
@@ -94,6 +97,19 @@ json_t *modem_stats(struct modem *m);
 int modem_mux_add(struct modem *m, const struct config_mux *cfg, char *err, size_t errlen);
 /* Stop the session, release its clients and remove the device. -ENOENT if no such mux. */
 int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
+/*
+ * Read access for the D-Bus side (mm-dbus): the QMI client (NULL with control = none), and
+ * per mux id its settings, device name, session (NULL with control = none) and counters;
+ * NULL when the modem has no such mux.
+ */
+const struct qmi_modem *modem_qmi(const struct modem *m);
+const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
+const char *modem_mux_interface(const struct modem *m, unsigned id);
+const struct session *modem_mux_session(const struct modem *m, unsigned id);
+const struct mux_stats *modem_mux_stats(const struct modem *m, unsigned id);
+/* "connected", "connecting", ...: as status shows it; NULL when there is no such mux. */
+const char *modem_mux_state(const struct modem *m, unsigned id);
+
 /* Whether the modem has a mux whose device is called ifname. */
 bool modem_has_interface(const struct modem *m, const char *ifname);
 

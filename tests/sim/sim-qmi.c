@@ -676,6 +676,18 @@ static void dms_get_ids(struct sim_qmi *q, const struct req *r)
 	      put_string(resp, 0x11, SIM_QMI_IMEI) && put_string(resp, 0x13, SIM_QMI_IMEI_SV));
 }
 
+static void dms_uim_get_iccid(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_ICCID));
+}
+
+static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_IMSI));
+}
+
 static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
@@ -1394,6 +1406,8 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0022, dms_get_model },
 	{ QMI_SERVICE_DMS, 0x0023, dms_get_revision },
 	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
+	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
+	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_NAS, 0x0020, nas_get_signal_strength },
 	{ QMI_SERVICE_NAS, 0x0024, nas_get_serving_system },
 	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },

@@ -18,7 +18,8 @@
  *       0x0023 Release CID, 0x0026 Set Data Format (raw IP), 0x0027 Sync (releases every
  *       client and ends every session, without indications, as a modem reset does).
  *   DMS 0x0020 Get Capabilities, 0x0021 Get Manufacturer, 0x0022 Get Model,
- *       0x0023 Get Revision, 0x0025 Get IDs (IMEI SIM_QMI_IMEI).
+ *       0x0023 Get Revision, 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x003C UIM Get ICCID
+ *       (SIM_QMI_ICCID), 0x0043 UIM Get IMSI (SIM_QMI_IMSI).
  *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE,
  *       PLMN 001/01 "Test Network"), 0x004F Get Signal Info (LTE RSSI -65 dBm,
  *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
@@ -122,6 +123,8 @@
 #define SIM_QMI_MODEL	       "Simulated QMAP modem"
 #define SIM_QMI_IMEI	       "350000000000006" /* clearly fake, Luhn-valid */
 #define SIM_QMI_IMEI_SV	       "01"
+#define SIM_QMI_ICCID	       "8999001000000000006" /* test ranges: fake issuer 99 */
+#define SIM_QMI_IMSI	       "001010000000006"     /* test PLMN 001/01 */
 #define SIM_QMI_DNS4_PRIMARY   "198.51.100.53"
 #define SIM_QMI_DNS4_SECONDARY "198.51.100.54"
 #define SIM_QMI_DNS6_PRIMARY   "2001:db8:ff::53"

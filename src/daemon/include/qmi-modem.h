@@ -72,9 +72,12 @@ struct qmi_modem {
 	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
 	struct qmi_data_format format;	  /* in use: the grant within our buffers */
 	char *manufacturer, *model, *revision, *imei;
+	char *iccid, *imsi; /* the SIM's, through DMS UIM; NULL unknown */
 	char registration[32];
 	char access_technology[32];
-	char operator_name[64];
+	char operator_name[64]; /* "name (MCCMNC)", as status shows it */
+	char operator_code[8];	/* MCCMNC of the current PLMN; "" unknown */
+	char operator_desc[48]; /* the network's name for itself; "" unknown */
 	bool have_signal;
 	int8_t rssi;
 	int16_t rsrp;

@@ -4,7 +4,8 @@
  * the mux (bind mux data port, set IP family, start network, get current settings), then the
  * network device configured from what the network assigned. Network-initiated drops turn the
  * carrier off and retry with capped exponential backoff; the device and its configuration
- * stay, and are brought up to date on reconnect.
+ * stay, and are brought up to date on reconnect. A client-managed mux (config_mux) is
+ * connected once: its settings are only reported, and a failure or drop is final.
  */
 #ifndef QMAPD_SESSION_H
 #define QMAPD_SESSION_H
@@ -44,6 +45,17 @@ struct session_family {
 	struct session_settings applied;  /* what is on the device now */
 };
 
+/* The modem's reason for the last failed start or network-side drop, as numbers (for
+ * ModemManager's error names); have_* false when the modem gave none. */
+struct session_end {
+	bool have_verbose;
+	QmiWdsVerboseCallEndReasonType verbose_type;
+	gint16 verbose_reason;
+	bool have_reason;
+	QmiWdsCallEndReason reason;
+	bool dropped; /* by the network after the session was up (else: the start failed) */
+};
+
 struct session;
 
 struct session_callbacks {
@@ -69,6 +81,7 @@ struct session {
 	unsigned n_fam;
 	unsigned step_family; /* family being connected */
 	char last_error[160];
+	struct session_end last_end;
 	unsigned attempts;
 	ev_timer retry;
 	bool free_when_stopped;

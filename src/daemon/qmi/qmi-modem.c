@@ -104,6 +104,28 @@ DMS_STRING_READY(manufacturer, Manufacturer, manufacturer, manufacturer)
 DMS_STRING_READY(model, Model, model, model)
 DMS_STRING_READY(revision, Revision, revision, revision)
 DMS_STRING_READY(ids, Ids, imei, imei)
+#undef DMS_STRING_READY
+
+/* The SIM's identity (DMS UIM Get ICCID / IMSI): same pattern, uim_ in libqmi's names. */
+#define DMS_UIM_READY(query, Query, member)                                                        \
+	static void dms_uim_##query##_ready(GObject *src, GAsyncResult *res, gpointer user_data)   \
+	{                                                                                          \
+		g_autoptr(GError) error = NULL;                                                    \
+		g_autoptr(QmiMessageDmsUimGet##Query##Output) out =                                \
+			qmi_client_dms_uim_get_##query##_finish(QMI_CLIENT_DMS(src), res, &error); \
+		struct qmi_modem *qm = user_data;                                                  \
+		const char *value = NULL;                                                          \
+                                                                                                   \
+		if (qmi_step_cancelled(error))                                                     \
+			return;                                                                    \
+		if (out && qmi_message_dms_uim_get_##query##_output_get_result(out, &error) &&     \
+		    qmi_message_dms_uim_get_##query##_output_get_##query(out, &value, NULL))       \
+			replace_string(&qm->member, value);                                        \
+	}
+
+DMS_UIM_READY(iccid, Iccid, iccid)
+DMS_UIM_READY(imsi, Imsi, imsi)
+#undef DMS_UIM_READY
 
 static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
@@ -156,9 +178,13 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 			 s ? s : "unknown");
 	}
 	if (qmi_message_nas_get_serving_system_output_get_current_plmn(out, &mcc, &mnc, &desc,
-								       NULL))
+								       NULL)) {
 		snprintf(qm->operator_name, sizeof(qm->operator_name), "%s (%03u%02u)",
 			 desc && *desc ? desc : "unnamed", mcc, mnc);
+		snprintf(qm->operator_code, sizeof(qm->operator_code), "%03u%02u", mcc % 1000,
+			 mnc % 1000);
+		snprintf(qm->operator_desc, sizeof(qm->operator_desc), "%s", desc ? desc : "");
+	}
 }
 
 static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -212,6 +238,10 @@ static void qmi_modem_query_identity(struct qmi_modem *qm)
 	qmi_client_dms_get_revision(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable,
 				    dms_revision_ready, qm);
 	qmi_client_dms_get_ids(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable, dms_ids_ready, qm);
+	qmi_client_dms_uim_get_iccid(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable,
+				     dms_uim_iccid_ready, qm);
+	qmi_client_dms_uim_get_imsi(dms, NULL, QMI_TIMEOUT_SECONDS, qm->cancellable,
+				    dms_uim_imsi_ready, qm);
 }
 
 /* ---- data format ------------------------------------------------------------------- */
@@ -625,6 +655,8 @@ struct qmi_modem *qmi_modem_free(struct qmi_modem *qm)
 		return NULL;
 	qmi_modem_stop(qm);
 	free(qm->manufacturer);
+	free(qm->iccid);
+	free(qm->imsi);
 	free(qm->model);
 	free(qm->revision);
 	free(qm->imei);

@@ -97,6 +97,14 @@ static void session_apply(struct session *s)
 	uint32_t mtu = s->cfg.mtu;
 	int r;
 
+	if (s->cfg.client_managed) {
+		/* The client puts the settings on the device; status shows what it was given. */
+		for (unsigned i = 0; i < s->n_fam; i++)
+			if (s->fam[i].handle && s->fam[i].settings.valid)
+				s->fam[i].applied = s->fam[i].settings;
+		return;
+	}
+
 	for (unsigned i = 0; i < s->n_fam; i++) {
 		struct session_family *f = &s->fam[i];
 		if (!f->handle || !f->settings.valid)
@@ -290,6 +298,18 @@ static void session_get_settings(struct session *s, struct session_family *f)
 					    get_settings_ready, s);
 }
 
+static void note_end(struct session *s, bool dropped, gboolean have_verbose,
+		     QmiWdsVerboseCallEndReasonType vtype, gint16 vreason, gboolean have_cer,
+		     QmiWdsCallEndReason cer)
+{
+	s->last_end = (struct session_end){ .have_verbose = have_verbose,
+					    .verbose_type = have_verbose ? vtype : 0,
+					    .verbose_reason = have_verbose ? vreason : 0,
+					    .have_reason = have_cer,
+					    .reason = have_cer ? cer : 0,
+					    .dropped = dropped };
+}
+
 static void call_end_text(char *buf, size_t len, gboolean have_verbose,
 			  QmiWdsVerboseCallEndReasonType vtype, gint16 vreason, gboolean have_cer,
 			  QmiWdsCallEndReason cer)
@@ -353,6 +373,7 @@ static void packet_service_status(QmiClientWds *client,
 	gboolean hc = qmi_indication_wds_packet_service_status_output_get_call_end_reason(out, &cer,
 											  NULL);
 	call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
+	note_end(s, true, hv, vtype, vreason, hc, cer);
 	session_set_error(s, f, "disconnected by the network", why);
 	f->handle = 0;
 
@@ -400,6 +421,7 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 				       out, &vtype, &vreason, NULL);
 		gboolean hc = out && qmi_message_wds_start_network_output_get_call_end_reason(
 					     out, &cer, NULL);
+		note_end(s, false, hv, vtype, vreason, hc, cer);
 		if (hv || hc)
 			call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
 		else
@@ -546,6 +568,8 @@ static void session_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void session_schedule_retry(struct session *s)
 {
+	if (s->cfg.client_managed)
+		return; /* its client decides whether and when to connect again */
 	double base = s->refused ? SESSION_REFUSED_MIN_SECONDS : SESSION_RETRY_MIN_SECONDS;
 	double max = s->refused ? SESSION_REFUSED_MAX_SECONDS : SESSION_RETRY_MAX_SECONDS;
 	double delay = base * (1u << (s->attempts < 6 ? s->attempts : 6));

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of the D-Bus component share: the bus, its modems and their bearers. */
+#ifndef QMAPD_MM_DBUS_INTERNAL_H
+#define QMAPD_MM_DBUS_INTERNAL_H
+
+#include <gio/gio.h>
+#include <libmm-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "mm-dbus.h"
+
+#define MMD_PATH     "/org/freedesktop/ModemManager1"
+#define MMD_PATH_MAX 80
+/* How long a Connect waits for the session (it retries nothing: one attempt per family). */
+#define MMD_CONNECT_TIMEOUT_SECONDS 60
+
+struct modem;
+struct mmd_modem;
+
+/* One bearer: a mux of the modem, or a bearer created over D-Bus waiting to be one. */
+struct mmd_bearer {
+	struct mmd_bearer *next;
+	struct mmd_modem *mm;
+	char path[MMD_PATH_MAX];
+	MmGdbusBearer *iface;
+	bool exported;
+	bool from_dbus;	       /* created over D-Bus: its mux comes and goes with Connect */
+	unsigned mux_id;       /* 0 = no mux (a D-Bus bearer not connected) */
+	struct config_mux cfg; /* what its mux is created with (from_dbus) */
+	GDBusMethodInvocation *connect; /* a Connect waiting for the session */
+	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
+	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
+	bool was_connected;
+};
+
+struct mmd_modem {
+	struct mmd_modem *next;
+	struct mm_dbus *bus;
+	struct modem *modem;
+	char path[MMD_PATH_MAX]; /* "" while not exported */
+	MmGdbusObjectSkeleton *object;
+	MmGdbusModem *iface;
+	MmGdbusModemSimple *simple;
+	MmGdbusModem3gpp *m3gpp;
+	MmGdbusSim *sim;
+	char sim_path[MMD_PATH_MAX]; /* "" while the SIM is not on the bus */
+	struct mmd_bearer *bearers;
+	bool disabled; /* Enable(false) */
+	MMModemState state;
+};
+
+struct mm_dbus {
+	struct manager *manager;
+	GDBusConnection *conn;
+	guint owner_id;
+	bool owned; /* the name was ours: losing it later is not "no bus" */
+	GCancellable *cancellable;
+	GDBusObjectManagerServer *om;
+	MmGdbusOrgFreedesktopModemManager1 *iface;
+	struct mmd_modem *modems;
+	unsigned next_modem_index;
+	unsigned next_bearer_index;
+	unsigned next_sim_index;
+	guint sync_id; /* the idle source of a pending sync */
+	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
+	uint64_t calls, rejected, connects, connect_failures;
+};
+
+/* Bring every modem object up to date, soon (from an idle source: never inside a callback
+ * of the modem, whose muxes a sync may create or delete). */
+void mmd_schedule_sync(struct mm_dbus *d);
+
+/* mm-dbus-modem.c */
+struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem);
+void mmd_modem_free(struct mmd_modem *mm);
+void mmd_modem_sync(struct mmd_modem *mm);
+
+/* mm-dbus-bearer.c */
+struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
+				  const struct config_mux *cfg);
+void mmd_bearer_free(struct mmd_bearer *b, const char *why);
+void mmd_bearer_export(struct mmd_bearer *b);
+void mmd_bearer_sync(struct mmd_bearer *b);
+/* Connect a D-Bus bearer: its mux is created; inv is answered once the session is up or
+ * has failed. Answers inv itself on an immediate error. */
+void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool simple);
+/* Remove a D-Bus bearer's mux (idempotent). 0, or -errno with a reason in err. */
+int mmd_bearer_disconnect(struct mmd_bearer *b, char *err, size_t errlen);
+struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path);
+/* A bearer's settings from a ModemManager a{sv} (CreateBearer, Simple.Connect); false with
+ * an InvalidArgs error in *error. */
+bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
+		       GError **error);
+
+/* Answer with a ModemManager error and count it. */
+void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,
+		const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
+#endif

@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One modem on the bus: Modem/N with Modem, Modem.Simple and Modem.Modem3gpp while the modem
+ * is present (a modem that goes away leaves the bus, as with ModemManager), its properties
+ * from what qmapd learnt over QMI, and the methods that act on it.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "mm-dbus-internal.h"
+#include "mm-dbus-map.h"
+#include "modem.h"
+#include "qmi-modem.h"
+#include "session.h"
+
+/* Keys of Simple.GetStatus (ModemManager's mm-simple-status.h shows them only to itself). */
+#define STATUS_STATE		       "state"
+#define STATUS_SIGNAL_QUALITY	       "signal-quality"
+#define STATUS_ACCESS_TECHNOLOGIES     "access-technologies"
+#define STATUS_3GPP_REGISTRATION_STATE "m3gpp-registration-state"
+#define STATUS_3GPP_OPERATOR_CODE      "m3gpp-operator-code"
+#define STATUS_3GPP_OPERATOR_NAME      "m3gpp-operator-name"
+
+static const char *str(const char *s)
+{
+	return s ? s : "";
+}
+
+/* On the bus once qmapd is done with it (as ModemManager exports a modem once initialized):
+ * its identity and SIM are known, or it failed. */
+static bool modem_present(const struct modem *modem)
+{
+	const struct qmi_modem *qm = modem_qmi(modem);
+
+	return qm && (qm->state == QMI_MODEM_STATE_READY || qm->state == QMI_MODEM_STATE_FAILED);
+}
+
+/* ---- properties ----------------------------------------------------------------------- */
+
+/* Everything a client reads, to ModemManager's "unknown" values: set once, at creation. */
+static void set_unknowns(struct mmd_modem *mm)
+{
+	MmGdbusModem *i = mm->iface;
+	GVariantBuilder b;
+
+	mm_gdbus_modem_set_sim(i, "/");
+	mm_gdbus_modem_set_sim_slots(i, (const gchar *const[]){ NULL });
+	mm_gdbus_modem_set_primary_sim_slot(i, 0);
+	mm_gdbus_modem_set_drivers(i, (const gchar *const[]){ "qmapd", NULL });
+	mm_gdbus_modem_set_plugin(i, "qmapd");
+	mm_gdbus_modem_set_hardware_revision(i, "");
+	mm_gdbus_modem_set_carrier_configuration(i, "");
+	mm_gdbus_modem_set_carrier_configuration_revision(i, "");
+	mm_gdbus_modem_set_device_identifier(i, "");
+	mm_gdbus_modem_set_own_numbers(i, (const gchar *const[]){ NULL });
+	mm_gdbus_modem_set_power_state(i, MM_MODEM_POWER_STATE_ON);
+	mm_gdbus_modem_set_state_failed_reason(i, MM_MODEM_STATE_FAILED_REASON_NONE);
+	mm_gdbus_modem_set_supported_ip_families(i, MM_BEARER_IP_FAMILY_IPV4 |
+							    MM_BEARER_IP_FAMILY_IPV6 |
+							    MM_BEARER_IP_FAMILY_IPV4V6);
+	unsigned max = CONFIG_MUX_ID_MAX - CONFIG_MUX_ID_MIN + 1;
+	mm_gdbus_modem_set_max_bearers(i, max);
+	mm_gdbus_modem_set_max_active_bearers(i, max);
+	mm_gdbus_modem_set_max_active_multiplexed_bearers(i, max);
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
+	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
+	/* qmapd neither reads nor restricts modes and bands: any mode, no band known. */
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a(uu)"));
+	g_variant_builder_add(&b, "(uu)", MM_MODEM_MODE_ANY, MM_MODEM_MODE_NONE);
+	mm_gdbus_modem_set_supported_modes(i, g_variant_builder_end(&b));
+	mm_gdbus_modem_set_current_modes(
+		i, g_variant_new("(uu)", MM_MODEM_MODE_ANY, MM_MODEM_MODE_NONE));
+	g_variant_builder_init(&b, G_VARIANT_TYPE("au"));
+	g_variant_builder_add(&b, "u", MM_MODEM_BAND_UNKNOWN);
+	mm_gdbus_modem_set_supported_bands(i, g_variant_builder_end(&b));
+	g_variant_builder_init(&b, G_VARIANT_TYPE("au"));
+	g_variant_builder_add(&b, "u", MM_MODEM_BAND_UNKNOWN);
+	mm_gdbus_modem_set_current_bands(i, g_variant_builder_end(&b));
+	mm_gdbus_modem_set_signal_quality(i, g_variant_new("(ub)", 0, FALSE));
+
+	MmGdbusModem3gpp *g = mm->m3gpp;
+	mm_gdbus_modem3gpp_set_operator_code(g, "");
+	mm_gdbus_modem3gpp_set_operator_name(g, "");
+	mm_gdbus_modem3gpp_set_enabled_facility_locks(g, MM_MODEM_3GPP_FACILITY_NONE);
+	mm_gdbus_modem3gpp_set_subscription_state(g, MM_MODEM_3GPP_SUBSCRIPTION_STATE_UNKNOWN);
+	mm_gdbus_modem3gpp_set_eps_ue_mode_operation(g,
+						     MM_MODEM_3GPP_EPS_UE_MODE_OPERATION_UNKNOWN);
+	mm_gdbus_modem3gpp_set_pco(g, g_variant_new_array(G_VARIANT_TYPE("(ubay)"), NULL, 0));
+	mm_gdbus_modem3gpp_set_initial_eps_bearer(g, "/");
+	mm_gdbus_modem3gpp_set_initial_eps_bearer_settings(
+		g, g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0));
+	mm_gdbus_modem3gpp_set_packet_service_state(g, MM_MODEM_3GPP_PACKET_SERVICE_STATE_UNKNOWN);
+	mm_gdbus_modem3gpp_set_nr5g_registration_settings(
+		g, g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0));
+}
+
+static void sync_properties(struct mmd_modem *mm)
+{
+	const struct qmi_modem *qm = modem_qmi(mm->modem);
+	const struct config_device *dev = modem_config_device(mm->modem);
+	MmGdbusModem *i = mm->iface;
+	struct mmd_state_input in = { .qmi = qm->state,
+				      .registration = qm->registration,
+				      .disabled = mm->disabled };
+	GVariantBuilder ports;
+	const char *paths[CONFIG_MUX_ID_MAX * 2 + 1];
+	unsigned n_paths = 0;
+
+	g_variant_builder_init(&ports, G_VARIANT_TYPE("a(su)"));
+	const char *link = strrchr(dev->control_link, '/');
+	link = link ? link + 1 : dev->control_link;
+	g_variant_builder_add(&ports, "(su)", link, MM_MODEM_PORT_TYPE_QMI);
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const char *state = modem_mux_state(mm->modem, id);
+		if (!state)
+			continue;
+		g_variant_builder_add(&ports, "(su)", modem_mux_interface(mm->modem, id),
+				      MM_MODEM_PORT_TYPE_NET);
+		in.connected += strcmp(state, "connected") == 0;
+		in.connecting += strcmp(state, "connecting") == 0;
+		in.disconnecting += strcmp(state, "disconnecting") == 0;
+	}
+	for (struct mmd_bearer *b = mm->bearers; b && n_paths < G_N_ELEMENTS(paths) - 1;
+	     b = b->next)
+		paths[n_paths++] = b->path;
+	paths[n_paths] = NULL;
+
+	mm_gdbus_modem_set_manufacturer(i, str(qm->manufacturer));
+	mm_gdbus_modem_set_model(i, str(qm->model));
+	mm_gdbus_modem_set_revision(i, str(qm->revision));
+	mm_gdbus_modem_set_equipment_identifier(i, str(qm->imei));
+	mm_gdbus_modem_set_device(i, modem_device(mm->modem));
+	/* ModemManager's "unique enough" identifier: a digest of what tells modems apart. */
+	g_autofree char *ident =
+		g_strdup_printf("%s|%s|%s|%s", modem_device(mm->modem), str(qm->manufacturer),
+				str(qm->model), str(qm->revision));
+	g_autofree char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA1, ident, -1);
+	mm_gdbus_modem_set_device_identifier(i, digest);
+	mm_gdbus_modem_set_primary_port(i, link);
+	mm_gdbus_modem_set_ports(i, g_variant_builder_end(&ports));
+	mm_gdbus_modem_set_bearers(i, paths);
+	mm_gdbus_modem_set_unlock_required(
+		i, qm->state == QMI_MODEM_STATE_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
+
+	MMModemAccessTechnology act = qm->state == QMI_MODEM_STATE_READY
+					      ? mmd_access_technology(qm->access_technology)
+					      : MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN;
+	MMModemCapability caps = mmd_capabilities(act);
+	mm_gdbus_modem_set_access_technologies(i, act);
+	mm_gdbus_modem_set_current_capabilities(i, caps);
+	mm_gdbus_modem_set_supported_capabilities(
+		i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32, &caps, 1, sizeof(guint32)));
+	mm_gdbus_modem_set_signal_quality(
+		i, g_variant_new("(ub)", qm->have_signal ? mmd_signal_quality(qm->rssi) : 0,
+				 qm->have_signal && qm->state == QMI_MODEM_STATE_READY));
+
+	MMModemState state = mmd_modem_state(&in);
+	if (state != mm->state) {
+		mm_gdbus_modem_emit_state_changed(i, mm->state, state,
+						  MM_MODEM_STATE_CHANGE_REASON_UNKNOWN);
+		mm->state = state;
+	}
+	mm_gdbus_modem_set_state(i, state);
+
+	MmGdbusModem3gpp *g = mm->m3gpp;
+	mm_gdbus_modem3gpp_set_imei(g, str(qm->imei));
+	mm_gdbus_modem3gpp_set_registration_state(g, mmd_registration_state(qm->registration));
+	mm_gdbus_modem3gpp_set_operator_code(g, qm->operator_code);
+	mm_gdbus_modem3gpp_set_operator_name(g, qm->operator_desc);
+}
+
+/* ---- the SIM: SIM/N once the modem told its ICCID or IMSI ----------------------------- */
+
+static void sim_unexport(struct mmd_modem *mm)
+{
+	if (!mm->sim_path[0])
+		return;
+	g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(mm->sim));
+	mm->sim_path[0] = '\0';
+	mm_gdbus_modem_set_sim(mm->iface, "/");
+}
+
+static void sync_sim(struct mmd_modem *mm)
+{
+	const struct qmi_modem *qm = modem_qmi(mm->modem);
+	MmGdbusSim *s = mm->sim;
+	g_autoptr(GError) error = NULL;
+
+	if (!qm->iccid && !qm->imsi)
+		return;
+	mm_gdbus_sim_set_active(s, TRUE);
+	mm_gdbus_sim_set_sim_identifier(s, str(qm->iccid));
+	mm_gdbus_sim_set_imsi(s, str(qm->imsi));
+	if (mm->sim_path[0] || !mm->bus->conn)
+		return;
+	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
+	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(s), mm->bus->conn,
+					      mm->sim_path, &error)) {
+		log_err(0, "dbus: cannot export %s: %s", mm->sim_path, error->message);
+		mm->sim_path[0] = '\0';
+		return;
+	}
+	mm_gdbus_modem_set_sim(mm->iface, mm->sim_path);
+}
+
+static void set_sim_unknowns(MmGdbusSim *s)
+{
+	mm_gdbus_sim_set_active(s, FALSE);
+	mm_gdbus_sim_set_sim_identifier(s, "");
+	mm_gdbus_sim_set_imsi(s, "");
+	mm_gdbus_sim_set_eid(s, "");
+	/* The home network is not what the network serving now says: unknown until qmapd
+	 * reads the SIM's files. */
+	mm_gdbus_sim_set_operator_identifier(s, "");
+	mm_gdbus_sim_set_operator_name(s, "");
+	mm_gdbus_sim_set_emergency_numbers(s, (const gchar *const[]){ NULL });
+	mm_gdbus_sim_set_preferred_networks(s,
+					    g_variant_new_array(G_VARIANT_TYPE("(su)"), NULL, 0));
+	mm_gdbus_sim_set_gid1(s, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, NULL, 0, 1));
+	mm_gdbus_sim_set_gid2(s, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, NULL, 0, 1));
+	mm_gdbus_sim_set_sim_type(s, MM_SIM_TYPE_UNKNOWN);
+	mm_gdbus_sim_set_esim_status(s, MM_SIM_ESIM_STATUS_UNKNOWN);
+	mm_gdbus_sim_set_removability(s, MM_SIM_REMOVABILITY_UNKNOWN);
+}
+
+/* ---- bearers follow the muxes --------------------------------------------------------- */
+
+static struct mmd_bearer *bearer_of_mux(struct mmd_modem *mm, unsigned id)
+{
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
+		if (b->mux_id == id)
+			return b;
+	return NULL;
+}
+
+static void sync_bearers(struct mmd_modem *mm)
+{
+	/* Bearers whose mux is gone: a mux of the file leaves; a D-Bus bearer stays. */
+	for (struct mmd_bearer **p = &mm->bearers; *p;) {
+		struct mmd_bearer *b = *p;
+		if (b->mux_id && !modem_mux_config(mm->modem, b->mux_id) && !b->from_dbus) {
+			*p = b->next;
+			mmd_bearer_free(b, "its mux was removed");
+			continue;
+		}
+		p = &b->next;
+	}
+	/* Muxes of the file and of qmapctl appear as bearers. */
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *cfg = modem_mux_config(mm->modem, id);
+		if (!cfg || bearer_of_mux(mm, id))
+			continue;
+		struct mmd_bearer *b = mmd_bearer_new(mm, false, id, cfg);
+		if (!b)
+			continue;
+		struct mmd_bearer **tail = &mm->bearers;
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = b;
+		mmd_bearer_export(b);
+	}
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
+		mmd_bearer_sync(b);
+}
+
+/* ---- presence ------------------------------------------------------------------------- */
+
+static void modem_export(struct mmd_modem *mm)
+{
+	snprintf(mm->path, sizeof(mm->path), MMD_PATH "/Modem/%u", mm->bus->next_modem_index++);
+	mm->object = mm_gdbus_object_skeleton_new(mm->path);
+	mm_gdbus_object_skeleton_set_modem(mm->object, mm->iface);
+	mm_gdbus_object_skeleton_set_modem_simple(mm->object, mm->simple);
+	mm_gdbus_object_skeleton_set_modem3gpp(mm->object, mm->m3gpp);
+	g_dbus_object_manager_server_export(mm->bus->om, G_DBUS_OBJECT_SKELETON(mm->object));
+	log_info("dbus: modem %s is %s", modem_name(mm->modem), mm->path);
+}
+
+static void bearers_free(struct mmd_modem *mm, const char *why)
+{
+	while (mm->bearers) {
+		struct mmd_bearer *b = mm->bearers;
+		mm->bearers = b->next;
+		mmd_bearer_free(b, why);
+	}
+}
+
+static void modem_unexport(struct mmd_modem *mm)
+{
+	if (!mm->path[0])
+		return;
+	log_info("dbus: modem %s (%s) left the bus", modem_name(mm->modem), mm->path);
+	bearers_free(mm, "the modem is gone");
+	sim_unexport(mm);
+	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
+	g_clear_object(&mm->object);
+	mm->path[0] = '\0';
+	mm->state = MM_MODEM_STATE_UNKNOWN;
+	mm->disabled = false;
+}
+
+void mmd_modem_sync(struct mmd_modem *mm)
+{
+	bool present = modem_present(mm->modem);
+
+	if (!present) {
+		char err[256];
+
+		/* The client's sessions went with the modem: their muxes go too. */
+		for (struct mmd_bearer *b = mm->bearers; mm->path[0] && b; b = b->next)
+			if (b->from_dbus)
+				mmd_bearer_disconnect(b, err, sizeof(err));
+		modem_unexport(mm);
+		return;
+	}
+	if (!mm->path[0]) {
+		sync_bearers(mm);
+		sync_sim(mm);
+		sync_properties(mm);
+		modem_export(mm);
+		return;
+	}
+	sync_bearers(mm);
+	sync_sim(mm);
+	sync_properties(mm);
+}
+
+/* ---- methods -------------------------------------------------------------------------- */
+
+static gboolean handle_enable(MmGdbusModem *iface, GDBusMethodInvocation *inv, gboolean enable,
+			      gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	char err[256];
+
+	mm->bus->calls++;
+	if (!enable) {
+		/* Disabling ends the client's sessions; qmapd.conf's muxes are qmapd's. */
+		for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
+			if (b->from_dbus)
+				mmd_bearer_disconnect(b, err, sizeof(err));
+	}
+	mm->disabled = !enable;
+	mmd_schedule_sync(mm->bus);
+	mm_gdbus_modem_complete_enable(iface, inv);
+	return TRUE;
+}
+
+static gboolean handle_set_power_state(MmGdbusModem *iface, GDBusMethodInvocation *inv, guint state,
+				       gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+
+	mm->bus->calls++;
+	if (state != MM_MODEM_POWER_STATE_ON) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNSUPPORTED,
+			   "qmapd keeps the modem powered on");
+		return TRUE;
+	}
+	mm_gdbus_modem_complete_set_power_state(iface, inv);
+	return TRUE;
+}
+
+static gboolean handle_list_bearers(MmGdbusModem *iface, GDBusMethodInvocation *inv,
+				    gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	GPtrArray *paths = g_ptr_array_new();
+
+	mm->bus->calls++;
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
+		g_ptr_array_add(paths, b->path);
+	g_ptr_array_add(paths, NULL);
+	mm_gdbus_modem_complete_list_bearers(iface, inv, (const gchar *const *)paths->pdata);
+	g_ptr_array_free(paths, TRUE);
+	return TRUE;
+}
+
+static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg)
+{
+	struct mmd_bearer *b = mmd_bearer_new(mm, true, 0, cfg);
+	struct mmd_bearer **tail = &mm->bearers;
+
+	if (!b)
+		return NULL;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = b;
+	mmd_bearer_export(b);
+	mmd_bearer_sync(b);
+	sync_properties(mm);
+	return b;
+}
+
+static gboolean handle_create_bearer(MmGdbusModem *iface, GDBusMethodInvocation *inv,
+				     GVariant *props, gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	g_autoptr(GError) error = NULL;
+	struct config_mux cfg;
+
+	mm->bus->calls++;
+	if (!mmd_bearer_config(mm, props, false, &cfg, &error)) {
+		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
+		return TRUE;
+	}
+	struct mmd_bearer *b = add_dbus_bearer(mm, &cfg);
+	if (!b) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+		return TRUE;
+	}
+	mm_gdbus_modem_complete_create_bearer(iface, inv, b->path);
+	return TRUE;
+}
+
+static gboolean handle_delete_bearer(MmGdbusModem *iface, GDBusMethodInvocation *inv,
+				     const gchar *path, gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	struct mmd_bearer *b = mmd_bearer_find(mm, path);
+	char err[256];
+
+	mm->bus->calls++;
+	if (!b) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_NOT_FOUND,
+			   "No bearer %s on this modem", path);
+		return TRUE;
+	}
+	if (!b->from_dbus) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNAUTHORIZED,
+			   "Bearer %s is mux %u of qmapd's configuration: qmapctl mux del removes "
+			   "it",
+			   path, b->mux_id);
+		return TRUE;
+	}
+	if (mmd_bearer_disconnect(b, err, sizeof(err)) < 0) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "%s", err);
+		return TRUE;
+	}
+	for (struct mmd_bearer **p = &mm->bearers; *p; p = &(*p)->next)
+		if (*p == b) {
+			*p = b->next;
+			break;
+		}
+	mmd_bearer_free(b, "deleted");
+	sync_properties(mm);
+	mm_gdbus_modem_complete_delete_bearer(iface, inv);
+	return TRUE;
+}
+
+static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvocation *inv,
+				      GVariant *props, gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	g_autoptr(GError) error = NULL;
+	struct config_mux cfg;
+
+	(void)iface;
+	mm->bus->calls++;
+	if (!mmd_bearer_config(mm, props, true, &cfg, &error)) {
+		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
+		return TRUE;
+	}
+	if (mm->state < MM_MODEM_STATE_ENABLED && mm->state != MM_MODEM_STATE_DISABLED) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
+			   "The modem is not ready (%s)", modem_state(mm->modem));
+		return TRUE;
+	}
+	mm->disabled = false; /* Simple.Connect enables, as ModemManager's does */
+	/* A bearer of the same settings that is not connected is reused, as ModemManager
+	 * does; otherwise a new one. */
+	struct mmd_bearer *b = NULL;
+	for (struct mmd_bearer *o = mm->bearers; o && !b; o = o->next)
+		if (o->from_dbus && !o->mux_id && !o->connect && strcmp(o->cfg.apn, cfg.apn) == 0 &&
+		    o->cfg.ip_type == cfg.ip_type && strcmp(o->cfg.user, cfg.user) == 0 &&
+		    strcmp(o->cfg.password, cfg.password) == 0 &&
+		    strcmp(o->cfg.allowed_auth, cfg.allowed_auth) == 0)
+			b = o;
+	if (!b)
+		b = add_dbus_bearer(mm, &cfg);
+	if (!b) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+		return TRUE;
+	}
+	mmd_bearer_connect(b, inv, true);
+	return TRUE;
+}
+
+static gboolean handle_simple_disconnect(MmGdbusModemSimple *iface, GDBusMethodInvocation *inv,
+					 const gchar *path, gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	bool all = strcmp(path, "/") == 0;
+	char err[256];
+
+	mm->bus->calls++;
+	if (!all) {
+		struct mmd_bearer *b = mmd_bearer_find(mm, path);
+		if (!b) {
+			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_NOT_FOUND,
+				   "No bearer %s on this modem", path);
+			return TRUE;
+		}
+		if (!b->from_dbus) {
+			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNAUTHORIZED,
+				   "Bearer %s is mux %u of qmapd's configuration: qmapctl mux "
+				   "del stops it",
+				   path, b->mux_id);
+			return TRUE;
+		}
+	}
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
+		if (!b->from_dbus || (!all && strcmp(b->path, path) != 0))
+			continue;
+		if (mmd_bearer_disconnect(b, err, sizeof(err)) < 0) {
+			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "%s", err);
+			return TRUE;
+		}
+	}
+	mmd_schedule_sync(mm->bus);
+	mm_gdbus_modem_simple_complete_disconnect(iface, inv);
+	return TRUE;
+}
+
+static gboolean handle_simple_get_status(MmGdbusModemSimple *iface, GDBusMethodInvocation *inv,
+					 gpointer user_data)
+{
+	struct mmd_modem *mm = user_data;
+	GVariantBuilder b;
+
+	mm->bus->calls++;
+	sync_properties(mm);
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+	g_variant_builder_add(&b, "{sv}", STATUS_STATE, g_variant_new_uint32(mm->state));
+	if (mm->state >= MM_MODEM_STATE_REGISTERED) {
+		g_variant_builder_add(&b, "{sv}", STATUS_SIGNAL_QUALITY,
+				      mm_gdbus_modem_get_signal_quality(mm->iface));
+		g_variant_builder_add(
+			&b, "{sv}", STATUS_ACCESS_TECHNOLOGIES,
+			g_variant_new_uint32(mm_gdbus_modem_get_access_technologies(mm->iface)));
+		g_variant_builder_add(
+			&b, "{sv}", STATUS_3GPP_REGISTRATION_STATE,
+			g_variant_new_uint32(mm_gdbus_modem3gpp_get_registration_state(mm->m3gpp)));
+		g_variant_builder_add(
+			&b, "{sv}", STATUS_3GPP_OPERATOR_CODE,
+			g_variant_new_string(mm_gdbus_modem3gpp_get_operator_code(mm->m3gpp)));
+		g_variant_builder_add(
+			&b, "{sv}", STATUS_3GPP_OPERATOR_NAME,
+			g_variant_new_string(mm_gdbus_modem3gpp_get_operator_name(mm->m3gpp)));
+	}
+	mm_gdbus_modem_simple_complete_get_status(iface, inv, g_variant_builder_end(&b));
+	return TRUE;
+}
+
+/* ---- life cycle ----------------------------------------------------------------------- */
+
+struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
+{
+	struct mmd_modem *mm;
+
+	if (!modem_qmi(modem))
+		return NULL; /* control = none: no modem to speak of, only a data path */
+	mm = calloc(1, sizeof(*mm));
+	if (!mm)
+		return NULL;
+	mm->bus = d;
+	mm->modem = modem;
+	mm->iface = mm_gdbus_modem_skeleton_new();
+	mm->simple = mm_gdbus_modem_simple_skeleton_new();
+	mm->m3gpp = mm_gdbus_modem3gpp_skeleton_new();
+	mm->sim = mm_gdbus_sim_skeleton_new();
+	set_unknowns(mm);
+	set_sim_unknowns(mm->sim);
+	g_signal_connect(mm->iface, "handle-enable", G_CALLBACK(handle_enable), mm);
+	g_signal_connect(mm->iface, "handle-set-power-state", G_CALLBACK(handle_set_power_state),
+			 mm);
+	g_signal_connect(mm->iface, "handle-list-bearers", G_CALLBACK(handle_list_bearers), mm);
+	g_signal_connect(mm->iface, "handle-create-bearer", G_CALLBACK(handle_create_bearer), mm);
+	g_signal_connect(mm->iface, "handle-delete-bearer", G_CALLBACK(handle_delete_bearer), mm);
+	g_signal_connect(mm->simple, "handle-connect", G_CALLBACK(handle_simple_connect), mm);
+	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
+	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
+	return mm;
+}
+
+void mmd_modem_free(struct mmd_modem *mm)
+{
+	if (!mm)
+		return;
+	modem_unexport(mm);
+	bearers_free(mm, "the modem is gone");
+	g_signal_handlers_disconnect_by_data(mm->iface, mm);
+	g_signal_handlers_disconnect_by_data(mm->simple, mm);
+	g_clear_object(&mm->iface);
+	g_clear_object(&mm->simple);
+	g_clear_object(&mm->m3gpp);
+	g_clear_object(&mm->sim);
+	free(mm);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ModemManager's D-Bus API for qmapd's modems, so that NetworkManager, mmcli and the desktop
+ * panels drive qmapd as they drive ModemManager: the name org.freedesktop.ModemManager1, an
+ * object manager at /org/freedesktop/ModemManager1 with one Modem/N object per present
+ * modem (Modem, Modem.Simple, Modem.Modem3gpp), and Bearer/N objects, one per mux. Built
+ * on GDBus with libmm-glib's generated skeletons, so names and types are ModemManager's.
+ *
+ * Bearers created over D-Bus become muxes that the client configures (config_mux
+ * client_managed); the muxes of qmapd.conf and qmapctl appear as bearers that qmapd keeps.
+ */
+#ifndef QMAPD_MM_DBUS_H
+#define QMAPD_MM_DBUS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+
+struct manager;
+struct mm_dbus;
+
+/*
+ * Follow the manager's modems and own the name on bus (address: a D-Bus address that wins
+ * over bus, for tests; NULL otherwise). The connection is made asynchronously: no bus, or
+ * the name owned by someone else, is logged and leaves qmapd running without it. 0 or -errno.
+ */
+int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *address,
+		struct mm_dbus **ret);
+/* NULL-safe; pending calls are answered with Core.Aborted. */
+struct mm_dbus *mm_dbus_free(struct mm_dbus *d);
+/* Counters in the text format: "dbus: calls=N rejected=N connects=N connect-failures=N". */
+void mm_dbus_print_stats(const struct mm_dbus *d, FILE *f, const char *prefix);
+
+#endif

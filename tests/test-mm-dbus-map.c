@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mm-dbus-map: qmapd's modem and session states as ModemManager's Modem.State, and the QMI
+ * call-end reasons as the D-Bus error names NetworkManager translates (checked by name, through
+ * libmm-glib's registered error domains, as a client receives them).
+ */
+#include <gio/gio.h>
+#include <libmm-glib.h>
+
+#include "mm-dbus-map.h"
+#include "test-util.h"
+
+static void test_state(void)
+{
+	struct mmd_state_input in = { .qmi = QMI_MODEM_STATE_READY, .registration = "home" };
+
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_REGISTERED);
+	in.registration = "roaming";
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_REGISTERED);
+	in.registration = "searching";
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_SEARCHING);
+	in.registration = "";
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_ENABLED);
+	in.registration = "denied";
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_ENABLED);
+	in.connecting = 1;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_CONNECTING);
+	in.disconnecting = 1;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_DISCONNECTING);
+	in.connected = 1; /* one connected mux is enough, whatever the others do */
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_CONNECTED);
+	in.disabled = true; /* the file's sessions stay up while disabled */
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_CONNECTED);
+	in.connected = in.connecting = in.disconnecting = 0;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_DISABLED);
+
+	in = (struct mmd_state_input){ .qmi = QMI_MODEM_STATE_OPENING, .connected = 1 };
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_ENABLING);
+	in.qmi = QMI_MODEM_STATE_FAILED;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_FAILED);
+	in.qmi = QMI_MODEM_STATE_CLOSED;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_UNKNOWN);
+}
+
+static void test_radio(void)
+{
+	EXPECT_EQ(mmd_registration_state("home"), MM_MODEM_3GPP_REGISTRATION_STATE_HOME);
+	EXPECT_EQ(mmd_registration_state("idle"), MM_MODEM_3GPP_REGISTRATION_STATE_IDLE);
+	EXPECT_EQ(mmd_registration_state("unknown"), MM_MODEM_3GPP_REGISTRATION_STATE_UNKNOWN);
+	EXPECT_EQ(mmd_registration_state(NULL), MM_MODEM_3GPP_REGISTRATION_STATE_UNKNOWN);
+	EXPECT_EQ(mmd_access_technology("lte"), MM_MODEM_ACCESS_TECHNOLOGY_LTE);
+	EXPECT_EQ(mmd_access_technology("5gnr"), MM_MODEM_ACCESS_TECHNOLOGY_5GNR);
+	EXPECT_EQ(mmd_access_technology("none"), MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN);
+	EXPECT_EQ(mmd_access_technology(""), MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN);
+	EXPECT_EQ(mmd_capabilities(MM_MODEM_ACCESS_TECHNOLOGY_5GNR),
+		  MM_MODEM_CAPABILITY_LTE | MM_MODEM_CAPABILITY_5GNR);
+	EXPECT_EQ(mmd_capabilities(MM_MODEM_ACCESS_TECHNOLOGY_LTE), MM_MODEM_CAPABILITY_LTE);
+	EXPECT_EQ(mmd_capabilities(MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN), MM_MODEM_CAPABILITY_NONE);
+	EXPECT_EQ(mmd_signal_quality(-120), 0);
+	EXPECT_EQ(mmd_signal_quality(-113), 0);
+	EXPECT_EQ(mmd_signal_quality(-65), 77);
+	EXPECT_EQ(mmd_signal_quality(-51), 100);
+	EXPECT_EQ(mmd_signal_quality(-20), 100);
+}
+
+/* The D-Bus error name a client gets for end. */
+static char *error_name(const struct session_end *end)
+{
+	GQuark domain;
+	gint code;
+
+	mmd_error_from_end(end, &domain, &code);
+	g_autoptr(GError) e = g_error_new_literal(domain, code, "x");
+	return g_dbus_error_encode_gerror(e);
+}
+
+static void expect_name(const struct session_end *end, const char *name)
+{
+	g_autofree char *got = error_name(end);
+	EXPECT_STR_EQ(got, name);
+}
+
+static struct session_end cause(gint16 c)
+{
+	return (struct session_end){ .have_verbose = true,
+				     .verbose_type = QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP,
+				     .verbose_reason = c };
+}
+
+static void test_errors(void)
+{
+#define ME "org.freedesktop.ModemManager1.Error.MobileEquipment."
+	struct session_end e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN);
+	expect_name(&e, ME "MissingOrUnknownApn");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_AUTHENTICATION_FAILED);
+	expect_name(&e, ME "UserAuthenticationFailed");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_OPERATOR_DETERMINED_BARRING);
+	expect_name(&e, ME "OperatorDeterminedBarring");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_REGULAR_DEACTIVATION);
+	expect_name(&e, ME "RegularDeactivation");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_IPV4_ONLY_ALLOWED);
+	expect_name(&e, ME "Ipv4OnlyAllowed");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_OPTION_UNSUBSCRIBED);
+	expect_name(&e, ME "ServiceOptionNotSubscribed");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_INSUFFICIENT_RESOURCES);
+	expect_name(&e, ME "InsufficientResources");
+	e = cause(QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_MULTIPLE_CONNECTION_TO_SAME_PDN_NOT_ALLOWED);
+	expect_name(&e, ME "MultipleAccessToPdnConnectionNotAllowed");
+	e = cause(111); /* a 3GPP cause without a name of its own */
+	expect_name(&e, ME "GprsUnknown");
+	e = (struct session_end){ .have_verbose = true,
+				  .verbose_type = QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_CM,
+				  .verbose_reason = QMI_WDS_VERBOSE_CALL_END_REASON_CM_NO_SERVICE };
+	expect_name(&e, "org.freedesktop.ModemManager1.Error.Connection.NoCarrier");
+	e = (struct session_end){ .have_reason = true,
+				  .reason = QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE };
+	expect_name(&e, "org.freedesktop.ModemManager1.Error.Connection.NoCarrier");
+	e = (struct session_end){};
+	expect_name(&e, "org.freedesktop.ModemManager1.Error.Core.Failed");
+#undef ME
+}
+
+int main(void)
+{
+	test_state();
+	test_radio();
+	test_errors();
+	return test_result("test-mm-dbus-map");
+}
