@@ -98,7 +98,7 @@ measure() {
 	MODE=$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
 	echo "headroom=$1 (device $MODE): $FORWARDED of $N packets forwarded into VXLAN," \
 		"$EXPANDED pskb_expand_head in qmapd's context ($ALL_EXPANDED machine-wide);" \
-		"$TUN_DROPS dropped by the sim's TUN queue, qmapd received $(qstat "mux 1 " rx_packets)"
+		"$TUN_DROPS dropped by the sim's TUN queue, qmapd received $(qstat "mux 1 " rx_packets) with the 20 of the warm-up"
 	stop_qmapd
 	stop_process qmapd-sim "$SIM_PID"
 	E2E_PIDS=()
