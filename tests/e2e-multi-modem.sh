@@ -17,6 +17,11 @@ need jq jq
 need python3 python3
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 IPERF_SECS=${IPERF_SECS:-8}
+# Each of the four transfers is paced: unpaced, a.1's uplink and a.2's downlink compete for
+# one sim (and, with sanitizers on a loaded machine, for the CPU), and the uplink's CoDel
+# drops starve a.1 to a few Mbit/s whether or not b fails. Paced, a's rate before b's unplug
+# is the reference its rate after it is held to.
+IPERF_RATE=${IPERF_RATE:-100M}
 e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
@@ -177,7 +182,7 @@ A1_IF=$(ifindex a.1) B1_IF=$(ifindex b.1) B2_IF=$(ifindex b.2)
 # a.1 and b.1 uplink, a.2 and b.2 downlink (-R).
 declare -A IPERF_PIDS=()
 run_iperf() { # MUX SERVER PORT [-R]
-	in_host timeout $((IPERF_SECS + 20)) iperf3 -c "$2" -p "$3" -t "$IPERF_SECS" -J "${@:4}" \
+	in_host timeout $((IPERF_SECS + 20)) iperf3 -c "$2" -p "$3" -t "$IPERF_SECS" -b "$IPERF_RATE" -J "${@:4}" \
 		>"$E2E_TMP/iperf-$1.json" 2>"$E2E_TMP/iperf-$1.err" &
 	IPERF_PIDS[$1]=$!
 }
@@ -199,8 +204,14 @@ for m in b.1 b.2; do wait "${IPERF_PIDS[$m]}" || true; done
 mbps() { jq -r '.end.sum_received.bits_per_second // 0 | . / 1e6 | floor' "$E2E_TMP/iperf-$1.json" 2>/dev/null || echo 0; }
 retrans() { jq -r '.end.sum_sent.retransmits // "-"' "$E2E_TMP/iperf-$1.json" 2>/dev/null || echo -; }
 min_interval() { jq -r '[.intervals[].sum.bytes] | min' "$E2E_TMP/iperf-$1.json"; }
+# Mean bytes per interval over [FROM, TO) seconds (b was killed at 3 s; 0-1 is the start).
+mean_bytes() { jq -r "[.intervals[$2:$3][].sum.bytes] | add / length | floor" "$E2E_TMP/iperf-$1.json"; }
 for m in a.1 a.2; do
 	[ "$(min_interval $m)" -gt 0 ] || fail "iperf3 through $m stalled: an interval carried nothing"
+	before=$(mean_bytes $m 1 3) after=$(mean_bytes $m 4 "$IPERF_SECS")
+	echo "figure: iperf3 $m: $((before / 125000)) Mbit/s before b's unplug, $((after / 125000)) after"
+	[ "$((after * 2))" -ge "$before" ] ||
+		fail "iperf3 through $m: $((after / 125000)) Mbit/s after b's unplug, $((before / 125000)) before"
 done
 expect_eq "modem a: drops on its muxes while b went away" "$(($(drops a) - A_DROPS0))" 0
 expect_eq "modem a's sessions after b's unplug" "$(mux_state a 1),$(mux_state a 2)" connected,connected
