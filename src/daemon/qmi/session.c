@@ -412,9 +412,10 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 			session_get_settings(s, f);
 			return;
 		}
-		QmiWdsVerboseCallEndReasonType vtype;
-		gint16 vreason;
-		QmiWdsCallEndReason cer;
+		/* Set only when the modem sent them; hv/hc say which, but the values are passed on. */
+		QmiWdsVerboseCallEndReasonType vtype = 0;
+		gint16 vreason = 0;
+		QmiWdsCallEndReason cer = 0;
 		char why[120];
 		gboolean hv =
 			out && qmi_message_wds_start_network_output_get_verbose_call_end_reason(
