@@ -134,7 +134,8 @@ static void peer_answer(struct sim_peer *p, const struct transport_sim_class_req
 	uint8_t msg[64];
 
 	memcpy(msg, req, sizeof(*req));
-	memcpy(msg + sizeof(*req), data, len);
+	if (len)
+		memcpy(msg + sizeof(*req), data, len);
 	peer_send(p, TRANSPORT_EP_CLASS_REQUEST, stall ? TRANSPORT_SIM_FLAG_STALL : 0, msg,
 		  sizeof(*req) + len);
 }

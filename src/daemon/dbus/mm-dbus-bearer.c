@@ -300,6 +300,10 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	if (cfg && !b->from_dbus)
 		b->cfg = *cfg;
 	finish_connect(b, s, state);
+	/* A failed connect removes its mux, and its session with it: look again. */
+	state = b->mux_id ? modem_mux_state(modem, b->mux_id) : NULL;
+	s = b->mux_id ? modem_mux_session(modem, b->mux_id) : NULL;
+	connected = state && strcmp(state, "connected") == 0;
 	/* A session that was up and is not: the network dropped it. */
 	if (b->was_connected && !connected && s && s->last_end.dropped) {
 		g_autoptr(GError) error = end_error(s);
