@@ -345,6 +345,58 @@ static void mux_ulq_segments(struct datapath *dp, struct mux *m, const struct vi
 	mux_ulq_queue_segments(dp, m, &p, 0, slot, now);
 }
 
+enum ul_read {
+	UL_READ_NONE,	 /* the device has no more (or failed: logged) */
+	UL_READ_DROPPED, /* a packet that cannot go, counted */
+	UL_READ_OK,
+};
+
+/*
+ * Read one packet from m's device: its virtio-net header into *vh, a TAP's Ethernet header
+ * into eth, the IP packet into ip[0..room) and, with a virtio-net header, the rest of a
+ * super-packet into spill. What cannot be sent is dropped and counted here.
+ */
+static inline enum ul_read mux_ul_readv(struct datapath *dp, struct mux *m,
+					struct virtio_net_hdr *vh, uint8_t *eth, uint8_t *ip,
+					size_t room, uint8_t *spill, size_t spill_len,
+					size_t *ret_len)
+{
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	bool vnet = m->nd.vnet_hdr_len != 0;
+	struct iovec iov[4];
+	int iovcnt = 0;
+
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ vh, sizeof(*vh) };
+	if (tap)
+		iov[iovcnt++] = (struct iovec){ eth, ETH_HEADER_SIZE };
+	iov[iovcnt++] = (struct iovec){ ip, room };
+	if (vnet)
+		iov[iovcnt++] = (struct iovec){ spill, spill_len };
+	ssize_t n = readv(m->nd.fd, iov, iovcnt);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+		return UL_READ_NONE;
+	}
+	size_t head = (vnet ? sizeof(*vh) : 0) + (tap ? ETH_HEADER_SIZE : 0);
+	size_t len = (size_t)n > head ? (size_t)n - head : 0;
+	if (_unlikely_(!vnet && len > room)) {
+		m->stats.tx_dropped_too_big++;
+		return UL_READ_DROPPED;
+	}
+	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
+		m->stats.tx_dropped_not_ip++;
+		return UL_READ_DROPPED;
+	}
+	if (_unlikely_(!dp->modem_up || !m->link_up)) {
+		m->stats.tx_dropped_link_down++;
+		return UL_READ_DROPPED;
+	}
+	*ret_len = len;
+	return UL_READ_OK;
+}
+
 /*
  * Read one packet into the aggregate: the IP packet lands right after room for its QMAP
  * header. With a virtio-net header, a super-packet longer than the room left spills into
@@ -355,42 +407,16 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 {
 	if (datapath_is_ntb(dp))
 		return mux_ul_read_ntb(dp, m);
-	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
-	bool vnet = m->nd.vnet_hdr_len != 0;
 	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
 	uint8_t eth[ETH_HEADER_SIZE];
 	uint8_t *ip = out->data + out->len + dp->ul_header_size;
 	size_t room = dp->ul_max_size - out->len - dp->ul_header_size;
-	struct iovec iov[4];
-	int iovcnt = 0;
 
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
-	if (tap)
-		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
-	iov[iovcnt++] = (struct iovec){ ip, room };
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ dp->ul_scratch + room, DATAPATH_UL_SCRATCH - room };
-	ssize_t n = readv(m->nd.fd, iov, iovcnt);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
-		return false;
-	}
-	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
-	size_t len = (size_t)n > head ? (size_t)n - head : 0;
-	if (_unlikely_(!vnet && len > room)) {
-		m->stats.tx_dropped_too_big++;
-		return true;
-	}
-	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
-		m->stats.tx_dropped_not_ip++;
-		return true;
-	}
-	if (_unlikely_(!dp->modem_up || !m->link_up)) {
-		m->stats.tx_dropped_link_down++;
-		return true;
-	}
+	size_t len;
+	enum ul_read rd = mux_ul_readv(dp, m, &vh, eth, ip, room, dp->ul_scratch + room,
+				       DATAPATH_UL_SCRATCH - room, &len);
+	if (rd != UL_READ_OK)
+		return rd == UL_READ_DROPPED;
 	if (len <= room && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
 	    !(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
 		/* The common small packet: already in place, only the QMAP header is missing. */
@@ -479,15 +505,12 @@ static void datapath_ntb_segment_resume(struct datapath *dp)
 static bool mux_ul_read_ntb(struct datapath *dp, struct mux *m)
 {
 	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
-	bool vnet = m->nd.vnet_hdr_len != 0;
 	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
 	uint8_t eth[ETH_HEADER_SIZE];
 	uint8_t session = datapath_mux_session(m);
 	uint8_t *ip;
 	int r = ntb_build_room(&dp->ul_ntb, session, &ip);
 	size_t room = r > 0 ? (size_t)r : 0;
-	struct iovec iov[4];
-	int iovcnt = 0;
 
 	if (room == 0) {
 		/* The NTB has no NDP left for another session (datapath_ul_room() leaves room
@@ -495,33 +518,11 @@ static bool mux_ul_read_ntb(struct datapath *dp, struct mux *m)
 		datapath_ul_flush(dp);
 		return true;
 	}
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
-	if (tap)
-		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
-	iov[iovcnt++] = (struct iovec){ ip, room };
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ dp->ul_scratch + room, DATAPATH_UL_SCRATCH - room };
-	ssize_t n = readv(m->nd.fd, iov, iovcnt);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
-		return false;
-	}
-	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
-	size_t len = (size_t)n > head ? (size_t)n - head : 0;
-	if (_unlikely_(!vnet && len > room)) {
-		m->stats.tx_dropped_too_big++;
-		return true;
-	}
-	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
-		m->stats.tx_dropped_not_ip++;
-		return true;
-	}
-	if (_unlikely_(!dp->modem_up || !m->link_up)) {
-		m->stats.tx_dropped_link_down++;
-		return true;
-	}
+	size_t len;
+	enum ul_read rd = mux_ul_readv(dp, m, &vh, eth, ip, room, dp->ul_scratch + room,
+				       DATAPATH_UL_SCRATCH - room, &len);
+	if (rd != UL_READ_OK)
+		return rd == UL_READ_DROPPED;
 	size_t l2 = tap ? ETH_HEADER_SIZE : 0;
 	struct gso_packet p;
 	if (len <= room && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
@@ -576,48 +577,20 @@ static bool mux_ul_read_ntb(struct datapath *dp, struct mux *m)
 static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 {
 	struct ulq *q = dp->ulq;
-	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
-	bool vnet = m->nd.vnet_hdr_len != 0;
 	struct virtio_net_hdr vh = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
 	uint8_t eth[ETH_HEADER_SIZE];
 	uint32_t slot = ulq_reserve(q);
-	struct iovec iov[4];
-	int iovcnt = 0;
+	size_t len;
 
 	if (slot == ULQ_NONE)
 		return false; /* cannot happen: a slot is always free or freeable */
 	uint8_t *ip = ulq_slot_data(q, slot);
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ &vh, sizeof(vh) };
-	if (tap)
-		iov[iovcnt++] = (struct iovec){ eth, sizeof(eth) };
-	iov[iovcnt++] = (struct iovec){ ip, ULQ_SLOT_SIZE };
-	if (vnet)
-		iov[iovcnt++] = (struct iovec){ dp->ulq_scratch + ULQ_SLOT_SIZE,
-						DATAPATH_UL_SCRATCH - ULQ_SLOT_SIZE };
-	ssize_t n = readv(m->nd.fd, iov, iovcnt);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+	enum ul_read rd =
+		mux_ul_readv(dp, m, &vh, eth, ip, ULQ_SLOT_SIZE, dp->ulq_scratch + ULQ_SLOT_SIZE,
+			     DATAPATH_UL_SCRATCH - ULQ_SLOT_SIZE, &len);
+	if (rd != UL_READ_OK) {
 		ulq_cancel(q, slot);
-		return false;
-	}
-	size_t head = (vnet ? sizeof(vh) : 0) + (tap ? sizeof(eth) : 0);
-	size_t len = (size_t)n > head ? (size_t)n - head : 0;
-	if (_unlikely_(!vnet && len > ULQ_SLOT_SIZE)) {
-		m->stats.tx_dropped_too_big++;
-		ulq_cancel(q, slot);
-		return true;
-	}
-	if (_unlikely_(!packet_is_ip(tap ? eth : NULL, ip, len))) {
-		m->stats.tx_dropped_not_ip++;
-		ulq_cancel(q, slot);
-		return true;
-	}
-	if (_unlikely_(!dp->modem_up || !m->link_up)) {
-		m->stats.tx_dropped_link_down++;
-		ulq_cancel(q, slot);
-		return true;
+		return rd == UL_READ_DROPPED;
 	}
 	if (len <= ULQ_SLOT_SIZE && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
 	    !(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
