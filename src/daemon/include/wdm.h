@@ -49,6 +49,7 @@ struct wdm_stats {
 	uint64_t to_modem_errors;    /* send() failed: the message was dropped */
 	uint64_t to_modem_deferred;  /* the transport was busy: queued, sent later */
 	uint64_t to_modem_overflows; /* ... and the queue was full: dropped */
+	uint64_t to_modem_split;     /* messages split into fragments (wdm_set_max_message) */
 	uint64_t from_modem;	     /* messages accepted by wdm_deliver() */
 	uint64_t from_modem_bytes;
 	uint64_t from_modem_invalid; /* wdm_deliver() input that was not whole messages */
@@ -79,6 +80,12 @@ struct wdm *wdm_free(struct wdm *w);
 
 const char *wdm_slave_path(const struct wdm *w);
 const char *wdm_link_path(const struct wdm *w);
+/*
+ * MBIM: the function's wMaxControlMessage (0 = unknown). Client commands larger than that
+ * (libmbim assumes 4096 when it finds no descriptors file, as for this pty) are split into
+ * MBIM fragments before the modem sees them.
+ */
+void wdm_set_max_message(struct wdm *w, size_t max);
 /* Clients attached now, as counted by inotify. */
 unsigned wdm_clients(const struct wdm *w);
 

@@ -52,6 +52,8 @@ struct wdm {
 	bool overflow_logged;
 
 	struct wdm_reasm reasm;
+	size_t max_message; /* the function's wMaxControlMessage (MBIM); 0 unknown */
+	uint8_t *frag;	    /* one fragment of a client message split to fit it */
 
 	/* Output queue toward the client, allocated once: bytes [out_head, out_tail). Only
 	 * whole messages enter it; the first one may already be partly written. */
@@ -144,11 +146,30 @@ static void wdm_on_retry(struct ev_loop *loop, ev_timer *t, int revents)
 	}
 }
 
-/* The reassembler's callback: one whole client message to the modem. */
+static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len);
+
+/* The reassembler's callback: one whole client message to the modem, in fragments when the
+ * function takes smaller messages than the client sends (wdm_set_max_message()). */
 static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
 {
 	struct wdm *w = userdata;
+	unsigned n = 1;
+	int r = 0;
 
+	if (w->framing == WDM_FRAMING_MBIM && w->max_message)
+		n = wdm_mbim_fragments(msg, len, w->max_message);
+	if (n == 1)
+		return wdm_forward_one(w, msg, len);
+	w->stats.to_modem_split++;
+	for (unsigned i = 0; i < n && r == 0; i++) {
+		size_t flen = wdm_mbim_fragment(msg, len, w->max_message, i, w->frag);
+		r = wdm_forward_one(w, w->frag, flen);
+	}
+	return r;
+}
+
+static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len)
+{
 	/* Behind others that wait, so the modem sees requests in the order they were made. */
 	if (w->pend_len > 0)
 		return wdm_pend(w, msg, len);
@@ -548,7 +569,8 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	}
 	w->out = malloc(WDM_OUT_QUEUE_SIZE);
 	w->pend = malloc(WDM_TO_MODEM_QUEUE_SIZE);
-	if (!w->out || !w->pend)
+	w->frag = malloc(UINT16_MAX);
+	if (!w->out || !w->pend || !w->frag)
 		goto fail_oom;
 	r = wdm_reasm_init(&w->reasm, framing);
 	if (r < 0)
@@ -613,6 +635,7 @@ struct wdm *wdm_free(struct wdm *w)
 	wdm_reasm_done(&w->reasm);
 	free(w->out);
 	free(w->pend);
+	free(w->frag);
 	free(w->link_path);
 	free(w);
 	return NULL;
@@ -626,6 +649,16 @@ const char *wdm_slave_path(const struct wdm *w)
 const char *wdm_link_path(const struct wdm *w)
 {
 	return w->link_path;
+}
+
+void wdm_set_max_message(struct wdm *w, size_t max)
+{
+	if (max > UINT16_MAX)
+		max = UINT16_MAX;
+	if (max != w->max_message && max)
+		log_info("wdm %s: the function takes control messages up to %zu bytes", w->name,
+			 max);
+	w->max_message = max;
 }
 
 unsigned wdm_clients(const struct wdm *w)
