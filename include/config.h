@@ -50,6 +50,7 @@ enum config_dbus {
 enum config_control {
 	CONFIG_CONTROL_QMI,  /* qmapd talks QMI over control-link and gets the addresses */
 	CONFIG_CONTROL_NONE, /* data plane only: sessions are up, addresses are static */
+	CONFIG_CONTROL_MBIM, /* qmapd talks MBIM over control-link and gets the addresses */
 };
 
 /* Where the headroom of forwarded packets comes from (docs/ARCHITECTURE.md, lesson 1). */

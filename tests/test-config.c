@@ -223,6 +223,7 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(config_headroom_to_string(CONFIG_HEADROOM_AUTO), "auto");
 	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_QMI), "qmi");
 	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_NONE), "none");
+	EXPECT_STR_EQ(config_control_to_string(CONFIG_CONTROL_MBIM), "mbim");
 	EXPECT_PTR_EQ(config_free(NULL), NULL);
 }
 
@@ -559,7 +560,7 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\nroute-metric = -1\n", NAME ":4: ", "invalid route-metric '-1'" },
 	/* control plane keys */
 	{ DEV "control = QMI\n",
-	  NAME ":3: ", "invalid control 'QMI' in [device]: expected qmi or none" },
+	  NAME ":3: ", "invalid control 'QMI' in [device]: expected qmi, mbim or none" },
 	{ DEV "control-link = dev/cdc-wdm0\n", NAME ":3: ",
 	  "invalid control-link 'dev/cdc-wdm0' in [device]: expected an absolute path" },
 	{ DEV "control-link =\n", NAME ":3: ", "invalid control-link '' in [device]" },
@@ -694,6 +695,17 @@ static struct config *load_ok(const char *text, int line)
 static void test_legacy(void)
 {
 	struct config *c;
+
+	/* MBIM control: the same control-link and [mux.N] keys. */
+	c = load_ok("[device]\ndevice = sim:/s\ncontrol = mbim\ncontrol-link = /run/qmapd/mbim0\n"
+		    "[mux.1]\napn = internet\nip-type = ipv6\n",
+		    __LINE__);
+	if (c) {
+		EXPECT_EQ(c->modem[0].device.control, CONFIG_CONTROL_MBIM);
+		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/mbim0");
+		EXPECT_STR_EQ(c->modem[0].mux[1].apn, "internet");
+		config_free(c);
+	}
 
 	c = load_ok("[device]\ndevice = usb:2c7c:0125\n[mux.1]\n[mux.7]\ninterface = wwan7\n",
 		    __LINE__);

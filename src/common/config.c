@@ -553,14 +553,15 @@ static int parse_persist_devices(struct setter *s, const struct key *k, const ch
 
 static int parse_control(struct setter *s, const struct key *k, const char *value)
 {
-	static const enum config_control modes[] = { CONFIG_CONTROL_QMI, CONFIG_CONTROL_NONE };
+	static const enum config_control modes[] = { CONFIG_CONTROL_QMI, CONFIG_CONTROL_MBIM,
+						     CONFIG_CONTROL_NONE };
 
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 		if (strcmp(value, config_control_to_string(modes[i])) == 0) {
 			s->device->control = modes[i];
 			return 0;
 		}
-	return invalid(s, k, value, "expected qmi or none");
+	return invalid(s, k, value, "expected qmi, mbim or none");
 }
 
 static int parse_control_link(struct setter *s, const struct key *k, const char *value)
@@ -1981,6 +1982,8 @@ const char *config_control_to_string(enum config_control c)
 		return "qmi";
 	case CONFIG_CONTROL_NONE:
 		return "none";
+	case CONFIG_CONTROL_MBIM:
+		return "mbim";
 	}
 	return NULL;
 }

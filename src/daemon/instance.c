@@ -153,7 +153,7 @@ static int check_parent(const char *what, const char *path)
 
 int instance_check_modem_paths(const struct config_device *d)
 {
-	if (d->control != CONFIG_CONTROL_QMI)
+	if (d->control == CONFIG_CONTROL_NONE)
 		return 0;
 	return check_parent("control link", d->control_link);
 }
@@ -207,7 +207,7 @@ int instance_lock_modem(const char *control_socket, const struct config_device *
 	r = instance_new(&inst);
 	if (r < 0)
 		return r;
-	if (d->control == CONFIG_CONTROL_QMI) {
+	if (d->control != CONFIG_CONTROL_NONE) {
 		snprintf(path, sizeof(path), "%s.lock", d->control_link);
 		snprintf(what, sizeof(what), "control link %s", d->control_link);
 		r = lock_one(path, what, &inst->fd[inst->n]);

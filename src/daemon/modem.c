@@ -12,9 +12,11 @@
 #include "datapath.h"
 #include "control-protocol.h"
 #include "log.h"
+#include "mbim-modem.h"
 #include "modem.h"
 #include "netdev.h"
 #include "qmi-modem.h"
+#include "qmi-session.h"
 #include "session.h"
 #include "wdm.h"
 
@@ -28,6 +30,7 @@ struct modem {
 	struct datapath *dp;
 	struct wdm *wdm;
 	struct qmi_modem *qm;
+	struct mbim_modem *mm;
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
 	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
@@ -37,6 +40,17 @@ struct modem {
 static bool control_qmi(const struct modem *m)
 {
 	return m->device.control == CONFIG_CONTROL_QMI;
+}
+
+static bool control_mbim(const struct modem *m)
+{
+	return m->device.control == CONFIG_CONTROL_MBIM;
+}
+
+/* Sessions (QMI or MBIM) give the muxes their state and addresses. */
+static bool has_sessions(const struct modem *m)
+{
+	return m->device.control != CONFIG_CONTROL_NONE;
 }
 
 /* A mux's state as qmapctl shows it: its session's, or with static addresses the modem's. */
@@ -58,6 +72,8 @@ const char *modem_state(const struct modem *m)
 {
 	if (m->qm)
 		return qmi_modem_state_to_string(m->qm->state);
+	if (m->mm)
+		return mbim_modem_state_to_string(m->mm->state);
 	return datapath_modem_up(m->dp) ? "ready" : "absent";
 }
 
@@ -110,17 +126,28 @@ static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
 	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
-			session_modem_ready(m->session[id], m->qm->device, m->qm->data_interface);
+			qmi_session_modem_ready(m->session[id], m->qm->device,
+						m->qm->data_interface);
 	modem_changed(m);
 }
 
-static void on_qmi_lost(void *userdata)
+static void on_control_lost(void *userdata)
 {
 	struct modem *m = userdata;
 
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
 			session_modem_lost(m->session[id]);
+	modem_changed(m);
+}
+
+static void on_mbim_ready(void *userdata)
+{
+	struct modem *m = userdata;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			mbim_session_modem_ready(m->session[id], m->mm->device);
 	modem_changed(m);
 }
 
@@ -136,8 +163,19 @@ static void on_modem_up(void *userdata)
 	struct modem *m = userdata;
 
 	log_info("modem %s (%s): present", m->name, m->device.device);
+	if (control_qmi(m) && datapath_framing(m->dp) == TRANSPORT_FRAMING_NTB)
+		log_warning(0,
+			    "modem %s: the function is MBIM, but control = qmi: set control = "
+			    "mbim (or none)",
+			    m->name);
 	if (m->qm && !m->stopping)
 		qmi_modem_start(m->qm);
+	if (m->mm && m->wdm) {
+		const struct transport_ntb *ntb = datapath_ntb(m->dp);
+		wdm_set_max_message(m->wdm, ntb ? ntb->max_control_message : 0);
+	}
+	if (m->mm && !m->stopping)
+		mbim_modem_start(m->mm);
 	modem_changed(m);
 }
 
@@ -149,7 +187,11 @@ static void on_modem_down(void *userdata)
 		    m->device.device);
 	if (m->qm) {
 		qmi_modem_stop(m->qm);
-		on_qmi_lost(m);
+		on_control_lost(m);
+	}
+	if (m->mm) {
+		mbim_modem_stop(m->mm);
+		on_control_lost(m);
 	}
 	modem_changed(m);
 }
@@ -215,22 +257,25 @@ static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_co
 	r = modem_check_interface(m->rtnl, cfg, err, errlen);
 	if (r < 0)
 		return r;
-	r = datapath_mux_add(m->dp, cfg, m->device.persist_devices, !control_qmi(m), &mux);
+	r = datapath_mux_add(m->dp, cfg, m->device.persist_devices, !has_sessions(m), &mux);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
 		return r;
 	}
-	if (control_qmi(m)) {
+	if (has_sessions(m)) {
 		struct session_callbacks cb = { .on_state = on_session_state };
-		r = session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, &m->session[cfg->id]);
+		struct session **s = &m->session[cfg->id];
+		r = control_qmi(m) ? qmi_session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s)
+				   : mbim_session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s);
 		if (r < 0) {
 			datapath_mux_del(m->dp, cfg->id);
 			snprintf(err, errlen, "out of memory");
 			return r;
 		}
-		if (m->qm->state == QMI_MODEM_STATE_READY)
-			session_modem_ready(m->session[cfg->id], m->qm->device,
-					    m->qm->data_interface);
+		if (m->qm && m->qm->state == QMI_MODEM_STATE_READY)
+			qmi_session_modem_ready(*s, m->qm->device, m->qm->data_interface);
+		if (m->mm && m->mm->state == MBIM_MODEM_STATE_READY)
+			mbim_session_modem_ready(*s, m->mm->device);
 	}
 	m->from_config[cfg->id] = from_config;
 	m->mux_cfg[cfg->id] = *cfg;
@@ -600,13 +645,45 @@ static json_t *data_format_json(const struct qmi_data_format *f)
 			 (json_int_t)f->dl_min_padding);
 }
 
+/* control = mbim: what the MBIM side learnt, with the NTB parameters as data format. */
+static void mbim_status(struct modem *m, json_t *modem)
+{
+	const struct mbim_modem *mm = m->mm;
+
+	json_object_set_new(modem, "state", json_string(mbim_modem_state_to_string(mm->state)));
+	json_object_set_new(modem, "control", json_string("mbim"));
+	json_object_set_new(modem, "control-path", json_string(mm->path));
+	set_string(modem, "imei", mm->device_id);
+	set_string(modem, "revision", mm->firmware);
+	set_string(modem, "hardware", mm->hardware);
+	set_string(modem, "last-error", mm->last_error);
+	if (mm->subscriber[0])
+		json_object_set_new(modem, "sim", json_string(mm->subscriber));
+	if (mm->state != MBIM_MODEM_STATE_READY)
+		return;
+	json_t *df = counters_json_ntb_format(m->dp);
+	if (df)
+		json_object_set_new(modem, "data-format", df);
+	set_string(modem, "registration", mm->registration);
+	set_string(modem, "access-technology", mm->access_technology);
+	set_string(modem, "operator", mm->operator_name);
+	set_string(modem, "packet-service", mm->packet_service);
+	json_object_set_new(modem, "max-sessions", json_integer(mm->max_sessions));
+	if (mm->services_known)
+		json_object_set_new(
+			modem, "qmi-over-mbim",
+			json_string(mm->qmi_over_mbim ? "offered, not used" : "not offered"));
+}
+
 json_t *modem_status(struct modem *m)
 {
 	json_t *modem = json_object();
 	const struct qmi_modem *qm = m->qm;
 
 	json_object_set_new(modem, "transport", json_string(m->device.device));
-	if (!qm) {
+	if (m->mm) {
+		mbim_status(m, modem);
+	} else if (!qm) {
 		json_object_set_new(modem, "state",
 				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
 		json_object_set_new(modem, "control", json_string("none"));
@@ -678,6 +755,7 @@ static const struct {
 	WDM_COUNTER(to_modem, "to-modem"),
 	WDM_COUNTER(to_modem_deferred, "to-modem-deferred"),
 	WDM_COUNTER(to_modem_overflows, "to-modem-overflows"),
+	WDM_COUNTER(to_modem_split, "to-modem-split"),
 	WDM_COUNTER(to_modem_errors, "to-modem-errors"),
 	WDM_COUNTER(from_modem, "from-modem"),
 	WDM_COUNTER(from_modem_invalid, "from-modem-invalid"),
@@ -777,6 +855,20 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	if (r < 0)
 		goto fail;
 
+	if (control_mbim(m)) {
+		const struct config_device *d = &m->device;
+		r = wdm_new(loop, WDM_FRAMING_MBIM, d->control_link, wdm_to_modem, m, &m->wdm);
+		if (r < 0) {
+			log_err(r, "modem %s: cannot create the MBIM control bridge %s", m->name,
+				d->control_link);
+			goto fail;
+		}
+		struct mbim_modem_callbacks mcb = { .on_ready = on_mbim_ready,
+						    .on_lost = on_control_lost };
+		r = mbim_modem_new(loop, d->control_link, &mcb, m, &m->mm);
+		if (r < 0)
+			goto fail;
+	}
 	if (control_qmi(m)) {
 		const struct config_device *d = &m->device;
 		r = wdm_new(loop, WDM_FRAMING_QMUX, d->control_link, wdm_to_modem, m, &m->wdm);
@@ -794,7 +886,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			.try_qmapv5 = d->qmap_version == QMAP_V5,
 		};
 		struct qmi_modem_callbacks qcb = { .on_ready = on_qmi_ready,
-						   .on_lost = on_qmi_lost,
+						   .on_lost = on_control_lost,
 						   .data_interface = qmi_data_interface };
 		r = qmi_modem_new(loop, d->control_link, &req, &qcb, m, &m->qm);
 		if (r < 0)
@@ -852,6 +944,7 @@ struct modem *modem_free(struct modem *m)
 		m->session[id] = NULL;
 	}
 	m->qm = qmi_modem_free(m->qm);
+	m->mm = mbim_modem_free(m->mm);
 	m->dp = datapath_free(m->dp);
 	m->wdm = wdm_free(m->wdm);
 	free(m);

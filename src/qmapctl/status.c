@@ -127,16 +127,21 @@ static void render_modem(const char *name, json_t *modem, FILE *f)
 	} fields[] = {
 		{ "state", "state" },
 		{ "transport", "transport" },
-		{ "control", "control" }, /* "none": data plane only */
+		{ "control", "control" }, /* "none": data plane only; "mbim" */
 		{ "control-path", "control" },
+		{ "last-error", "last error" },
+		{ "sim", "SIM" },
 		{ "manufacturer", "manufacturer" },
 		{ "model", "model" },
 		{ "revision", "revision" },
 		{ "imei", "IMEI" },
 		{ "registration", "registration" },
 		{ "access-technology", "access technology" },
+		{ "operator", "operator" },
+		{ "packet-service", "packet service" },
+		{ "qmi-over-mbim", "QMI over MBIM" },
 	};
-	char buf[64], clean[64];
+	char buf[192], clean[64];
 	json_t *j;
 
 	fprintf(f, "modem %s\n", name ? qmapctl_sanitize(clean, sizeof(clean), name) : "?");

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One data session per mux: for each IP family of the mux's ip-type a WDS client bound to
- * the mux (bind mux data port, set IP family, start network, get current settings), then the
- * network device configured from what the network assigned. Network-initiated drops turn the
- * carrier off and retry with capped exponential backoff; the device and its configuration
- * stay, and are brought up to date on reconnect. A client-managed mux (config_mux) is
- * connected once: its settings are only reported, and a failure or drop is final.
+ * One data session per mux, as the rest of the daemon sees it: its state, per IP family what
+ * the network assigned and what is on the device, the last error and the modem's reason, and
+ * the reconnect timer. Two control planes fill it in: QMI (qmi-session.h: per family a WDS
+ * client bound to the mux) and MBIM (mbim-modem.h: one CONNECT per session id). Both share
+ * the code here: the state changes, the device configuration from the network's settings
+ * (addresses, default routes, MTU), and the capped exponential backoff. Status, qmapctl and
+ * D-Bus read only the common part (docs/ARCHITECTURE.md "Sessions").
+ *
+ * Network-initiated drops turn the carrier off and retry with capped exponential backoff;
+ * the device and its configuration stay, and are brought up to date on reconnect. A
+ * client-managed mux (config_mux) is connected once: its settings are only reported, and a
+ * failure or drop is final.
  */
 #ifndef QMAPD_SESSION_H
 #define QMAPD_SESSION_H
@@ -38,15 +44,19 @@ struct session_settings {
 
 struct session_family {
 	int family; /* AF_INET / AF_INET6 */
-	QmiClientWds *client;
-	guint32 handle; /* packet data handle; 0 = not connected */
-	gulong indication_id;
+	/* Nonzero while this family is connected: QMI's packet data handle; MBIM sets 1. */
+	guint32 handle;
 	struct session_settings settings; /* last received */
 	struct session_settings applied;  /* what is on the device now */
+	struct {
+		QmiClientWds *client;
+		gulong indication_id;
+	} qmi; /* QMI only */
 };
 
 /* The modem's reason for the last failed start or network-side drop, as numbers (for
- * ModemManager's error names); have_* false when the modem gave none. */
+ * ModemManager's error names); have_* false when the modem gave none. MBIM's nw_error is a
+ * 3GPP cause too: it is kept as verbose type 3GPP, the numbers being the same. */
 struct session_end {
 	bool have_verbose;
 	QmiWdsVerboseCallEndReasonType verbose_type;
@@ -57,9 +67,17 @@ struct session_end {
 };
 
 struct session;
+struct mbim_session;
 
 struct session_callbacks {
 	void (*on_state)(void *userdata, struct session *s);
+};
+
+/* What the control plane behind a session does (qmi-session.c, mbim-session.c). */
+struct session_ops {
+	void (*connect)(struct session *s); /* start an attempt (the retry timer calls it) */
+	void (*modem_lost)(struct session *s);
+	void (*free_async)(struct session *s);
 };
 
 struct session {
@@ -70,33 +88,31 @@ struct session {
 	struct config_mux cfg;
 	struct session_callbacks cb;
 	void *userdata;
+	const struct session_ops *ops;
 
-	QmiDevice *device;  /* borrowed from the modem while it is ready */
-	int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
-	bool refused;	    /* the network refused the last attempt for a reason that
-			       retrying soon will not change (slower retries) */
-	GCancellable *cancellable;
+	bool refused; /* the network refused the last attempt for a reason that retrying soon
+			 will not change (slower retries) */
 	enum session_state state;
 	struct session_family fam[2]; /* [0] IPv4, [1] IPv6, used per ip-type */
 	unsigned n_fam;
-	unsigned step_family; /* family being connected */
 	char last_error[160];
 	struct session_end last_end;
 	unsigned attempts;
 	ev_timer retry;
-	bool free_when_stopped;
 	unsigned pending_stops;
+
+	/* The control plane's own part. */
+	struct {
+		QmiDevice *device;  /* borrowed from the modem while it is ready */
+		int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
+		GCancellable *cancellable;
+		unsigned step_family; /* family being connected */
+	} qmi;
+	struct mbim_session *mbim; /* mbim-session.c; NULL for QMI */
 };
 
-int session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
-		const struct config_mux *cfg, const struct session_callbacks *cb, void *userdata,
-		struct session **ret);
 /* Stop networks and release clients (asynchronously), then free. NULL-safe. */
 void session_free_async(struct session *s);
-
-/* The modem is ready (data format granted): connect, binding the mux to the data
- * interface (bInterfaceNumber, -1 unknown). */
-void session_modem_ready(struct session *s, QmiDevice *device, int data_interface);
 /* The modem went away: clients are gone with it; carrier off, configuration kept. */
 void session_modem_lost(struct session *s);
 
@@ -105,5 +121,25 @@ double session_retry_in(const struct session *s);
 const char *session_state_to_string(enum session_state state);
 /* Sessions still stopping (for a clean shutdown). */
 unsigned session_stops_pending(void);
+
+/* ---- for the control planes (session.c) ---- */
+
+/* Fill the common part (families from cfg's ip-type, the retry timer calling ops->connect). */
+void session_init(struct session *s, struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp,
+		  struct mux *mux, const struct config_mux *cfg, const struct session_callbacks *cb,
+		  void *userdata, const struct session_ops *ops);
+void session_set_state(struct session *s, enum session_state state);
+/* last_error = "[IPv4 |IPv6 ]what: why", logged. f may be NULL. */
+void session_set_error(struct session *s, const struct session_family *f, const char *what,
+		       const char *why);
+const char *session_family_name(const struct session_family *f);
+/* Put the connected families' settings on the mux's device (addresses, default routes, MTU);
+ * a client-managed mux only records them. */
+void session_apply(struct session *s);
+/* Next attempt after the capped exponential backoff (slower after a refusal). */
+void session_schedule_retry(struct session *s);
+/* A session began / finished stopping (session_stops_pending()). */
+void session_stop_begin(void);
+void session_stop_end(void);
 
 #endif

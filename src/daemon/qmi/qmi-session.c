@@ -8,167 +8,37 @@
 #include "log.h"
 #include "qmi-modem.h"
 #include "rtnl.h"
-#include "session.h"
+#include "qmi-session.h"
 
-#define WDS_TIMEOUT_SECONDS	  10
-#define START_NETWORK_TIMEOUT	  45 /* the network may take long to answer an attach */
-#define SESSION_RETRY_MIN_SECONDS 1.0
-#define SESSION_RETRY_MAX_SECONDS 60.0
-/* A refusal that retrying soon cannot change (below): start slow, never storm. */
-#define SESSION_REFUSED_MIN_SECONDS 30.0
-#define SESSION_REFUSED_MAX_SECONDS 600.0
+#define WDS_TIMEOUT_SECONDS   10
+#define START_NETWORK_TIMEOUT 45 /* the network may take long to answer an attach */
 /* Packet data handle for "whatever this client has" (Stop Network). */
 #define SESSION_HANDLE_ANY 0xffffffffu
-
-static unsigned stops_pending;
-
-unsigned session_stops_pending(void)
-{
-	return stops_pending;
-}
-
-const char *session_state_to_string(enum session_state state)
-{
-	switch (state) {
-	case SESSION_STATE_DISABLED:
-		return "disabled";
-	case SESSION_STATE_WAITING:
-		return "waiting";
-	case SESSION_STATE_CONNECTING:
-		return "connecting";
-	case SESSION_STATE_CONNECTED:
-		return "connected";
-	case SESSION_STATE_DISCONNECTING:
-		return "disconnecting";
-	case SESSION_STATE_DISCONNECTED:
-		return "disconnected";
-	case SESSION_STATE_FAILED:
-		return "failed";
-	}
-	return "unknown";
-}
-
-static const char *family_name(const struct session_family *f)
-{
-	return f->family == AF_INET ? "IPv4" : "IPv6";
-}
-
-static void session_set_state(struct session *s, enum session_state state)
-{
-	if (s->state == state)
-		return;
-	s->state = state;
-	log_info("mux %u (%s): session %s", s->cfg.id, mux_netdev(s->mux)->name,
-		 session_state_to_string(state));
-	if (s->cb.on_state)
-		s->cb.on_state(s->userdata, s);
-}
-
-static void session_set_error(struct session *s, const struct session_family *f, const char *what,
-			      const char *why)
-{
-	snprintf(s->last_error, sizeof(s->last_error), "%s%s%s: %s", f ? family_name(f) : "",
-		 f ? " " : "", what, why);
-	log_warning(0, "mux %u (%s): %s", s->cfg.id, mux_netdev(s->mux)->name, s->last_error);
-}
-
-double session_retry_in(const struct session *s)
-{
-	if (!ev_is_active(&s->retry))
-		return -1;
-	return ev_timer_remaining(s->loop, (ev_timer *)&s->retry);
-}
-
-/* ---- device configuration from the network's settings ----------------------------- */
-
-static bool prefix_equal(const struct config_prefix *a, const struct config_prefix *b)
-{
-	if (a->family != b->family || a->prefixlen != b->prefixlen)
-		return false;
-	size_t n = a->family == AF_INET ? sizeof(a->addr.v4) : sizeof(a->addr.v6);
-	return a->family == 0 || memcmp(&a->addr, &b->addr, n) == 0;
-}
-
-static void session_apply(struct session *s)
-{
-	struct rtnl *rtnl = s->rtnl;
-	int ifindex = mux_netdev(s->mux)->ifindex;
-	char text[INET6_ADDRSTRLEN];
-	uint32_t mtu = s->cfg.mtu;
-	int r;
-
-	if (s->cfg.client_managed) {
-		/* The client puts the settings on the device; status shows what it was given. */
-		for (unsigned i = 0; i < s->n_fam; i++)
-			if (s->fam[i].handle && s->fam[i].settings.valid)
-				s->fam[i].applied = s->fam[i].settings;
-		return;
-	}
-
-	for (unsigned i = 0; i < s->n_fam; i++) {
-		struct session_family *f = &s->fam[i];
-		if (!f->handle || !f->settings.valid)
-			continue;
-		if (f->settings.mtu && f->settings.mtu < mtu)
-			mtu = f->settings.mtu;
-		if (f->applied.valid && prefix_equal(&f->applied.address, &f->settings.address))
-			continue;
-		/* A reconnect may bring a new address: the old one must not linger. */
-		if (f->applied.valid)
-			rtnl_addr_del(rtnl, ifindex, &f->applied.address);
-		inet_ntop(f->family, &f->settings.address.addr, text, sizeof(text));
-		r = rtnl_addr_add(rtnl, ifindex, &f->settings.address);
-		if (r < 0) {
-			log_err(r, "mux %u (%s): cannot add %s address %s/%u", s->cfg.id,
-				mux_netdev(s->mux)->name, family_name(f), text,
-				f->settings.address.prefixlen);
-			continue;
-		}
-		log_info("mux %u (%s): %s address %s/%u", s->cfg.id, mux_netdev(s->mux)->name,
-			 family_name(f), text, f->settings.address.prefixlen);
-		f->applied = f->settings;
-		if (s->cfg.default_route) {
-			struct config_prefix any = { .family = f->family };
-			r = rtnl_route_add(rtnl, ifindex, &any, s->cfg.route_metric);
-			if (r < 0)
-				log_err(r, "mux %u (%s): cannot add %s default route", s->cfg.id,
-					mux_netdev(s->mux)->name, family_name(f));
-		}
-	}
-	if (mtu != s->cfg.mtu) {
-		r = rtnl_link_set(rtnl, ifindex, mtu, true,
-				  mux_netdev(s->mux)->kind == NETDEV_KIND_TAP_XDP);
-		if (r < 0)
-			log_warning(r, "mux %u (%s): cannot set MTU %u", s->cfg.id,
-				    mux_netdev(s->mux)->name, mtu);
-	}
-}
 
 /* ---- connect: per family allocate, bind, set family, start, get settings ------------- */
 
 static void session_connect_family(struct session *s);
-static void session_schedule_retry(struct session *s);
 
 static void session_family_release(struct session *s, struct session_family *f, bool tell_modem)
 {
-	if (!f->client)
+	if (!f->qmi.client)
 		return;
-	if (f->indication_id)
-		g_signal_handler_disconnect(f->client, f->indication_id);
-	f->indication_id = 0;
-	if (tell_modem && s->device)
-		qmi_device_release_client(s->device, QMI_CLIENT(f->client),
+	if (f->qmi.indication_id)
+		g_signal_handler_disconnect(f->qmi.client, f->qmi.indication_id);
+	f->qmi.indication_id = 0;
+	if (tell_modem && s->qmi.device)
+		qmi_device_release_client(s->qmi.device, QMI_CLIENT(f->qmi.client),
 					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
 					  NULL, NULL);
-	g_clear_object(&f->client);
+	g_clear_object(&f->qmi.client);
 	f->handle = 0;
 }
 
 /* The current family's attempt ended (connected or not): go on with the next one. */
 static void session_family_done(struct session *s)
 {
-	s->step_family++;
-	if (s->step_family < s->n_fam) {
+	s->qmi.step_family++;
+	if (s->qmi.step_family < s->n_fam) {
 		session_connect_family(s);
 		return;
 	}
@@ -229,7 +99,7 @@ static void get_settings_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->step_family];
+	struct session_family *f = &s->fam[s->qmi.step_family];
 	if (!out || !qmi_message_wds_get_current_settings_output_get_result(out, &error)) {
 		session_family_failed(s, f, "get current settings", error->message);
 		return;
@@ -294,8 +164,8 @@ static void session_get_settings(struct session *s, struct session_family *f)
 			QMI_WDS_REQUESTED_SETTINGS_GATEWAY_INFO | QMI_WDS_REQUESTED_SETTINGS_MTU |
 			QMI_WDS_REQUESTED_SETTINGS_IP_FAMILY,
 		NULL);
-	qmi_client_wds_get_current_settings(f->client, in, WDS_TIMEOUT_SECONDS, s->cancellable,
-					    get_settings_ready, s);
+	qmi_client_wds_get_current_settings(f->qmi.client, in, WDS_TIMEOUT_SECONDS,
+					    s->qmi.cancellable, get_settings_ready, s);
 }
 
 static void note_end(struct session *s, bool dropped, gboolean have_verbose,
@@ -356,7 +226,7 @@ static void packet_service_status(QmiClientWds *client,
 	struct session_family *f = NULL;
 
 	for (unsigned i = 0; i < s->n_fam; i++)
-		if (s->fam[i].client == client)
+		if (s->fam[i].qmi.client == client)
 			f = &s->fam[i];
 	if (!f || !qmi_indication_wds_packet_service_status_output_get_connection_status(
 			  out, &status, &reconfig, NULL))
@@ -398,17 +268,18 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->step_family];
+	struct session_family *f = &s->fam[s->qmi.step_family];
 	if (!out || !qmi_message_wds_start_network_output_get_result(out, &error)) {
 		if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT)) {
 			/* Already connected on this client: real firmware says NO_EFFECT with
 			 * handle 0 (ModemManager 0d53df68). The session is up; stop it later
 			 * with the "any" handle. */
 			log_info("mux %u (%s): %s session was already up (no effect)", s->cfg.id,
-				 mux_netdev(s->mux)->name, family_name(f));
+				 mux_netdev(s->mux)->name, session_family_name(f));
 			f->handle = SESSION_HANDLE_ANY;
-			f->indication_id = g_signal_connect(f->client, "packet-service-status",
-							    G_CALLBACK(packet_service_status), s);
+			f->qmi.indication_id =
+				g_signal_connect(f->qmi.client, "packet-service-status",
+						 G_CALLBACK(packet_service_status), s);
 			session_get_settings(s, f);
 			return;
 		}
@@ -437,8 +308,8 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		return;
 	}
 	f->handle = handle;
-	f->indication_id = g_signal_connect(f->client, "packet-service-status",
-					    G_CALLBACK(packet_service_status), s);
+	f->qmi.indication_id = g_signal_connect(f->qmi.client, "packet-service-status",
+						G_CALLBACK(packet_service_status), s);
 	session_get_settings(s, f);
 }
 
@@ -467,7 +338,7 @@ static void session_start_network(struct session *s, struct session_family *f)
 	if (s->cfg.allowed_auth[0])
 		qmi_message_wds_start_network_input_set_authentication_preference(
 			in, auth_from_config(s->cfg.allowed_auth), NULL);
-	qmi_client_wds_start_network(f->client, in, START_NETWORK_TIMEOUT, s->cancellable,
+	qmi_client_wds_start_network(f->qmi.client, in, START_NETWORK_TIMEOUT, s->qmi.cancellable,
 				     start_network_ready, s);
 }
 
@@ -480,7 +351,7 @@ static void set_ip_family_ready(GObject *src, GAsyncResult *res, gpointer user_d
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->step_family];
+	struct session_family *f = &s->fam[s->qmi.step_family];
 	if (!out || !qmi_message_wds_set_ip_family_output_get_result(out, &error)) {
 		session_family_failed(s, f, "set IP family", error->message);
 		return;
@@ -497,7 +368,7 @@ static void bind_mux_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->step_family];
+	struct session_family *f = &s->fam[s->qmi.step_family];
 	if (!out || !qmi_message_wds_bind_mux_data_port_output_get_result(out, &error)) {
 		session_family_failed(s, f, "bind mux data port", error->message);
 		return;
@@ -505,7 +376,7 @@ static void bind_mux_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	g_autoptr(QmiMessageWdsSetIpFamilyInput) in = qmi_message_wds_set_ip_family_input_new();
 	qmi_message_wds_set_ip_family_input_set_preference(
 		in, f->family == AF_INET ? QMI_WDS_IP_FAMILY_IPV4 : QMI_WDS_IP_FAMILY_IPV6, NULL);
-	qmi_client_wds_set_ip_family(f->client, in, WDS_TIMEOUT_SECONDS, s->cancellable,
+	qmi_client_wds_set_ip_family(f->qmi.client, in, WDS_TIMEOUT_SECONDS, s->qmi.cancellable,
 				     set_ip_family_ready, s);
 }
 
@@ -519,76 +390,53 @@ static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		g_clear_object(&client);
 		return;
 	}
-	struct session_family *f = &s->fam[s->step_family];
+	struct session_family *f = &s->fam[s->qmi.step_family];
 	if (!client) {
 		session_family_failed(s, f, "allocate WDS client", error->message);
 		return;
 	}
-	f->client = QMI_CLIENT_WDS(client);
+	f->qmi.client = QMI_CLIENT_WDS(client);
 
 	g_autoptr(QmiMessageWdsBindMuxDataPortInput) in =
 		qmi_message_wds_bind_mux_data_port_input_new();
 	/* The data interface of a USB modem, its number from the descriptor (§2.3). A bind to
 	 * another interface binds nothing that carries our data. */
-	if (s->data_interface >= 0)
+	if (s->qmi.data_interface >= 0)
 		qmi_message_wds_bind_mux_data_port_input_set_endpoint_info(
-			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, (guint32)s->data_interface, NULL);
+			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, (guint32)s->qmi.data_interface, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_mux_id(in, s->cfg.id, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_client_type(in, QMI_WDS_CLIENT_TYPE_TETHERED,
 								 NULL);
-	qmi_client_wds_bind_mux_data_port(f->client, in, WDS_TIMEOUT_SECONDS, s->cancellable,
-					  bind_mux_ready, s);
+	qmi_client_wds_bind_mux_data_port(f->qmi.client, in, WDS_TIMEOUT_SECONDS,
+					  s->qmi.cancellable, bind_mux_ready, s);
 }
 
 static void session_connect_family(struct session *s)
 {
-	qmi_device_allocate_client(s->device, QMI_SERVICE_WDS, QMI_CID_NONE, WDS_TIMEOUT_SECONDS,
-				   s->cancellable, allocate_wds_ready, s);
+	qmi_device_allocate_client(s->qmi.device, QMI_SERVICE_WDS, QMI_CID_NONE,
+				   WDS_TIMEOUT_SECONDS, s->qmi.cancellable, allocate_wds_ready, s);
 }
 
 static void session_connect(struct session *s)
 {
-	if (!s->device || !s->cfg.autoconnect)
+	if (!s->qmi.device || !s->cfg.autoconnect)
 		return;
-	if (s->cancellable)
-		g_cancellable_cancel(s->cancellable);
-	g_clear_object(&s->cancellable);
-	s->cancellable = g_cancellable_new();
-	s->step_family = 0;
+	if (s->qmi.cancellable)
+		g_cancellable_cancel(s->qmi.cancellable);
+	g_clear_object(&s->qmi.cancellable);
+	s->qmi.cancellable = g_cancellable_new();
+	s->qmi.step_family = 0;
 	s->refused = false; /* until a family of this attempt is refused */
 	session_set_state(s, SESSION_STATE_CONNECTING);
 	session_connect_family(s);
 }
 
-static void session_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	session_connect(w->data);
-}
-
-static void session_schedule_retry(struct session *s)
-{
-	if (s->cfg.client_managed)
-		return; /* its client decides whether and when to connect again */
-	double base = s->refused ? SESSION_REFUSED_MIN_SECONDS : SESSION_RETRY_MIN_SECONDS;
-	double max = s->refused ? SESSION_REFUSED_MAX_SECONDS : SESSION_RETRY_MAX_SECONDS;
-	double delay = base * (1u << (s->attempts < 6 ? s->attempts : 6));
-	if (delay > max)
-		delay = max;
-	s->attempts++;
-	ev_timer_stop(s->loop, &s->retry);
-	ev_timer_set(&s->retry, delay, 0.);
-	ev_timer_start(s->loop, &s->retry);
-	log_info("mux %u (%s): reconnecting in %.0f s", s->cfg.id, mux_netdev(s->mux)->name, delay);
-}
-
 /* ---- modem events ------------------------------------------------------------------ */
 
-void session_modem_ready(struct session *s, QmiDevice *device, int data_interface)
+void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_interface)
 {
-	g_set_object(&s->device, device);
-	s->data_interface = data_interface;
+	g_set_object(&s->qmi.device, device);
+	s->qmi.data_interface = data_interface;
 	s->attempts = 0;
 	if (!s->cfg.autoconnect) {
 		session_set_state(s, SESSION_STATE_DISABLED);
@@ -597,58 +445,30 @@ void session_modem_ready(struct session *s, QmiDevice *device, int data_interfac
 	session_connect(s);
 }
 
-void session_modem_lost(struct session *s)
+static void qmi_session_modem_lost(struct session *s)
 {
-	if (s->cancellable)
-		g_cancellable_cancel(s->cancellable);
-	g_clear_object(&s->cancellable);
+	if (s->qmi.cancellable)
+		g_cancellable_cancel(s->qmi.cancellable);
+	g_clear_object(&s->qmi.cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	/* The client ids died with the modem: nothing to release. */
 	for (unsigned i = 0; i < s->n_fam; i++)
 		session_family_release(s, &s->fam[i], false);
-	g_clear_object(&s->device);
+	g_clear_object(&s->qmi.device);
 	datapath_mux_set_link(s->dp, s->mux, false);
 	session_set_state(s, s->cfg.autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED);
 }
 
 /* ---- life cycle --------------------------------------------------------------------- */
 
-int session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
-		const struct config_mux *cfg, const struct session_callbacks *cb, void *userdata,
-		struct session **ret)
-{
-	struct session *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	s->loop = loop;
-	s->rtnl = rtnl;
-	s->dp = dp;
-	s->mux = mux;
-	s->cfg = *cfg;
-	if (cb)
-		s->cb = *cb;
-	s->userdata = userdata;
-	s->data_interface = -1;
-	s->state = cfg->autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED;
-	if (cfg->ip_type != CONFIG_IP_TYPE_IPV6)
-		s->fam[s->n_fam++].family = AF_INET;
-	if (cfg->ip_type != CONFIG_IP_TYPE_IPV4)
-		s->fam[s->n_fam++].family = AF_INET6;
-	ev_timer_init(&s->retry, session_on_retry, 0., 0.);
-	s->retry.data = s;
-	*ret = s;
-	return 0;
-}
-
 static void session_destroy(struct session *s)
 {
 	for (unsigned i = 0; i < s->n_fam; i++)
 		session_family_release(s, &s->fam[i], true);
-	g_clear_object(&s->device);
-	g_clear_object(&s->cancellable);
+	g_clear_object(&s->qmi.device);
+	g_clear_object(&s->qmi.cancellable);
 	free(s);
-	stops_pending--;
+	session_stop_end();
 }
 
 static void stop_network_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -664,31 +484,48 @@ static void stop_network_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		session_destroy(s);
 }
 
-void session_free_async(struct session *s)
+static void qmi_session_free_async(struct session *s)
 {
-	if (!s)
-		return;
-	if (s->cancellable)
-		g_cancellable_cancel(s->cancellable);
-	g_clear_object(&s->cancellable);
+	if (s->qmi.cancellable)
+		g_cancellable_cancel(s->qmi.cancellable);
+	g_clear_object(&s->qmi.cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	s->cb.on_state = NULL;
-	stops_pending++;
+	session_stop_begin();
 	s->state = SESSION_STATE_DISCONNECTING;
 	s->pending_stops = 0;
 	for (unsigned i = 0; i < s->n_fam; i++) {
 		struct session_family *f = &s->fam[i];
-		if (!f->client || !f->handle || !s->device)
+		if (!f->qmi.client || !f->handle || !s->qmi.device)
 			continue;
-		if (f->indication_id)
-			g_signal_handler_disconnect(f->client, f->indication_id);
-		f->indication_id = 0;
+		if (f->qmi.indication_id)
+			g_signal_handler_disconnect(f->qmi.client, f->qmi.indication_id);
+		f->qmi.indication_id = 0;
 		g_autoptr(QmiMessageWdsStopNetworkInput) in =
 			qmi_message_wds_stop_network_input_new();
 		qmi_message_wds_stop_network_input_set_packet_data_handle(in, f->handle, NULL);
 		s->pending_stops++;
-		qmi_client_wds_stop_network(f->client, in, 5, NULL, stop_network_ready, s);
+		qmi_client_wds_stop_network(f->qmi.client, in, 5, NULL, stop_network_ready, s);
 	}
 	if (s->pending_stops == 0)
 		session_destroy(s);
+}
+
+static const struct session_ops qmi_session_ops = {
+	.connect = session_connect,
+	.modem_lost = qmi_session_modem_lost,
+	.free_async = qmi_session_free_async,
+};
+
+int qmi_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
+		    const struct config_mux *cfg, const struct session_callbacks *cb,
+		    void *userdata, struct session **ret)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	session_init(s, loop, rtnl, dp, mux, cfg, cb, userdata, &qmi_session_ops);
+	*ret = s;
+	return 0;
 }

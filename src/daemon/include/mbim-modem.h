@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The modem's MBIM side as qmapd uses it (control = mbim): an MbimDevice opened through
+ * mbim-proxy on the wdm bridge's pty link (so mbimcli -p can share it), then
+ *   DEVICE_CAPS (identity), SUBSCRIBER_READY_STATUS (a SIM that is not initialized stops
+ *   here, its state named), RADIO_STATE (switched on if the software switch is off),
+ *   REGISTER_STATE (for status), PACKET_SERVICE attach, DEVICE_SERVICES (whether the
+ *   QMI-over-MBIM service is offered: qmapd does not use it, status and log say so),
+ * and sessions start: one CONNECT per mux, session id = mux id - 1 (the data path carries
+ * session N as mux N + 1), IP_CONFIGURATION for addresses, gateways, DNS and MTU, CONNECT
+ * indications for network drops. Failures retry with capped exponential backoff.
+ */
+#ifndef QMAPD_MBIM_MODEM_H
+#define QMAPD_MBIM_MODEM_H
+
+#include <ev.h>
+#include <libmbim-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "session.h"
+
+enum mbim_modem_state {
+	MBIM_MODEM_STATE_CLOSED,  /* no modem, or not opened yet */
+	MBIM_MODEM_STATE_OPENING, /* open, caps, SIM, radio, attach */
+	MBIM_MODEM_STATE_READY,	  /* attached: sessions may connect */
+	MBIM_MODEM_STATE_FAILED,  /* a step failed (last_error); retried */
+};
+
+struct mbim_modem_callbacks {
+	void (*on_ready)(void *userdata); /* attached: sessions can start */
+	void (*on_lost)(void *userdata);  /* failed or gone; the modem retries */
+};
+
+struct mbim_modem {
+	struct ev_loop *loop;
+	char *path; /* the pty link, e.g. /run/qmapd/mbim0 */
+	struct mbim_modem_callbacks cb;
+	void *userdata;
+
+	enum mbim_modem_state state;
+	MbimDevice *device;
+	GCancellable *cancellable; /* cancels everything of the current attempt */
+	ev_timer retry;
+	ev_timer radio_poll;
+	unsigned attempts;
+	char last_error[160];
+
+	/* DEVICE_CAPS */
+	char *device_id; /* the IMEI on 3GPP modems */
+	char *firmware, *hardware;
+	uint32_t max_sessions;
+	/* SUBSCRIBER_READY_STATUS */
+	char subscriber[32]; /* "initialized", "sim-not-inserted", "device-locked", ... */
+	char *imsi, *iccid;
+	/* REGISTER_STATE, PACKET_SERVICE */
+	char registration[32]; /* "home", "roaming", "searching", "denied", ... */
+	char access_technology[32];
+	char operator_name[64]; /* "name (MCCMNC)" */
+	char operator_code[8];
+	char packet_service[16]; /* "attached", "detached", ... */
+	/* DEVICE_SERVICES */
+	bool services_known;
+	bool qmi_over_mbim; /* the QMI-over-MBIM service is offered (and not used) */
+};
+
+int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
+		   void *userdata, struct mbim_modem **ret);
+struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
+
+/* The transport says the modem is there / gone. */
+void mbim_modem_start(struct mbim_modem *mm);
+void mbim_modem_stop(struct mbim_modem *mm);
+
+const char *mbim_modem_state_to_string(enum mbim_modem_state state);
+
+/* ---- sessions (mbim-session.c) ---- */
+
+int mbim_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
+		     const struct config_mux *cfg, const struct session_callbacks *cb,
+		     void *userdata, struct session **ret);
+/* The modem is attached: connect (session id = mux id - 1). */
+void mbim_session_modem_ready(struct session *s, MbimDevice *device);
+
+/* ---- pure mappings (mbim-map.c) ---- */
+
+/* The MBIM context IP type asked for a mux's ip-type. */
+MbimContextIpType mbim_map_ip_type(enum config_ip_type t);
+/* Which families (bit 0 IPv4, bit 1 IPv6) a granted IP type carries; 0 for DEFAULT. */
+unsigned mbim_map_granted_families(MbimContextIpType t);
+/* The auth protocol for allowed-auth ("" = none; MBIM takes one: the strongest listed). */
+MbimAuthProtocol mbim_map_auth(const char *allowed_auth, bool have_credentials);
+/*
+ * A failed CONNECT (status, nw_error from its CONNECT_INFO; 0 = none) or a network-side
+ * deactivation (dropped): the reason as session_end (nw_error is a 3GPP cause: kept as the
+ * 3GPP verbose reason, as QMI reports it) and as text, e.g. "failure, nw_error 27
+ * (missing-or-unknown-apn)". Returns whether retrying soon cannot help (wrong APN,
+ * credentials, barring): slower retries.
+ */
+bool mbim_map_end(MbimStatusError status, uint32_t nw_error, bool dropped,
+		  struct session_end *ret_end, char *text, size_t textlen);
+/* SUBSCRIBER_READY_STATUS as status shows it: "initialized", "sim-not-inserted", ... */
+const char *mbim_map_subscriber(MbimSubscriberReadyState s);
+/* REGISTER_STATE as status shows it (the words QMI sessions use): "home", "roaming", ... */
+const char *mbim_map_registration(MbimRegisterState s);
+/* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */
+const char *mbim_map_access_technology(MbimDataClass c);
+
+#endif

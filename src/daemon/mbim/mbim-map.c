@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* Pure mappings between MBIM values and what qmapd shows or asks (mbim-modem.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "mbim-modem.h"
+
+MbimContextIpType mbim_map_ip_type(enum config_ip_type t)
+{
+	switch (t) {
+	case CONFIG_IP_TYPE_IPV4:
+		return MBIM_CONTEXT_IP_TYPE_IPV4;
+	case CONFIG_IP_TYPE_IPV6:
+		return MBIM_CONTEXT_IP_TYPE_IPV6;
+	case CONFIG_IP_TYPE_IPV4V6:
+		return MBIM_CONTEXT_IP_TYPE_IPV4V6;
+	}
+	return MBIM_CONTEXT_IP_TYPE_DEFAULT;
+}
+
+unsigned mbim_map_granted_families(MbimContextIpType t)
+{
+	switch (t) {
+	case MBIM_CONTEXT_IP_TYPE_IPV4:
+		return 1;
+	case MBIM_CONTEXT_IP_TYPE_IPV6:
+		return 2;
+	case MBIM_CONTEXT_IP_TYPE_IPV4V6:
+	case MBIM_CONTEXT_IP_TYPE_IPV4_AND_IPV6:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+MbimAuthProtocol mbim_map_auth(const char *allowed_auth, bool have_credentials)
+{
+	if (strstr(allowed_auth, "mschapv2"))
+		return MBIM_AUTH_PROTOCOL_MSCHAPV2;
+	/* "chap" alone, not the tail of "mschapv2" */
+	for (const char *p = allowed_auth; (p = strstr(p, "chap")); p += 4)
+		if (p == allowed_auth || p[-1] != 's')
+			return MBIM_AUTH_PROTOCOL_CHAP;
+	if (strstr(allowed_auth, "pap"))
+		return MBIM_AUTH_PROTOCOL_PAP;
+	if (allowed_auth[0] == '\0' && have_credentials)
+		return MBIM_AUTH_PROTOCOL_CHAP; /* credentials without a protocol: what ModemManager
+						   asks then */
+	return MBIM_AUTH_PROTOCOL_NONE;
+}
+
+/* 3GPP TS 24.008 / 24.301 causes retrying within seconds does not change. */
+static bool nw_error_is_refusal(uint32_t nw_error)
+{
+	switch (nw_error) {
+	case 8:	 /* operator determined barring */
+	case 27: /* missing or unknown APN */
+	case 29: /* user authentication failed */
+	case 33: /* requested service option not subscribed */
+	case 55: /* multiple PDN connections for a given APN not allowed */
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool mbim_map_end(MbimStatusError status, uint32_t nw_error, bool dropped,
+		  struct session_end *ret_end, char *text, size_t textlen)
+{
+	const char *st = mbim_status_error_get_string(status);
+	const char *nw = nw_error ? mbim_nw_error_get_string((MbimNwError)nw_error) : NULL;
+
+	*ret_end = (struct session_end){ .dropped = dropped };
+	if (nw_error) {
+		ret_end->have_verbose = true;
+		ret_end->verbose_type = QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP;
+		ret_end->verbose_reason = (gint16)nw_error;
+	}
+	/* libmbim names the causes it knows; the number is the 3GPP cause either way. */
+	char cause[64] = "";
+	if (nw_error)
+		snprintf(cause, sizeof(cause), "nw_error %u%s%s%s", nw_error, nw ? " (" : "",
+			 nw ? nw : "", nw ? ")" : "");
+	if (dropped)
+		snprintf(text, textlen, "%s", nw_error ? cause : "no reason given");
+	else if (nw_error)
+		snprintf(text, textlen, "%s, %s", st ? st : "unknown status", cause);
+	else
+		snprintf(text, textlen, "%s (status %u)", st ? st : "unknown status", status);
+	return !dropped && nw_error_is_refusal(nw_error);
+}
+
+const char *mbim_map_subscriber(MbimSubscriberReadyState s)
+{
+	const char *t = mbim_subscriber_ready_state_get_string(s);
+	return t ? t : "unknown";
+}
+
+const char *mbim_map_registration(MbimRegisterState s)
+{
+	switch (s) {
+	case MBIM_REGISTER_STATE_HOME:
+		return "home";
+	case MBIM_REGISTER_STATE_ROAMING:
+	case MBIM_REGISTER_STATE_PARTNER:
+		return "roaming";
+	case MBIM_REGISTER_STATE_SEARCHING:
+		return "searching";
+	case MBIM_REGISTER_STATE_DENIED:
+		return "denied";
+	case MBIM_REGISTER_STATE_DEREGISTERED:
+		return "idle";
+	default:
+		return "unknown";
+	}
+}
+
+const char *mbim_map_access_technology(MbimDataClass c)
+{
+	if (c & (MBIM_DATA_CLASS_5G_SA | MBIM_DATA_CLASS_5G_NSA))
+		return "5gnr";
+	if (c & MBIM_DATA_CLASS_LTE)
+		return "lte";
+	if (c & (MBIM_DATA_CLASS_HSDPA | MBIM_DATA_CLASS_HSUPA))
+		return "hspa";
+	if (c & MBIM_DATA_CLASS_UMTS)
+		return "umts";
+	if (c & MBIM_DATA_CLASS_EDGE)
+		return "edge";
+	if (c & MBIM_DATA_CLASS_GPRS)
+		return "gprs";
+	return "";
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/* The modem's MBIM side (mbim-modem.h): open through mbim-proxy, caps, SIM, radio, attach. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mbim-modem.h"
+#include "qmi-modem.h" /* qmi_step_cancelled(): GIO's cancellation, nothing of QMI */
+
+#define MBIM_TIMEOUT_SECONDS	10
+#define MBIM_OPEN_TIMEOUT	15
+#define MBIM_ATTACH_TIMEOUT	60 /* the network may take long to attach */
+#define MBIM_RADIO_POLL_SECONDS 30.0
+#define MBIM_RETRY_MIN_SECONDS	1.0
+#define MBIM_RETRY_MAX_SECONDS	30.0
+
+const char *mbim_modem_state_to_string(enum mbim_modem_state state)
+{
+	switch (state) {
+	case MBIM_MODEM_STATE_CLOSED:
+		return "absent";
+	case MBIM_MODEM_STATE_OPENING:
+		return "initializing";
+	case MBIM_MODEM_STATE_READY:
+		return "ready";
+	case MBIM_MODEM_STATE_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+static void replace_string(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src && *src ? strdup(src) : NULL;
+}
+
+static void mbim_modem_reset(struct mbim_modem *mm)
+{
+	if (mm->cancellable) {
+		g_cancellable_cancel(mm->cancellable);
+		g_clear_object(&mm->cancellable);
+	}
+	ev_timer_stop(mm->loop, &mm->radio_poll);
+	if (mm->device && mbim_device_is_open(mm->device))
+		/* Through the proxy this only lets go of our client: the function stays open for
+		 * others (mbimcli -p) and is closed by the proxy when nobody is left. */
+		mbim_device_close(mm->device, 1, NULL, NULL, NULL);
+	g_clear_object(&mm->device);
+	mm->state = MBIM_MODEM_STATE_CLOSED;
+}
+
+static void mbim_modem_fail(struct mbim_modem *mm, const char *what, const char *why)
+{
+	snprintf(mm->last_error, sizeof(mm->last_error), "%s: %s", what, why);
+	log_warning(0, "modem %s: %s", mm->path, mm->last_error);
+	mbim_modem_reset(mm);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	/* Capped exponential backoff: a modem that is still booting answers later. */
+	double delay = MBIM_RETRY_MIN_SECONDS * (1u << (mm->attempts < 5 ? mm->attempts : 5));
+	if (delay > MBIM_RETRY_MAX_SECONDS)
+		delay = MBIM_RETRY_MAX_SECONDS;
+	mm->attempts++;
+	ev_timer_set(&mm->retry, delay, 0.);
+	ev_timer_start(mm->loop, &mm->retry);
+	if (mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
+}
+
+static void mbim_modem_fail_error(struct mbim_modem *mm, const char *what, GError *error)
+{
+	mbim_modem_fail(mm, what, error ? error->message : "failed");
+}
+
+/* A command's response, or NULL with error set (a COMMAND_DONE with a failure status too). */
+static MbimMessage *command_finish(MbimDevice *device, GAsyncResult *res, GError **error)
+{
+	MbimMessage *resp = mbim_device_command_finish(device, res, error);
+	if (resp && !mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, error))
+		g_clear_pointer(&resp, mbim_message_unref);
+	return resp;
+}
+
+static void command(struct mbim_modem *mm, MbimMessage *msg, guint timeout, GAsyncReadyCallback cb)
+{
+	mbim_device_command(mm->device, msg, timeout, mm->cancellable, cb, mm);
+	mbim_message_unref(msg);
+}
+
+/* ---- registration (status only; also polled) --------------------------------------- */
+
+static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	MbimNwError nw_error;
+	MbimRegisterState reg;
+	MbimDataClass classes;
+	g_autofree gchar *provider_id = NULL, *provider_name = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_register_state_response_parse(
+			     resp, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
+			     &provider_name, NULL, NULL, &error)) {
+		log_debug("modem %s: register state: %s", mm->path, error->message);
+		return;
+	}
+	snprintf(mm->registration, sizeof(mm->registration), "%s", mbim_map_registration(reg));
+	snprintf(mm->access_technology, sizeof(mm->access_technology), "%s",
+		 mbim_map_access_technology(classes));
+	mm->operator_name[0] = mm->operator_code[0] = '\0';
+	if (provider_id && *provider_id) {
+		snprintf(mm->operator_code, sizeof(mm->operator_code), "%s", provider_id);
+		snprintf(mm->operator_name, sizeof(mm->operator_name), "%s (%s)",
+			 provider_name && *provider_name ? provider_name : "unnamed", provider_id);
+	}
+}
+
+static void query_register_state(struct mbim_modem *mm)
+{
+	command(mm, mbim_message_register_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		register_state_ready);
+}
+
+static void mbim_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	query_register_state(w->data);
+}
+
+/* ---- the open sequence ---------------------------------------------------------------- */
+
+static void mbim_modem_ready(struct mbim_modem *mm)
+{
+	mm->state = MBIM_MODEM_STATE_READY;
+	mm->attempts = 0;
+	mm->last_error[0] = '\0';
+	log_info("modem %s: MBIM ready: %s, %s, packet service %s", mm->path,
+		 mm->firmware ? mm->firmware : "firmware unknown",
+		 mm->registration[0] ? mm->registration : "registration unknown",
+		 mm->packet_service);
+	ev_timer_again(mm->loop, &mm->radio_poll);
+	if (mm->cb.on_ready)
+		mm->cb.on_ready(mm->userdata);
+}
+
+static void device_services_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	guint32 n = 0;
+	g_autoptr(MbimDeviceServiceElementArray) services = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	/* Only for the log and status: a modem that does not answer still carries data. */
+	if (!resp ||
+	    !mbim_message_device_services_response_parse(resp, &n, NULL, &services, &error)) {
+		log_debug("modem %s: device services: %s", mm->path, error->message);
+	} else {
+		mm->services_known = true;
+		mm->qmi_over_mbim = false;
+		for (guint32 i = 0; i < n; i++)
+			if (mbim_uuid_to_service(&services[i]->device_service_id) ==
+			    MBIM_SERVICE_QMI)
+				mm->qmi_over_mbim = true;
+		log_info("modem %s: %u device services; QMI over MBIM %s", mm->path, n,
+			 mm->qmi_over_mbim ? "offered, not used: qmapd controls the modem with "
+					     "MBIM only"
+					   : "not offered");
+	}
+	mbim_modem_ready(mm);
+}
+
+static void packet_service_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	guint32 nw_error = 0;
+	MbimPacketServiceState state;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_packet_service_response_parse(resp, &nw_error, &state, NULL,
+								 NULL, NULL, &error)) {
+		mbim_modem_fail_error(mm, "packet service attach", error);
+		return;
+	}
+	const char *t = mbim_packet_service_state_get_string(state);
+	snprintf(mm->packet_service, sizeof(mm->packet_service), "%s", t ? t : "unknown");
+	if (state != MBIM_PACKET_SERVICE_STATE_ATTACHED) {
+		char why[96];
+		snprintf(why, sizeof(why), "%s, nw_error %u (%s)", mm->packet_service, nw_error,
+			 mbim_nw_error_get_string(nw_error) ?: "unknown");
+		mbim_modem_fail(mm, "packet service attach", why);
+		return;
+	}
+	command(mm, mbim_message_device_services_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		device_services_ready);
+}
+
+static void attach(struct mbim_modem *mm)
+{
+	query_register_state(mm);
+	command(mm, mbim_message_packet_service_set_new(MBIM_PACKET_SERVICE_ACTION_ATTACH, NULL),
+		MBIM_ATTACH_TIMEOUT, packet_service_ready);
+}
+
+static void radio_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp) {
+		mbim_modem_fail_error(mm, "radio on", error);
+		return;
+	}
+	log_info("modem %s: radio switched on", mm->path);
+	attach(mm);
+}
+
+static void radio_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	MbimRadioSwitchState hw, sw;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_radio_state_response_parse(resp, &hw, &sw, &error)) {
+		mbim_modem_fail_error(mm, "radio state", error);
+		return;
+	}
+	if (hw != MBIM_RADIO_SWITCH_STATE_ON) {
+		mbim_modem_fail(mm, "radio state", "the hardware radio switch is off");
+		return;
+	}
+	if (sw != MBIM_RADIO_SWITCH_STATE_ON) {
+		command(mm, mbim_message_radio_state_set_new(MBIM_RADIO_SWITCH_STATE_ON, NULL),
+			MBIM_TIMEOUT_SECONDS, radio_set_ready);
+		return;
+	}
+	attach(mm);
+}
+
+static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	MbimSubscriberReadyState state;
+	g_autofree gchar *imsi = NULL, *iccid = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_subscriber_ready_status_response_parse(
+			     resp, &state, &imsi, &iccid, NULL, NULL, NULL, &error)) {
+		mbim_modem_fail_error(mm, "subscriber ready status", error);
+		return;
+	}
+	snprintf(mm->subscriber, sizeof(mm->subscriber), "%s", mbim_map_subscriber(state));
+	replace_string(&mm->imsi, imsi);
+	replace_string(&mm->iccid, iccid);
+	if (state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED) {
+		/* No SIM, a locked one, one still starting: nothing to connect with. Retried:
+		 * a SIM that is still initializing becomes ready. */
+		mbim_modem_fail(mm, "SIM not ready", mm->subscriber);
+		return;
+	}
+	command(mm, mbim_message_radio_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		radio_state_ready);
+}
+
+static void device_caps_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	guint32 max_sessions = 0;
+	g_autofree gchar *device_id = NULL, *firmware = NULL, *hardware = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_device_caps_response_parse(
+			     resp, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &max_sessions, NULL,
+			     &device_id, &firmware, &hardware, &error)) {
+		mbim_modem_fail_error(mm, "device caps", error);
+		return;
+	}
+	replace_string(&mm->device_id, device_id);
+	replace_string(&mm->firmware, firmware);
+	replace_string(&mm->hardware, hardware);
+	mm->max_sessions = max_sessions;
+	command(mm, mbim_message_subscriber_ready_status_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		subscriber_ready);
+}
+
+static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	struct mbim_modem *mm = user_data;
+
+	if (!mbim_device_open_full_finish(MBIM_DEVICE(src), res, &error)) {
+		if (qmi_step_cancelled(error))
+			return;
+		if (g_error_matches(error, MBIM_CORE_ERROR, MBIM_CORE_ERROR_TIMEOUT)) {
+			char why[256];
+			snprintf(why, sizeof(why),
+				 "the modem answered no MBIM OPEN within %d s: is the function "
+				 "MBIM (not QMI)? (%s)",
+				 MBIM_OPEN_TIMEOUT, error->message);
+			mbim_modem_fail(mm, "open", why);
+			return;
+		}
+		mbim_modem_fail_error(mm, "open through mbim-proxy", error);
+		return;
+	}
+	log_debug("modem %s: MBIM device open", mm->path);
+	command(mm, mbim_message_device_caps_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		device_caps_ready);
+}
+
+static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	MbimDevice *device = mbim_device_new_finish(res, &error);
+	struct mbim_modem *mm = user_data;
+
+	(void)src;
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&device);
+		return;
+	}
+	if (!device) {
+		mbim_modem_fail_error(mm, "create MBIM device", error);
+		return;
+	}
+	mm->device = device;
+	/* Always through mbim-proxy: mbimcli -p and qmapd then share the one control channel
+	 * (one direct opener would take the others' responses). */
+	mbim_device_open_full(mm->device, MBIM_DEVICE_OPEN_FLAGS_PROXY, MBIM_OPEN_TIMEOUT,
+			      mm->cancellable, device_open_ready, mm);
+}
+
+void mbim_modem_start(struct mbim_modem *mm)
+{
+	mbim_modem_reset(mm);
+	ev_timer_stop(mm->loop, &mm->retry);
+	mm->state = MBIM_MODEM_STATE_OPENING;
+	mm->cancellable = g_cancellable_new();
+
+	g_autoptr(GFile) file = g_file_new_for_path(mm->path);
+	mbim_device_new(file, mm->cancellable, device_new_ready, mm);
+}
+
+void mbim_modem_stop(struct mbim_modem *mm)
+{
+	ev_timer_stop(mm->loop, &mm->retry);
+	mbim_modem_reset(mm);
+	mm->attempts = 0;
+}
+
+static void mbim_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	mbim_modem_start(w->data);
+}
+
+int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
+		   void *userdata, struct mbim_modem **ret)
+{
+	struct mbim_modem *mm = calloc(1, sizeof(*mm));
+
+	if (!mm)
+		return -ENOMEM;
+	mm->path = strdup(path);
+	if (!mm->path) {
+		free(mm);
+		return -ENOMEM;
+	}
+	mm->loop = loop;
+	mm->cb = *cb;
+	mm->userdata = userdata;
+	snprintf(mm->registration, sizeof(mm->registration), "unknown");
+	snprintf(mm->packet_service, sizeof(mm->packet_service), "unknown");
+	ev_timer_init(&mm->radio_poll, mbim_modem_on_radio_poll, 0., MBIM_RADIO_POLL_SECONDS);
+	ev_timer_init(&mm->retry, mbim_modem_on_retry, 0., 0.);
+	mm->radio_poll.data = mm->retry.data = mm;
+	*ret = mm;
+	return 0;
+}
+
+struct mbim_modem *mbim_modem_free(struct mbim_modem *mm)
+{
+	if (!mm)
+		return NULL;
+	mbim_modem_stop(mm);
+	free(mm->device_id);
+	free(mm->firmware);
+	free(mm->hardware);
+	free(mm->imsi);
+	free(mm->iccid);
+	free(mm->path);
+	free(mm);
+	return NULL;
+}
