@@ -8,8 +8,8 @@
 # declaring a smaller wMaxControlMessage, so answers come in fragments; qmapctl adds and
 # removes a mux; a wrong APN fails with the modem's reason; a network drop turns the carrier
 # off and the session comes back with traffic; malformed NTBs are counted while traffic goes
-# on; qmapd deactivates its sessions on the way out. Needs root; namespaces it creates and
-# deletes.
+# on; qmapd deactivates its sessions on the way out; a locked SIM stops the modem with its
+# state named. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need iperf3 iperf3
@@ -183,5 +183,22 @@ for e in ntb_bad_signature ntb_ndp_loop ntb_datagram_out_of_range; do
 done
 expect_eq "mux 1 state with injection" "$(mux_state 1)" connected
 echo "ok: malformed NTBs counted, $bytes bytes moved meanwhile"
+stop_qmapd
+stop_process qmapd-sim "$SIM_PID"
+E2E_PIDS=()
+
+# A locked SIM: the modem stops before attaching and says why; the muxes wait, no carrier.
+rm -f "$E2E_TMP/sim.sock"
+start_sim --mbim --sim-state device-locked
+start_qmapd "$E2E_TMP/qmapd.conf"
+modem_failed() { [ "$("${CTL[@]}" -j status | jq -r .modems[0].modem.state)" = failed ]; }
+wait_for 15 "the modem failed on the locked SIM" modem_failed
+modem=$("${CTL[@]}" -j status | jq -c .modems[0].modem)
+expect_eq "SIM state" "$(jq -r .sim <<<"$modem")" device-locked
+expect_eq "modem last-error" "$(jq -r '.["last-error"]' <<<"$modem")" "SIM not ready: device-locked"
+expect_eq "mux 1 with a locked SIM" "$(mux_state 1)" waiting
+! has_carrier "$NS_HOST" qmap1 || fail "qmap1 has carrier with a locked SIM"
+"${CTL[@]}" status | grep -q "device-locked" || fail "qmapctl status table lacks the SIM state"
+echo "ok: locked SIM -> modem failed, 'SIM not ready: device-locked', muxes waiting"
 stop_qmapd
 echo "e2e-mbim-control: passed"

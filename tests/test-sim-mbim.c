@@ -1346,6 +1346,58 @@ static void run_sim(void)
 	rmdir(dir);
 }
 
+/* A SIM that is not initialized: its state answered, no identity, deregistered, and attach
+ * and CONNECT refused with the status modems give for it. */
+static void test_sim_states(void)
+{
+	static const struct {
+		const char *word;
+		MbimSubscriberReadyState state;
+		MbimStatusError status;
+	} cases[] = {
+		{ "sim-not-inserted", MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED,
+		  MBIM_STATUS_ERROR_SIM_NOT_INSERTED },
+		{ "device-locked", MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED,
+		  MBIM_STATUS_ERROR_PIN_REQUIRED },
+		{ "bad-sim", MBIM_SUBSCRIBER_READY_STATE_BAD_SIM, MBIM_STATUS_ERROR_BAD_SIM },
+		{ "not-initialized", MBIM_SUBSCRIBER_READY_STATE_NOT_INITIALIZED,
+		  MBIM_STATUS_ERROR_NOT_INITIALIZED },
+	};
+	uint32_t v = 0;
+
+	EXPECT_EQ(sim_mbim_parse_sim_state("initialized", &v), 0);
+	EXPECT_EQ(v, MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
+	EXPECT_EQ(sim_mbim_parse_sim_state("locked", &v), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		MbimSubscriberReadyState ready;
+		MbimRegisterState reg;
+		g_autofree gchar *imsi = NULL, *iccid = NULL;
+
+		EXPECT_EQ(sim_mbim_parse_sim_state(cases[i].word, &opts.subscriber_state), 0);
+		engine_new();
+		open_device(4096);
+		MbimMessage *resp = exchange(mbim_message_subscriber_ready_status_query_new(NULL));
+		EXPECT_TRUE(mbim_message_subscriber_ready_status_response_parse(
+			resp, &ready, &imsi, &iccid, NULL, NULL, NULL, NULL));
+		EXPECT_EQ(ready, cases[i].state);
+		EXPECT_TRUE(imsi == NULL || imsi[0] == '\0');
+		resp = exchange(mbim_message_register_state_query_new(NULL));
+		EXPECT_TRUE(mbim_message_register_state_response_parse(
+			resp, NULL, &reg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+		EXPECT_EQ(reg, MBIM_REGISTER_STATE_DEREGISTERED);
+		resp = exchange(mbim_message_packet_service_set_new(
+			MBIM_PACKET_SERVICE_ACTION_ATTACH, NULL));
+		EXPECT_EQ(status_of(resp), cases[i].status);
+		resp = connect_set(0, MBIM_ACTIVATION_COMMAND_ACTIVATE, "internet", NULL, NULL,
+				   MBIM_AUTH_PROTOCOL_NONE, MBIM_CONTEXT_IP_TYPE_IPV4);
+		EXPECT_EQ(status_of(resp), cases[i].status);
+		EXPECT_TRUE(!sim_mbim_session_active(m, 0));
+	}
+	opts.subscriber_state = MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+	engine_new();
+	open_device(4096);
+}
+
 int main(void)
 {
 	sent = g_ptr_array_new_with_free_func((GDestroyNotify)mbim_message_unref);
@@ -1356,6 +1408,7 @@ int main(void)
 	test_connect();
 	test_malformed();
 	test_fragments();
+	test_sim_states();
 	run_sim();
 
 	m = sim_mbim_free(m);

@@ -60,6 +60,7 @@ enum {
 	OPT_MAX_CONTROL_MESSAGE,
 	OPT_MAX_SESSIONS,
 	OPT_QMI_OVER_MBIM,
+	OPT_SIM_STATE,
 };
 
 static const struct option options[] = {
@@ -103,6 +104,7 @@ static const struct option options[] = {
 	{ "max-control-message", required_argument, NULL, OPT_MAX_CONTROL_MESSAGE },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "qmi-over-mbim", no_argument, NULL, OPT_QMI_OVER_MBIM },
+	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -192,6 +194,8 @@ static void usage(FILE *f)
 		"  --max-control-message N    wMaxControlMessage (default %d)\n"
 		"  --max-sessions N           MBIM sessions active at once (default %d)\n"
 		"  --qmi-over-mbim            list the QMI-over-MBIM service (not served)\n"
+		"  --sim-state STATE          MBIM SIM: initialized (default), not-initialized,\n"
+		"                             sim-not-inserted, bad-sim, device-locked (PIN)\n"
 		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize (QMI);\n"
 		"                             bad-signature, bad-block-length, ndp-loop,\n"
 		"                             datagram-outside (MBIM)\n"
@@ -443,6 +447,16 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_QMI_OVER_MBIM:
 			o->qmi_over_mbim = true;
+			break;
+		case OPT_SIM_STATE:
+			if (sim_mbim_parse_sim_state(optarg, &o->mbim_sim_state) < 0) {
+				fprintf(stderr,
+					"qmapd-sim: --sim-state: expected initialized, "
+					"not-initialized, sim-not-inserted, bad-sim or "
+					"device-locked, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		default:
 			/* getopt_long already said what was wrong. */

@@ -102,7 +102,43 @@ void sim_mbim_options_init(struct sim_mbim_options *o)
 		.max_control_message = SIM_MBIM_MAX_CONTROL_DEFAULT,
 		.max_sessions = SIM_MBIM_MAX_SESSIONS_DEFAULT,
 		.session_mtu = SIM_QMI_MTU_DEFAULT,
+		.subscriber_state = MBIM_SUBSCRIBER_READY_STATE_INITIALIZED,
 	};
+}
+
+int sim_mbim_parse_sim_state(const char *word, uint32_t *ret)
+{
+	static const MbimSubscriberReadyState states[] = {
+		MBIM_SUBSCRIBER_READY_STATE_INITIALIZED,
+		MBIM_SUBSCRIBER_READY_STATE_NOT_INITIALIZED,
+		MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED,
+		MBIM_SUBSCRIBER_READY_STATE_BAD_SIM,
+		MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++)
+		if (strcmp(word, mbim_subscriber_ready_state_get_string(states[i])) == 0) {
+			*ret = states[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* What a CID that needs the SIM answers while it is not initialized (NONE when it is). */
+static uint32_t sim_status(const struct sim_mbim *m)
+{
+	switch (m->opts.subscriber_state) {
+	case MBIM_SUBSCRIBER_READY_STATE_INITIALIZED:
+		return MBIM_STATUS_ERROR_NONE;
+	case MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED:
+		return MBIM_STATUS_ERROR_SIM_NOT_INSERTED;
+	case MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED:
+		return MBIM_STATUS_ERROR_PIN_REQUIRED;
+	case MBIM_SUBSCRIBER_READY_STATE_NOT_INITIALIZED:
+		return MBIM_STATUS_ERROR_NOT_INITIALIZED;
+	default:
+		return MBIM_STATUS_ERROR_BAD_SIM;
+	}
 }
 
 int sim_mbim_new(const struct sim_mbim_options *opts, const struct sim_mbim_callbacks *cb,
@@ -357,10 +393,12 @@ static void answer_subscriber_ready(struct sim_mbim *m, const struct req *r)
 {
 	struct info ib;
 
+	bool ready = m->opts.subscriber_state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+
 	info_init(&ib, 28);
-	info_u32(&ib, 0, MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
-	info_string(&ib, 4, SIM_MBIM_IMSI);
-	info_string(&ib, 12, SIM_MBIM_ICCID);
+	info_u32(&ib, 0, m->opts.subscriber_state);
+	info_string(&ib, 4, ready ? SIM_MBIM_IMSI : "");
+	info_string(&ib, 12, ready ? SIM_MBIM_ICCID : "");
 	info_u32(&ib, 20, MBIM_READY_INFO_FLAG_NONE);
 	info_u32(&ib, 24, 0); /* no telephone numbers */
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
@@ -411,14 +449,16 @@ static void answer_register_state(struct sim_mbim *m, const struct req *r)
 		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
 		return;
 	}
+	bool registered = m->radio_on && sim_status(m) == MBIM_STATUS_ERROR_NONE;
+
 	info_init(&ib, 48);
 	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
-	info_u32(&ib, 4, m->radio_on ? MBIM_REGISTER_STATE_HOME : MBIM_REGISTER_STATE_DEREGISTERED);
+	info_u32(&ib, 4, registered ? MBIM_REGISTER_STATE_HOME : MBIM_REGISTER_STATE_DEREGISTERED);
 	info_u32(&ib, 8, MBIM_REGISTER_MODE_AUTOMATIC);
-	info_u32(&ib, 12, m->radio_on ? MBIM_DATA_CLASS_LTE : 0);
+	info_u32(&ib, 12, registered ? MBIM_DATA_CLASS_LTE : 0);
 	info_u32(&ib, 16, MBIM_CELLULAR_CLASS_GSM);
-	info_string(&ib, 20, m->radio_on ? "00101" : "");
-	info_string(&ib, 28, m->radio_on ? "Test Network" : "");
+	info_string(&ib, 20, registered ? "00101" : "");
+	info_string(&ib, 28, registered ? "Test Network" : "");
 	info_string(&ib, 36, "");
 	info_u32(&ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
@@ -437,12 +477,16 @@ static void answer_packet_service(struct sim_mbim *m, const struct req *r)
 			respond(m, r, MBIM_STATUS_ERROR_RADIO_POWER_OFF, NULL);
 			return;
 		}
+		if (sim_status(m) != MBIM_STATUS_ERROR_NONE) {
+			respond(m, r, sim_status(m), NULL);
+			return;
+		}
 		bool attach = get_le32(r->info) == MBIM_PACKET_SERVICE_ACTION_ATTACH;
 		if (!attach && m->attached)
 			end_sessions_indicated(m, SIM_MBIM_NW_REGULAR_DEACTIVATION);
 		m->attached = attach;
 	}
-	bool up = m->radio_on && m->attached;
+	bool up = m->radio_on && m->attached && sim_status(m) == MBIM_STATUS_ERROR_NONE;
 	info_init(&ib, 28);
 	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
 	info_u32(&ib, 4,
@@ -546,6 +590,10 @@ static void answer_connect_set(struct sim_mbim *m, const struct req *r)
 
 	if (!m->radio_on) {
 		connect_fail(m, r, session, MBIM_STATUS_ERROR_RADIO_POWER_OFF, ip_type, 0);
+		return;
+	}
+	if (sim_status(m) != MBIM_STATUS_ERROR_NONE) {
+		connect_fail(m, r, session, sim_status(m), ip_type, 0);
 		return;
 	}
 	if (!m->attached) {

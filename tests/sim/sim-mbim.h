@@ -30,7 +30,11 @@
  * COMMAND_DONE NO_DEVICE_SUPPORT (9), counted in mbim_unsupported):
  *   DEVICE_CAPS (1) query: embedded, GSM class, LTE data class, max sessions, device id
  *     SIM_MBIM_IMEI, firmware and hardware strings.
- *   SUBSCRIBER_READY_STATUS (2) query: initialized, IMSI/ICCID of a test SIM.
+ *   SUBSCRIBER_READY_STATUS (2) query: opts.subscriber_state (initialized unless set), the
+ *     IMSI/ICCID of a test SIM when initialized. A SIM that is not initialized leaves the
+ *     modem deregistered, and PACKET_SERVICE attach and CONNECT activate fail as modems
+ *     answer then: SIM_NOT_INSERTED (3), BAD_SIM (4), PIN_REQUIRED (5) for a locked one,
+ *     NOT_INITIALIZED (14) while it is starting.
  *   RADIO_STATE (3) query/set: hardware and software radio on; set switches the software
  *     state (off: every session ends, with an indication).
  *   REGISTER_STATE (9) query: registered home, automatic, LTE, provider 00101 "Test Network".
@@ -49,6 +53,7 @@
  * the default one, is mux 1. CONNECT set ACTIVATE checks, in this order:
  *   session id > 255                                  INVALID_PARAMETERS
  *   radio off                                         RADIO_POWER_OFF (20)
+ *   SIM not initialized                               its status (see above)
  *   detached                                          PACKET_SERVICE_DETACHED (12)
  *   session already active                            FAILURE (2), the answer showing the
  *     session as activated (no public capture found: strict, the context stays)
@@ -100,7 +105,8 @@ struct sim_mbim_options {
 	uint32_t max_control_message; /* wMaxControlMessage */
 	uint32_t max_sessions;	      /* DEVICE_CAPS MaxSessions, and the limit */
 	uint32_t session_mtu;
-	bool qmi_over_mbim; /* DEVICE_SERVICES lists the QMI-over-MBIM service */
+	bool qmi_over_mbim;	   /* DEVICE_SERVICES lists the QMI-over-MBIM service */
+	uint32_t subscriber_state; /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
 	/* By mux id; session id = mux id - 1. */
@@ -131,8 +137,11 @@ struct sim_mbim_callbacks {
 
 struct sim_mbim;
 
-/* Defaults: wMaxControlMessage 4096, 8 sessions, MTU 1500, no QMI-over-MBIM, no muxes. */
+/* Defaults: wMaxControlMessage 4096, 8 sessions, MTU 1500, no QMI-over-MBIM, no muxes, the
+ * SIM initialized. */
 void sim_mbim_options_init(struct sim_mbim_options *o);
+/* A --sim-state word to an MbimSubscriberReadyState. 0 or -EINVAL. */
+int sim_mbim_parse_sim_state(const char *word, uint32_t *ret);
 
 /* Copies the options. 0, -ENOMEM, or -EINVAL (no send callback, a limit out of range). */
 int sim_mbim_new(const struct sim_mbim_options *opts, const struct sim_mbim_callbacks *cb,

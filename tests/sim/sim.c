@@ -375,6 +375,7 @@ void sim_options_init(struct sim_options *o)
 			.out_max_datagrams = SIM_NTB_OUT_MAX_DGRAMS_DEFAULT,
 		},
 		.mbim_max_control = SIM_MBIM_MAX_CONTROL_DEFAULT,
+		.mbim_sim_state = 1, /* MBIM_SUBSCRIBER_READY_STATE_INITIALIZED */
 		.mbim_max_segment = SIM_MBIM_MAX_SEGMENT_DEFAULT,
 		.mbim_max_sessions = SIM_MBIM_MAX_SESSIONS_DEFAULT,
 	};
@@ -2235,6 +2236,7 @@ static int sim_new_mbim(struct sim *s)
 	m->max_sessions = o->mbim_max_sessions;
 	m->session_mtu = o->session_mtu;
 	m->qmi_over_mbim = o->qmi_over_mbim;
+	m->subscriber_state = o->mbim_sim_state;
 	memcpy(m->apn, o->apn, sizeof(m->apn));
 	m->n_apn = o->n_apn;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {

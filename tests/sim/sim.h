@@ -258,6 +258,7 @@ struct sim_options {
 	uint16_t mbim_max_segment; /* wMaxSegmentSize */
 	uint32_t mbim_max_sessions;
 	bool qmi_over_mbim;
+	uint32_t mbim_sim_state; /* MbimSubscriberReadyState answered (--sim-state) */
 };
 
 struct sim_mux_stats {
