@@ -8,6 +8,7 @@ PACKAGES=(
 	libjansson-dev libusb-1.0-0-dev liburing-dev umockdev libumockdev-dev
 	gcc-mips-linux-gnu libc6-dev-mips-cross linux-libc-dev-mips-cross qemu-user
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
+	libmbim-utils libmbim-proxy
 	dbus-daemon libglib2.0-bin
 )
 # mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
