@@ -160,6 +160,17 @@ in_host ping -c 2 -i 0.2 -W 2 2001:db8:ff::2 >/dev/null || fail "ping over mux 2
 refresh_stats
 expect_eq "sessions the network dropped (sim)" "$(sstat mbim_sessions_dropped mbim_sessions_dropped)" 2
 echo "ok: network drop -> carrier off -> reconnect -> traffic"
+
+# The modem goes away and comes back (a USB replug): mbim-proxy still holds the function
+# open from before, the new one is not; qmapd opens it again and its sessions come back.
+stop_process qmapd-sim "$SIM_PID"
+wait_for 5 "carrier off on qmap1 with the modem gone" no_carrier
+rm -f "$E2E_TMP/sim.sock"
+start_sim --mbim --max-control-message 128 --session-mtu 1420 --qmi-over-mbim
+wait_for 30 "mux 1 connected after the modem came back" mux_is 1 connected
+wait_for 30 "mux 2 connected after the modem came back" mux_is 2 connected
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping over mux 1 after the modem came back"
+echo "ok: modem gone and back -> sessions up again -> traffic"
 stop_qmapd
 for sid in 0 1; do
 	grep -q "mbim session $sid: deactivated by the host" "$E2E_TMP/sim.log" ||
