@@ -213,7 +213,7 @@ static void test_caps(void)
 	/* Unknown CIDs and services: NO_DEVICE_SUPPORT, as real modems answer. */
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	uint64_t unsupported = st->mbim_unsupported;
-	resp = exchange(mbim_message_signal_state_query_new(NULL));
+	resp = exchange(mbim_message_home_provider_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
 	resp = exchange(mbim_message_sms_configuration_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
@@ -1346,6 +1346,19 @@ static void run_sim(void)
 	rmdir(dir);
 }
 
+static void test_signal_state(void)
+{
+	guint32 rssi = 0, error_rate = 0;
+
+	engine_new();
+	open_device(4096);
+	MbimMessage *resp = exchange(mbim_message_signal_state_query_new(NULL));
+	EXPECT_TRUE(mbim_message_signal_state_response_parse(resp, &rssi, &error_rate, NULL, NULL,
+							     NULL, NULL));
+	EXPECT_EQ(rssi, SIM_MBIM_RSSI);
+	EXPECT_EQ(error_rate, 99);
+}
+
 /* A SIM that is not initialized: its state answered, no identity, deregistered, and attach
  * and CONNECT refused with the status modems give for it. */
 static void test_sim_states(void)
@@ -1409,6 +1422,7 @@ int main(void)
 	test_malformed();
 	test_fragments();
 	test_sim_states();
+	test_signal_state();
 	run_sim();
 
 	m = sim_mbim_free(m);

@@ -317,6 +317,67 @@ const struct qmi_modem *modem_qmi(const struct modem *m)
 	return m->qm;
 }
 
+static enum qmi_modem_state mbim_to_qmi_state(enum mbim_modem_state s)
+{
+	switch (s) {
+	case MBIM_MODEM_STATE_OPENING:
+		return QMI_MODEM_STATE_OPENING;
+	case MBIM_MODEM_STATE_READY:
+		return QMI_MODEM_STATE_READY;
+	case MBIM_MODEM_STATE_FAILED:
+		return QMI_MODEM_STATE_FAILED;
+	default:
+		return QMI_MODEM_STATE_CLOSED;
+	}
+}
+
+bool modem_view(const struct modem *m, struct modem_view *ret)
+{
+	const struct qmi_modem *qm = m->qm;
+	const struct mbim_modem *mm = m->mm;
+
+	*ret = (struct modem_view){ 0 };
+	if (qm) {
+		*ret = (struct modem_view){
+			.state = qm->state,
+			.manufacturer = qm->manufacturer,
+			.model = qm->model,
+			.revision = qm->revision,
+			.imei = qm->imei,
+			.iccid = qm->iccid,
+			.imsi = qm->imsi,
+			.registration = qm->registration,
+			.access_technology = qm->access_technology,
+			.operator_code = qm->operator_code,
+			.operator_desc = qm->operator_desc,
+			.have_signal = qm->have_signal,
+			.rssi = qm->rssi,
+		};
+		return true;
+	}
+	if (mm) {
+		/* MBIM's DEVICE_CAPS has no manufacturer or model: the hardware string is
+		 * the closest to a model. */
+		*ret = (struct modem_view){
+			.mbim = true,
+			.state = mbim_to_qmi_state(mm->state),
+			.model = mm->hardware,
+			.revision = mm->firmware,
+			.imei = mm->device_id,
+			.iccid = mm->iccid,
+			.imsi = mm->imsi,
+			.registration = mm->registration,
+			.access_technology = mm->access_technology,
+			.operator_code = mm->operator_code,
+			.operator_desc = mm->operator_desc,
+			.have_signal = mm->have_signal,
+			.rssi = mm->rssi,
+		};
+		return true;
+	}
+	return false;
+}
+
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
 {
 	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))

@@ -44,6 +44,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "qmi-modem.h"
 
 struct modem;
 struct rtnl;
@@ -103,6 +104,23 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
  * NULL when the modem has no such mux.
  */
 const struct qmi_modem *modem_qmi(const struct modem *m);
+
+/*
+ * The modem as its control plane knows it, QMI or MBIM alike (for the D-Bus side). Strings
+ * are NULL or "" when unknown. MBIM's states map one to one onto QMI's four.
+ */
+struct modem_view {
+	bool mbim; /* the control port speaks MBIM (else QMI) */
+	enum qmi_modem_state state;
+	const char *manufacturer, *model, *revision, *imei, *iccid, *imsi;
+	const char *registration;      /* "home", "roaming", "searching", "denied", "idle", ... */
+	const char *access_technology; /* "lte", "umts", ... */
+	const char *operator_code, *operator_desc;
+	bool have_signal;
+	int rssi; /* dBm */
+};
+/* false with control = none: no control plane to speak of. */
+bool modem_view(const struct modem *m, struct modem_view *ret);
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
 const char *modem_mux_interface(const struct modem *m, unsigned id);
 const struct session *modem_mux_session(const struct modem *m, unsigned id);

@@ -33,6 +33,7 @@
 #define MBIM_CID_RADIO_STATE		       3
 #define MBIM_CID_REGISTER_STATE		       9
 #define MBIM_CID_PACKET_SERVICE		       10
+#define MBIM_CID_SIGNAL_STATE		       11
 #define MBIM_CID_CONNECT		       12
 #define MBIM_CID_IP_CONFIGURATION	       15
 #define MBIM_CID_DEVICE_SERVICES	       16
@@ -498,6 +499,26 @@ static void answer_packet_service(struct sim_mbim *m, const struct req *r)
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
+static void answer_signal_state(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		/* Reporting thresholds are not simulated. */
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	/* MBIM_SIGNAL_STATE_INFO: Rssi (0-31, 99 unknown), ErrorRate (0-7, 99 unknown),
+	 * SignalStrengthInterval, RssiThreshold, ErrorRateThreshold. */
+	info_init(&ib, 20);
+	info_u32(&ib, 0, m->radio_on ? SIM_MBIM_RSSI : 99);
+	info_u32(&ib, 4, 99);
+	info_u32(&ib, 8, 0);
+	info_u32(&ib, 12, 0);
+	info_u32(&ib, 16, 0);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
 /* MBIM_CONNECT_INFO: what every CONNECT answer and indication carries. */
 static void connect_info(struct info *ib, unsigned session, const struct session *st,
 			 uint32_t state, uint32_t ip_type, uint32_t nw_error)
@@ -774,15 +795,11 @@ static void answer_ip_configuration(struct sim_mbim *m, const struct req *r)
 }
 
 static const uint32_t basic_connect_cids[] = {
-	MBIM_CID_DEVICE_CAPS,
-	MBIM_CID_SUBSCRIBER_READY_STATUS,
-	MBIM_CID_RADIO_STATE,
-	MBIM_CID_REGISTER_STATE,
-	MBIM_CID_PACKET_SERVICE,
-	MBIM_CID_CONNECT,
-	MBIM_CID_IP_CONFIGURATION,
-	MBIM_CID_DEVICE_SERVICES,
-	MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
+	MBIM_CID_DEVICE_CAPS,	  MBIM_CID_SUBSCRIBER_READY_STATUS,
+	MBIM_CID_RADIO_STATE,	  MBIM_CID_REGISTER_STATE,
+	MBIM_CID_PACKET_SERVICE,  MBIM_CID_SIGNAL_STATE,
+	MBIM_CID_CONNECT,	  MBIM_CID_IP_CONFIGURATION,
+	MBIM_CID_DEVICE_SERVICES, MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
 };
 
 /* One MBIM_DEVICE_SERVICE_ELEMENT; its OL pair at pair_off. */
@@ -865,6 +882,9 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 		return;
 	case MBIM_CID_PACKET_SERVICE:
 		answer_packet_service(m, r);
+		return;
+	case MBIM_CID_SIGNAL_STATE:
+		answer_signal_state(m, r);
 		return;
 	case MBIM_CID_CONNECT:
 		answer_connect(m, r);

@@ -38,6 +38,8 @@
  *   RADIO_STATE (3) query/set: hardware and software radio on; set switches the software
  *     state (off: every session ends, with an indication).
  *   REGISTER_STATE (9) query: registered home, automatic, LTE, provider 00101 "Test Network".
+ *   SIGNAL_STATE (11) query: RSSI SIM_MBIM_RSSI (99, unknown, with the radio off), error
+ *     rate unknown; set (reporting thresholds) is NO_DEVICE_SUPPORT.
  *   PACKET_SERVICE (10) query/set: attach/detach (detach ends every session, with an
  *     indication); starts attached, as a modem that attaches on its own.
  *   CONNECT (12) set/query per session id, see below.
@@ -100,6 +102,7 @@
 #define SIM_MBIM_IMSI			 "001010000000001"
 #define SIM_MBIM_ICCID			 "8900100000000000001"
 #define SIM_MBIM_NW_REGULAR_DEACTIVATION 36 /* 3GPP TS 24.008 cause 36 */
+#define SIM_MBIM_RSSI			 20 /* SIGNAL_STATE: -113 + 2 * 20 = -73 dBm */
 
 struct sim_mbim_options {
 	uint32_t max_control_message; /* wMaxControlMessage */

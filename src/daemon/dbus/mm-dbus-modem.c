@@ -32,9 +32,10 @@ static const char *str(const char *s)
  * its identity and SIM are known, or it failed. */
 static bool modem_present(const struct modem *modem)
 {
-	const struct qmi_modem *qm = modem_qmi(modem);
+	struct modem_view v;
 
-	return qm && (qm->state == QMI_MODEM_STATE_READY || qm->state == QMI_MODEM_STATE_FAILED);
+	return modem_view(modem, &v) &&
+	       (v.state == QMI_MODEM_STATE_READY || v.state == QMI_MODEM_STATE_FAILED);
 }
 
 /* ---- properties ----------------------------------------------------------------------- */
@@ -98,9 +99,11 @@ static void set_unknowns(struct mmd_modem *mm)
 
 static void sync_properties(struct mmd_modem *mm)
 {
-	const struct qmi_modem *qm = modem_qmi(mm->modem);
+	struct modem_view view, *qm = &view; /* QMI's or MBIM's, read alike */
 	const struct config_device *dev = modem_config_device(mm->modem);
 	MmGdbusModem *i = mm->iface;
+
+	modem_view(mm->modem, &view);
 	struct mmd_state_input in = { .qmi = qm->state,
 				      .registration = qm->registration,
 				      .disabled = mm->disabled };
@@ -111,7 +114,8 @@ static void sync_properties(struct mmd_modem *mm)
 	g_variant_builder_init(&ports, G_VARIANT_TYPE("a(su)"));
 	const char *link = strrchr(dev->control_link, '/');
 	link = link ? link + 1 : dev->control_link;
-	g_variant_builder_add(&ports, "(su)", link, MM_MODEM_PORT_TYPE_QMI);
+	g_variant_builder_add(&ports, "(su)", link,
+			      qm->mbim ? MM_MODEM_PORT_TYPE_MBIM : MM_MODEM_PORT_TYPE_QMI);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const char *state = modem_mux_state(mm->modem, id);
 		if (!state)
@@ -167,8 +171,8 @@ static void sync_properties(struct mmd_modem *mm)
 	MmGdbusModem3gpp *g = mm->m3gpp;
 	mm_gdbus_modem3gpp_set_imei(g, str(qm->imei));
 	mm_gdbus_modem3gpp_set_registration_state(g, mmd_registration_state(qm->registration));
-	mm_gdbus_modem3gpp_set_operator_code(g, qm->operator_code);
-	mm_gdbus_modem3gpp_set_operator_name(g, qm->operator_desc);
+	mm_gdbus_modem3gpp_set_operator_code(g, str(qm->operator_code));
+	mm_gdbus_modem3gpp_set_operator_name(g, str(qm->operator_desc));
 }
 
 /* ---- the SIM: SIM/N once the modem told its ICCID or IMSI ----------------------------- */
@@ -184,10 +188,11 @@ static void sim_unexport(struct mmd_modem *mm)
 
 static void sync_sim(struct mmd_modem *mm)
 {
-	const struct qmi_modem *qm = modem_qmi(mm->modem);
+	struct modem_view view, *qm = &view;
 	MmGdbusSim *s = mm->sim;
 	g_autoptr(GError) error = NULL;
 
+	modem_view(mm->modem, &view);
 	if (!qm->iccid && !qm->imsi)
 		return;
 	mm_gdbus_sim_set_active(s, TRUE);
@@ -560,7 +565,9 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 {
 	struct mmd_modem *mm;
 
-	if (!modem_qmi(modem))
+	struct modem_view view;
+
+	if (!modem_view(modem, &view))
 		return NULL; /* control = none: no modem to speak of, only a data path */
 	mm = calloc(1, sizeof(*mm));
 	if (!mm)

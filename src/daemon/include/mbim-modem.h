@@ -58,6 +58,10 @@ struct mbim_modem {
 	char access_technology[32];
 	char operator_name[64]; /* "name (MCCMNC)" */
 	char operator_code[8];
+	char operator_desc[48]; /* the provider's name; "" unknown */
+	/* SIGNAL_STATE */
+	bool have_signal;
+	int rssi;		 /* dBm */
 	char packet_service[16]; /* "attached", "detached", ... */
 	/* DEVICE_SERVICES */
 	bool services_known;

@@ -112,7 +112,9 @@ static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_
 	snprintf(mm->registration, sizeof(mm->registration), "%s", mbim_map_registration(reg));
 	snprintf(mm->access_technology, sizeof(mm->access_technology), "%s",
 		 mbim_map_access_technology(classes));
-	mm->operator_name[0] = mm->operator_code[0] = '\0';
+	mm->operator_name[0] = mm->operator_code[0] = mm->operator_desc[0] = '\0';
+	snprintf(mm->operator_desc, sizeof(mm->operator_desc), "%s",
+		 provider_name ? provider_name : "");
 	if (provider_id && *provider_id) {
 		snprintf(mm->operator_code, sizeof(mm->operator_code), "%s", provider_id);
 		snprintf(mm->operator_name, sizeof(mm->operator_name), "%s (%s)",
@@ -120,10 +122,31 @@ static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_
 	}
 }
 
+static void signal_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	guint32 rssi = 99;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!resp || !mbim_message_signal_state_response_parse(resp, &rssi, NULL, NULL, NULL, NULL,
+							       &error)) {
+		log_debug("modem %s: signal state: %s", mm->path, error->message);
+		return;
+	}
+	/* MBIM 1.0 10.5.10: 0 is -113 dBm or less, 31 -51 dBm or more, 99 unknown. */
+	mm->have_signal = rssi <= 31;
+	mm->rssi = mm->have_signal ? -113 + 2 * (int)rssi : 0;
+}
+
 static void query_register_state(struct mbim_modem *mm)
 {
 	command(mm, mbim_message_register_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
 		register_state_ready);
+	command(mm, mbim_message_signal_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		signal_state_ready);
 }
 
 static void mbim_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int revents)
