@@ -146,6 +146,15 @@ awk "BEGIN { exit !($retry > 10) }" || fail "a refused APN is retried soon ($ret
 "${CTL[@]}" mux del 4
 echo "ok: wrong APN -> '$err', next attempt in ${retry%.*} s"
 
+# Wrong credentials: FAILURE with nw_error 29.
+"${CTL[@]}" mux add 5 apn=secure user=alice password=wrong allowed-auth=chap ip-type=ipv4 \
+	interface=qmap5 --no-wait || fail "mux add 5"
+wait_for 15 "mux 5 failed" mux_is 5 failed
+err=$(mux_field 5 '.["last-error"]')
+[[ $err == *"nw_error 29"* ]] || fail "mux 5 last-error does not give the modem's reason: '$err'"
+"${CTL[@]}" mux del 5
+echo "ok: wrong credentials -> '$err'"
+
 # The network drops every session: carrier off, then back by itself, traffic again.
 kill -USR2 "$SIM_PID"
 no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
