@@ -200,13 +200,15 @@ static void connect_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MbimMessage) resp = mbim_device_command_finish(MBIM_DEVICE(src), res, &error);
 	struct session *s = user_data;
-	struct mbim_session *m = s->mbim;
 	guint32 session_id = 0, nw_error = 0;
 	MbimActivationState state = MBIM_ACTIVATION_STATE_UNKNOWN;
 	MbimContextIpType ip_type = MBIM_CONTEXT_IP_TYPE_DEFAULT;
 
+	/* Cancelled: the session may be gone already (GTask reports a cancelled command as
+	 * G_IO_ERROR_CANCELLED whatever libmbim completed it with). */
 	if (qmi_step_cancelled(error))
 		return;
+	struct mbim_session *m = s->mbim;
 	if (!resp) {
 		session_set_error(s, NULL, "connect", error->message);
 		session_set_state(s, SESSION_STATE_FAILED);
