@@ -123,8 +123,11 @@ expect_ge "command fragments the sim put together" "$(sstat mbim_fragments_in mb
 echo "ok: mbimcli -p through mbim-proxy while the sessions are up"
 
 # A third mux at runtime, then removed: its session is deactivated on the modem.
+t0=$(date +%s%N)
 "${CTL[@]}" mux add 3 apn=internet ip-type=ipv4 interface=qmap3 routes=198.51.100.3/32 ||
 	fail "qmapctl mux add 3"
+echo "qmapctl mux add 3 (device, CONNECT, IP_CONFIGURATION, addresses) returned after" \
+	"$((($(date +%s%N) - t0) / 1000000)) ms"
 expect_eq "mux 3 state" "$(mux_state 3)" connected
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.3 >/dev/null || fail "ping through runtime mux 3"
 "${CTL[@]}" mux del 3 || fail "qmapctl mux del 3"

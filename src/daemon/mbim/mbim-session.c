@@ -58,8 +58,11 @@ static void set_v6(struct config_prefix *p, const MbimIPv6 *a, uint8_t len)
 
 static void deactivate_done(GObject *src, GAsyncResult *res, gpointer user_data)
 {
+	MbimMessage *resp = mbim_device_command_finish(MBIM_DEVICE(src), res, NULL);
+
 	(void)user_data;
-	g_autoptr(MbimMessage) resp = mbim_device_command_finish(MBIM_DEVICE(src), res, NULL);
+	if (resp) /* nothing to do with the answer: the session has moved on */
+		mbim_message_unref(resp);
 }
 
 static void send_connect(struct session *s, MbimActivationCommand command, GAsyncReadyCallback cb,
