@@ -163,6 +163,8 @@ struct config {
 
 /* Defaults for everything; no muxes, no modems. */
 void config_init_defaults(struct config *c);
+/* The [device] defaults alone (one modem's device config, e.g. for a test). */
+void config_device_init_defaults(struct config_device *d);
 
 /* [a-z0-9_-], 1..CONFIG_MODEM_NAME_MAX characters. */
 bool config_modem_name_is_valid(const char *name);

@@ -1122,7 +1122,7 @@ int config_mux_finish(struct config_mux *m, char *err, size_t errlen)
 	return 0;
 }
 
-static void device_init_defaults(struct config_device *d)
+void config_device_init_defaults(struct config_device *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->qmap_version = QMAP_V5;
@@ -1143,7 +1143,7 @@ static void device_init_defaults(struct config_device *d)
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	device_init_defaults(&c->device);
+	config_device_init_defaults(&c->device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_init_defaults(&c->mux[id], id);
 }
@@ -1196,7 +1196,7 @@ static int parser_modem(struct parser *p, const char *name, unsigned *ret)
 
 	memset(&modems[n], 0, sizeof(modems[n]));
 	strcpy(modems[n].name, name);
-	device_init_defaults(&modems[n].device);
+	config_device_init_defaults(&modems[n].device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_init_defaults(&modems[n].mux[id], id);
 	memset(&records[n], 0, sizeof(records[n]));
