@@ -607,8 +607,9 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 			   "The modem failed (%s)", modem_state(mm->modem));
 		return TRUE;
 	}
-	/* Not registered yet (just plugged, searching): wait for it as ModemManager does. */
-	if (mm->state < MM_MODEM_STATE_REGISTERED) {
+	/* Not registered yet (just plugged, searching): wait for it as ModemManager does. A
+	 * modem without NAS never tells its registration: its session start will. */
+	if (mm->state < MM_MODEM_STATE_REGISTERED && modem_qmi(mm->modem)->nas) {
 		struct mmd_wait *w = calloc(1, sizeof(*w));
 		if (!w) {
 			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED,
