@@ -291,6 +291,11 @@ a_muxes() { "${CTL[@]}" -j status | jq -r '.modems[] | select(.name == "a") | .m
 expect_eq "qmapctl status: muxes of the disabled modem" "$(a_muxes)" 0
 sim_idle() { [ "$(sim_stat qmi_muxes_connected)" = 0 ]; }
 wait_for 10 "no session left at the sim" sim_idle
+rc=0
+out=$(mm -b "$BEARER" --connect 2>&1) || rc=$?
+[ "$rc" -ne 0 ] || fail "Bearer.Connect on a disabled modem connected"
+grep -q "org.freedesktop.ModemManager1.Error.Core.WrongState" "$E2E_TMP/mmcli.stderr" ||
+	fail "Bearer.Connect on a disabled modem: not Core.WrongState: $(tail -2 "$E2E_TMP/mmcli.stderr")"
 mm -m "$MODEM" -e | tee -a "$E2E_TMP/transcript" || fail "mmcli -e: $(tail -2 "$E2E_TMP/mmcli.stderr")"
 wait_for 30 "modem connected again (the config's mux)" state_is connected
 CONFIG_BEARER=

@@ -356,6 +356,11 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 			   "%s is connecting already", b->path);
 		return;
 	}
+	if (mm->disabled) { /* Simple.Connect enables first; Bearer.Connect does not */
+		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
+			   "The modem is disabled: enable it first");
+		return;
+	}
 	if (!b->from_dbus) {
 		/* A mux of qmapd's configuration: qmapd connects it and keeps it connected. */
 		const char *state = modem_mux_state(mm->modem, b->mux_id);
