@@ -355,6 +355,19 @@ MODEM_B=$(modem_paths | grep -vx "$MODEM")
 state_b=$(mmj -m "$MODEM_B" | jq -r .modem.generic.state)
 echo "modem b on the bus: $state_b" | tee -a "$E2E_TMP/transcript"
 [[ $state_b == searching || $state_b == enabled ]] || fail "modem b is $state_b, not searching yet"
+# Simple.Disconnect("/") cancels a connect that waits, as ModemManager's does.
+"$MMCLI" -m "$MODEM_B" --simple-connect="apn=internet,ip-type=ipv4" >/dev/null 2>"$E2E_TMP/cancelled.err" &
+cancelled_pid=$!
+wait_for 5 "the connect waiting" sh -c "grep -c 'waits up to 60 s for registration' '$E2E_TMP/qmapd.log' | grep -qx 1"
+mm -m "$MODEM_B" --simple-disconnect >/dev/null || fail "--simple-disconnect while a connect waits"
+rc=0
+wait "$cancelled_pid" || rc=$?
+[ "$rc" -ne 0 ] || fail "the waiting connect was not cancelled"
+grep -q "org.freedesktop.ModemManager1.Error.Core.Cancelled" "$E2E_TMP/cancelled.err" ||
+	fail "the cancelled connect: $(cat "$E2E_TMP/cancelled.err")"
+state_b=$(mmj -m "$MODEM_B" | jq -r .modem.generic.state)
+[[ $state_b == searching || $state_b == enabled ]] || fail "modem b is $state_b after the cancel, not searching"
+echo "ok: Simple.Disconnect(\"/\") cancels a connect waiting for registration (Core.Cancelled)"
 t0=$(date +%s%N)
 mm -m "$MODEM_B" --simple-connect="apn=internet,ip-type=ipv4" >/dev/null ||
 	fail "--simple-connect on a searching modem: $(tail -2 "$E2E_TMP/mmcli.stderr")"

@@ -654,6 +654,14 @@ static gboolean handle_simple_disconnect(MmGdbusModemSimple *iface, GDBusMethodI
 			return TRUE;
 		}
 	}
+	/* "/" also cancels a connect still waiting for registration, as ModemManager's does. */
+	while (all && mm->waiting) {
+		struct mmd_wait *w = mm->waiting;
+		mm->waiting = w->next;
+		mmd_reject(mm->bus, w->inv, MM_CORE_ERROR, MM_CORE_ERROR_CANCELLED,
+			   "Connection attempt cancelled");
+		free(w);
+	}
 	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
 		if (!b->from_dbus || (!all && strcmp(b->path, path) != 0))
 			continue;
