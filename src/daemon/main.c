@@ -226,37 +226,44 @@ static int check_config(const char *path, const struct config *config)
 	return 0;
 }
 
-/* The control socket reaches the manager through these (it is tested against a stub). */
-static int ops_status(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+/* The control socket reaches the manager (and the D-Bus counters) through these (it is tested
+ * against a stub); userdata is the struct qmapd. */
+#define MANAGER(q) (((struct qmapd *)(q))->manager)
+static int ops_status(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_status(m, modem, ret, err, errlen);
+	return manager_status(MANAGER(q), modem, ret, err, errlen);
 }
 
-static int ops_mux_list(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_mux_list(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_mux_list(m, modem, ret, err, errlen);
+	return manager_mux_list(MANAGER(q), modem, ret, err, errlen);
 }
 
-static int ops_stats(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_stats(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_stats(m, modem, ret, err, errlen);
+	int r = manager_stats(MANAGER(q), modem, ret, err, errlen);
+	json_t *dbus = r < 0 || modem ? NULL : mm_dbus_stats_json(((struct qmapd *)q)->dbus);
+
+	if (dbus)
+		json_object_set_new(*ret, "dbus", dbus);
+	return r;
 }
 
-static int ops_mux_add(void *m, const char *modem, const struct config_mux *cfg, json_t **ret,
+static int ops_mux_add(void *q, const char *modem, const struct config_mux *cfg, json_t **ret,
 		       char *err, size_t errlen)
 {
-	return manager_mux_add(m, modem, cfg, ret, err, errlen);
+	return manager_mux_add(MANAGER(q), modem, cfg, ret, err, errlen);
 }
 
-static int ops_mux_del(void *m, const char *modem, unsigned id, json_t **ret, char *err,
+static int ops_mux_del(void *q, const char *modem, unsigned id, json_t **ret, char *err,
 		       size_t errlen)
 {
-	return manager_mux_del(m, modem, id, ret, err, errlen);
+	return manager_mux_del(MANAGER(q), modem, id, ret, err, errlen);
 }
 
-static int ops_reload(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_reload(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_reload(m, modem, ret, err, errlen);
+	return manager_reload(MANAGER(q), modem, ret, err, errlen);
 }
 
 static const struct control_ops control_ops = {
@@ -333,7 +340,7 @@ int main(int argc, char **argv)
 	r = manager_new(q.loop, q.rtnl, TAKE_PTR(config), &q.manager);
 	if (r < 0)
 		goto finish;
-	r = control_new(q.loop, &control_ops, q.manager, control_socket, admin_group, &q.control);
+	r = control_new(q.loop, &control_ops, &q, control_socket, admin_group, &q.control);
 	if (r < 0) {
 		log_err(r, "cannot listen on %s", control_socket);
 		goto finish;

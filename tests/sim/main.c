@@ -60,6 +60,7 @@ enum {
 	OPT_MAX_CONTROL_MESSAGE,
 	OPT_MAX_SESSIONS,
 	OPT_QMI_OVER_MBIM,
+	OPT_REGISTER_DELAY,
 };
 
 static const struct option options[] = {
@@ -103,6 +104,7 @@ static const struct option options[] = {
 	{ "max-control-message", required_argument, NULL, OPT_MAX_CONTROL_MESSAGE },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "qmi-over-mbim", no_argument, NULL, OPT_QMI_OVER_MBIM },
+	{ "register-delay", required_argument, NULL, OPT_REGISTER_DELAY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -136,6 +138,9 @@ static void usage(FILE *f)
 		"                             reported on connect, Endpoint Info must name it\n"
 		"  --max-pdn-per-apn N        refuse a PDN on an APN that N other muxes use\n"
 		"                             (3GPP 55); 0 = no limit (default)\n"
+		"  --register-delay MS        search for the network MS after start before it\n"
+		"                             registers (NAS); Start Network fails with no\n"
+		"                             service until then\n"
 		"  --silent                   answer no QMI at all, like a modem in the wrong USB\n"
 		"                             configuration\n"
 		"  --ignore-dl-grant          send downlink aggregates of --dl-max-size whatever\n"
@@ -345,6 +350,11 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			if (parse_u32("--max-pdn-per-apn", optarg, 0, CONFIG_MUX_ID_MAX, &v) < 0)
 				return -EINVAL;
 			o->quirks.max_pdn_per_apn = v;
+			break;
+		case OPT_REGISTER_DELAY:
+			if (parse_u32("--register-delay", optarg, 0, 600000, &v) < 0)
+				return -EINVAL;
+			o->quirks.register_delay_ms = v;
 			break;
 		case OPT_SILENT:
 			o->quirks.silent = true;

@@ -115,6 +115,7 @@ struct sim_qmi {
 
 	bool in_handle;
 	bool reset_pending;
+	gint64 registered_at; /* g_get_monotonic_time() from which it is registered */
 	struct sim_qmi_stats stats;
 };
 
@@ -710,11 +711,31 @@ static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 #define SIM_RSRP (-95) /* dBm */
 #define SIM_SNR	 130   /* 0.1 dB */
 
+static bool registered(const struct sim_qmi *q)
+{
+	return g_get_monotonic_time() >= q->registered_at;
+}
+
 static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 	static const char plmn_name[] = "Test Network";
 	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+
+	if (!registered(q)) {
+		/* Still searching (--register-delay): no network, no radio in service. */
+		bool ok =
+			off &&
+			qmi_message_tlv_write_guint8(
+				resp, QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING, NULL) &&
+			qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+			qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+			qmi_message_tlv_write_guint8(resp, QMI_NAS_NETWORK_TYPE_UNKNOWN, NULL) &&
+			qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+			qmi_message_tlv_write_complete(resp, off, NULL);
+		reply(q, r, resp, ok);
+		return;
+	}
 	bool ok = off &&
 		  qmi_message_tlv_write_guint8(resp, QMI_NAS_REGISTRATION_STATE_REGISTERED, NULL) &&
 		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
@@ -1151,6 +1172,14 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 		return;
 	}
 
+	if (!registered(q)) {
+		/* No network yet: the generic reason only, no 3GPP cause (nothing was sent). */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_CALL_FAILED);
+		q->stats.qmi_sessions_failed++;
+		reply(q, r, resp, put_u16(resp, 0x10, QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE));
+		return;
+	}
 	uint8_t family = k_family > 0 ? family_pref : c->family;
 	if (family == QMI_WDS_IP_FAMILY_UNSPECIFIED)
 		family = c->family == QMI_WDS_IP_FAMILY_IPV6 ? QMI_WDS_IP_FAMILY_IPV6
@@ -1535,6 +1564,7 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	if (!q)
 		return -ENOMEM;
 	q->opts = *opts;
+	q->registered_at = g_get_monotonic_time() + (gint64)opts->quirks.register_delay_ms * 1000;
 	q->cb = *cb;
 	q->userdata = userdata;
 	q->format = opts->limits;

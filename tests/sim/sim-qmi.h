@@ -169,6 +169,8 @@ struct sim_qmi_quirks {
 	unsigned max_pdn_per_apn;			  /* 0 = any number of PDNs per APN */
 	bool silent;					  /* answers nothing at all */
 	bool v5_granted_as_v1; /* a QMAPv5 request succeeds, granting QMAP (v1) */
+	/* Searching for a network this long after power-up (Start Network fails: no service). */
+	uint32_t register_delay_ms;
 };
 
 struct sim_qmi_options {

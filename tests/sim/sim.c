@@ -2684,6 +2684,11 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(bind_interface);
 	Q(qmi_clients);
 #undef Q
+	/* A gauge: the muxes with a QMI session up now (what the network sees of the host). */
+	unsigned muxes_connected = 0;
+	for (unsigned id = CONFIG_MUX_ID_MIN; s->qmi && id <= CONFIG_MUX_ID_MAX; id++)
+		muxes_connected += sim_qmi_mux_connected(s->qmi, id);
+	fprintf(f, "qmi_muxes_connected=%u\n", muxes_connected);
 	/* The MBIM side's (struct sim_mbim_stats), zero in QMI mode. */
 	static const struct sim_mbim_stats no_mbim;
 	const struct sim_mbim_stats *ms = s->mbim ? sim_mbim_get_stats(s->mbim) : &no_mbim;

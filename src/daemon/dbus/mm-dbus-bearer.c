@@ -282,9 +282,8 @@ static void finish_connect(struct mmd_bearer *b, const struct session *s, const 
 	set_connection_error(b, error);
 	/* A failed start leaves no mux behind: the client decides what comes next. */
 	mmd_bearer_disconnect(b, err, sizeof(err));
-	d->rejected++;
-	log_info("dbus: %s: connect failed: %s", b->path, error->message);
-	g_dbus_method_invocation_return_gerror(inv, error);
+	log_info("dbus: %s: connect failed", b->path);
+	mmd_return_error(d, inv, error);
 }
 
 void mmd_bearer_sync(struct mmd_bearer *b)
@@ -355,6 +354,11 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 	if (b->connect) {
 		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_IN_PROGRESS,
 			   "%s is connecting already", b->path);
+		return;
+	}
+	if (mm->disabled) { /* Simple.Connect enables first; Bearer.Connect does not */
+		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
+			   "The modem is disabled: enable it first");
 		return;
 	}
 	if (!b->from_dbus) {
@@ -428,8 +432,8 @@ int mmd_bearer_disconnect(struct mmd_bearer *b, char *err, size_t errlen)
 	if (b->connect) {
 		GDBusMethodInvocation *inv = b->connect;
 		b->connect = NULL;
-		g_dbus_method_invocation_return_error_literal(
-			inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED, "Disconnected while connecting");
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
+			   "Disconnected while connecting");
 	}
 	b->mux_id = 0;
 	b->was_connected = false;
@@ -533,8 +537,8 @@ void mmd_bearer_free(struct mmd_bearer *b, const char *why)
 	if (b->connect) {
 		GDBusMethodInvocation *inv = b->connect;
 		b->connect = NULL;
-		g_dbus_method_invocation_return_error(inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
-						      "Bearer removed: %s", why);
+		mmd_reject(b->mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
+			   "Bearer removed: %s", why);
 	}
 	if (b->exported)
 		g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(b->iface));

@@ -18,7 +18,7 @@ MMModemState mmd_modem_state(const struct mmd_state_input *in)
 	case QMI_MODEM_STATE_READY:
 		break;
 	}
-	/* Sessions qmapd runs for its config stay up while disabled: they still count. */
+	/* A session still up (a disable that could not stop a mux) counts first. */
 	if (in->connected)
 		return MM_MODEM_STATE_CONNECTED;
 	if (in->disabled)

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "manager.h"
 #include "mm-dbus-internal.h"
 #include "mm-dbus-map.h"
 #include "modem.h"
@@ -287,11 +288,90 @@ static void bearers_free(struct mmd_modem *mm, const char *why)
 	}
 }
 
+/* ---- enabling and disabling ------------------------------------------------------------ */
+
+static void waits_abort(struct mmd_modem *mm, const char *why)
+{
+	while (mm->waiting) {
+		struct mmd_wait *w = mm->waiting;
+		mm->waiting = w->next;
+		mmd_reject(mm->bus, w->inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED, "%s", why);
+		free(w);
+	}
+}
+
+/*
+ * A disabled modem has no data session at all, as with ModemManager: the client's bearers are
+ * disconnected and the muxes of qmapd.conf and qmapctl are removed, kept here to be added
+ * again when the modem is enabled (their bearers leave the bus and come back as new ones).
+ */
+static void modem_disable(struct mmd_modem *mm)
+{
+	char err[256];
+
+	waits_abort(mm, "The modem was disabled");
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
+		const struct config_mux *cfg =
+			b->mux_id ? modem_mux_config(mm->modem, b->mux_id) : NULL;
+		json_t *reply = NULL;
+
+		if (b->from_dbus) {
+			mmd_bearer_disconnect(b, err, sizeof(err));
+			continue;
+		}
+		if (!cfg)
+			continue;
+		struct config_mux *parked =
+			realloc(mm->parked, (mm->n_parked + 1) * sizeof(*mm->parked));
+		if (!parked) {
+			log_warning(-ENOMEM, "dbus: modem %s: mux %u stays up",
+				    modem_name(mm->modem), b->mux_id);
+			continue;
+		}
+		mm->parked = parked;
+		parked[mm->n_parked] = *cfg;
+		if (manager_mux_del(mm->bus->manager, modem_name(mm->modem), b->mux_id, &reply, err,
+				    sizeof(err)) < 0)
+			log_warning(0, "dbus: modem %s: cannot stop mux %u: %s",
+				    modem_name(mm->modem), b->mux_id, err);
+		else
+			log_info("dbus: modem %s disabled: mux %u stopped until it is enabled",
+				 modem_name(mm->modem), parked[mm->n_parked++].id);
+		json_decref(reply);
+	}
+	mm->disabled = true;
+}
+
+static void modem_enable(struct mmd_modem *mm)
+{
+	char err[256];
+
+	for (unsigned i = 0; i < mm->n_parked; i++) {
+		json_t *reply = NULL;
+
+		if (manager_mux_add(mm->bus->manager, modem_name(mm->modem), &mm->parked[i], &reply,
+				    err, sizeof(err)) < 0)
+			log_warning(0, "dbus: modem %s: cannot start mux %u again: %s",
+				    modem_name(mm->modem), mm->parked[i].id, err);
+		else
+			log_info("dbus: modem %s enabled: mux %u started again",
+				 modem_name(mm->modem), mm->parked[i].id);
+		json_decref(reply);
+	}
+	free(mm->parked);
+	mm->parked = NULL;
+	mm->n_parked = 0;
+	mm->disabled = false;
+}
+
+static void waits_run(struct mmd_modem *mm);
+
 static void modem_unexport(struct mmd_modem *mm)
 {
 	if (!mm->path[0])
 		return;
 	log_info("dbus: modem %s (%s) left the bus", modem_name(mm->modem), mm->path);
+	waits_abort(mm, "The modem is gone");
 	bearers_free(mm, "the modem is gone");
 	sim_unexport(mm);
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
@@ -312,6 +392,9 @@ void mmd_modem_sync(struct mmd_modem *mm)
 		for (struct mmd_bearer *b = mm->bearers; mm->path[0] && b; b = b->next)
 			if (b->from_dbus)
 				mmd_bearer_disconnect(b, err, sizeof(err));
+		/* Enable(false) was the bus's: the modem comes back as qmapd.conf has it. */
+		if (mm->n_parked)
+			modem_enable(mm);
 		modem_unexport(mm);
 		return;
 	}
@@ -325,6 +408,7 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	sync_bearers(mm);
 	sync_sim(mm);
 	sync_properties(mm);
+	waits_run(mm);
 }
 
 /* ---- methods -------------------------------------------------------------------------- */
@@ -333,16 +417,12 @@ static gboolean handle_enable(MmGdbusModem *iface, GDBusMethodInvocation *inv, g
 			      gpointer user_data)
 {
 	struct mmd_modem *mm = user_data;
-	char err[256];
 
 	mm->bus->calls++;
-	if (!enable) {
-		/* Disabling ends the client's sessions; qmapd.conf's muxes are qmapd's. */
-		for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
-			if (b->from_dbus)
-				mmd_bearer_disconnect(b, err, sizeof(err));
-	}
-	mm->disabled = !enable;
+	if (!enable && !mm->disabled)
+		modem_disable(mm);
+	else if (enable && mm->disabled)
+		modem_enable(mm);
 	mmd_schedule_sync(mm->bus);
 	mm_gdbus_modem_complete_enable(iface, inv);
 	return TRUE;
@@ -450,6 +530,62 @@ static gboolean handle_delete_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 	return TRUE;
 }
 
+/* Simple.Connect on a registered modem: a bearer of the same settings is used, connected or
+ * not, as ModemManager does; otherwise a new one. */
+static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
+			const struct config_mux *cfg)
+{
+	struct mmd_bearer *b = NULL;
+
+	for (struct mmd_bearer *o = mm->bearers; o && !b; o = o->next)
+		if (o->from_dbus && strcmp(o->cfg.apn, cfg->apn) == 0 &&
+		    o->cfg.ip_type == cfg->ip_type && strcmp(o->cfg.user, cfg->user) == 0 &&
+		    strcmp(o->cfg.password, cfg->password) == 0 &&
+		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0)
+			b = o;
+	if (!b)
+		b = add_dbus_bearer(mm, cfg);
+	if (!b) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+		return;
+	}
+	mmd_bearer_connect(b, inv, true);
+}
+
+/* Waiting Simple.Connects go on once the modem is registered; registration denied or the
+ * timeout answers them with ModemManager's errors for those. */
+static void waits_run(struct mmd_modem *mm)
+{
+	const char *reg = modem_qmi(mm->modem)->registration;
+	gint64 now = g_get_monotonic_time();
+
+	for (struct mmd_wait **p = &mm->waiting; *p;) {
+		struct mmd_wait *w = *p;
+		bool registered = mm->state >= MM_MODEM_STATE_REGISTERED;
+		bool denied = strcmp(reg, "denied") == 0;
+
+		if (!registered && !denied && now < w->deadline) {
+			p = &w->next;
+			continue;
+		}
+		*p = w->next;
+		if (registered) {
+			log_info("dbus: modem %s registered: the waiting connect goes on",
+				 modem_name(mm->modem));
+			connect_now(mm, w->inv, &w->cfg);
+		} else if (denied) {
+			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
+				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_NOT_ALLOWED,
+				   "Registration denied by the network");
+		} else {
+			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
+				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_TIMEOUT,
+				   "Not registered after %d s", MMD_REGISTRATION_TIMEOUT_SECONDS);
+		}
+		free(w);
+	}
+}
+
 static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvocation *inv,
 				      GVariant *props, gpointer user_data)
 {
@@ -463,28 +599,35 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
-	if (mm->state < MM_MODEM_STATE_ENABLED && mm->state != MM_MODEM_STATE_DISABLED) {
+	if (mm->disabled)
+		modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
+	sync_properties(mm);
+	if (mm->state == MM_MODEM_STATE_FAILED) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
-			   "The modem is not ready (%s)", modem_state(mm->modem));
+			   "The modem failed (%s)", modem_state(mm->modem));
 		return TRUE;
 	}
-	mm->disabled = false; /* Simple.Connect enables, as ModemManager's does */
-	/* A bearer of the same settings that is not connected is reused, as ModemManager
-	 * does; otherwise a new one. */
-	struct mmd_bearer *b = NULL;
-	for (struct mmd_bearer *o = mm->bearers; o && !b; o = o->next)
-		if (o->from_dbus && !o->mux_id && !o->connect && strcmp(o->cfg.apn, cfg.apn) == 0 &&
-		    o->cfg.ip_type == cfg.ip_type && strcmp(o->cfg.user, cfg.user) == 0 &&
-		    strcmp(o->cfg.password, cfg.password) == 0 &&
-		    strcmp(o->cfg.allowed_auth, cfg.allowed_auth) == 0)
-			b = o;
-	if (!b)
-		b = add_dbus_bearer(mm, &cfg);
-	if (!b) {
-		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+	/* Not registered yet (just plugged, searching): wait for it as ModemManager does. A
+	 * modem without NAS never tells its registration: its session start will. */
+	if (mm->state < MM_MODEM_STATE_REGISTERED && modem_qmi(mm->modem)->nas) {
+		struct mmd_wait *w = calloc(1, sizeof(*w));
+		if (!w) {
+			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED,
+				   "out of memory");
+			return TRUE;
+		}
+		w->inv = inv;
+		w->cfg = cfg;
+		w->deadline =
+			g_get_monotonic_time() + MMD_REGISTRATION_TIMEOUT_SECONDS * G_USEC_PER_SEC;
+		w->next = mm->waiting;
+		mm->waiting = w;
+		log_info("dbus: modem %s is %s: the connect waits up to %d s for registration",
+			 modem_name(mm->modem), mm_modem_state_get_string(mm->state),
+			 MMD_REGISTRATION_TIMEOUT_SECONDS);
 		return TRUE;
 	}
-	mmd_bearer_connect(b, inv, true);
+	connect_now(mm, inv, &cfg);
 	return TRUE;
 }
 
@@ -510,6 +653,14 @@ static gboolean handle_simple_disconnect(MmGdbusModemSimple *iface, GDBusMethodI
 				   path, b->mux_id);
 			return TRUE;
 		}
+	}
+	/* "/" also cancels a connect still waiting for registration, as ModemManager's does. */
+	while (all && mm->waiting) {
+		struct mmd_wait *w = mm->waiting;
+		mm->waiting = w->next;
+		mmd_reject(mm->bus, w->inv, MM_CORE_ERROR, MM_CORE_ERROR_CANCELLED,
+			   "Connection attempt cancelled");
+		free(w);
 	}
 	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
 		if (!b->from_dbus || (!all && strcmp(b->path, path) != 0))
@@ -590,7 +741,9 @@ void mmd_modem_free(struct mmd_modem *mm)
 	if (!mm)
 		return;
 	modem_unexport(mm);
+	waits_abort(mm, "The modem is gone");
 	bearers_free(mm, "the modem is gone");
+	free(mm->parked);
 	g_signal_handlers_disconnect_by_data(mm->iface, mm);
 	g_signal_handlers_disconnect_by_data(mm->simple, mm);
 	g_clear_object(&mm->iface);

@@ -127,6 +127,9 @@ DMS_UIM_READY(iccid, Iccid, iccid)
 DMS_UIM_READY(imsi, Imsi, imsi)
 #undef DMS_UIM_READY
 
+/* While not registered the radio is asked more often: a modem registers within seconds. */
+#define QMI_RADIO_SEARCH_POLL_SECONDS 2.0
+
 static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
@@ -170,6 +173,10 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		break;
 	}
 	snprintf(qm->registration, sizeof(qm->registration), "%s", state);
+	qm->radio_poll.repeat = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED
+					? QMI_RADIO_POLL_SECONDS
+					: QMI_RADIO_SEARCH_POLL_SECONDS;
+	ev_timer_again(qm->loop, &qm->radio_poll);
 	qm->access_technology[0] = '\0';
 	if (radio && radio->len > 0) {
 		const char *s = qmi_nas_radio_interface_get_string(
