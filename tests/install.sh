@@ -19,10 +19,21 @@ root=$DEST$prefix
 if [ "$prefix" = /usr ]; then etc=$DEST/etc; else etc=$root/etc; fi
 
 for f in sbin/qmapd bin/qmapctl share/man/man8/qmapd.8 share/man/man5/qmapd.conf.5 \
-	share/bash-completion/completions/qmapctl share/dbus-1/system.d/qmapd.conf; do
+	share/bash-completion/completions/qmapctl share/dbus-1/system.d/qmapd.conf \
+	share/dbus-1/system-services/org.freedesktop.ModemManager1.service; do
 	[ -e "$root/$f" ] || fail "$prefix/$f not installed"
 done
 [ -f "$etc/qmapd/qmapd.conf" ] || fail "example configuration not in $etc/qmapd"
+
+# D-Bus activation of ModemManager's name starts the unit that holds the alias the installed
+# unit declares, and the unit never runs beside ModemManager.
+unit=$(find "$DEST" -name qmapd.service -path '*/systemd/system/*' | head -1)
+[ -n "$unit" ] || fail "qmapd.service not installed"
+activation=$root/share/dbus-1/system-services/org.freedesktop.ModemManager1.service
+alias=$(sed -n 's/^SystemdService=//p' "$activation")
+grep -qx "Alias=$alias" "$unit" || fail "the activation file starts '$alias', which the unit is not"
+grep -qx "Name=org.freedesktop.ModemManager1" "$activation" || fail "activation file for another name"
+grep -qx "Conflicts=ModemManager.service" "$unit" || fail "the unit does not conflict with ModemManager"
 
 # The test tools are installed only when asked.
 if [ "$(cache QMAPD_INSTALL_TOOLS)" != ON ]; then
