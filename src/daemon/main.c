@@ -319,7 +319,12 @@ static int ops_mux_list(void *m, const char *modem, json_t **ret, char *err, siz
 
 static int ops_stats(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_stats(m, modem, ret, err, errlen);
+	int r = manager_stats(m, modem, ret, err, errlen);
+	json_t *dns = r == 0 && *ret ? dns_stats_json() : NULL;
+
+	if (dns)
+		json_object_set_new(*ret, "dns", dns);
+	return r;
 }
 
 static int ops_mux_add(void *m, const char *modem, const struct config_mux *cfg, json_t **ret,

@@ -62,8 +62,7 @@ static void link_write_file(struct dns_link *l)
 		return;
 	}
 	if (!l->file)
-		log_info("dns: %s: %u servers in %s/%s.conf", l->ifname, l->n_servers, dns.dir,
-			 l->ifname);
+		log_info("dns: %s: DNS servers in %s/%s.conf", l->ifname, dns.dir, l->ifname);
 	l->file = true;
 	dns.files++;
 }
@@ -94,7 +93,7 @@ static void set_dns_done(GObject *src, GAsyncResult *res, gpointer user_data)
 		if (l->file && dns_file_remove(dns.dir, l) == 0)
 			l->file = false;
 		dns.resolved_links++;
-		log_info("dns: %s: %u servers handed to systemd-resolved", l->ifname, l->n_servers);
+		log_info("dns: %s: DNS servers handed to systemd-resolved", l->ifname);
 		return;
 	}
 	l->resolved = false;
@@ -191,6 +190,7 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 
 int dns_init(const char *bus_address, const char *dir)
 {
+	memset(&dns, 0, sizeof(dns));
 	dns.dir = strdup(dir);
 	if (!dns.dir)
 		return -ENOMEM;
@@ -299,4 +299,14 @@ void dns_print_stats(FILE *f, const char *prefix)
 		" file-failures=%" PRIu64 " reverts=%" PRIu64 "\n",
 		prefix, dns.resolved_links, dns.resolved_failures, dns.files, dns.file_failures,
 		dns.reverts);
+}
+
+json_t *dns_stats_json(void)
+{
+	if (!dns.initialised)
+		return NULL;
+	return json_pack("{sIsIsIsIsI}", "resolved-links", (json_int_t)dns.resolved_links,
+			 "resolved-failures", (json_int_t)dns.resolved_failures, "files",
+			 (json_int_t)dns.files, "file-failures", (json_int_t)dns.file_failures,
+			 "reverts", (json_int_t)dns.reverts);
 }

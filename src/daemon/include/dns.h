@@ -11,6 +11,7 @@
 #ifndef QMAPD_DNS_H
 #define QMAPD_DNS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -39,5 +40,7 @@ void dns_link_clear(int ifindex);
 
 /* "dns: resolved-links=N resolved-failures=N files=N file-failures=N reverts=N" */
 void dns_print_stats(FILE *f, const char *prefix);
+/* The same as an object for qmapctl stats; NULL before dns_init(). */
+json_t *dns_stats_json(void);
 
 #endif
