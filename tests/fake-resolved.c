@@ -36,7 +36,7 @@ static void set_link_dns(GVariant *params, GString *line)
 	gint32 ifindex, family;
 	GVariant *bytes;
 
-	g_variant_get(params, "(ia(i@ay))", &ifindex, &iter);
+	g_variant_get(params, "(ia(iay))", &ifindex, &iter);
 	g_string_append_printf(line, " %d", ifindex);
 	while (g_variant_iter_next(iter, "(i@ay)", &family, &bytes)) {
 		char text[INET6_ADDRSTRLEN] = "?";
