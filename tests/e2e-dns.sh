@@ -7,8 +7,9 @@
 # mux with the default route; RevertLink when the mux is removed and when qmapd stops; without
 # resolved on the bus the servers go to <control-socket dir>/resolv/IFNAME.conf, which goes
 # with the mux; a resolved that refuses is counted (qmapctl stats) and the file used; a bearer
-# made over D-Bus (mmcli --simple-connect) is left to its client: no call, no file. Needs
-# root; namespaces it creates and deletes.
+# made over D-Bus (mmcli --simple-connect) is left to its client: no call, no file. qmapd sees
+# the bus socket on a read-only mount, as the hardened unit does. Needs root; namespaces it
+# creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -30,6 +31,43 @@ start_system_bus '<policy user="root">
     <allow own="org.freedesktop.resolve1"/>
     <allow send_destination="org.freedesktop.resolve1"/>
   </policy>'
+
+# [dbus] enabled = auto|yes|no as qmapd -t and a start decide them, from the bus socket's
+# existence ($DBUS_SYSTEM_BUS_ADDRESS points at this private bus, or at nothing).
+mkdir "$E2E_TMP/check"
+check_conf() {
+	printf '[device]\ndevice = sim:%s/none.sock\ncontrol = none\ncontrol-socket = %s/check/control\n%s\n' \
+		"$E2E_TMP" "$E2E_TMP" "$1" >"$E2E_TMP/check.conf"
+}
+qmapd_check() { # BUS-ADDRESS -> qmapd -t's output and status
+	DBUS_SYSTEM_BUS_ADDRESS=$1 in_host "$QMAPD" -t -c "$E2E_TMP/check.conf" 2>&1
+}
+NOBUS="unix:path=$E2E_TMP/no-bus"
+check_conf "[dbus]"
+out=$(qmapd_check "$NOBUS") || fail "qmapd -t, enabled = auto without a bus: $out"
+[[ $out == *"D-Bus API: off: no system bus at $E2E_TMP/no-bus ([dbus] enabled = auto)"* ]] ||
+	fail "qmapd -t, auto without a bus: $out"
+out=$(qmapd_check "$BUS") || fail "qmapd -t, auto with the bus: $out"
+[[ $out == *"D-Bus API: on the system bus at $BUS ([dbus] enabled = auto)"* ]] ||
+	fail "qmapd -t, auto with the bus: $out"
+check_conf $'[dbus]\nenabled = yes'
+rc=0
+out=$(qmapd_check "$NOBUS") || rc=$?
+[ "$rc" = 1 ] && [[ $out == *"D-Bus API: off: no system bus at $E2E_TMP/no-bus ([dbus] enabled = yes)"* ]] ||
+	fail "qmapd -t, enabled = yes without a bus: status $rc: $out"
+rc=0
+out=$(DBUS_SYSTEM_BUS_ADDRESS=$NOBUS timeout 10 ip netns exec "$NS_HOST" "$QMAPD" \
+	-c "$E2E_TMP/check.conf" 2>&1) || rc=$?
+[ "$rc" = 1 ] && [[ $out == *"no system bus at $E2E_TMP/no-bus"* ]] ||
+	fail "qmapd with enabled = yes and no bus: status $rc (expected 1): $out"
+check_conf $'[dbus]\nenabled = no'
+out=$(qmapd_check "$BUS") || fail "qmapd -t, enabled = no: $out"
+[[ $out == *"D-Bus API: off ([dbus] enabled = no)"* ]] || fail "qmapd -t, enabled = no: $out"
+check_conf "dbus = none"
+out=$(qmapd_check "$BUS") || fail "qmapd -t, the deprecated key: $out"
+[[ $out == *"check.conf:5: 'dbus' in [device] is deprecated"* && $out == *"D-Bus API: off ([dbus] enabled = no)"* ]] ||
+	fail "qmapd -t, dbus = none in [device]: $out"
+echo "ok: [dbus] enabled = auto/yes/no and the deprecated [device] dbus = decided as documented"
 
 FAKE_PID=
 start_fake_resolved() {
@@ -78,7 +116,17 @@ SIM_NET_ARGS+=(--apn internet)
 start_fake_resolved
 start_sim
 # [dbus] enabled = no in the file: --dbus-address wins, and is where resolved is looked for.
-start_qmapd_dbus "$E2E_TMP/qmapd.conf"
+# As under the unit's ProtectSystem=strict, the bus socket is on a read-only mount for qmapd:
+# connecting must still work. (ip netns exec, unshare and sh exec in turn: $! is qmapd.)
+ip netns exec "$NS_HOST" unshare -m --propagation private sh -c \
+	'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh \
+	"$E2E_TMP/bus" "$QMAPD" -c "$E2E_TMP/qmapd.conf" --dbus-address "$BUS" \
+	--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
+awk -v p="$E2E_TMP/bus" '$5 == p && $6 ~ /^ro(,|$)/ { found = 1 } END { exit !found }' \
+	"/proc/$QMAPD_PID/mountinfo" || fail "the bus socket is not read-only for qmapd"
 wait_for 30 "mux 1 connected" mux_is 1 connected
 wait_for 30 "mux 2 connected" mux_is 2 connected
 IDX1=$(ifindex qmap1)
@@ -94,6 +142,8 @@ wait_for 10 "SetLinkDefaultRoute no for qmap2" called "SetLinkDefaultRoute $IDX2
 wait_for 5 "resolved-links = 2 in qmapctl stats" test "$(dns_stat resolved-links)" = 2
 [ ! -e "$RESOLV/qmap1.conf" ] || fail "a DNS file although resolved took the servers"
 echo "ok: SetLinkDNS/SetLinkDomains/SetLinkDefaultRoute for qmap1 ($IDX1, ~.) and qmap2 ($IDX2)"
+wait_for 10 "qmapd owning ModemManager's name over the read-only socket" \
+	grep -q "dbus: owning org.freedesktop.ModemManager1" "$E2E_TMP/qmapd.log"
 
 # A bearer over D-Bus: NetworkManager (or whoever connected) does its DNS, qmapd does not.
 mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
