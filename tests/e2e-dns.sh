@@ -193,6 +193,8 @@ IDX2=$(ifindex qmap2)
 wait_for 10 "the refused SetLinkDNS" called "SetLinkDNS $IDX2 $DNS4 refused"
 wait_for 10 "$RESOLV/qmap2.conf after the refusal" test -f "$RESOLV/qmap2.conf"
 expect_eq "resolved-failures" "$(dns_stat resolved-failures)" 1
+"${CTL[@]}" stats | grep -Eq '^  resolved-failures: +1$' ||
+	fail "qmapctl stats does not show resolved-failures: $("${CTL[@]}" stats)"
 expect_eq "mux 2 state" "$(mux_state 2)" connected
 grep -q "dns: systemd-resolved refused the DNS servers for qmap2" "$E2E_TMP/qmapd.log" ||
 	fail "the refusal is not logged"
