@@ -294,9 +294,16 @@ static int check_config(const char *path, const struct config *config, const cha
 	printf("%s: OK\n", path);
 	dns_dir(config, dir, sizeof(dir));
 	printf("ModemManager's D-Bus API: %s\n", dbus_text);
-	printf("DNS servers of configured muxes: to systemd-resolved if it runs on %s, "
-	       "else in %s/IFNAME.conf\n",
-	       address_opt ?: "the system bus", dir);
+	char *dns_bus = dns_bus_address(address_opt);
+	if (dns_bus)
+		printf("DNS servers of configured muxes: to systemd-resolved if it runs on the bus "
+		       "at %s, else in %s/IFNAME.conf\n",
+		       dns_bus, dir);
+	else
+		printf("DNS servers of configured muxes: in %s/IFNAME.conf (no system bus, or not "
+		       "in PID 1's network namespace)\n",
+		       dir);
+	free(dns_bus);
 	printf("Not checked (only start can tell): whether the modem is there and what it "
 	       "grants, whether BPF (XDP headroom) and the TUN offloads are available, %s%s%s"
 	       "and whether another qmapd runs with this configuration. Interface names were "
