@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # `cmake --install` into a DESTDIR lands where a distribution would put things, and the
-# installed qmapd accepts the installed example configuration at its default path.
+# installed qmapd accepts the installed example configuration at its default path; the D-Bus
+# activation file starts the unit's alias, and dbus-daemon takes it and the policy.
 set -euo pipefail
 BUILD_DIR=${BUILD_DIR:?BUILD_DIR is the build tree}
 source "$(dirname "$0")/lib.sh" || exit 1
