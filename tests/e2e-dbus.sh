@@ -56,7 +56,9 @@ cat >"$E2E_TMP/qmapd.conf" <<CONF
 control = qmi
 control-socket = $E2E_TMP/control
 discovery = no
-dbus = none
+
+[dbus]
+enabled = no
 
 [modem.a]
 device = sim:$E2E_TMP/a.sock
@@ -73,7 +75,7 @@ control-link = $E2E_TMP/b.qmi
 CONF
 
 start_modem_sim a
-# dbus = none in the file; the option wins, as the tests need.
+# [dbus] enabled = no in the file; the option wins, as the tests need.
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
 modem_paths() { mmj -L | jq -r '."modem-list"[]'; }

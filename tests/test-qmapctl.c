@@ -485,6 +485,15 @@ static void test_render(void)
 		      "MissingOrUnknownApn\n");
 	EXPECT_RENDER(qmapctl_stats_render, "{\"dbus\":{\"calls\":0,\"errors\":[1]}}",
 		      "ModemManager D-Bus API\n  calls: 0\n");
+	EXPECT_RENDER(qmapctl_stats_render,
+		      "{\"modems\":[],\"dns\":{\"resolved-links\":2,\"files\":0},"
+		      "\"control\":{\"clients\":1}}",
+		      "DNS (systemd-resolved, files)\n"
+		      "  resolved-links: 2\n"
+		      "  files:          0\n"
+		      "\n"
+		      "control socket\n"
+		      "  clients: 1\n");
 
 	/* Whatever the shape, no crash; the sanitizers watch the rest. */
 	for (size_t i = 0; i < ARRAY_SIZE(odd); i++) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qmapctl stats: per modem (a "modem NAME" line first) the counters of the device, of
- * malformed input by kind, of every mux and of the QMI link, then those of the control
- * socket and of ModemManager's D-Bus API (with the errors it answered, by name), each as an
- * aligned list under a heading.
+ * malformed input by kind, of every mux and of the QMI link, then those of the DNS hand-over,
+ * of the control socket and of ModemManager's D-Bus API (with the errors it answered, by
+ * name), each as an aligned list under a heading.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -96,6 +96,7 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 	json_t *modems = json_object_get(stats, "modems");
 	json_t *control = json_object_get(stats, "control");
 	json_t *dbus = json_object_get(stats, "dbus");
+	json_t *dns = json_object_get(stats, "dns");
 	bool first = true;
 
 	for (size_t i = 0; json_is_array(modems) && i < json_array_size(modems); i++) {
@@ -103,6 +104,11 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 
 		if (json_is_object(entry))
 			render_modem(entry, &first, f);
+	}
+	if (json_is_object(dns)) {
+		fprintf(f, "%sDNS (systemd-resolved, files)\n", first ? "" : "\n");
+		render_counters(dns, NULL, false, f);
+		first = false;
 	}
 	if (json_is_object(control)) {
 		fprintf(f, "%scontrol socket\n", first ? "" : "\n");
