@@ -49,6 +49,7 @@ struct mmd_modem {
 	struct mmd_bearer *bearers;
 	bool disabled; /* Enable(false) */
 	MMModemState state;
+	struct mmd_pin_call *pin_call; /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 };
 
 struct mm_dbus {
@@ -93,6 +94,12 @@ struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path);
  * an InvalidArgs error in *error. */
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
 		       GError **error);
+
+/* mm-dbus-sim.c: the SIM's methods (SendPin). */
+void mmd_sim_init(struct mmd_modem *mm);
+void mmd_sim_free(struct mmd_modem *mm);
+/* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
+void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 
 /* Answer with a ModemManager error and count it. */
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,
