@@ -1548,7 +1548,7 @@ static void test_uim(void)
 	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
 	v = tlv(resp, 0x10, &len);
 	EXPECT_TRUE(v && len == 2 && v[0] == 2 && v[1] == SIM_QMI_PUK_RETRIES);
-	v = tlv(resp, 0x11, &len);
+	v = tlv(resp, 0x13, &len);
 	EXPECT_TRUE(v && len == 2 && v[0] == 0x63 && v[1] == 0xC2);
 	expect_pin1(uim, QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED, 2);
 	EXPECT_EQ(result_of(verify_pin(uim, "12")), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);

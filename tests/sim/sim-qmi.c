@@ -725,6 +725,12 @@ static void dms_get_msisdn(struct sim_qmi *q, const struct req *r)
 		reply_error(q, r, QMI_PROTOCOL_ERROR_NOT_PROVISIONED);
 		return;
 	}
+	/* EF_MSISDN needs PIN1 (TS 31.102): no public capture says what DMS answers then,
+	 * the strict choice is an error. */
+	if (sim_locked(q)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+		return;
+	}
 	reply(q, r, resp, put_string(resp, 0x01, q->opts.quirks.msisdn));
 }
 
@@ -811,7 +817,8 @@ static int uim_session(const struct req *r)
 	return v[0];
 }
 
-/* Card result {SW1, SW2}: TLV 0x10 in Read Transparent, 0x11 in Verify PIN. */
+/* Card result {SW1, SW2}: TLV 0x10 in Read Transparent, 0x13 in Verify PIN (0x11 is the
+ * encrypted PIN1 there, libqmi uim.json). */
 static bool put_card_result(QmiMessage *m, uint8_t type, uint8_t sw1, uint8_t sw2)
 {
 	gsize off = qmi_message_tlv_write_init(m, type, NULL);
@@ -964,25 +971,25 @@ static void uim_verify_pin(struct sim_qmi *q, const struct req *r)
 	} else if (q->pin1_state == QMI_UIM_PIN_STATE_BLOCKED) {
 		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
 		ok = put_retries(resp, 0, q->puk1_retries) &&
-		     put_card_result(resp, 0x11, 0x69, 0x83);
+		     put_card_result(resp, 0x13, 0x69, 0x83);
 	} else if (info[1] == strlen(pin) && memcmp(info + 2, pin, info[1]) == 0) {
 		q->pin1_state = QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
 		q->pin1_retries = SIM_QMI_PIN_RETRIES;
 		qlog(q, LOG_INFO, "sim qmi uim: PIN1 verified");
 		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
-		     put_card_result(resp, 0x11, 0x90, 0x00);
+		     put_card_result(resp, 0x13, 0x90, 0x00);
 	} else if (--q->pin1_retries == 0) {
 		q->pin1_state = QMI_UIM_PIN_STATE_BLOCKED;
 		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, now blocked");
 		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
 		ok = put_retries(resp, 0, q->puk1_retries) &&
-		     put_card_result(resp, 0x11, 0x69, 0x83);
+		     put_card_result(resp, 0x13, 0x69, 0x83);
 	} else {
 		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, %u tries left", q->pin1_retries);
 		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
 		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
-		     put_card_result(resp, 0x11, 0x63, (uint8_t)(0xC0 | q->pin1_retries));
+		     put_card_result(resp, 0x13, 0x63, (uint8_t)(0xC0 | q->pin1_retries));
 	}
 	reply(q, r, resp, ok);
 }

@@ -20,7 +20,7 @@
  *       client and ends every session, without indications, as a modem reset does).
  *   DMS 0x0020 Get Capabilities (LTE only), 0x0021 Get Manufacturer, 0x0022 Get Model,
  *       0x0023 Get Revision, 0x0024 Get MSISDN (quirks.msisdn; NOT_PROVISIONED (16)
- *       without), 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x002C Get Hardware Revision
+ *       without; ACCESS_DENIED while PIN1 is not verified), 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x002C Get Hardware Revision
  *       (SIM_QMI_HW_REVISION), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
  *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
  *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
@@ -38,7 +38,7 @@
  *       6F46 (SIM_QMI_SPN); card result TLV 0x10, data 0x11; an unknown file
  *       SIM_FILE_NOT_FOUND + 6A 82; EF_IMSI before PIN1 is verified ACCESS_DENIED + 69 82;
  *       beyond the file INVALID_ARGUMENT + 6B 00),
- *       0x0026 Verify PIN (PIN1: right -> verified, retries 0x10, 90 00 in 0x11; wrong ->
+ *       0x0026 Verify PIN (PIN1: right -> verified, retries 0x10, 90 00 in 0x13; wrong ->
  *       ACCESS_DENIED (82) + retries left + 63 Cx, the last try -> PIN_BLOCKED (35) +
  *       69 83; PIN1 disabled -> NO_EFFECT). While PIN1 is not verified the modem does not
  *       register and Start Network fails (CALL_FAILED, no service, CM 2001).

@@ -304,6 +304,10 @@ void qmi_info_query_sim(struct qmi_modem *qm)
 	uim_read_file(qm, SIM_FILE_AD);
 	uim_read_file(qm, SIM_FILE_IMSI);
 	uim_read_file(qm, SIM_FILE_SPN);
+	/* The own number is on the SIM too, behind PIN1. */
+	if (!qm->info.msisdn)
+		qmi_client_dms_get_msisdn(QMI_CLIENT_DMS(qm->dms), NULL, QMI_INFO_TIMEOUT_SECONDS,
+					  qm->cancellable, dms_msisdn_ready, qm);
 }
 
 /* The GW primary application of the card status: where PIN1 lives. */
