@@ -288,6 +288,16 @@ def seeds():
         b"\x01\x0c\x00" + ntb16([(0, ipv4_udp()), (1, ipv6_udp())], align=64),
         b"\x33\x00\x02" + ntb32([(0, ipv4_udp())] * 3),
     ]
+    # fuzz-sim-ef: first byte picks the output buffer size, the rest is one EF's content
+    spn = b"\x01" + b"qmapd test" + b"\xff" * 6
+    s["fuzz-sim-ef"] = [
+        b"\x20" + bytes.fromhex("989900010000000000f6"),
+        b"\x20" + bytes.fromhex("080910100000000060"),
+        b"\x20" + bytes.fromhex("00000002"),
+        b"\x20" + spn,
+        b"\x05" + spn,
+        b"\x30" + b"\x01\x80\x00\x4e\x04\x1c\x20\xac\xff\xff",
+    ]
     return s
 
 
