@@ -7,13 +7,15 @@
 # name read from its files through UIM. A second modem has firmware without the DMS UIM
 # messages (profile mdm9x30) and a PIN-locked SIM: it still gets a SIM object, is LOCKED,
 # refuses to connect with SimPin, a wrong PIN is IncorrectPassword with one try less, the
-# right one unlocks it and it connects. No GLib warnings on mmcli's stderr. Needs root;
+# right one unlocks it and it connects. Bearer stats count attempts, failures and the time
+# connected. No GLib warnings on mmcli's stderr. Needs root;
 # namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need dbus-daemon dbus
 need jq jq
+need gdbus libglib2.0-bin
 MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
 e2e_setup
 chmod 755 "$E2E_TMP"
@@ -160,8 +162,32 @@ out=$(mm -m "$B" --simple-connect="apn=internet,ip-type=ipv4") ||
 	fail "connect after the PIN: $(tail -2 "$E2E_TMP/mmcli.stderr")"
 echo "$out" | tee -a "$E2E_TMP/transcript"
 wait_for 10 "b connected" state_is "$B" connected
+BEARER_B=$(mmj -m "$B" | jq -r '.modem.generic.bearers[0]')
+mm -b "$BEARER_B" | tee -a "$E2E_TMP/transcript"
+# mmcli leaves out zeros: the property itself, through gdbus.
+stat() {
+	gdbus call --system -d org.freedesktop.ModemManager1 -o "$1" \
+		-m org.freedesktop.DBus.Properties.Get org.freedesktop.ModemManager1.Bearer Stats |
+		grep -o "'$2': <uint32 [0-9]*>" | grep -o '[0-9]*>' | tr -d '>'
+}
+expect_eq "b: bearer stats attempts" "$(stat "$BEARER_B" attempts)" 1
+expect_eq "b: bearer stats failed attempts" "$(stat "$BEARER_B" failed-attempts)" 0
+# Stats are refreshed with the 2 s poll, as ModemManager refreshes them on a timer.
+duration_at_least() { [ "$(stat "$BEARER_B" duration)" -ge "$1" ]; }
+wait_for 5 "b: bearer stats duration >= 1 s" duration_at_least 1
 mm -m "$B" --simple-disconnect >/dev/null || fail "--simple-disconnect on b"
 echo "ok: modem b: the right PIN unlocks it (registered, IMSI, own number), then it connects"
+
+# Stats of a bearer whose connects fail: the same settings reuse the bearer.
+for _ in 1 2; do
+	! mm -m "$A" --simple-connect="apn=nosuchapn,ip-type=ipv4" >/dev/null ||
+		fail "a wrong APN connected"
+done
+BEARER_A=$(mmj -m "$A" | jq -r '.modem.generic.bearers[0]')
+expect_eq "a: bearer stats attempts after two failures" "$(stat "$BEARER_A" attempts)" 2
+expect_eq "a: bearer stats failed attempts" "$(stat "$BEARER_A" failed-attempts)" 2
+expect_eq "a: bearer stats duration" "$(stat "$BEARER_A" duration)" 0
+echo "ok: bearer stats: attempts, failed attempts, duration"
 
 if grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then
 	fail "mmcli printed GLib warnings"

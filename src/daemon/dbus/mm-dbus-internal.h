@@ -33,6 +33,10 @@ struct mmd_bearer {
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
 	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
 	bool was_connected;
+	/* Stats: Connect calls and their failures, time connected (monotonic, us). */
+	unsigned attempts, failed_attempts;
+	gint64 connected_since;
+	gint64 connected_total;
 };
 
 struct mmd_modem {
