@@ -3,7 +3,8 @@
 # What the modem and its SIM tell, through ModemManager's API, checked with mmcli (from the
 # Debian package, unpacked) against what qmapd-sim was told to answer: hardware revision,
 # capabilities, modes and bands (DMS, NAS), own number (not provisioned), unlock state and
-# retries, facility locks, packet service state, and the SIM's ICCID, IMSI, operator id and
+# retries, facility locks, packet service state, the initial EPS bearer settings (WDS
+# default profile), and the SIM's ICCID, IMSI, operator id and
 # name read from its files through UIM. A second modem has firmware without the DMS UIM
 # messages (profile mdm9x30) and a PIN-locked SIM: it still gets a SIM object, is LOCKED,
 # refuses to connect with SimPin, a wrong PIN is IncorrectPassword with one try less, the
@@ -79,6 +80,8 @@ wait_for 20 "modem a registered" state_is "$A" registered
 # The facts are read once the modem is ready; the SIM's a moment later.
 sim_read() { [ "$(mmj -i "$(mmj -m "$A" | jq -r .modem.generic.sim)" | jq -r '.sim.properties["operator-name"]')" = "qmapd test" ]; }
 wait_for 10 "modem a's SIM files read" sim_read
+attach_read() { [ "$(mmj -m "$A" | jq -r '.modem["3gpp"].eps["initial-bearer"].settings.apn')" = internet ]; }
+wait_for 10 "modem a's default profile read" attach_read
 
 # ---- modem a: the default sim, PIN disabled ----
 mm -m "$A" | tee -a "$E2E_TMP/transcript"
@@ -103,6 +106,10 @@ expect_eq "UnlockRequired" "$(g '.modem.generic["unlock-required"]')" --
 expect_eq "UnlockRetries" "$(g '.modem.generic["unlock-retries"] | join(",")')" "sim-pin (3),sim-puk (10)"
 expect_eq "EnabledFacilityLocks (PIN1 disabled)" "$(g '.modem["3gpp"]["enabled-locks"] | length')" 0
 expect_eq "PacketServiceState" "$(g '.modem["3gpp"]["packet-service-state"]')" attached
+expect_eq "InitialEpsBearerSettings APN (WDS default profile)" \
+	"$(g '.modem["3gpp"].eps["initial-bearer"].settings.apn')" internet
+expect_eq "InitialEpsBearerSettings IP type" \
+	"$(g '.modem["3gpp"].eps["initial-bearer"].settings["ip-type"]')" ipv4v6
 SIM_A=$(g .modem.generic.sim)
 mm -i "$SIM_A" | tee -a "$E2E_TMP/transcript"
 i=$(mmj -i "$SIM_A")

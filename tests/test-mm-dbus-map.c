@@ -130,6 +130,11 @@ static void test_sim_locks(void)
 	EXPECT_EQ(mmd_packet_service_state(1), MM_MODEM_3GPP_PACKET_SERVICE_STATE_ATTACHED);
 	EXPECT_EQ(mmd_packet_service_state(0), MM_MODEM_3GPP_PACKET_SERVICE_STATE_DETACHED);
 	EXPECT_EQ(mmd_packet_service_state(-1), MM_MODEM_3GPP_PACKET_SERVICE_STATE_UNKNOWN);
+	EXPECT_EQ(mmd_ip_family_from_pdp(QMI_WDS_PDP_TYPE_IPV4_OR_IPV6), MM_BEARER_IP_FAMILY_IPV4V6);
+	EXPECT_EQ(mmd_ip_family_from_pdp(QMI_WDS_PDP_TYPE_IPV6), MM_BEARER_IP_FAMILY_IPV6);
+	EXPECT_EQ(mmd_ip_family_from_pdp(QMI_WDS_PDP_TYPE_IPV4), MM_BEARER_IP_FAMILY_IPV4);
+	EXPECT_EQ(mmd_ip_family_from_pdp(QMI_WDS_PDP_TYPE_PPP), MM_BEARER_IP_FAMILY_NONE);
+	EXPECT_EQ(mmd_ip_family_from_pdp(-1), MM_BEARER_IP_FAMILY_NONE);
 }
 
 static void test_radio(void)

@@ -1654,6 +1654,66 @@ static void wds_get_packet_service_status(struct sim_qmi *q, const struct req *r
  * call's byte counters (libqmi e44561e8), an error response that carries data TLVs. The
  * sim does not count per client: the counters are 0.
  */
+/* Profile {u8 type, u8 index or family} (TLV 0x01 of both profile requests); -1 malformed or
+ * missing (the answer is then sent). */
+static int profile_key(struct sim_qmi *q, const struct req *r, uint8_t *ret_second)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v || len != 2) {
+		reply_error(q, r, v ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+				    : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return -1;
+	}
+	if (v[0] != QMI_WDS_PROFILE_TYPE_3GPP) {
+		/* An LTE-only modem keeps no 3GPP2 profiles. */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+		reply(q, r, resp,
+		      put_u16(resp, 0xE0, QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE));
+		return -1;
+	}
+	*ret_second = v[1];
+	return 0;
+}
+
+/* The default profile (LTE attach, and Start Network without a profile): profile 1. */
+static void wds_get_default_profile_number(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t family;
+
+	if (profile_key(q, r, &family) < 0)
+		return;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u8(resp, 0x01, 1));
+}
+
+/* Profile N is the Nth APN (as Start Network's profile index), PDP type IPv4v6. */
+static void wds_get_profile_settings(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t index;
+
+	if (profile_key(q, r, &index) < 0)
+		return;
+	if (index < 1 || index > q->opts.n_apn) {
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+		reply(q, r, resp,
+		      put_u16(resp, 0xE0, QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_NUMBER));
+		return;
+	}
+	const struct sim_qmi_apn *a = &q->opts.apn[index - 1];
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool ok = put_string(resp, 0x10, a->name) &&
+		  put_u8(resp, 0x11, QMI_WDS_PDP_TYPE_IPV4_OR_IPV6) &&
+		  put_string(resp, 0x14, a->name);
+	if (a->auth)
+		ok = ok && put_string(resp, 0x1B, a->user) &&
+		     put_u8(resp, 0x1D, QMI_WDS_AUTHENTICATION_PAP | QMI_WDS_AUTHENTICATION_CHAP);
+	reply(q, r, resp, ok);
+}
+
 static void wds_get_packet_statistics(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(
@@ -1772,7 +1832,9 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_WDS, 0x0021, wds_stop_network },
 	{ QMI_SERVICE_WDS, WDS_PACKET_SERVICE_STATUS, wds_get_packet_service_status },
 	{ QMI_SERVICE_WDS, 0x0024, wds_get_packet_statistics },
+	{ QMI_SERVICE_WDS, 0x002B, wds_get_profile_settings },
 	{ QMI_SERVICE_WDS, 0x002D, wds_get_current_settings },
+	{ QMI_SERVICE_WDS, 0x0049, wds_get_default_profile_number },
 	{ QMI_SERVICE_WDS, 0x004D, wds_set_ip_family },
 	{ QMI_SERVICE_WDS, 0x00A2, wds_bind_mux_data_port },
 };

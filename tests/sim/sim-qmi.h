@@ -45,7 +45,11 @@
  *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
  *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
  *       0x0024 Get Packet Statistics (byte counters 0x19/0x1A, 0; OUT_OF_CALL without a
- *       session, the counters still in the answer), 0x002D Get Current Settings,
+ *       session, the counters still in the answer), 0x002B Get Profile Settings (3GPP
+ *       profile N = the Nth APN: name, PDP type IPv4v6, APN, user and PAP|CHAP when it has
+ *       credentials; another index EXTENDED_INTERNAL + 0xE0 invalid profile number (5),
+ *       3GPP2 + invalid profile type (4)), 0x0049 Get Default Profile Number (1),
+ *       0x002D Get Current Settings,
  *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
  *

@@ -215,6 +215,20 @@ MMModem3gppFacility mmd_facility_locks(bool have_pin1, uint8_t pin1_state)
 	}
 }
 
+MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type)
+{
+	switch (pdp_type) {
+	case QMI_WDS_PDP_TYPE_IPV4:
+		return MM_BEARER_IP_FAMILY_IPV4;
+	case QMI_WDS_PDP_TYPE_IPV6:
+		return MM_BEARER_IP_FAMILY_IPV6;
+	case QMI_WDS_PDP_TYPE_IPV4_OR_IPV6:
+		return MM_BEARER_IP_FAMILY_IPV4V6;
+	default:
+		return MM_BEARER_IP_FAMILY_NONE;
+	}
+}
+
 MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached)
 {
 	if (ps_attached > 0)

@@ -51,6 +51,9 @@ size_t mmd_lte_bands(const uint64_t bits[4], MMModemBand *bands, size_t max);
  * not known: UNKNOWN), and the facility locks it means. */
 MMModemLock mmd_unlock_required(bool have_pin1, uint8_t pin1_state);
 MMModem3gppFacility mmd_facility_locks(bool have_pin1, uint8_t pin1_state);
+/* A profile's PDP type (QmiWdsPdpType; -1 unknown) as a bearer's IP family; NONE for PPP
+ * and unknown. */
+MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type);
 /* PS attach state from NAS Get Serving System (1, 0, -1 unknown). */
 MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached);
 

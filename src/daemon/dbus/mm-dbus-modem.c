@@ -156,6 +156,15 @@ static void sync_info(struct mmd_modem *mm)
 	mm_gdbus_modem3gpp_set_enabled_facility_locks(
 		g, mmd_facility_locks(info->have_pin1, info->pin1_state));
 	mm_gdbus_modem3gpp_set_packet_service_state(g, mmd_packet_service_state(info->ps_attached));
+	/* What LTE attaches with: the default profile's APN and PDP type. */
+	if (info->attach_apn) {
+		g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+		g_variant_builder_add(&b, "{sv}", "apn", g_variant_new_string(info->attach_apn));
+		MMBearerIpFamily family = mmd_ip_family_from_pdp(info->attach_pdp_type);
+		if (family != MM_BEARER_IP_FAMILY_NONE)
+			g_variant_builder_add(&b, "{sv}", "ip-type", g_variant_new_uint32(family));
+		mm_gdbus_modem3gpp_set_initial_eps_bearer_settings(g, g_variant_builder_end(&b));
+	}
 }
 
 static void sync_properties(struct mmd_modem *mm)

@@ -84,6 +84,10 @@ struct qmi_modem_info {
 	int mnc_length;	     /* EF_AD: 2 or 3; 0 unknown */
 	char *spn;	     /* EF_SPN; NULL unknown */
 	char operator_id[8]; /* MCC+MNC from EF_IMSI and EF_AD; "" unknown */
+
+	/* The default 3GPP profile (WDS), what LTE attaches with. */
+	char *attach_apn;    /* NULL unknown */
+	int attach_pdp_type; /* QmiWdsPdpType; -1 unknown */
 };
 
 /* The outcome of a PIN verification, in the terms clients need. */
@@ -112,6 +116,7 @@ struct qmi_modem {
 	QmiClient *nas;
 	QmiClient *wda;
 	QmiClient *uim; /* optional: allocated once ready, if the modem has the service */
+	QmiClient *wds; /* the modem's own, for its profiles (sessions have theirs) */
 	GCancellable *cancellable; /* cancels everything of the current open attempt */
 	ev_timer radio_poll;
 	ev_timer retry;

@@ -2,7 +2,7 @@
 /*
  * What the modem says about itself and its SIM beyond identity (qmi-modem.h, struct
  * qmi_modem_info): hardware revision, capabilities, bands, mode preference, own number
- * (DMS, NAS), and the SIM through the UIM service: card and PIN1 state, EF_ICCID, EF_IMSI,
+ * (DMS, NAS), the default (LTE attach) profile (WDS), and the SIM through the UIM service: card and PIN1 state, EF_ICCID, EF_IMSI,
  * EF_AD, EF_SPN. Firmware without the old DMS UIM messages (Sierra MDM9x30) has only UIM;
  * firmware without UIM keeps the DMS UIM answers (qmi-modem.c). Every query is optional: a
  * failure leaves its fields unknown and costs nothing else.
@@ -28,7 +28,8 @@ void qmi_info_clear(struct qmi_modem_info *info)
 	free(info->hardware_revision);
 	free(info->msisdn);
 	free(info->spn);
-	*info = (struct qmi_modem_info){ .ps_attached = -1 };
+	free(info->attach_apn);
+	*info = (struct qmi_modem_info){ .ps_attached = -1, .attach_pdp_type = -1 };
 }
 
 bool qmi_info_sim_locked(const struct qmi_modem_info *info)
@@ -477,6 +478,80 @@ void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, qmi_pin_done don
 				  qm->cancellable, uim_verify_pin_ready, ctx);
 }
 
+/* ---- WDS: the default profile ------------------------------------------------------- */
+
+static void wds_profile_settings_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageWdsGetProfileSettingsOutput) out =
+		qmi_client_wds_get_profile_settings_finish(QMI_CLIENT_WDS(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	QmiWdsPdpType pdp;
+	const char *apn = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!out || !qmi_message_wds_get_profile_settings_output_get_result(out, &error)) {
+		log_debug("modem %s: default profile: %s", qm->path, error->message);
+		return;
+	}
+	/* An empty APN is the network's choice: known, and empty. */
+	if (qmi_message_wds_get_profile_settings_output_get_apn_name(out, &apn, NULL)) {
+		free(qm->info.attach_apn);
+		qm->info.attach_apn = strdup(apn ? apn : "");
+	}
+	if (qmi_message_wds_get_profile_settings_output_get_pdp_type(out, &pdp, NULL))
+		qm->info.attach_pdp_type = (int)pdp;
+}
+
+static void wds_default_profile_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageWdsGetDefaultProfileNumberOutput) out =
+		qmi_client_wds_get_default_profile_number_finish(QMI_CLIENT_WDS(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	guint8 index;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!out || !qmi_message_wds_get_default_profile_number_output_get_result(out, &error) ||
+	    !qmi_message_wds_get_default_profile_number_output_get_index(out, &index, NULL)) {
+		log_debug("modem %s: default profile number: %s", qm->path,
+			  error ? error->message : "not in the answer");
+		return;
+	}
+	g_autoptr(QmiMessageWdsGetProfileSettingsInput) in =
+		qmi_message_wds_get_profile_settings_input_new();
+	qmi_message_wds_get_profile_settings_input_set_profile_id(in, QMI_WDS_PROFILE_TYPE_3GPP,
+								  index, NULL);
+	qmi_client_wds_get_profile_settings(QMI_CLIENT_WDS(qm->wds), in, QMI_INFO_TIMEOUT_SECONDS,
+					    qm->cancellable, wds_profile_settings_ready, qm);
+}
+
+static void wds_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
+	struct qmi_modem *qm = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&client);
+		return;
+	}
+	if (!client) {
+		log_debug("modem %s: WDS client for profiles: %s", qm->path, error->message);
+		return;
+	}
+	qm->wds = client;
+	g_autoptr(QmiMessageWdsGetDefaultProfileNumberInput) in =
+		qmi_message_wds_get_default_profile_number_input_new();
+	qmi_message_wds_get_default_profile_number_input_set_profile_type(
+		in, QMI_WDS_PROFILE_TYPE_3GPP, QMI_WDS_PROFILE_FAMILY_EMBEDDED, NULL);
+	qmi_client_wds_get_default_profile_number(QMI_CLIENT_WDS(qm->wds), in,
+						  QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+						  wds_default_profile_ready, qm);
+}
+
 /* ---- all of it, once ready ------------------------------------------------------------- */
 
 void qmi_info_query(struct qmi_modem *qm)
@@ -495,6 +570,10 @@ void qmi_info_query(struct qmi_modem *qm)
 		qmi_client_nas_get_system_selection_preference(
 			QMI_CLIENT_NAS(qm->nas), NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
 			nas_selection_preference_ready, qm);
+	if (!qm->wds)
+		qmi_device_allocate_client(qm->device, QMI_SERVICE_WDS, QMI_CID_NONE,
+					   QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+					   wds_allocate_ready, qm);
 	if (!qm->uim)
 		qmi_device_allocate_client(qm->device, QMI_SERVICE_UIM, QMI_CID_NONE,
 					   QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,

@@ -37,7 +37,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	ev_timer_stop(qm->loop, &qm->radio_poll);
 	if (qm->device && qm->state == QMI_MODEM_STATE_READY) {
 		/* Give the client ids back so the modem does not run out of them. */
-		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda, &qm->uim };
+		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds };
 		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
 			if (*clients[i])
 				qmi_device_release_client(
@@ -49,6 +49,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->nas);
 	g_clear_object(&qm->wda);
 	g_clear_object(&qm->uim);
+	g_clear_object(&qm->wds);
 	qmi_info_clear(&qm->info);
 	if (qm->device)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
@@ -649,6 +650,7 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 	qm->userdata = userdata;
 	qm->data_interface = -1;
 	qm->info.ps_attached = -1;
+	qm->info.attach_pdp_type = -1;
 	snprintf(qm->registration, sizeof(qm->registration), "unknown");
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
