@@ -1582,6 +1582,38 @@ static void test_uim(void)
 	EXPECT_EQ(simple(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0034), 0);
 }
 
+static QmiMessage *profile_request(uint8_t cid, uint16_t message, uint8_t type, uint8_t second)
+{
+	QmiMessage *req = request(QMI_SERVICE_WDS, cid, message);
+
+	add_bytes(req, 0x01, (uint8_t[]){ type, second }, 2);
+	return exchange(req);
+}
+
+/* The default profile is 1; profile N is the Nth APN; others are refused as firmware does. */
+static void test_profiles_wds(void)
+{
+	engine_new();
+	uint8_t wds = allocate(QMI_SERVICE_WDS);
+
+	QmiMessage *resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP,
+					   QMI_WDS_PROFILE_FAMILY_EMBEDDED);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u8(resp, 0x01), 1);
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 1);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_TRUE(tlv_string_is(resp, 0x14, "internet"));
+	EXPECT_EQ(tlv_u8(resp, 0x11), QMI_WDS_PDP_TYPE_IPV4_OR_IPV6);
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 2);
+	EXPECT_TRUE(tlv_string_is(resp, 0x14, "secure") && tlv_string_is(resp, 0x1B, "alice"));
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 3);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_NUMBER);
+	resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP2, 0);
+	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE);
+	EXPECT_EQ(simple(QMI_SERVICE_WDS, wds, 0x002B), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+}
+
 int main(void)
 {
 	sent = g_ptr_array_new_with_free_func((GDestroyNotify)qmi_message_unref);
@@ -1591,6 +1623,7 @@ int main(void)
 	test_ctl();
 	test_dms_nas();
 	test_uim();
+	test_profiles_wds();
 	test_wda();
 	test_session();
 	test_session_failures();
