@@ -1662,8 +1662,9 @@ static int profile_key(struct sim_qmi *q, const struct req *r, uint8_t *ret_seco
 	const uint8_t *v = get_raw(r, 0x01, &len);
 
 	if (!v || len != 2) {
-		reply_error(q, r, v ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
-				    : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		reply_error(q, r,
+			    v ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+			      : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
 		return -1;
 	}
 	if (v[0] != QMI_WDS_PROFILE_TYPE_3GPP) {
