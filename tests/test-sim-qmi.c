@@ -1579,6 +1579,8 @@ static void test_uim(void)
 	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x003C), 0);
 	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0043), 0);
 	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0045), 0);
+	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
+		  QMI_DMS_OPERATING_MODE_ONLINE);
 	EXPECT_EQ(simple(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0034), 0);
 }
 

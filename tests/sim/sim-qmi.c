@@ -711,6 +711,13 @@ static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_IMSI));
 }
 
+/* Online: the sim is never in low power (a locked SIM does not change that). */
+static void dms_get_operating_mode(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u8(resp, 0x01, QMI_DMS_OPERATING_MODE_ONLINE));
+}
+
 static void dms_get_hardware_revision(struct sim_qmi *q, const struct req *r)
 {
 	dms_string(q, r, SIM_QMI_HW_REVISION);
@@ -1817,6 +1824,7 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0024, dms_get_msisdn },
 	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
 	{ QMI_SERVICE_DMS, 0x002C, dms_get_hardware_revision },
+	{ QMI_SERVICE_DMS, 0x002D, dms_get_operating_mode },
 	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },

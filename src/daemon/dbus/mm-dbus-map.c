@@ -229,6 +229,23 @@ MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type)
 	}
 }
 
+MMModemPowerState mmd_power_state(int operating_mode)
+{
+	switch (operating_mode) {
+	case QMI_DMS_OPERATING_MODE_ONLINE:
+		return MM_MODEM_POWER_STATE_ON;
+	case QMI_DMS_OPERATING_MODE_LOW_POWER:
+	case QMI_DMS_OPERATING_MODE_PERSISTENT_LOW_POWER:
+	case QMI_DMS_OPERATING_MODE_MODE_ONLY_LOW_POWER:
+		return MM_MODEM_POWER_STATE_LOW;
+	case QMI_DMS_OPERATING_MODE_OFFLINE:
+	case QMI_DMS_OPERATING_MODE_SHUTTING_DOWN:
+		return MM_MODEM_POWER_STATE_OFF;
+	default:
+		return MM_MODEM_POWER_STATE_UNKNOWN; /* factory test, reset, unknown */
+	}
+}
+
 MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached)
 {
 	if (ps_attached > 0)

@@ -54,6 +54,8 @@ MMModem3gppFacility mmd_facility_locks(bool have_pin1, uint8_t pin1_state);
 /* A profile's PDP type (QmiWdsPdpType; -1 unknown) as a bearer's IP family; NONE for PPP
  * and unknown. */
 MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type);
+/* DMS Get Operating Mode (QmiDmsOperatingMode, -1 unknown) as Modem.PowerState. */
+MMModemPowerState mmd_power_state(int operating_mode);
 /* PS attach state from NAS Get Serving System (1, 0, -1 unknown). */
 MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached);
 

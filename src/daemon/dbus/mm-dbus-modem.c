@@ -107,6 +107,9 @@ static void sync_info(struct mmd_modem *mm)
 	GVariantBuilder b;
 
 	mm_gdbus_modem_set_hardware_revision(i, str(info->hardware_revision));
+	/* A modem that granted a data format is on: ON (set_unknowns) until it says more. */
+	if (info->operating_mode >= 0)
+		mm_gdbus_modem_set_power_state(i, mmd_power_state(info->operating_mode));
 	mm_gdbus_modem_set_own_numbers(i, info->msisdn
 						  ? (const gchar *const[]){ info->msisdn, NULL }
 						  : (const gchar *const[]){ NULL });

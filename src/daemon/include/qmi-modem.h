@@ -73,7 +73,8 @@ struct qmi_modem_info {
 	uint16_t mode_preference; /* NAS System Selection Preference: QmiNasRatModePreference */
 	uint64_t lte_bands[QMI_LTE_BAND_WORDS];		/* DMS Get Band Capabilities */
 	uint64_t lte_bands_allowed[QMI_LTE_BAND_WORDS]; /* NAS ... LTE band preference */
-	int ps_attached; /* NAS Get Serving System: 1 attached, 0 detached, -1 unknown */
+	int ps_attached;    /* NAS Get Serving System: 1 attached, 0 detached, -1 unknown */
+	int operating_mode; /* DMS Get Operating Mode: QmiDmsOperatingMode, -1 unknown */
 
 	/* The SIM through the UIM service (GW primary application). */
 	bool uim; /* the modem has a UIM service */

@@ -29,7 +29,9 @@ void qmi_info_clear(struct qmi_modem_info *info)
 	free(info->msisdn);
 	free(info->spn);
 	free(info->attach_apn);
-	*info = (struct qmi_modem_info){ .ps_attached = -1, .attach_pdp_type = -1 };
+	*info = (struct qmi_modem_info){ .ps_attached = -1,
+					 .attach_pdp_type = -1,
+					 .operating_mode = -1 };
 }
 
 bool qmi_info_sim_locked(const struct qmi_modem_info *info)
@@ -63,6 +65,24 @@ static void dms_hardware_revision_ready(GObject *src, GAsyncResult *res, gpointe
 		set_string(&qm->info.hardware_revision, value);
 	else
 		log_debug("modem %s: hardware revision: %s", qm->path,
+			  error ? error->message : "not in the answer");
+}
+
+static void dms_operating_mode_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageDmsGetOperatingModeOutput) out =
+		qmi_client_dms_get_operating_mode_finish(QMI_CLIENT_DMS(src), res, &error);
+	struct qmi_modem *qm = user_data;
+	QmiDmsOperatingMode mode;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (out && qmi_message_dms_get_operating_mode_output_get_result(out, &error) &&
+	    qmi_message_dms_get_operating_mode_output_get_mode(out, &mode, NULL))
+		qm->info.operating_mode = (int)mode;
+	else
+		log_debug("modem %s: operating mode: %s", qm->path,
 			  error ? error->message : "not in the answer");
 }
 
@@ -566,6 +586,8 @@ void qmi_info_query(struct qmi_modem *qm)
 					     dms_band_capabilities_ready, qm);
 	qmi_client_dms_get_msisdn(dms, NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
 				  dms_msisdn_ready, qm);
+	qmi_client_dms_get_operating_mode(dms, NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+					  dms_operating_mode_ready, qm);
 	if (qm->nas)
 		qmi_client_nas_get_system_selection_preference(
 			QMI_CLIENT_NAS(qm->nas), NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,

@@ -651,6 +651,7 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 	qm->data_interface = -1;
 	qm->info.ps_attached = -1;
 	qm->info.attach_pdp_type = -1;
+	qm->info.operating_mode = -1;
 	snprintf(qm->registration, sizeof(qm->registration), "unknown");
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
