@@ -319,6 +319,18 @@ const struct sim_profile sim_profiles[] = {
 		.quirks = { .data_interface = SIM_QMI_DATA_INTERFACE_DEFAULT,
 			    .require_endpoint_info = true },
 	},
+	{
+		/* Sierra MDM9x30 (EM7455; qmi_wwan: interface 8): the old DMS UIM messages are
+		 * InvalidQmiCommand (libqmi-devel 2015-11, openwrt/packages#10565), the SIM is
+		 * only reachable through UIM. Its data format grant is not public: the default's. */
+		.name = "mdm9x30",
+		.summary = "Sierra MDM9x30 (EM7455): no DMS UIM messages, SIM through UIM only",
+		.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 8, .no_dms_uim = true },
+	},
 	{ .name = NULL },
 };
 

@@ -279,6 +279,7 @@ static void finish_connect(struct mmd_bearer *b, const struct session *s, const 
 	char err[256];
 	b->connect = NULL;
 	d->connect_failures++;
+	b->failed_attempts++;
 	set_connection_error(b, error);
 	/* A failed start leaves no mux behind: the client decides what comes next. */
 	mmd_bearer_disconnect(b, err, sizeof(err));
@@ -310,6 +311,11 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	}
 	if (connected && !b->was_connected)
 		set_connection_error(b, NULL);
+	gint64 now = g_get_monotonic_time();
+	if (connected && !b->was_connected)
+		b->connected_since = now;
+	else if (!connected && b->was_connected)
+		b->connected_total += now - b->connected_since;
 	b->was_connected = connected;
 
 	MmGdbusBearer *i = b->iface;
@@ -325,6 +331,18 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	if (ms) {
 		g_variant_builder_add(&st, "{sv}", "rx-bytes", g_variant_new_uint64(ms->rx_bytes));
 		g_variant_builder_add(&st, "{sv}", "tx-bytes", g_variant_new_uint64(ms->tx_bytes));
+	}
+	/* Seconds connected now and in all; Connect calls and failures (D-Bus bearers). */
+	gint64 current = connected ? now - b->connected_since : 0;
+	g_variant_builder_add(&st, "{sv}", "duration",
+			      g_variant_new_uint32((guint32)(current / G_USEC_PER_SEC)));
+	g_variant_builder_add(
+		&st, "{sv}", "total-duration",
+		g_variant_new_uint32((guint32)((b->connected_total + current) / G_USEC_PER_SEC)));
+	if (b->from_dbus) {
+		g_variant_builder_add(&st, "{sv}", "attempts", g_variant_new_uint32(b->attempts));
+		g_variant_builder_add(&st, "{sv}", "failed-attempts",
+				      g_variant_new_uint32(b->failed_attempts));
 	}
 	mm_gdbus_bearer_set_stats(i, g_variant_builder_end(&st));
 }
@@ -409,6 +427,7 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 		return;
 	}
 	d->connects++;
+	b->attempts++;
 	b->mux_id = id;
 	b->connect = inv;
 	b->connect_simple = simple;

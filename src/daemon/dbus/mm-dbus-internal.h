@@ -36,6 +36,10 @@ struct mmd_bearer {
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
 	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
 	bool was_connected;
+	/* Stats: Connect calls and their failures, time connected (monotonic, us). */
+	unsigned attempts, failed_attempts;
+	gint64 connected_since;
+	gint64 connected_total;
 };
 
 /* A Simple.Connect waiting for the modem to register. */
@@ -65,6 +69,7 @@ struct mmd_modem {
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
+	struct mmd_pin_call *pin_call; /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 };
 
 struct mm_dbus {
@@ -113,6 +118,12 @@ bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct
 
 /* Answer with error and count it by its D-Bus name (takes nothing: error stays the caller's). */
 void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error);
+/* mm-dbus-sim.c: the SIM's methods (SendPin). */
+void mmd_sim_init(struct mmd_modem *mm);
+void mmd_sim_free(struct mmd_modem *mm);
+/* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
+void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
 /* Answer with a ModemManager error and count it. */
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,
 		const char *fmt, ...) G_GNUC_PRINTF(5, 6);

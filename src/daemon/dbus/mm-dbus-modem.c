@@ -97,6 +97,80 @@ static void set_unknowns(struct mmd_modem *mm)
 		g, g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0));
 }
 
+/*
+ * What the modem told about itself beyond identity (qmi_modem_info): each property keeps its
+ * "unknown" value (set_unknowns) until the modem answered the query behind it.
+ */
+static void sync_info(struct mmd_modem *mm)
+{
+	const struct qmi_modem_info *info = &modem_qmi(mm->modem)->info;
+	MmGdbusModem *i = mm->iface;
+	GVariantBuilder b;
+
+	mm_gdbus_modem_set_hardware_revision(i, str(info->hardware_revision));
+	/* A modem that granted a data format is on: ON (set_unknowns) until it says more. */
+	if (info->operating_mode >= 0)
+		mm_gdbus_modem_set_power_state(i, mmd_power_state(info->operating_mode));
+	mm_gdbus_modem_set_own_numbers(i, info->msisdn
+						  ? (const gchar *const[]){ info->msisdn, NULL }
+						  : (const gchar *const[]){ NULL });
+	if (info->radio_interfaces) {
+		MMModemMode modes = mmd_modes_from_radio(info->radio_interfaces);
+		MMModemMode allowed[8];
+		size_t n = mmd_supported_modes(modes, allowed, G_N_ELEMENTS(allowed));
+
+		g_variant_builder_init(&b, G_VARIANT_TYPE("a(uu)"));
+		for (size_t k = 0; k < n; k++)
+			g_variant_builder_add(&b, "(uu)", allowed[k], MM_MODEM_MODE_NONE);
+		mm_gdbus_modem_set_supported_modes(i, g_variant_builder_end(&b));
+		/* What the modem may use now: its mode preference within what it has. */
+		MMModemMode current = modes;
+		if (info->have_mode_preference &&
+		    (mmd_modes_from_preference(info->mode_preference) & modes))
+			current = mmd_modes_from_preference(info->mode_preference) & modes;
+		mm_gdbus_modem_set_current_modes(
+			i, g_variant_new("(uu)", current, MM_MODEM_MODE_NONE));
+	}
+	MMModemBand bands[256];
+	size_t n = mmd_lte_bands(info->lte_bands, bands, G_N_ELEMENTS(bands));
+	if (n) {
+		mm_gdbus_modem_set_supported_bands(
+			i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32, bands, n,
+						     sizeof(guint32)));
+		/* Allowed now: the LTE band preference, or every band when it says none. */
+		size_t k = mmd_lte_bands(info->lte_bands_allowed, bands, G_N_ELEMENTS(bands));
+		if (!k)
+			k = mmd_lte_bands(info->lte_bands, bands, G_N_ELEMENTS(bands));
+		mm_gdbus_modem_set_current_bands(i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32,
+									      bands, k,
+									      sizeof(guint32)));
+	}
+	/* The lock as UIM tells it; a modem without UIM cannot (NONE, set by the caller). */
+	if (info->uim)
+		mm_gdbus_modem_set_unlock_required(
+			i, mmd_unlock_required(info->have_pin1, info->pin1_state));
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
+	if (info->have_pin1) {
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PIN, info->pin1_retries);
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PUK, info->puk1_retries);
+	}
+	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
+
+	MmGdbusModem3gpp *g = mm->m3gpp;
+	mm_gdbus_modem3gpp_set_enabled_facility_locks(
+		g, mmd_facility_locks(info->have_pin1, info->pin1_state));
+	mm_gdbus_modem3gpp_set_packet_service_state(g, mmd_packet_service_state(info->ps_attached));
+	/* What LTE attaches with: the default profile's APN and PDP type. */
+	if (info->attach_apn) {
+		g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+		g_variant_builder_add(&b, "{sv}", "apn", g_variant_new_string(info->attach_apn));
+		MMBearerIpFamily family = mmd_ip_family_from_pdp(info->attach_pdp_type);
+		if (family != MM_BEARER_IP_FAMILY_NONE)
+			g_variant_builder_add(&b, "{sv}", "ip-type", g_variant_new_uint32(family));
+		mm_gdbus_modem3gpp_set_initial_eps_bearer_settings(g, g_variant_builder_end(&b));
+	}
+}
+
 static void sync_properties(struct mmd_modem *mm)
 {
 	const struct qmi_modem *qm = modem_qmi(mm->modem);
@@ -144,11 +218,17 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_bearers(i, paths);
 	mm_gdbus_modem_set_unlock_required(
 		i, qm->state == QMI_MODEM_STATE_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
+	if (qm->state == QMI_MODEM_STATE_READY)
+		sync_info(mm);
+	in.locked = qmi_info_sim_locked(&qm->info);
 
 	MMModemAccessTechnology act = qm->state == QMI_MODEM_STATE_READY
 					      ? mmd_access_technology(qm->access_technology)
 					      : MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN;
-	MMModemCapability caps = mmd_capabilities(act);
+	/* What the modem says it has (DMS), else what its access technology proves. */
+	MMModemCapability caps = qm->info.radio_interfaces
+					 ? mmd_capabilities_from_radio(qm->info.radio_interfaces)
+					 : mmd_capabilities(act);
 	mm_gdbus_modem_set_access_technologies(i, act);
 	mm_gdbus_modem_set_current_capabilities(i, caps);
 	mm_gdbus_modem_set_supported_capabilities(
@@ -189,11 +269,15 @@ static void sync_sim(struct mmd_modem *mm)
 	MmGdbusSim *s = mm->sim;
 	g_autoptr(GError) error = NULL;
 
-	if (!qm->iccid && !qm->imsi)
+	/* A card UIM reports present is a SIM even before its files are read (NetworkManager
+	 * waits for the object). */
+	if (!qm->iccid && !qm->imsi && qm->info.card != QMI_CARD_PRESENT)
 		return;
 	mm_gdbus_sim_set_active(s, TRUE);
 	mm_gdbus_sim_set_sim_identifier(s, str(qm->iccid));
 	mm_gdbus_sim_set_imsi(s, str(qm->imsi));
+	mm_gdbus_sim_set_operator_identifier(s, qm->info.operator_id);
+	mm_gdbus_sim_set_operator_name(s, str(qm->info.spn));
 	if (mm->sim_path[0] || !mm->bus->conn)
 		return;
 	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
@@ -602,6 +686,10 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 	if (mm->disabled)
 		modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
 	sync_properties(mm);
+	if (mm->state == MM_MODEM_STATE_LOCKED) {
+		mmd_reject_locked(mm, inv);
+		return TRUE;
+	}
 	if (mm->state == MM_MODEM_STATE_FAILED) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
 			   "The modem failed (%s)", modem_state(mm->modem));
@@ -733,6 +821,7 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-connect", G_CALLBACK(handle_simple_connect), mm);
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
+	mmd_sim_init(mm);
 	return mm;
 }
 
@@ -746,6 +835,7 @@ void mmd_modem_free(struct mmd_modem *mm)
 	free(mm->parked);
 	g_signal_handlers_disconnect_by_data(mm->iface, mm);
 	g_signal_handlers_disconnect_by_data(mm->simple, mm);
+	mmd_sim_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);
