@@ -31,6 +31,7 @@ struct modem {
 	struct wdm *wdm;
 	struct qmi_modem *qm;
 	struct mbim_modem *mm;
+	struct qmi_modem_info mbim_info; /* what modem_view() shows of an MBIM modem: unknown */
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
 	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
@@ -317,6 +318,11 @@ const struct qmi_modem *modem_qmi(const struct modem *m)
 	return m->qm;
 }
 
+struct qmi_modem *modem_qmi_control(struct modem *m)
+{
+	return m->qm;
+}
+
 static enum qmi_modem_state mbim_to_qmi_state(enum mbim_modem_state s)
 {
 	switch (s) {
@@ -352,6 +358,8 @@ bool modem_view(const struct modem *m, struct modem_view *ret)
 			.operator_desc = qm->operator_desc,
 			.have_signal = qm->have_signal,
 			.rssi = qm->rssi,
+			.info = &qm->info,
+			.tells_registration = qm->nas != NULL,
 		};
 		return true;
 	}
@@ -372,6 +380,8 @@ bool modem_view(const struct modem *m, struct modem_view *ret)
 			.operator_desc = mm->operator_desc,
 			.have_signal = mm->have_signal,
 			.rssi = mm->rssi,
+			.info = &m->mbim_info,
+			.tells_registration = true,
 		};
 		return true;
 	}
@@ -902,6 +912,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	m->rtnl = rtnl;
 	snprintf(m->name, sizeof(m->name), "%s", cfg->name);
 	m->device = cfg->device;
+	qmi_info_clear(&m->mbim_info); /* the "unknown" values; never filled */
 	if (cb)
 		m->cb = *cb;
 	m->userdata = userdata;

@@ -104,6 +104,8 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
  * NULL when the modem has no such mux.
  */
 const struct qmi_modem *modem_qmi(const struct modem *m);
+/* The same to act on the modem (SendPin: a PIN for its SIM). */
+struct qmi_modem *modem_qmi_control(struct modem *m);
 
 /*
  * The modem as its control plane knows it, QMI or MBIM alike (for the D-Bus side). Strings
@@ -118,6 +120,9 @@ struct modem_view {
 	const char *operator_code, *operator_desc;
 	bool have_signal;
 	int rssi; /* dBm */
+	/* QMI's further facts (qmi_modem_info); for MBIM all "unknown" (never NULL). */
+	const struct qmi_modem_info *info;
+	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
 };
 /* false with control = none: no control plane to speak of. */
 bool modem_view(const struct modem *m, struct modem_view *ret);

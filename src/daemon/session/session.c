@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns.h"
 #include "log.h"
 #include "rtnl.h"
 #include "session.h"
@@ -95,6 +96,19 @@ static bool prefix_equal(const struct config_prefix *a, const struct config_pref
 	return a->family == 0 || memcmp(&a->addr, &b->addr, n) == 0;
 }
 
+/* The network's DNS servers, for systemd-resolved or resolvconf (dns.h). */
+static void session_apply_dns(struct session *s, int ifindex)
+{
+	struct config_prefix servers[DNS_MAX_SERVERS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->n_fam; i++)
+		for (unsigned j = 0; j < 2 && s->fam[i].handle && s->fam[i].settings.valid; j++)
+			if (s->fam[i].settings.dns[j].family && n < DNS_MAX_SERVERS)
+				servers[n++] = s->fam[i].settings.dns[j];
+	dns_link_set(ifindex, mux_netdev(s->mux)->name, servers, n, s->cfg.default_route);
+}
+
 void session_apply(struct session *s)
 {
 	struct rtnl *rtnl = s->rtnl;
@@ -143,6 +157,7 @@ void session_apply(struct session *s)
 					mux_netdev(s->mux)->name, session_family_name(f));
 		}
 	}
+	session_apply_dns(s, ifindex);
 	if (mtu != s->cfg.mtu) {
 		r = rtnl_link_set(rtnl, ifindex, mtu, true,
 				  mux_netdev(s->mux)->kind == NETDEV_KIND_TAP_XDP);
@@ -206,8 +221,11 @@ void session_init(struct session *s, struct ev_loop *loop, struct rtnl *rtnl, st
 
 void session_free_async(struct session *s)
 {
-	if (s)
-		s->ops->free_async(s);
+	if (!s)
+		return;
+	if (!s->cfg.client_managed)
+		dns_link_clear(mux_netdev(s->mux)->ifindex);
+	s->ops->free_async(s);
 }
 
 void session_modem_lost(struct session *s)
