@@ -70,6 +70,7 @@ bool ntb_setup_next(struct ntb_setup *ns, struct transport *t, struct ntb_setup_
 			req->value = CDC_NCM_CRC_NOT_APPENDED;
 			return true;
 		}
+		n->crc_refused = true; /* not offered: nothing to turn off */
 		__attribute__((fallthrough));
 	case NTB_SETUP_SET_CRC_MODE:
 		if (n->params.formats & NTB_FORMATS_32) {

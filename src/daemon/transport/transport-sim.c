@@ -205,7 +205,7 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 		sim_announce(s);
 		return;
 	}
-	t->ntb = (struct transport_ntb){ .format = NTB_FORMAT_16 };
+	t->ntb = (struct transport_ntb){ .format = NTB_FORMAT_16, .control_interface = -1 };
 	if (len < sizeof(d) + sizeof(md) ||
 	    (memcpy(&md, buf + sizeof(d), sizeof(md)),
 	     ntb_params_parse(md.ntb_parameters, sizeof(md.ntb_parameters), &t->ntb.params) < 0)) {
