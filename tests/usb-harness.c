@@ -152,6 +152,7 @@ struct modem {
 	bool have_params;
 	unsigned ntb_format; /* 0 NTB16, 1 NTB32 */
 	guint32 ntb_in_size;
+	guint16 resp_wlength; /* of the last GET_ENCAPSULATED_RESPONSE */
 	bool start_plugged;
 	const char *driver; /* the kernel driver bound to the interface */
 	guint8 descriptors[192];
@@ -580,6 +581,7 @@ static void control_locked(struct modem *m, struct urb *u)
 		complete_locked(m, u, 0, room);
 	} else if (rt == 0xa1 && req == 0x01) { /* GET_ENCAPSULATED_RESPONSE */
 		GBytes *r = g_queue_pop_head(&m->encap);
+		m->resp_wlength = length;
 		gsize n = 0;
 		if (r) {
 			const guint8 *d = g_bytes_get_data(r, &n);
@@ -1212,6 +1214,7 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 	fprintf(f, "%spresent=%d\n", prefix, m->plugged);
 	fprintf(f, "%sclass_sequence=%s\n", prefix, m->sequence->str);
 	fprintf(f, "%sdata_alt=%u\n", prefix, m->data_alt);
+	fprintf(f, "%sresp_wlength=%u\n", prefix, m->resp_wlength);
 	fprintf(f, "%sdevnum=%u\n", prefix, m->plugged ? m->devnum : 0);
 }
 
