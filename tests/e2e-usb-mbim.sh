@@ -33,7 +33,8 @@ sed -i "s|^device = .*|device = usb:1199:9079|" "$E2E_TMP/qmapd.conf"
 start_sim --mbim --ntb "${NTB:-16}" --ntb-out-divisor 4 --ntb-out-alignment 4
 
 mkfifo "$E2E_TMP/usb.ctl"
-umockdev-wrapper "$HARNESS" --modem "kind=mbim,sim=$E2E_TMP/sim.sock" \
+# FN_MTU: the extended descriptor's wMTU; below the muxes' 1500 qmapd warns at connect.
+umockdev-wrapper "$HARNESS" --modem "kind=mbim,sim=$E2E_TMP/sim.sock,mtu=${FN_MTU:-1500}" \
 	--dir-file "$E2E_TMP/umockdev.dir" --control "$E2E_TMP/usb.ctl" \
 	--stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
 E2E_PIDS+=($!)
@@ -84,7 +85,14 @@ expect_eq "communications interface" "$(jq -r '.ntb["control-interface"]' <<<"$d
 expect_eq "data alternate setting" "$(jq -r '.ntb["data-alt-setting"]' <<<"$df")" 1
 expect_eq "wMaxControlMessage" "$(jq -r '.ntb["max-control-message"]' <<<"$df")" 4096
 expect_eq "wMaxSegmentSize" "$(jq -r '.ntb["max-segment-size"]' <<<"$df")" 2048
-expect_eq "extended wMTU" "$(jq -r '.ntb.mtu' <<<"$df")" 1500
+expect_eq "extended wMTU" "$(jq -r '.ntb.mtu' <<<"$df")" "${FN_MTU:-1500}"
+if [ "${FN_MTU:-1500}" -lt 1500 ]; then
+	grep -q "mux 1 (qmap1): MTU 1500 is above the MBIM function's ${FN_MTU} bytes" "$E2E_TMP/qmapd.log" ||
+		fail "no warning about the muxes' MTU above the function's wMTU ${FN_MTU}"
+	echo "ok: the MTU above the function's wMTU is warned about"
+else
+	! grep -q "above the MBIM function's" "$E2E_TMP/qmapd.log" || fail "MTU warning without cause"
+fi
 expect_eq "CRC" "$(jq -r '.ntb.crc' <<<"$df")" "not offered"
 in_size=$(jq -r '.["dl-max-size"]' <<<"$df")
 expect_ge "negotiated NTB input size" "$in_size" 2048
