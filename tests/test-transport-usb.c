@@ -8,7 +8,9 @@
  * with 512-byte control messages and no extended descriptor), what the transport agreed on,
  * 16 bulk IN transfers of the agreed input size in flight, an MBIM OPEN and its OPEN_DONE
  * through encapsulated commands, GET_ENCAPSULATED_RESPONSE asking for wMaxControlMessage,
- * a message larger than it refused; after the transport let go, requests a strict function
+ * the OPEN's MaxControlTransfer lowered to it, longer COMMANDs (whole or in the client's own
+ * fragments) reaching the function in fragments of that size and answered, other messages
+ * larger than it refused; after the transport let go, requests a strict function
  * refuses (another interface, a format change in the data alternate setting, CRC where none
  * is offered) STALL.
  *
@@ -159,21 +161,60 @@ static struct transport *open_modem(struct ev_loop *loop, const char *spec, uint
 	return t;
 }
 
-/* MBIM 1.0 §9.3.1: OPEN with MaxControlTransfer; the answer is OPEN_DONE with status 0. */
+/*
+ * MBIM 1.0 §9.3.1: OPEN with MaxControlTransfer 4096 (what libmbim asks for without the USB
+ * descriptors); the answer is OPEN_DONE with status 0.
+ */
 static void mbim_open(struct ev_loop *loop, struct transport *t, struct seen *seen, uint32_t tid)
 {
 	uint8_t open_msg[16] = { 0x01, 0, 0, 0, 16, 0, 0, 0 };
 	const uint8_t done[16] = { 0x01, 0, 0, 0x80, 16, 0, 0, 0, (uint8_t)tid };
 
 	open_msg[8] = (uint8_t)tid;
-	open_msg[12] = 0x00; /* MaxControlTransfer 512 */
-	open_msg[13] = 0x02;
+	open_msg[13] = 0x10;
 	unsigned before = seen->controls;
 	EXPECT_EQ(transport_control_send(t, open_msg, sizeof(open_msg)), 0);
 	run_until(loop, &seen->controls, before + 1);
 	EXPECT_EQ(seen->controls, before + 1);
 	EXPECT_EQ(seen->control_len, sizeof(done));
 	EXPECT_MEM_EQ(seen->control, done, sizeof(done));
+}
+
+/*
+ * A Basic Connect DEVICE_CAPS query (MBIM 1.0 §10.5.1) with an information buffer of pad
+ * bytes, in `frags` fragments of the client's own making: the function must get it in
+ * fragments of its wMaxControlMessage and answer with a COMMAND_DONE of the transaction.
+ */
+static void mbim_big_command(struct ev_loop *loop, struct transport *t, struct seen *seen,
+			     uint32_t tid, size_t pad, unsigned frags)
+{
+	static const uint8_t basic_connect[16] = { 0xa2, 0x89, 0xcc, 0x33, 0xbc, 0xbb, 0x8b, 0x4f,
+						   0xb6, 0xb0, 0x13, 0x3e, 0xc2, 0xaa, 0xe6, 0xdf };
+	uint8_t body[4096], msg[4096];
+	size_t blen = 28 + pad;
+
+	memcpy(body, basic_connect, 16);
+	memset(body + 16, 0, blen - 16);
+	body[16] = 1;		 /* CID DEVICE_CAPS */
+	body[24] = (uint8_t)pad; /* InformationBufferLength */
+	body[25] = (uint8_t)(pad >> 8);
+	unsigned before = seen->controls;
+	size_t per = (blen + frags - 1) / frags;
+	for (unsigned i = 0; i < frags; i++) {
+		size_t off = i * per, n = blen - off < per ? blen - off : per;
+		uint32_t h[5] = { 3, (uint32_t)(20 + n), tid, frags, i };
+		memcpy(msg, h, sizeof(h)); /* little-endian hosts: the test's build machines */
+		memcpy(msg + 20, body + off, n);
+		EXPECT_EQ(transport_control_send(t, msg, 20 + n), 0);
+	}
+	run_until(loop, &seen->controls, before + 1);
+	EXPECT_GE(seen->controls, before + 1);
+	EXPECT_GE(seen->control_len, 12);
+	uint32_t type, got_tid;
+	memcpy(&type, seen->control, 4);
+	memcpy(&got_tid, seen->control + 8, 4);
+	EXPECT_EQ(type, 0x80000003u); /* COMMAND_DONE: the function put it together */
+	EXPECT_EQ(got_tid, tid);
 }
 
 /* A class request on EP0 from a handle of the test's own: 0, or the libusb error. */
@@ -215,6 +256,7 @@ static int child(void)
 	EXPECT_EQ(harness_num("0.sim_class_stalled"), 0);
 	mbim_open(loop, t0, &s0, 1);
 	EXPECT_EQ(harness_num("0.resp_wlength"), 4096);
+	EXPECT_EQ(harness_num("0.open_max_transfer"), 4096);
 	EXPECT_EQ(harness_num("0.ctrl_commands"), 1);
 
 	/* The Telit-like function: CRC offered (turned off), NTB32 asked for and offered, the
@@ -234,7 +276,16 @@ static int child(void)
 	EXPECT_EQ(harness_num("1.sim_class_stalled"), 0);
 	mbim_open(loop, t1, &s1, 7);
 	EXPECT_EQ(harness_num("1.resp_wlength"), 512);
-	uint8_t big[600] = { 0x03 };
+	EXPECT_EQ(harness_num("1.open_max_transfer"), 512); /* lowered to wMaxControlMessage */
+	/* Longer than 512: sent in fragments of 512, whole or from the client's fragments. */
+	long cmds = harness_num("1.ctrl_commands");
+	mbim_big_command(loop, t1, &s1, 8, 1252, 1); /* 1300 bytes: 3 fragments */
+	EXPECT_EQ(harness_num("1.ctrl_commands"), cmds + 3);
+	mbim_big_command(loop, t1, &s1, 9, 1400, 2); /* 2 of the client's: 1448 bytes, 3 */
+	EXPECT_EQ(harness_num("1.ctrl_commands"), cmds + 6);
+	EXPECT_EQ(harness_num("1.cmd_wlength_max"), 512);
+	/* Other messages cannot be cut: longer than wMaxControlMessage is refused. */
+	uint8_t big[600] = { 0x04, 0, 0, 0, 0x58, 0x02 }; /* HOST_ERROR */
 	EXPECT_EQ(transport_control_send(t1, big, sizeof(big)), -EMSGSIZE);
 
 	/* Let go: the data interface back in alternate setting 0, the kernel driver back. */

@@ -152,7 +152,9 @@ struct modem {
 	bool have_params;
 	unsigned ntb_format; /* 0 NTB16, 1 NTB32 */
 	guint32 ntb_in_size;
-	guint16 resp_wlength; /* of the last GET_ENCAPSULATED_RESPONSE */
+	guint16 resp_wlength;	   /* of the last GET_ENCAPSULATED_RESPONSE */
+	guint16 cmd_wlength_max;   /* the longest SEND_ENCAPSULATED_COMMAND */
+	guint32 open_max_transfer; /* MaxControlTransfer of the last MBIM OPEN */
 	bool start_plugged;
 	const char *driver; /* the kernel driver bound to the interface */
 	guint8 descriptors[192];
@@ -577,6 +579,11 @@ static void control_locked(struct modem *m, struct urb *u)
 			return;
 		}
 		count(m, "ctrl_commands", 1);
+		m->cmd_wlength_max = MAX(m->cmd_wlength_max, length);
+		if (m->kind == KIND_MBIM && room >= 16 && data[0] == 1 && !data[1] && !data[2] &&
+		    !data[3]) /* MBIM OPEN: its MaxControlTransfer */
+			m->open_max_transfer = data[12] | data[13] << 8 | (guint32)data[14] << 16 |
+					       (guint32)data[15] << 24;
 		sim_send_locked(m, TRANSPORT_EP_CONTROL, 0, data, room);
 		complete_locked(m, u, 0, room);
 	} else if (rt == 0xa1 && req == 0x01) { /* GET_ENCAPSULATED_RESPONSE */
@@ -1215,6 +1222,8 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 	fprintf(f, "%sclass_sequence=%s\n", prefix, m->sequence->str);
 	fprintf(f, "%sdata_alt=%u\n", prefix, m->data_alt);
 	fprintf(f, "%sresp_wlength=%u\n", prefix, m->resp_wlength);
+	fprintf(f, "%scmd_wlength_max=%u\n", prefix, m->cmd_wlength_max);
+	fprintf(f, "%sopen_max_transfer=%u\n", prefix, m->open_max_transfer);
 	fprintf(f, "%sdevnum=%u\n", prefix, m->plugged ? m->devnum : 0);
 }
 
