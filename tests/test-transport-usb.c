@@ -12,7 +12,8 @@
  * fragments) reaching the function in fragments of that size and answered, other messages
  * larger than it refused; after the transport let go, requests a strict function
  * refuses (another interface, a format change in the data alternate setting, CRC where none
- * is offered) STALL.
+ * is offered) STALL. A STALLed SET_NTB_INPUT_SIZE leaves the function's maximum; a STALLed
+ * GET_NTB_PARAMETERS fails the claim, which is tried again.
  *
  * The test re-runs itself under umockdev's preload once the harness has set up the testbed;
  * the sims run in a network namespace of the test's own (their TUN devices stay there).
@@ -43,6 +44,7 @@ static const char *tmp_dir;
 
 struct seen {
 	unsigned connected;
+	unsigned disconnected;
 	uint8_t control[4096];
 	size_t control_len;
 	unsigned controls;
@@ -67,6 +69,11 @@ static void on_control(void *userdata, const uint8_t *buf, size_t len)
 static void on_connect(void *userdata)
 {
 	((struct seen *)userdata)->connected++;
+}
+
+static void on_disconnect(void *userdata)
+{
+	((struct seen *)userdata)->disconnected++;
 }
 
 static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
@@ -142,6 +149,7 @@ static struct transport *open_modem(struct ev_loop *loop, const char *spec, uint
 		.on_bulk_in = on_bulk_in,
 		.on_control = on_control,
 		.on_connect = on_connect,
+		.on_disconnect = on_disconnect,
 	};
 	struct transport_params params = {
 		.dl_max_size = 32768,
@@ -288,6 +296,39 @@ static int child(void)
 	uint8_t big[600] = { 0x04, 0, 0, 0, 0x58, 0x02 }; /* HOST_ERROR */
 	EXPECT_EQ(transport_control_send(t1, big, sizeof(big)), -EMSGSIZE);
 
+	/* A STALLed SET_NTB_INPUT_SIZE leaves the function's dwNtbInMaxSize (65536 here), of
+	 * which the receive buffers take what they hold. */
+	EXPECT_EQ(t1->ntb.in_size, 32768);
+	harness("@1 inject input-size-stall");
+	harness("@1 unplug");
+	run_until(loop, &s1.disconnected, 1);
+	EXPECT_EQ(s1.disconnected, 1);
+	harness("@1 plug");
+	run_until(loop, &s1.connected, 2);
+	EXPECT_EQ(s1.connected, 2);
+	EXPECT_TRUE(t1->ntb.in_size_refused);
+	EXPECT_EQ(t1->ntb.in_size, 65536);
+	EXPECT_EQ(t1->params.dl_max_size, 32768);
+	EXPECT_EQ(t1->framing, TRANSPORT_FRAMING_NTB);
+	EXPECT_STR_EQ(harness_stat("1.class_sequence", buf, sizeof(buf)),
+		      "data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_CRC_MODE,SET_NTB_FORMAT/32,"
+		      "SET_NTB_INPUT_SIZE/4!,data-alt1");
+	/* A STALLed GET_NTB_PARAMETERS: USB has no other copy, the claim fails and is tried
+	 * again (5 s later), from alternate setting 0 again. */
+	harness("@1 inject class-stall");
+	harness("@1 unplug");
+	run_until(loop, &s1.disconnected, 2);
+	harness("@1 plug");
+	run_until(loop, &s1.connected, 3);
+	EXPECT_EQ(s1.connected, 3);
+	EXPECT_TRUE(!t1->ntb.in_size_refused);
+	EXPECT_EQ(harness_num("1.injected_class_stall"), 1);
+	EXPECT_STR_EQ(harness_stat("1.class_sequence", buf, sizeof(buf)),
+		      "data-alt1,data-alt0,GET_NTB_PARAMETERS!,data-alt0,data-alt1,data-alt0,"
+		      "GET_NTB_PARAMETERS,SET_CRC_MODE,SET_NTB_FORMAT/32,SET_NTB_INPUT_SIZE/4,"
+		      "data-alt1");
+	mbim_open(loop, t1, &s1, 10);
+
 	/* Let go: the data interface back in alternate setting 0, the kernel driver back. */
 	transport_stop(t0);
 	transport_stop(t1);
@@ -426,8 +467,18 @@ static int run_under_umockdev(const char *self)
 		snprintf(slog[k], sizeof(slog[k]), "%s/sim%d.log", dir, k);
 		char netdev[16];
 		snprintf(netdev, sizeof(netdev), "usbsim%d", k);
-		char *argv[] = { (char *)sim_bin, "--socket", sock[k],	       "--netdev", netdev,
-				 "--mbim",	  "--ntb",    k ? "32" : "16", NULL };
+		/* The second offers NTB32 and 64 KiB NTBs, more than the receive buffers. */
+		char *argv[] = { (char *)sim_bin,
+				 "--socket",
+				 sock[k],
+				 "--netdev",
+				 netdev,
+				 "--mbim",
+				 "--ntb",
+				 k ? "32" : "16",
+				 "--ntb-in-max-size",
+				 k ? "65536" : "16384",
+				 NULL };
 		spawn(slog[k], argv);
 		if (!wait_file(sock[k])) {
 			show(slog[k]);

@@ -50,6 +50,8 @@
  *   int-silent                        a response comes without RESPONSE_AVAILABLE
  *   vanish-ctrl                       the device is unplugged while a SEND_ENCAPSULATED_
  *                                     COMMAND is in flight (that URB never completes)
+ *   class-stall                       mbim: the next class request is STALLed
+ *   input-size-stall                  mbim: the next SET_NTB_INPUT_SIZE is STALLed
  * MBIM class requests (NCM 1.0 §6.2) are answered by the harness, with the NTB parameters
  * of the sim's descriptor message; the SET requests it accepts go on to the sim
  * (TRANSPORT_EP_CLASS_REQUEST), which switches its format and sizes and must accept them too
@@ -107,17 +109,40 @@ enum inject {
 	INJ_CMD_EPROTO,
 	INJ_INT_SILENT,
 	INJ_VANISH_CTRL,
+	INJ_CLASS_STALL,
+	INJ_INPUT_SIZE_STALL,
 	INJ_MAX
 };
 static const char *const inject_names[INJ_MAX] = {
-	"stall",       "eproto",    "short",	  "overflow",	"out-stall",   "out-eproto",
-	"out-timeout", "cmd-stall", "cmd-eproto", "int-silent", "vanish-ctrl",
+	"stall",
+	"eproto",
+	"short",
+	"overflow",
+	"out-stall",
+	"out-eproto",
+	"out-timeout",
+	"cmd-stall",
+	"cmd-eproto",
+	"int-silent",
+	"vanish-ctrl",
+	"class-stall",
+	"input-size-stall",
 };
 /* Their counters, "injected_" and the name with '_' for '-'. */
 static const char *const inject_keys[INJ_MAX] = {
-	"injected_stall",      "injected_eproto",     "injected_short",	      "injected_overflow",
-	"injected_out_stall",  "injected_out_eproto", "injected_out_timeout", "injected_cmd_stall",
-	"injected_cmd_eproto", "injected_int_silent", "injected_vanish_ctrl",
+	"injected_stall",
+	"injected_eproto",
+	"injected_short",
+	"injected_overflow",
+	"injected_out_stall",
+	"injected_out_eproto",
+	"injected_out_timeout",
+	"injected_cmd_stall",
+	"injected_cmd_eproto",
+	"injected_int_silent",
+	"injected_vanish_ctrl",
+	"injected_class_stall",
+	"injected_input_size_stall",
 };
 
 struct urb {
@@ -487,6 +512,8 @@ static void control_locked(struct modem *m, struct urb *u)
 						     (guint32)data[3] << 24)
 					 : 0;
 		int n = 0;
+		refuse = refuse || take_locked(m, INJ_CLASS_STALL) ||
+			 (req == 0x86 && take_locked(m, INJ_INPUT_SIZE_STALL));
 		switch (req) {
 		case 0x80: /* GET_NTB_PARAMETERS */
 			refuse = refuse || !m->have_params || rt != 0xa1;
