@@ -58,8 +58,8 @@ wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
 for dev in qmap1 qmap2; do
 	wait_for 20 "$dev with carrier over usb" has_carrier "$NS_HOST" "$dev"
 done
-grep -q "usb 1-1 (1199:9079) if12: claimed (MBIM class 02/0e" "$E2E_TMP/qmapd.log" ||
-	fail "qmapd did not log the claim of the MBIM function on interface 12"
+wait_for 10 "the claim of the MBIM function on interface 12" \
+	grep -q "usb 1-1 (1199:9079) if12: claimed (MBIM class 02/0e" "$E2E_TMP/qmapd.log"
 echo "ok: the MBIM function claimed over the usb transport"
 
 # The class requests in cdc_ncm's order, between the data alternate settings.
