@@ -1528,6 +1528,10 @@ int main(int argc, char **argv)
 		if (m->plugged)
 			umockdev_testbed_detach_ioctl(H.tb, m->devnode, NULL);
 		g_clear_object(&m->handler);
+		g_free(m->devnode);
+		g_free(m->syspath);
+		g_string_free(m->sequence, TRUE);
+		g_hash_table_destroy(m->stats);
 	}
 	g_clear_object(&H.tb);
 	return 0;
