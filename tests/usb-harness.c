@@ -1054,8 +1054,9 @@ static gboolean plug(struct modem *m, GError **error)
 	if (++H.next_devnum > 127)
 		H.next_devnum = 2;
 	m->devnum = H.next_devnum;
-	g_autofree char *hubdir =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "sys", hub_path, NULL);
+	/* The testbed's root comes as a new string each time. */
+	g_autofree char *root = umockdev_testbed_get_root_dir(H.tb);
+	g_autofree char *hubdir = g_build_filename(root, "sys", hub_path, NULL);
 	if (!g_file_test(hubdir, G_FILE_TEST_IS_DIR)) {
 		rec = g_strdup_printf(
 			"P: %s\nE: DEVNAME=/dev/bus/usb/001/001\nE: DEVTYPE=usb_device\n"
@@ -1089,8 +1090,7 @@ static gboolean plug(struct modem *m, GError **error)
 	doorbell_locked(m, false);
 	g_free(m->devnode);
 	m->devnode = g_strdup_printf("/dev/bus/usb/%03u/%03u", H_BUS, m->devnum);
-	g_autofree char *node =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), m->devnode, NULL);
+	g_autofree char *node = g_build_filename(root, m->devnode, NULL);
 	g_autofree char *dir = g_path_get_dirname(node);
 	g_mkdir_with_parents(dir, 0755);
 	unlink(node);
@@ -1478,8 +1478,8 @@ int main(int argc, char **argv)
 	 * umockdev's default handler, which answers ENOTTY: /dev/net/tun, for one. Without
 	 * the default socket only our usbfs nodes are emulated, everything else is real.
 	 */
-	g_autofree char *dflt =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "ioctl", "_default", NULL);
+	g_autofree char *root = umockdev_testbed_get_root_dir(H.tb);
+	g_autofree char *dflt = g_build_filename(root, "ioctl", "_default", NULL);
 	unlink(dflt);
 	for (unsigned k = 0; k < H.n_modems; k++) {
 		m = &H.modem[k];
@@ -1516,8 +1516,7 @@ int main(int argc, char **argv)
 	}
 	/* Written last: the testbed is ready once the file exists. */
 	g_autofree char *tmp = g_strdup_printf("%s.tmp", dir_file);
-	if (!g_file_set_contents(tmp, umockdev_testbed_get_root_dir(H.tb), -1, &err) ||
-	    rename(tmp, dir_file) < 0) {
+	if (!g_file_set_contents(tmp, root, -1, &err) || rename(tmp, dir_file) < 0) {
 		fprintf(stderr, "usb-harness: %s: cannot write\n", dir_file);
 		return 1;
 	}
