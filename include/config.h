@@ -39,13 +39,30 @@ enum config_ip_type {
 	CONFIG_IP_TYPE_IPV4V6,
 };
 
-/* Who drives the modem's sessions. */
 /* Where qmapd offers ModemManager's D-Bus API (org.freedesktop.ModemManager1). */
 enum config_dbus {
-	CONFIG_DBUS_SYSTEM, /* the system bus, when there is one (the default) */
+	CONFIG_DBUS_SYSTEM, /* the system bus (the default) */
 	CONFIG_DBUS_SESSION,
-	CONFIG_DBUS_NONE,
+	CONFIG_DBUS_NONE, /* only as what the daemon decided: the API is off */
 };
+
+/* [dbus] enabled = */
+enum config_dbus_enabled {
+	CONFIG_DBUS_ENABLED_AUTO, /* on if the bus's socket exists at start, else quietly off */
+	CONFIG_DBUS_ENABLED_YES,  /* on; no bus at start is an error and qmapd exits */
+	CONFIG_DBUS_ENABLED_NO,
+};
+
+/* [dbus]: daemon-wide. */
+struct config_dbus_settings {
+	enum config_dbus_enabled enabled;
+	enum config_dbus bus; /* SYSTEM or SESSION */
+	/* The deprecated `[device] dbus =` set the above at this line (0: not used), so the
+	 * daemon can warn; it maps system/session to enabled = auto with that bus, none to no. */
+	unsigned legacy_line;
+};
+
+/* Who drives the modem's sessions. */
 
 enum config_control {
 	CONFIG_CONTROL_QMI,  /* qmapd talks QMI over control-link and gets the addresses */
@@ -127,7 +144,6 @@ struct config_device {
 	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
 	char control_socket[108];		 /* sun_path: where qmapctl connects */
 	char admin_group[33];			 /* may change muxes besides root; "" = root only */
-	enum config_dbus dbus;			 /* daemon-wide: [device] dbus = */
 };
 
 #define CONFIG_MODEM_NAME_MAX	  11 /* "NAME.254" fits IFNAMSIZ */
@@ -159,10 +175,13 @@ struct config {
 	unsigned n_exclude;
 	struct config_modem *modem; /* [modem.NAME] in file order, or the legacy one */
 	unsigned n_modems;
+	struct config_dbus_settings dbus; /* [dbus] */
 };
 
 /* Defaults for everything; no muxes, no modems. */
 void config_init_defaults(struct config *c);
+/* The [device] defaults alone (one modem's device config, e.g. for a test). */
+void config_device_init_defaults(struct config_device *d);
 
 /* [a-z0-9_-], 1..CONFIG_MODEM_NAME_MAX characters. */
 bool config_modem_name_is_valid(const char *name);
@@ -242,6 +261,7 @@ const char *config_headroom_to_string(enum config_headroom h);
 const char *config_uplink_queue_to_string(enum config_uplink_queue q);
 const char *config_control_to_string(enum config_control c);
 const char *config_dbus_to_string(enum config_dbus d);
+const char *config_dbus_enabled_to_string(enum config_dbus_enabled e);
 
 /* "192.0.2.1/24" or "2001:db8::1/64"; without "/len" the full host length. 0 or -EINVAL. */
 int config_parse_prefix(const char *s, struct config_prefix *ret);

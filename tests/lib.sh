@@ -284,16 +284,16 @@ refresh_stats() {
 	wait_for 5 "counters" test -s "$E2E_TMP/qmapd.stats" -a -s "$E2E_TMP/sim.stats"
 }
 
-# stat FILE LINE-PREFIX KEY: the value of KEY=... on the line starting with LINE-PREFIX
-stat() {
+# counter_of FILE LINE-PREFIX KEY: the value of KEY=... on the line starting with LINE-PREFIX
+counter_of() {
 	local v
 	v=$(grep -m1 "^$2" "$1" | tr ' ' '\n' | sed -n "s/^$3=//p")
 	[ -n "$v" ] || fail "no counter '$3' on line '$2' of $(basename "$1")"
 	echo "$v"
 }
 # qmapd's lines start with the modem's name: modem0 unless QSTAT_MODEM says another.
-qstat() { stat "$E2E_TMP/qmapd.stats" "${QSTAT_MODEM:-modem0} $1" "$2"; }
-sstat() { stat "$E2E_TMP/sim.stats" "$1" "$2"; }
+qstat() { counter_of "$E2E_TMP/qmapd.stats" "${QSTAT_MODEM:-modem0} $1" "$2"; }
+sstat() { counter_of "$E2E_TMP/sim.stats" "$1" "$2"; }
 
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: expected '$3', got '$2'"

@@ -39,7 +39,10 @@ static const char full[] = "# a comment\n"
 			   "control-link = /dev/cdc-wdm0\n"
 			   "control-socket = /run/qmapd/ctl.sock\n"
 			   "admin-group = netdev\n"
-			   "dbus = session\n"
+			   "\n"
+			   "[dbus]\n"
+			   "enabled = yes\n"
+			   "bus = session\n"
 			   "\n"
 			   "[mux.7]\n"
 			   "interface = wwan7\n"
@@ -112,7 +115,9 @@ static void test_full(void)
 	EXPECT_STR_EQ(c->device.control_link, "/dev/cdc-wdm0");
 	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/ctl.sock");
 	EXPECT_STR_EQ(c->device.admin_group, "netdev");
-	EXPECT_EQ(c->device.dbus, CONFIG_DBUS_SESSION);
+	EXPECT_EQ(c->dbus.enabled, CONFIG_DBUS_ENABLED_YES);
+	EXPECT_EQ(c->dbus.bus, CONFIG_DBUS_SESSION);
+	EXPECT_EQ(c->dbus.legacy_line, 0);
 
 	EXPECT_EQ(count_muxes(c), 2);
 	m = &c->mux[7];
@@ -189,7 +194,9 @@ static void test_defaults(void)
 	EXPECT_STR_EQ(c->device.control_link, "/run/qmapd/qmi0");
 	EXPECT_STR_EQ(c->device.control_socket, "/run/qmapd/control");
 	EXPECT_STR_EQ(c->device.admin_group, "");
-	EXPECT_EQ(c->device.dbus, CONFIG_DBUS_SYSTEM);
+	EXPECT_EQ(c->dbus.enabled, CONFIG_DBUS_ENABLED_AUTO);
+	EXPECT_EQ(c->dbus.bus, CONFIG_DBUS_SYSTEM);
+	EXPECT_EQ(c->dbus.legacy_line, 0);
 
 	/* An empty [mux.N] is a mux with every default. */
 	EXPECT_EQ(count_muxes(c), 1);
@@ -576,6 +583,30 @@ static const struct error_case error_cases[] = {
 	{ DEV "admin-group = 1234\n", NAME ":3: ", "invalid admin-group '1234' in [device]" },
 	{ DEV "dbus = yes\n",
 	  NAME ":3: ", "invalid dbus 'yes' in [device]: expected system, session or none" },
+	/* [dbus], and the deprecated [device] dbus = beside it */
+	{ DEV "[dbus]\nenabled = maybe\n",
+	  NAME ":4: ", "invalid enabled 'maybe' in [dbus]: expected auto, yes or no" },
+	{ DEV "[dbus]\nenabled =\n", NAME ":4: ", "invalid enabled '' in [dbus]" },
+	{ DEV "[dbus]\nbus = none\n",
+	  NAME ":4: ", "invalid bus 'none' in [dbus]: expected system or session" },
+	{ DEV "[dbus]\nbus = System\n", NAME ":4: ", "invalid bus 'System' in [dbus]" },
+	{ DEV "[dbus]\nfoo = 1\n", NAME ":4: ", "unknown key 'foo' in [dbus]" },
+	{ DEV "[dbus]\ndevice = sim:/t\n",
+	  NAME ":4: ", "unknown key 'device' in [dbus] (it belongs in [device])" },
+	{ DEV "enabled = yes\n",
+	  NAME ":3: ", "unknown key 'enabled' in [device] (it belongs in [dbus])" },
+	{ DEV "[mux.1]\nbus = system\n",
+	  NAME ":4: ", "unknown key 'bus' in [mux.1] (it belongs in [dbus])" },
+	{ DEV "[dbus]\nenabled = yes\nenabled = no\n",
+	  NAME ":5: ", "repeated key 'enabled' in [dbus] (first at line 4)" },
+	{ DEV "[dbus]\nenabled = yes\n[dbus]\n",
+	  NAME ":5: ", "repeated section [dbus] (first at line 3)" },
+	{ DEV "dbus = none\n[dbus]\nenabled = no\n", NAME ":3: ",
+	  "dbus in [device] is the deprecated form of [dbus] (line 4): keep only [dbus]" },
+	{ "[dbus]\nenabled = no\n" DEV "dbus = session\n", NAME ":5: ",
+	  "dbus in [device] is the deprecated form of [dbus] (line 1): keep only [dbus]" },
+	{ "[dbus]\nenabled = no\n[modem.a]\ndevice = sim:/a\nenabled = yes\n",
+	  NAME ":5: ", "unknown key 'enabled' in [modem.a] (it belongs in [dbus])" },
 	{ DEV "admin-group = -wheel\n", NAME ":3: ", "invalid admin-group '-wheel'" },
 	{ DEV "admin-group = a b\n", NAME ":3: ", "invalid admin-group 'a b'" },
 	{ DEV "admin-group = a$b\n", NAME ":3: ", "invalid admin-group 'a$b'" },
@@ -728,6 +759,45 @@ static void test_legacy(void)
 	EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/qmi0");
 	EXPECT_EQ(c->n_exclude, 1);
 	config_free(c);
+}
+
+/* [dbus], and the deprecated [device] dbus = that maps onto it. */
+static void test_dbus(void)
+{
+	static const struct {
+		const char *text;
+		enum config_dbus_enabled enabled;
+		enum config_dbus bus;
+		unsigned legacy_line;
+	} cases[] = {
+		{ DEV, CONFIG_DBUS_ENABLED_AUTO, CONFIG_DBUS_SYSTEM, 0 },
+		{ DEV "[dbus]\n", CONFIG_DBUS_ENABLED_AUTO, CONFIG_DBUS_SYSTEM, 0 },
+		{ DEV "[dbus]\nenabled = no\n", CONFIG_DBUS_ENABLED_NO, CONFIG_DBUS_SYSTEM, 0 },
+		{ "[dbus]\nbus = session\nenabled = auto\n" DEV, CONFIG_DBUS_ENABLED_AUTO,
+		  CONFIG_DBUS_SESSION, 0 },
+		{ DEV "[dbus]\nenabled = yes\nbus = system\n", CONFIG_DBUS_ENABLED_YES,
+		  CONFIG_DBUS_SYSTEM, 0 },
+		/* the old key: "system" was "when there is one", which is auto */
+		{ DEV "dbus = system\n", CONFIG_DBUS_ENABLED_AUTO, CONFIG_DBUS_SYSTEM, 3 },
+		{ DEV "dbus = session\n", CONFIG_DBUS_ENABLED_AUTO, CONFIG_DBUS_SESSION, 3 },
+		{ DEV "control = qmi\ndbus = none\n", CONFIG_DBUS_ENABLED_NO, CONFIG_DBUS_SYSTEM,
+		  4 },
+		{ "[modem.a]\ndevice = sim:/a\n[device]\ndbus = none\n", CONFIG_DBUS_ENABLED_NO,
+		  CONFIG_DBUS_SYSTEM, 4 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct config *c = load_ok(cases[i].text, __LINE__);
+		if (!c)
+			continue;
+		EXPECT_EQ(c->dbus.enabled, cases[i].enabled);
+		EXPECT_EQ(c->dbus.bus, cases[i].bus);
+		EXPECT_EQ(c->dbus.legacy_line, cases[i].legacy_line);
+		config_free(c);
+	}
+	EXPECT_STR_EQ(config_dbus_enabled_to_string(CONFIG_DBUS_ENABLED_AUTO), "auto");
+	EXPECT_STR_EQ(config_dbus_enabled_to_string(CONFIG_DBUS_ENABLED_YES), "yes");
+	EXPECT_STR_EQ(config_dbus_enabled_to_string(CONFIG_DBUS_ENABLED_NO), "no");
 }
 
 /* No device, or device = auto: every recognised modem, each from the template. */
@@ -1053,7 +1123,7 @@ static const struct error_case modem_error_cases[] = {
 	{ "[modem.a.mux.]\n", NAME ":1: ", "invalid section 'modem.a.mux.'" },
 	{ "[modem.a.foo.1]\n", NAME ":1: ", "invalid section 'modem.a.foo.1'" },
 	{ "[modem]\n", NAME ":1: ",
-	  "unknown section 'modem': expected device, mux.N, modem.NAME or modem.NAME.mux.N" },
+	  "unknown section 'modem': expected device, dbus, mux.N, modem.NAME or modem.NAME.mux.N" },
 	/* keys */
 	{ MA "control-socket = /run/x\n", NAME ":3: ",
 	  "unknown key 'control-socket' in [modem.a] (it is for the whole daemon: it belongs in "
@@ -1614,6 +1684,7 @@ int main(void)
 	test_mux_helpers_match_file();
 	test_example();
 	test_legacy();
+	test_dbus();
 	test_discovery();
 	test_modems();
 	test_modem_errors();

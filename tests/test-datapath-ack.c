@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +17,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "datapath-fixture.h"
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
-#include "rtnl.h"
 #include "test-util.h"
 #include "transport-mem.h"
 
@@ -120,42 +119,16 @@ static void check_ack_under_load(struct datapath *dp, struct ev_loop *loop, int 
 
 int main(void)
 {
-	struct rtnl *rtnl = NULL;
+	struct dp_fixture f;
 	struct datapath *dp = NULL;
 
-	if (geteuid() != 0)
-		TEST_SKIP("needs root (network namespace, TAP)");
-	if (unshare(CLONE_NEWNET) < 0)
-		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
-	log_set_max_level(LOG_WARNING);
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink\n");
-		return 1;
-	}
-
-	struct config *cfg = calloc(1, sizeof(*cfg));
-	config_init_defaults(cfg);
-	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
-	cfg->device.qmap_version = QMAP_V1;
-	struct config_mux mc[3] = {};
-	for (unsigned id = 1; id <= 2; id++) {
-		struct config_mux *m = &mc[id];
-		m->present = true;
-		m->id = id;
-		snprintf(m->interface, sizeof(m->interface), "ack%u", id);
-		m->mtu = 1500;
-		m->headroom = CONFIG_HEADROOM_XDP;
-		m->uplink_queue = id == 1 ? CONFIG_UPLINK_QUEUE_FIFO : CONFIG_UPLINK_QUEUE_FQ_CODEL;
-		char prefix[32];
-		snprintf(prefix, sizeof(prefix), "203.0.113.%u/32", id);
-		config_parse_prefix(prefix, &m->ipv4_address);
-		m->route_metric = 100 * id;
-	}
-	/* Each mux routes its own destination. */
-	config_parse_prefix(DST_ADDR "/32", &mc[1].routes[0]);
-	mc[1].n_routes = 1;
-	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
+	dp_fixture_init(&f, "ack");
+	struct config_mux *mc = f.mux;
+	mc[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
+	/* Only mux 1 is used; it routes the upload's destination. */
+	dp_fixture_route(&mc[1], DST_ADDR "/32");
+	struct ev_loop *loop = f.loop;
+	int r = dp_fixture_datapath(&f, &dp);
 	if (r >= 0)
 		r = datapath_mux_add(dp, &mc[1], false, true, NULL);
 	if (r < 0 || datapath_start(dp) < 0) {
@@ -179,7 +152,6 @@ int main(void)
 
 	close(fd);
 	datapath_free(dp);
-	rtnl_close(rtnl);
-	free(cfg);
+	dp_fixture_close(&f);
 	return test_result("test-datapath-ack");
 }

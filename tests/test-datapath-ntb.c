@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +19,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "datapath-fixture.h"
 #include "csum.h"
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "ntb.h"
-#include "rtnl.h"
 #include "sim-ntb.h"
 #include "test-util.h"
 #include "transport-mem.h"
@@ -210,40 +209,15 @@ static void check_uplink(struct datapath *dp, struct ev_loop *loop)
 
 int main(void)
 {
-	struct rtnl *rtnl = NULL;
+	struct dp_fixture f;
 	struct datapath *dp = NULL;
 
-	if (geteuid() != 0)
-		TEST_SKIP("needs root (network namespace, TAP)");
-	if (unshare(CLONE_NEWNET) < 0)
-		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
-	log_set_max_level(LOG_WARNING);
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink\n");
-		return 1;
-	}
-
-	struct config *cfg = calloc(1, sizeof(*cfg));
-	config_init_defaults(cfg);
-	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
-	struct config_mux mc[3] = {};
-	for (unsigned id = 1; id <= 2; id++) {
-		struct config_mux *m = &mc[id];
-		m->present = true;
-		m->id = id;
-		snprintf(m->interface, sizeof(m->interface), "ntb%u", id);
-		m->mtu = 1500;
-		m->headroom = CONFIG_HEADROOM_XDP;
-		m->uplink_queue = id == 1 ? CONFIG_UPLINK_QUEUE_FIFO : CONFIG_UPLINK_QUEUE_FQ_CODEL;
-		char prefix[32];
-		snprintf(prefix, sizeof(prefix), "203.0.113.%u/32", id);
-		config_parse_prefix(prefix, &m->ipv4_address);
-		config_parse_prefix(id == 1 ? DST1 "/32" : DST2 "/32", &m->routes[0]);
-		m->n_routes = 1;
-		m->route_metric = 100 * id;
-	}
-	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
+	dp_fixture_init(&f, "ntb");
+	struct config_mux *mc = f.mux;
+	mc[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
+	dp_fixture_route(&mc[1], DST1 "/32");
+	dp_fixture_route(&mc[2], DST2 "/32");
+	int r = dp_fixture_datapath(&f, &dp);
 	if (r >= 0) {
 		/* What transport-sim.c leaves after the class requests of an MBIM function. */
 		dp->transport->framing = TRANSPORT_FRAMING_NTB;
@@ -264,10 +238,9 @@ int main(void)
 	EXPECT_EQ(dp->ul_header_size, 0);
 
 	check_downlink(dp);
-	check_uplink(dp, loop);
+	check_uplink(dp, f.loop);
 
 	datapath_free(dp);
-	rtnl_close(rtnl);
-	free(cfg);
+	dp_fixture_close(&f);
 	return test_result("test-datapath-ntb");
 }

@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +16,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "datapath-fixture.h"
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
-#include "rtnl.h"
 #include "test-util.h"
 #include "transport-mem.h"
 
@@ -55,53 +54,28 @@ static void flow(struct datapath *dp, unsigned id, bool on)
 
 int main(void)
 {
-	struct rtnl *rtnl = NULL;
+	struct dp_fixture f;
 	struct datapath *dp = NULL;
 
-	if (geteuid() != 0)
-		TEST_SKIP("needs root (network namespace, TAP)");
-	if (unshare(CLONE_NEWNET) < 0)
-		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
-	log_set_max_level(LOG_WARNING);
+	dp_fixture_init(&f, "ulq");
 	/* No IPv6: router solicitations and MLD reports would add packets to the counts. */
 	for (int i = 0; i < 2; i++) {
-		FILE *f = fopen(i ? "/proc/sys/net/ipv6/conf/default/disable_ipv6"
-				  : "/proc/sys/net/ipv6/conf/all/disable_ipv6",
-				"w");
-		if (f) {
-			fputs("1", f);
-			fclose(f);
+		FILE *fp = fopen(i ? "/proc/sys/net/ipv6/conf/default/disable_ipv6"
+				   : "/proc/sys/net/ipv6/conf/all/disable_ipv6",
+				 "w");
+		if (fp) {
+			fputs("1", fp);
+			fclose(fp);
 		}
 	}
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink\n");
-		return 1;
-	}
-
-	struct config *cfg = calloc(1, sizeof(*cfg));
-	config_init_defaults(cfg);
-	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
-	cfg->device.qmap_version = QMAP_V1;
-	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
-	struct config_mux mc[3] = {};
+	struct ev_loop *loop = f.loop;
+	int r = dp_fixture_datapath(&f, &dp);
 	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
-		struct config_mux *m = &mc[id];
 		char prefix[32];
 
-		m->present = true;
-		m->id = id;
-		snprintf(m->interface, sizeof(m->interface), "ulq%u", id);
-		m->mtu = 1500;
-		m->headroom = CONFIG_HEADROOM_XDP;
-		m->uplink_queue = CONFIG_UPLINK_QUEUE_FQ_CODEL;
-		snprintf(prefix, sizeof(prefix), "203.0.113.%u/32", id);
-		config_parse_prefix(prefix, &m->ipv4_address);
 		snprintf(prefix, sizeof(prefix), "%s/32", dst[id]);
-		config_parse_prefix(prefix, &m->routes[0]);
-		m->n_routes = 1;
-		m->route_metric = 100 * id;
-		r = datapath_mux_add(dp, m, false, true, NULL);
+		dp_fixture_route(&f.mux[id], prefix);
+		r = datapath_mux_add(dp, &f.mux[id], false, true, NULL);
 	}
 	if (r < 0 || datapath_start(dp) < 0) {
 		fprintf(stderr, "cannot set up the datapath\n");
@@ -158,7 +132,6 @@ int main(void)
 
 	close(fd);
 	datapath_free(dp);
-	rtnl_close(rtnl);
-	free(cfg);
+	dp_fixture_close(&f);
 	return test_result("test-datapath-ulq");
 }

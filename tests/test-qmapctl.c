@@ -470,6 +470,30 @@ static void test_render(void)
 	EXPECT_RENDER(qmapctl_stats_render,
 		      "{\"modems\":[{\"name\":\"a\",\"malformed\":{\"short-header\":0}}]}",
 		      "modem a\n\nmalformed input\n  none\n");
+	/* ModemManager's D-Bus API: its counters, then one line per error name (long). */
+	EXPECT_RENDER(qmapctl_stats_render,
+		      "{\"modems\":[],\"control\":{\"clients\":1},\"dbus\":{\"calls\":7,"
+		      "\"invalid\":1,\"errors\":{\"org.freedesktop.ModemManager1.Error."
+		      "MobileEquipment.MissingOrUnknownApn\":2,\"bad\":\"x\"}}}",
+		      "control socket\n"
+		      "  clients: 1\n"
+		      "\n"
+		      "ModemManager D-Bus API\n"
+		      "  calls:   7\n"
+		      "  invalid: 1\n"
+		      "  error 2 org.freedesktop.ModemManager1.Error.MobileEquipment."
+		      "MissingOrUnknownApn\n");
+	EXPECT_RENDER(qmapctl_stats_render, "{\"dbus\":{\"calls\":0,\"errors\":[1]}}",
+		      "ModemManager D-Bus API\n  calls: 0\n");
+	EXPECT_RENDER(qmapctl_stats_render,
+		      "{\"modems\":[],\"dns\":{\"resolved-links\":2,\"files\":0},"
+		      "\"control\":{\"clients\":1}}",
+		      "DNS (systemd-resolved, files)\n"
+		      "  resolved-links: 2\n"
+		      "  files:          0\n"
+		      "\n"
+		      "control socket\n"
+		      "  clients: 1\n");
 
 	/* Whatever the shape, no crash; the sanitizers watch the rest. */
 	for (size_t i = 0; i < ARRAY_SIZE(odd); i++) {

@@ -268,11 +268,11 @@ static void test_ctl(void)
 	guint16 len;
 	const guint8 *v = tlv(resp, 0x01, &len);
 	EXPECT_EQ(result_of(resp), 0);
-	EXPECT_TRUE(v && len == 1 + 5 * 5);
-	if (v && len == 1 + 5 * 5) {
+	EXPECT_TRUE(v && len == 1 + 6 * 5);
+	if (v && len == 1 + 6 * 5) {
 		bool seen[0x1b] = { false };
-		EXPECT_EQ(v[0], 5);
-		for (unsigned i = 0; i < 5; i++) {
+		EXPECT_EQ(v[0], 6);
+		for (unsigned i = 0; i < 6; i++) {
 			const guint8 *e = v + 1 + 5 * i;
 			if (e[0] < sizeof(seen))
 				seen[e[0]] = true;
@@ -280,7 +280,7 @@ static void test_ctl(void)
 		}
 		EXPECT_TRUE(seen[QMI_SERVICE_CTL] && seen[QMI_SERVICE_WDS] &&
 			    seen[QMI_SERVICE_DMS] && seen[QMI_SERVICE_NAS] &&
-			    seen[QMI_SERVICE_WDA]);
+			    seen[QMI_SERVICE_WDA] && seen[QMI_SERVICE_UIM]);
 	}
 
 	uint8_t d1 = allocate(QMI_SERVICE_DMS), d2 = allocate(QMI_SERVICE_DMS);
@@ -290,7 +290,7 @@ static void test_ctl(void)
 	EXPECT_EQ(allocate(QMI_SERVICE_NAS), 1);
 
 	QmiMessage *req = request(QMI_SERVICE_CTL, 0, CTL_ALLOCATE_CID);
-	add_u8(req, 0x01, QMI_SERVICE_UIM);
+	add_u8(req, 0x01, QMI_SERVICE_VOICE);
 	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_SERVICE_TYPE);
 	EXPECT_EQ(result_of(exchange(request(QMI_SERVICE_CTL, 0, CTL_ALLOCATE_CID))),
 		  QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
@@ -1462,6 +1462,160 @@ static void run_sim_wiring(void)
 	rmdir(dir);
 }
 
+/* Get Card Status TLV 0x10 as the daemon's libqmi reads it: indices (8), cards (1), card
+ * {state, UPIN state, retries x2, error} (5), applications (1), application {type, state,
+ * personalization x4} (6), AID (1 + 16), UPIN replaces PIN1 (1), then PIN1 state/retries. */
+#define CARD_STATUS_PIN1 (8 + 1 + 5 + 1 + 6 + 1 + 16 + 1)
+
+static void expect_pin1(uint8_t cid, QmiUimPinState state, guint8 retries)
+{
+	QmiMessage *resp = exchange(request(QMI_SERVICE_UIM, cid, 0x002F));
+	guint16 len;
+	const guint8 *v = tlv(resp, 0x10, &len);
+
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_TRUE(v && len == CARD_STATUS_PIN1 + 6);
+	if (!v || len != CARD_STATUS_PIN1 + 6)
+		return;
+	EXPECT_EQ(v[8], 1);
+	EXPECT_EQ(v[9], QMI_UIM_CARD_STATE_PRESENT);
+	EXPECT_EQ(v[14], 1);
+	EXPECT_EQ(v[15], QMI_UIM_CARD_APPLICATION_TYPE_USIM);
+	EXPECT_EQ(v[CARD_STATUS_PIN1], state);
+	EXPECT_EQ(v[CARD_STATUS_PIN1 + 1], retries);
+	EXPECT_EQ(v[CARD_STATUS_PIN1 + 2], SIM_QMI_PUK_RETRIES);
+}
+
+static QmiMessage *read_ef(uint8_t cid, uint8_t session, uint16_t id, const uint8_t *path,
+			   uint8_t path_len)
+{
+	QmiMessage *req = request(QMI_SERVICE_UIM, cid, 0x0020);
+	uint8_t file[3 + 8] = { (uint8_t)id, (uint8_t)(id >> 8), path_len };
+
+	memcpy(file + 3, path, path_len);
+	add_bytes(req, 0x01, (uint8_t[]){ session, 0 }, 2);
+	add_bytes(req, 0x02, file, 3u + path_len);
+	add_bytes(req, 0x03, (uint8_t[]){ 0, 0, 0, 0 }, 4);
+	return exchange(req);
+}
+
+static QmiMessage *verify_pin(uint8_t cid, const char *pin)
+{
+	QmiMessage *req = request(QMI_SERVICE_UIM, cid, 0x0026);
+	uint8_t info[2 + 8] = { QMI_UIM_PIN_ID_PIN1, (uint8_t)strlen(pin) };
+
+	memcpy(info + 2, pin, strlen(pin));
+	add_bytes(req, 0x01, (uint8_t[]){ QMI_UIM_SESSION_TYPE_CARD_SLOT_1, 0 }, 2);
+	add_bytes(req, 0x02, info, 2 + strlen(pin));
+	return exchange(req);
+}
+
+static void test_uim(void)
+{
+	static const uint8_t mf[] = { 0x00, 0x3F }, adf[] = { 0x00, 0x3F, 0xFF, 0x7F };
+	struct sim_qmi_options saved = opts;
+	guint16 len;
+
+	snprintf(opts.quirks.sim_pin, sizeof(opts.quirks.sim_pin), "1234");
+	opts.quirks.no_dms_uim = true;
+	engine_new();
+	uint8_t uim = allocate(QMI_SERVICE_UIM), dms = allocate(QMI_SERVICE_DMS);
+	uint8_t nas = allocate(QMI_SERVICE_NAS);
+
+	expect_pin1(uim, QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED, SIM_QMI_PIN_RETRIES);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x003C), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0024), QMI_PROTOCOL_ERROR_NOT_PROVISIONED);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x002C), 0);
+	/* Locked: not registered. */
+	QmiMessage *resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0024));
+	const guint8 *v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && len >= 1 && v[0] == QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED);
+
+	/* ICCID is readable, IMSI is not, until PIN1 is verified. */
+	resp = read_ef(uim, QMI_UIM_SESSION_TYPE_CARD_SLOT_1, 0x2FE2, mf, sizeof(mf));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 12 && v[2] == 0x98 && v[11] == 0xF6);
+	resp = read_ef(uim, QMI_UIM_SESSION_TYPE_PRIMARY_GW_PROVISIONING, 0x6F07, adf, sizeof(adf));
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	v = tlv(resp, 0x10, &len);
+	EXPECT_TRUE(v && len == 2 && v[0] == 0x69 && v[1] == 0x82);
+	resp = read_ef(uim, QMI_UIM_SESSION_TYPE_PRIMARY_GW_PROVISIONING, 0x6F99, adf, sizeof(adf));
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_SIM_FILE_NOT_FOUND);
+
+	/* A wrong PIN: ACCESS_DENIED with the tries left and 63 C2. */
+	resp = verify_pin(uim, "0000");
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	v = tlv(resp, 0x10, &len);
+	EXPECT_TRUE(v && len == 2 && v[0] == 2 && v[1] == SIM_QMI_PUK_RETRIES);
+	v = tlv(resp, 0x13, &len);
+	EXPECT_TRUE(v && len == 2 && v[0] == 0x63 && v[1] == 0xC2);
+	expect_pin1(uim, QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED, 2);
+	EXPECT_EQ(result_of(verify_pin(uim, "12")), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+
+	/* The right one: verified, retries back to 3, IMSI readable, registered. */
+	EXPECT_EQ(result_of(verify_pin(uim, "1234")), 0);
+	expect_pin1(uim, QMI_UIM_PIN_STATE_ENABLED_VERIFIED, SIM_QMI_PIN_RETRIES);
+	resp = read_ef(uim, QMI_UIM_SESSION_TYPE_PRIMARY_GW_PROVISIONING, 0x6F07, adf, sizeof(adf));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 11 && v[2] == 8 && v[3] == 0x09);
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0024));
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && len >= 1 && v[0] == QMI_NAS_REGISTRATION_STATE_REGISTERED);
+
+	/* Three wrong PINs block it. */
+	EXPECT_EQ(result_of(verify_pin(uim, "0000")), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	EXPECT_EQ(result_of(verify_pin(uim, "0000")), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	EXPECT_EQ(result_of(verify_pin(uim, "0000")), QMI_PROTOCOL_ERROR_PIN_BLOCKED);
+	expect_pin1(uim, QMI_UIM_PIN_STATE_BLOCKED, 0);
+	EXPECT_EQ(result_of(verify_pin(uim, "1234")), QMI_PROTOCOL_ERROR_PIN_BLOCKED);
+
+	opts = saved;
+	engine_new();
+	uim = allocate(QMI_SERVICE_UIM);
+	dms = allocate(QMI_SERVICE_DMS);
+	expect_pin1(uim, QMI_UIM_PIN_STATE_DISABLED, SIM_QMI_PIN_RETRIES);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x003C), 0);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0043), 0);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0045), 0);
+	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
+		  QMI_DMS_OPERATING_MODE_ONLINE);
+	EXPECT_EQ(simple(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0034), 0);
+}
+
+static QmiMessage *profile_request(uint8_t cid, uint16_t message, uint8_t type, uint8_t second)
+{
+	QmiMessage *req = request(QMI_SERVICE_WDS, cid, message);
+
+	add_bytes(req, 0x01, (uint8_t[]){ type, second }, 2);
+	return exchange(req);
+}
+
+/* The default profile is 1; profile N is the Nth APN; others are refused as firmware does. */
+static void test_profiles_wds(void)
+{
+	engine_new();
+	uint8_t wds = allocate(QMI_SERVICE_WDS);
+
+	QmiMessage *resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP,
+					   QMI_WDS_PROFILE_FAMILY_EMBEDDED);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u8(resp, 0x01), 1);
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 1);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_TRUE(tlv_string_is(resp, 0x14, "internet"));
+	EXPECT_EQ(tlv_u8(resp, 0x11), QMI_WDS_PDP_TYPE_IPV4_OR_IPV6);
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 2);
+	EXPECT_TRUE(tlv_string_is(resp, 0x14, "secure") && tlv_string_is(resp, 0x1B, "alice"));
+	resp = profile_request(wds, 0x002B, QMI_WDS_PROFILE_TYPE_3GPP, 3);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_NUMBER);
+	resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP2, 0);
+	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE);
+	EXPECT_EQ(simple(QMI_SERVICE_WDS, wds, 0x002B), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+}
+
 int main(void)
 {
 	sent = g_ptr_array_new_with_free_func((GDestroyNotify)qmi_message_unref);
@@ -1470,6 +1624,8 @@ int main(void)
 	test_parsers();
 	test_ctl();
 	test_dms_nas();
+	test_uim();
+	test_profiles_wds();
 	test_wda();
 	test_session();
 	test_session_failures();

@@ -442,6 +442,52 @@ static void test_rate_estimate(void)
 	EXPECT_EQ(r.bps, 14000000);
 }
 
+/*
+ * The estimate after the modem stalls. A modem serving 50 Mbit/s answers each 1500-byte
+ * transfer 0.2 ms after its radio took it; then for 2 s it answers only 20 ms late (a host
+ * starved of CPU, a modem busy elsewhere), so the in-flight cap of 5 ms of the estimate
+ * starves the radio and the estimate sinks (to 0.6 Mbit/s); then it answers promptly again.
+ * The estimate must climb back to the modem's rate within 200 ms (it takes 120 ms: a rise is
+ * taken at once, a fall smoothed), and the cap never falls below one MTU.
+ */
+static void test_rate_after_stall(void)
+{
+	enum { SLOTS = 64, MTU = 1500 };
+	const uint64_t rate = 50000000, tick = 100000,
+		       per_transfer = MTU * 8 * 1000000000ULL / rate;
+	struct ulq_rate r = { 0 };
+	uint64_t done_at[SLOTS], head = 0, tail = 0, inflight = 0, radio_free = 0;
+	uint64_t low = UINT64_MAX, recovered_after = 0;
+	uint32_t min_cap = UINT32_MAX;
+
+	for (uint64_t t = tick; t <= 4000 * MS; t += tick) {
+		uint64_t late = t >= 1000 * MS && t < 3000 * MS ? 20 * MS : 200000;
+
+		while (head != tail && done_at[head % SLOTS] <= t) {
+			head++;
+			inflight -= MTU;
+			ulq_rate_complete(&r, MTU, true, t); /* packets always wait: held */
+		}
+		uint32_t cap = ulq_rate_cap(&r, 5 * MS, MTU);
+		if (cap < min_cap)
+			min_cap = cap;
+		while (inflight + MTU <= cap && tail - head < SLOTS) {
+			radio_free = (radio_free > t ? radio_free : t) + per_transfer;
+			done_at[tail++ % SLOTS] = radio_free + late;
+			inflight += MTU;
+		}
+		if (t == 1000 * MS)
+			EXPECT_TRUE(r.bps >= rate * 9 / 10);
+		if (t >= 1000 * MS && t < 3000 * MS && r.bps < low)
+			low = r.bps;
+		if (t >= 3000 * MS && recovered_after == 0 && r.bps >= rate * 9 / 10)
+			recovered_after = t - 3000 * MS;
+	}
+	EXPECT_TRUE(low < rate / 4); /* the stall did drag the estimate down */
+	EXPECT_TRUE(recovered_after > 0 && recovered_after <= 200 * MS);
+	EXPECT_EQ(min_cap, MTU);
+}
+
 /* One millisecond of uplink-rate = auto: the modem completes `bytes`, backlogged or not. */
 static uint64_t auto_ms(struct ulq_auto *a, struct ulq_rate *r, uint32_t bytes, bool held,
 			uint64_t *t)
@@ -542,6 +588,7 @@ int main(void)
 	test_dql_by_hand();
 	test_dql_converges();
 	test_rate_estimate();
+	test_rate_after_stall();
 	test_auto();
 	test_shaper();
 	return test_result("test-ulq");

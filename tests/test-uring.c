@@ -14,7 +14,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +25,11 @@
 
 #include "csum.h"
 #include "config.h"
+#include "datapath-fixture.h"
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
-#include "rtnl.h"
 #include "test-util.h"
 #include "transport-mem.h"
 #include "uring.h"
@@ -175,42 +174,19 @@ static int refuse_io_uring(void)
 
 int main(void)
 {
-	struct rtnl *rtnl = NULL;
+	struct dp_fixture f;
 	struct datapath *dp = NULL;
 
-	if (geteuid() != 0)
-		TEST_SKIP("needs root (network namespace, TAP)");
-	if (unshare(CLONE_NEWNET) < 0)
-		TEST_SKIP("unshare(CLONE_NEWNET): %s", strerror(errno));
-	log_set_max_level(LOG_WARNING);
-	if (rtnl_open(&rtnl) < 0 || rtnl_link_set(rtnl, 1, 0, true, false) < 0) {
-		fprintf(stderr, "cannot set up rtnetlink\n");
-		return 1;
-	}
-
-	struct config *cfg = calloc(1, sizeof(*cfg));
-	config_init_defaults(cfg);
-	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
-	cfg->device.qmap_version = QMAP_V1;
-	struct config_prefix src_net;
-	config_parse_prefix("198.51.100.0/24", &src_net);
-	struct config_mux mc[3] = {};
+	dp_fixture_init(&f, "uring");
+	struct config_mux *mc = f.mux;
 	for (unsigned id = 1; id <= 2; id++) {
-		struct config_mux *m = &mc[id];
-		m->present = true;
-		m->id = id;
-		snprintf(m->interface, sizeof(m->interface), "uring%u", id);
-		m->mtu = 1500;
-		m->headroom = CONFIG_HEADROOM_XDP;
 		char prefix[32];
+
 		snprintf(prefix, sizeof(prefix), "%s/32", mux_addr[id]);
-		config_parse_prefix(prefix, &m->ipv4_address);
-		m->routes[0] = src_net;
-		m->n_routes = 1;
-		m->route_metric = 100 * id;
+		config_parse_prefix(prefix, &mc[id].ipv4_address);
+		dp_fixture_route(&mc[id], "198.51.100.0/24");
 	}
-	struct ev_loop *loop = ev_default_loop(0);
-	int r = datapath_new_with_backend(loop, rtnl, &cfg->device, &transport_mem_ops, NULL, &dp);
+	int r = dp_fixture_datapath(&f, &dp);
 	if (r >= 0) {
 		/* mux 1: per-packet writes (no virtio-net header); mux 2: through GRO. */
 		dp->offload_devices = false;
@@ -276,7 +252,6 @@ int main(void)
 	close(sink[1]);
 	close(sink[2]);
 	datapath_free(dp);
-	rtnl_close(rtnl);
-	free(cfg);
+	dp_fixture_close(&f);
 	return test_result("test-uring");
 }

@@ -91,6 +91,7 @@ enum section_kind {
 	SECTION_MUX,
 	SECTION_MODEM,	   /* [modem.NAME]: the per-modem keys of [device] */
 	SECTION_MODEM_MUX, /* [modem.NAME.mux.N]: the keys of [mux.N] */
+	SECTION_DBUS,	   /* [dbus] */
 };
 
 enum key_id {
@@ -128,6 +129,8 @@ enum key_id {
 	KEY_NAME,
 	KEY_EXCLUDE,
 	KEY_DISCOVERY,
+	KEY_DBUS_ENABLED,
+	KEY_DBUS_BUS,
 	KEY_DBUS,
 	_KEY_MAX,
 };
@@ -172,6 +175,7 @@ struct parser {
 	unsigned modem;		     /* index of the current [modem.NAME...] */
 	unsigned key_line[_KEY_MAX]; /* where each key of this section was set, 0 = not set */
 	unsigned device_line;	     /* where [device] was, 0 = not yet */
+	unsigned dbus_line;	     /* where [dbus] was, 0 = not yet */
 	unsigned device_key_line[_KEY_MAX]; /* where each key of [device] was set */
 	unsigned mux_line[CONFIG_MUX_ID_MAX + 1];
 	unsigned interface_line[CONFIG_MUX_ID_MAX + 1];
@@ -587,17 +591,45 @@ static int parse_admin_group(struct setter *s, const struct key *k, const char *
 	return 0;
 }
 
+/* The deprecated [device] dbus = system|session|none, before [dbus] existed. */
 static int parse_dbus(struct setter *s, const struct key *k, const char *value)
 {
-	static const enum config_dbus buses[] = { CONFIG_DBUS_SYSTEM, CONFIG_DBUS_SESSION,
-						  CONFIG_DBUS_NONE };
+	struct config_dbus_settings *d = &s->config->dbus;
 
-	for (size_t i = 0; i < ARRAY_SIZE(buses); i++)
-		if (strcmp(value, config_dbus_to_string(buses[i])) == 0) {
-			s->device->dbus = buses[i];
+	if (strcmp(value, "none") == 0) {
+		d->enabled = CONFIG_DBUS_ENABLED_NO;
+	} else if (strcmp(value, "system") == 0 || strcmp(value, "session") == 0) {
+		d->enabled = CONFIG_DBUS_ENABLED_AUTO;
+		d->bus = strcmp(value, "system") == 0 ? CONFIG_DBUS_SYSTEM : CONFIG_DBUS_SESSION;
+	} else {
+		return invalid(s, k, value, "expected system, session or none");
+	}
+	return 0;
+}
+
+static int parse_dbus_enabled(struct setter *s, const struct key *k, const char *value)
+{
+	static const enum config_dbus_enabled all[] = { CONFIG_DBUS_ENABLED_AUTO,
+							CONFIG_DBUS_ENABLED_YES,
+							CONFIG_DBUS_ENABLED_NO };
+
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (strcmp(value, config_dbus_enabled_to_string(all[i])) == 0) {
+			s->config->dbus.enabled = all[i];
 			return 0;
 		}
-	return invalid(s, k, value, "expected system, session or none");
+	return invalid(s, k, value, "expected auto, yes or no");
+}
+
+static int parse_dbus_bus(struct setter *s, const struct key *k, const char *value)
+{
+	if (strcmp(value, "system") == 0)
+		s->config->dbus.bus = CONFIG_DBUS_SYSTEM;
+	else if (strcmp(value, "session") == 0)
+		s->config->dbus.bus = CONFIG_DBUS_SESSION;
+	else
+		return invalid(s, k, value, "expected system or session");
+	return 0;
 }
 
 static int parse_interface(struct setter *s, const struct key *k, const char *value)
@@ -964,6 +996,8 @@ static const struct key keys[_KEY_MAX] = {
 	[KEY_NAME] = { "name", SECTION_DEVICE, parse_name, true },
 	[KEY_EXCLUDE] = { "exclude", SECTION_DEVICE, parse_exclude, true },
 	[KEY_DISCOVERY] = { "discovery", SECTION_DEVICE, parse_discovery, true },
+	[KEY_DBUS_ENABLED] = { "enabled", SECTION_DBUS, parse_dbus_enabled, true },
+	[KEY_DBUS_BUS] = { "bus", SECTION_DBUS, parse_dbus_bus, true },
 };
 
 /*
@@ -985,6 +1019,8 @@ static const struct key *key_find(const char *name, enum section_kind section,
 			continue;
 		if (keys[i].section == want && !(section == SECTION_MODEM && keys[i].daemon_wide))
 			k = &keys[i];
+		else if (keys[i].section == SECTION_DBUS)
+			*ret_hint = " (it belongs in [dbus])";
 		else if (i == KEY_NAME && section == SECTION_MODEM)
 			*ret_hint = " (the modem's name is the one in the section header)";
 		else if (keys[i].daemon_wide && section == SECTION_MODEM)
@@ -1122,7 +1158,7 @@ int config_mux_finish(struct config_mux *m, char *err, size_t errlen)
 	return 0;
 }
 
-static void device_init_defaults(struct config_device *d)
+void config_device_init_defaults(struct config_device *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->qmap_version = QMAP_V5;
@@ -1137,13 +1173,14 @@ static void device_init_defaults(struct config_device *d)
 	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);
 	strcpy(d->control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
 	d->admin_group[0] = '\0';
-	d->dbus = CONFIG_DBUS_SYSTEM;
 }
 
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	device_init_defaults(&c->device);
+	config_device_init_defaults(&c->device);
+	c->dbus.enabled = CONFIG_DBUS_ENABLED_AUTO;
+	c->dbus.bus = CONFIG_DBUS_SYSTEM;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_init_defaults(&c->mux[id], id);
 }
@@ -1196,7 +1233,7 @@ static int parser_modem(struct parser *p, const char *name, unsigned *ret)
 
 	memset(&modems[n], 0, sizeof(modems[n]));
 	strcpy(modems[n].name, name);
-	device_init_defaults(&modems[n].device);
+	config_device_init_defaults(&modems[n].device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_init_defaults(&modems[n].mux[id], id);
 	memset(&records[n], 0, sizeof(records[n]));
@@ -1295,6 +1332,15 @@ static int parser_section(struct parser *p, const char *line)
 		p->section = SECTION_DEVICE;
 		strcpy(p->section_name, "device");
 		p->mux = NULL;
+	} else if (strcmp(name, "dbus") == 0) {
+		if (p->dbus_line)
+			return parser_error(p, p->line,
+					    "repeated section [dbus] (first at line %u)",
+					    p->dbus_line);
+		p->dbus_line = p->line;
+		p->section = SECTION_DBUS;
+		strcpy(p->section_name, "dbus");
+		p->mux = NULL;
 	} else if (strncmp(name, "mux.", 4) == 0) {
 		if (parse_u32(name + 4, &id) < 0 || id < CONFIG_MUX_ID_MIN ||
 		    id > CONFIG_MUX_ID_MAX)
@@ -1315,8 +1361,8 @@ static int parser_section(struct parser *p, const char *line)
 			return -EINVAL;
 	} else {
 		return parser_error(p, p->line,
-				    "unknown section %s: expected device, mux.N, modem.NAME or "
-				    "modem.NAME.mux.N",
+				    "unknown section %s: expected device, dbus, mux.N, modem.NAME "
+				    "or modem.NAME.mux.N",
 				    QUOTE(name));
 	}
 
@@ -1459,6 +1505,7 @@ static int parser_handle(void *userdata, const char *section, const char *name, 
 		if (id == KEY_INTERFACE)
 			p->record[p->modem].interface_line[p->mux->id] = p->line;
 		break;
+	case SECTION_DBUS:
 	case SECTION_NONE:
 		break;
 	}
@@ -1668,6 +1715,12 @@ static int config_parse_text(struct parser *p)
 	if (parser_finish_section(p) < 0)
 		return -EINVAL;
 
+	if (p->device_key_line[KEY_DBUS] && p->dbus_line)
+		return parser_error(p, p->device_key_line[KEY_DBUS],
+				    "dbus in [device] is the deprecated form of [dbus] (line %u): "
+				    "keep only [dbus]",
+				    p->dbus_line);
+	c->dbus.legacy_line = p->device_key_line[KEY_DBUS];
 	if (c->device.device[0] && c->n_modems > 0)
 		return parser_error(p, p->device_key_line[KEY_DEVICE],
 				    "device %s in [device] cannot be used with [modem.NAME] "
@@ -1994,6 +2047,19 @@ const char *config_dbus_to_string(enum config_dbus d)
 		return "session";
 	case CONFIG_DBUS_NONE:
 		return "none";
+	}
+	return NULL;
+}
+
+const char *config_dbus_enabled_to_string(enum config_dbus_enabled e)
+{
+	switch (e) {
+	case CONFIG_DBUS_ENABLED_AUTO:
+		return "auto";
+	case CONFIG_DBUS_ENABLED_YES:
+		return "yes";
+	case CONFIG_DBUS_ENABLED_NO:
+		return "no";
 	}
 	return NULL;
 }

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "atomic-file.h"
+#include "bus-address.h"
 #include "config.h"
 #include "control-server.h"
+#include "dns.h"
 #include "instance.h"
 #include "log.h"
 #include "loop.h"
@@ -54,6 +56,7 @@ static void qmapd_print_stats(FILE *f, const void *userdata)
 
 	manager_print_stats(q->manager, f, "");
 	mm_dbus_print_stats(q->dbus, f, "");
+	dns_print_stats(f, "");
 }
 
 static void qmapd_write_stats(struct qmapd *q)
@@ -121,8 +124,8 @@ static void help(void)
 	       "  -c, --config PATH      configuration file (default " QMAPD_DEFAULT_CONFIG ")\n"
 	       "      --stats-file PATH  also write counters there on SIGUSR1 and at exit\n"
 	       "      --dbus-address ADDRESS\n"
-	       "                         offer ModemManager's D-Bus API on this bus (overrides\n"
-	       "                         the dbus key of the configuration)\n"
+	       "                         offer ModemManager's D-Bus API on this bus, and look\n"
+	       "                         for systemd-resolved there (overrides [dbus])\n"
 	       "  -t, --check-config     parse the configuration, report errors, exit\n"
 	       "  -v, --verbose          debug logging\n"
 	       "  -h, --help             show this help\n"
@@ -184,10 +187,76 @@ static int parse_args(int argc, char **argv, const char **ret_config, const char
 }
 
 /*
+ * [dbus] at start: the bus to offer ModemManager's API on, or CONFIG_DBUS_NONE; what was
+ * decided and why in text. -ENOENT: enabled = yes and the bus is not there.
+ */
+static int dbus_decide(const struct config *config, const char *address_opt, enum config_dbus *ret,
+		       char *text, size_t len)
+{
+	const struct config_dbus_settings *s = &config->dbus;
+	const char *name = config_dbus_to_string(s->bus);
+	char missing[256] = "";
+
+	*ret = CONFIG_DBUS_NONE;
+	if (config->dbus.legacy_line)
+		log_warning(0,
+			    "%s:%u: 'dbus' in [device] is deprecated: use [dbus] enabled = and "
+			    "bus = (qmapd.conf(5))",
+			    config->path, config->dbus.legacy_line);
+	if (address_opt) {
+		*ret = s->bus; /* the address wins (tests) */
+		snprintf(text, len, "on the bus at %s (--dbus-address)", address_opt);
+		return 0;
+	}
+	if (s->enabled == CONFIG_DBUS_ENABLED_NO) {
+		snprintf(text, len, "off ([dbus] enabled = no)");
+		return 0;
+	}
+	char *address = bus_address(s->bus);
+	bool present = address && bus_address_present(address, missing, sizeof(missing));
+	if (present) {
+		*ret = s->bus;
+		snprintf(text, len, "on the %s bus at %s ([dbus] enabled = %s)", name, address,
+			 config_dbus_enabled_to_string(s->enabled));
+	} else {
+		snprintf(text, len, "off: no %s bus%s%s ([dbus] enabled = %s)", name,
+			 missing[0] ? " at " : "", missing,
+			 config_dbus_enabled_to_string(s->enabled));
+	}
+	free(address);
+	return !present && s->enabled == CONFIG_DBUS_ENABLED_YES ? -ENOENT : 0;
+}
+
+/*
+ * Where systemd-resolved may be: the bus of --dbus-address (tests), else the system bus when
+ * its socket exists and qmapd is in the network namespace it serves (a qmapd in another
+ * namespace must not change the host's links of the same ifindex). NULL: files only.
+ */
+static char *dns_bus_address(const char *address_opt)
+{
+	if (address_opt)
+		return strdup(address_opt);
+	char *address = bus_address(CONFIG_DBUS_SYSTEM);
+	if (address && bus_address_present(address, NULL, 0) && bus_same_netns_as_init())
+		return address;
+	free(address);
+	return NULL;
+}
+
+/* The per-link DNS files: "resolv" beside the control socket (/run/qmapd/resolv). */
+static void dns_dir(const struct config *config, char *buf, size_t len)
+{
+	const char *sock = config->device.control_socket, *slash = strrchr(sock, '/');
+	int n = slash && slash != sock ? (int)(slash - sock) : 0;
+
+	snprintf(buf, len, "%.*s/resolv", n, sock);
+}
+
+/*
  * -t: everything start would refuse that can be known without starting, with the messages
  * start gives, and a line saying what only start can tell.
  */
-static int check_config(const char *path, const struct config *config)
+static int check_config(const char *path, const struct config *config, const char *address_opt)
 {
 	struct rtnl *rtnl = NULL;
 	char err[256];
@@ -214,9 +283,27 @@ static int check_config(const char *path, const struct config *config)
 		}
 		rtnl_close(rtnl);
 	}
+	enum config_dbus bus;
+	char dbus_text[512], dir[sizeof(config->device.control_socket) + 8];
+	if (dbus_decide(config, address_opt, &bus, dbus_text, sizeof(dbus_text)) < 0) {
+		log_err(0, "ModemManager's D-Bus API: %s", dbus_text);
+		failed++;
+	}
 	if (failed)
 		return -EINVAL;
 	printf("%s: OK\n", path);
+	dns_dir(config, dir, sizeof(dir));
+	printf("ModemManager's D-Bus API: %s\n", dbus_text);
+	char *dns_bus = dns_bus_address(address_opt);
+	if (dns_bus)
+		printf("DNS servers of configured muxes: to systemd-resolved if it runs on the bus "
+		       "at %s, else in %s/IFNAME.conf\n",
+		       dns_bus, dir);
+	else
+		printf("DNS servers of configured muxes: in %s/IFNAME.conf (no system bus, or not "
+		       "in PID 1's network namespace)\n",
+		       dir);
+	free(dns_bus);
 	printf("Not checked (only start can tell): whether the modem is there and what it "
 	       "grants, whether BPF (XDP headroom) and the TUN offloads are available, %s%s%s"
 	       "and whether another qmapd runs with this configuration. Interface names were "
@@ -226,37 +313,47 @@ static int check_config(const char *path, const struct config *config)
 	return 0;
 }
 
-/* The control socket reaches the manager through these (it is tested against a stub). */
-static int ops_status(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+/* The control socket reaches the manager (and the D-Bus counters) through these (it is tested
+ * against a stub); userdata is the struct qmapd. */
+#define MANAGER(q) (((struct qmapd *)(q))->manager)
+static int ops_status(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_status(m, modem, ret, err, errlen);
+	return manager_status(MANAGER(q), modem, ret, err, errlen);
 }
 
-static int ops_mux_list(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_mux_list(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_mux_list(m, modem, ret, err, errlen);
+	return manager_mux_list(MANAGER(q), modem, ret, err, errlen);
 }
 
-static int ops_stats(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_stats(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_stats(m, modem, ret, err, errlen);
+	int r = manager_stats(MANAGER(q), modem, ret, err, errlen);
+	json_t *dbus = r < 0 || modem ? NULL : mm_dbus_stats_json(((struct qmapd *)q)->dbus);
+	json_t *dns = r == 0 && *ret ? dns_stats_json() : NULL;
+
+	if (dbus)
+		json_object_set_new(*ret, "dbus", dbus);
+	if (dns)
+		json_object_set_new(*ret, "dns", dns);
+	return r;
 }
 
-static int ops_mux_add(void *m, const char *modem, const struct config_mux *cfg, json_t **ret,
+static int ops_mux_add(void *q, const char *modem, const struct config_mux *cfg, json_t **ret,
 		       char *err, size_t errlen)
 {
-	return manager_mux_add(m, modem, cfg, ret, err, errlen);
+	return manager_mux_add(MANAGER(q), modem, cfg, ret, err, errlen);
 }
 
-static int ops_mux_del(void *m, const char *modem, unsigned id, json_t **ret, char *err,
+static int ops_mux_del(void *q, const char *modem, unsigned id, json_t **ret, char *err,
 		       size_t errlen)
 {
-	return manager_mux_del(m, modem, id, ret, err, errlen);
+	return manager_mux_del(MANAGER(q), modem, id, ret, err, errlen);
 }
 
-static int ops_reload(void *m, const char *modem, json_t **ret, char *err, size_t errlen)
+static int ops_reload(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_reload(m, modem, ret, err, errlen);
+	return manager_reload(MANAGER(q), modem, ret, err, errlen);
 }
 
 static const struct control_ops control_ops = {
@@ -287,7 +384,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	if (check_only) {
-		r = check_config(config_path, config);
+		r = check_config(config_path, config, q.dbus_address);
 		config_free(config);
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
@@ -328,12 +425,25 @@ int main(int argc, char **argv)
 	char admin_group[sizeof(config->device.admin_group)];
 	snprintf(control_socket, sizeof(control_socket), "%s", config->device.control_socket);
 	snprintf(admin_group, sizeof(admin_group), "%s", config->device.admin_group);
-	enum config_dbus dbus = config->device.dbus;
+	enum config_dbus dbus;
+	char dbus_text[512], dir[sizeof(config->device.control_socket) + 8];
+	r = dbus_decide(config, q.dbus_address, &dbus, dbus_text, sizeof(dbus_text));
+	if (r < 0) {
+		log_err(0, "ModemManager's D-Bus API: %s", dbus_text);
+		goto finish;
+	}
+	log_info("ModemManager's D-Bus API: %s", dbus_text);
+	dns_dir(config, dir, sizeof(dir));
+	char *dns_bus = dns_bus_address(q.dbus_address);
+	r = dns_init(dns_bus, dir);
+	free(dns_bus);
+	if (r < 0)
+		goto finish;
 
 	r = manager_new(q.loop, q.rtnl, TAKE_PTR(config), &q.manager);
 	if (r < 0)
 		goto finish;
-	r = control_new(q.loop, &control_ops, q.manager, control_socket, admin_group, &q.control);
+	r = control_new(q.loop, &control_ops, &q, control_socket, admin_group, &q.control);
 	if (r < 0) {
 		log_err(r, "cannot listen on %s", control_socket);
 		goto finish;
@@ -375,6 +485,7 @@ finish:
 	q.control = control_free(q.control);
 	q.dbus = mm_dbus_free(q.dbus);
 	q.manager = manager_free(q.manager);
+	dns_shutdown();
 	q.rtnl = rtnl_close(q.rtnl);
 	q.glib = loop_glib_detach(q.glib);
 	q.instance = instance_unlock(q.instance);

@@ -462,9 +462,10 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	if (strcmp(next->device.control_socket, m->config->device.control_socket) != 0 ||
 	    strcmp(next->device.admin_group, m->config->device.admin_group) != 0 ||
 	    next->discovery != m->config->discovery || next->n_exclude != m->config->n_exclude ||
-	    memcmp(next->exclude, m->config->exclude, sizeof(next->exclude)) != 0)
-		log_warning(0, "reload: control-socket, admin-group, exclude and discovery take "
-			       "effect after a restart");
+	    memcmp(next->exclude, m->config->exclude, sizeof(next->exclude)) != 0 ||
+	    next->dbus.enabled != m->config->dbus.enabled || next->dbus.bus != m->config->dbus.bus)
+		log_warning(0, "reload: control-socket, admin-group, exclude, discovery and [dbus] "
+			       "take effect after a restart");
 	buf = malloc(sizeof(*buf));
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
@@ -540,6 +541,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	snprintf(next->device.admin_group, sizeof(next->device.admin_group), "%s",
 		 m->config->device.admin_group);
 	next->discovery = m->config->discovery;
+	next->dbus = m->config->dbus;
 	config_free(m->config);
 	m->config = TAKE_PTR(next);
 	manager_update_status(m);

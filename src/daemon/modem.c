@@ -272,6 +272,11 @@ const struct qmi_modem *modem_qmi(const struct modem *m)
 	return m->qm;
 }
 
+struct qmi_modem *modem_qmi_control(struct modem *m)
+{
+	return m->qm;
+}
+
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
 {
 	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))

@@ -103,6 +103,8 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
  * NULL when the modem has no such mux.
  */
 const struct qmi_modem *modem_qmi(const struct modem *m);
+/* The same to act on the modem (SendPin: a PIN for its SIM). */
+struct qmi_modem *modem_qmi_control(struct modem *m);
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
 const char *modem_mux_interface(const struct modem *m, unsigned id);
 const struct session *modem_mux_session(const struct modem *m, unsigned id);

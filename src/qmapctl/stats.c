@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qmapctl stats: per modem (a "modem NAME" line first) the counters of the device, of
- * malformed input by kind, of every mux and of the QMI link, then those of the control
- * socket, each as an aligned list under a heading.
+ * malformed input by kind, of every mux and of the QMI link, then those of the DNS hand-over,
+ * of the control socket and of ModemManager's D-Bus API (with the errors it answered, by
+ * name), each as an aligned list under a heading.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -94,6 +95,8 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 {
 	json_t *modems = json_object_get(stats, "modems");
 	json_t *control = json_object_get(stats, "control");
+	json_t *dbus = json_object_get(stats, "dbus");
+	json_t *dns = json_object_get(stats, "dns");
 	bool first = true;
 
 	for (size_t i = 0; json_is_array(modems) && i < json_array_size(modems); i++) {
@@ -102,9 +105,34 @@ void qmapctl_stats_render(json_t *stats, FILE *f)
 		if (json_is_object(entry))
 			render_modem(entry, &first, f);
 	}
+	if (json_is_object(dns)) {
+		fprintf(f, "%sDNS (systemd-resolved, files)\n", first ? "" : "\n");
+		render_counters(dns, NULL, false, f);
+		first = false;
+	}
 	if (json_is_object(control)) {
 		fprintf(f, "%scontrol socket\n", first ? "" : "\n");
 		render_counters(control, NULL, false, f);
+		first = false;
+	}
+	if (json_is_object(dbus)) {
+		static const char *const dbus_skip[] = { "errors", NULL };
+		json_t *errors = json_object_get(dbus, "errors");
+		const char *name;
+		json_t *n;
+
+		fprintf(f, "%sModemManager D-Bus API\n", first ? "" : "\n");
+		render_counters(dbus, dbus_skip, false, f);
+		/* Error names are long: one per line, the count first. */
+		json_object_foreach(errors, name, n)
+		{
+			char clean[160];
+
+			if (json_is_integer(n))
+				fprintf(f, "  error %" JSON_INTEGER_FORMAT " %s\n",
+					json_integer_value(n),
+					qmapctl_sanitize(clean, sizeof(clean), name));
+		}
 	}
 }
 

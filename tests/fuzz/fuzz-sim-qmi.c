@@ -68,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n_profiles++;
 	profile = &sim_profiles[(size >> 1) % n_profiles];
 	opts.quirks = profile->quirks;
+	/* And another bit a PIN-locked SIM. */
+	if ((size >> 5) & 1)
+		memcpy(opts.quirks.sim_pin, "1234", 5);
 	opts.quirks.max_pdn_per_apn = size & 4 ? 1 : 0;
 	opts.no_qmapv5 = profile->no_qmapv5;
 	opts.limits.dl_max_size = profile->dl_max_size;
@@ -85,8 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sim_qmi_new(&opts, &cb, NULL, &q) < 0)
 		return 0;
 	/* Client id 1 of every service exists, so short inputs reach the service handlers. */
-	for (unsigned i = 0; i < 4; i++) {
-		static const uint8_t services[] = { 0x01, 0x02, 0x03, 0x1a };
+	for (unsigned i = 0; i < 5; i++) {
+		static const uint8_t services[] = { 0x01, 0x02, 0x03, 0x1a, 0x0b };
 		uint8_t alloc[] = { 0x01, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, (uint8_t)(i + 1),
 				    0x22, 0x00, 0x04, 0x00, 0x01, 0x01, 0x00, services[i] };
 		check(sim_qmi_handle(q, alloc, sizeof(alloc)) == 0);

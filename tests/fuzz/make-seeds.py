@@ -201,6 +201,18 @@ def seeds():
     s["fuzz-sim-qmi"] = [sq(ver, alloc_wds), sq(*dms), sq(*nas), sq(wda_set, qmux(0x1a, 1, 0x21)),
                          sq(*wds), sq(qmux(0, 0, 0x23, tlv(1, b"\x01\x02")), qmux(0, 0, 0x27)),
                          sq(qmux(0, 0, 0x26, tlv(1, b"\x01\x00")), qmux(9, 1, 0x20))]
+    # UIM (service 0x0b): card status, EF_ICCID / EF_IMSI reads, Verify PIN; DMS and NAS extras;
+    # WDS default profile and its settings
+    mf, adf = b"\x02\x00\x3f", b"\x04\x00\x3f\xff\x7f"
+    uim = [qmux(0x0b, 1, 0x2F),
+           qmux(0x0b, 1, 0x20, tlv(1, b"\x06\x00") + tlv(2, b"\xe2\x2f" + mf) + tlv(3, bytes(4))),
+           qmux(0x0b, 1, 0x20, tlv(1, b"\x00\x00") + tlv(2, b"\x07\x6f" + adf) + tlv(3, bytes(4))),
+           qmux(0x0b, 1, 0x26, tlv(1, b"\x06\x00") + tlv(2, b"\x01\x04" + b"0000")),
+           qmux(0x0b, 1, 0x26, tlv(1, b"\x06\x00") + tlv(2, b"\x01\x04" + b"1234"))]
+    extra = [qmux(2, 1, m) for m in (0x24, 0x2C, 0x3C, 0x43, 0x45)] + [qmux(3, 1, 0x34)]
+    prof = [qmux(1, 1, 0x49, tlv(1, b"\x00\x00")), qmux(1, 1, 0x2B, tlv(1, b"\x00\x01"))]
+    s["fuzz-sim-qmi"] += [sq(*uim), sq(*extra), sq(*prof), sq(*uim[3:], *extra[:2]),
+                          sq(*uim) + b"\0" * 32]
     # ---- wdm: first byte = framing (odd: MBIM) and piece pattern, then the client stream
     q = alloc_wds + dms[4] + wda_set
     m = mbim(1, struct.pack("<I", 4096)) + mbim(3, bytes(16) + struct.pack("<II", 1, 0)) + mbim(2)
@@ -307,6 +319,16 @@ def seeds():
         b"\x03\x00\x20" + ntb32([(0, ipv4_tcp()), (2, ipv6_tcp())]),
         b"\x01\x0c\x00" + ntb16([(0, ipv4_udp()), (1, ipv6_udp())], align=64),
         b"\x33\x00\x02" + ntb32([(0, ipv4_udp())] * 3),
+    ]
+    # fuzz-sim-ef: first byte picks the output buffer size, the rest is one EF's content
+    spn = b"\x01" + b"qmapd test" + b"\xff" * 6
+    s["fuzz-sim-ef"] = [
+        b"\x20" + bytes.fromhex("989900010000000000f6"),
+        b"\x20" + bytes.fromhex("080910100000000060"),
+        b"\x20" + bytes.fromhex("00000002"),
+        b"\x20" + spn,
+        b"\x05" + spn,
+        b"\x30" + b"\x01\x80\x00\x4e\x04\x1c\x20\xac\xff\xff",
     ]
     return s
 

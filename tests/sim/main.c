@@ -60,6 +60,10 @@ enum {
 	OPT_MAX_CONTROL_MESSAGE,
 	OPT_MAX_SESSIONS,
 	OPT_QMI_OVER_MBIM,
+	OPT_REGISTER_DELAY,
+	OPT_SIM_PIN,
+	OPT_MSISDN,
+	OPT_NO_DMS_UIM,
 };
 
 static const struct option options[] = {
@@ -103,6 +107,10 @@ static const struct option options[] = {
 	{ "max-control-message", required_argument, NULL, OPT_MAX_CONTROL_MESSAGE },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "qmi-over-mbim", no_argument, NULL, OPT_QMI_OVER_MBIM },
+	{ "register-delay", required_argument, NULL, OPT_REGISTER_DELAY },
+	{ "sim-pin", required_argument, NULL, OPT_SIM_PIN },
+	{ "msisdn", required_argument, NULL, OPT_MSISDN },
+	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -136,6 +144,9 @@ static void usage(FILE *f)
 		"                             reported on connect, Endpoint Info must name it\n"
 		"  --max-pdn-per-apn N        refuse a PDN on an APN that N other muxes use\n"
 		"                             (3GPP 55); 0 = no limit (default)\n"
+		"  --register-delay MS        search for the network MS after start before it\n"
+		"                             registers (NAS); Start Network fails with no\n"
+		"                             service until then\n"
 		"  --silent                   answer no QMI at all, like a modem in the wrong USB\n"
 		"                             configuration\n"
 		"  --ignore-dl-grant          send downlink aggregates of --dl-max-size whatever\n"
@@ -192,6 +203,10 @@ static void usage(FILE *f)
 		"  --max-control-message N    wMaxControlMessage (default %d)\n"
 		"  --max-sessions N           MBIM sessions active at once (default %d)\n"
 		"  --qmi-over-mbim            list the QMI-over-MBIM service (not served)\n"
+		"  --sim-pin PIN              the SIM's PIN1 is enabled (locked at start) with\n"
+		"                             this PIN, 3 tries; after --profile\n"
+		"  --msisdn NUMBER            the SIM's own number (default: not provisioned)\n"
+		"  --no-dms-uim               firmware without DMS UIM messages: SIM via UIM only\n"
 		"  --inject KIND[,KIND]       garbage, unknown-mux, command, oversize (QMI);\n"
 		"                             bad-signature, bad-block-length, ndp-loop,\n"
 		"                             datagram-outside (MBIM)\n"
@@ -346,6 +361,11 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 				return -EINVAL;
 			o->quirks.max_pdn_per_apn = v;
 			break;
+		case OPT_REGISTER_DELAY:
+			if (parse_u32("--register-delay", optarg, 0, 600000, &v) < 0)
+				return -EINVAL;
+			o->quirks.register_delay_ms = v;
+			break;
 		case OPT_SILENT:
 			o->quirks.silent = true;
 			break;
@@ -440,6 +460,27 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			if (parse_u32("--max-sessions", optarg, 1, SIM_MBIM_SESSIONS,
 				      &o->mbim_max_sessions) < 0)
 				return -EINVAL;
+			break;
+		case OPT_SIM_PIN:
+			if (strlen(optarg) < 4 || strlen(optarg) > SIM_QMI_PIN_MAX ||
+			    strspn(optarg, "0123456789") != strlen(optarg)) {
+				fprintf(stderr, "qmapd-sim: invalid --sim-pin '%s': 4..%d digits\n",
+					optarg, SIM_QMI_PIN_MAX);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.sim_pin, sizeof(o->quirks.sim_pin), "%s", optarg);
+			break;
+		case OPT_MSISDN:
+			if (!*optarg || strlen(optarg) > SIM_QMI_MSISDN_MAX ||
+			    strspn(optarg, "+0123456789") != strlen(optarg)) {
+				fprintf(stderr, "qmapd-sim: invalid --msisdn '%s': 1..%d digits\n",
+					optarg, SIM_QMI_MSISDN_MAX);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.msisdn, sizeof(o->quirks.msisdn), "%s", optarg);
+			break;
+		case OPT_NO_DMS_UIM:
+			o->quirks.no_dms_uim = true;
 			break;
 		case OPT_QMI_OVER_MBIM:
 			o->qmi_over_mbim = true;

@@ -55,21 +55,18 @@ enum svc {
 	SVC_DMS,
 	SVC_NAS,
 	SVC_WDA,
+	SVC_UIM,
 	_SVC_MAX,
 };
 
 static const uint8_t svc_ids[_SVC_MAX] = {
-	[SVC_WDS] = QMI_SERVICE_WDS,
-	[SVC_DMS] = QMI_SERVICE_DMS,
-	[SVC_NAS] = QMI_SERVICE_NAS,
-	[SVC_WDA] = QMI_SERVICE_WDA,
+	[SVC_WDS] = QMI_SERVICE_WDS, [SVC_DMS] = QMI_SERVICE_DMS, [SVC_NAS] = QMI_SERVICE_NAS,
+	[SVC_WDA] = QMI_SERVICE_WDA, [SVC_UIM] = QMI_SERVICE_UIM,
 };
 
 static const char *const svc_names[_SVC_MAX] = {
-	[SVC_WDS] = "wds",
-	[SVC_DMS] = "dms",
-	[SVC_NAS] = "nas",
-	[SVC_WDA] = "wda",
+	[SVC_WDS] = "wds", [SVC_DMS] = "dms", [SVC_NAS] = "nas",
+	[SVC_WDA] = "wda", [SVC_UIM] = "uim",
 };
 
 /* What Get Version Info lists; plausible for a current Qualcomm firmware. */
@@ -78,7 +75,7 @@ static const struct {
 	uint16_t major, minor;
 } versions[] = {
 	{ QMI_SERVICE_CTL, 1, 5 },  { QMI_SERVICE_WDS, 1, 67 }, { QMI_SERVICE_DMS, 1, 14 },
-	{ QMI_SERVICE_NAS, 1, 25 }, { QMI_SERVICE_WDA, 1, 16 },
+	{ QMI_SERVICE_NAS, 1, 25 }, { QMI_SERVICE_WDA, 1, 16 }, { QMI_SERVICE_UIM, 1, 46 },
 };
 
 struct wds_client {
@@ -113,8 +110,12 @@ struct sim_qmi {
 	uint16_t mux_sessions[CONFIG_MUX_ID_MAX + 1];
 	uint32_t next_handle;
 
+	/* The SIM card's PIN1: state (QmiUimPinState) and retries left. */
+	uint8_t pin1_state, pin1_retries, puk1_retries;
+
 	bool in_handle;
 	bool reset_pending;
+	gint64 registered_at; /* g_get_monotonic_time() from which it is registered */
 	struct sim_qmi_stats stats;
 };
 
@@ -676,16 +677,329 @@ static void dms_get_ids(struct sim_qmi *q, const struct req *r)
 	      put_string(resp, 0x11, SIM_QMI_IMEI) && put_string(resp, 0x13, SIM_QMI_IMEI_SV));
 }
 
+/* PIN1 is enabled and not verified (or blocked): the card's PIN-protected files are closed. */
+static bool sim_locked(const struct sim_qmi *q)
+{
+	return q->pin1_state != QMI_UIM_PIN_STATE_DISABLED &&
+	       q->pin1_state != QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
+}
+
 static void dms_uim_get_iccid(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	if (q->opts.quirks.no_dms_uim) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+		return;
+	}
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_ICCID));
 }
 
 static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	if (q->opts.quirks.no_dms_uim) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+		return;
+	}
+	/* EF_IMSI needs PIN1 (TS 31.102); what DMS answers then is in no public capture:
+	 * the strict choice, an error. */
+	if (sim_locked(q)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+		return;
+	}
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_IMSI));
+}
+
+/* Online: the sim is never in low power (a locked SIM does not change that). */
+static void dms_get_operating_mode(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u8(resp, 0x01, QMI_DMS_OPERATING_MODE_ONLINE));
+}
+
+static void dms_get_hardware_revision(struct sim_qmi *q, const struct req *r)
+{
+	dms_string(q, r, SIM_QMI_HW_REVISION);
+}
+
+/* Many SIMs carry no MSISDN: NOT_PROVISIONED, as ModemManager sees on real modems. */
+static void dms_get_msisdn(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+
+	if (!q->opts.quirks.msisdn[0]) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_NOT_PROVISIONED);
+		return;
+	}
+	/* EF_MSISDN needs PIN1 (TS 31.102): no public capture says what DMS answers then,
+	 * the strict choice is an error. */
+	if (sim_locked(q)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+		return;
+	}
+	reply(q, r, resp, put_string(resp, 0x01, q->opts.quirks.msisdn));
+}
+
+static bool put_u64(QmiMessage *m, uint8_t type, uint64_t v)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+
+	return off && qmi_message_tlv_write_guint64(m, QMI_ENDIAN_LITTLE, v, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/* An LTE-only modem (Get Capabilities lists LTE alone): no GSM/WCDMA band bits (TLV 0x01,
+ * mandatory), LTE bands as a bit per band from band 1 (TLV 0x10). */
+static void dms_get_band_capabilities(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u64(resp, 0x01, 0) && put_u64(resp, 0x10, SIM_QMI_LTE_BANDS));
+}
+
+/* ---- UIM: one card in slot 1 with one USIM application ---- */
+
+/* The USIM's AID (ETSI TS 101 220: RID A000000087, application code 1002). */
+static const uint8_t usim_aid[] = { 0xA0, 0x00, 0x00, 0x00, 0x87, 0x10, 0x02, 0xFF,
+				    0x33, 0xFF, 0xFF, 0x89, 0x06, 0x06, 0x00, 0x00 };
+
+static void uim_get_card_status(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	uint8_t app_state;
+
+	switch (q->pin1_state) {
+	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
+		app_state = QMI_UIM_CARD_APPLICATION_STATE_PIN1_OR_UPIN_PIN_REQUIRED;
+		break;
+	case QMI_UIM_PIN_STATE_BLOCKED:
+		app_state = QMI_UIM_CARD_APPLICATION_STATE_PUK1_OR_UPIN_PUK_REQUIRED;
+		break;
+	default:
+		app_state = QMI_UIM_CARD_APPLICATION_STATE_READY;
+		break;
+	}
+	/* Index of the GW primary application: slot 0, application 0; no 1x, no secondary. */
+	gsize off = qmi_message_tlv_write_init(resp, 0x10, NULL);
+	bool ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0x0000, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 1, NULL) /* cards */ &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_CARD_STATE_PRESENT, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_PIN_STATE_NOT_INITIALIZED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPIN retries */ &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPUK retries */ &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_CARD_ERROR_UNKNOWN, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 1, NULL) /* applications */ &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_CARD_APPLICATION_TYPE_USIM, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, app_state, NULL) &&
+		  qmi_message_tlv_write_guint8(
+			  resp, QMI_UIM_CARD_APPLICATION_PERSONALIZATION_STATE_READY, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* personalization feature */ &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, sizeof(usim_aid), NULL);
+	for (size_t i = 0; ok && i < sizeof(usim_aid); i++)
+		ok = qmi_message_tlv_write_guint8(resp, usim_aid[i], NULL);
+	ok = ok && qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPIN replaces PIN1: no */ &&
+	     qmi_message_tlv_write_guint8(resp, q->pin1_state, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, q->pin1_retries, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, q->puk1_retries, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, QMI_UIM_PIN_STATE_DISABLED, NULL) /* PIN2 */ &&
+	     qmi_message_tlv_write_guint8(resp, SIM_QMI_PIN_RETRIES, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, SIM_QMI_PUK_RETRIES, NULL) &&
+	     qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+/* Session TLV 0x01 {u8 type, u8 AID length, AID}: the session type, or -1 if malformed. */
+static int uim_session(const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v || len < 2 || len != 2u + v[1])
+		return -1;
+	return v[0];
+}
+
+/* Card result {SW1, SW2}: TLV 0x10 in Read Transparent, 0x13 in Verify PIN (0x11 is the
+ * encrypted PIN1 there, libqmi uim.json). */
+static bool put_card_result(QmiMessage *m, uint8_t type, uint8_t sw1, uint8_t sw2)
+{
+	gsize off = qmi_message_tlv_write_init(m, type, NULL);
+
+	return off && qmi_message_tlv_write_guint8(m, sw1, NULL) &&
+	       qmi_message_tlv_write_guint8(m, sw2, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/* An error that still carries the card's status words, as firmware answers. */
+static void uim_card_error(struct sim_qmi *q, const struct req *r, QmiProtocolError error,
+			   uint8_t sw1, uint8_t sw2)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, error);
+
+	reply(q, r, resp, put_card_result(resp, 0x10, sw1, sw2));
+}
+
+/* TS 102 221 BCD: two digits a byte, the first in the low nibble, 'F' padding. */
+static void put_bcd(uint8_t *out, size_t room, const char *digits)
+{
+	memset(out, 0xFF, room);
+	for (size_t i = 0; digits[i] && i / 2 < room; i++) {
+		uint8_t d = (uint8_t)(digits[i] - '0');
+		out[i / 2] = i % 2 ? (uint8_t)((out[i / 2] & 0x0F) | d << 4)
+				   : (uint8_t)((out[i / 2] & 0xF0) | d);
+	}
+}
+
+/*
+ * Read Transparent: 0x01 session, 0x02 file {le16 id, u8 path length, path as le16
+ * halves}, 0x03 read information {le16 offset, le16 length; 0 = to the end}. The files a
+ * host reads for the SIM's identity; EF_IMSI needs PIN1 (TS 31.102 access conditions),
+ * EF_ICCID, EF_AD and EF_SPN are always readable.
+ */
+static void uim_read_transparent(struct sim_qmi *q, const struct req *r)
+{
+	static const uint8_t mf[] = { 0x00, 0x3F }, adf[] = { 0x00, 0x3F, 0xFF, 0x7F };
+	uint8_t content[32];
+	size_t size = 0;
+	bool needs_pin = false, in_adf;
+	uint16_t flen, rlen;
+	const uint8_t *file = get_raw(r, 0x02, &flen), *info = get_raw(r, 0x03, &rlen);
+	int session = uim_session(r);
+
+	if (!file || !info || session < 0) {
+		reply_error(q, r,
+			    file && info ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+					 : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (flen < 3 || flen != 3u + file[2] || rlen != 4) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	uint16_t id = get_le16(file), offset = get_le16(info), length = get_le16(info + 2);
+	const uint8_t *path = file + 3;
+	in_adf = file[2] == sizeof(adf) && memcmp(path, adf, sizeof(adf)) == 0;
+	bool in_mf = file[2] == sizeof(mf) && memcmp(path, mf, sizeof(mf)) == 0;
+
+	if (in_mf && id == 0x2FE2) { /* EF_ICCID */
+		size = 10;
+		put_bcd(content, size, SIM_QMI_ICCID);
+	} else if (in_adf && id == 0x6F07) { /* EF_IMSI: length, then parity nibble 9 (odd) */
+		size = 9;
+		content[0] = 8;
+		char digits[2 * 8 + 1];
+		snprintf(digits, sizeof(digits), "9%s", SIM_QMI_IMSI);
+		put_bcd(content + 1, 8, digits);
+		needs_pin = true;
+	} else if (in_adf && id == 0x6FAD) { /* EF_AD: normal operation, MNC of 2 digits */
+		size = 4;
+		memcpy(content, (const uint8_t[]){ 0x00, 0x00, 0x00, 0x02 }, 4);
+	} else if (in_adf && id == 0x6F46) { /* EF_SPN: display condition, name, 0xFF padding */
+		size = 17;
+		memset(content, 0xFF, size);
+		content[0] = 0x01;
+		memcpy(content + 1, SIM_QMI_SPN, strlen(SIM_QMI_SPN));
+	} else {
+		uim_card_error(q, r, QMI_PROTOCOL_ERROR_SIM_FILE_NOT_FOUND, 0x6A, 0x82);
+		return;
+	}
+	/* Application files through the GW provisioning session; the MF's through either. */
+	if (in_adf && session != QMI_UIM_SESSION_TYPE_PRIMARY_GW_PROVISIONING) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	if (needs_pin && sim_locked(q)) {
+		/* "Security status not satisfied"; how firmware wraps it is in no public
+		 * capture: the strict choice, an error with the status words. */
+		uim_card_error(q, r, QMI_PROTOCOL_ERROR_ACCESS_DENIED, 0x69, 0x82);
+		return;
+	}
+	if (offset > size || (length && (size_t)offset + length > size)) {
+		uim_card_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT, 0x6B, 0x00);
+		return;
+	}
+	size_t n = length ? length : size - offset;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = put_card_result(resp, 0x10, 0x90, 0x00)
+			    ? qmi_message_tlv_write_init(resp, 0x11, NULL)
+			    : 0;
+	bool ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, (guint16)n, NULL);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = qmi_message_tlv_write_guint8(resp, content[offset + i], NULL);
+	reply(q, r, resp, ok && qmi_message_tlv_write_complete(resp, off, NULL));
+}
+
+static bool put_retries(QmiMessage *m, uint8_t verify, uint8_t unblock)
+{
+	gsize off = qmi_message_tlv_write_init(m, 0x10, NULL);
+
+	return off && qmi_message_tlv_write_guint8(m, verify, NULL) &&
+	       qmi_message_tlv_write_guint8(m, unblock, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/*
+ * Verify PIN: 0x01 session, 0x02 {u8 PIN id, u8 length, PIN}. A wrong PIN1 is answered
+ * ACCESS_DENIED with the retries left (0x10) and status words 63 Cx (0x11), as real firmware
+ * does (ModemManager fc47fa7f); the last wrong one blocks PIN1 (PIN_BLOCKED, 69 83).
+ */
+static void uim_verify_pin(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *info = get_raw(r, 0x02, &len);
+	int session = uim_session(r);
+	const char *pin = q->opts.quirks.sim_pin;
+
+	if (!info || session < 0) {
+		reply_error(q, r,
+			    info ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+				 : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (len < 2 || len != 2u + info[1]) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (info[0] != QMI_UIM_PIN_ID_PIN1 || info[1] < 4 || info[1] > SIM_QMI_PIN_MAX) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	g_autoptr(QmiMessage) resp = NULL;
+	bool ok;
+	if (q->pin1_state == QMI_UIM_PIN_STATE_DISABLED) {
+		/* Nothing to verify: the card answers that PIN1 is not enabled. */
+		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NO_EFFECT);
+		ok = put_retries(resp, q->pin1_retries, q->puk1_retries);
+	} else if (q->pin1_state == QMI_UIM_PIN_STATE_BLOCKED) {
+		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
+		ok = put_retries(resp, 0, q->puk1_retries) &&
+		     put_card_result(resp, 0x13, 0x69, 0x83);
+	} else if (info[1] == strlen(pin) && memcmp(info + 2, pin, info[1]) == 0) {
+		q->pin1_state = QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
+		q->pin1_retries = SIM_QMI_PIN_RETRIES;
+		qlog(q, LOG_INFO, "sim qmi uim: PIN1 verified");
+		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
+		     put_card_result(resp, 0x13, 0x90, 0x00);
+	} else if (--q->pin1_retries == 0) {
+		q->pin1_state = QMI_UIM_PIN_STATE_BLOCKED;
+		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, now blocked");
+		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
+		ok = put_retries(resp, 0, q->puk1_retries) &&
+		     put_card_result(resp, 0x13, 0x69, 0x83);
+	} else {
+		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, %u tries left", q->pin1_retries);
+		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
+		     put_card_result(resp, 0x13, 0x63, (uint8_t)(0xC0 | q->pin1_retries));
+	}
+	reply(q, r, resp, ok);
 }
 
 static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
@@ -710,11 +1024,42 @@ static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 #define SIM_RSRP (-95) /* dBm */
 #define SIM_SNR	 130   /* 0.1 dB */
 
+static bool registered(const struct sim_qmi *q)
+{
+	return g_get_monotonic_time() >= q->registered_at;
+}
+
+/*
+ * Not registered, detached, no radio in service: a modem whose SIM waits for its PIN
+ * (NOT_REGISTERED) or one still searching after power-up (--register-delay).
+ */
+static void nas_serving_system_unregistered(struct sim_qmi *q, const struct req *r,
+					    QmiNasRegistrationState state)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	bool ok = off && qmi_message_tlv_write_guint8(resp, (uint8_t)state, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_NAS_NETWORK_TYPE_UNKNOWN, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+		  qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
 static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 {
+	if (sim_locked(q) || !registered(q)) {
+		nas_serving_system_unregistered(
+			q, r,
+			sim_locked(q) ? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
+				      : QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
+		return;
+	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 	static const char plmn_name[] = "Test Network";
 	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+
 	bool ok = off &&
 		  qmi_message_tlv_write_guint8(resp, QMI_NAS_REGISTRATION_STATE_REGISTERED, NULL) &&
 		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
@@ -779,6 +1124,17 @@ static void nas_get_signal_info(struct sim_qmi *q, const struct req *r)
 		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, SIM_SNR, NULL) &&
 		  qmi_message_tlv_write_complete(resp, off, NULL);
 	reply(q, r, resp, ok);
+}
+
+/* Mode preference 0x11 (LTE, all this modem has) and LTE band preference 0x15 (every
+ * band it supports): what a modem nobody restricted answers. */
+static void nas_get_system_selection_preference(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp,
+	      put_u8(resp, 0x10, 0) /* emergency mode off */ &&
+		      put_u16(resp, 0x11, QMI_NAS_RAT_MODE_PREFERENCE_LTE) &&
+		      put_u64(resp, 0x15, SIM_QMI_LTE_BANDS));
 }
 
 /* ---- WDA ---- */
@@ -1142,6 +1498,17 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
 		return;
 	}
+	if (sim_locked(q)) {
+		/* Not attached: the call ends for lack of service. */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_CALL_FAILED);
+		q->stats.qmi_sessions_failed++;
+		reply(q, r, resp,
+		      put_call_end(resp, QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE,
+				   QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_CM,
+				   QMI_WDS_VERBOSE_CALL_END_REASON_CM_NO_SERVICE));
+		return;
+	}
 	if (c->connected) {
 		/* Real firmware: NO_EFFECT with packet data handle 0 (ModemManager 0d53df68,
 		 * 068c7df4), an error that still carries a data TLV. */
@@ -1151,6 +1518,14 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 		return;
 	}
 
+	if (!registered(q)) {
+		/* No network yet: the generic reason only, no 3GPP cause (nothing was sent). */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_CALL_FAILED);
+		q->stats.qmi_sessions_failed++;
+		reply(q, r, resp, put_u16(resp, 0x10, QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE));
+		return;
+	}
 	uint8_t family = k_family > 0 ? family_pref : c->family;
 	if (family == QMI_WDS_IP_FAMILY_UNSPECIFIED)
 		family = c->family == QMI_WDS_IP_FAMILY_IPV6 ? QMI_WDS_IP_FAMILY_IPV6
@@ -1306,6 +1681,67 @@ static void wds_get_packet_service_status(struct sim_qmi *q, const struct req *r
  * call's byte counters (libqmi e44561e8), an error response that carries data TLVs. The
  * sim does not count per client: the counters are 0.
  */
+/* Profile {u8 type, u8 index or family} (TLV 0x01 of both profile requests); -1 malformed or
+ * missing (the answer is then sent). */
+static int profile_key(struct sim_qmi *q, const struct req *r, uint8_t *ret_second)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v || len != 2) {
+		reply_error(q, r,
+			    v ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+			      : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return -1;
+	}
+	if (v[0] != QMI_WDS_PROFILE_TYPE_3GPP) {
+		/* An LTE-only modem keeps no 3GPP2 profiles. */
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+		reply(q, r, resp,
+		      put_u16(resp, 0xE0, QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE));
+		return -1;
+	}
+	*ret_second = v[1];
+	return 0;
+}
+
+/* The default profile (LTE attach, and Start Network without a profile): profile 1. */
+static void wds_get_default_profile_number(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t family;
+
+	if (profile_key(q, r, &family) < 0)
+		return;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u8(resp, 0x01, 1));
+}
+
+/* Profile N is the Nth APN (as Start Network's profile index), PDP type IPv4v6. */
+static void wds_get_profile_settings(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t index;
+
+	if (profile_key(q, r, &index) < 0)
+		return;
+	if (index < 1 || index > q->opts.n_apn) {
+		g_autoptr(QmiMessage) resp =
+			qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_EXTENDED_INTERNAL);
+		reply(q, r, resp,
+		      put_u16(resp, 0xE0, QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_NUMBER));
+		return;
+	}
+	const struct sim_qmi_apn *a = &q->opts.apn[index - 1];
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool ok = put_string(resp, 0x10, a->name) &&
+		  put_u8(resp, 0x11, QMI_WDS_PDP_TYPE_IPV4_OR_IPV6) &&
+		  put_string(resp, 0x14, a->name);
+	if (a->auth)
+		ok = ok && put_string(resp, 0x1B, a->user) &&
+		     put_u8(resp, 0x1D, QMI_WDS_AUTHENTICATION_PAP | QMI_WDS_AUTHENTICATION_CHAP);
+	reply(q, r, resp, ok);
+}
+
 static void wds_get_packet_statistics(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(
@@ -1405,19 +1841,29 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0021, dms_get_manufacturer },
 	{ QMI_SERVICE_DMS, 0x0022, dms_get_model },
 	{ QMI_SERVICE_DMS, 0x0023, dms_get_revision },
+	{ QMI_SERVICE_DMS, 0x0024, dms_get_msisdn },
 	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
+	{ QMI_SERVICE_DMS, 0x002C, dms_get_hardware_revision },
+	{ QMI_SERVICE_DMS, 0x002D, dms_get_operating_mode },
 	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
+	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },
 	{ QMI_SERVICE_NAS, 0x0020, nas_get_signal_strength },
 	{ QMI_SERVICE_NAS, 0x0024, nas_get_serving_system },
+	{ QMI_SERVICE_NAS, 0x0034, nas_get_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },
+	{ QMI_SERVICE_UIM, 0x0020, uim_read_transparent },
+	{ QMI_SERVICE_UIM, 0x0026, uim_verify_pin },
+	{ QMI_SERVICE_UIM, 0x002F, uim_get_card_status },
 	{ QMI_SERVICE_WDA, 0x0020, wda_set_data_format },
 	{ QMI_SERVICE_WDA, 0x0021, wda_get_data_format },
 	{ QMI_SERVICE_WDS, 0x0020, wds_start_network },
 	{ QMI_SERVICE_WDS, 0x0021, wds_stop_network },
 	{ QMI_SERVICE_WDS, WDS_PACKET_SERVICE_STATUS, wds_get_packet_service_status },
 	{ QMI_SERVICE_WDS, 0x0024, wds_get_packet_statistics },
+	{ QMI_SERVICE_WDS, 0x002B, wds_get_profile_settings },
 	{ QMI_SERVICE_WDS, 0x002D, wds_get_current_settings },
+	{ QMI_SERVICE_WDS, 0x0049, wds_get_default_profile_number },
 	{ QMI_SERVICE_WDS, 0x004D, wds_set_ip_family },
 	{ QMI_SERVICE_WDS, 0x00A2, wds_bind_mux_data_port },
 };
@@ -1535,6 +1981,7 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	if (!q)
 		return -ENOMEM;
 	q->opts = *opts;
+	q->registered_at = g_get_monotonic_time() + (gint64)opts->quirks.register_delay_ms * 1000;
 	q->cb = *cb;
 	q->userdata = userdata;
 	q->format = opts->limits;
@@ -1545,6 +1992,10 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	}
 	for (int svc = 0; svc < _SVC_MAX; svc++)
 		q->next_cid[svc] = CID_MIN;
+	q->pin1_state = q->opts.quirks.sim_pin[0] ? QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED
+						  : QMI_UIM_PIN_STATE_DISABLED;
+	q->pin1_retries = SIM_QMI_PIN_RETRIES;
+	q->puk1_retries = SIM_QMI_PUK_RETRIES;
 
 	*ret = q;
 	return 0;

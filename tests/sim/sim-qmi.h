@@ -13,20 +13,43 @@
  * not exactly one well-formed host request is counted in qmi_malformed and not answered.
  *
  * Answered (anything else on a known service: error INVALID_QMI_COMMAND):
- *   CTL 0x0021 Get Version Info (CTL 1.5, WDS 1.67, DMS 1.14, NAS 1.25, WDA 1.16),
- *       0x0022 Allocate CID (WDS, DMS, NAS, WDA; others INVALID_SERVICE_TYPE),
+ *   CTL 0x0021 Get Version Info (CTL 1.5, WDS 1.67, DMS 1.14, NAS 1.25, WDA 1.16,
+ *       UIM 1.46),
+ *       0x0022 Allocate CID (WDS, DMS, NAS, WDA, UIM; others INVALID_SERVICE_TYPE),
  *       0x0023 Release CID, 0x0026 Set Data Format (raw IP), 0x0027 Sync (releases every
  *       client and ends every session, without indications, as a modem reset does).
- *   DMS 0x0020 Get Capabilities, 0x0021 Get Manufacturer, 0x0022 Get Model,
- *       0x0023 Get Revision, 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x003C UIM Get ICCID
- *       (SIM_QMI_ICCID), 0x0043 UIM Get IMSI (SIM_QMI_IMSI).
- *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE,
- *       PLMN 001/01 "Test Network"), 0x004F Get Signal Info (LTE RSSI -65 dBm,
+ *   DMS 0x0020 Get Capabilities (LTE only), 0x0021 Get Manufacturer, 0x0022 Get Model,
+ *       0x0023 Get Revision, 0x0024 Get MSISDN (quirks.msisdn; NOT_PROVISIONED (16)
+ *       without; ACCESS_DENIED while PIN1 is not verified), 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x002C Get Hardware Revision
+ *       (SIM_QMI_HW_REVISION), 0x002D Get Operating Mode (online), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
+ *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
+ *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
+ *       DMS UIM messages are INVALID_QMI_COMMAND (71), as on Sierra MDM9x30.
+ *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE, PS
+ *       attached, PLMN 001/01 "Test Network"; while the SIM waits for its PIN: not
+ *       registered, detached, no radio), 0x0034 Get System Selection Preference (mode LTE,
+ *       LTE bands SIM_QMI_LTE_BANDS), 0x004F Get Signal Info (LTE RSSI -65 dBm,
  *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
+ *   UIM (one card, one USIM application, PIN1 enabled with quirks.sim_pin, else disabled;
+ *       3 PIN tries, 10 PUK tries):
+ *       0x002F Get Card Status (TLV 0x10: card present, application state, PIN1 state
+ *       and retries), 0x0020 Read Transparent (EF_ICCID 3F00/2FE2, and through the GW
+ *       provisioning session EF_IMSI 3F00/7FFF/6F07, EF_AD 6FAD (MNC length 2), EF_SPN
+ *       6F46 (SIM_QMI_SPN); card result TLV 0x10, data 0x11; an unknown file
+ *       SIM_FILE_NOT_FOUND + 6A 82; EF_IMSI before PIN1 is verified ACCESS_DENIED + 69 82;
+ *       beyond the file INVALID_ARGUMENT + 6B 00),
+ *       0x0026 Verify PIN (PIN1: right -> verified, retries 0x10, 90 00 in 0x13; wrong ->
+ *       ACCESS_DENIED (82) + retries left + 63 Cx, the last try -> PIN_BLOCKED (35) +
+ *       69 83; PIN1 disabled -> NO_EFFECT). While PIN1 is not verified the modem does not
+ *       register and Start Network fails (CALL_FAILED, no service, CM 2001).
  *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
  *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
  *       0x0024 Get Packet Statistics (byte counters 0x19/0x1A, 0; OUT_OF_CALL without a
- *       session, the counters still in the answer), 0x002D Get Current Settings,
+ *       session, the counters still in the answer), 0x002B Get Profile Settings (3GPP
+ *       profile N = the Nth APN: name, PDP type IPv4v6, APN, user and PAP|CHAP when it has
+ *       credentials; another index EXTENDED_INTERNAL + 0xE0 invalid profile number (5),
+ *       3GPP2 + invalid profile type (4)), 0x0049 Get Default Profile Number (1),
+ *       0x002D Get Current Settings,
  *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
  *
@@ -119,12 +142,21 @@
  * quectel-CM): the default, and what tests/usb-harness.c's descriptor says. */
 #define SIM_QMI_DATA_INTERFACE_DEFAULT 4
 
-#define SIM_QMI_MANUFACTURER   "qmapd-sim"
-#define SIM_QMI_MODEL	       "Simulated QMAP modem"
-#define SIM_QMI_IMEI	       "350000000000006" /* clearly fake, Luhn-valid */
-#define SIM_QMI_IMEI_SV	       "01"
-#define SIM_QMI_ICCID	       "8999001000000000006" /* test ranges: fake issuer 99 */
-#define SIM_QMI_IMSI	       "001010000000006"     /* test PLMN 001/01 */
+#define SIM_QMI_PIN_MAX	    8 /* TS 31.102: PINs are 4..8 digits */
+#define SIM_QMI_MSISDN_MAX  20
+#define SIM_QMI_PIN_RETRIES 3 /* what a fresh card allows, PUK 10 */
+#define SIM_QMI_PUK_RETRIES 10
+
+#define SIM_QMI_MANUFACTURER "qmapd-sim"
+#define SIM_QMI_MODEL	     "Simulated QMAP modem"
+#define SIM_QMI_IMEI	     "350000000000006" /* clearly fake, Luhn-valid */
+#define SIM_QMI_IMEI_SV	     "01"
+#define SIM_QMI_ICCID	     "8999001000000000006" /* test ranges: fake issuer 99 */
+#define SIM_QMI_IMSI	     "001010000000006"	   /* test PLMN 001/01 */
+#define SIM_QMI_SPN	     "qmapd test"	   /* EF_SPN: the home operator's name */
+#define SIM_QMI_HW_REVISION  "10000"		   /* DMS Get Hardware Revision */
+#define SIM_QMI_LTE_BANDS \
+	((1ull << 0) | (1ull << 2) | (1ull << 6) | (1ull << 7) | (1ull << 19) | (1ull << 27))
 #define SIM_QMI_DNS4_PRIMARY   "198.51.100.53"
 #define SIM_QMI_DNS4_SECONDARY "198.51.100.54"
 #define SIM_QMI_DNS6_PRIMARY   "2001:db8:ff::53"
@@ -169,6 +201,14 @@ struct sim_qmi_quirks {
 	unsigned max_pdn_per_apn;			  /* 0 = any number of PDNs per APN */
 	bool silent;					  /* answers nothing at all */
 	bool v5_granted_as_v1; /* a QMAPv5 request succeeds, granting QMAP (v1) */
+	/* Searching for a network this long after power-up (Start Network fails: no service). */
+	uint32_t register_delay_ms;
+	/* Firmware without the old DMS UIM messages (Sierra MDM9x30): INVALID_QMI_COMMAND,
+	 * the SIM only through the UIM service. */
+	bool no_dms_uim;
+	/* The SIM card: PIN1 enabled with this PIN ("" = PIN1 disabled), locked at start. */
+	char sim_pin[SIM_QMI_PIN_MAX + 1];
+	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* "" = not provisioned, as on many SIMs */
 };
 
 struct sim_qmi_options {

@@ -319,6 +319,18 @@ const struct sim_profile sim_profiles[] = {
 		.quirks = { .data_interface = SIM_QMI_DATA_INTERFACE_DEFAULT,
 			    .require_endpoint_info = true },
 	},
+	{
+		/* Sierra MDM9x30 (EM7455; qmi_wwan: interface 8): the old DMS UIM messages are
+		 * InvalidQmiCommand (libqmi-devel 2015-11, openwrt/packages#10565), the SIM is
+		 * only reachable through UIM. Its data format grant is not public: the default's. */
+		.name = "mdm9x30",
+		.summary = "Sierra MDM9x30 (EM7455): no DMS UIM messages, SIM through UIM only",
+		.dl_max_size = CONFIG_DL_MAX_SIZE_DEFAULT,
+		.dl_max_datagrams = SIM_DL_MAX_DATAGRAMS_DEFAULT,
+		.ul_max_size = SIM_QMI_UL_MAX_SIZE,
+		.ul_max_datagrams = SIM_QMI_UL_MAX_DGRAMS,
+		.quirks = { .data_interface = 8, .no_dms_uim = true },
+	},
 	{ .name = NULL },
 };
 
@@ -2684,6 +2696,11 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(bind_interface);
 	Q(qmi_clients);
 #undef Q
+	/* A gauge: the muxes with a QMI session up now (what the network sees of the host). */
+	unsigned muxes_connected = 0;
+	for (unsigned id = CONFIG_MUX_ID_MIN; s->qmi && id <= CONFIG_MUX_ID_MAX; id++)
+		muxes_connected += sim_qmi_mux_connected(s->qmi, id);
+	fprintf(f, "qmi_muxes_connected=%u\n", muxes_connected);
 	/* The MBIM side's (struct sim_mbim_stats), zero in QMI mode. */
 	static const struct sim_mbim_stats no_mbim;
 	const struct sim_mbim_stats *ms = s->mbim ? sim_mbim_get_stats(s->mbim) : &no_mbim;

@@ -279,12 +279,12 @@ static void finish_connect(struct mmd_bearer *b, const struct session *s, const 
 	char err[256];
 	b->connect = NULL;
 	d->connect_failures++;
+	b->failed_attempts++;
 	set_connection_error(b, error);
 	/* A failed start leaves no mux behind: the client decides what comes next. */
 	mmd_bearer_disconnect(b, err, sizeof(err));
-	d->rejected++;
-	log_info("dbus: %s: connect failed: %s", b->path, error->message);
-	g_dbus_method_invocation_return_gerror(inv, error);
+	log_info("dbus: %s: connect failed", b->path);
+	mmd_return_error(d, inv, error);
 }
 
 void mmd_bearer_sync(struct mmd_bearer *b)
@@ -311,6 +311,11 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	}
 	if (connected && !b->was_connected)
 		set_connection_error(b, NULL);
+	gint64 now = g_get_monotonic_time();
+	if (connected && !b->was_connected)
+		b->connected_since = now;
+	else if (!connected && b->was_connected)
+		b->connected_total += now - b->connected_since;
 	b->was_connected = connected;
 
 	MmGdbusBearer *i = b->iface;
@@ -326,6 +331,18 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	if (ms) {
 		g_variant_builder_add(&st, "{sv}", "rx-bytes", g_variant_new_uint64(ms->rx_bytes));
 		g_variant_builder_add(&st, "{sv}", "tx-bytes", g_variant_new_uint64(ms->tx_bytes));
+	}
+	/* Seconds connected now and in all; Connect calls and failures (D-Bus bearers). */
+	gint64 current = connected ? now - b->connected_since : 0;
+	g_variant_builder_add(&st, "{sv}", "duration",
+			      g_variant_new_uint32((guint32)(current / G_USEC_PER_SEC)));
+	g_variant_builder_add(
+		&st, "{sv}", "total-duration",
+		g_variant_new_uint32((guint32)((b->connected_total + current) / G_USEC_PER_SEC)));
+	if (b->from_dbus) {
+		g_variant_builder_add(&st, "{sv}", "attempts", g_variant_new_uint32(b->attempts));
+		g_variant_builder_add(&st, "{sv}", "failed-attempts",
+				      g_variant_new_uint32(b->failed_attempts));
 	}
 	mm_gdbus_bearer_set_stats(i, g_variant_builder_end(&st));
 }
@@ -355,6 +372,11 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 	if (b->connect) {
 		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_IN_PROGRESS,
 			   "%s is connecting already", b->path);
+		return;
+	}
+	if (mm->disabled) { /* Simple.Connect enables first; Bearer.Connect does not */
+		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
+			   "The modem is disabled: enable it first");
 		return;
 	}
 	if (!b->from_dbus) {
@@ -405,6 +427,7 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 		return;
 	}
 	d->connects++;
+	b->attempts++;
 	b->mux_id = id;
 	b->connect = inv;
 	b->connect_simple = simple;
@@ -428,8 +451,8 @@ int mmd_bearer_disconnect(struct mmd_bearer *b, char *err, size_t errlen)
 	if (b->connect) {
 		GDBusMethodInvocation *inv = b->connect;
 		b->connect = NULL;
-		g_dbus_method_invocation_return_error_literal(
-			inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED, "Disconnected while connecting");
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
+			   "Disconnected while connecting");
 	}
 	b->mux_id = 0;
 	b->was_connected = false;
@@ -533,8 +556,8 @@ void mmd_bearer_free(struct mmd_bearer *b, const char *why)
 	if (b->connect) {
 		GDBusMethodInvocation *inv = b->connect;
 		b->connect = NULL;
-		g_dbus_method_invocation_return_error(inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
-						      "Bearer removed: %s", why);
+		mmd_reject(b->mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED,
+			   "Bearer removed: %s", why);
 	}
 	if (b->exported)
 		g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(b->iface));

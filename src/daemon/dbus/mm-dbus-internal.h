@@ -15,6 +15,9 @@
 #define MMD_PATH_MAX 80
 /* How long a Connect waits for the session (it retries nothing: one attempt per family). */
 #define MMD_CONNECT_TIMEOUT_SECONDS 60
+/* How long Simple.Connect waits for a modem that is not registered yet (ModemManager waits
+ * 60 s for a 3GPP modem to register), then MobileEquipment.NetworkTimeout. */
+#define MMD_REGISTRATION_TIMEOUT_SECONDS 60
 
 struct modem;
 struct mmd_modem;
@@ -33,6 +36,18 @@ struct mmd_bearer {
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
 	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
 	bool was_connected;
+	/* Stats: Connect calls and their failures, time connected (monotonic, us). */
+	unsigned attempts, failed_attempts;
+	gint64 connected_since;
+	gint64 connected_total;
+};
+
+/* A Simple.Connect waiting for the modem to register. */
+struct mmd_wait {
+	struct mmd_wait *next;
+	GDBusMethodInvocation *inv;
+	struct config_mux cfg;
+	gint64 deadline; /* g_get_monotonic_time() */
 };
 
 struct mmd_modem {
@@ -48,7 +63,13 @@ struct mmd_modem {
 	char sim_path[MMD_PATH_MAX]; /* "" while the SIM is not on the bus */
 	struct mmd_bearer *bearers;
 	bool disabled; /* Enable(false) */
+	/* The muxes of qmapd.conf and qmapctl that Enable(false) stopped: Enable(true) (or
+	 * Simple.Connect, which enables) starts them again. */
+	struct config_mux *parked;
+	unsigned n_parked;
+	struct mmd_wait *waiting;
 	MMModemState state;
+	struct mmd_pin_call *pin_call; /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 };
 
 struct mm_dbus {
@@ -65,7 +86,8 @@ struct mm_dbus {
 	unsigned next_sim_index;
 	guint sync_id; /* the idle source of a pending sync */
 	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
-	uint64_t calls, rejected, connects, connect_failures;
+	uint64_t calls, rejected, invalid, connects, connect_failures;
+	GHashTable *errors; /* error name -> count (GUINT_TO_POINTER) */
 };
 
 /* Bring every modem object up to date, soon (from an idle source: never inside a callback
@@ -93,6 +115,14 @@ struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path);
  * an InvalidArgs error in *error. */
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
 		       GError **error);
+
+/* Answer with error and count it by its D-Bus name (takes nothing: error stays the caller's). */
+void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error);
+/* mm-dbus-sim.c: the SIM's methods (SendPin). */
+void mmd_sim_init(struct mmd_modem *mm);
+void mmd_sim_free(struct mmd_modem *mm);
+/* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
+void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 
 /* Answer with a ModemManager error and count it. */
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,

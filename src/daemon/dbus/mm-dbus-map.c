@@ -18,7 +18,10 @@ MMModemState mmd_modem_state(const struct mmd_state_input *in)
 	case QMI_MODEM_STATE_READY:
 		break;
 	}
-	/* Sessions qmapd runs for its config stay up while disabled: they still count. */
+	/* A SIM waiting for its PIN keeps the modem off the network (ModemManager: LOCKED). */
+	if (in->locked)
+		return MM_MODEM_STATE_LOCKED;
+	/* A session still up (a disable that could not stop a mux) counts first. */
 	if (in->connected)
 		return MM_MODEM_STATE_CONNECTED;
 	if (in->disabled)
@@ -96,6 +99,160 @@ MMModemCapability mmd_capabilities(MMModemAccessTechnology act)
 	if (act & (MM_MODEM_ACCESS_TECHNOLOGY_GSM | MM_MODEM_ACCESS_TECHNOLOGY_UMTS))
 		return MM_MODEM_CAPABILITY_GSM_UMTS;
 	return MM_MODEM_CAPABILITY_NONE;
+}
+
+#define RADIO(r) (1u << (r))
+
+MMModemCapability mmd_capabilities_from_radio(uint32_t r)
+{
+	MMModemCapability caps = MM_MODEM_CAPABILITY_NONE;
+
+	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_UMTS)))
+		caps |= MM_MODEM_CAPABILITY_GSM_UMTS;
+	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_CDMA20001X) | RADIO(QMI_DMS_RADIO_INTERFACE_EVDO)))
+		caps |= MM_MODEM_CAPABILITY_CDMA_EVDO;
+	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_LTE))
+		caps |= MM_MODEM_CAPABILITY_LTE;
+	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_5GNR))
+		caps |= MM_MODEM_CAPABILITY_5GNR;
+	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_TDS))
+		caps |= MM_MODEM_CAPABILITY_TDS;
+	return caps;
+}
+
+MMModemMode mmd_modes_from_radio(uint32_t r)
+{
+	MMModemMode modes = MM_MODEM_MODE_NONE;
+
+	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_CDMA20001X)))
+		modes |= MM_MODEM_MODE_2G;
+	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_UMTS) | RADIO(QMI_DMS_RADIO_INTERFACE_EVDO) |
+		 RADIO(QMI_DMS_RADIO_INTERFACE_TDS)))
+		modes |= MM_MODEM_MODE_3G;
+	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_LTE))
+		modes |= MM_MODEM_MODE_4G;
+	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_5GNR))
+		modes |= MM_MODEM_MODE_5G;
+	return modes;
+}
+
+MMModemMode mmd_modes_from_preference(uint16_t p)
+{
+	MMModemMode modes = MM_MODEM_MODE_NONE;
+
+	if (p & (QMI_NAS_RAT_MODE_PREFERENCE_GSM | QMI_NAS_RAT_MODE_PREFERENCE_CDMA_1X))
+		modes |= MM_MODEM_MODE_2G;
+	if (p & (QMI_NAS_RAT_MODE_PREFERENCE_UMTS | QMI_NAS_RAT_MODE_PREFERENCE_CDMA_1XEVDO |
+		 QMI_NAS_RAT_MODE_PREFERENCE_TD_SCDMA))
+		modes |= MM_MODEM_MODE_3G;
+	if (p & QMI_NAS_RAT_MODE_PREFERENCE_LTE)
+		modes |= MM_MODEM_MODE_4G;
+	if (p & QMI_NAS_RAT_MODE_PREFERENCE_5GNR)
+		modes |= MM_MODEM_MODE_5G;
+	return modes;
+}
+
+size_t mmd_supported_modes(MMModemMode modes, MMModemMode *allowed, size_t max)
+{
+	static const MMModemMode each[] = { MM_MODEM_MODE_2G, MM_MODEM_MODE_3G, MM_MODEM_MODE_4G,
+					    MM_MODEM_MODE_5G };
+	size_t n = 0, singles = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(each); i++)
+		singles += (modes & each[i]) != 0;
+	if (singles > 1 && n < max)
+		allowed[n++] = modes & (MM_MODEM_MODE_2G | MM_MODEM_MODE_3G | MM_MODEM_MODE_4G |
+					MM_MODEM_MODE_5G);
+	for (size_t i = 0; i < ARRAY_SIZE(each) && n < max; i++)
+		if (modes & each[i])
+			allowed[n++] = each[i];
+	return n;
+}
+
+size_t mmd_lte_bands(const uint64_t bits[4], MMModemBand *bands, size_t max)
+{
+	size_t n = 0;
+
+	for (unsigned band = 1; band <= 256 && n < max; band++) {
+		if (!(bits[(band - 1) / 64] & (1ull << ((band - 1) % 64))))
+			continue;
+		/* EUTRAN_n is 30 + n for the bands ModemManager names: 1..71 but 15 and 16
+		 * (reserved in TS 36.101), and 85. */
+		if ((band <= 71 && band != 15 && band != 16) || band == 85)
+			bands[n++] = (MMModemBand)(MM_MODEM_BAND_EUTRAN_1 + band - 1);
+	}
+	return n;
+}
+
+MMModemLock mmd_unlock_required(bool have_pin1, uint8_t pin1_state)
+{
+	if (!have_pin1)
+		return MM_MODEM_LOCK_UNKNOWN;
+	switch (pin1_state) {
+	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
+		return MM_MODEM_LOCK_SIM_PIN;
+	case QMI_UIM_PIN_STATE_BLOCKED:
+		return MM_MODEM_LOCK_SIM_PUK;
+	case QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED:
+		return MM_MODEM_LOCK_UNKNOWN; /* no code opens it: the SIM is unusable */
+	default:
+		return MM_MODEM_LOCK_NONE;
+	}
+}
+
+MMModem3gppFacility mmd_facility_locks(bool have_pin1, uint8_t pin1_state)
+{
+	if (!have_pin1)
+		return MM_MODEM_3GPP_FACILITY_NONE;
+	switch (pin1_state) {
+	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
+	case QMI_UIM_PIN_STATE_ENABLED_VERIFIED:
+	case QMI_UIM_PIN_STATE_BLOCKED:
+	case QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED:
+		return MM_MODEM_3GPP_FACILITY_SIM;
+	default:
+		return MM_MODEM_3GPP_FACILITY_NONE;
+	}
+}
+
+MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type)
+{
+	switch (pdp_type) {
+	case QMI_WDS_PDP_TYPE_IPV4:
+		return MM_BEARER_IP_FAMILY_IPV4;
+	case QMI_WDS_PDP_TYPE_IPV6:
+		return MM_BEARER_IP_FAMILY_IPV6;
+	case QMI_WDS_PDP_TYPE_IPV4_OR_IPV6:
+		return MM_BEARER_IP_FAMILY_IPV4V6;
+	default:
+		return MM_BEARER_IP_FAMILY_NONE;
+	}
+}
+
+MMModemPowerState mmd_power_state(int operating_mode)
+{
+	switch (operating_mode) {
+	case QMI_DMS_OPERATING_MODE_ONLINE:
+		return MM_MODEM_POWER_STATE_ON;
+	case QMI_DMS_OPERATING_MODE_LOW_POWER:
+	case QMI_DMS_OPERATING_MODE_PERSISTENT_LOW_POWER:
+	case QMI_DMS_OPERATING_MODE_MODE_ONLY_LOW_POWER:
+		return MM_MODEM_POWER_STATE_LOW;
+	case QMI_DMS_OPERATING_MODE_OFFLINE:
+	case QMI_DMS_OPERATING_MODE_SHUTTING_DOWN:
+		return MM_MODEM_POWER_STATE_OFF;
+	default:
+		return MM_MODEM_POWER_STATE_UNKNOWN; /* factory test, reset, unknown */
+	}
+}
+
+MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached)
+{
+	if (ps_attached > 0)
+		return MM_MODEM_3GPP_PACKET_SERVICE_STATE_ATTACHED;
+	if (ps_attached == 0)
+		return MM_MODEM_3GPP_PACKET_SERVICE_STATE_DETACHED;
+	return MM_MODEM_3GPP_PACKET_SERVICE_STATE_UNKNOWN;
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "manager.h"
 #include "mm-dbus-internal.h"
 #include "mm-dbus-map.h"
 #include "modem.h"
@@ -96,6 +97,80 @@ static void set_unknowns(struct mmd_modem *mm)
 		g, g_variant_new_array(G_VARIANT_TYPE("{sv}"), NULL, 0));
 }
 
+/*
+ * What the modem told about itself beyond identity (qmi_modem_info): each property keeps its
+ * "unknown" value (set_unknowns) until the modem answered the query behind it.
+ */
+static void sync_info(struct mmd_modem *mm)
+{
+	const struct qmi_modem_info *info = &modem_qmi(mm->modem)->info;
+	MmGdbusModem *i = mm->iface;
+	GVariantBuilder b;
+
+	mm_gdbus_modem_set_hardware_revision(i, str(info->hardware_revision));
+	/* A modem that granted a data format is on: ON (set_unknowns) until it says more. */
+	if (info->operating_mode >= 0)
+		mm_gdbus_modem_set_power_state(i, mmd_power_state(info->operating_mode));
+	mm_gdbus_modem_set_own_numbers(i, info->msisdn
+						  ? (const gchar *const[]){ info->msisdn, NULL }
+						  : (const gchar *const[]){ NULL });
+	if (info->radio_interfaces) {
+		MMModemMode modes = mmd_modes_from_radio(info->radio_interfaces);
+		MMModemMode allowed[8];
+		size_t n = mmd_supported_modes(modes, allowed, G_N_ELEMENTS(allowed));
+
+		g_variant_builder_init(&b, G_VARIANT_TYPE("a(uu)"));
+		for (size_t k = 0; k < n; k++)
+			g_variant_builder_add(&b, "(uu)", allowed[k], MM_MODEM_MODE_NONE);
+		mm_gdbus_modem_set_supported_modes(i, g_variant_builder_end(&b));
+		/* What the modem may use now: its mode preference within what it has. */
+		MMModemMode current = modes;
+		if (info->have_mode_preference &&
+		    (mmd_modes_from_preference(info->mode_preference) & modes))
+			current = mmd_modes_from_preference(info->mode_preference) & modes;
+		mm_gdbus_modem_set_current_modes(
+			i, g_variant_new("(uu)", current, MM_MODEM_MODE_NONE));
+	}
+	MMModemBand bands[256];
+	size_t n = mmd_lte_bands(info->lte_bands, bands, G_N_ELEMENTS(bands));
+	if (n) {
+		mm_gdbus_modem_set_supported_bands(
+			i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32, bands, n,
+						     sizeof(guint32)));
+		/* Allowed now: the LTE band preference, or every band when it says none. */
+		size_t k = mmd_lte_bands(info->lte_bands_allowed, bands, G_N_ELEMENTS(bands));
+		if (!k)
+			k = mmd_lte_bands(info->lte_bands, bands, G_N_ELEMENTS(bands));
+		mm_gdbus_modem_set_current_bands(i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32,
+									      bands, k,
+									      sizeof(guint32)));
+	}
+	/* The lock as UIM tells it; a modem without UIM cannot (NONE, set by the caller). */
+	if (info->uim)
+		mm_gdbus_modem_set_unlock_required(
+			i, mmd_unlock_required(info->have_pin1, info->pin1_state));
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
+	if (info->have_pin1) {
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PIN, info->pin1_retries);
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PUK, info->puk1_retries);
+	}
+	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
+
+	MmGdbusModem3gpp *g = mm->m3gpp;
+	mm_gdbus_modem3gpp_set_enabled_facility_locks(
+		g, mmd_facility_locks(info->have_pin1, info->pin1_state));
+	mm_gdbus_modem3gpp_set_packet_service_state(g, mmd_packet_service_state(info->ps_attached));
+	/* What LTE attaches with: the default profile's APN and PDP type. */
+	if (info->attach_apn) {
+		g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+		g_variant_builder_add(&b, "{sv}", "apn", g_variant_new_string(info->attach_apn));
+		MMBearerIpFamily family = mmd_ip_family_from_pdp(info->attach_pdp_type);
+		if (family != MM_BEARER_IP_FAMILY_NONE)
+			g_variant_builder_add(&b, "{sv}", "ip-type", g_variant_new_uint32(family));
+		mm_gdbus_modem3gpp_set_initial_eps_bearer_settings(g, g_variant_builder_end(&b));
+	}
+}
+
 static void sync_properties(struct mmd_modem *mm)
 {
 	const struct qmi_modem *qm = modem_qmi(mm->modem);
@@ -143,11 +218,17 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_bearers(i, paths);
 	mm_gdbus_modem_set_unlock_required(
 		i, qm->state == QMI_MODEM_STATE_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
+	if (qm->state == QMI_MODEM_STATE_READY)
+		sync_info(mm);
+	in.locked = qmi_info_sim_locked(&qm->info);
 
 	MMModemAccessTechnology act = qm->state == QMI_MODEM_STATE_READY
 					      ? mmd_access_technology(qm->access_technology)
 					      : MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN;
-	MMModemCapability caps = mmd_capabilities(act);
+	/* What the modem says it has (DMS), else what its access technology proves. */
+	MMModemCapability caps = qm->info.radio_interfaces
+					 ? mmd_capabilities_from_radio(qm->info.radio_interfaces)
+					 : mmd_capabilities(act);
 	mm_gdbus_modem_set_access_technologies(i, act);
 	mm_gdbus_modem_set_current_capabilities(i, caps);
 	mm_gdbus_modem_set_supported_capabilities(
@@ -188,11 +269,15 @@ static void sync_sim(struct mmd_modem *mm)
 	MmGdbusSim *s = mm->sim;
 	g_autoptr(GError) error = NULL;
 
-	if (!qm->iccid && !qm->imsi)
+	/* A card UIM reports present is a SIM even before its files are read (NetworkManager
+	 * waits for the object). */
+	if (!qm->iccid && !qm->imsi && qm->info.card != QMI_CARD_PRESENT)
 		return;
 	mm_gdbus_sim_set_active(s, TRUE);
 	mm_gdbus_sim_set_sim_identifier(s, str(qm->iccid));
 	mm_gdbus_sim_set_imsi(s, str(qm->imsi));
+	mm_gdbus_sim_set_operator_identifier(s, qm->info.operator_id);
+	mm_gdbus_sim_set_operator_name(s, str(qm->info.spn));
 	if (mm->sim_path[0] || !mm->bus->conn)
 		return;
 	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
@@ -287,11 +372,90 @@ static void bearers_free(struct mmd_modem *mm, const char *why)
 	}
 }
 
+/* ---- enabling and disabling ------------------------------------------------------------ */
+
+static void waits_abort(struct mmd_modem *mm, const char *why)
+{
+	while (mm->waiting) {
+		struct mmd_wait *w = mm->waiting;
+		mm->waiting = w->next;
+		mmd_reject(mm->bus, w->inv, MM_CORE_ERROR, MM_CORE_ERROR_ABORTED, "%s", why);
+		free(w);
+	}
+}
+
+/*
+ * A disabled modem has no data session at all, as with ModemManager: the client's bearers are
+ * disconnected and the muxes of qmapd.conf and qmapctl are removed, kept here to be added
+ * again when the modem is enabled (their bearers leave the bus and come back as new ones).
+ */
+static void modem_disable(struct mmd_modem *mm)
+{
+	char err[256];
+
+	waits_abort(mm, "The modem was disabled");
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
+		const struct config_mux *cfg =
+			b->mux_id ? modem_mux_config(mm->modem, b->mux_id) : NULL;
+		json_t *reply = NULL;
+
+		if (b->from_dbus) {
+			mmd_bearer_disconnect(b, err, sizeof(err));
+			continue;
+		}
+		if (!cfg)
+			continue;
+		struct config_mux *parked =
+			realloc(mm->parked, (mm->n_parked + 1) * sizeof(*mm->parked));
+		if (!parked) {
+			log_warning(-ENOMEM, "dbus: modem %s: mux %u stays up",
+				    modem_name(mm->modem), b->mux_id);
+			continue;
+		}
+		mm->parked = parked;
+		parked[mm->n_parked] = *cfg;
+		if (manager_mux_del(mm->bus->manager, modem_name(mm->modem), b->mux_id, &reply, err,
+				    sizeof(err)) < 0)
+			log_warning(0, "dbus: modem %s: cannot stop mux %u: %s",
+				    modem_name(mm->modem), b->mux_id, err);
+		else
+			log_info("dbus: modem %s disabled: mux %u stopped until it is enabled",
+				 modem_name(mm->modem), parked[mm->n_parked++].id);
+		json_decref(reply);
+	}
+	mm->disabled = true;
+}
+
+static void modem_enable(struct mmd_modem *mm)
+{
+	char err[256];
+
+	for (unsigned i = 0; i < mm->n_parked; i++) {
+		json_t *reply = NULL;
+
+		if (manager_mux_add(mm->bus->manager, modem_name(mm->modem), &mm->parked[i], &reply,
+				    err, sizeof(err)) < 0)
+			log_warning(0, "dbus: modem %s: cannot start mux %u again: %s",
+				    modem_name(mm->modem), mm->parked[i].id, err);
+		else
+			log_info("dbus: modem %s enabled: mux %u started again",
+				 modem_name(mm->modem), mm->parked[i].id);
+		json_decref(reply);
+	}
+	free(mm->parked);
+	mm->parked = NULL;
+	mm->n_parked = 0;
+	mm->disabled = false;
+}
+
+static void waits_run(struct mmd_modem *mm);
+
 static void modem_unexport(struct mmd_modem *mm)
 {
 	if (!mm->path[0])
 		return;
 	log_info("dbus: modem %s (%s) left the bus", modem_name(mm->modem), mm->path);
+	waits_abort(mm, "The modem is gone");
 	bearers_free(mm, "the modem is gone");
 	sim_unexport(mm);
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
@@ -312,6 +476,9 @@ void mmd_modem_sync(struct mmd_modem *mm)
 		for (struct mmd_bearer *b = mm->bearers; mm->path[0] && b; b = b->next)
 			if (b->from_dbus)
 				mmd_bearer_disconnect(b, err, sizeof(err));
+		/* Enable(false) was the bus's: the modem comes back as qmapd.conf has it. */
+		if (mm->n_parked)
+			modem_enable(mm);
 		modem_unexport(mm);
 		return;
 	}
@@ -325,6 +492,7 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	sync_bearers(mm);
 	sync_sim(mm);
 	sync_properties(mm);
+	waits_run(mm);
 }
 
 /* ---- methods -------------------------------------------------------------------------- */
@@ -333,16 +501,12 @@ static gboolean handle_enable(MmGdbusModem *iface, GDBusMethodInvocation *inv, g
 			      gpointer user_data)
 {
 	struct mmd_modem *mm = user_data;
-	char err[256];
 
 	mm->bus->calls++;
-	if (!enable) {
-		/* Disabling ends the client's sessions; qmapd.conf's muxes are qmapd's. */
-		for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
-			if (b->from_dbus)
-				mmd_bearer_disconnect(b, err, sizeof(err));
-	}
-	mm->disabled = !enable;
+	if (!enable && !mm->disabled)
+		modem_disable(mm);
+	else if (enable && mm->disabled)
+		modem_enable(mm);
 	mmd_schedule_sync(mm->bus);
 	mm_gdbus_modem_complete_enable(iface, inv);
 	return TRUE;
@@ -450,6 +614,62 @@ static gboolean handle_delete_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 	return TRUE;
 }
 
+/* Simple.Connect on a registered modem: a bearer of the same settings is used, connected or
+ * not, as ModemManager does; otherwise a new one. */
+static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
+			const struct config_mux *cfg)
+{
+	struct mmd_bearer *b = NULL;
+
+	for (struct mmd_bearer *o = mm->bearers; o && !b; o = o->next)
+		if (o->from_dbus && strcmp(o->cfg.apn, cfg->apn) == 0 &&
+		    o->cfg.ip_type == cfg->ip_type && strcmp(o->cfg.user, cfg->user) == 0 &&
+		    strcmp(o->cfg.password, cfg->password) == 0 &&
+		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0)
+			b = o;
+	if (!b)
+		b = add_dbus_bearer(mm, cfg);
+	if (!b) {
+		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+		return;
+	}
+	mmd_bearer_connect(b, inv, true);
+}
+
+/* Waiting Simple.Connects go on once the modem is registered; registration denied or the
+ * timeout answers them with ModemManager's errors for those. */
+static void waits_run(struct mmd_modem *mm)
+{
+	const char *reg = modem_qmi(mm->modem)->registration;
+	gint64 now = g_get_monotonic_time();
+
+	for (struct mmd_wait **p = &mm->waiting; *p;) {
+		struct mmd_wait *w = *p;
+		bool registered = mm->state >= MM_MODEM_STATE_REGISTERED;
+		bool denied = strcmp(reg, "denied") == 0;
+
+		if (!registered && !denied && now < w->deadline) {
+			p = &w->next;
+			continue;
+		}
+		*p = w->next;
+		if (registered) {
+			log_info("dbus: modem %s registered: the waiting connect goes on",
+				 modem_name(mm->modem));
+			connect_now(mm, w->inv, &w->cfg);
+		} else if (denied) {
+			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
+				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_NOT_ALLOWED,
+				   "Registration denied by the network");
+		} else {
+			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
+				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_TIMEOUT,
+				   "Not registered after %d s", MMD_REGISTRATION_TIMEOUT_SECONDS);
+		}
+		free(w);
+	}
+}
+
 static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvocation *inv,
 				      GVariant *props, gpointer user_data)
 {
@@ -463,28 +683,39 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
-	if (mm->state < MM_MODEM_STATE_ENABLED && mm->state != MM_MODEM_STATE_DISABLED) {
+	if (mm->disabled)
+		modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
+	sync_properties(mm);
+	if (mm->state == MM_MODEM_STATE_LOCKED) {
+		mmd_reject_locked(mm, inv);
+		return TRUE;
+	}
+	if (mm->state == MM_MODEM_STATE_FAILED) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
-			   "The modem is not ready (%s)", modem_state(mm->modem));
+			   "The modem failed (%s)", modem_state(mm->modem));
 		return TRUE;
 	}
-	mm->disabled = false; /* Simple.Connect enables, as ModemManager's does */
-	/* A bearer of the same settings that is not connected is reused, as ModemManager
-	 * does; otherwise a new one. */
-	struct mmd_bearer *b = NULL;
-	for (struct mmd_bearer *o = mm->bearers; o && !b; o = o->next)
-		if (o->from_dbus && !o->mux_id && !o->connect && strcmp(o->cfg.apn, cfg.apn) == 0 &&
-		    o->cfg.ip_type == cfg.ip_type && strcmp(o->cfg.user, cfg.user) == 0 &&
-		    strcmp(o->cfg.password, cfg.password) == 0 &&
-		    strcmp(o->cfg.allowed_auth, cfg.allowed_auth) == 0)
-			b = o;
-	if (!b)
-		b = add_dbus_bearer(mm, &cfg);
-	if (!b) {
-		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
+	/* Not registered yet (just plugged, searching): wait for it as ModemManager does. A
+	 * modem without NAS never tells its registration: its session start will. */
+	if (mm->state < MM_MODEM_STATE_REGISTERED && modem_qmi(mm->modem)->nas) {
+		struct mmd_wait *w = calloc(1, sizeof(*w));
+		if (!w) {
+			mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED,
+				   "out of memory");
+			return TRUE;
+		}
+		w->inv = inv;
+		w->cfg = cfg;
+		w->deadline =
+			g_get_monotonic_time() + MMD_REGISTRATION_TIMEOUT_SECONDS * G_USEC_PER_SEC;
+		w->next = mm->waiting;
+		mm->waiting = w;
+		log_info("dbus: modem %s is %s: the connect waits up to %d s for registration",
+			 modem_name(mm->modem), mm_modem_state_get_string(mm->state),
+			 MMD_REGISTRATION_TIMEOUT_SECONDS);
 		return TRUE;
 	}
-	mmd_bearer_connect(b, inv, true);
+	connect_now(mm, inv, &cfg);
 	return TRUE;
 }
 
@@ -510,6 +741,14 @@ static gboolean handle_simple_disconnect(MmGdbusModemSimple *iface, GDBusMethodI
 				   path, b->mux_id);
 			return TRUE;
 		}
+	}
+	/* "/" also cancels a connect still waiting for registration, as ModemManager's does. */
+	while (all && mm->waiting) {
+		struct mmd_wait *w = mm->waiting;
+		mm->waiting = w->next;
+		mmd_reject(mm->bus, w->inv, MM_CORE_ERROR, MM_CORE_ERROR_CANCELLED,
+			   "Connection attempt cancelled");
+		free(w);
 	}
 	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
 		if (!b->from_dbus || (!all && strcmp(b->path, path) != 0))
@@ -582,6 +821,7 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-connect", G_CALLBACK(handle_simple_connect), mm);
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
+	mmd_sim_init(mm);
 	return mm;
 }
 
@@ -590,9 +830,12 @@ void mmd_modem_free(struct mmd_modem *mm)
 	if (!mm)
 		return;
 	modem_unexport(mm);
+	waits_abort(mm, "The modem is gone");
 	bearers_free(mm, "the modem is gone");
+	free(mm->parked);
 	g_signal_handlers_disconnect_by_data(mm->iface, mm);
 	g_signal_handlers_disconnect_by_data(mm->simple, mm);
+	mmd_sim_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);

@@ -15,6 +15,22 @@
 
 #define MMD_POLL_SECONDS 2 /* how stale signal and registration may be on the bus */
 
+void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error)
+{
+	char *name = g_dbus_error_encode_gerror(error);
+	gpointer n = g_hash_table_lookup(d->errors, name);
+
+	d->rejected++;
+	/* Bad input from the caller, as opposed to a state or a network that said no. */
+	if (g_error_matches(error, MM_CORE_ERROR, MM_CORE_ERROR_INVALID_ARGS))
+		d->invalid++;
+	log_info("dbus: %s.%s from %s: %s: %s", g_dbus_method_invocation_get_interface_name(inv),
+		 g_dbus_method_invocation_get_method_name(inv),
+		 g_dbus_method_invocation_get_sender(inv) ?: "?", name, error->message);
+	g_hash_table_replace(d->errors, name, GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
+	g_dbus_method_invocation_return_gerror(inv, error);
+}
+
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,
 		const char *fmt, ...)
 {
@@ -24,11 +40,8 @@ void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gi
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	d->rejected++;
-	log_info("dbus: %s.%s from %s: %s", g_dbus_method_invocation_get_interface_name(inv),
-		 g_dbus_method_invocation_get_method_name(inv),
-		 g_dbus_method_invocation_get_sender(inv) ?: "?", msg);
-	g_dbus_method_invocation_return_error_literal(inv, domain, code, msg);
+	g_autoptr(GError) error = g_error_new_literal(domain, code, msg);
+	mmd_return_error(d, inv, error);
 }
 
 static struct mmd_modem *find_modem(struct mm_dbus *d, const struct modem *modem)
@@ -228,6 +241,7 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	if (!d)
 		return -ENOMEM;
 	d->manager = manager;
+	d->errors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	d->cancellable = g_cancellable_new();
 	d->om = g_dbus_object_manager_server_new(MMD_PATH);
 	d->iface = mm_gdbus_org_freedesktop_modem_manager1_skeleton_new();
@@ -284,6 +298,7 @@ struct mm_dbus *mm_dbus_free(struct mm_dbus *d)
 		g_dbus_connection_flush_sync(d->conn, NULL, NULL);
 	g_clear_object(&d->conn);
 	g_clear_object(&d->cancellable);
+	g_hash_table_destroy(d->errors);
 	free(d);
 	return NULL;
 }
@@ -293,7 +308,31 @@ void mm_dbus_print_stats(const struct mm_dbus *d, FILE *f, const char *prefix)
 	if (!d)
 		return;
 	fprintf(f,
-		"%sdbus: calls=%" PRIu64 " rejected=%" PRIu64 " connects=%" PRIu64
-		" connect-failures=%" PRIu64 "\n",
-		prefix, d->calls, d->rejected, d->connects, d->connect_failures);
+		"%sdbus: calls=%" PRIu64 " rejected=%" PRIu64 " invalid=%" PRIu64
+		" connects=%" PRIu64 " connect-failures=%" PRIu64 "\n",
+		prefix, d->calls, d->rejected, d->invalid, d->connects, d->connect_failures);
+	GHashTableIter it;
+	gpointer name, n;
+	g_hash_table_iter_init(&it, d->errors);
+	while (g_hash_table_iter_next(&it, &name, &n))
+		fprintf(f, "%sdbus-error: %s=%u\n", prefix, (const char *)name,
+			GPOINTER_TO_UINT(n));
+}
+
+json_t *mm_dbus_stats_json(const struct mm_dbus *d)
+{
+	GHashTableIter it;
+	gpointer name, n;
+	json_t *errors;
+
+	if (!d)
+		return NULL;
+	errors = json_object();
+	g_hash_table_iter_init(&it, d->errors);
+	while (errors && g_hash_table_iter_next(&it, &name, &n))
+		json_object_set_new(errors, name, json_integer(GPOINTER_TO_UINT(n)));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o*}", "calls", (json_int_t)d->calls,
+			 "rejected", (json_int_t)d->rejected, "invalid", (json_int_t)d->invalid,
+			 "connects", (json_int_t)d->connects, "connect-failures",
+			 (json_int_t)d->connect_failures, "errors", errors);
 }

@@ -12,6 +12,7 @@
 #ifndef QMAPD_MM_DBUS_H
 #define QMAPD_MM_DBUS_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -29,7 +30,11 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 		struct mm_dbus **ret);
 /* NULL-safe; pending calls are answered with Core.Aborted. */
 struct mm_dbus *mm_dbus_free(struct mm_dbus *d);
-/* Counters in the text format: "dbus: calls=N rejected=N connects=N connect-failures=N". */
+/* Counters in the text format: "dbus: calls=N rejected=N invalid=N connects=N
+ * connect-failures=N", then "dbus-error: NAME=N" per error name answered. */
 void mm_dbus_print_stats(const struct mm_dbus *d, FILE *f, const char *prefix);
+/* The same as JSON for qmapctl stats: {calls, rejected, invalid, connects, connect-failures,
+ * errors: {NAME: N}}; NULL when d is. */
+json_t *mm_dbus_stats_json(const struct mm_dbus *d);
 
 #endif

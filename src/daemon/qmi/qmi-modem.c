@@ -37,7 +37,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	ev_timer_stop(qm->loop, &qm->radio_poll);
 	if (qm->device && qm->state == QMI_MODEM_STATE_READY) {
 		/* Give the client ids back so the modem does not run out of them. */
-		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda };
+		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds };
 		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
 			if (*clients[i])
 				qmi_device_release_client(
@@ -48,6 +48,9 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->dms);
 	g_clear_object(&qm->nas);
 	g_clear_object(&qm->wda);
+	g_clear_object(&qm->uim);
+	g_clear_object(&qm->wds);
+	qmi_info_clear(&qm->info);
 	if (qm->device)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
 	g_clear_object(&qm->device);
@@ -127,6 +130,9 @@ DMS_UIM_READY(iccid, Iccid, iccid)
 DMS_UIM_READY(imsi, Imsi, imsi)
 #undef DMS_UIM_READY
 
+/* While not registered the radio is asked more often: a modem registers within seconds. */
+#define QMI_RADIO_SEARCH_POLL_SECONDS 2.0
+
 static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
@@ -134,6 +140,7 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		qmi_client_nas_get_serving_system_finish(QMI_CLIENT_NAS(src), res, &error);
 	struct qmi_modem *qm = user_data;
 	QmiNasRegistrationState reg;
+	QmiNasAttachState ps;
 	QmiNasRoamingIndicatorStatus roaming;
 	GArray *radio = NULL;
 	guint16 mcc, mnc;
@@ -145,9 +152,12 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		log_debug("modem %s: serving system: %s", qm->path, error->message);
 		return;
 	}
-	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, NULL,
+	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, &ps,
 									  NULL, &radio, NULL))
 		return;
+	qm->info.ps_attached = ps == QMI_NAS_ATTACH_STATE_ATTACHED   ? 1
+			       : ps == QMI_NAS_ATTACH_STATE_DETACHED ? 0
+								     : -1;
 	const char *state = "unknown";
 	switch (reg) {
 	case QMI_NAS_REGISTRATION_STATE_REGISTERED:
@@ -170,6 +180,10 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		break;
 	}
 	snprintf(qm->registration, sizeof(qm->registration), "%s", state);
+	qm->radio_poll.repeat = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED
+					? QMI_RADIO_POLL_SECONDS
+					: QMI_RADIO_SEARCH_POLL_SECONDS;
+	ev_timer_again(qm->loop, &qm->radio_poll);
 	qm->access_technology[0] = '\0';
 	if (radio && radio->len > 0) {
 		const char *s = qmi_nas_radio_interface_get_string(
@@ -209,7 +223,7 @@ static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	}
 }
 
-static void qmi_modem_query_radio(struct qmi_modem *qm)
+void qmi_modem_query_radio(struct qmi_modem *qm)
 {
 	if (qm->nas) {
 		qmi_client_nas_get_serving_system(QMI_CLIENT_NAS(qm->nas), NULL,
@@ -358,6 +372,7 @@ static void qmi_modem_ready(struct qmi_modem *qm)
 		 qm->requested.dl_max_datagrams, qm->requested.ul_max_size,
 		 qm->requested.ul_max_datagrams);
 	qmi_modem_query_identity(qm);
+	qmi_info_query(qm);
 	qmi_modem_query_radio(qm);
 	ev_timer_again(qm->loop, &qm->radio_poll);
 	if (qm->cb.on_ready)
@@ -641,6 +656,9 @@ int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem
 	qm->cb = *cb;
 	qm->userdata = userdata;
 	qm->data_interface = -1;
+	qm->info.ps_attached = -1;
+	qm->info.attach_pdp_type = -1;
+	qm->info.operating_mode = -1;
 	snprintf(qm->registration, sizeof(qm->registration), "unknown");
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
@@ -660,6 +678,7 @@ struct qmi_modem *qmi_modem_free(struct qmi_modem *qm)
 	free(qm->model);
 	free(qm->revision);
 	free(qm->imei);
+	qmi_info_clear(&qm->info);
 	free(qm->path);
 	free(qm);
 	return NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns.h"
 #include "log.h"
 #include "qmi-modem.h"
 #include "rtnl.h"
@@ -89,6 +90,19 @@ static bool prefix_equal(const struct config_prefix *a, const struct config_pref
 	return a->family == 0 || memcmp(&a->addr, &b->addr, n) == 0;
 }
 
+/* The network's DNS servers, for systemd-resolved or resolvconf (dns.h). */
+static void session_apply_dns(struct session *s, int ifindex)
+{
+	struct config_prefix servers[DNS_MAX_SERVERS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->n_fam; i++)
+		for (unsigned j = 0; j < 2 && s->fam[i].handle && s->fam[i].settings.valid; j++)
+			if (s->fam[i].settings.dns[j].family && n < DNS_MAX_SERVERS)
+				servers[n++] = s->fam[i].settings.dns[j];
+	dns_link_set(ifindex, mux_netdev(s->mux)->name, servers, n, s->cfg.default_route);
+}
+
 static void session_apply(struct session *s)
 {
 	struct rtnl *rtnl = s->rtnl;
@@ -135,6 +149,7 @@ static void session_apply(struct session *s)
 					mux_netdev(s->mux)->name, family_name(f));
 		}
 	}
+	session_apply_dns(s, ifindex);
 	if (mtu != s->cfg.mtu) {
 		r = rtnl_link_set(rtnl, ifindex, mtu, true,
 				  mux_netdev(s->mux)->kind == NETDEV_KIND_TAP_XDP);
@@ -673,6 +688,8 @@ void session_free_async(struct session *s)
 	g_clear_object(&s->cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	s->cb.on_state = NULL;
+	if (!s->cfg.client_managed)
+		dns_link_clear(mux_netdev(s->mux)->ifindex);
 	stops_pending++;
 	s->state = SESSION_STATE_DISCONNECTING;
 	s->pending_stops = 0;
