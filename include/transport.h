@@ -164,8 +164,15 @@ struct transport_ntb {
 	uint32_t in_size;	      /* SET_NTB_INPUT_SIZE's, or dwNtbInMaxSize if refused */
 	uint16_t max_control_message; /* MBIM functional descriptor */
 	uint16_t max_segment_size;
-	uint16_t mtu;	       /* MBIM extended functional descriptor; 0 = none */
-	bool crc_refused;      /* SET_CRC_MODE(off) was STALLed: the function offers no CRC */
+	uint16_t mtu; /* MBIM extended functional descriptor; 0 = none */
+	/* USB: the communications interface (-1: not USB), the data alternate setting, the
+	 * MBIM functional descriptor's bmNetworkCapabilities. */
+	int16_t control_interface;
+	uint8_t data_alt;
+	uint8_t network_capabilities;
+	/* The function offers no CRC: SET_CRC_MODE(off) was STALLed, or not sent because
+	 * bmNetworkCapabilities says so. */
+	bool crc_refused;
 	bool format_refused;   /* SET_NTB_FORMAT was STALLed */
 	bool in_size_refused;  /* SET_NTB_INPUT_SIZE was STALLed */
 	bool params_from_desc; /* GET_NTB_PARAMETERS failed: the descriptor's copy is used */

@@ -64,4 +64,55 @@ struct usb_known_modem {
  */
 const struct usb_known_modem *usb_ids_lookup(uint16_t vid, uint16_t pid, unsigned idx);
 
+/*
+ * An MBIM function's class-specific descriptors (the `extra` bytes after its communications
+ * interface 02/0e/00): CDC header, union, MBIM functional and MBIM extended functional
+ * descriptors (CDC 1.2 §5.2.3, MBIM 1.0 §6.4, §6.5). Pure: the first of each kind counts,
+ * others and unknown descriptors are skipped, one too short for its kind is ignored (as
+ * Linux's cdc_parse_cdc_header() does).
+ */
+#define USB_DT_CS_INTERFACE	   0x24
+#define USB_CDC_HEADER_TYPE	   0x00
+#define USB_CDC_UNION_TYPE	   0x06
+#define USB_CDC_MBIM_TYPE	   0x1b
+#define USB_CDC_MBIM_EXTENDED_TYPE 0x1c
+/* MBIM 1.0 §6.4: wMaxControlMessage is at least 64; cdc-wdm's buffer for it at most 4096. */
+#define USB_MBIM_CONTROL_MIN 64
+#define USB_MBIM_CONTROL_MAX 4096
+
+struct usb_mbim_desc {
+	bool have_header, have_union, have_mbim, have_extended;
+	uint16_t bcd_cdc;
+	uint8_t control_interface; /* union: bControlInterface */
+	uint8_t data_interface;	   /* union: the first bSubordinateInterface */
+	/* MBIM functional descriptor */
+	uint16_t bcd_mbim;
+	uint16_t max_control_message;
+	uint8_t number_filters;
+	uint8_t max_filter_size;
+	uint16_t max_segment_size;
+	uint8_t network_capabilities;
+	/* MBIM extended functional descriptor */
+	uint16_t bcd_mbim_extended;
+	uint8_t max_outstanding_commands;
+	uint16_t mtu;
+};
+
+/*
+ * Parse len bytes of class-specific descriptors. Returns 0 (what was found in *ret), or
+ * -EINVAL when the chain itself is broken (a bLength below 2 or past the end): *ret then
+ * holds what came before. -ENOENT: the chain is fine but has no MBIM functional descriptor.
+ */
+int usb_mbim_desc_parse(const uint8_t *buf, size_t len, struct usb_mbim_desc *ret);
+
+/* The control message size to use: wMaxControlMessage within [64, 4096] (0: 4096). */
+uint16_t usb_mbim_control_size(const struct usb_mbim_desc *d);
+
+/*
+ * The largest IP packet the function takes, which bounds the mux devices' MTU: the smaller
+ * of wMaxSegmentSize and the extended descriptor's wMTU (0 there: not given), as cdc_mbim
+ * bounds its netdev. 0 when neither is known.
+ */
+uint16_t usb_mbim_mtu(const struct usb_mbim_desc *d);
+
 #endif

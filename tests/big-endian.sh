@@ -9,6 +9,7 @@
 #   qmap.c gro.c gso.c csum.c usb-spec.c usb-ids.c   test-qmap test-gro test-gso test-usb-spec
 #   ntb.c (MBIM NTB codec)                            test-ntb
 #   wdm-frame.c (QMUX/MBIM framing)                   test-wdm-frame
+#   mbim-frag.c (MBIM re-fragmentation)               test-mbim-frag
 #   log.c                                             test-log
 #   atomic-file.c                                     built only: it has no unit test
 # Not covered, and why:

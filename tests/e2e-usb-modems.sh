@@ -66,8 +66,10 @@ start_modem_qmapd() { # NAME PORT ADDRESS ROUTE
 }
 start_modem_qmapd a 1 192.0.2.2 198.51.100.1
 start_modem_qmapd b 2 203.0.113.2 198.51.100.2
-grep -q "usb 1-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-a.log" || fail "qmapd a did not claim 1-1"
-grep -q "usb 1-2 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-b.log" || fail "qmapd b did not claim 1-2"
+# The claim is waited for, not assumed from the carrier: once, on a loaded machine, both
+# carriers were seen before qmapd b had logged its claim.
+wait_for 10 "qmapd a claiming 1-1" grep -q "usb 1-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-a.log"
+wait_for 10 "qmapd b claiming 1-2" grep -q "usb 1-2 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-b.log"
 grep -q "serial 'qmapdsim0002'" "$E2E_TMP/qmapd-b.log" || fail "modem 1's serial is not qmapdsim0002"
 
 for target in 198.51.100.1 198.51.100.2; do

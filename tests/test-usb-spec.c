@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The usb transport's device spec parser and the well-known modem table. */
 #include <errno.h>
+#include <string.h>
 
 #include "test-util.h"
 #include "usb-spec.h"
@@ -128,12 +129,105 @@ static void test_ids(void)
 	EXPECT_PTR_EQ(usb_ids_lookup(0x2c7c, 0x0125, 0), NULL);
 }
 
+/* A Sierra EM7455-style MBIM function (composition 9): CDC 1.10 header, union 12 -> 13,
+ * MBIM 1.00 with 4096-byte control messages, 2048-byte segments, the 8-byte NTB input size,
+ * and the extended descriptor's MTU 1500. */
+static const uint8_t mbim_extra[] = {
+	0x05, 0x24, 0x00, 0x10, 0x01,						/* header */
+	0x05, 0x24, 0x06, 0x0c, 0x0d,						/* union */
+	0x0c, 0x24, 0x1b, 0x00, 0x01, 0x00, 0x10, 0x20, 0x80, 0x00, 0x08, 0x20, /* MBIM */
+	0x08, 0x24, 0x1c, 0x00, 0x01, 0x40, 0xdc, 0x05,				/* MBIM extended */
+};
+
+static void test_mbim_desc(void)
+{
+	struct usb_mbim_desc d;
+	uint8_t b[64];
+
+	EXPECT_EQ(usb_mbim_desc_parse(mbim_extra, sizeof(mbim_extra), &d), 0);
+	EXPECT_TRUE(d.have_header && d.have_union && d.have_mbim && d.have_extended);
+	EXPECT_EQ(d.bcd_cdc, 0x0110);
+	EXPECT_EQ(d.control_interface, 12);
+	EXPECT_EQ(d.data_interface, 13);
+	EXPECT_EQ(d.bcd_mbim, 0x0100);
+	EXPECT_EQ(d.max_control_message, 4096);
+	EXPECT_EQ(d.number_filters, 32);
+	EXPECT_EQ(d.max_filter_size, 128);
+	EXPECT_EQ(d.max_segment_size, 2048);
+	EXPECT_EQ(d.network_capabilities, 0x20);
+	EXPECT_EQ(d.bcd_mbim_extended, 0x0100);
+	EXPECT_EQ(d.max_outstanding_commands, 64);
+	EXPECT_EQ(d.mtu, 1500);
+	EXPECT_EQ(usb_mbim_control_size(&d), 4096);
+	EXPECT_EQ(usb_mbim_mtu(&d), 1500);
+
+	/* Without the extended descriptor the segment size bounds the MTU. */
+	EXPECT_EQ(usb_mbim_desc_parse(mbim_extra, sizeof(mbim_extra) - 8, &d), 0);
+	EXPECT_TRUE(!d.have_extended);
+	EXPECT_EQ(usb_mbim_mtu(&d), 2048);
+	/* An extended wMTU of 0 says nothing; one above the segment size does not raise it. */
+	memcpy(b, mbim_extra, sizeof(mbim_extra));
+	b[sizeof(mbim_extra) - 2] = 0;
+	b[sizeof(mbim_extra) - 1] = 0;
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_mtu(&d), 2048);
+	b[sizeof(mbim_extra) - 1] = 0x10; /* 4096 */
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_mtu(&d), 2048);
+
+	/* wMaxControlMessage outside [64, 4096] is brought inside; 0 means cdc-wdm's 4096. */
+	memcpy(b, mbim_extra, sizeof(mbim_extra));
+	b[15] = 0x00, b[16] = 0x00;
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_control_size(&d), 4096);
+	b[15] = 0x10, b[16] = 0x00; /* 16 */
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_control_size(&d), 64);
+	b[15] = 0x00, b[16] = 0x02; /* 512 */
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_control_size(&d), 512);
+	b[15] = 0xff, b[16] = 0xff;
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), 0);
+	EXPECT_EQ(usb_mbim_control_size(&d), 4096);
+
+	/* No MBIM descriptor (a plain NCM or ECM function): -ENOENT, the rest still read. */
+	EXPECT_EQ(usb_mbim_desc_parse(mbim_extra, 10, &d), -ENOENT);
+	EXPECT_TRUE(d.have_header && d.have_union && !d.have_mbim);
+	EXPECT_EQ(usb_mbim_desc_parse(mbim_extra, 0, &d), -ENOENT);
+
+	/* A truncated chain: what came before is kept, the chain is refused. */
+	EXPECT_EQ(usb_mbim_desc_parse(mbim_extra, sizeof(mbim_extra) - 1, &d), -EINVAL);
+	EXPECT_TRUE(d.have_mbim && !d.have_extended);
+	memcpy(b, mbim_extra, sizeof(mbim_extra));
+	b[5] = 0; /* a zero bLength would loop forever if it were skipped over */
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), -EINVAL);
+	EXPECT_TRUE(d.have_header && !d.have_union);
+	b[5] = 1;
+	EXPECT_EQ(usb_mbim_desc_parse(b, sizeof(mbim_extra), &d), -EINVAL);
+
+	/* An MBIM descriptor too short for its fields is ignored, not read past its end; an
+	 * endpoint descriptor (not class-specific) in between is skipped; the first of two
+	 * MBIM descriptors counts. */
+	const uint8_t odd[] = {
+		0x0b, 0x24, 0x1b, 0x00, 0x01, 0x00, 0x02, 0x20, 0x80, 0x00, 0x08, 0x07, 0x05, 0x81,
+		0x03, 0x40, 0x00, 0x09, 0x0c, 0x24, 0x1b, 0x00, 0x01, 0x00, 0x02, 0x20, 0x80, 0xdc,
+		0x05, 0x00, 0x0c, 0x24, 0x1b, 0x00, 0x01, 0x00, 0x10, 0x20, 0x80, 0x00, 0x08, 0x20,
+	};
+	EXPECT_EQ(usb_mbim_desc_parse(odd, sizeof(odd), &d), 0);
+	EXPECT_TRUE(!d.have_union && !d.have_header);
+	EXPECT_EQ(d.max_control_message, 512);
+	EXPECT_EQ(d.max_segment_size, 1500);
+	EXPECT_EQ(d.network_capabilities, 0);
+	EXPECT_EQ(usb_mbim_mtu(&d), 1500);
+}
+
 int main(void)
 {
 	test_accepted();
 	test_rejected();
 	test_format_path();
 	test_ids();
+	test_mbim_desc();
 	if (test_failures)
 		fprintf(stderr, "%d failure(s)\n", test_failures);
 	return test_failures ? 1 : 0;

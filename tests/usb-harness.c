@@ -13,9 +13,19 @@
  *   id=VID:PID       default 2c7c:0125
  *   port=P           on port P of bus 1's root hub, sysfs 1-P (default number + 1)
  *   iface=N          bInterfaceNumber of its one interface (default 4)
- *   kind=qmi|diag    qmi: ff/ff/ff with interrupt IN + bulk IN + bulk OUT, bound to qmi_wwan;
- *                    diag: ff/ff/ff with bulk IN + bulk OUT only (not a QMI modem), bound
- *                    to `option`
+ *   kind=qmi|diag|mbim  qmi: ff/ff/ff with interrupt IN + bulk IN + bulk OUT, bound to
+ *                    qmi_wwan; diag: ff/ff/ff with bulk IN + bulk OUT only (not a QMI modem),
+ *                    bound to `option`; mbim: an MBIM function as on a Sierra EM7455 in
+ *                    composition 9 (default id 1199:9079, iface 12): an IAD, communications
+ *                    interface IFACE 02/0e/00 (CDC header, MBIM, MBIM extended and union
+ *                    descriptors, interrupt IN) and data interface IFACE+1, alternate
+ *                    setting 0 without endpoints, 1 = 0a/00/02 with bulk IN + bulk OUT;
+ *                    bound to cdc_mbim. Its sim must be `qmapd-sim --mbim`.
+ *   caps=HEX         mbim: bmNetworkCapabilities (default 20: the 8-byte NTB input size)
+ *   ctrl=N           mbim: wMaxControlMessage (default 4096)
+ *   segment=N        mbim: wMaxSegmentSize (default 2048)
+ *   mtu=N            mbim: the extended descriptor's wMTU (default 1500; 0: no extended
+ *                    descriptor)
  *   plugged=0        not plugged in at start (`plug` brings it)
  * Each modem has its own usbfs node, bus address (a new one on every plug), sim connection
  * and counters, and is plugged and unplugged on its own.
@@ -40,6 +50,22 @@
  *   int-silent                        a response comes without RESPONSE_AVAILABLE
  *   vanish-ctrl                       the device is unplugged while a SEND_ENCAPSULATED_
  *                                     COMMAND is in flight (that URB never completes)
+ *   class-stall                       mbim: the next class request is STALLed
+ *   input-size-stall                  mbim: the next SET_NTB_INPUT_SIZE is STALLed
+ * MBIM class requests (NCM 1.0 §6.2) are answered by the harness, with the NTB parameters
+ * of the sim's descriptor message; the SET requests it accepts go on to the sim
+ * (TRANSPORT_EP_CLASS_REQUEST), which switches its format and sizes and must accept them too
+ * (`sim_class_stalled` counts where it did not). The harness refuses with a STALL, as a
+ * strict function would, what the sim would (an unoffered format, an input size outside
+ * 2048..dwNtbInMaxSize) and: any on another interface than the communications interface,
+ * SET_CRC_MODE when bmNetworkCapabilities has no CRC bit, SET_CRC_MODE and SET_NTB_FORMAT
+ * while the data interface is in its data alternate setting (§6.2.5, §6.2.11), and a
+ * SET_NTB_INPUT_SIZE of another length than 4 (or 8 where caps offer it). Bulk URBs on the
+ * data endpoints fail with ENOENT until the data alternate setting is selected (the
+ * endpoints do not exist before, as in usbfs). The order is kept in the counter
+ * `class_sequence`: data-altN, comm-altN and the request names (SET_NTB_FORMAT/16|32,
+ * SET_NTB_INPUT_SIZE/4|8), a STALLed one ending in '!', reset on every plug.
+ *
  * Counters go to --stats as key=value lines (atomically) on `stats` and at exit: modem 0's
  * as `key=value`, then every modem's as `K.key=value`, e.g. `1.driver=qmi_wwan` (the driver
  * bound to its interface now: the kernel's, `usbfs` when claimed, or `none`).
@@ -50,6 +76,7 @@
 #include <glib-unix.h>
 #include <linux/usb/ch9.h>
 #include <linux/usbdevice_fs.h>
+#include <poll.h>
 #include <pty.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -82,17 +109,40 @@ enum inject {
 	INJ_CMD_EPROTO,
 	INJ_INT_SILENT,
 	INJ_VANISH_CTRL,
+	INJ_CLASS_STALL,
+	INJ_INPUT_SIZE_STALL,
 	INJ_MAX
 };
 static const char *const inject_names[INJ_MAX] = {
-	"stall",       "eproto",    "short",	  "overflow",	"out-stall",   "out-eproto",
-	"out-timeout", "cmd-stall", "cmd-eproto", "int-silent", "vanish-ctrl",
+	"stall",
+	"eproto",
+	"short",
+	"overflow",
+	"out-stall",
+	"out-eproto",
+	"out-timeout",
+	"cmd-stall",
+	"cmd-eproto",
+	"int-silent",
+	"vanish-ctrl",
+	"class-stall",
+	"input-size-stall",
 };
 /* Their counters, "injected_" and the name with '_' for '-'. */
 static const char *const inject_keys[INJ_MAX] = {
-	"injected_stall",      "injected_eproto",     "injected_short",	      "injected_overflow",
-	"injected_out_stall",  "injected_out_eproto", "injected_out_timeout", "injected_cmd_stall",
-	"injected_cmd_eproto", "injected_int_silent", "injected_vanish_ctrl",
+	"injected_stall",
+	"injected_eproto",
+	"injected_short",
+	"injected_overflow",
+	"injected_out_stall",
+	"injected_out_eproto",
+	"injected_out_timeout",
+	"injected_cmd_stall",
+	"injected_cmd_eproto",
+	"injected_int_silent",
+	"injected_vanish_ctrl",
+	"injected_class_stall",
+	"injected_input_size_stall",
 };
 
 struct urb {
@@ -104,6 +154,7 @@ struct urb {
 enum modem_kind {
 	KIND_QMI,  /* ff/ff/ff, interrupt IN + bulk IN + bulk OUT: what qmi_wwan binds */
 	KIND_DIAG, /* ff/ff/ff, bulk IN + bulk OUT: a DIAG/serial function, not QMI */
+	KIND_MBIM, /* 02/0e/00 + 0a/00/02: what cdc_mbim binds */
 };
 
 struct modem {
@@ -113,11 +164,25 @@ struct modem {
 	char serial[64];
 	guint16 vid, pid;
 	unsigned port;
-	guint8 ifnum;
+	guint8 ifnum; /* mbim: the communications interface; the data interface follows */
 	enum modem_kind kind;
+	bool id_given, iface_given;
+	guint8 caps;
+	guint16 ctrl_size, segment, mtu;
+	unsigned data_alt;    /* mbim: the data interface's alternate setting */
+	unsigned claimed_ifs; /* bit 0: ifnum, bit 1: ifnum + 1 */
+	GString *sequence;    /* class_sequence */
+	/* The function's NTB state: GET_NTB_PARAMETERS from the sim's descriptor message. */
+	guint8 ntb_params[28];
+	bool have_params;
+	unsigned ntb_format; /* 0 NTB16, 1 NTB32 */
+	guint32 ntb_in_size;
+	guint16 resp_wlength;	   /* of the last GET_ENCAPSULATED_RESPONSE */
+	guint16 cmd_wlength_max;   /* the longest SEND_ENCAPSULATED_COMMAND */
+	guint32 open_max_transfer; /* MaxControlTransfer of the last MBIM OPEN */
 	bool start_plugged;
 	const char *driver; /* the kernel driver bound to the interface */
-	guint8 descriptors[64];
+	guint8 descriptors[192];
 	size_t descriptors_len;
 	int sim_fd;
 	guint sim_watch;
@@ -286,7 +351,6 @@ static void build_descriptors(struct modem *m)
 	guint8 *d = m->descriptors;
 	size_t n = 0;
 	guint8 n_eps = m->kind == KIND_QMI ? 3 : 2;
-	guint16 total = 9 + 9 + 7 * n_eps;
 
 #define PUT(...)                                     \
 	do {                                         \
@@ -294,22 +358,98 @@ static void build_descriptors(struct modem *m)
 		memcpy(d + n, b_, sizeof(b_));       \
 		n += sizeof(b_);                     \
 	} while (0)
-	/* device: USB 2.0, class per interface, 64-byte EP0, strings 1..3, one config */
-	PUT(18, USB_DT_DEVICE, 0x10, 0x02, 0, 0, 0, 64, m->vid & 0xff, m->vid >> 8, m->pid & 0xff,
-	    m->pid >> 8, 0x18, 0x03, 1, 2, 3, 1);
-	PUT(9, USB_DT_CONFIG, total & 0xff, total >> 8, 1, 1, 0, 0xa0, 250);
-	PUT(9, USB_DT_INTERFACE, m->ifnum, 0, n_eps, 0xff, 0xff, 0xff, 0);
-	if (m->kind == KIND_QMI)
-		PUT(7, USB_DT_ENDPOINT, H_EP_INT, USB_ENDPOINT_XFER_INT, 8, 0, 9);
+	/* device: USB 2.0, class per interface (IAD-style for MBIM), 64-byte EP0, strings
+	 * 1..3, one config */
+	if (m->kind == KIND_MBIM)
+		PUT(18, USB_DT_DEVICE, 0x10, 0x02, 0xef, 0x02, 0x01, 64, m->vid & 0xff, m->vid >> 8,
+		    m->pid & 0xff, m->pid >> 8, 0x06, 0x00, 1, 2, 3, 1);
+	else
+		PUT(18, USB_DT_DEVICE, 0x10, 0x02, 0, 0, 0, 64, m->vid & 0xff, m->vid >> 8,
+		    m->pid & 0xff, m->pid >> 8, 0x18, 0x03, 1, 2, 3, 1);
+	size_t config = n;
+	PUT(9, USB_DT_CONFIG, 0, 0, m->kind == KIND_MBIM ? 2 : 1, 1, 0, 0xa0, 250);
+	if (m->kind == KIND_MBIM) {
+		guint8 c = m->ifnum, di = (guint8)(m->ifnum + 1);
+		PUT(8, USB_DT_INTERFACE_ASSOCIATION, c, 2, 0x02, 0x0e, 0x00, 0);
+		PUT(9, USB_DT_INTERFACE, c, 0, 1, 0x02, 0x0e, 0x00, 0);
+		PUT(5, 0x24, 0x00, 0x10, 0x01); /* CDC header 1.10 */
+		PUT(12, 0x24, 0x1b, 0x00, 0x01, m->ctrl_size & 0xff, m->ctrl_size >> 8, 32, 128,
+		    m->segment & 0xff, m->segment >> 8, m->caps); /* MBIM 1.00 */
+		if (m->mtu)
+			PUT(8, 0x24, 0x1c, 0x00, 0x01, 64, m->mtu & 0xff, m->mtu >> 8);
+		PUT(5, 0x24, 0x06, c, di); /* union */
+		PUT(7, USB_DT_ENDPOINT, H_EP_INT, USB_ENDPOINT_XFER_INT, 64, 0, 9);
+		PUT(9, USB_DT_INTERFACE, di, 0, 0, 0x0a, 0x00, 0x02, 0);
+		PUT(9, USB_DT_INTERFACE, di, 1, 2, 0x0a, 0x00, 0x02, 0);
+	} else {
+		PUT(9, USB_DT_INTERFACE, m->ifnum, 0, n_eps, 0xff, 0xff, 0xff, 0);
+		if (m->kind == KIND_QMI)
+			PUT(7, USB_DT_ENDPOINT, H_EP_INT, USB_ENDPOINT_XFER_INT, 8, 0, 9);
+	}
 	PUT(7, USB_DT_ENDPOINT, H_EP_IN, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
 	PUT(7, USB_DT_ENDPOINT, H_EP_OUT, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
 #undef PUT
+	d[config + 2] = (guint8)((n - config) & 0xff);
+	d[config + 3] = (guint8)((n - config) >> 8);
 	m->descriptors_len = n;
+}
+
+/* Whether interface n belongs to this modem; its bit in claimed_ifs. */
+static unsigned iface_bit(const struct modem *m, unsigned n)
+{
+	if (n == m->ifnum)
+		return 1;
+	if (m->kind == KIND_MBIM && n == m->ifnum + 1u)
+		return 2;
+	return 0;
+}
+
+static void record_locked(struct modem *m, const char *what, bool stalled)
+{
+	if (m->sequence->len)
+		g_string_append_c(m->sequence, ',');
+	g_string_append(m->sequence, what);
+	if (stalled) {
+		g_string_append_c(m->sequence, '!');
+		count(m, "class_stalled", 1);
+	}
+}
+
+static const char *class_name(guint8 req, guint16 value, guint16 length, char *buf, size_t len)
+{
+	switch (req) {
+	case 0x80:
+		return "GET_NTB_PARAMETERS";
+	case 0x83:
+		return "GET_NTB_FORMAT";
+	case 0x84:
+		snprintf(buf, len, "SET_NTB_FORMAT/%s",
+			 value == 1   ? "32"
+			 : value == 0 ? "16"
+				      : "?");
+		return buf;
+	case 0x85:
+		return "GET_NTB_INPUT_SIZE";
+	case 0x86:
+		snprintf(buf, len, "SET_NTB_INPUT_SIZE/%u", length);
+		return buf;
+	case 0x89:
+		return "GET_CRC_MODE";
+	case 0x8a:
+		return "SET_CRC_MODE";
+	}
+	snprintf(buf, len, "request-%02x", req);
+	return buf;
 }
 
 static int string_descriptor(struct modem *m, unsigned idx, guint8 *out, int room)
 {
-	const char *const strs[] = { NULL, "Quectel", "EC25 (qmapd-sim)", m->serial };
+	const char *const strs[] = {
+		NULL,
+		m->kind == KIND_MBIM ? "Sierra Wireless, Incorporated" : "Quectel",
+		m->kind == KIND_MBIM ? "EM7455 (qmapd-sim)" : "EC25 (qmapd-sim)",
+		m->serial,
+	};
 	guint8 tmp[2 + 2 * sizeof(m->serial)];
 	int n = 2;
 
@@ -352,10 +492,104 @@ static void control_locked(struct modem *m, struct urb *u)
 		return;
 	}
 	guint8 rt = b[0], req = b[1];
-	guint16 value = b[2] | b[3] << 8, length = b[6] | b[7] << 8;
+	guint16 value = b[2] | b[3] << 8, index = b[4] | b[5] << 8, length = b[6] | b[7] << 8;
 	guint8 *data = b + 8;
 	int room = MIN((int)length, blen - 8);
 
+	if (m->kind == KIND_MBIM && (rt == 0x21 || rt == 0xa1) && req >= 0x80 && req <= 0x8a) {
+		char name[32];
+		const char *what = class_name(req, value, length, name, sizeof(name));
+		bool data_alt_set = m->data_alt != 0;
+		bool refuse = index != m->ifnum ||
+			      (req == 0x8a && (!(m->caps & 0x10) || data_alt_set || value != 0)) ||
+			      (req == 0x84 && data_alt_set) ||
+			      (req == 0x86 && length != 4 && !(length == 8 && (m->caps & 0x20)));
+		count(m, "class_requests", 1);
+		guint32 formats = m->ntb_params[2] | m->ntb_params[3] << 8;
+		guint32 in_max = m->ntb_params[4] | m->ntb_params[5] << 8 |
+				 (guint32)m->ntb_params[6] << 16 | (guint32)m->ntb_params[7] << 24;
+		guint32 size = room >= 4 ? (guint32)(data[0] | data[1] << 8 | data[2] << 16 |
+						     (guint32)data[3] << 24)
+					 : 0;
+		int n = 0;
+		refuse = refuse || take_locked(m, INJ_CLASS_STALL) ||
+			 (req == 0x86 && take_locked(m, INJ_INPUT_SIZE_STALL));
+		switch (req) {
+		case 0x80: /* GET_NTB_PARAMETERS */
+			refuse = refuse || !m->have_params || rt != 0xa1;
+			n = MIN(room, 28);
+			if (!refuse)
+				memcpy(data, m->ntb_params, n);
+			break;
+		case 0x83: /* GET_NTB_FORMAT */
+			refuse = refuse || rt != 0xa1 || room < 2;
+			n = 2;
+			if (!refuse)
+				data[0] = (guint8)m->ntb_format, data[1] = 0;
+			break;
+		case 0x84: /* SET_NTB_FORMAT */
+			refuse = refuse || rt != 0x21 || length != 0 || value > 1 ||
+				 (value == 1 && !(formats & 2));
+			if (!refuse)
+				m->ntb_format = value;
+			break;
+		case 0x85: /* GET_NTB_INPUT_SIZE */
+			refuse = refuse || rt != 0xa1 || room < 4;
+			n = 4;
+			if (!refuse)
+				memcpy(data, &(guint32){ GUINT32_TO_LE(m->ntb_in_size) }, 4);
+			break;
+		case 0x86: /* SET_NTB_INPUT_SIZE: NCM 1.0 §6.2.7, at least 2048 */
+			refuse = refuse || rt != 0x21 || room < 4 || size < 2048 || size > in_max;
+			if (!refuse)
+				m->ntb_in_size = size;
+			break;
+		case 0x89: /* GET_CRC_MODE */
+			refuse = refuse || rt != 0xa1 || room < 2;
+			n = 2;
+			if (!refuse)
+				data[0] = data[1] = 0;
+			break;
+		case 0x8a: /* SET_CRC_MODE: checked above */
+			refuse = refuse || rt != 0x21 || length != 0;
+			break;
+		default:
+			refuse = true;
+			break;
+		}
+		record_locked(m, what, refuse);
+		if (refuse) {
+			complete_locked(m, u, -EPIPE, 0);
+			return;
+		}
+		/* The sim follows the settings (its format and NTB sizes); it answers too. */
+		if (rt == 0x21) {
+			struct transport_sim_class_request rq = {
+				.request_type = rt,
+				.request = req,
+				.value = GUINT16_TO_LE(value),
+				.index = GUINT16_TO_LE(index),
+				.length = GUINT16_TO_LE(length),
+			};
+			guint8 msg[sizeof(rq) + 64];
+			size_t mlen = sizeof(rq);
+			memcpy(msg, &rq, sizeof(rq));
+			if (room > 0) {
+				memcpy(msg + mlen, data, MIN((size_t)room, sizeof(msg) - mlen));
+				mlen += MIN((size_t)room, sizeof(msg) - mlen);
+			}
+			sim_send_locked(m, TRANSPORT_EP_CLASS_REQUEST, 0, msg, mlen);
+		}
+		complete_locked(m, u, 0, rt == 0xa1 ? n : room);
+		return;
+	}
+	if (m->kind == KIND_MBIM && (rt & 0x7f) == 0x21 && (req == 0x00 || req == 0x01) &&
+	    index != m->ifnum) {
+		/* Encapsulated commands go to the communications interface only. */
+		count(m, "class_stalled", 1);
+		complete_locked(m, u, -EPIPE, 0);
+		return;
+	}
 	if (rt == 0x21 && req == 0x00) { /* SEND_ENCAPSULATED_COMMAND */
 		if (take_locked(m, INJ_CMD_STALL)) {
 			complete_locked(m, u, -EPIPE, 0);
@@ -372,10 +606,16 @@ static void control_locked(struct modem *m, struct urb *u)
 			return;
 		}
 		count(m, "ctrl_commands", 1);
+		m->cmd_wlength_max = MAX(m->cmd_wlength_max, length);
+		if (m->kind == KIND_MBIM && room >= 16 && data[0] == 1 && !data[1] && !data[2] &&
+		    !data[3]) /* MBIM OPEN: its MaxControlTransfer */
+			m->open_max_transfer = data[12] | data[13] << 8 | (guint32)data[14] << 16 |
+					       (guint32)data[15] << 24;
 		sim_send_locked(m, TRANSPORT_EP_CONTROL, 0, data, room);
 		complete_locked(m, u, 0, room);
 	} else if (rt == 0xa1 && req == 0x01) { /* GET_ENCAPSULATED_RESPONSE */
 		GBytes *r = g_queue_pop_head(&m->encap);
+		m->resp_wlength = length;
 		gsize n = 0;
 		if (r) {
 			const guint8 *d = g_bytes_get_data(r, &n);
@@ -442,6 +682,12 @@ static int submit_locked(struct modem *m, UMockdevIoctlClient *client, UMockdevI
 
 	if (urb->type == USBDEVFS_URB_TYPE_CONTROL) {
 		control_locked(m, u);
+	} else if (urb->type == USBDEVFS_URB_TYPE_BULK && m->kind == KIND_MBIM &&
+		   m->data_alt == 0) {
+		/* The data endpoints exist only in the data alternate setting. */
+		count(m, "bulk_without_alt", 1);
+		urb_free(u);
+		return ENOENT;
 	} else if (urb->type == USBDEVFS_URB_TYPE_BULK && urb->endpoint == H_EP_IN) {
 		g_queue_push_tail(&m->bulk_in_urbs, u);
 		pump_locked(m);
@@ -557,11 +803,11 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			break;
 		}
 		struct usbdevfs_getdriver *gd = (void *)d->data;
-		if (gd->interface != m->ifnum)
+		if (!iface_bit(m, gd->interface))
 			err = EINVAL;
 		else if (m->driver_bound)
 			g_strlcpy(gd->driver, m->driver, sizeof(gd->driver));
-		else if (m->claimed)
+		else if (m->claimed_ifs & iface_bit(m, gd->interface))
 			g_strlcpy(gd->driver, "usbfs", sizeof(gd->driver));
 		else
 			err = ENODATA;
@@ -573,7 +819,9 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			break;
 		}
 		struct usbdevfs_ioctl *io = (void *)d->data;
-		if (io->ifno != m->ifnum) {
+		/* cdc_mbim holds both interfaces: unbinding either frees both. */
+		if (!iface_bit(m, io->ifno) ||
+		    (io->ioctl_code == USBDEVFS_CONNECT && io->ifno != m->ifnum)) {
 			err = EINVAL;
 		} else if (io->ioctl_code == USBDEVFS_DISCONNECT) {
 			if (!m->driver_bound) {
@@ -583,7 +831,7 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			m->driver_bound = false;
 			count(m, "driver_detached", 1);
 		} else if (io->ioctl_code == USBDEVFS_CONNECT) {
-			if (m->claimed) {
+			if (m->claimed_ifs) {
 				err = EBUSY;
 				break;
 			}
@@ -600,31 +848,65 @@ static gboolean on_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *client, g
 			m->driver_bound = false;
 			count(m, "driver_detached", 1);
 		}
-		m->claimed = true;
+		m->claimed_ifs |= 1;
 		count(m, "claimed", 1);
 		break;
-	case USBDEVFS_CLAIMINTERFACE:
+	case USBDEVFS_CLAIMINTERFACE: {
 		if (!(d = resolve(client, _IOC_SIZE(req)))) {
 			err = EFAULT;
 			break;
 		}
-		if (*(guint32 *)d->data != m->ifnum)
+		unsigned bit = iface_bit(m, *(guint32 *)d->data);
+		if (!bit)
 			err = ENOENT;
-		else if (m->driver_bound || m->claimed)
+		else if (m->driver_bound || (m->claimed_ifs & bit))
 			err = EBUSY;
 		else {
-			m->claimed = true;
+			m->claimed_ifs |= bit;
 			count(m, "claimed", 1);
 		}
 		break;
+	}
 	case USBDEVFS_RELEASEINTERFACE:
-		m->claimed = false;
+		if (!(d = resolve(client, sizeof(guint32)))) {
+			err = EFAULT;
+			break;
+		}
+		m->claimed_ifs &= ~iface_bit(m, *(guint32 *)d->data);
 		count(m, "released", 1);
 		break;
+	case USBDEVFS_SETINTERFACE: {
+		if (!(d = resolve(client, _IOC_SIZE(req)))) {
+			err = EFAULT;
+			break;
+		}
+		const struct usbdevfs_setinterface *si = (const void *)d->data;
+		unsigned bit = iface_bit(m, si->interface);
+		char what[32];
+		if (!bit) {
+			err = EINVAL;
+		} else if (!(m->claimed_ifs & bit)) {
+			err = EBUSY; /* usbfs claims on the fly; a bound driver makes that fail */
+		} else if (bit == 2 && si->altsetting <= 1) {
+			m->data_alt = si->altsetting;
+			snprintf(what, sizeof(what), "data-alt%u", si->altsetting);
+			record_locked(m, what, false);
+			/* Leaving the data alternate setting ends the endpoints' URBs. */
+			if (si->altsetting == 0)
+				while (!g_queue_is_empty(&m->bulk_in_urbs))
+					complete_locked(m, g_queue_pop_head(&m->bulk_in_urbs),
+							-ESHUTDOWN, 0);
+		} else if (si->altsetting == 0) {
+			snprintf(what, sizeof(what), "comm-alt0");
+			record_locked(m, what, false);
+		} else {
+			err = EINVAL;
+		}
+		break;
+	}
 	case USBDEVFS_CLEAR_HALT:
 		count(m, "clear_halt", 1);
 		break;
-	case USBDEVFS_SETINTERFACE:
 	case USBDEVFS_SETCONFIGURATION:
 	case USBDEVFS_RESETEP:
 	case USBDEVFS_RESET:
@@ -695,6 +977,11 @@ static gboolean on_sim_readable(gint fd, GIOCondition cond, gpointer user)
 						  g_bytes_new(notify, sizeof(notify)));
 		} else if (h->ep == TRANSPORT_EP_INTERRUPT) {
 			g_queue_push_tail(&m->int_data, b);
+		} else if (h->ep == TRANSPORT_EP_CLASS_REQUEST) {
+			/* The harness answered already; the sim must agree. */
+			if (h->flags & TRANSPORT_SIM_FLAG_STALL)
+				count(m, "sim_class_stalled", 1);
+			g_bytes_unref(b);
 		} else {
 			g_bytes_unref(b);
 		}
@@ -720,6 +1007,29 @@ static int sim_connect(struct modem *m)
 		return r;
 	}
 	m->sim_fd = fd;
+	m->have_params = false;
+	m->ntb_format = 0;
+	if (m->kind == KIND_MBIM) {
+		/* The sim's first message (transport.h) holds the GET_NTB_PARAMETERS answer the
+		 * function gives: wait for it, so the host never finds the function without. */
+		guint8 msg[sizeof(struct transport_sim_header) + 64];
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		const size_t off = sizeof(struct transport_sim_header) +
+				   sizeof(struct transport_sim_descriptor);
+		ssize_t n = poll(&pfd, 1, 5000) == 1 ? recv(fd, msg, sizeof(msg), 0) : -1;
+		if (n >= (ssize_t)(off + 28) && msg[0] == TRANSPORT_EP_DESCRIPTOR &&
+		    msg[sizeof(struct transport_sim_header) + 1] == TRANSPORT_SIM_FUNCTION_MBIM) {
+			memcpy(m->ntb_params, msg + off, 28);
+			m->have_params = true;
+			m->ntb_in_size = m->ntb_params[4] | m->ntb_params[5] << 8 |
+					 (guint32)m->ntb_params[6] << 16 |
+					 (guint32)m->ntb_params[7] << 24;
+		} else {
+			g_printerr("usb-harness: modem %u: %s is no MBIM function (qmapd-sim "
+				   "--mbim?)\n",
+				   m->index, m->sim_path);
+		}
+	}
 	m->sim_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_sim_readable, m);
 	return 0;
 }
@@ -744,8 +1054,9 @@ static gboolean plug(struct modem *m, GError **error)
 	if (++H.next_devnum > 127)
 		H.next_devnum = 2;
 	m->devnum = H.next_devnum;
-	g_autofree char *hubdir =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "sys", hub_path, NULL);
+	/* The testbed's root comes as a new string each time. */
+	g_autofree char *root = umockdev_testbed_get_root_dir(H.tb);
+	g_autofree char *hubdir = g_build_filename(root, "sys", hub_path, NULL);
 	if (!g_file_test(hubdir, G_FILE_TEST_IS_DIR)) {
 		rec = g_strdup_printf(
 			"P: %s\nE: DEVNAME=/dev/bus/usb/001/001\nE: DEVTYPE=usb_device\n"
@@ -779,8 +1090,7 @@ static gboolean plug(struct modem *m, GError **error)
 	doorbell_locked(m, false);
 	g_free(m->devnode);
 	m->devnode = g_strdup_printf("/dev/bus/usb/%03u/%03u", H_BUS, m->devnum);
-	g_autofree char *node =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), m->devnode, NULL);
+	g_autofree char *node = g_build_filename(root, m->devnode, NULL);
 	g_autofree char *dir = g_path_get_dirname(node);
 	g_mkdir_with_parents(dir, 0755);
 	unlink(node);
@@ -793,25 +1103,48 @@ static gboolean plug(struct modem *m, GError **error)
 	g_mutex_lock(&H.lock);
 	m->plugged = true;
 	m->driver_bound = true;
-	m->claimed = false;
+	m->claimed_ifs = 0;
+	m->data_alt = 0;
+	g_string_truncate(m->sequence, 0);
 	g_mutex_unlock(&H.lock);
 
 	guint8 n_eps = m->kind == KIND_QMI ? 3 : 2;
+	bool mbim = m->kind == KIND_MBIM;
+	g_autofree char *ifaces = NULL;
+	if (mbim)
+		ifaces = g_strdup_printf(
+			"P: %s/1-%u/1-%u:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=%s\n"
+			"E: SUBSYSTEM=usb\nE: INTERFACE=2/14/0\nA: bInterfaceNumber=%02x\n"
+			"A: bInterfaceClass=02\nA: bInterfaceSubClass=0e\nA: "
+			"bInterfaceProtocol=00\n"
+			"A: bNumEndpoints=01\n\n"
+			"P: %s/1-%u/1-%u:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=%s\n"
+			"E: SUBSYSTEM=usb\nE: INTERFACE=10/0/2\nA: bInterfaceNumber=%02x\n"
+			"A: bInterfaceClass=0a\nA: bInterfaceSubClass=00\nA: "
+			"bInterfaceProtocol=02\n"
+			"A: bNumEndpoints=00\n",
+			hub_path, m->port, m->port, m->ifnum, m->driver, m->ifnum, hub_path,
+			m->port, m->port, m->ifnum + 1, m->driver, m->ifnum + 1);
+	else
+		ifaces = g_strdup_printf(
+			"P: %s/1-%u/1-%u:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=%s\n"
+			"E: SUBSYSTEM=usb\nE: INTERFACE=255/255/255\nA: bInterfaceNumber=%02x\n"
+			"A: bInterfaceClass=ff\nA: bInterfaceSubClass=ff\nA: "
+			"bInterfaceProtocol=ff\n"
+			"A: bNumEndpoints=%02x\n",
+			hub_path, m->port, m->port, m->ifnum, m->driver, m->ifnum, n_eps);
 	rec = g_strdup_printf(
 		"P: %s/1-%u\nE: DEVNAME=%s\nE: DEVTYPE=usb_device\nE: DRIVER=usb\n"
 		"E: SUBSYSTEM=usb\nE: BUSNUM=001\nE: DEVNUM=%03u\nE: PRODUCT=%x/%x/318\n"
 		"E: MAJOR=189\nE: MINOR=%u\n"
 		"A: busnum=1\nA: devnum=%u\nA: speed=480\nA: bConfigurationValue=1\n"
-		"A: bNumConfigurations=1\nA: bNumInterfaces= 1\nA: idVendor=%04x\n"
-		"A: idProduct=%04x\nA: devpath=%u\nA: dev=189:%u\nA: manufacturer=Quectel\n"
-		"A: product=EC25 (qmapd-sim)\nA: serial=%s\nH: descriptors=%s\n\n"
-		"P: %s/1-%u/1-%u:1.%u\nE: DEVTYPE=usb_interface\nE: DRIVER=%s\n"
-		"E: SUBSYSTEM=usb\nE: INTERFACE=255/255/255\nA: bInterfaceNumber=%02x\n"
-		"A: bInterfaceClass=ff\nA: bInterfaceSubClass=ff\nA: bInterfaceProtocol=ff\n"
-		"A: bNumEndpoints=%02x\n",
+		"A: bNumConfigurations=1\nA: bNumInterfaces= %u\nA: idVendor=%04x\n"
+		"A: idProduct=%04x\nA: devpath=%u\nA: dev=189:%u\nA: manufacturer=%s\n"
+		"A: product=%s\nA: serial=%s\nH: descriptors=%s\n\n%s",
 		hub_path, m->port, m->devnode, m->devnum, m->vid, m->pid, m->devnum - 1, m->devnum,
-		m->vid, m->pid, m->port, m->devnum - 1, m->serial, dhex, hub_path, m->port, m->port,
-		m->ifnum, m->driver, m->ifnum, n_eps);
+		mbim ? 2 : 1, m->vid, m->pid, m->port, m->devnum - 1,
+		mbim ? "Sierra Wireless, Incorporated" : "Quectel",
+		mbim ? "EM7455 (qmapd-sim)" : "EC25 (qmapd-sim)", m->serial, dhex, ifaces);
 	if (!umockdev_testbed_add_from_string(H.tb, rec, error))
 		return FALSE;
 	g_free(m->syspath);
@@ -853,6 +1186,12 @@ static void unplug(struct modem *m)
 
 	/* "remove" before deleting (it reads the uevent file); interface first. */
 	g_autofree char *ifpath = g_strdup_printf("%s/1-%u:1.%u", m->syspath, m->port, m->ifnum);
+	if (m->kind == KIND_MBIM) {
+		g_autofree char *dpath =
+			g_strdup_printf("%s/1-%u:1.%u", m->syspath, m->port, m->ifnum + 1);
+		umockdev_testbed_uevent(H.tb, dpath, "remove");
+		umockdev_testbed_remove_device(H.tb, dpath);
+	}
 	umockdev_testbed_uevent(H.tb, ifpath, "remove");
 	umockdev_testbed_remove_device(H.tb, ifpath);
 	umockdev_testbed_uevent(H.tb, m->syspath, "remove");
@@ -888,6 +1227,10 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 		"unplugged",
 		"dl_dropped",
 		"sim_send_errors",
+		"class_requests",
+		"class_stalled",
+		"bulk_without_alt",
+		"sim_class_stalled",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
 		guint64 *v = g_hash_table_lookup(m->stats, keys[i]);
@@ -899,10 +1242,15 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 	}
 	fprintf(f, "%sbulk_in_urbs_pending=%u\n", prefix, g_queue_get_length(&m->bulk_in_urbs));
 	fprintf(f, "%sdriver=%s\n", prefix,
-		m->driver_bound ? m->driver
-		: m->claimed	? "usbfs"
-				: "none");
+		m->driver_bound	 ? m->driver
+		: m->claimed_ifs ? "usbfs"
+				 : "none");
 	fprintf(f, "%spresent=%d\n", prefix, m->plugged);
+	fprintf(f, "%sclass_sequence=%s\n", prefix, m->sequence->str);
+	fprintf(f, "%sdata_alt=%u\n", prefix, m->data_alt);
+	fprintf(f, "%sresp_wlength=%u\n", prefix, m->resp_wlength);
+	fprintf(f, "%scmd_wlength_max=%u\n", prefix, m->cmd_wlength_max);
+	fprintf(f, "%sopen_max_transfer=%u\n", prefix, m->open_max_transfer);
 	fprintf(f, "%sdevnum=%u\n", prefix, m->plugged ? m->devnum : 0);
 }
 
@@ -1014,6 +1362,10 @@ static struct modem *modem_add(void)
 	m->port = m->index + 1;
 	m->ifnum = 4;
 	m->kind = KIND_QMI;
+	m->caps = 0x20;
+	m->ctrl_size = 4096;
+	m->segment = 2048;
+	m->mtu = 1500;
 	m->start_plugged = true;
 	return m;
 }
@@ -1040,6 +1392,7 @@ static bool modem_parse(struct modem *m, char *desc)
 				goto bad;
 			m->vid = (guint16)a;
 			m->pid = (guint16)b;
+			m->id_given = true;
 		} else if (!strcmp(kv, "port")) {
 			if (sscanf(v, "%u%c", &a, &end) != 1 || a < 1 || a > 15)
 				goto bad;
@@ -1047,14 +1400,29 @@ static bool modem_parse(struct modem *m, char *desc)
 		} else if (!strcmp(kv, "iface")) {
 			if (sscanf(v, "%u%c", &a, &end) != 1 || a > 255)
 				goto bad;
+			if (a > 254)
+				goto bad;
 			m->ifnum = (guint8)a;
+			m->iface_given = true;
 		} else if (!strcmp(kv, "kind")) {
 			if (!strcmp(v, "qmi"))
 				m->kind = KIND_QMI;
 			else if (!strcmp(v, "diag"))
 				m->kind = KIND_DIAG;
+			else if (!strcmp(v, "mbim"))
+				m->kind = KIND_MBIM;
 			else
 				goto bad;
+		} else if (!strcmp(kv, "caps")) {
+			if (sscanf(v, "%x%c", &a, &end) != 1 || a > 0xff)
+				goto bad;
+			m->caps = (guint8)a;
+		} else if (!strcmp(kv, "ctrl") || !strcmp(kv, "segment") || !strcmp(kv, "mtu")) {
+			if (sscanf(v, "%u%c", &a, &end) != 1 || a > 0xffff)
+				goto bad;
+			*(!strcmp(kv, "ctrl")	   ? &m->ctrl_size
+			  : !strcmp(kv, "segment") ? &m->segment
+						   : &m->mtu) = (guint16)a;
 		} else if (!strcmp(kv, "plugged")) {
 			m->start_plugged = strcmp(v, "0") != 0;
 		} else {
@@ -1110,12 +1478,21 @@ int main(int argc, char **argv)
 	 * umockdev's default handler, which answers ENOTTY: /dev/net/tun, for one. Without
 	 * the default socket only our usbfs nodes are emulated, everything else is real.
 	 */
-	g_autofree char *dflt =
-		g_build_filename(umockdev_testbed_get_root_dir(H.tb), "ioctl", "_default", NULL);
+	g_autofree char *root = umockdev_testbed_get_root_dir(H.tb);
+	g_autofree char *dflt = g_build_filename(root, "ioctl", "_default", NULL);
 	unlink(dflt);
 	for (unsigned k = 0; k < H.n_modems; k++) {
 		m = &H.modem[k];
-		m->driver = m->kind == KIND_QMI ? "qmi_wwan" : "option";
+		m->driver = m->kind == KIND_QMI	   ? "qmi_wwan"
+			    : m->kind == KIND_MBIM ? "cdc_mbim"
+						   : "option";
+		if (m->kind == KIND_MBIM && !m->id_given) {
+			m->vid = 0x1199; /* Sierra Wireless EM7455, composition 9 (MBIM) */
+			m->pid = 0x9079;
+		}
+		if (m->kind == KIND_MBIM && !m->iface_given)
+			m->ifnum = 12;
+		m->sequence = g_string_new(NULL);
 		build_descriptors(m);
 		m->stats = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 		m->handler = umockdev_ioctl_base_new();
@@ -1139,8 +1516,7 @@ int main(int argc, char **argv)
 	}
 	/* Written last: the testbed is ready once the file exists. */
 	g_autofree char *tmp = g_strdup_printf("%s.tmp", dir_file);
-	if (!g_file_set_contents(tmp, umockdev_testbed_get_root_dir(H.tb), -1, &err) ||
-	    rename(tmp, dir_file) < 0) {
+	if (!g_file_set_contents(tmp, root, -1, &err) || rename(tmp, dir_file) < 0) {
 		fprintf(stderr, "usb-harness: %s: cannot write\n", dir_file);
 		return 1;
 	}
@@ -1151,6 +1527,10 @@ int main(int argc, char **argv)
 		if (m->plugged)
 			umockdev_testbed_detach_ioctl(H.tb, m->devnode, NULL);
 		g_clear_object(&m->handler);
+		g_free(m->devnode);
+		g_free(m->syspath);
+		g_string_free(m->sequence, TRUE);
+		g_hash_table_destroy(m->stats);
 	}
 	g_clear_object(&H.tb);
 	return 0;

@@ -149,3 +149,85 @@ const char *usb_spec_format_path(uint8_t bus, const uint8_t *ports, unsigned n_p
 		buf[0] = '\0';
 	return buf;
 }
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+int usb_mbim_desc_parse(const uint8_t *buf, size_t len, struct usb_mbim_desc *ret)
+{
+	struct usb_mbim_desc d = { 0 };
+	int r = 0;
+
+	while (len > 0) {
+		uint8_t dlen = buf[0];
+
+		if (dlen < 2 || dlen > len) {
+			r = -EINVAL;
+			break;
+		}
+		if (buf[1] == USB_DT_CS_INTERFACE && dlen >= 3) {
+			switch (buf[2]) {
+			case USB_CDC_HEADER_TYPE:
+				if (dlen >= 5 && !d.have_header) {
+					d.have_header = true;
+					d.bcd_cdc = le16(buf + 3);
+				}
+				break;
+			case USB_CDC_UNION_TYPE:
+				if (dlen >= 5 && !d.have_union) {
+					d.have_union = true;
+					d.control_interface = buf[3];
+					d.data_interface = buf[4];
+				}
+				break;
+			case USB_CDC_MBIM_TYPE:
+				if (dlen >= 12 && !d.have_mbim) {
+					d.have_mbim = true;
+					d.bcd_mbim = le16(buf + 3);
+					d.max_control_message = le16(buf + 5);
+					d.number_filters = buf[7];
+					d.max_filter_size = buf[8];
+					d.max_segment_size = le16(buf + 9);
+					d.network_capabilities = buf[11];
+				}
+				break;
+			case USB_CDC_MBIM_EXTENDED_TYPE:
+				if (dlen >= 8 && !d.have_extended) {
+					d.have_extended = true;
+					d.bcd_mbim_extended = le16(buf + 3);
+					d.max_outstanding_commands = buf[5];
+					d.mtu = le16(buf + 6);
+				}
+				break;
+			default:
+				break;
+			}
+		}
+		buf += dlen;
+		len -= dlen;
+	}
+	*ret = d;
+	if (r == 0 && !d.have_mbim)
+		r = -ENOENT;
+	return r;
+}
+
+uint16_t usb_mbim_control_size(const struct usb_mbim_desc *d)
+{
+	uint16_t v = d->max_control_message;
+
+	if (v == 0 || v > USB_MBIM_CONTROL_MAX)
+		return USB_MBIM_CONTROL_MAX;
+	return v < USB_MBIM_CONTROL_MIN ? USB_MBIM_CONTROL_MIN : v;
+}
+
+uint16_t usb_mbim_mtu(const struct usb_mbim_desc *d)
+{
+	uint16_t mtu = d->have_mbim ? d->max_segment_size : 0;
+
+	if (d->have_extended && d->mtu && (mtu == 0 || d->mtu < mtu))
+		mtu = d->mtu;
+	return mtu;
+}

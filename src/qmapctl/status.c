@@ -118,6 +118,16 @@ static void render_data_format(json_t *df, FILE *f)
 			    "up to %s bytes and %s datagrams, divisor %s remainder %s alignment %s",
 			    t[2], t[3], t[4], t[5], t[6]);
 	qmapctl_print_field(f, "MBIM control", "messages up to %s bytes", t[11]);
+	char seg[32], mtu[32], ci[32], alt[32];
+	if (qmapctl_json_text(seg, sizeof(seg), ntb, "max-segment-size") &&
+	    qmapctl_json_text(mtu, sizeof(mtu), ntb, "mtu"))
+		qmapctl_print_field(f, "MBIM segments", "up to %s bytes, MTU %s", seg,
+				    strcmp(mtu, "0") ? mtu : "not given");
+	if (qmapctl_json_text(ci, sizeof(ci), ntb, "control-interface") &&
+	    qmapctl_json_text(alt, sizeof(alt), ntb, "data-alt-setting"))
+		qmapctl_print_field(f, "USB MBIM function",
+				    "communications interface %s, data alternate setting %s", ci,
+				    alt);
 }
 
 static void render_modem(const char *name, json_t *modem, FILE *f)

@@ -3,6 +3,11 @@
  * libFuzzer target for the usb transport's device spec parser: arbitrary bytes as the
  * device value. Contract: success yields a spec whose fields are in range and whose path
  * formats; failure leaves the spec untouched and a terminated reason within errlen.
+ *
+ * Input starting with a NUL byte (which no device value has): the rest is an MBIM
+ * function's class-specific descriptors for usb_mbim_desc_parse(). Contract: 0, -ENOENT or
+ * -EINVAL; an MBIM descriptor found exactly when not -ENOENT; the control
+ * size within [64, 4096]; the MTU never above a known segment size or wMTU.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,6 +24,32 @@ static void check(int ok)
 		abort();
 }
 
+static void mbim(const uint8_t *data, size_t size)
+{
+	struct usb_mbim_desc d;
+	/* An exact-size heap copy: ASan sees a read past the last descriptor. */
+	uint8_t *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		return;
+	memcpy(buf, data, size);
+	memset(&d, 0xa5, sizeof(d));
+	int r = usb_mbim_desc_parse(buf, size, &d);
+	check(r == 0 || r == -ENOENT || r == -EINVAL);
+	check(r != 0 || d.have_mbim);
+	check(r != -ENOENT || !d.have_mbim);
+	uint16_t c = usb_mbim_control_size(&d);
+	check(c >= USB_MBIM_CONTROL_MIN && c <= USB_MBIM_CONTROL_MAX);
+	uint16_t mtu = usb_mbim_mtu(&d);
+	if (d.have_mbim && d.max_segment_size)
+		check(mtu <= d.max_segment_size);
+	if (d.have_extended && d.mtu)
+		check(mtu <= d.mtu);
+	if (!d.have_mbim && !(d.have_extended && d.mtu))
+		check(mtu == 0);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct usb_spec spec, untouched;
@@ -26,6 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[USB_SPEC_PATH_MAX];
 	char *text;
 
+	if (size > 0 && data[0] == 0) {
+		mbim(data + 1, size - 1);
+		return 0;
+	}
 	/* An exact-size heap copy lets ASan catch an overread past the terminator. */
 	text = malloc(size + 1);
 	if (!text)

@@ -128,6 +128,26 @@ def seeds():
     s["fuzz-usb-spec"] = [x.encode() for x in (
         "usb:2c7c:0125", "usb:2c7c:0125:4", "usb-path:1-1.4", "usb-path:1-1.4.2:4",
         "usb:05c6:9025:255", "usb-path:12-3.1.1.1.1.1.1", "usb:0:0", "usb:ffff:ffff:0")]
+    # A leading NUL byte: the rest is an MBIM function's class-specific descriptors.
+    hdr = bytes.fromhex("0524001001")
+    union = bytes.fromhex("0524060c0d")
+    mfd = bytes.fromhex("0c241b0001001020800008") + b"\x20"
+    ext = bytes.fromhex("08241c000140dc05")
+    ep = bytes.fromhex("07058103400009")
+    s["fuzz-usb-spec"] += [b"\0" + hdr + union + mfd + ext, b"\0" + mfd, b"\0" + hdr + ep + mfd,
+                           b"\0" + union + mfd[:11] + ext, b"\0" + mfd + mfd + ext + ext]
+    # ---- mbim-frag: fragment size byte, then [u16 len][message]...
+    def cmd(tid, total, cur, body):
+        return struct.pack("<IIIII", 3, 20 + len(body), tid, total, cur) + body
+    def rec(m):
+        return struct.pack("<H", len(m)) + m
+    mopen = struct.pack("<IIII", 1, 16, 1, 4096)
+    s["fuzz-mbim-frag"] = [
+        b"\x1c" + rec(mopen) + rec(cmd(2, 1, 0, bytes(range(256)) * 5)),
+        b"\x00" + rec(cmd(3, 2, 0, b"a" * 300)) + rec(cmd(3, 2, 1, b"b" * 200)),
+        b"\xff" + rec(cmd(4, 3, 0, b"x" * 40)) + rec(cmd(4, 3, 2, b"y")) + rec(cmd(5, 1, 0, b"")),
+        b"\x10" + rec(cmd(6, 2, 0, b"q" * 100)) + rec(cmd(7, 1, 0, b"r" * 1000)),
+    ]
     # ---- qmap: first byte = version (odd: v5), then one aggregate
     v1 = qmap_data(ipv4_tcp()) + qmap_data(ipv6_udp(), mux=2, pad=2) + qmap_cmd()
     v5 = qmap_data(ipv4_udp(), v5=True) + qmap_data(ipv6_tcp(), mux=3, v5=True, csum_valid=False)

@@ -378,6 +378,14 @@ json_t *counters_json_ntb_format(const struct datapath *dp)
 		n->max_segment_size, "mtu", n->mtu);
 	if (!ntb)
 		return NULL;
+	/* A USB function: where it sits and what its descriptor offers. */
+	if (n->control_interface >= 0 &&
+	    (json_object_set_new(ntb, "control-interface", json_integer(n->control_interface)) <
+		     0 ||
+	     json_object_set_new(ntb, "data-alt-setting", json_integer(n->data_alt)) < 0 ||
+	     json_object_set_new(ntb, "network-capabilities",
+				 json_integer(n->network_capabilities)) < 0))
+		return json_decref(ntb), NULL;
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:i, s:o}", "protocol",
 			 n->format == NTB_FORMAT_32 ? "mbim/ntb32" : "mbim/ntb16", "dl-max-size",
 			 (json_int_t)n->in_size, "dl-max-datagrams", (json_int_t)0, "ul-max-size",

@@ -67,6 +67,23 @@ void datapath_ntb_connected(struct datapath *dp)
 			: NTB_BUILD_MAX_DATAGRAMS;
 	dp->dl_min_padding = 0;
 	dp->ul_ntb_sequence = 0;
+	/*
+	 * The largest IP packet the function takes: the smaller of wMaxSegmentSize and the
+	 * extended descriptor's wMTU, which is how cdc_mbim bounds its netdev. The devices
+	 * exist before the modem is known, with the configured MTU, and keep it: say which
+	 * value to configure instead of changing the MTU under running traffic.
+	 */
+	uint16_t bound = n->max_segment_size;
+	if (n->mtu && (!bound || n->mtu < bound))
+		bound = n->mtu;
+	for (unsigned id = 0; bound && id < ARRAY_SIZE(dp->mux); id++)
+		if (dp->mux[id] && dp->mux[id]->mtu > bound)
+			log_warning(0,
+				    "mux %u (%s): MTU %u is above the MBIM function's %u bytes "
+				    "(wMaxSegmentSize %u, wMTU %u): the modem may drop larger "
+				    "packets; set mtu = %u",
+				    id, dp->mux[id]->nd.name, dp->mux[id]->mtu, bound,
+				    n->max_segment_size, n->mtu, bound);
 	/* A datagram larger than an NTB could ever hold cannot be sent: say so once. */
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id] && dp->mux[id]->mtu + 64 > dp->ul_max_size)

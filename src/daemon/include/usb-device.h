@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "usb-spec.h"
+
 struct usb_qmi_iface {
 	uint8_t ifnum;
 	uint8_t ep_int, ep_in, ep_out;
@@ -32,6 +34,32 @@ struct usb_qmi_iface {
  */
 int usb_qmi_find(libusb_device *dev, const struct libusb_device_descriptor *dd, int iface,
 		 struct usb_qmi_iface *ret);
+
+/*
+ * An MBIM function (MBIM 1.0 §6): a communications interface 02/0e/00 with an interrupt IN
+ * endpoint and the MBIM functional descriptor, and the data interface its CDC union names,
+ * whose data alternate setting 0a/00/02 (NTB) has bulk IN + bulk OUT. As cdc_mbim finds it,
+ * also where the communications interface is MBIM only in an alternate setting (NCM/MBIM
+ * functions).
+ */
+struct usb_mbim_iface {
+	uint8_t comm_ifnum, comm_alt; /* the alternate setting that is 02/0e */
+	uint8_t data_ifnum, data_alt;
+	uint8_t ep_int, ep_in, ep_out;
+	uint16_t mps_in;  /* 512 if the descriptor says 0 */
+	uint16_t mps_out; /* 0 if the descriptor says 0 */
+	struct usb_mbim_desc desc;
+	const char *how;
+};
+
+#define USB_MBIM_HOW_CLASS "MBIM class 02/0e with data interface 0a/00/02"
+
+/*
+ * The MBIM function of dev, from its active configuration; iface >= 0: only the function
+ * whose communications or data interface has that number. Reads descriptors only. Returns
+ * 0, -ENOENT when there is none, or another -errno from libusb.
+ */
+int usb_mbim_find(libusb_device *dev, int iface, struct usb_mbim_iface *ret);
 
 /* "BUS-PORT.PORT..." as the kernel names dev; "" if it does not fit. Returns buf. */
 const char *usb_device_path(libusb_device *dev, char *buf, size_t len);

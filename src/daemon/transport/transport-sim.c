@@ -9,46 +9,28 @@
 #include <ev.h>
 #include <endian.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include "log.h"
+#include "ntb-setup.h"
 #include "transport.h"
 
 #define SIM_RECONNECT_SECONDS 1.0
 #define SIM_RX_BATCHES	      4 /* recvmmsg rounds per wakeup before yielding to the loop */
-
-/* The class requests cdc_ncm sends before data flows, in its order (cdc_ncm_init()). */
-enum sim_mbim_step {
-	SIM_MBIM_IDLE,
-	SIM_MBIM_GET_NTB_PARAMETERS,
-	SIM_MBIM_SET_CRC_MODE,
-	SIM_MBIM_SET_NTB_FORMAT,
-	SIM_MBIM_SET_NTB_INPUT_SIZE,
-	SIM_MBIM_DONE,
-};
-
-/* bRequest values (cdc.h; NCM 1.0 §6.2) and bmRequestType of class requests. */
-#define CDC_REQ_TYPE_OUT	 0x21
-#define CDC_REQ_TYPE_IN		 0xa1
-#define CDC_GET_NTB_PARAMETERS	 0x80
-#define CDC_SET_NTB_FORMAT	 0x84
-#define CDC_SET_NTB_INPUT_SIZE	 0x86
-#define CDC_SET_CRC_MODE	 0x8a
-#define CDC_NTB16_FORMAT	 0x0000
-#define CDC_NTB32_FORMAT	 0x0001
-#define CDC_NCM_CRC_NOT_APPENDED 0x0000
-#define NTB16_BLOCK_MAX		 65535u /* wBlockLength is 16 bits */
 
 struct transport_sim {
 	struct transport base;
 	struct sockaddr_un addr;
 	int fd;
 	bool connected;
-	bool described;		 /* the descriptor message of this connection arrived */
-	bool announced;		 /* on_connect was called for this connection */
-	enum sim_mbim_step step; /* MBIM: the class request awaiting its answer */
+	bool described;	  /* the descriptor message of this connection arrived */
+	bool announced;	  /* on_connect was called for this connection */
+	bool negotiating; /* MBIM: the class requests are under way */
+	struct ntb_setup setup;
+	char setup_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 16];
 	bool warned_connect;
 	ev_io io_read;
 	ev_io io_write;
@@ -148,163 +130,53 @@ static void sim_announce(struct transport_sim *s)
 		t->cb.on_connect(t->userdata);
 }
 
-static int sim_class_request(struct transport_sim *s, uint8_t type, uint8_t request, uint16_t value,
-			     const uint8_t *data, uint16_t length)
-{
-	uint8_t msg[sizeof(struct transport_sim_class_request) + 8];
-	struct transport_sim_class_request req = {
-		.request_type = type,
-		.request = request,
-		.value = htole16(value),
-		.length = htole16(length),
-	};
-
-	memcpy(msg, &req, sizeof(req));
-	size_t n = sizeof(req);
-	if (type == CDC_REQ_TYPE_OUT && length) {
-		memcpy(msg + n, data, length);
-		n += length;
-	}
-	int r = sim_send(s, TRANSPORT_EP_CLASS_REQUEST, 0, msg, n);
-	if (r < 0)
-		log_warning(r, "transport sim %s: class request 0x%02x failed", s->addr.sun_path,
-			    request);
-	return r;
-}
-
 /*
- * The next class request of the sequence, skipping those the function does not need: the
- * format is set only where NTB32 is offered (NTB16 is the default, NCM 1.0 §6.2.5), as
- * cdc_ncm does. At the end the receive size follows the agreed input size and the function
- * is announced.
+ * The next class request of the sequence (ntb-setup.h), or at its end the function is
+ * announced. The sim answers every request, in order.
  */
 static void sim_mbim_next(struct transport_sim *s)
 {
 	struct transport *t = &s->base;
-	struct transport_ntb *n = &t->ntb;
-	int r = 0;
+	struct ntb_setup_request req;
 
-	switch (s->step) {
-	case SIM_MBIM_IDLE:
-		s->step = SIM_MBIM_GET_NTB_PARAMETERS;
-		r = sim_class_request(s, CDC_REQ_TYPE_IN, CDC_GET_NTB_PARAMETERS, 0, NULL,
-				      NTB_PARAMS_SIZE);
-		break;
-	case SIM_MBIM_GET_NTB_PARAMETERS:
-		/* The descriptor does not say whether CRCs are offered (bmNetworkCapabilities
-		 * is not part of it): ask for none, a STALL means there are none anyway. */
-		s->step = SIM_MBIM_SET_CRC_MODE;
-		r = sim_class_request(s, CDC_REQ_TYPE_OUT, CDC_SET_CRC_MODE,
-				      CDC_NCM_CRC_NOT_APPENDED, NULL, 0);
-		break;
-	case SIM_MBIM_SET_CRC_MODE:
-		if (n->params.formats & NTB_FORMATS_32) {
-			s->step = SIM_MBIM_SET_NTB_FORMAT;
-			r = sim_class_request(s, CDC_REQ_TYPE_OUT, CDC_SET_NTB_FORMAT,
-					      t->params.ntb_format == 32 ? CDC_NTB32_FORMAT
-									 : CDC_NTB16_FORMAT,
-					      NULL, 0);
-			break;
-		}
-		/* NTB16 is all there is: on to the input size. */
-		__attribute__((fallthrough));
-	case SIM_MBIM_SET_NTB_FORMAT: {
-		/* As much as a receive buffer holds, within the function's limit and the
-		 * format's. */
-		uint32_t size = t->rx_buf_size;
-		if (size > n->params.in_max_size)
-			size = n->params.in_max_size;
-		if (n->format == NTB_FORMAT_16 && size > NTB16_BLOCK_MAX)
-			size = NTB16_BLOCK_MAX;
-		uint8_t le[4] = { (uint8_t)size, (uint8_t)(size >> 8), (uint8_t)(size >> 16),
-				  (uint8_t)(size >> 24) };
-		s->step = SIM_MBIM_SET_NTB_INPUT_SIZE;
-		n->in_size = size; /* until a STALL says otherwise */
-		r = sim_class_request(s, CDC_REQ_TYPE_OUT, CDC_SET_NTB_INPUT_SIZE, 0, le,
-				      sizeof(le));
-		break;
-	}
-	case SIM_MBIM_SET_NTB_INPUT_SIZE: {
-		s->step = SIM_MBIM_DONE;
-		uint32_t size = n->in_size < t->rx_buf_size ? n->in_size : t->rx_buf_size;
-		if (n->in_size > t->rx_buf_size)
-			log_warning(0,
-				    "transport sim %s: the function sends NTBs of up to %u bytes, "
-				    "the receive buffers hold %u: larger ones are dropped",
-				    s->addr.sun_path, n->in_size, t->rx_buf_size);
-		transport_set_dl_size(t, size);
-		t->framing = TRANSPORT_FRAMING_NTB;
-		log_info("transport sim %s: MBIM data interface %d, NTB%s, input size %u, "
-			 "output up to %u bytes and %u datagrams, divisor %u remainder %u "
-			 "alignment %u",
-			 s->addr.sun_path, t->data_interface,
-			 n->format == NTB_FORMAT_32 ? "32" : "16", n->in_size,
-			 n->params.out_max_size, n->params.out_max_datagrams, n->params.out_divisor,
-			 n->params.out_remainder, n->params.out_alignment);
+	if (!ntb_setup_next(&s->setup, t, &req)) {
+		s->negotiating = false;
+		ntb_setup_finish(&s->setup, t);
 		sim_announce(s);
 		return;
 	}
-	case SIM_MBIM_DONE:
-		return;
+	uint8_t msg[sizeof(struct transport_sim_class_request) + sizeof(req.data)];
+	struct transport_sim_class_request h = {
+		.request_type = req.request_type,
+		.request = req.request,
+		.value = htole16(req.value),
+		.length = htole16(req.length),
+	};
+	memcpy(msg, &h, sizeof(h));
+	size_t n = sizeof(h);
+	if (req.request_type == CDC_REQ_TYPE_OUT && req.length) {
+		memcpy(msg + n, req.data, req.length);
+		n += req.length;
 	}
-	if (r < 0)
+	int r = sim_send(s, TRANSPORT_EP_CLASS_REQUEST, 0, msg, n);
+	if (r < 0) {
+		log_warning(r, "transport sim %s: class request 0x%02x failed", s->addr.sun_path,
+			    req.request);
 		sim_disconnect(s);
+	}
 }
 
-/* The answer to the class request in flight (the sim answers each, in order). */
+/* The answer to the class request in flight. */
 static void sim_class_answer(struct transport_sim *s, const uint8_t *buf, size_t len, uint8_t flags)
 {
 	struct transport *t = &s->base;
-	struct transport_ntb *n = &t->ntb;
-	struct transport_sim_class_request req;
-	bool stall = flags & TRANSPORT_SIM_FLAG_STALL;
+	const size_t hlen = sizeof(struct transport_sim_class_request);
 
-	if (len < sizeof(req) || s->step == SIM_MBIM_IDLE || s->step == SIM_MBIM_DONE) {
+	if (len < hlen || !s->negotiating) {
 		t->stats.in_errors++;
 		return;
 	}
-	memcpy(&req, buf, sizeof(req));
-	buf += sizeof(req);
-	len -= sizeof(req);
-	switch (s->step) {
-	case SIM_MBIM_GET_NTB_PARAMETERS: {
-		struct ntb_params p;
-		if (stall || ntb_params_parse(buf, len, &p) < 0) {
-			log_warning(0,
-				    "transport sim %s: GET_NTB_PARAMETERS %s, using the "
-				    "descriptor's",
-				    s->addr.sun_path, stall ? "refused" : "malformed");
-			n->params_from_desc = true;
-		} else {
-			n->params = p;
-		}
-		break;
-	}
-	case SIM_MBIM_SET_CRC_MODE:
-		n->crc_refused = stall;
-		break;
-	case SIM_MBIM_SET_NTB_FORMAT:
-		n->format_refused = stall;
-		/* From this answer on the function uses the format; refused: still NTB16. */
-		if (!stall && le16toh(req.value) == CDC_NTB32_FORMAT)
-			n->format = NTB_FORMAT_32;
-		if (stall)
-			log_warning(0, "transport sim %s: SET_NTB_FORMAT refused, NTB16 stays",
-				    s->addr.sun_path);
-		break;
-	case SIM_MBIM_SET_NTB_INPUT_SIZE:
-		n->in_size_refused = stall;
-		if (stall) {
-			log_warning(0,
-				    "transport sim %s: SET_NTB_INPUT_SIZE %u refused, the "
-				    "function sends up to %u",
-				    s->addr.sun_path, n->in_size, n->params.in_max_size);
-			n->in_size = n->params.in_max_size;
-		}
-		break;
-	default:
-		break;
-	}
+	ntb_setup_answer(&s->setup, t, flags & TRANSPORT_SIM_FLAG_STALL, buf + hlen, len - hlen);
 	sim_mbim_next(s);
 }
 
@@ -333,7 +205,7 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 		sim_announce(s);
 		return;
 	}
-	t->ntb = (struct transport_ntb){ .format = NTB_FORMAT_16 };
+	t->ntb = (struct transport_ntb){ .format = NTB_FORMAT_16, .control_interface = -1 };
 	if (len < sizeof(d) + sizeof(md) ||
 	    (memcpy(&md, buf + sizeof(d), sizeof(md)),
 	     ntb_params_parse(md.ntb_parameters, sizeof(md.ntb_parameters), &t->ntb.params) < 0)) {
@@ -351,7 +223,10 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 	transport_set_dl_size(t, t->ntb.in_size < t->rx_buf_size ? t->ntb.in_size : t->rx_buf_size);
 	log_info("transport sim %s: MBIM function, data interface %u", s->addr.sun_path,
 		 d.interface_number);
-	s->step = SIM_MBIM_IDLE;
+	snprintf(s->setup_name, sizeof(s->setup_name), "transport sim %s", s->addr.sun_path);
+	/* The sim's descriptor does not carry bmNetworkCapabilities: SET_CRC_MODE is asked. */
+	ntb_setup_begin(&s->setup, t, s->setup_name, false, 0);
+	s->negotiating = true;
 	sim_mbim_next(s);
 }
 
@@ -511,7 +386,7 @@ static int sim_connect(struct transport_sim *s)
 	ev_io_set(&s->io_write, s->fd, EV_WRITE);
 	s->described = false;
 	s->announced = false;
-	s->step = SIM_MBIM_IDLE;
+	s->negotiating = false;
 	t->framing = TRANSPORT_FRAMING_QMAP;
 	ev_io_start(t->loop, &s->io_read);
 	/* on_connect waits for the descriptor message (and, for MBIM, the class requests). */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `usb` transport: the modem's QMI interface driven with libusb, as qmi_wwan + cdc-wdm
- * would (docs/PROTOCOLS.md §4). Control: SEND_ENCAPSULATED_COMMAND on EP0 for requests;
+ * would (docs/PROTOCOLS.md §4), or its MBIM function as cdc_mbim would: the data interface
+ * reset to alternate setting 0, the class requests of ntb-setup.h, then the data alternate
+ * setting; control the same way on the communications interface, messages up to its
+ * wMaxControlMessage. Control: SEND_ENCAPSULATED_COMMAND on EP0 for requests;
  * GET_ENCAPSULATED_RESPONSE whenever the interrupt endpoint says RESPONSE_AVAILABLE (an
  * interrupt IN transfer is always submitted). Data: n_rx bulk IN transfers always in
  * flight over the transport's receive ring, bulk OUT straight from the OUT pool.
@@ -22,8 +25,12 @@
 #include <libusb.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "byteorder.h"
 #include "log.h"
+#include "mbim-frag.h"
+#include "ntb-setup.h"
 #include "transport.h"
 #include "usb-device.h"
 #include "usb-loop.h"
@@ -80,8 +87,15 @@ struct transport_usb {
 	uint8_t ports[USB_SPEC_MAX_PORTS];
 	uint8_t n_ports;
 
-	uint8_t ifnum;
+	uint8_t ifnum; /* QMI: the interface; MBIM: the communications interface */
 	uint8_t ep_int, ep_in, ep_out;
+	/* MBIM: the data interface, its data alternate setting, what the descriptors say. */
+	bool mbim;
+	uint8_t data_ifnum, data_alt, comm_alt;
+	struct usb_mbim_desc mbim_desc;
+	/* Bytes per encapsulated command and response: 4096, or MBIM's wMaxControlMessage. */
+	uint16_t ctrl_size;
+	struct mbim_frag_asm *frag; /* MBIM: a client's COMMAND put together, allocated once */
 	uint16_t mps_in;
 	bool kernel_detached;
 	bool warned_missing;
@@ -275,7 +289,7 @@ static void usb_pump_response(struct transport_usb *s)
 	if (s->resp_busy || s->resp_pending == 0 || s->state != USB_STATE_UP)
 		return;
 	libusb_fill_control_setup(s->resp_buf, CDC_REQTYPE_IN, CDC_GET_ENCAPSULATED_RESPONSE, 0,
-				  s->ifnum, USB_CTRL_MAX);
+				  s->ifnum, s->ctrl_size);
 	/* Filled after the setup packet: the transfer's length comes from its wLength. */
 	libusb_fill_control_transfer(s->resp, s->h, s->resp_buf, usb_resp_cb, s, USB_CTRL_TIMEOUT);
 	int r = libusb_submit_transfer(s->resp);
@@ -483,13 +497,9 @@ static int usb_out_submit(struct transport *t, struct transport_out *out, bool z
 	return 0;
 }
 
-static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
+static int usb_cmd_submit(struct transport_usb *s, const uint8_t *buf, size_t len)
 {
-	struct transport_usb *s = to_usb(t);
-
-	if (s->state != USB_STATE_UP)
-		return -ENOTCONN;
-	if (len == 0 || len > USB_CTRL_MAX)
+	if (len == 0 || len > s->ctrl_size)
 		return -EMSGSIZE;
 	for (size_t i = 0; i < USB_CTRL_SLOTS; i++) {
 		if (s->cmd_busy[i])
@@ -513,6 +523,65 @@ static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
 		return 0;
 	}
 	return -ENOBUFS;
+}
+
+static unsigned usb_cmd_free(const struct transport_usb *s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
+		n += !s->cmd_busy[i];
+	return n;
+}
+
+/*
+ * MBIM: the client cannot know wMaxControlMessage (mbim-frag.h). The OPEN asks for no more
+ * than it, and a COMMAND longer than it (or arriving in the client's own fragments) is put
+ * together and sent again in fragments of that size, back to back on EP0, which keeps them
+ * in order.
+ */
+static int usb_mbim_send(struct transport_usb *s, const uint8_t *buf, size_t len)
+{
+	uint8_t frag[USB_CTRL_MAX];
+
+	if (len >= MBIM_OPEN_SIZE && len <= sizeof(frag) && get_le32(buf) == MBIM_MSG_OPEN) {
+		memcpy(frag, buf, len);
+		if (mbim_open_clamp(frag, len, s->ctrl_size))
+			log_info("%s: MBIM OPEN asks for control messages of %u bytes, the "
+				 "function's wMaxControlMessage",
+				 s->name, s->ctrl_size);
+		return usb_cmd_submit(s, frag, len);
+	}
+	if (len < MBIM_FRAGMENT_HEADERS || get_le32(buf) != MBIM_MSG_COMMAND ||
+	    (len <= s->ctrl_size && get_le32(buf + 12) == 1 && !s->frag->busy))
+		return usb_cmd_submit(s, buf, len);
+	int r = mbim_frag_feed(s->frag, buf, len);
+	if (r <= 0) {
+		if (r < 0)
+			log_warning(r, "%s: MBIM fragment of transaction %u dropped", s->name,
+				    get_le32(buf + 8));
+		return r;
+	}
+	uint32_t n = mbim_frag_count(s->frag->len, s->ctrl_size);
+	if (n > usb_cmd_free(s))
+		return -ENOBUFS;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t flen = mbim_frag_write(s->frag->buf, s->frag->len, s->ctrl_size, i, frag);
+		r = usb_cmd_submit(s, frag, flen);
+		if (r < 0)
+			return r;
+	}
+	log_debug("%s: MBIM command of %zu bytes sent in %u fragments", s->name, s->frag->len, n);
+	return 0;
+}
+
+static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
+{
+	struct transport_usb *s = to_usb(t);
+
+	if (s->state != USB_STATE_UP)
+		return -ENOTCONN;
+	return s->mbim ? usb_mbim_send(s, buf, len) : usb_cmd_submit(s, buf, len);
 }
 
 static void usb_dl_size_changed(struct transport *t)
@@ -553,7 +622,13 @@ static void usb_release(struct transport_usb *s, enum usb_release_mode mode)
 	if (!s->h)
 		return;
 	if (mode == USB_RELEASE_CLAIMED) {
-		usb_set_dtr(s, false);
+		if (s->mbim) {
+			/* What cdc_ncm's unbind leaves: the data interface without endpoints. */
+			libusb_set_interface_alt_setting(s->h, s->data_ifnum, 0);
+			libusb_release_interface(s->h, s->data_ifnum);
+		} else {
+			usb_set_dtr(s, false);
+		}
 		libusb_release_interface(s->h, s->ifnum);
 	}
 	if (mode != USB_RELEASE_GONE && s->kernel_detached) {
@@ -608,55 +683,180 @@ static void usb_format_name(struct transport_usb *s, libusb_device *dev,
 			 dd->idProduct);
 }
 
+/* Detach whatever kernel driver holds ifnum (qmi_wwan, cdc_mbim); 0 or -errno. */
+static int usb_detach(struct transport_usb *s, uint8_t ifnum, const char *driver)
+{
+	int r = libusb_kernel_driver_active(s->h, ifnum);
+
+	if (r != 1)
+		return 0;
+	r = libusb_detach_kernel_driver(s->h, ifnum);
+	if (r < 0 && r != LIBUSB_ERROR_NOT_FOUND) {
+		usb_open_failed(s, "detaching the kernel driver", usb_errno(r));
+		return usb_errno(r);
+	}
+	if (r == 0) {
+		s->kernel_detached = true;
+		log_info("%s: detached the kernel driver (%s)", s->name, driver);
+	}
+	return 0;
+}
+
+/*
+ * MBIM: the data interface set up as cdc_ncm's bind does (docs/PROTOCOLS.md §3.3). The data
+ * alternate setting is toggled to reset the function, alternate setting 0 selected, the
+ * class requests sent on EP0 to the communications interface (synchronously: this runs once
+ * per claim), a pause the Sierra MC7455 firmware needs, then the data alternate setting.
+ * Only a GET_NTB_PARAMETERS that fails is fatal: USB has no other copy of the parameters.
+ */
+static int usb_mbim_setup(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+	struct ntb_setup ns;
+	struct ntb_setup_request req;
+	uint8_t buf[NTB_PARAMS_SIZE];
+	int r;
+
+	if (s->comm_alt) {
+		r = libusb_set_interface_alt_setting(s->h, s->ifnum, s->comm_alt);
+		if (r < 0)
+			return log_err(usb_errno(r),
+				       "%s: selecting MBIM alternate setting %u failed", s->name,
+				       s->comm_alt),
+			       usb_errno(r);
+	}
+	t->ntb = (struct transport_ntb){
+		.format = NTB_FORMAT_16,
+		.max_control_message = s->mbim_desc.max_control_message,
+		.max_segment_size = s->mbim_desc.max_segment_size,
+		.mtu = s->mbim_desc.have_extended ? s->mbim_desc.mtu : 0,
+		.control_interface = s->ifnum,
+		.data_alt = s->data_alt,
+		.network_capabilities = s->mbim_desc.network_capabilities,
+	};
+	libusb_set_interface_alt_setting(s->h, s->data_ifnum, s->data_alt);
+	r = libusb_set_interface_alt_setting(s->h, s->data_ifnum, 0);
+	if (r < 0)
+		return log_err(usb_errno(r), "%s: data interface %u alternate setting 0 failed",
+			       s->name, s->data_ifnum),
+		       usb_errno(r);
+	ntb_setup_begin(&ns, t, s->name, true, s->mbim_desc.network_capabilities);
+	while (ntb_setup_next(&ns, t, &req)) {
+		memcpy(buf, req.data, sizeof(req.data));
+		r = libusb_control_transfer(s->h, req.request_type, req.request, req.value,
+					    s->ifnum, buf, req.length, USB_CTRL_TIMEOUT);
+		bool stall = r == LIBUSB_ERROR_PIPE;
+		if (r < 0 && !stall)
+			return log_err(usb_errno(r), "%s: %s failed", s->name,
+				       ntb_setup_request_name(req.request)),
+			       usb_errno(r);
+		if (req.request == CDC_GET_NTB_PARAMETERS &&
+		    (stall || ntb_params_parse(buf, (size_t)r, &t->ntb.params) < 0))
+			return log_err(-EPROTO, "%s: GET_NTB_PARAMETERS %s", s->name,
+				       stall ? "refused" : "malformed"),
+			       -EPROTO;
+		ntb_setup_answer(&ns, t, stall, buf, stall ? 0 : (size_t)r);
+	}
+	nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	r = libusb_set_interface_alt_setting(s->h, s->data_ifnum, s->data_alt);
+	if (r < 0)
+		return log_err(usb_errno(r), "%s: data interface %u alternate setting %u failed",
+			       s->name, s->data_ifnum, s->data_alt),
+		       usb_errno(r);
+	t->data_interface = s->data_ifnum;
+	ntb_setup_finish(&ns, t);
+	return 0;
+}
+
 static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		     const struct libusb_device_descriptor *dd, libusb_device_handle *h,
 		     const char *serial)
 {
 	struct transport *t = &s->base;
 	struct usb_qmi_iface q;
+	struct usb_mbim_iface mb;
+	uint16_t mps_out;
+	const char *how;
 	int r;
 
 	usb_format_name(s, dev, dd, -1);
+	/* QMI where the modem has it (the data path qmapd was made for), else MBIM. */
 	r = usb_qmi_find(dev, dd, s->spec.iface, &q);
-	if (r < 0) {
+	s->mbim = r < 0 && usb_mbim_find(dev, s->spec.iface, &mb) == 0;
+	if (r < 0 && !s->mbim) {
 		if (s->last_open_error != -ENXIO)
 			log_err(-ENXIO,
-				"%s: no QMI interface (interrupt IN + bulk IN + bulk OUT)%s; "
-				"name it as usb:VID:PID:IFACE",
+				"%s: no QMI interface (interrupt IN + bulk IN + bulk OUT) and no "
+				"MBIM function (02/0e + 0a/00/02)%s; name it as usb:VID:PID:IFACE",
 				s->name, s->spec.iface >= 0 ? " on the configured interface" : "");
 		s->last_open_error = -ENXIO;
 		libusb_close(h);
 		return -ENXIO;
 	}
-	s->ifnum = q.ifnum;
-	s->ep_int = q.ep_int;
-	s->ep_in = q.ep_in;
-	s->ep_out = q.ep_out;
-	s->mps_in = q.mps_in;
+	if (s->mbim && !s->frag && !(s->frag = calloc(1, sizeof(*s->frag)))) {
+		libusb_close(h);
+		return -ENOMEM;
+	}
+	if (s->mbim) {
+		s->frag->busy = false;
+		s->ifnum = mb.comm_ifnum;
+		s->comm_alt = mb.comm_alt;
+		s->data_ifnum = mb.data_ifnum;
+		s->data_alt = mb.data_alt;
+		s->mbim_desc = mb.desc;
+		s->ctrl_size = usb_mbim_control_size(&mb.desc);
+		s->ep_int = mb.ep_int;
+		s->ep_in = mb.ep_in;
+		s->ep_out = mb.ep_out;
+		s->mps_in = mb.mps_in;
+		mps_out = mb.mps_out;
+		how = mb.how;
+	} else {
+		s->ifnum = s->data_ifnum = q.ifnum;
+		s->ctrl_size = USB_CTRL_MAX;
+		s->ep_int = q.ep_int;
+		s->ep_in = q.ep_in;
+		s->ep_out = q.ep_out;
+		s->mps_in = q.mps_in;
+		mps_out = q.mps_out;
+		how = q.how;
+	}
 	usb_format_name(s, dev, dd, s->ifnum);
 	s->h = h;
+	t->framing = TRANSPORT_FRAMING_QMAP;
 
-	r = libusb_kernel_driver_active(h, s->ifnum);
-	if (r == 1) {
-		r = libusb_detach_kernel_driver(h, s->ifnum);
-		if (r < 0 && r != LIBUSB_ERROR_NOT_FOUND) {
-			usb_open_failed(s, "detaching the kernel driver", usb_errno(r));
-			goto fail;
-		}
-		s->kernel_detached = r == 0;
-		if (s->kernel_detached)
-			log_info("%s: detached the kernel driver (qmi_wwan)", s->name);
-	}
+	/* cdc_mbim binds the communications interface and claims the data interface. */
+	if (usb_detach(s, s->ifnum, s->mbim ? "cdc_mbim" : "qmi_wwan") < 0 ||
+	    (s->mbim && usb_detach(s, s->data_ifnum, "cdc_mbim") < 0))
+		goto fail;
 	r = libusb_claim_interface(h, s->ifnum);
 	if (r < 0) {
 		usb_open_failed(s, "claiming the interface", usb_errno(r));
 		goto fail;
 	}
-	usb_set_dtr(s, true);
+	if (s->mbim) {
+		r = libusb_claim_interface(h, s->data_ifnum);
+		if (r < 0) {
+			usb_open_failed(s, "claiming the data interface", usb_errno(r));
+			libusb_release_interface(h, s->ifnum);
+			goto fail;
+		}
+		/* No DTR: cdc_mbim sets no control line state. */
+		r = usb_mbim_setup(s);
+		if (r < 0) {
+			s->last_open_error = r;
+			libusb_set_interface_alt_setting(h, s->data_ifnum, 0);
+			libusb_release_interface(h, s->data_ifnum);
+			libusb_release_interface(h, s->ifnum);
+			goto fail;
+		}
+	} else {
+		usb_set_dtr(s, true);
+	}
 
 	/* The ZLP rule must use the real endpoint's packet size, not the configured guess. */
-	if (q.mps_out)
-		t->params.max_packet_size = q.mps_out;
+	if (mps_out)
+		t->params.max_packet_size = mps_out;
 
 	/* usbfs-mapped memory saves a copy per transfer; umockdev and old kernels lack it. */
 	s->rx_dev_mem = libusb_dev_mem_alloc(h, s->rx_stride * t->n_rx);
@@ -668,7 +868,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	 */
 	uint32_t mps = s->mps_in ? s->mps_in : 512;
 	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
-	if (room > s->rx_len)
+	/* MBIM: the input size is agreed already; every transfer takes exactly that. */
+	if (room > s->rx_len && !s->mbim)
 		s->rx_len = room;
 
 	s->have_identity = true;
@@ -699,10 +900,9 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		s->in_flight++;
 	}
 	usb_loop_arm_timeout(s->ul);
-	t->data_interface = s->ifnum;
+	t->data_interface = s->data_ifnum;
 	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
-		 s->name, q.how, serial, t->n_rx, s->rx_len,
-		 s->rx_dev_mem ? " (usbfs memory)" : "");
+		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
 	if (t->cb.on_connect)
 		t->cb.on_connect(t->userdata);
 	return 0;
@@ -838,6 +1038,7 @@ static void usb_on_reap(struct ev_loop *loop, ev_timer *w, int revents)
 	usb_flush_batch(s);
 	usb_release(s, USB_RELEASE_GONE);
 	s->state = USB_STATE_WAITING;
+	t->framing = TRANSPORT_FRAMING_QMAP;
 	log_info("%s: all transfers completed; waiting for the modem to come back", s->name);
 	if (t->cb.on_disconnect)
 		t->cb.on_disconnect(t->userdata);
@@ -1006,6 +1207,7 @@ static void usb_free(struct transport *t)
 	free(s->rx);
 	free(s->rx_batch);
 	free(s->tx);
+	free(s->frag);
 }
 
 const struct transport_ops transport_usb_ops = {

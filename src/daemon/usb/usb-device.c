@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Recognising a QMI modem's interface, and a device's path and serial (usb-device.h). */
+/* Recognising a QMI modem's interface or an MBIM function, and a device's path and serial (usb-device.h). */
 #include <errno.h>
 #include <string.h>
 
@@ -97,6 +97,121 @@ int usb_qmi_find(libusb_device *dev, const struct libusb_device_descriptor *dd, 
 	if (r < 0)
 		return usb_errno(r);
 	r = usb_qmi_choose(cd, dd, iface, ret);
+	libusb_free_config_descriptor(cd);
+	return r;
+}
+
+static const struct libusb_interface *usb_find_interface(const struct libusb_config_descriptor *cd,
+							 int ifnum)
+{
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		if (in->num_altsetting > 0 && in->altsetting[0].bInterfaceNumber == ifnum)
+			return in;
+	}
+	return NULL;
+}
+
+/* The data interface's NTB alternate setting: 0a/00/02 with bulk IN + bulk OUT. */
+static bool usb_mbim_data_alt(const struct libusb_interface *in, struct usb_mbim_iface *m)
+{
+	for (int a = 0; a < in->num_altsetting; a++) {
+		const struct libusb_interface_descriptor *id = &in->altsetting[a];
+		uint8_t ep_in = 0, ep_out = 0;
+		uint16_t mps_in = 0, mps_out = 0;
+
+		if (id->bInterfaceClass != LIBUSB_CLASS_DATA || id->bInterfaceSubClass != 0 ||
+		    id->bInterfaceProtocol != 0x02)
+			continue;
+		for (int e = 0; e < id->bNumEndpoints; e++) {
+			const struct libusb_endpoint_descriptor *ep = &id->endpoint[e];
+			if ((ep->bmAttributes & LIBUSB_TRANSFER_TYPE_MASK) !=
+			    LIBUSB_TRANSFER_TYPE_BULK)
+				continue;
+			if (ep->bEndpointAddress & LIBUSB_ENDPOINT_IN) {
+				ep_in = ep->bEndpointAddress;
+				mps_in = ep->wMaxPacketSize;
+			} else {
+				ep_out = ep->bEndpointAddress;
+				mps_out = ep->wMaxPacketSize;
+			}
+		}
+		if (!ep_in || !ep_out)
+			continue;
+		m->data_alt = id->bAlternateSetting;
+		m->ep_in = ep_in;
+		m->ep_out = ep_out;
+		m->mps_in = mps_in ? mps_in : 512;
+		m->mps_out = mps_out;
+		return true;
+	}
+	return false;
+}
+
+/* Whether altsetting id is an MBIM communications interface with a usable data interface. */
+static bool usb_iface_is_mbim(const struct libusb_config_descriptor *cd,
+			      const struct libusb_interface_descriptor *id,
+			      struct usb_mbim_iface *ret)
+{
+	struct usb_mbim_iface m = { .comm_ifnum = id->bInterfaceNumber,
+				    .comm_alt = id->bAlternateSetting };
+
+	if (id->bInterfaceClass != LIBUSB_CLASS_COMM || id->bInterfaceSubClass != 0x0e ||
+	    id->bInterfaceProtocol != 0)
+		return false;
+	/* A broken chain still counts when the MBIM descriptor came before the break. */
+	usb_mbim_desc_parse(id->extra, id->extra_length > 0 ? (size_t)id->extra_length : 0,
+			    &m.desc);
+	if (!m.desc.have_mbim)
+		return false;
+	for (int e = 0; e < id->bNumEndpoints; e++) {
+		const struct libusb_endpoint_descriptor *ep = &id->endpoint[e];
+		if ((ep->bmAttributes & LIBUSB_TRANSFER_TYPE_MASK) ==
+			    LIBUSB_TRANSFER_TYPE_INTERRUPT &&
+		    (ep->bEndpointAddress & LIBUSB_ENDPOINT_IN))
+			m.ep_int = ep->bEndpointAddress;
+	}
+	if (!m.ep_int)
+		return false;
+	/* The union names the data interface; without one, the next interface. */
+	m.data_ifnum = m.desc.have_union ? m.desc.data_interface : (uint8_t)(m.comm_ifnum + 1);
+	const struct libusb_interface *data = usb_find_interface(cd, m.data_ifnum);
+	if (!data || m.data_ifnum == m.comm_ifnum || !usb_mbim_data_alt(data, &m) ||
+	    m.data_alt == 0)
+		return false;
+	m.how = USB_MBIM_HOW_CLASS;
+	*ret = m;
+	return true;
+}
+
+static int usb_mbim_choose(const struct libusb_config_descriptor *cd, int iface,
+			   struct usb_mbim_iface *ret)
+{
+	for (int i = 0; i < cd->bNumInterfaces; i++) {
+		const struct libusb_interface *in = &cd->interface[i];
+		for (int a = 0; a < in->num_altsetting; a++) {
+			struct usb_mbim_iface m;
+			if (!usb_iface_is_mbim(cd, &in->altsetting[a], &m))
+				continue;
+			if (iface >= 0 && iface != m.comm_ifnum && iface != m.data_ifnum)
+				continue;
+			if (iface >= 0)
+				m.how = "as configured";
+			*ret = m;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int usb_mbim_find(libusb_device *dev, int iface, struct usb_mbim_iface *ret)
+{
+	struct libusb_config_descriptor *cd;
+	int r = libusb_get_active_config_descriptor(dev, &cd);
+
+	if (r < 0)
+		return usb_errno(r);
+	r = usb_mbim_choose(cd, iface, ret);
 	libusb_free_config_descriptor(cd);
 	return r;
 }
