@@ -822,6 +822,10 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
+	mmd_auth_watch(d, mm->iface);
+	mmd_auth_watch(d, mm->simple);
+	mmd_auth_watch(d, mm->m3gpp);
+	mmd_auth_watch(d, mm->sim);
 	return mm;
 }
 
@@ -835,6 +839,10 @@ void mmd_modem_free(struct mmd_modem *mm)
 	free(mm->parked);
 	g_signal_handlers_disconnect_by_data(mm->iface, mm);
 	g_signal_handlers_disconnect_by_data(mm->simple, mm);
+	mmd_auth_unwatch(mm->bus, mm->iface);
+	mmd_auth_unwatch(mm->bus, mm->simple);
+	mmd_auth_unwatch(mm->bus, mm->m3gpp);
+	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_sim_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
