@@ -12,11 +12,12 @@
 # stops; everyone reads, a caller outside qmapd.conf's admin-group cannot connect or
 # disconnect (Core.Unauthorized from qmapd, counted), one in it (primary or supplementary
 # group) can. Also: two bearers on two APNs at once (CreateBearer + Bearer.Connect), each its
-# own multiplexed device, ping and iperf3 on both together; Simple.Connect with the settings of a connected
-# bearer returns it; an invalid call is counted in qmapctl stats; Enable(false) stops every
-# data session (the config's mux too, as the sim sees) and Enable(true) brings the config's
-# back; Simple.Connect on a modem still searching waits for its registration; mmcli -m 0
-# prints nothing on stderr. Needs root; namespaces it creates and deletes.
+# own multiplexed device, ping and iperf3 on both together; Simple.Connect with the settings
+# of a connected bearer returns it; an invalid call is counted in qmapctl stats;
+# Enable(false) stops every data session (the config's mux too, as the sim sees) and
+# Enable(true) brings the config's back as the config's (a reload of a file without it
+# removes it); Simple.Connect on a modem still searching waits for its registration;
+# mmcli -m 0 prints nothing on stderr. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -371,14 +372,20 @@ mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4v6" >/dev/null ||
 expect_eq "the D-Bus bearer reconnected" "$(mmj -b "$BEARER" | jq -r .bearer.status.connected)" yes
 echo "ok: Enable(false) stops every session (bearers, the config's mux; the sim sees none); Enable(true) brings the config's back"
 
-# The config's mux removed with qmapctl leaves the bus; the D-Bus bearer stays.
-"${CTL[@]}" -m a mux del 1 >/dev/null || fail "qmapctl mux del 1"
+# The config's mux, started again by Enable(true), is still the config's: a reload of a file
+# without it removes it, and its bearer leaves the bus; the D-Bus bearer's mux (added at
+# runtime) stays.
+sed -i '/^\[modem\.a\.mux\.1\]$/,/^$/d' "$E2E_TMP/qmapd.conf"
+! grep -q 'modem\.a\.mux\.1' "$E2E_TMP/qmapd.conf" || fail "the test could not edit its config"
+"${CTL[@]}" reload >/dev/null || fail "qmapctl reload"
+muxes_a=$("${CTL[@]}" -j status | jq -r '[.modems[] | select(.name == "a") | .muxes[].id] | sort | join(" ")')
+expect_eq "qmapctl status: modem a's muxes after the reload" "$muxes_a" 2
 bearers=$(mmj -m "$MODEM" | jq -r '.modem.generic.bearers[]')
-! grep -qx "$CONFIG_BEARER" <<<"$bearers" || fail "$CONFIG_BEARER stays after mux del"
+! grep -qx "$CONFIG_BEARER" <<<"$bearers" || fail "$CONFIG_BEARER stays after the reload"
 grep -qx "$BEARER" <<<"$bearers" || fail "the D-Bus bearer $BEARER went away"
 bearer_gone() { ! mm -b "$CONFIG_BEARER" >/dev/null 2>&1; }
 wait_for 5 "$CONFIG_BEARER unexported" bearer_gone
-echo "ok: the config's mux removed with qmapctl left the bus"
+echo "ok: after Enable(false)/Enable(true) the config's mux is still the config's: a reload without it removes it"
 
 # The network drops every session: the D-Bus bearer stays down with the reason (its client
 # decides about reconnecting) and the modem is registered.

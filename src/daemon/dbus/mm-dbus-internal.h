@@ -65,7 +65,10 @@ struct mmd_modem {
 	bool disabled; /* Enable(false) */
 	/* The muxes of qmapd.conf and qmapctl that Enable(false) stopped: Enable(true) (or
 	 * Simple.Connect, which enables) starts them again. */
-	struct config_mux *parked;
+	struct mmd_parked {
+		struct config_mux cfg;
+		bool from_config; /* qmapd.conf's (else qmapctl's): stays so for reload */
+	} * parked;
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
