@@ -379,6 +379,10 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 			   "The modem is disabled: enable it first");
 		return;
 	}
+	if (mmd_sim_locked(mm)) { /* as Simple.Connect: SimPin / SimPuk, not a failed session */
+		mmd_reject_locked(mm, inv);
+		return;
+	}
 	if (!b->from_dbus) {
 		/* A mux of qmapd's configuration: qmapd connects it and keeps it connected. */
 		const char *state = modem_mux_state(mm->modem, b->mux_id);

@@ -125,6 +125,9 @@ void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GErro
 /* mm-dbus-sim.c: the SIM's methods (SendPin). */
 void mmd_sim_init(struct mmd_modem *mm);
 void mmd_sim_free(struct mmd_modem *mm);
+/* Whether the SIM waits for its PIN or PUK (what makes the modem LOCKED), read from the modem
+ * now rather than from the last sync. */
+bool mmd_sim_locked(const struct mmd_modem *mm);
 /* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 

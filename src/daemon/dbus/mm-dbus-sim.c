@@ -96,6 +96,11 @@ static gboolean handle_send_pin(MmGdbusSim *sim, GDBusMethodInvocation *inv, con
 	return TRUE;
 }
 
+bool mmd_sim_locked(const struct mmd_modem *mm)
+{
+	return qmi_info_sim_locked(&modem_qmi(mm->modem)->info);
+}
+
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv)
 {
 	const struct qmi_modem_info *info = &modem_qmi(mm->modem)->info;
