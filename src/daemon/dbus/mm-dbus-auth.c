@@ -20,7 +20,6 @@
 #include "mm-dbus-internal.h"
 
 #define MMD_AUTH_TIMEOUT_MS 1000
-#define MMD_AUTH_MAX_GROUPS 1024
 
 bool mmd_method_changes_state(const char *iface, const char *method)
 {
@@ -40,9 +39,10 @@ bool mmd_method_changes_state(const char *iface, const char *method)
 	return true; /* anything new is a change until shown otherwise */
 }
 
-/* The caller's uid and groups as the bus recorded them; false with a reason in err. */
-static bool caller_credentials(struct mm_dbus *d, const char *sender, uid_t *uid, gid_t *groups,
-			       size_t *n_groups, bool *groups_known, char *err, size_t errlen)
+/* The caller's uid and groups as the bus recorded them (*groups NULL: the bus did not list
+ * them; else the caller frees it); false with a reason in err. */
+static bool caller_credentials(struct mm_dbus *d, const char *sender, uid_t *uid, gid_t **groups,
+			       size_t *n_groups, char *err, size_t errlen)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GVariant) reply = NULL, dict = NULL, gids = NULL;
@@ -63,16 +63,17 @@ static bool caller_credentials(struct mm_dbus *d, const char *sender, uid_t *uid
 		return false;
 	}
 	*uid = u;
+	*groups = NULL;
 	*n_groups = 0;
 	gids = g_variant_lookup_value(dict, "UnixGroupIDs", G_VARIANT_TYPE("au"));
-	*groups_known = gids != NULL;
 	if (gids) {
 		gsize n;
 		const guint32 *g = g_variant_get_fixed_array(gids, &n, sizeof(guint32));
 
-		for (gsize i = 0; i < n && i < MMD_AUTH_MAX_GROUPS; i++)
-			groups[i] = g[i];
-		*n_groups = n < MMD_AUTH_MAX_GROUPS ? n : MMD_AUTH_MAX_GROUPS;
+		*groups = g_new(gid_t, n + 1); /* not NULL when empty */
+		for (gsize i = 0; i < n; i++)
+			(*groups)[i] = g[i];
+		*n_groups = n;
 	}
 	return true;
 }
@@ -86,7 +87,6 @@ static gboolean on_authorize(GDBusInterfaceSkeleton *iface, GDBusMethodInvocatio
 	const char *sender = g_dbus_method_invocation_get_sender(inv);
 	g_autofree gid_t *groups = NULL;
 	size_t n_groups = 0;
-	bool groups_known = false;
 	gid_t admin = ADMIN_NO_GID;
 	char err[256] = "";
 	uid_t uid = 0;
@@ -94,17 +94,15 @@ static gboolean on_authorize(GDBusInterfaceSkeleton *iface, GDBusMethodInvocatio
 	(void)iface;
 	if (!mmd_method_changes_state(name, method))
 		return TRUE;
-	groups = g_new(gid_t, MMD_AUTH_MAX_GROUPS);
 	if (d->admin_group[0] && admin_group_lookup(d->admin_group, &admin) < 0)
 		admin = ADMIN_NO_GID;
-	if (sender && caller_credentials(d, sender, &uid, groups, &n_groups, &groups_known, err,
-					 sizeof(err))) {
-		/* dbus-daemon and dbus-broker list the primary group in UnixGroupIDs; without
-		 * the list (an old bus), the group database decides, as on the control socket. */
-		if (groups_known
-			    ? admin_may_change(uid, ADMIN_NO_GID, groups, n_groups, admin)
-			    : admin_may_change(uid, ADMIN_NO_GID, NULL, 0, admin) ||
-				      (admin != ADMIN_NO_GID && admin_user_in_group_db(uid, admin)))
+	if (sender && caller_credentials(d, sender, &uid, &groups, &n_groups, err, sizeof(err))) {
+		/* UnixGroupIDs has the primary group too (dbus-daemon; e2e-dbus.sh checks a
+		 * caller with no supplementary groups). Without the list (a bus too old to
+		 * give it), the group database decides, as on the control socket. */
+		if (groups ? admin_may_change(uid, ADMIN_NO_GID, groups, n_groups, admin)
+			   : admin_may_change(uid, ADMIN_NO_GID, NULL, 0, admin) ||
+				     (admin != ADMIN_NO_GID && admin_user_in_group_db(uid, admin)))
 			return TRUE;
 	} else if (!sender) {
 		snprintf(err, sizeof(err), "no sender");
