@@ -7,10 +7,10 @@
 # default profile), and the SIM's ICCID, IMSI, operator id and
 # name read from its files through UIM. A second modem has firmware without the DMS UIM
 # messages (profile mdm9x30) and a PIN-locked SIM: it still gets a SIM object, is LOCKED,
-# refuses to connect with SimPin, a wrong PIN is IncorrectPassword with one try less, the
-# right one unlocks it and it connects. Bearer stats count attempts, failures and the time
-# connected. No GLib warnings on mmcli's stderr. Needs root;
-# namespaces it creates and deletes.
+# refuses to connect with SimPin (Simple.Connect and Bearer.Connect), a wrong PIN is
+# IncorrectPassword with one try less, the right one unlocks it and it connects. Bearer stats
+# count attempts, failures and the time connected. No GLib warnings on mmcli's stderr. Needs
+# root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -139,6 +139,21 @@ mm -m "$B" --simple-connect="apn=internet,ip-type=ipv4" >/dev/null || rc=$?
 tail -1 "$E2E_TMP/mmcli.stderr" | tee -a "$E2E_TMP/transcript"
 tail -1 "$E2E_TMP/mmcli.stderr" | grep -q "org.freedesktop.ModemManager1.Error.MobileEquipment.SimPin" ||
 	fail "connect while locked: not MobileEquipment.SimPin: $(tail -1 "$E2E_TMP/mmcli.stderr")"
+# Bearer.Connect on a bearer created while locked: the same SimPin.
+LOCKED_BEARER=$(mm -m "$B" --create-bearer="apn=internet,ip-type=ipv4" |
+	grep -o '/org/freedesktop/ModemManager1/Bearer/[0-9]*') ||
+	fail "CreateBearer while locked: $(tail -1 "$E2E_TMP/mmcli.stderr")"
+# (gdbus: mmcli looks for bearers only on enabled modems.)
+rc=0
+gdbus call --system -d org.freedesktop.ModemManager1 -o "$LOCKED_BEARER" \
+	-m org.freedesktop.ModemManager1.Bearer.Connect >/dev/null 2>"$E2E_TMP/gdbus.err" || rc=$?
+[ "$rc" -ne 0 ] || fail "Bearer.Connect on a PIN-locked modem connected"
+tee -a "$E2E_TMP/transcript" <"$E2E_TMP/gdbus.err"
+grep -q "org.freedesktop.ModemManager1.Error.MobileEquipment.SimPin" "$E2E_TMP/gdbus.err" ||
+	fail "Bearer.Connect while locked: not MobileEquipment.SimPin: $(cat "$E2E_TMP/gdbus.err")"
+gdbus call --system -d org.freedesktop.ModemManager1 -o "$B" \
+	-m org.freedesktop.ModemManager1.Modem.DeleteBearer "$LOCKED_BEARER" >/dev/null \
+	2>"$E2E_TMP/gdbus.err" || fail "DeleteBearer of $LOCKED_BEARER: $(cat "$E2E_TMP/gdbus.err")"
 
 rc=0
 mm -i "$SIM_B" --pin=1111 >/dev/null || rc=$?

@@ -9,13 +9,15 @@
 # APN fails with ModemManager's MobileEquipment error name; a network-side drop leaves the
 # bearer disconnected with its ConnectionError and the modem registered; --simple-disconnect
 # removes the mux; a second modem appears on the bus when its sim starts and leaves when it
-# stops; with qmapd's D-Bus policy an unprivileged caller reads but cannot connect. Also: two
-# bearers on two APNs at once (CreateBearer + Bearer.Connect), each its own multiplexed
-# device, ping and iperf3 on both together; Simple.Connect with the settings of a connected
-# bearer returns it; an invalid call is counted in qmapctl stats; Enable(false) stops every
-# data session (the config's mux too, as the sim sees) and Enable(true) brings the config's
-# back; Simple.Connect on a modem still searching waits for its registration; mmcli -m 0
-# prints nothing on stderr. Needs root; namespaces it creates and deletes.
+# stops; everyone reads, a caller outside qmapd.conf's admin-group cannot connect or
+# disconnect (Core.Unauthorized from qmapd, counted), one in it (primary or supplementary
+# group) can. Also: two bearers on two APNs at once (CreateBearer + Bearer.Connect), each its
+# own multiplexed device, ping and iperf3 on both together; Simple.Connect with the settings
+# of a connected bearer returns it; an invalid call is counted in qmapctl stats;
+# Enable(false) stops every data session (the config's mux too, as the sim sees) and
+# Enable(true) brings the config's back as the config's (a reload of a file without it
+# removes it); Simple.Connect on a modem still searching waits for its registration;
+# mmcli -m 0 prints nothing on stderr. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -56,6 +58,7 @@ cat >"$E2E_TMP/qmapd.conf" <<CONF
 control = qmi
 control-socket = $E2E_TMP/control
 discovery = no
+admin-group = nogroup
 
 [dbus]
 enabled = no
@@ -231,15 +234,70 @@ mm -b "$BEARER2" --disconnect >/dev/null || fail "mmcli -b $BEARER2 --disconnect
 mm -m "$MODEM" --delete-bearer="$BEARER2" >/dev/null || fail "mmcli --delete-bearer"
 echo "ok: two multiplexed bearers at once on two APNs ($IFACE, $IFACE2), ping and iperf3 on both; Bearer.Disconnect, DeleteBearer"
 
-# The policy: anyone may read, only root may connect.
+# Who may do what: the bus policy lets everyone send, qmapd lets everyone read and checks
+# every state-changing call against the rule of the control socket (root or admin-group,
+# here nogroup, as the primary or a supplementary group).
 need setpriv util-linux
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$MMCLI" "$@"; }
-as_nobody -J -m "$MODEM" | jq -e '.modem.generic.state' >/dev/null || fail "unprivileged mmcli -m refused"
+dbus_stat() { "${CTL[@]}" -j stats | jq -r ".dbus$1 // 0"; }
+UNAUTHORIZED=org.freedesktop.ModemManager1.Error.Core.Unauthorized
+# nobody in a group that is not nogroup, and in no other.
+as_outsider() { setpriv --reuid=65534 --regid=65533 --clear-groups "$MMCLI" "$@"; }
+# nobody with nogroup as the primary group / only as a supplementary group.
+as_admin_primary() { setpriv --reuid=65534 --regid=65534 --clear-groups "$MMCLI" "$@"; }
+as_admin_supplementary() { setpriv --reuid=65534 --regid=65533 --groups=65534 "$MMCLI" "$@"; }
+for who in as_outsider as_admin_primary as_admin_supplementary; do
+	$who -J -m "$MODEM" | jq -e '.modem.generic.state' >/dev/null || fail "$who: mmcli -m refused"
+	$who -J -L | jq -e '."modem-list" | length == 1' >/dev/null || fail "$who: mmcli -L refused"
+	$who -J -b "$BEARER" | jq -e '.bearer.status.connected == "yes"' >/dev/null ||
+		fail "$who: mmcli -b refused"
+done
+unauth0=$(dbus_stat ".errors[\"$UNAUTHORIZED\"]")
 rc=0
-out=$(as_nobody -m "$MODEM" --simple-connect="apn=internet" 2>&1) || rc=$?
-[ "$rc" -ne 0 ] || fail "an unprivileged caller connected"
-[[ $out == *org.freedesktop.DBus.Error.AccessDenied* ]] || fail "unprivileged connect: $out"
-echo "ok: the policy: an unprivileged caller reads but cannot connect"
+out=$(as_outsider -m "$MODEM" --simple-connect="apn=ims" 2>&1) || rc=$?
+[ "$rc" -ne 0 ] || fail "a caller outside the admin group connected"
+[[ $out == *$UNAUTHORIZED*"membership in group 'nogroup'"* ]] || fail "outsider's connect: $out"
+rc=0
+out=$(as_outsider -b "$BEARER" --disconnect 2>&1) || rc=$?
+[ "$rc" -ne 0 ] || fail "a caller outside the admin group disconnected a bearer"
+[[ $out == *$UNAUTHORIZED* ]] || fail "outsider's Bearer.Disconnect: $out"
+rc=0
+out=$(as_outsider -m "$MODEM" --simple-disconnect 2>&1) || rc=$?
+[ "$rc" -ne 0 ] || fail "a caller outside the admin group ran Simple.Disconnect"
+[[ $out == *$UNAUTHORIZED* ]] || fail "outsider's Simple.Disconnect: $out"
+expect_eq "the bearer after the outsider's disconnects" \
+	"$(mmj -b "$BEARER" | jq -r .bearer.status.connected)" yes
+expect_eq "qmapctl stats: Unauthorized counted" "$(dbus_stat ".errors[\"$UNAUTHORIZED\"]")" \
+	$((unauth0 + 3))
+grep -q "dbus: org.freedesktop.ModemManager1.Modem.Simple.Connect from .*$UNAUTHORIZED" \
+	"$E2E_TMP/qmapd.log" || fail "the refusal is not in qmapd's log"
+echo "ok: a caller outside the admin group reads but cannot connect or disconnect ($UNAUTHORIZED)"
+
+# The admin group: connect a bearer (mux 3, the ims APN) and disconnect and delete it, once
+# with nogroup as the primary group and once as a supplementary group only.
+for who in as_admin_primary as_admin_supplementary; do
+	out=$($who -m "$MODEM" --simple-connect="apn=ims,ip-type=ipv4" 2>&1) ||
+		fail "$who: --simple-connect refused: $out"
+	ADMIN_BEARER=$(mmj -m "$MODEM" | jq -r '.modem.generic.bearers[]' |
+		grep -vx -e "$CONFIG_BEARER" -e "$BEARER")
+	[ "$(wc -l <<<"$ADMIN_BEARER")" -eq 1 ] && [ -n "$ADMIN_BEARER" ] ||
+		fail "$who: not one new bearer: $ADMIN_BEARER"
+	expect_eq "$who: the admin's bearer connected" \
+		"$(mmj -b "$ADMIN_BEARER" | jq -r .bearer.status.connected)" yes
+	out=$($who -b "$ADMIN_BEARER" --disconnect 2>&1) || fail "$who: Bearer.Disconnect refused: $out"
+	expect_eq "$who: the admin's bearer after disconnect" \
+		"$(mmj -b "$ADMIN_BEARER" | jq -r .bearer.status.connected)" no
+	out=$($who -m "$MODEM" --delete-bearer="$ADMIN_BEARER" 2>&1) ||
+		fail "$who: DeleteBearer refused: $out"
+	expect_eq "$who: Simple.Disconnect of an unknown bearer is answered, not refused" \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups gdbus call --system \
+			-d org.freedesktop.ModemManager1 -o "$MODEM" \
+			-m org.freedesktop.ModemManager1.Modem.Simple.Disconnect \
+			/org/freedesktop/ModemManager1/Bearer/99 2>&1 | grep -o 'Error\.Core\.[A-Za-z]*')" \
+		Error.Core.NotFound
+done
+expect_eq "the root's bearer untouched by the admins" \
+	"$(mmj -b "$BEARER" | jq -r .bearer.status.connected)" yes
+echo "ok: the admin group (primary or supplementary) connects, disconnects and deletes bearers"
 
 # A wrong APN: ModemManager's error name for 3GPP cause 27.
 rc=0
@@ -252,7 +310,6 @@ expect_eq "modem state after the failed connect" "$(modem_state)" connected
 echo "ok: wrong APN -> MobileEquipment.MissingOrUnknownApn"
 
 # Invalid input is refused with ModemManager's error, counted, and qmapd carries on.
-dbus_stat() { "${CTL[@]}" -j stats | jq -r ".dbus$1 // 0"; }
 INVALID_ARGS=org.freedesktop.ModemManager1.Error.Core.InvalidArgs
 invalid0=$(dbus_stat .invalid)
 named0=$(dbus_stat ".errors[\"$INVALID_ARGS\"]")
@@ -315,14 +372,20 @@ mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4v6" >/dev/null ||
 expect_eq "the D-Bus bearer reconnected" "$(mmj -b "$BEARER" | jq -r .bearer.status.connected)" yes
 echo "ok: Enable(false) stops every session (bearers, the config's mux; the sim sees none); Enable(true) brings the config's back"
 
-# The config's mux removed with qmapctl leaves the bus; the D-Bus bearer stays.
-"${CTL[@]}" -m a mux del 1 >/dev/null || fail "qmapctl mux del 1"
+# The config's mux, started again by Enable(true), is still the config's: a reload of a file
+# without it removes it, and its bearer leaves the bus; the D-Bus bearer's mux (added at
+# runtime) stays.
+sed -i '/^\[modem\.a\.mux\.1\]$/,/^$/d' "$E2E_TMP/qmapd.conf"
+! grep -q 'modem\.a\.mux\.1' "$E2E_TMP/qmapd.conf" || fail "the test could not edit its config"
+"${CTL[@]}" reload >/dev/null || fail "qmapctl reload"
+muxes_a=$("${CTL[@]}" -j status | jq -r '[.modems[] | select(.name == "a") | .muxes[].id] | sort | join(" ")')
+expect_eq "qmapctl status: modem a's muxes after the reload" "$muxes_a" 2
 bearers=$(mmj -m "$MODEM" | jq -r '.modem.generic.bearers[]')
-! grep -qx "$CONFIG_BEARER" <<<"$bearers" || fail "$CONFIG_BEARER stays after mux del"
+! grep -qx "$CONFIG_BEARER" <<<"$bearers" || fail "$CONFIG_BEARER stays after the reload"
 grep -qx "$BEARER" <<<"$bearers" || fail "the D-Bus bearer $BEARER went away"
 bearer_gone() { ! mm -b "$CONFIG_BEARER" >/dev/null 2>&1; }
 wait_for 5 "$CONFIG_BEARER unexported" bearer_gone
-echo "ok: the config's mux removed with qmapctl left the bus"
+echo "ok: after Enable(false)/Enable(true) the config's mux is still the config's: a reload without it removes it"
 
 # The network drops every session: the D-Bus bearer stays down with the reason (its client
 # decides about reconnecting) and the modem is registered.

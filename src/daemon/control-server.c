@@ -10,10 +10,8 @@
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,15 +24,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "mkdir.h"
+#include "admin-auth.h"
 #include "control-server.h"
+#include "mkdir.h"
 #include "log.h"
 #include "macro.h"
 
 #define READ_CHUNK	   4096
 #define ACCEPTS_PER_WAKEUP 16  /* then let the loop run other watchers */
 #define ACCEPT_RETRY	   1.0 /* seconds to wait when out of fds */
-#define NSS_BUFFER_MAX	   (1024 * 1024)
 #define FALLBACK_REPLY	   "{\"ok\":false,\"error\":\"out of memory\",\"code\":\"failed\"}"
 
 static json_t *ok_reply(json_t *result)
@@ -54,71 +52,6 @@ static json_t *ok_reply(json_t *result)
 	return reply;
 }
 
-static int group_lookup(const char *name, gid_t *ret)
-{
-	size_t size = 1024;
-
-	for (;;) {
-		_cleanup_free_ char *buf = malloc(size);
-		struct group gr, *found = NULL;
-		int r;
-
-		if (!buf)
-			return -ENOMEM;
-		r = getgrnam_r(name, &gr, buf, size, &found);
-		if (r == ERANGE && size < NSS_BUFFER_MAX) {
-			size *= 2;
-			continue;
-		}
-		if (r != 0)
-			return -r;
-		if (!found)
-			return -ENOENT;
-		*ret = gr.gr_gid;
-		return 0;
-	}
-}
-
-/* The user's groups in the group database: getpwuid_r() for the name, getgrouplist(). */
-static bool user_in_group_db(uid_t uid, gid_t gid)
-{
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_free_ gid_t *groups = NULL;
-	struct passwd pw, *found = NULL;
-	size_t size = 1024;
-	int n = 64, r;
-
-	for (;;) {
-		free(buf);
-		buf = malloc(size);
-		if (!buf)
-			return false;
-		r = getpwuid_r(uid, &pw, buf, size, &found);
-		if (r != ERANGE || size >= NSS_BUFFER_MAX)
-			break;
-		size *= 2;
-	}
-	if (r != 0 || !found)
-		return false;
-
-	for (int tries = 0; tries < 4; tries++) {
-		int want = n;
-
-		free(groups);
-		groups = calloc((size_t)n, sizeof(gid_t));
-		if (!groups)
-			return false;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &want) >= 0) {
-			for (int i = 0; i < want; i++)
-				if (groups[i] == gid)
-					return true;
-			return false;
-		}
-		n = want > n ? want : n * 2;
-	}
-	return false;
-}
-
 /*
  * Membership is judged on the groups the kernel recorded when the peer connected
  * (SO_PEERGROUPS, Linux 4.13), taken atomically with SO_PEERCRED. The alternatives are
@@ -129,26 +62,22 @@ static bool user_in_group_db(uid_t uid, gid_t gid)
  */
 bool control_peer_may_change(struct control_peer *peer, const char *admin_group)
 {
-	gid_t gid;
-	bool ok = false;
+	gid_t gid = ADMIN_NO_GID;
+	bool ok;
 
 	if (!peer)
 		return false;
 	if (peer->may_change >= 0)
 		return peer->may_change;
 
-	if (peer->uid == 0)
-		ok = true;
-	else if (admin_group && admin_group[0] && group_lookup(admin_group, &gid) == 0) {
-		if (peer->gid == gid)
-			ok = true;
-		else if (peer->groups_known) {
-			for (size_t i = 0; i < peer->n_groups && !ok; i++)
-				ok = peer->groups[i] == gid;
-		} else {
-			ok = user_in_group_db(peer->uid, gid);
-		}
-	}
+	if (peer->uid != 0 && admin_group && admin_group[0] &&
+	    admin_group_lookup(admin_group, &gid) < 0)
+		gid = ADMIN_NO_GID;
+	if (peer->groups_known)
+		ok = admin_may_change(peer->uid, peer->gid, peer->groups, peer->n_groups, gid);
+	else
+		ok = admin_may_change(peer->uid, peer->gid, NULL, 0, gid) ||
+		     (gid != ADMIN_NO_GID && admin_user_in_group_db(peer->uid, gid));
 	peer->may_change = ok;
 	return ok;
 }
@@ -1045,7 +974,7 @@ static void control_grant_admin_group(struct control *c, const char *path)
 
 	if (!c->admin_group[0])
 		return;
-	r = group_lookup(c->admin_group, &gid);
+	r = admin_group_lookup(c->admin_group, &gid);
 	if (r < 0) {
 		log_warning(r,
 			    "control socket %s: admin group '%s' not found; its members cannot "

@@ -448,7 +448,7 @@ int main(int argc, char **argv)
 		log_err(r, "cannot listen on %s", control_socket);
 		goto finish;
 	}
-	r = mm_dbus_new(q.manager, dbus, q.dbus_address, &q.dbus);
+	r = mm_dbus_new(q.manager, dbus, q.dbus_address, admin_group, &q.dbus);
 	if (r < 0) {
 		log_err(r, "cannot set up ModemManager's D-Bus API");
 		goto finish;

@@ -314,8 +314,8 @@ static int not_routing(int r)
 	return r == -ENODEV || r == -ENOTUNIQ ? -EIO : r;
 }
 
-int manager_mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
-		    json_t **ret, char *err, size_t errlen)
+static int mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
+		   bool from_config, json_t **ret, char *err, size_t errlen)
 {
 	struct config_mux c = *cfg;
 	struct entry *e;
@@ -332,12 +332,24 @@ int manager_mux_add(struct manager *m, const char *modem, const struct config_mu
 		snprintf(err, errlen, "interface %s is used by modem %s", c.interface, owner);
 		return -EEXIST;
 	}
-	r = modem_mux_add(e->modem, &c, err, errlen);
+	r = modem_mux_add(e->modem, &c, from_config, err, errlen);
 	if (r < 0)
 		return not_routing(r);
 	*ret = json_pack("{s:s, s:i, s:s}", "modem", modem_name(e->modem), "id", (int)c.id,
 			 "interface", c.interface);
 	return *ret ? 0 : -ENOMEM;
+}
+
+int manager_mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
+		    json_t **ret, char *err, size_t errlen)
+{
+	return mux_add(m, modem, cfg, false, ret, err, errlen);
+}
+
+int manager_mux_restore(struct manager *m, const char *modem, const struct config_mux *cfg,
+			bool from_config, json_t **ret, char *err, size_t errlen)
+{
+	return mux_add(m, modem, cfg, from_config, ret, err, errlen);
 }
 
 int manager_mux_del(struct manager *m, const char *modem, unsigned id, json_t **ret, char *err,

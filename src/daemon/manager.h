@@ -79,6 +79,10 @@ int manager_stats(struct manager *m, const char *modem, json_t **ret, char *err,
  */
 int manager_mux_add(struct manager *m, const char *modem, const struct config_mux *cfg,
 		    json_t **ret, char *err, size_t errlen);
+/* The same for a mux that was stopped (Enable(false) over D-Bus) and starts again: one of the
+ * config (from_config) stays the config's for reload. */
+int manager_mux_restore(struct manager *m, const char *modem, const struct config_mux *cfg,
+			bool from_config, json_t **ret, char *err, size_t errlen);
 /* -ENOENT if the modem has no such mux. */
 int manager_mux_del(struct manager *m, const char *modem, unsigned id, json_t **ret, char *err,
 		    size_t errlen);

@@ -297,11 +297,13 @@ static int modem_del(struct modem *m, unsigned id)
 	return 0;
 }
 
-int modem_mux_add(struct modem *m, const struct config_mux *cfg, char *err, size_t errlen)
+int modem_mux_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
+		  size_t errlen)
 {
-	int r = modem_add(m, cfg, false, err, errlen);
+	int r = modem_add(m, cfg, from_config, err, errlen);
 	if (r == 0)
-		log_info("%s: mux %u (%s): added at runtime", m->name, cfg->id, cfg->interface);
+		log_info("%s: mux %u (%s): %s", m->name, cfg->id, cfg->interface,
+			 from_config ? "the config's, started again" : "added at runtime");
 	return r;
 }
 
@@ -393,6 +395,11 @@ const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
 	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
 		return NULL;
 	return &m->mux_cfg[id];
+}
+
+bool modem_mux_from_config(const struct modem *m, unsigned id)
+{
+	return id <= CONFIG_MUX_ID_MAX && datapath_mux(m->dp, id) && m->from_config[id];
 }
 
 const char *modem_mux_interface(const struct modem *m, unsigned id)

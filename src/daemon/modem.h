@@ -93,9 +93,11 @@ json_t *modem_stats(struct modem *m);
 /*
  * Add a mux at runtime and start its session (autoconnect). Returns 0 once the device exists
  * and the session is starting; -EEXIST (mux id or interface in use), -EINVAL, or -errno, with
- * a message for the user in err.
+ * a message for the user in err. from_config: a mux of the config started again (Enable(true)
+ * over D-Bus), which a reload treats as the file's; else it is kept on reload.
  */
-int modem_mux_add(struct modem *m, const struct config_mux *cfg, char *err, size_t errlen);
+int modem_mux_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
+		  size_t errlen);
 /* Stop the session, release its clients and remove the device. -ENOENT if no such mux. */
 int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
 /*
@@ -127,6 +129,8 @@ struct modem_view {
 /* false with control = none: no control plane to speak of. */
 bool modem_view(const struct modem *m, struct modem_view *ret);
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
+/* Whether mux id is the config's (false: added at runtime, or no such mux). */
+bool modem_mux_from_config(const struct modem *m, unsigned id);
 const char *modem_mux_interface(const struct modem *m, unsigned id);
 const struct session *modem_mux_session(const struct modem *m, unsigned id);
 const struct mux_stats *modem_mux_stats(const struct modem *m, unsigned id);

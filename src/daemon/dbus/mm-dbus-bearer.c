@@ -379,6 +379,10 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 			   "The modem is disabled: enable it first");
 		return;
 	}
+	if (mmd_sim_locked(mm)) { /* as Simple.Connect: SimPin / SimPuk, not a failed session */
+		mmd_reject_locked(mm, inv);
+		return;
+	}
 	if (!b->from_dbus) {
 		/* A mux of qmapd's configuration: qmapd connects it and keeps it connected. */
 		const char *state = modem_mux_state(mm->modem, b->mux_id);
@@ -530,6 +534,7 @@ struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned
 	set_connection_error(b, NULL);
 	g_signal_connect(i, "handle-connect", G_CALLBACK(handle_connect), b);
 	g_signal_connect(i, "handle-disconnect", G_CALLBACK(handle_disconnect), b);
+	mmd_auth_watch(mm->bus, i);
 	mmd_bearer_sync(b);
 	return b;
 }
@@ -562,6 +567,7 @@ void mmd_bearer_free(struct mmd_bearer *b, const char *why)
 	if (b->exported)
 		g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(b->iface));
 	g_signal_handlers_disconnect_by_data(b->iface, b);
+	mmd_auth_unwatch(b->mm->bus, b->iface);
 	g_clear_object(&b->iface);
 	free(b);
 }

@@ -65,7 +65,10 @@ struct mmd_modem {
 	bool disabled; /* Enable(false) */
 	/* The muxes of qmapd.conf and qmapctl that Enable(false) stopped: Enable(true) (or
 	 * Simple.Connect, which enables) starts them again. */
-	struct config_mux *parked;
+	struct mmd_parked {
+		struct config_mux cfg;
+		bool from_config; /* qmapd.conf's (else qmapctl's): stays so for reload */
+	} * parked;
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
@@ -88,6 +91,7 @@ struct mm_dbus {
 	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
 	uint64_t calls, rejected, invalid, connects, connect_failures;
 	GHashTable *errors; /* error name -> count (GUINT_TO_POINTER) */
+	char admin_group[sizeof(((struct config_device *)0)->admin_group)]; /* "" = root only */
 };
 
 /* Bring every modem object up to date, soon (from an idle source: never inside a callback
@@ -121,8 +125,19 @@ void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GErro
 /* mm-dbus-sim.c: the SIM's methods (SendPin). */
 void mmd_sim_init(struct mmd_modem *mm);
 void mmd_sim_free(struct mmd_modem *mm);
+/* Whether the SIM waits for its PIN or PUK (what makes the modem LOCKED), read from the modem
+ * now rather than from the last sync. */
+bool mmd_sim_locked(const struct mmd_modem *mm);
 /* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
+/* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
+/* Whether a method of one of ModemManager's interfaces changes state (pure; anything not
+ * known to be read-only does). */
+bool mmd_method_changes_state(const char *iface, const char *method);
+/* Check the callers of skeleton's state-changing methods / stop doing so before it goes. */
+void mmd_auth_watch(struct mm_dbus *d, gpointer skeleton);
+void mmd_auth_unwatch(struct mm_dbus *d, gpointer skeleton);
 
 /* Answer with a ModemManager error and count it. */
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,

@@ -413,7 +413,7 @@ static void modem_disable(struct mmd_modem *mm)
 		}
 		if (!cfg)
 			continue;
-		struct config_mux *parked =
+		struct mmd_parked *parked =
 			realloc(mm->parked, (mm->n_parked + 1) * sizeof(*mm->parked));
 		if (!parked) {
 			log_warning(-ENOMEM, "dbus: modem %s: mux %u stays up",
@@ -421,14 +421,15 @@ static void modem_disable(struct mmd_modem *mm)
 			continue;
 		}
 		mm->parked = parked;
-		parked[mm->n_parked] = *cfg;
+		parked[mm->n_parked].cfg = *cfg;
+		parked[mm->n_parked].from_config = modem_mux_from_config(mm->modem, b->mux_id);
 		if (manager_mux_del(mm->bus->manager, modem_name(mm->modem), b->mux_id, &reply, err,
 				    sizeof(err)) < 0)
 			log_warning(0, "dbus: modem %s: cannot stop mux %u: %s",
 				    modem_name(mm->modem), b->mux_id, err);
 		else
 			log_info("dbus: modem %s disabled: mux %u stopped until it is enabled",
-				 modem_name(mm->modem), parked[mm->n_parked++].id);
+				 modem_name(mm->modem), parked[mm->n_parked++].cfg.id);
 		json_decref(reply);
 	}
 	mm->disabled = true;
@@ -441,13 +442,15 @@ static void modem_enable(struct mmd_modem *mm)
 	for (unsigned i = 0; i < mm->n_parked; i++) {
 		json_t *reply = NULL;
 
-		if (manager_mux_add(mm->bus->manager, modem_name(mm->modem), &mm->parked[i], &reply,
-				    err, sizeof(err)) < 0)
+		const struct mmd_parked *p = &mm->parked[i];
+
+		if (manager_mux_restore(mm->bus->manager, modem_name(mm->modem), &p->cfg,
+					p->from_config, &reply, err, sizeof(err)) < 0)
 			log_warning(0, "dbus: modem %s: cannot start mux %u again: %s",
-				    modem_name(mm->modem), mm->parked[i].id, err);
+				    modem_name(mm->modem), p->cfg.id, err);
 		else
 			log_info("dbus: modem %s enabled: mux %u started again",
-				 modem_name(mm->modem), mm->parked[i].id);
+				 modem_name(mm->modem), p->cfg.id);
 		json_decref(reply);
 	}
 	free(mm->parked);
@@ -836,6 +839,10 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
+	mmd_auth_watch(d, mm->iface);
+	mmd_auth_watch(d, mm->simple);
+	mmd_auth_watch(d, mm->m3gpp);
+	mmd_auth_watch(d, mm->sim);
 	return mm;
 }
 
@@ -849,6 +856,10 @@ void mmd_modem_free(struct mmd_modem *mm)
 	free(mm->parked);
 	g_signal_handlers_disconnect_by_data(mm->iface, mm);
 	g_signal_handlers_disconnect_by_data(mm->simple, mm);
+	mmd_auth_unwatch(mm->bus, mm->iface);
+	mmd_auth_unwatch(mm->bus, mm->simple);
+	mmd_auth_unwatch(mm->bus, mm->m3gpp);
+	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_sim_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);

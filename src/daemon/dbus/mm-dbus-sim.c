@@ -102,6 +102,11 @@ static gboolean handle_send_pin(MmGdbusSim *sim, GDBusMethodInvocation *inv, con
 	return TRUE;
 }
 
+bool mmd_sim_locked(const struct mmd_modem *mm)
+{
+	return qmi_info_sim_locked(&modem_qmi(mm->modem)->info);
+}
+
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv)
 {
 	struct modem_view view;

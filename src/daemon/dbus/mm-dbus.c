@@ -227,7 +227,7 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 }
 
 int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *address,
-		struct mm_dbus **ret)
+		const char *admin_group, struct mm_dbus **ret)
 {
 	struct mm_dbus *d;
 	static const struct manager_observer observer = { .on_added = on_added,
@@ -241,6 +241,7 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	if (!d)
 		return -ENOMEM;
 	d->manager = manager;
+	snprintf(d->admin_group, sizeof(d->admin_group), "%s", admin_group ?: "");
 	d->errors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	d->cancellable = g_cancellable_new();
 	d->om = g_dbus_object_manager_server_new(MMD_PATH);
@@ -252,6 +253,7 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	mm_gdbus_org_freedesktop_modem_manager1_set_version(d->iface, version);
 	g_signal_connect(d->iface, "handle-scan-devices", G_CALLBACK(handle_scan_devices), d);
 	g_signal_connect(d->iface, "handle-set-logging", G_CALLBACK(handle_set_logging), d);
+	mmd_auth_watch(d, d->iface);
 	manager_set_observer(manager, &observer, d);
 	on_sync(d); /* the modems that exist: their objects, before the bus sees any */
 	d->poll_id = g_timeout_add_seconds(MMD_POLL_SECONDS, on_poll, d);
@@ -292,6 +294,7 @@ struct mm_dbus *mm_dbus_free(struct mm_dbus *d)
 		g_bus_unown_name(d->owner_id);
 	if (d->conn)
 		g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(d->iface));
+	mmd_auth_unwatch(d, d->iface);
 	g_clear_object(&d->iface);
 	g_clear_object(&d->om);
 	if (d->conn)
