@@ -31,7 +31,9 @@ cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 control-socket = $E2E_TMP/control
 discovery = no
-dbus = none
+
+[dbus]
+enabled = no
 
 [modem.a]
 device = sim:$E2E_TMP/sim.sock

@@ -45,7 +45,9 @@ cat >"$E2E_TMP/qmapd.conf" <<CONF
 control = qmi
 control-socket = $E2E_TMP/control
 discovery = no
-dbus = none
+
+[dbus]
+enabled = no
 
 [modem.a]
 device = sim:$E2E_TMP/a.sock

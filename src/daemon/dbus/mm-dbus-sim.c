@@ -104,7 +104,10 @@ static gboolean handle_send_pin(MmGdbusSim *sim, GDBusMethodInvocation *inv, con
 
 bool mmd_sim_locked(const struct mmd_modem *mm)
 {
-	return qmi_info_sim_locked(&modem_qmi(mm->modem)->info);
+	struct modem_view view;
+
+	/* Through the view: an MBIM modem has no QMI side (its info is all "unknown"). */
+	return modem_view(mm->modem, &view) && qmi_info_sim_locked(view.info);
 }
 
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv)
