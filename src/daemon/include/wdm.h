@@ -44,7 +44,7 @@ struct ev_loop;
 #define WDM_RETRY_INTERVAL	0.002
 
 struct wdm_stats {
-	uint64_t to_modem; /* whole messages handed to send() */
+	uint64_t to_modem; /* whole messages handed to send() (each MBIM fragment one) */
 	uint64_t to_modem_bytes;
 	uint64_t to_modem_errors;	/* send() failed: the message was dropped */
 	uint64_t to_modem_deferred;	/* the transport was busy: queued, sent later */

@@ -317,10 +317,9 @@ static void wdm_flush_stale(struct wdm *w, const char *why)
 	}
 }
 
-/* A partial message, or a COMMAND missing fragments, cannot be finished by another client. */
-static void wdm_client_partial_reset(struct wdm *w)
+/* A COMMAND missing fragments cannot be finished by another client. */
+static void wdm_frag_reset(struct wdm *w)
 {
-	wdm_reasm_reset(&w->reasm);
 	if (w->fasm && w->fasm->busy) {
 		w->fasm->busy = false;
 		w->stats.partial_fragments++;
@@ -342,8 +341,9 @@ static void wdm_client_opened(struct wdm *w)
 	/* Flush before reading the master: whatever the new client already asked for is
 	 * answered after this point and must not be flushed with the stale bytes. */
 	wdm_flush_stale(w, "client opened");
+	wdm_frag_reset(w); /* the last client's, before the new one's fragments are read */
 	wdm_read_master(w, WDM_DRAIN_READS);
-	wdm_client_partial_reset(w);
+	wdm_reasm_reset(&w->reasm);
 }
 
 static void wdm_client_closed(struct wdm *w)
@@ -358,7 +358,8 @@ static void wdm_client_closed(struct wdm *w)
 	/* Its last messages (a CID release, say) still go to the modem; a partial one cannot
 	 * be finished by anyone. */
 	wdm_read_master(w, WDM_DRAIN_READS);
-	wdm_client_partial_reset(w);
+	wdm_reasm_reset(&w->reasm);
+	wdm_frag_reset(w);
 	wdm_flush_stale(w, "client closed");
 }
 
