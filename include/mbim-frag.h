@@ -2,9 +2,10 @@
 /*
  * Host-to-function MBIM messages fitted to the function's wMaxControlMessage (MBIM 1.0 §9.2,
  * §9.3.1): a client on qmapd's control link cannot know that size (libmbim looks for the USB
- * descriptors in sysfs and falls back to 4096), so the usb transport lowers the OPEN's
- * MaxControlTransfer to it and cuts COMMAND messages into fragments of at most that many
- * bytes, reassembling a client's own fragments first so the numbering stays whole.
+ * descriptors in sysfs and falls back to 4096), so the wdm bridge (src/daemon/transport/
+ * wdm.c, for every transport) lowers the OPEN's MaxControlTransfer to it and cuts COMMAND
+ * messages into fragments of at most that many bytes, reassembling a client's own fragments
+ * first so the numbering stays whole.
  * Pure: no I/O, no logging.
  *
  * Every message starts with MessageType, MessageLength, TransactionId (le32); COMMAND adds

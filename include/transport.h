@@ -162,7 +162,7 @@ struct transport_ntb {
 	struct ntb_params params;     /* GET_NTB_PARAMETERS, corrected as cdc_ncm does */
 	enum ntb_format format;	      /* SET_NTB_FORMAT's, or NTB16 if it was refused */
 	uint32_t in_size;	      /* SET_NTB_INPUT_SIZE's, or dwNtbInMaxSize if refused */
-	uint16_t max_control_message; /* MBIM functional descriptor */
+	uint16_t max_control_message; /* MBIM functional descriptor's, as the transport takes it */
 	uint16_t max_segment_size;
 	uint16_t mtu; /* MBIM extended functional descriptor; 0 = none */
 	/* USB: the communications interface (-1: not USB), the data alternate setting, the

@@ -32,7 +32,8 @@ enum wdm_framing {
 /*
  * MBIM: le32 MessageType, le32 MessageLength, le32 TransactionId. MessageLength is bounded
  * by MaxControlTransfer, which fits the u16 wMaxControlMessage (libmbim uses 4096 on a pty);
- * larger commands are MBIM fragments, each a message of its own.
+ * larger commands are MBIM fragments, each a message of its own (fitted to the function's
+ * wMaxControlMessage by the bridge with mbim-frag.h).
  */
 #define WDM_MBIM_MIN_MESSAGE 12
 #define WDM_MBIM_MAX_MESSAGE 65536
@@ -77,20 +78,5 @@ void wdm_reasm_reset(struct wdm_reasm *r);
 ssize_t wdm_frame_length(enum wdm_framing framing, const uint8_t *buf, size_t len);
 /* The largest message of a framing, or 0 for one that does not exist. */
 size_t wdm_frame_max_message(enum wdm_framing framing);
-
-/*
- * MBIM fragmentation toward a function whose wMaxControlMessage (max) is below what the host
- * sends: libmbim fragments at its own MaxControlTransfer, 4096 on a pty where it finds no
- * descriptors file. A whole (single-fragment) COMMAND larger than max is split as MBIM 1.0
- * §9.2 wants: every fragment a message of its own with the same TransactionId,
- * {TotalFragments, CurrentFragment}, and the next max - 20 bytes of what followed the
- * fragment header. Pure.
- * wdm_mbim_fragments: how many fragments msg (a whole message of len bytes) takes; 1 when
- * it fits or is not a single-fragment COMMAND, or max leaves no room (< 21 bytes).
- * wdm_mbim_fragment: fragment `index` into out (room for max bytes); returns its length.
- */
-#define WDM_MBIM_FRAGMENT_HEADER 20 /* message header + {TotalFragments, CurrentFragment} */
-unsigned wdm_mbim_fragments(const uint8_t *msg, size_t len, size_t max);
-size_t wdm_mbim_fragment(const uint8_t *msg, size_t len, size_t max, unsigned index, uint8_t *out);
 
 #endif

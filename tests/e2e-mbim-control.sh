@@ -120,6 +120,9 @@ expect_eq "control messages the sim found malformed" "$(sstat mbim_malformed mbi
 # libmbim sends up to 4096 bytes unfragmented; the bridge splits what exceeds 128.
 expect_ge "commands the bridge split into fragments" "$(qstat control-link: to_modem_split)" 1
 expect_ge "command fragments the sim put together" "$(sstat mbim_fragments_in mbim_fragments_in)" 1
+# Every OPEN (qmapd's own libmbim and mbim-proxy's) asked for 4096: lowered to 128.
+expect_ge "OPENs the bridge lowered to wMaxControlMessage" "$(qstat control-link: to_modem_open_clamped)" 1
+expect_eq "client fragments that continued no command" "$(qstat control-link: to_modem_frag_errors)" 0
 echo "ok: mbimcli -p through mbim-proxy while the sessions are up"
 
 # A third mux at runtime, then removed: its session is deactivated on the modem.

@@ -6,6 +6,7 @@
 #include "byteorder.h"
 #include "mbim-frag.h"
 #include "test-util.h"
+#include "wdm-frame.h"
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -68,6 +69,27 @@ int main(void)
 	EXPECT_EQ(mbim_frag_count(512, 512), 1);
 	EXPECT_EQ(mbim_frag_count(513, 512), 2);
 	EXPECT_EQ(mbim_frag_count(20, 512), 1);
+
+	/* At MBIM's smallest wMaxControlMessage, 64: 124 bytes after the headers take
+	 * fragments of 64, 64 and 56 bytes, each a whole message to the bridge's framing, and
+	 * they join back into the original. */
+	uint8_t joined[256];
+	size_t jlen = MBIM_FRAGMENT_HEADERS;
+	len = command(m, 77, 1, 0, 124, 20);
+	EXPECT_EQ(mbim_frag_feed(&a, m, len), 1);
+	EXPECT_EQ(mbim_frag_count(a.len, 64), 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		size_t n = mbim_frag_write(a.buf, a.len, 64, i, f);
+		EXPECT_EQ(n, (i < 2 ? 64u : 56u));
+		EXPECT_EQ(get_le32(f + 8), 77);
+		EXPECT_EQ(get_le32(f + 12), 3);
+		EXPECT_EQ(get_le32(f + 16), i);
+		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, f, n), (ssize_t)n);
+		memcpy(joined + jlen, f + MBIM_FRAGMENT_HEADERS, n - MBIM_FRAGMENT_HEADERS);
+		jlen += n - MBIM_FRAGMENT_HEADERS;
+	}
+	EXPECT_EQ(jlen, len);
+	EXPECT_MEM_EQ(joined + MBIM_FRAGMENT_HEADERS, m + MBIM_FRAGMENT_HEADERS, 124);
 
 	/* The client's own fragments (2 of 4096-style sizes) put together first. */
 	len = command(m, 11, 2, 0, 1000, 0);

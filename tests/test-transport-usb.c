@@ -8,9 +8,9 @@
  * with 512-byte control messages and no extended descriptor), what the transport agreed on,
  * 16 bulk IN transfers of the agreed input size in flight, an MBIM OPEN and its OPEN_DONE
  * through encapsulated commands, GET_ENCAPSULATED_RESPONSE asking for wMaxControlMessage,
- * the OPEN's MaxControlTransfer lowered to it, longer COMMANDs (whole or in the client's own
- * fragments) reaching the function in fragments of that size and answered, other messages
- * larger than it refused; after the transport let go, requests a strict function
+ * what the transport offers for fitting MBIM to it (ntb.max_control_message), a COMMAND in
+ * fragments of that size (as the wdm bridge cuts them, test-wdm) reaching the function and
+ * answered, messages larger than it refused; after the transport let go, requests a strict function
  * refuses (another interface, a format change in the data alternate setting, CRC where none
  * is offered) STALL. A STALLed SET_NTB_INPUT_SIZE leaves the function's maximum; a STALLed
  * GET_NTB_PARAMETERS fails the claim, which is tried again.
@@ -170,8 +170,8 @@ static struct transport *open_modem(struct ev_loop *loop, const char *spec, uint
 }
 
 /*
- * MBIM 1.0 §9.3.1: OPEN with MaxControlTransfer 4096 (what libmbim asks for without the USB
- * descriptors); the answer is OPEN_DONE with status 0.
+ * MBIM 1.0 §9.3.1: OPEN with MaxControlTransfer = the transport's max_control_message (what
+ * the wdm bridge leaves of libmbim's 4096); the answer is OPEN_DONE with status 0.
  */
 static void mbim_open(struct ev_loop *loop, struct transport *t, struct seen *seen, uint32_t tid)
 {
@@ -179,7 +179,8 @@ static void mbim_open(struct ev_loop *loop, struct transport *t, struct seen *se
 	const uint8_t done[16] = { 0x01, 0, 0, 0x80, 16, 0, 0, 0, (uint8_t)tid };
 
 	open_msg[8] = (uint8_t)tid;
-	open_msg[13] = 0x10;
+	open_msg[12] = (uint8_t)t->ntb.max_control_message;
+	open_msg[13] = (uint8_t)(t->ntb.max_control_message >> 8);
 	unsigned before = seen->controls;
 	EXPECT_EQ(transport_control_send(t, open_msg, sizeof(open_msg)), 0);
 	run_until(loop, &seen->controls, before + 1);
@@ -190,11 +191,11 @@ static void mbim_open(struct ev_loop *loop, struct transport *t, struct seen *se
 
 /*
  * A Basic Connect DEVICE_CAPS query (MBIM 1.0 §10.5.1) with an information buffer of pad
- * bytes, in `frags` fragments of the client's own making: the function must get it in
- * fragments of its wMaxControlMessage and answer with a COMMAND_DONE of the transaction.
+ * bytes, in fragments of at most max bytes (as the wdm bridge cuts it, test-wdm): the
+ * function must put it together and answer with a COMMAND_DONE of the transaction.
  */
 static void mbim_big_command(struct ev_loop *loop, struct transport *t, struct seen *seen,
-			     uint32_t tid, size_t pad, unsigned frags)
+			     uint32_t tid, size_t pad, size_t max)
 {
 	static const uint8_t basic_connect[16] = { 0xa2, 0x89, 0xcc, 0x33, 0xbc, 0xbb, 0x8b, 0x4f,
 						   0xb6, 0xb0, 0x13, 0x3e, 0xc2, 0xaa, 0xe6, 0xdf };
@@ -207,7 +208,8 @@ static void mbim_big_command(struct ev_loop *loop, struct transport *t, struct s
 	body[24] = (uint8_t)pad; /* InformationBufferLength */
 	body[25] = (uint8_t)(pad >> 8);
 	unsigned before = seen->controls;
-	size_t per = (blen + frags - 1) / frags;
+	size_t per = max - 20;
+	unsigned frags = (unsigned)((blen + per - 1) / per);
 	for (unsigned i = 0; i < frags; i++) {
 		size_t off = i * per, n = blen - off < per ? blen - off : per;
 		uint32_t h[5] = { 3, (uint32_t)(20 + n), tid, frags, i };
@@ -284,17 +286,18 @@ static int child(void)
 	EXPECT_EQ(harness_num("1.sim_class_stalled"), 0);
 	mbim_open(loop, t1, &s1, 7);
 	EXPECT_EQ(harness_num("1.resp_wlength"), 512);
-	EXPECT_EQ(harness_num("1.open_max_transfer"), 512); /* lowered to wMaxControlMessage */
-	/* Longer than 512: sent in fragments of 512, whole or from the client's fragments. */
+	EXPECT_EQ(harness_num("1.open_max_transfer"), 512);
+	/* 1300 bytes in 3 fragments that fit: each one encapsulated command, put together by
+	 * the function; sent whole it does not fit and is refused (the bridge fits it). */
 	long cmds = harness_num("1.ctrl_commands");
-	mbim_big_command(loop, t1, &s1, 8, 1252, 1); /* 1300 bytes: 3 fragments */
+	mbim_big_command(loop, t1, &s1, 8, 1252, 512);
 	EXPECT_EQ(harness_num("1.ctrl_commands"), cmds + 3);
-	mbim_big_command(loop, t1, &s1, 9, 1400, 2); /* 2 of the client's: 1448 bytes, 3 */
-	EXPECT_EQ(harness_num("1.ctrl_commands"), cmds + 6);
 	EXPECT_EQ(harness_num("1.cmd_wlength_max"), 512);
-	/* Other messages cannot be cut: longer than wMaxControlMessage is refused. */
-	uint8_t big[600] = { 0x04, 0, 0, 0, 0x58, 0x02 }; /* HOST_ERROR */
+	uint8_t big[600] = { 0x03, 0, 0, 0, 0x58, 0x02, 0, 0, 9, 0, 0, 0, 1 }; /* COMMAND 1/1 */
 	EXPECT_EQ(transport_control_send(t1, big, sizeof(big)), -EMSGSIZE);
+	big[0] = 0x04; /* HOST_ERROR */
+	EXPECT_EQ(transport_control_send(t1, big, sizeof(big)), -EMSGSIZE);
+	EXPECT_EQ(harness_num("1.ctrl_commands"), cmds + 3);
 
 	/* A STALLed SET_NTB_INPUT_SIZE leaves the function's dwNtbInMaxSize (65536 here), of
 	 * which the receive buffers take what they hold. */

@@ -165,65 +165,9 @@ static void test_reasm(void)
 	wdm_reasm_done(&r);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* MBIM 1.0 §9.2: a command split to fit a smaller wMaxControlMessage, and put back. */
-static void test_mbim_fragments(void)
-{
-	uint8_t msg[144], out[64], joined[256];
-	size_t jlen = 20;
-
-	put32(msg, 3); /* COMMAND */
-	put32(msg + 4, sizeof(msg));
-	put32(msg + 8, 77); /* TransactionId */
-	put32(msg + 12, 1);
-	put32(msg + 16, 0);
-	for (size_t i = 20; i < sizeof(msg); i++)
-		msg[i] = (uint8_t)i;
-
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), 4096), 1);
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), sizeof(msg)), 1);
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), 20), 1); /* no room for payload */
-	/* 124 payload bytes, 44 per fragment of 64: 3 fragments of 64, 64, 56 bytes. */
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), 64), 3);
-	memcpy(joined, msg, 20);
-	for (unsigned i = 0; i < 3; i++) {
-		size_t n = wdm_mbim_fragment(msg, sizeof(msg), 64, i, out);
-		EXPECT_EQ(n, i < 2 ? 64 : 56);
-		EXPECT_EQ(get32(out), 3);
-		EXPECT_EQ(get32(out + 4), n);
-		EXPECT_EQ(get32(out + 8), 77);
-		EXPECT_EQ(get32(out + 12), 3);
-		EXPECT_EQ(get32(out + 16), i);
-		EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, out, n), (ssize_t)n);
-		memcpy(joined + jlen, out + 20, n - 20);
-		jlen += n - 20;
-	}
-	EXPECT_EQ(jlen, sizeof(msg));
-	EXPECT_MEM_EQ(joined + 20, msg + 20, sizeof(msg) - 20);
-	EXPECT_EQ(wdm_mbim_fragment(msg, sizeof(msg), 64, 3, out), 0);
-
-	/* Not split: an OPEN, or a command that already is a fragment. */
-	put32(msg, 1);
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), 64), 1);
-	put32(msg, 3);
-	put32(msg + 12, 2);
-	EXPECT_EQ(wdm_mbim_fragments(msg, sizeof(msg), 64), 1);
-}
-
 int main(void)
 {
 	test_frame_length();
 	test_reasm();
-	test_mbim_fragments();
 	return test_result("test-wdm-frame");
 }

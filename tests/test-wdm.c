@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wdm bridge: the pty itself with a client opening the link (whole messages both ways, stale bytes, partial messages of a client
- * that left, the bounded output queue, the link's life). Needs /dev/ptmx only.
+ * that left, the bounded output queue, the link's life, MBIM fitted to a small
+ * wMaxControlMessage). Needs /dev/ptmx only.
  */
 #include <errno.h>
 #include <ev.h>
@@ -13,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "macro.h"
+#include "mbim-frag.h"
 #include "qmux-util.h"
 #include "test-util.h"
 #include "wdm.h"
@@ -375,6 +378,163 @@ static void test_link(struct ev_loop *loop, const char *dir)
 	EXPECT_PTR_EQ(wdm_free(NULL), NULL);
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* An MBIM COMMAND fragment: headers, then n bytes of the body from `body + off`. */
+static size_t mbim_command(uint8_t *m, uint32_t tid, uint32_t total, uint32_t cur,
+			   const uint8_t *body, size_t off, size_t n)
+{
+	put32(m, MBIM_MSG_COMMAND);
+	put32(m + 4, (uint32_t)(MBIM_FRAGMENT_HEADERS + n));
+	put32(m + 8, tid);
+	put32(m + 12, total);
+	put32(m + 16, cur);
+	memcpy(m + MBIM_FRAGMENT_HEADERS, body + off, n);
+	return MBIM_FRAGMENT_HEADERS + n;
+}
+
+/* What reached the transport since the sink was reset: `frags` fragments of at most max
+ * bytes numbered 0.. of frags for tid, whose bodies joined are body/blen. */
+static void expect_fragments(const struct test_sink *s, uint32_t tid, unsigned frags, size_t max,
+			     const uint8_t *body, size_t blen)
+{
+	uint8_t joined[2048];
+	size_t jlen = 0;
+
+	EXPECT_EQ(s->n, frags);
+	for (unsigned i = 0; i < frags && i < s->n; i++) {
+		const uint8_t *f = s->msg[i];
+		EXPECT_TRUE(s->len[i] <= max && s->len[i] > MBIM_FRAGMENT_HEADERS);
+		EXPECT_EQ(get_le32(f), MBIM_MSG_COMMAND);
+		EXPECT_EQ(get_le32(f + 4), s->len[i]);
+		EXPECT_EQ(get_le32(f + 8), tid);
+		EXPECT_EQ(get_le32(f + 12), frags);
+		EXPECT_EQ(get_le32(f + 16), i);
+		size_t n = s->len[i] - MBIM_FRAGMENT_HEADERS;
+		if (jlen + n <= sizeof(joined))
+			memcpy(joined + jlen, f + MBIM_FRAGMENT_HEADERS, n);
+		jlen += n;
+	}
+	EXPECT_EQ(jlen, blen);
+	if (jlen == blen)
+		EXPECT_MEM_EQ(joined, body, blen);
+}
+
+/*
+ * MBIM toward a function with wMaxControlMessage 512 while the client, like libmbim on a pty,
+ * assumes 4096: the OPEN is lowered, a 1300-byte COMMAND reaches the transport as 3
+ * fragments, the client's own fragments are put together and cut again, and a broken
+ * fragment run is dropped and counted while the bridge goes on.
+ */
+static void test_mbim_fit(struct ev_loop *loop)
+{
+	struct test_sink s = {};
+	struct wdm *w = NULL;
+	struct wdm_stats st;
+	uint8_t body[1500], m[1600];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7);
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, NULL, test_sink_send, &s, &w), 0);
+	if (!w)
+		return;
+	wdm_set_max_message(w, 512);
+	int c = client_open(wdm_slave_path(w));
+	EXPECT_TRUE(c >= 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+
+	/* OPEN with MaxControlTransfer 4096 arrives asking for 512. */
+	uint8_t open_msg[16] = { 1, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 0x00, 0x10, 0, 0 };
+	EXPECT_EQ(write(c, open_msg, sizeof(open_msg)), 16);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	EXPECT_EQ(s.len[0], 16);
+	EXPECT_EQ(get_le32(s.msg[0]), MBIM_MSG_OPEN);
+	EXPECT_EQ(get_le32(s.msg[0] + 8), 1);
+	EXPECT_EQ(get_le32(s.msg[0] + 12), 512);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem_open_clamped, 1);
+
+	/* A whole 1300-byte COMMAND: 3 fragments of 512, 512 and 316 bytes. */
+	s.n = 0;
+	len = mbim_command(m, 2, 1, 0, body, 0, 1280);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 3));
+	pump_for(loop, 20);
+	expect_fragments(&s, 2, 3, 512, body, 1280);
+	EXPECT_EQ(s.len[2], 316);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem_split, 1);
+	EXPECT_EQ(st.to_modem, 4);
+
+	/* The client's own 2 fragments (1000 + 428 body bytes) are cut again at 512: 3. */
+	s.n = 0;
+	len = mbim_command(m, 3, 2, 0, body, 0, 1000);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	len = mbim_command(m, 3, 2, 1, body, 1000, 428);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 3));
+	pump_for(loop, 20);
+	expect_fragments(&s, 3, 3, 512, body, 1428);
+
+	/* Two small fragments of the client's become one message that fits. */
+	s.n = 0;
+	len = mbim_command(m, 4, 2, 0, body, 0, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	len = mbim_command(m, 4, 2, 1, body, 100, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	pump_for(loop, 20);
+	expect_fragments(&s, 4, 1, 512, body, 200);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem_split, 2);
+	EXPECT_EQ(st.to_modem_frag_errors, 0);
+
+	/* A fragment that continues nothing, then one of another transaction: both dropped and
+	 * counted, the bridge goes on with the next message. */
+	s.n = 0;
+	len = mbim_command(m, 5, 2, 1, body, 0, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	len = mbim_command(m, 6, 2, 0, body, 0, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	len = mbim_command(m, 7, 2, 1, body, 100, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	len = mbim_command(m, 8, 1, 0, body, 0, 40);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	expect_fragments(&s, 8, 1, 512, body, 40);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.to_modem_frag_errors, 2);
+
+	/* A client that leaves amid its fragments: the partial command is dropped, counted. */
+	s.n = 0;
+	len = mbim_command(m, 9, 2, 0, body, 0, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	pump_for(loop, 20);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.partial_fragments, 1);
+	EXPECT_EQ(s.n, 0);
+
+	/* A new client's second fragment continues nothing. */
+	c = client_open(wdm_slave_path(w));
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+	len = mbim_command(m, 9, 2, 1, body, 100, 100);
+	EXPECT_EQ(write(c, m, len), (ssize_t)len);
+	EXPECT_TRUE(PUMP_UNTIL(loop, (wdm_get_stats(w, &st), st.to_modem_frag_errors == 3)));
+	EXPECT_EQ(s.n, 0);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	wdm_free(w);
+}
+
 int main(void)
 {
 	if (access("/dev/ptmx", R_OK | W_OK) < 0)
@@ -435,6 +595,7 @@ int main(void)
 	w = wdm_free(w);
 
 	test_link(loop, dir);
+	test_mbim_fit(loop);
 
 	rmdir(sub);
 	rmdir(dir);

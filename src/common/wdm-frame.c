@@ -105,50 +105,6 @@ size_t wdm_frame_max_message(enum wdm_framing framing)
 	return 0;
 }
 
-#define MBIM_TYPE_COMMAND 0x00000003u /* OPEN is 1, CLOSE 2 */
-
-unsigned wdm_mbim_fragments(const uint8_t *msg, size_t len, size_t max)
-{
-	if (len <= max || max <= WDM_MBIM_FRAGMENT_HEADER || len < WDM_MBIM_FRAGMENT_HEADER ||
-	    get_le32(msg) != MBIM_TYPE_COMMAND || get_le32(msg + 12) != 1 ||
-	    get_le32(msg + 16) != 0)
-		return 1;
-	size_t room = max - WDM_MBIM_FRAGMENT_HEADER;
-	size_t payload = len - WDM_MBIM_FRAGMENT_HEADER;
-	return (unsigned)((payload + room - 1) / room);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-size_t wdm_mbim_fragment(const uint8_t *msg, size_t len, size_t max, unsigned index, uint8_t *out)
-{
-	unsigned total = wdm_mbim_fragments(msg, len, max);
-
-	if (index >= total)
-		return 0;
-	if (total == 1) {
-		memcpy(out, msg, len);
-		return len;
-	}
-	size_t room = max - WDM_MBIM_FRAGMENT_HEADER;
-	size_t off = WDM_MBIM_FRAGMENT_HEADER + (size_t)index * room;
-	size_t n = len - off < room ? len - off : room;
-
-	put32(out, MBIM_TYPE_COMMAND);
-	put32(out + 4, (uint32_t)(WDM_MBIM_FRAGMENT_HEADER + n));
-	memcpy(out + 8, msg + 8, 4); /* TransactionId */
-	put32(out + 12, total);
-	put32(out + 16, index);
-	memcpy(out + WDM_MBIM_FRAGMENT_HEADER, msg + off, n);
-	return WDM_MBIM_FRAGMENT_HEADER + n;
-}
-
 int wdm_reasm_init(struct wdm_reasm *r, enum wdm_framing framing)
 {
 	size_t cap = wdm_frame_max_message(framing);

@@ -44,13 +44,16 @@ struct ev_loop;
 #define WDM_RETRY_INTERVAL	0.002
 
 struct wdm_stats {
-	uint64_t to_modem; /* whole messages handed to send() */
+	uint64_t to_modem; /* whole messages handed to send() (each MBIM fragment one) */
 	uint64_t to_modem_bytes;
-	uint64_t to_modem_errors;    /* send() failed: the message was dropped */
-	uint64_t to_modem_deferred;  /* the transport was busy: queued, sent later */
-	uint64_t to_modem_overflows; /* ... and the queue was full: dropped */
-	uint64_t to_modem_split;     /* messages split into fragments (wdm_set_max_message) */
-	uint64_t from_modem;	     /* messages accepted by wdm_deliver() */
+	uint64_t to_modem_errors;	/* send() failed: the message was dropped */
+	uint64_t to_modem_deferred;	/* the transport was busy: queued, sent later */
+	uint64_t to_modem_overflows;	/* ... and the queue was full: dropped */
+	uint64_t to_modem_split;	/* MBIM COMMANDs sent in fragments (wdm_set_max_message) */
+	uint64_t to_modem_open_clamped; /* MBIM OPENs whose MaxControlTransfer was lowered */
+	uint64_t to_modem_frag_errors;	/* client fragments that continued no COMMAND: dropped */
+	uint64_t partial_fragments;	/* a client left with a COMMAND missing fragments */
+	uint64_t from_modem;		/* messages accepted by wdm_deliver() */
 	uint64_t from_modem_bytes;
 	uint64_t from_modem_invalid; /* wdm_deliver() input that was not whole messages */
 	uint64_t dropped_no_client;  /* from the modem while no client was attached */
@@ -81,9 +84,12 @@ struct wdm *wdm_free(struct wdm *w);
 const char *wdm_slave_path(const struct wdm *w);
 const char *wdm_link_path(const struct wdm *w);
 /*
- * MBIM: the function's wMaxControlMessage (0 = unknown). Client commands larger than that
- * (libmbim assumes 4096 when it finds no descriptors file, as for this pty) are split into
- * MBIM fragments before the modem sees them.
+ * MBIM: the function's wMaxControlMessage (0 = unknown; else raised to MBIM's minimum of 64).
+ * A client cannot learn it (libmbim assumes 4096 when it finds no descriptors file, as for
+ * this pty), so the bridge fits what it sends, for every transport (mbim-frag.h): an OPEN's
+ * MaxControlTransfer is lowered to it, and a COMMAND larger than it, or arriving in the
+ * client's own fragments, is put together and sent on in fragments of that size. Ignored
+ * for QMUX.
  */
 void wdm_set_max_message(struct wdm *w, size_t max);
 /* Clients attached now, as counted by inotify. */

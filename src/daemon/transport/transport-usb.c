@@ -29,7 +29,6 @@
 
 #include "byteorder.h"
 #include "log.h"
-#include "mbim-frag.h"
 #include "ntb-setup.h"
 #include "transport.h"
 #include "usb-device.h"
@@ -95,7 +94,6 @@ struct transport_usb {
 	struct usb_mbim_desc mbim_desc;
 	/* Bytes per encapsulated command and response: 4096, or MBIM's wMaxControlMessage. */
 	uint16_t ctrl_size;
-	struct mbim_frag_asm *frag; /* MBIM: a client's COMMAND put together, allocated once */
 	uint16_t mps_in;
 	bool kernel_detached;
 	bool warned_missing;
@@ -525,63 +523,14 @@ static int usb_cmd_submit(struct transport_usb *s, const uint8_t *buf, size_t le
 	return -ENOBUFS;
 }
 
-static unsigned usb_cmd_free(const struct transport_usb *s)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
-		n += !s->cmd_busy[i];
-	return n;
-}
-
-/*
- * MBIM: the client cannot know wMaxControlMessage (mbim-frag.h). The OPEN asks for no more
- * than it, and a COMMAND longer than it (or arriving in the client's own fragments) is put
- * together and sent again in fragments of that size, back to back on EP0, which keeps them
- * in order.
- */
-static int usb_mbim_send(struct transport_usb *s, const uint8_t *buf, size_t len)
-{
-	uint8_t frag[USB_CTRL_MAX];
-
-	if (len >= MBIM_OPEN_SIZE && len <= sizeof(frag) && get_le32(buf) == MBIM_MSG_OPEN) {
-		memcpy(frag, buf, len);
-		if (mbim_open_clamp(frag, len, s->ctrl_size))
-			log_info("%s: MBIM OPEN asks for control messages of %u bytes, the "
-				 "function's wMaxControlMessage",
-				 s->name, s->ctrl_size);
-		return usb_cmd_submit(s, frag, len);
-	}
-	if (len < MBIM_FRAGMENT_HEADERS || get_le32(buf) != MBIM_MSG_COMMAND ||
-	    (len <= s->ctrl_size && get_le32(buf + 12) == 1 && !s->frag->busy))
-		return usb_cmd_submit(s, buf, len);
-	int r = mbim_frag_feed(s->frag, buf, len);
-	if (r <= 0) {
-		if (r < 0)
-			log_warning(r, "%s: MBIM fragment of transaction %u dropped", s->name,
-				    get_le32(buf + 8));
-		return r;
-	}
-	uint32_t n = mbim_frag_count(s->frag->len, s->ctrl_size);
-	if (n > usb_cmd_free(s))
-		return -ENOBUFS;
-	for (uint32_t i = 0; i < n; i++) {
-		size_t flen = mbim_frag_write(s->frag->buf, s->frag->len, s->ctrl_size, i, frag);
-		r = usb_cmd_submit(s, frag, flen);
-		if (r < 0)
-			return r;
-	}
-	log_debug("%s: MBIM command of %zu bytes sent in %u fragments", s->name, s->frag->len, n);
-	return 0;
-}
-
 static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
 {
 	struct transport_usb *s = to_usb(t);
 
 	if (s->state != USB_STATE_UP)
 		return -ENOTCONN;
-	return s->mbim ? usb_mbim_send(s, buf, len) : usb_cmd_submit(s, buf, len);
+	/* MBIM arrives fitted to ctrl_size by the wdm bridge (wdm_set_max_message()). */
+	return usb_cmd_submit(s, buf, len);
 }
 
 static void usb_dl_size_changed(struct transport *t)
@@ -727,7 +676,8 @@ static int usb_mbim_setup(struct transport_usb *s)
 	}
 	t->ntb = (struct transport_ntb){
 		.format = NTB_FORMAT_16,
-		.max_control_message = s->mbim_desc.max_control_message,
+		/* What usb_cmd_submit() takes: the bridge fits MBIM commands to it. */
+		.max_control_message = s->ctrl_size,
 		.max_segment_size = s->mbim_desc.max_segment_size,
 		.mtu = s->mbim_desc.have_extended ? s->mbim_desc.mtu : 0,
 		.control_interface = s->ifnum,
@@ -793,12 +743,7 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		libusb_close(h);
 		return -ENXIO;
 	}
-	if (s->mbim && !s->frag && !(s->frag = calloc(1, sizeof(*s->frag)))) {
-		libusb_close(h);
-		return -ENOMEM;
-	}
 	if (s->mbim) {
-		s->frag->busy = false;
 		s->ifnum = mb.comm_ifnum;
 		s->comm_alt = mb.comm_alt;
 		s->data_ifnum = mb.data_ifnum;
@@ -1207,7 +1152,6 @@ static void usb_free(struct transport *t)
 	free(s->rx);
 	free(s->rx_batch);
 	free(s->tx);
-	free(s->frag);
 }
 
 const struct transport_ops transport_usb_ops = {

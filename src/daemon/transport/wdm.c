@@ -21,6 +21,8 @@
 #include "byteorder.h"
 #include "log.h"
 #include "macro.h"
+#include "mbim-frag.h"
+#include "usb-spec.h"
 #include "wdm.h"
 
 /* Reads per wakeup before the loop gets a turn; a drain (client change) reads up to this
@@ -52,8 +54,10 @@ struct wdm {
 	bool overflow_logged;
 
 	struct wdm_reasm reasm;
-	size_t max_message; /* the function's wMaxControlMessage (MBIM); 0 unknown */
-	uint8_t *frag;	    /* one fragment of a client message split to fit it */
+	size_t max_message;	    /* the function's wMaxControlMessage (MBIM); 0 unknown */
+	uint8_t *frag;		    /* MBIM: one fragment (or OPEN) fitted to it, allocated once */
+	struct mbim_frag_asm *fasm; /* MBIM: a client's COMMAND put together, allocated once */
+	bool frag_error_logged;	    /* a client's broken fragment run is logged once */
 
 	/* Output queue toward the client, allocated once: bytes [out_head, out_tail). Only
 	 * whole messages enter it; the first one may already be partly written. */
@@ -148,24 +152,69 @@ static void wdm_on_retry(struct ev_loop *loop, ev_timer *t, int revents)
 
 static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len);
 
-/* The reassembler's callback: one whole client message to the modem, in fragments when the
- * function takes smaller messages than the client sends (wdm_set_max_message()). */
-static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
+/*
+ * MBIM toward a function whose wMaxControlMessage (max_message) the client cannot know
+ * (mbim-frag.h): the OPEN asks for no more than it, and a COMMAND longer than it, or arriving
+ * in the client's own fragments, is put together and sent on in fragments of that size. The
+ * fragments follow each other through wdm_forward_one(), which keeps them in order.
+ */
+static int wdm_mbim_fit(struct wdm *w, const uint8_t *msg, size_t len)
 {
-	struct wdm *w = userdata;
-	unsigned n = 1;
-	int r = 0;
+	uint32_t type = get_le32(msg);
 
-	if (w->framing == WDM_FRAMING_MBIM && w->max_message)
-		n = wdm_mbim_fragments(msg, len, w->max_message);
-	if (n == 1)
+	if (type == MBIM_MSG_OPEN && len >= MBIM_OPEN_SIZE && len <= w->max_message) {
+		memcpy(w->frag, msg, len);
+		if (mbim_open_clamp(w->frag, len, (uint32_t)w->max_message)) {
+			w->stats.to_modem_open_clamped++;
+			log_debug("wdm %s: MBIM OPEN's MaxControlTransfer lowered to %zu", w->name,
+				  w->max_message);
+		}
+		return wdm_forward_one(w, w->frag, len);
+	}
+	/* Anything else that fits goes as it is; what does not fit and is no COMMAND cannot be
+	 * cut, and the transport refuses it (counted in to_modem_errors). */
+	if (type != MBIM_MSG_COMMAND || len < MBIM_FRAGMENT_HEADERS ||
+	    (len <= w->max_message && get_le32(msg + 12) == 1 && !w->fasm->busy))
 		return wdm_forward_one(w, msg, len);
-	w->stats.to_modem_split++;
-	for (unsigned i = 0; i < n && r == 0; i++) {
-		size_t flen = wdm_mbim_fragment(msg, len, w->max_message, i, w->frag);
+
+	int r = mbim_frag_feed(w->fasm, msg, len);
+	if (r < 0) {
+		w->stats.to_modem_frag_errors++;
+		if (!w->frag_error_logged)
+			log_warning(
+				r,
+				"wdm %s: MBIM fragment %u/%u of transaction %u does not continue "
+				"a command, dropped with what came before (further ones are "
+				"only counted: to-modem-frag-errors)",
+				w->name, get_le32(msg + 16), get_le32(msg + 12), get_le32(msg + 8));
+		w->frag_error_logged = true;
+		return r;
+	}
+	if (r == 0)
+		return 0; /* more of the client's fragments to come */
+	w->frag_error_logged = false;
+
+	uint32_t n = mbim_frag_count(w->fasm->len, w->max_message);
+	if (n > 1)
+		w->stats.to_modem_split++;
+	r = 0;
+	for (uint32_t i = 0; i < n && r == 0; i++) {
+		size_t flen =
+			mbim_frag_write(w->fasm->buf, w->fasm->len, w->max_message, i, w->frag);
 		r = wdm_forward_one(w, w->frag, flen);
 	}
 	return r;
+}
+
+/* The reassembler's callback: one whole client message to the modem, fitted to the function
+ * (wdm_set_max_message()). */
+static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
+{
+	struct wdm *w = userdata;
+
+	if (w->framing == WDM_FRAMING_MBIM && w->max_message)
+		return wdm_mbim_fit(w, msg, len);
+	return wdm_forward_one(w, msg, len);
 }
 
 static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len)
@@ -268,6 +317,15 @@ static void wdm_flush_stale(struct wdm *w, const char *why)
 	}
 }
 
+/* A COMMAND missing fragments cannot be finished by another client. */
+static void wdm_frag_reset(struct wdm *w)
+{
+	if (w->fasm && w->fasm->busy) {
+		w->fasm->busy = false;
+		w->stats.partial_fragments++;
+	}
+}
+
 static void wdm_client_opened(struct wdm *w)
 {
 	w->stats.client_opens++;
@@ -283,6 +341,7 @@ static void wdm_client_opened(struct wdm *w)
 	/* Flush before reading the master: whatever the new client already asked for is
 	 * answered after this point and must not be flushed with the stale bytes. */
 	wdm_flush_stale(w, "client opened");
+	wdm_frag_reset(w); /* the last client's, before the new one's fragments are read */
 	wdm_read_master(w, WDM_DRAIN_READS);
 	wdm_reasm_reset(&w->reasm);
 }
@@ -300,6 +359,7 @@ static void wdm_client_closed(struct wdm *w)
 	 * be finished by anyone. */
 	wdm_read_master(w, WDM_DRAIN_READS);
 	wdm_reasm_reset(&w->reasm);
+	wdm_frag_reset(w);
 	wdm_flush_stale(w, "client closed");
 }
 
@@ -569,9 +629,14 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	}
 	w->out = malloc(WDM_OUT_QUEUE_SIZE);
 	w->pend = malloc(WDM_TO_MODEM_QUEUE_SIZE);
-	w->frag = malloc(UINT16_MAX);
-	if (!w->out || !w->pend || !w->frag)
+	if (!w->out || !w->pend)
 		goto fail_oom;
+	if (framing == WDM_FRAMING_MBIM) {
+		w->frag = malloc(UINT16_MAX);
+		w->fasm = calloc(1, sizeof(*w->fasm));
+		if (!w->frag || !w->fasm)
+			goto fail_oom;
+	}
 	r = wdm_reasm_init(&w->reasm, framing);
 	if (r < 0)
 		goto fail_oom;
@@ -636,6 +701,7 @@ struct wdm *wdm_free(struct wdm *w)
 	free(w->out);
 	free(w->pend);
 	free(w->frag);
+	free(w->fasm);
 	free(w->link_path);
 	free(w);
 	return NULL;
@@ -653,8 +719,13 @@ const char *wdm_link_path(const struct wdm *w)
 
 void wdm_set_max_message(struct wdm *w, size_t max)
 {
+	if (w->framing != WDM_FRAMING_MBIM)
+		return;
+	/* MBIM 1.0 §6.4: wMaxControlMessage is at least 64; a u16 at most. */
 	if (max > UINT16_MAX)
 		max = UINT16_MAX;
+	if (max && max < USB_MBIM_CONTROL_MIN)
+		max = USB_MBIM_CONTROL_MIN;
 	if (max != w->max_message && max)
 		log_info("wdm %s: the function takes control messages up to %zu bytes", w->name,
 			 max);
