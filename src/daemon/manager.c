@@ -151,15 +151,19 @@ static void control_resolve(struct config_modem *c, int mbim)
 {
 	bool is_mbim = false;
 	char buf[32];
+	int r;
 
 	if (!c->device.control_auto)
 		return;
-	if (mbim >= 0)
+	if (mbim >= 0) {
 		is_mbim = mbim;
-	else if (usb_spec_is_usb(c->device.device) &&
-		 usb_function_probe(c->device.device, &is_mbim) < 0)
-		log_info("modem %s: %s is not present: control = auto means qmi until a restart",
-			 c->name, c->device.device);
+	} else if (usb_spec_is_usb(c->device.device) &&
+		   (r = usb_function_probe(c->device.device, &is_mbim)) < 0) {
+		is_mbim = false;
+		log_info("modem %s: %s: %s; control = auto means qmi until a restart", c->name,
+			 c->device.device,
+			 r == -ENODEV ? "not present (or neither QMI nor MBIM)" : strerror(-r));
+	}
 	c->device.control = is_mbim ? CONFIG_CONTROL_MBIM : CONFIG_CONTROL_QMI;
 	log_info("modem %s: control: %s", c->name,
 		 config_control_describe(&c->device, buf, sizeof(buf)));
