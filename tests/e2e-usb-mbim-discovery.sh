@@ -3,8 +3,8 @@
 # control = auto with discovery: no device = and no control = in the file; qmapd finds the
 # umockdev testbed's MBIM function (tests/usb-harness.c, carried to qmapd-sim --mbim), names
 # it modem0, chooses mbim for it and brings its session up: address from IP_CONFIGURATION,
-# ping. qmapctl status says "control: mbim (auto)". qmapd -t resolves the same for an explicit
-# usb: device. Needs root (namespaces) and /dev/pts.
+# ping. qmapctl status says "control: mbim (auto)". qmapd -t, and qmapd itself, resolve the
+# same for an explicit usb: device. Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
@@ -49,6 +49,12 @@ cat >"$E2E_TMP/explicit.conf" <<CONF
 device = usb:1199:9079
 control-link = $E2E_TMP/mbim0
 control-socket = $E2E_TMP/control
+
+[mux.1]
+interface = qmap1
+apn = internet
+ip-type = ipv4
+routes = 198.51.100.1/32
 CONF
 out=$(env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" "$QMAPD" -t -c "$E2E_TMP/explicit.conf" 2>&1) ||
 	fail "qmapd -t: $out"
@@ -79,5 +85,18 @@ expect_eq "mux 1 IPv4 from IP_CONFIGURATION" \
 grep -q "MBIM modem" "$E2E_TMP/qmapd.log" || fail "the log does not say discovery found an MBIM modem"
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping over modem0.1"
 echo "ok: discovered MBIM modem, control = auto -> mbim, session up, traffic"
+stop_qmapd
+
+# The same with the device named: its descriptors, read before the modem is created, decide.
+ip netns exec "$NS_HOST" env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" \
+	"$QMAPD" -c "$E2E_TMP/explicit.conf" >"$E2E_TMP/qmapd-explicit.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
+wait_for 30 "mux 1 connected over MBIM (usb:1199:9079)" connected
+expect_eq "control, device named" "$(status | jq -r '.modems[0].modem.control')" mbim
+expect_eq "control auto, device named" "$(status | jq -r '.modems[0].modem["control-auto"]')" true
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping over qmap1"
+echo "ok: usb:1199:9079 without control =: mbim from its descriptors, session up, traffic"
 stop_qmapd
 echo "e2e-usb-mbim-discovery: passed"
