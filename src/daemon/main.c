@@ -324,7 +324,8 @@ static int check_config(const char *path, const struct config *config, const cha
 							    "it is not when qmapd starts"
 			       : strncmp(d->device, "usb-serial:", 11) == 0
 				       ? "qmi or mbim, as discovery finds it"
-				       : "qmi");
+				       : "qmi: a sim: device tells its function only once "
+					 "connected");
 	}
 	printf("Not checked (only start can tell): whether the modem is there and what it "
 	       "grants, whether BPF (XDP headroom) and the TUN offloads are available, %s%s%s"
