@@ -141,7 +141,9 @@ struct config_device {
 	bool persist_devices;	   /* keep the network devices when qmapd exits */
 	uint64_t uplink_rate;	   /* shaper, bits per second; 0 = off */
 	bool uplink_rate_auto;	   /* uplink-rate = auto: the shaper follows the estimate */
-	enum config_control control;
+	enum config_control
+		control;   /* with control_auto: qmi until the modem's function is known */
+	bool control_auto; /* control = auto (the default): qmi or mbim as the modem's function */
 	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
 	char control_socket[108];		 /* sun_path: where qmapctl connects */
 	char admin_group[33];			 /* may change muxes besides root; "" = root only */
@@ -261,6 +263,8 @@ const char *config_ip_type_to_string(enum config_ip_type t);
 const char *config_headroom_to_string(enum config_headroom h);
 const char *config_uplink_queue_to_string(enum config_uplink_queue q);
 const char *config_control_to_string(enum config_control c);
+/* "mbim", or "mbim (auto)" when control = auto resolved to it; into buf. */
+const char *config_control_describe(const struct config_device *d, char *buf, size_t len);
 const char *config_dbus_to_string(enum config_dbus d);
 const char *config_dbus_enabled_to_string(enum config_dbus_enabled e);
 

@@ -567,7 +567,7 @@ static const struct error_case error_cases[] = {
 	{ DEV "[mux.1]\nroute-metric = -1\n", NAME ":4: ", "invalid route-metric '-1'" },
 	/* control plane keys */
 	{ DEV "control = QMI\n",
-	  NAME ":3: ", "invalid control 'QMI' in [device]: expected qmi, mbim or none" },
+	  NAME ":3: ", "invalid control 'QMI' in [device]: expected auto, qmi, mbim or none" },
 	{ DEV "control-link = dev/cdc-wdm0\n", NAME ":3: ",
 	  "invalid control-link 'dev/cdc-wdm0' in [device]: expected an absolute path" },
 	{ DEV "control-link =\n", NAME ":3: ", "invalid control-link '' in [device]" },
@@ -727,12 +727,41 @@ static void test_legacy(void)
 {
 	struct config *c;
 
+	/* control = auto is the default; an explicit mode is kept as it is. */
+	c = load_ok("[device]\ndevice = sim:/s\n", __LINE__);
+	if (c) {
+		char buf[32];
+		EXPECT_EQ(c->modem[0].device.control, CONFIG_CONTROL_QMI);
+		EXPECT_EQ(c->modem[0].device.control_auto, true);
+		EXPECT_STR_EQ(config_control_describe(&c->modem[0].device, buf, sizeof(buf)),
+			      "qmi (auto)");
+		config_free(c);
+	}
+	c = load_ok("[device]\ndevice = sim:/s\ncontrol = qmi\n", __LINE__);
+	if (c) {
+		char buf[32];
+		EXPECT_EQ(c->modem[0].device.control_auto, false);
+		EXPECT_STR_EQ(config_control_describe(&c->modem[0].device, buf, sizeof(buf)),
+			      "qmi");
+		config_free(c);
+	}
+	c = load_ok("[device]\ncontrol = none\n[modem.a]\ndevice = sim:/a\n"
+		    "control = auto\n",
+		    __LINE__);
+	if (c) {
+		EXPECT_EQ(c->n_modems, 1);
+		EXPECT_EQ(c->modem[0].device.control, CONFIG_CONTROL_QMI);
+		EXPECT_EQ(c->modem[0].device.control_auto, true);
+		config_free(c);
+	}
+
 	/* MBIM control: the same control-link and [mux.N] keys. */
 	c = load_ok("[device]\ndevice = sim:/s\ncontrol = mbim\ncontrol-link = /run/qmapd/mbim0\n"
 		    "[mux.1]\napn = internet\nip-type = ipv6\n",
 		    __LINE__);
 	if (c) {
 		EXPECT_EQ(c->modem[0].device.control, CONFIG_CONTROL_MBIM);
+		EXPECT_EQ(c->modem[0].device.control_auto, false);
 		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/mbim0");
 		EXPECT_STR_EQ(c->modem[0].mux[1].apn, "internet");
 		config_free(c);

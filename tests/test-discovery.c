@@ -5,7 +5,9 @@
  * found by the class rule, one by the table) arrive at start in port order; one unplugged
  * leaves alone and arrives again on replug; a modem declined is reported again on its next
  * arrival only; modems excluded by usb:, usb-path: and usb-serial: and a DIAG-only device are
- * never reported, and no device is claimed or has its kernel driver detached.
+ * never reported; an MBIM function is found (its communications interface named), and a device
+ * with both QMI and MBIM is found as QMI, as the usb transport chooses; no device is claimed
+ * or has its kernel driver detached.
  *
  * All of it twice: with libusb's hotplug callbacks, then re-scanning every second as where
  * libusb has none.
@@ -109,8 +111,9 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 
 	(void)userdata;
 	E.decline_next = false;
-	event("arrive %s %04x:%04x if%d serial=%s spec=%s how=%s%s", d->path, d->vid, d->pid,
-	      d->iface, d->serial, d->spec, d->how, take ? "" : " (declined)");
+	event("arrive %s %04x:%04x if%d%s serial=%s spec=%s how=%s%s", d->path, d->vid, d->pid,
+	      d->iface, d->mbim ? " mbim" : "", d->serial, d->spec, d->how,
+	      take ? "" : " (declined)");
 	return take;
 }
 
@@ -265,8 +268,26 @@ static int child(bool hotplug)
 	wait_events(7);
 	EXPECT_STR_EQ(E.line[6], "leave 1-7 serial=qmapdsim0007");
 
+	/* An MBIM function: found by class, named by its communications interface. A device with
+	 * both: QMI (here by the table), what the usb transport would claim. */
+	harness("@7 plug");
+	wait_events(8);
+	EXPECT_STR_EQ(E.line[7], "arrive 1-8 1199:9079 if12 mbim serial=qmapdsim0008 "
+				 "spec=usb-path:1-8:12 how=MBIM class 02/0e with data interface "
+				 "0a/00/02");
+	harness("@8 plug");
+	wait_events(9);
+	EXPECT_STR_EQ(E.line[8], "arrive 1-9 1199:9079 if8 serial=qmapdsim0009 "
+				 "spec=usb-path:1-9:8 how=Sierra Wireless EM7455");
+	harness("@7 unplug");
+	wait_events(10);
+	EXPECT_STR_EQ(E.line[9], "leave 1-8 serial=qmapdsim0008");
+	harness("@8 unplug");
+	wait_events(11);
+	EXPECT_STR_EQ(E.line[10], "leave 1-9 serial=qmapdsim0009");
+
 	/* Nothing was claimed or detached; excluded by id or port: not even opened. */
-	for (unsigned k = 0; k <= 6; k++) {
+	for (unsigned k = 0; k <= 8; k++) {
 		snprintf(key, sizeof(key), "%u.claimed", k);
 		EXPECT_EQ(harness_stat(key), 0);
 		snprintf(key, sizeof(key), "%u.driver_detached", k);
@@ -279,6 +300,8 @@ static int child(bool hotplug)
 	for (unsigned k = 0; k <= 4; k++)
 		EXPECT_TRUE(harness_driver_is(k, "qmi_wwan"));
 	EXPECT_TRUE(harness_driver_is(5, "option"));
+	EXPECT_TRUE(harness_driver_is(7, "cdc_mbim"));
+	EXPECT_TRUE(harness_driver_is(8, "cdc_mbim"));
 
 	discovery_free(d);
 	return test_result(hotplug ? "test-discovery (umockdev, hotplug)"
@@ -335,8 +358,9 @@ static int run_under_umockdev(const char *self)
 		execlp("umockdev-wrapper", "umockdev-wrapper", harness_bin, "--modem",
 		       "serial=qmapdsim0001", "--modem", "id=1199:9071,iface=8", "--modem",
 		       "id=2c7c:0296", "--modem", "port=4", "--modem", "serial=EXCLUDEME",
-		       "--modem", "kind=diag", "--modem", "plugged=0", "--dir-file", dirfile,
-		       "--control", ctl, "--stats", stats, (char *)NULL);
+		       "--modem", "kind=diag", "--modem", "plugged=0", "--modem",
+		       "kind=mbim,plugged=0", "--modem", "kind=mbim,qmi=8,plugged=0", "--dir-file",
+		       dirfile, "--control", ctl, "--stats", stats, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {

@@ -41,6 +41,14 @@ for l in $labels; do
 	grep -qx "LABEL=\"$l\"" "$RULES" || fail "GOTO=\"$l\" without its LABEL"
 done
 
+# Modems found by class are marked by class too: QMI through qmi_wwan, MBIM functions by
+# their communications interface 02/0e and through cdc_mbim (discovery finds both).
+for re in '^DRIVERS=="qmi_wwan", ENV\{QMAPD_MODEM\}="1"$' \
+	'^SUBSYSTEM=="usb", ENV\{DEVTYPE\}=="usb_interface", ATTR\{bInterfaceClass\}=="02", ATTR\{bInterfaceSubClass\}=="0e", ENV\{QMAPD_MODEM\}="1"$' \
+	'^DRIVERS=="cdc_mbim", ENV\{QMAPD_MODEM\}="1"$'; do
+	grep -qE "$re" "$RULES" || fail "no class-matched line /$re/ in $RULES"
+done
+
 # Exclusion examples before the first line that marks a modem.
 first_mark=$(grep -nE '^[^#].*ENV\{QMAPD_MODEM\}="1"' "$RULES" | head -1 | cut -d: -f1)
 last_exclude=$(grep -nE '^#?[A-Z].*GOTO="qmapd_end"' "$RULES" | grep -vE 'ACTION==|QMAPD_MODEM' | tail -1 | cut -d: -f1)

@@ -21,6 +21,9 @@
  *                    descriptors, interrupt IN) and data interface IFACE+1, alternate
  *                    setting 0 without endpoints, 1 = 0a/00/02 with bulk IN + bulk OUT;
  *                    bound to cdc_mbim. Its sim must be `qmapd-sim --mbim`.
+ *   qmi=N            mbim: also a QMI interface N (ff/ff/ff, interrupt IN + bulk IN + bulk
+ *                    OUT) in the descriptors, as a composition with both has; it carries
+ *                    nothing (discovery's choice only)
  *   caps=HEX         mbim: bmNetworkCapabilities (default 20: the 8-byte NTB input size)
  *   ctrl=N           mbim: wMaxControlMessage (default 4096)
  *   segment=N        mbim: wMaxSegmentSize (default 2048)
@@ -170,6 +173,7 @@ struct modem {
 	guint8 caps;
 	guint16 ctrl_size, segment, mtu;
 	unsigned data_alt;    /* mbim: the data interface's alternate setting */
+	int also_qmi;	      /* mbim: a QMI interface's number in the descriptors too, or -1 */
 	unsigned claimed_ifs; /* bit 0: ifnum, bit 1: ifnum + 1 */
 	GString *sequence;    /* class_sequence */
 	/* The function's NTB state: GET_NTB_PARAMETERS from the sim's descriptor message. */
@@ -367,7 +371,8 @@ static void build_descriptors(struct modem *m)
 		PUT(18, USB_DT_DEVICE, 0x10, 0x02, 0, 0, 0, 64, m->vid & 0xff, m->vid >> 8,
 		    m->pid & 0xff, m->pid >> 8, 0x18, 0x03, 1, 2, 3, 1);
 	size_t config = n;
-	PUT(9, USB_DT_CONFIG, 0, 0, m->kind == KIND_MBIM ? 2 : 1, 1, 0, 0xa0, 250);
+	PUT(9, USB_DT_CONFIG, 0, 0, m->kind == KIND_MBIM ? 2 + (m->also_qmi >= 0) : 1, 1, 0, 0xa0,
+	    250);
 	if (m->kind == KIND_MBIM) {
 		guint8 c = m->ifnum, di = (guint8)(m->ifnum + 1);
 		PUT(8, USB_DT_INTERFACE_ASSOCIATION, c, 2, 0x02, 0x0e, 0x00, 0);
@@ -388,6 +393,12 @@ static void build_descriptors(struct modem *m)
 	}
 	PUT(7, USB_DT_ENDPOINT, H_EP_IN, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
 	PUT(7, USB_DT_ENDPOINT, H_EP_OUT, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
+	if (m->kind == KIND_MBIM && m->also_qmi >= 0) {
+		PUT(9, USB_DT_INTERFACE, (guint8)m->also_qmi, 0, 3, 0xff, 0xff, 0xff, 0);
+		PUT(7, USB_DT_ENDPOINT, 0x8a, USB_ENDPOINT_XFER_INT, 8, 0, 9);
+		PUT(7, USB_DT_ENDPOINT, 0x8b, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
+		PUT(7, USB_DT_ENDPOINT, 0x0c, USB_ENDPOINT_XFER_BULK, H_MPS & 0xff, H_MPS >> 8, 0);
+	}
 #undef PUT
 	d[config + 2] = (guint8)((n - config) & 0xff);
 	d[config + 3] = (guint8)((n - config) >> 8);
@@ -1142,7 +1153,7 @@ static gboolean plug(struct modem *m, GError **error)
 		"A: idProduct=%04x\nA: devpath=%u\nA: dev=189:%u\nA: manufacturer=%s\n"
 		"A: product=%s\nA: serial=%s\nH: descriptors=%s\n\n%s",
 		hub_path, m->port, m->devnode, m->devnum, m->vid, m->pid, m->devnum - 1, m->devnum,
-		mbim ? 2 : 1, m->vid, m->pid, m->port, m->devnum - 1,
+		mbim ? 2 + (m->also_qmi >= 0) : 1, m->vid, m->pid, m->port, m->devnum - 1,
 		mbim ? "Sierra Wireless, Incorporated" : "Quectel",
 		mbim ? "EM7455 (qmapd-sim)" : "EC25 (qmapd-sim)", m->serial, dhex, ifaces);
 	if (!umockdev_testbed_add_from_string(H.tb, rec, error))
@@ -1362,6 +1373,7 @@ static struct modem *modem_add(void)
 	m->port = m->index + 1;
 	m->ifnum = 4;
 	m->kind = KIND_QMI;
+	m->also_qmi = -1;
 	m->caps = 0x20;
 	m->ctrl_size = 4096;
 	m->segment = 2048;
@@ -1413,6 +1425,10 @@ static bool modem_parse(struct modem *m, char *desc)
 				m->kind = KIND_MBIM;
 			else
 				goto bad;
+		} else if (!strcmp(kv, "qmi")) {
+			if (sscanf(v, "%u%c", &a, &end) != 1 || a > 254)
+				goto bad;
+			m->also_qmi = (int)a;
 		} else if (!strcmp(kv, "caps")) {
 			if (sscanf(v, "%x%c", &a, &end) != 1 || a > 0xff)
 				goto bad;

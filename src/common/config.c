@@ -560,12 +560,19 @@ static int parse_control(struct setter *s, const struct key *k, const char *valu
 	static const enum config_control modes[] = { CONFIG_CONTROL_QMI, CONFIG_CONTROL_MBIM,
 						     CONFIG_CONTROL_NONE };
 
+	/* auto: qmi until the modem is found and its function (QMI or MBIM) is known. */
+	if (strcmp(value, "auto") == 0) {
+		s->device->control = CONFIG_CONTROL_QMI;
+		s->device->control_auto = true;
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 		if (strcmp(value, config_control_to_string(modes[i])) == 0) {
 			s->device->control = modes[i];
+			s->device->control_auto = false;
 			return 0;
 		}
-	return invalid(s, k, value, "expected qmi, mbim or none");
+	return invalid(s, k, value, "expected auto, qmi, mbim or none");
 }
 
 static int parse_control_link(struct setter *s, const struct key *k, const char *value)
@@ -1171,6 +1178,7 @@ void config_device_init_defaults(struct config_device *d)
 	d->max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
 	d->persist_devices = false;
 	d->control = CONFIG_CONTROL_QMI;
+	d->control_auto = true;
 	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);
 	strcpy(d->control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
 	d->admin_group[0] = '\0';
@@ -2039,6 +2047,13 @@ const char *config_control_to_string(enum config_control c)
 		return "mbim";
 	}
 	return NULL;
+}
+
+const char *config_control_describe(const struct config_device *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", config_control_to_string(d->control),
+		 d->control_auto ? " (auto)" : "");
+	return buf;
 }
 
 const char *config_dbus_to_string(enum config_dbus d)

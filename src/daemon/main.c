@@ -24,6 +24,8 @@
 #include "modem.h"
 #include "notify.h"
 #include "rtnl.h"
+#include "usb-device.h"
+#include "usb-spec.h"
 
 /* From the build: ${sysconfdir}/qmapd/qmapd.conf, where `cmake --install` puts the example. */
 #ifndef QMAPD_DEFAULT_CONFIG
@@ -304,6 +306,27 @@ static int check_config(const char *path, const struct config *config, const cha
 		       "in PID 1's network namespace)\n",
 		       dir);
 	free(dns_bus);
+	for (unsigned i = 0; i < config->n_modems; i++) {
+		const struct config_device *d = &config->modem[i].device;
+		char ctl[32];
+		bool mbim = false;
+
+		/* control = auto: the descriptors of a configured USB device tell, if it is there. */
+		if (!d->control_auto)
+			printf("modem %s: control: %s\n", config->modem[i].name,
+			       config_control_describe(d, ctl, sizeof(ctl)));
+		else if (usb_spec_is_usb(d->device) && usb_function_probe(d->device, &mbim) == 0)
+			printf("modem %s: control: %s (auto)\n", config->modem[i].name,
+			       mbim ? "mbim" : "qmi");
+		else
+			printf("modem %s: control: auto (%s)\n", config->modem[i].name,
+			       usb_spec_is_usb(d->device) ? "the device is not present now; qmi if "
+							    "it is not when qmapd starts"
+			       : strncmp(d->device, "usb-serial:", 11) == 0
+				       ? "qmi or mbim, as discovery finds it"
+				       : "qmi: a sim: device tells its function only once "
+					 "connected");
+	}
 	printf("Not checked (only start can tell): whether the modem is there and what it "
 	       "grants, whether BPF (XDP headroom) and the TUN offloads are available, %s%s%s"
 	       "and whether another qmapd runs with this configuration. Interface names were "

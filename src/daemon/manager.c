@@ -12,6 +12,8 @@
 #include "manager.h"
 #include "modem.h"
 #include "notify.h"
+#include "usb-device.h"
+#include "usb-spec.h"
 
 /* One modem as the manager holds it: the modem, its locks, where its config came from. */
 struct entry {
@@ -141,12 +143,40 @@ static bool spec_is_serial(const char *spec)
 }
 
 /*
+ * control = auto: mbim for an MBIM function, else qmi. mbim < 0: not known yet (a configured
+ * device), its descriptors tell if it is present; absent, or a sim: device (whose function is
+ * known only once connected), qmi.
+ */
+static void control_resolve(struct config_modem *c, int mbim)
+{
+	bool is_mbim = false;
+	char buf[32];
+	int r;
+
+	if (!c->device.control_auto)
+		return;
+	if (mbim >= 0) {
+		is_mbim = mbim;
+	} else if (usb_spec_is_usb(c->device.device) &&
+		   (r = usb_function_probe(c->device.device, &is_mbim)) < 0) {
+		is_mbim = false;
+		log_info("modem %s: %s: %s; control = auto means qmi until a restart", c->name,
+			 c->device.device,
+			 r == -ENODEV ? "not present (or neither QMI nor MBIM)" : strerror(-r));
+	}
+	c->device.control = is_mbim ? CONFIG_CONTROL_MBIM : CONFIG_CONTROL_QMI;
+	log_info("modem %s: control: %s", c->name,
+		 config_control_describe(&c->device, buf, sizeof(buf)));
+}
+
+/*
  * Create, lock and (once the manager runs) start a modem for cfg, on device (NULL: cfg's;
- * a discovered modem's usb-path: spec otherwise). Muxes whose interface another modem has are
- * left out, with an error logged, rather than taken from it.
+ * a discovered modem's usb-path: spec otherwise). mbim: whether discovery found an MBIM
+ * function, -1 when it is not known (control = auto looks). Muxes whose interface another
+ * modem has are left out, with an error logged, rather than taken from it.
  */
 static int manager_create(struct manager *m, const struct config_modem *cfg, bool from_section,
-			  bool start, const char *device)
+			  bool start, const char *device, int mbim)
 {
 	const struct modem_callbacks cb = { .on_change = on_modem_change };
 	struct config_modem *c;
@@ -165,6 +195,7 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	*c = *cfg;
 	if (device)
 		snprintf(c->device.device, sizeof(c->device.device), "%s", device);
+	control_resolve(c, mbim);
 	snprintf(e->spec, sizeof(e->spec), "%s", cfg->device.device);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const char *owner;
@@ -508,7 +539,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 				m_removed++;
 				continue;
 			}
-			r = manager_create(m, c, section, true, NULL);
+			r = manager_create(m, c, section, true, NULL, -1);
 			if (r < 0) {
 				failed++;
 				first_error = first_error ?: r;
@@ -534,7 +565,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		if (manager_find(m, next->modem[i].name) ||
 		    spec_is_serial(next->modem[i].device.device))
 			continue;
-		r = manager_create(m, &next->modem[i], true, true, NULL);
+		r = manager_create(m, &next->modem[i], true, true, NULL, -1);
 		if (r < 0) {
 			failed++;
 			first_error = first_error ?: r;
@@ -684,7 +715,7 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 		log_info("modem %s: now at %s", name, d->spec);
 		manager_remove(m, e);
 	}
-	r = manager_create(m, section ?: cfg, !!section, true, d->spec);
+	r = manager_create(m, section ?: cfg, !!section, true, d->spec, d->mbim);
 	free(cfg);
 	if (r < 0)
 		return false;
@@ -748,7 +779,7 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 	for (unsigned i = 0; i < config->n_modems; i++) {
 		if (spec_is_serial(config->modem[i].device.device))
 			continue; /* created when discovery finds it */
-		r = manager_create(m, &config->modem[i], true, false, NULL);
+		r = manager_create(m, &config->modem[i], true, false, NULL, -1);
 		if (r < 0) {
 			manager_free(m);
 			return r;

@@ -165,10 +165,16 @@ static void on_modem_up(void *userdata)
 
 	log_info("modem %s (%s): present", m->name, m->device.device);
 	if (control_qmi(m) && datapath_framing(m->dp) == TRANSPORT_FRAMING_NTB)
-		log_warning(0,
-			    "modem %s: the function is MBIM, but control = qmi: set control = "
-			    "mbim (or none)",
-			    m->name);
+		log_warning(
+			0,
+			m->device.control_auto
+				? "modem %s: the function is MBIM, but control = auto chose qmi "
+				  "(the modem was not there to look at): restart qmapd or set "
+				  "control = mbim"
+				: "modem %s: the function is MBIM, but control = qmi: set control "
+				  "= "
+				  "mbim (or none)",
+			m->name);
 	if (m->qm && !m->stopping)
 		qmi_modem_start(m->qm);
 	if (m->mm && m->wdm) {
@@ -595,7 +601,11 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 		snprintf(err, errlen, "%s: %s", m->name, verr);
 		return r;
 	}
-	if (memcmp(&next->device, &m->device, sizeof(next->device)) != 0)
+	/* control = auto was resolved when the modem was created: the same auto is no change. */
+	struct config_device nd = next->device;
+	if (nd.control_auto && m->device.control_auto)
+		nd.control = m->device.control;
+	if (memcmp(&nd, &m->device, sizeof(nd)) != 0)
 		log_warning(0,
 			    "reload: %s: changes of its settings other than muxes and device "
 			    "take effect after a restart",
@@ -759,6 +769,10 @@ json_t *modem_status(struct modem *m)
 	const struct qmi_modem *qm = m->qm;
 
 	json_object_set_new(modem, "transport", json_string(m->device.device));
+	json_object_set_new(modem, "control",
+			    json_string(config_control_to_string(m->device.control)));
+	if (m->device.control_auto) /* resolved from the function when the modem was made */
+		json_object_set_new(modem, "control-auto", json_true());
 	if (m->mm) {
 		mbim_status(m, modem);
 	} else if (!qm) {

@@ -137,7 +137,7 @@ static void render_modem(const char *name, json_t *modem, FILE *f)
 	} fields[] = {
 		{ "state", "state" },
 		{ "transport", "transport" },
-		{ "control", "control" }, /* "none": data plane only; "mbim" */
+		{ "control", "control" }, /* "qmi", "mbim", "none": data plane only */
 		{ "control-path", "control" },
 		{ "last-error", "last error" },
 		{ "sim", "SIM" },
@@ -158,8 +158,12 @@ static void render_modem(const char *name, json_t *modem, FILE *f)
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const char *v = qmapctl_json_text(buf, sizeof(buf), modem, fields[i].key);
 
-		if (v)
-			qmapctl_print_field(f, fields[i].label, "%s", v);
+		if (!v)
+			continue;
+		/* control = auto: what it resolved to, "mbim (auto)". */
+		bool autom = strcmp(fields[i].key, "control") == 0 &&
+			     json_is_true(json_object_get(modem, "control-auto"));
+		qmapctl_print_field(f, fields[i].label, "%s%s", v, autom ? " (auto)" : "");
 	}
 	j = json_object_get(modem, "signal");
 	if (json_is_object(j))

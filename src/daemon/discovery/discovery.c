@@ -78,6 +78,7 @@ static void discovery_inspect(struct discovery *d, struct discovery_entry *e, li
 {
 	struct libusb_device_descriptor dd;
 	struct usb_qmi_iface q;
+	struct usb_mbim_iface mb;
 	libusb_device_handle *h;
 	const char *by;
 	char name[80];
@@ -87,21 +88,28 @@ static void discovery_inspect(struct discovery *d, struct discovery_entry *e, li
 		return;
 	snprintf(name, sizeof(name), "discovery: usb %s (%04x:%04x)", e->path, dd.idVendor,
 		 dd.idProduct);
-	if (usb_qmi_find(dev, &dd, -1, &q) < 0) {
-		log_debug("%s: not a QMI modem", name);
+	/* QMI where the modem has it, else MBIM: what the usb transport will claim. */
+	if (usb_qmi_find(dev, &dd, -1, &q) == 0) {
+		e->d.iface = q.ifnum;
+		e->d.how = q.how;
+		e->d.mbim = false;
+	} else if (usb_mbim_find(dev, -1, &mb) == 0) {
+		e->d.iface = mb.comm_ifnum;
+		e->d.how = mb.how;
+		e->d.mbim = true;
+	} else {
+		log_debug("%s: neither a QMI modem nor an MBIM function", name);
 		return;
 	}
 	e->d.vid = dd.idVendor;
 	e->d.pid = dd.idProduct;
-	e->d.iface = q.ifnum;
-	e->d.how = q.how;
 	snprintf(e->d.path, sizeof(e->d.path), "%s", e->path);
-	snprintf(e->d.spec, sizeof(e->d.spec), "usb-path:%s:%u", e->path, q.ifnum);
+	snprintf(e->d.spec, sizeof(e->d.spec), "usb-path:%s:%d", e->path, e->d.iface);
 	/* By id or port: decided without even opening the device. */
 	by = discovery_excluded_by(d, e, NULL);
 	if (by) {
 		e->state = DISCOVERY_EXCLUDED;
-		log_info("%s if%u: excluded by %s; left alone", name, q.ifnum, by);
+		log_info("%s if%d: excluded by %s; left alone", name, e->d.iface, by);
 		return;
 	}
 	/* Opening claims nothing: the kernel driver stays bound. */
@@ -112,7 +120,7 @@ static void discovery_inspect(struct discovery *d, struct discovery_entry *e, li
 			log_warning(usb_errno(r),
 				    "%s if%u: cannot open it to read its serial number; trying "
 				    "again every %.0f s",
-				    name, q.ifnum, DISCOVERY_RETRY_SECONDS);
+				    name, e->d.iface, DISCOVERY_RETRY_SECONDS);
 		e->last_error = r;
 		return;
 	}
@@ -121,10 +129,11 @@ static void discovery_inspect(struct discovery *d, struct discovery_entry *e, li
 	by = discovery_excluded_by(d, e, e->d.serial);
 	if (by) {
 		e->state = DISCOVERY_EXCLUDED;
-		log_info("%s if%u: excluded by %s; left alone", name, q.ifnum, by);
+		log_info("%s if%d: excluded by %s; left alone", name, e->d.iface, by);
 		return;
 	}
-	log_info("%s if%u: QMI modem (%s), serial '%s'", name, q.ifnum, q.how, e->d.serial);
+	log_info("%s if%d: %s (%s), serial '%s'", name, e->d.iface,
+		 e->d.mbim ? "MBIM modem" : "QMI modem", e->d.how, e->d.serial);
 	e->state = d->cb.on_arrive(d->userdata, &e->d) ? DISCOVERY_TAKEN : DISCOVERY_DECLINED;
 	if (e->state == DISCOVERY_DECLINED)
 		log_debug("%s: not taken; reported again when it next arrives", name);

@@ -2,7 +2,8 @@
 /*
  * Discovery: which USB modems are on the host, as they come and go. A device is a modem when
  * the usb transport could drive it (usb-device.h: a well-known modem's QMI interface, else a
- * vendor-specific ff/ff/ff interface with interrupt IN + bulk IN + bulk OUT). Discovery only
+ * vendor-specific ff/ff/ff interface with interrupt IN + bulk IN + bulk OUT, else an MBIM
+ * function 02/0e + 0a/00/02; QMI first, as the transport chooses). Discovery only
  * looks: it reads descriptors and opens a recognised modem to read its serial number, and
  * never claims an interface or detaches a kernel driver; claiming is the transport's job.
  *
@@ -21,10 +22,12 @@ struct discovery;
 struct discovery_device {
 	uint16_t vid, pid;
 	char path[32];	  /* "1-1.4" (kernel naming) */
-	int iface;	  /* the QMI data interface chosen (table, then generic ff/ff/ff + 3 eps) */
+	int iface;	  /* QMI: the interface chosen; MBIM: the communications interface */
+	bool mbim;	  /* an MBIM function (the device has no QMI interface) */
 	char serial[128]; /* "" when the device has none */
 	char spec[64];	  /* "usb-path:1-1.4:4": what to hand to the usb transport */
-	const char *how;  /* why it matched: table entry name or "vendor class ff/ff/ff ..." */
+	const char *
+		how; /* why it matched: table entry name, "vendor class ff/ff/ff ...", "MBIM ..." */
 };
 
 struct discovery_callbacks {

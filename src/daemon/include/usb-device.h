@@ -61,6 +61,14 @@ struct usb_mbim_iface {
  */
 int usb_mbim_find(libusb_device *dev, int iface, struct usb_mbim_iface *ret);
 
+/*
+ * control = auto for a configured usb:VID:PID[:IF] or usb-path:... device: whether the
+ * first such device present has an MBIM function and no QMI interface (*mbim), as the usb
+ * transport would choose. Reads descriptors only. 0, -ENODEV when no such device is present
+ * (or none has either function), -EINVAL for another spec, or -errno from libusb.
+ */
+int usb_function_probe(const char *spec, bool *mbim);
+
 /* "BUS-PORT.PORT..." as the kernel names dev; "" if it does not fit. Returns buf. */
 const char *usb_device_path(libusb_device *dev, char *buf, size_t len);
 /* Whether dev sits on this bus and port chain. */
