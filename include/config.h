@@ -144,9 +144,12 @@ struct config_device {
 	enum config_control
 		control;   /* with control_auto: qmi until the modem's function is known */
 	bool control_auto; /* control = auto (the default): qmi or mbim as the modem's function */
-	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's QMI control device */
-	char control_socket[108];		 /* sun_path: where qmapctl connects */
-	char admin_group[33];			 /* may change muxes besides root; "" = root only */
+	char control_link[CONFIG_VALUE_MAX + 1]; /* the modem's control device (pty link) */
+	/* control-link not given for a named modem: /run/qmapd/NAME.qmi, or NAME.mbim once
+	 * control is mbim (config_modem_default_link()) */
+	bool control_link_default;
+	char control_socket[108]; /* sun_path: where qmapctl connects */
+	char admin_group[33];	  /* may change muxes besides root; "" = root only */
 };
 
 #define CONFIG_MODEM_NAME_MAX	  11 /* "NAME.254" fits IFNAMSIZ */
@@ -195,6 +198,12 @@ bool config_modem_name_is_valid(const char *name);
  * time, after config_mux_finish(). The parser does the same for [modem.NAME.mux.N].
  */
 void config_mux_name_for_modem(struct config_mux *m, const char *modem);
+
+/*
+ * A named modem's control link left at its default follows its control: /run/qmapd/NAME.mbim
+ * for mbim, else NAME.qmi (call again once control = auto is resolved). Nothing otherwise.
+ */
+void config_modem_default_link(struct config_modem *m);
 
 /*
  * The config for a discovered modem no section claims: the [device] defaults and the

@@ -61,7 +61,7 @@ out=$(env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" "$QMAPD" -t -c "$E2E_
 [[ $out == *"control: mbim (auto)"* ]] || fail "qmapd -t does not say control: mbim (auto): $out"
 echo "ok: qmapd -t: control: mbim (auto) for usb:1199:9079"
 
-# Discovered modems get /run/qmapd/NAME.qmi: a /run of their own, not the host's.
+# Discovered modems get /run/qmapd/NAME.mbim (MBIM): a /run of their own, not the host's.
 ip netns exec "$NS_HOST" unshare -m --propagation private sh -c \
 	'mount -t tmpfs qmapd-test-run /run && exec "$@"' sh \
 	env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" \
@@ -78,6 +78,8 @@ expect_eq "modem found" "$(status | jq -r '[.modems[].name] | join(",")')" modem
 expect_eq "its transport" "$(status | jq -r '.modems[0].modem.transport')" usb-path:1-1:12
 expect_eq "control" "$(status | jq -r '.modems[0].modem.control')" mbim
 expect_eq "control auto" "$(status | jq -r '.modems[0].modem["control-auto"]')" true
+expect_eq "control link named for what it speaks" \
+	"$(status | jq -r '.modems[0].modem["control-path"]')" /run/qmapd/modem0.mbim
 expect_eq "mux 1 IPv4 from IP_CONFIGURATION" \
 	"$(status | jq -r '.modems[0].muxes[0].ipv4.address')" 192.0.2.2/25
 [[ $("${CTL[@]}" status) == *"control"*"mbim (auto)"* ]] ||

@@ -1956,13 +1956,20 @@ void config_mux_name_for_modem(struct config_mux *m, const char *modem)
 }
 
 /* Interface names and the control link of a named (not legacy) modem left at their defaults. */
+void config_modem_default_link(struct config_modem *m)
+{
+	if (!m->device.control_link_default)
+		return;
+	snprintf(m->device.control_link, sizeof(m->device.control_link), "/run/qmapd/%s.%s",
+		 m->name, m->device.control == CONFIG_CONTROL_MBIM ? "mbim" : "qmi");
+}
+
 static void modem_apply_naming(struct config_modem *m, bool control_link_set)
 {
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
 		config_mux_name_for_modem(&m->mux[id], m->name);
-	if (!control_link_set)
-		snprintf(m->device.control_link, sizeof(m->device.control_link),
-			 "/run/qmapd/%s.qmi", m->name);
+	m->device.control_link_default = !control_link_set;
+	config_modem_default_link(m);
 }
 
 int config_modem_from_template(const struct config *c, const char *name, const char *device_spec,

@@ -165,6 +165,7 @@ static void control_resolve(struct config_modem *c, int mbim)
 			 r == -ENODEV ? "not present (or neither QMI nor MBIM)" : strerror(-r));
 	}
 	c->device.control = is_mbim ? CONFIG_CONTROL_MBIM : CONFIG_CONTROL_QMI;
+	config_modem_default_link(c);
 	log_info("modem %s: control: %s", c->name,
 		 config_control_describe(&c->device, buf, sizeof(buf)));
 }

@@ -603,8 +603,11 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 	}
 	/* control = auto was resolved when the modem was created: the same auto is no change. */
 	struct config_device nd = next->device;
-	if (nd.control_auto && m->device.control_auto)
+	if (nd.control_auto && m->device.control_auto) {
 		nd.control = m->device.control;
+		if (nd.control_link_default && m->device.control_link_default)
+			memcpy(nd.control_link, m->device.control_link, sizeof(nd.control_link));
+	}
 	if (memcmp(&nd, &m->device, sizeof(nd)) != 0)
 		log_warning(0,
 			    "reload: %s: changes of its settings other than muxes and device "
