@@ -1034,6 +1034,23 @@ static void test_modems(void)
 		config_free(c);
 	}
 
+	/* The default control link says what it speaks: NAME.mbim for control = mbim, also once
+	 * control = auto is resolved to mbim; a given link is kept. */
+	c = load_ok("[modem.m]\ndevice = sim:/tmp/m.sock\ncontrol = mbim\n"
+		    "[modem.q]\ndevice = sim:/tmp/q.sock\n"
+		    "[modem.g]\ndevice = sim:/tmp/g.sock\ncontrol = mbim\ncontrol-link = /tmp/g\n",
+		    __LINE__);
+	if (c) {
+		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/m.mbim");
+		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/q.qmi");
+		c->modem[1].device.control = CONFIG_CONTROL_MBIM; /* what auto resolved */
+		config_modem_default_link(&c->modem[1]);
+		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/q.mbim");
+		config_modem_default_link(&c->modem[2]);
+		EXPECT_STR_EQ(c->modem[2].device.control_link, "/tmp/g");
+		config_free(c);
+	}
+
 	c = load_ok(modems, __LINE__);
 	if (!c)
 		return;
