@@ -98,6 +98,7 @@ struct datapath {
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
 	bool ulq_full;	 /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
 	bool ulq_paused; /* above DATAPATH_ULQ_MANAGED_MAX_BPS and nothing can go: not read */
+	unsigned ul_rr_next; /* paused: the mux id whose turn is next when reads resume */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
