@@ -656,19 +656,22 @@ enum ulq_read_result {
 
 static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int budget);
 
+static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, int budget);
+
 /*
- * Pass-through with every mux waiting: one packet from each in turn until nothing more can
- * go, starting after the mux served last. Resuming all devices at once would let the one the
- * loop polls first take every freed transfer and stop the others again, every time.
+ * Reads resume after every mux of a kind (fq-codel passing through, or fifo) waited: one
+ * packet from each in turn until nothing more can go, starting after the mux served last.
+ * Resuming all devices at once would let the one the loop polls first take every freed
+ * transfer and stop the others again, every time.
  */
-static void datapath_ulq_round_robin(struct datapath *dp)
+static void datapath_ul_round_robin(struct datapath *dp, bool ulq)
 {
 	uint8_t ids[ARRAY_SIZE(dp->mux)];
 	unsigned n = 0, first = 0;
 
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
 		struct mux *m = dp->mux[id];
-		if (!m || !m->ulq || m->flow_off || !dp->modem_seen)
+		if (!m || !m->ulq != !ulq || m->flow_off || !dp->modem_seen)
 			continue;
 		if (id < dp->ul_rr_next)
 			first = n + 1;
@@ -678,7 +681,7 @@ static void datapath_ulq_round_robin(struct datapath *dp)
 		if (i >= n)
 			i = 0;
 		struct mux *m = dp->mux[ids[i]];
-		enum ulq_read_result r = mux_ulq_read(dp, m, 1);
+		enum ulq_read_result r = ulq ? mux_ulq_read(dp, m, 1) : mux_fifo_read(dp, m, 1);
 		if (r == ULQ_READ_STOP)
 			return;
 		if (r == ULQ_READ_EMPTY) {
@@ -699,7 +702,7 @@ static void datapath_ulq_check_paused(struct datapath *dp)
 	if (datapath_ulq_managed(dp) || datapath_ulq_direct(dp, datapath_now_ns(dp))) {
 		dp->ulq_paused = false;
 		if (!datapath_ulq_managed(dp))
-			datapath_ulq_round_robin(dp);
+			datapath_ul_round_robin(dp, true);
 		if (!dp->ulq_paused)
 			datapath_set_reading(dp, dp->ul_reading);
 	}
@@ -728,6 +731,16 @@ void datapath_ul_service(struct datapath *dp)
 {
 	struct ulq *q = dp->ulq;
 
+	if (dp->ul_resume) {
+		/* Transfers freed (datapath_ul_resume): fifo muxes take turns before polling. */
+		dp->ul_resume = false;
+		if (!dp->ul_gso_mux) {
+			dp->ul_reading = true;
+			datapath_ul_round_robin(dp, false);
+			if (dp->ul_reading && !dp->ul_gso_mux)
+				datapath_set_reading(dp, true);
+		}
+	}
 	if (!q)
 		return;
 	datapath_ulq_check_full(dp);
@@ -828,6 +841,30 @@ static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int
 	return ULQ_READ_MORE;
 }
 
+/* A fifo mux: at most budget packets straight into the aggregates while transfers are free. */
+static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, int budget)
+{
+	for (; budget > 0; budget--) {
+		if (dp->ul_gso_mux)
+			return ULQ_READ_STOP; /* a super-packet waits for transfers */
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out) {
+			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
+			datapath_set_reading(dp, false);
+			return ULQ_READ_STOP;
+		}
+		if (!mux_ul_read(dp, m, out))
+			return ULQ_READ_EMPTY;
+	}
+	return ULQ_READ_MORE;
+}
+
+/* OUT transfers are free again: reads resume from the loop's prepare, in turn. */
+void datapath_ul_resume(struct datapath *dp)
+{
+	dp->ul_resume = true;
+}
+
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct mux *m = w->data;
@@ -835,18 +872,8 @@ void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	if (m->ulq) {
+	if (m->ulq)
 		mux_ulq_read(dp, m, UL_READ_BUDGET);
-		return;
-	}
-	for (int budget = UL_READ_BUDGET; budget > 0 && !dp->ul_gso_mux; budget--) {
-		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
-		if (!out) {
-			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
-			datapath_set_reading(dp, false);
-			return;
-		}
-		if (!mux_ul_read(dp, m, out))
-			return;
-	}
+	else
+		mux_fifo_read(dp, m, UL_READ_BUDGET);
 }
