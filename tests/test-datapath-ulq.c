@@ -3,7 +3,8 @@
  * The fq-codel queue in the data path above DATAPATH_ULQ_MANAGED_MAX_BPS: with every OUT
  * transfer held by the modem, a managed mux reads its device into the queue, a pass-through
  * one stops reading and leaves the packets to the kernel (as fifo does); and packets parked
- * for a mux the modem stopped (FLOW_DISABLE) do not keep another mux from being read. Needs
+ * for a mux the modem stopped (FLOW_DISABLE) do not keep another mux from being read; two
+ * backlogged muxes (fq-codel passing through, then fifo) share the freed transfers. Needs
  * root for TAPs in a network namespace of its own; exits 77 otherwise.
  */
 #include <arpa/inet.h>
@@ -50,6 +51,38 @@ static void flow(struct datapath *dp, unsigned id, bool on)
 
 	EXPECT_EQ(transport_mem_replay(dp->transport, f, sizeof(f)), 0);
 	EXPECT_EQ(dp->mux[id]->flow_off, !on);
+}
+
+/*
+ * Both muxes backlogged, the modem taking one transfer at a time: each gets at least a third
+ * of what leaves, whichever device the loop happens to poll first.
+ */
+static void share(struct ev_loop *loop, struct datapath *dp, int fd, const char *what)
+{
+	struct mux *m1 = dp->mux[1], *m2 = dp->mux[2];
+
+	transport_mem_hold_out(dp->transport, true);
+	for (int i = 0; i < 3; i++) {
+		transport_mem_complete_held(dp->transport);
+		turn(loop, 50);
+	}
+	transport_mem_complete_held(dp->transport);
+	uint64_t base1 = m1->stats.tx_packets, base2 = m2->stats.tx_packets;
+	send_udp(fd, 1, 400);
+	send_udp(fd, 2, 400);
+	for (int i = 0; i < 40; i++) {
+		turn(loop, 3);
+		transport_mem_complete_one(dp->transport);
+	}
+	uint64_t got1 = m1->stats.tx_packets - base1, got2 = m2->stats.tx_packets - base2;
+	fprintf(stderr, "%s, both backlogged: mux 1 sent %llu, mux 2 sent %llu packets\n", what,
+		(unsigned long long)got1, (unsigned long long)got2);
+	EXPECT_TRUE(got1 + got2 > 100);
+	EXPECT_TRUE(got1 * 3 >= got1 + got2);
+	EXPECT_TRUE(got2 * 3 >= got1 + got2);
+	transport_mem_hold_out(dp->transport, false);
+	transport_mem_complete_held(dp->transport);
+	turn(loop, 200);
 }
 
 int main(void)
@@ -130,32 +163,22 @@ int main(void)
 	EXPECT_EQ(dp->ulq->packets, 0);
 	EXPECT_EQ(m1->stats.tx_packets + m1->ulq->stats.drops_codel, 300);
 
-	/*
-	 * Both muxes backlogged, the modem taking one transfer at a time (pass-through): each
-	 * gets at least a third of what leaves, whichever device the loop happens to poll first.
-	 */
-	transport_mem_hold_out(dp->transport, true);
-	transport_mem_complete_held(dp->transport);
-	turn(loop, 50);
-	transport_mem_complete_held(dp->transport);
-	turn(loop, 50);
-	transport_mem_complete_held(dp->transport);
-	uint64_t base1 = m1->stats.tx_packets, base2 = m2->stats.tx_packets;
-	send_udp(fd, 1, 400);
-	send_udp(fd, 2, 400);
-	for (int i = 0; i < 40; i++) {
-		turn(loop, 3);
-		transport_mem_complete_one(dp->transport);
+	share(loop, dp, fd, "fq-codel, pass-through");
+
+	/* The same with fifo muxes, which wait in the kernel whenever no transfer is free. */
+	datapath_free(dp);
+	dp = NULL;
+	r = dp_fixture_datapath(&f, &dp);
+	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
+		f.mux[id].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
+		r = datapath_mux_add(dp, &f.mux[id], false, true, NULL);
 	}
-	uint64_t got1 = m1->stats.tx_packets - base1, got2 = m2->stats.tx_packets - base2;
-	fprintf(stderr, "both backlogged: mux 1 sent %llu, mux 2 sent %llu packets\n",
-		(unsigned long long)got1, (unsigned long long)got2);
-	EXPECT_TRUE(got1 + got2 > 100);
-	EXPECT_TRUE(got1 * 3 >= got1 + got2);
-	EXPECT_TRUE(got2 * 3 >= got1 + got2);
-	transport_mem_hold_out(dp->transport, false);
-	transport_mem_complete_held(dp->transport);
-	turn(loop, 200);
+	if (r < 0 || datapath_start(dp) < 0) {
+		fprintf(stderr, "cannot set up the fifo datapath\n");
+		return 1;
+	}
+	turn(loop, 50);
+	share(loop, dp, fd, "fifo");
 
 	close(fd);
 	datapath_free(dp);
