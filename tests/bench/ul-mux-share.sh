@@ -28,12 +28,13 @@ run_queue() { # uplink-queue
 			fail "iperf3 mux $m alone"
 		echo "$1: mux $m alone: $(mbps "$E2E_TMP/alone$m.json") Mbit/s"
 	done
+	local order m pid=()
 	for order in "1 2" "2 1"; do
 		for m in $order; do
 			in_host iperf3 -c 198.51.100.$m -p 520$m -t 3 -J >"$E2E_TMP/both$m.json" &
-			eval "p$m=\$!"
+			pid[m]=$!
 		done
-		wait "$p1" && wait "$p2" || fail "iperf3 both at once"
+		wait "${pid[1]}" && wait "${pid[2]}" || fail "iperf3 both at once"
 		echo "$1: both at once, mux ${order%% *} started first:" \
 			"mux 1 $(mbps "$E2E_TMP/both1.json") Mbit/s, mux 2 $(mbps "$E2E_TMP/both2.json") Mbit/s"
 	done
