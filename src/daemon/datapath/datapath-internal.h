@@ -167,8 +167,12 @@ void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
-/* Move queued packets into aggregates while the in-flight limit and the shaper allow. */
+/*
+ * From the loop's prepare: move queued packets into aggregates while the in-flight limit and
+ * the shaper allow, and resume the reads that waited, the muxes in turn.
+ */
 void datapath_ul_service(struct datapath *dp);
+/* OUT transfers are free again: the next datapath_ul_service() resumes fifo reads. */
 void datapath_ul_resume(struct datapath *dp);
 /* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
 int datapath_ulq_get(struct datapath *dp);

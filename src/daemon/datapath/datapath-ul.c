@@ -727,10 +727,19 @@ static void datapath_ulq_check_full(struct datapath *dp)
 
 static void datapath_ul_service_queue(struct datapath *dp);
 
+/* The queue: what the limits let go leaves; reads resume when they may. */
+static void datapath_ulq_service(struct datapath *dp)
+{
+	if (!dp->ulq)
+		return;
+	datapath_ulq_check_full(dp);
+	datapath_ul_service_queue(dp);
+	datapath_ulq_check_paused(dp);
+}
+
+/* From the loop's prepare only: the reads it resumes must not nest in a read. */
 void datapath_ul_service(struct datapath *dp)
 {
-	struct ulq *q = dp->ulq;
-
 	if (dp->ul_resume) {
 		/* Transfers freed (datapath_ul_resume): fifo muxes take turns before polling. */
 		dp->ul_resume = false;
@@ -741,11 +750,7 @@ void datapath_ul_service(struct datapath *dp)
 				datapath_set_reading(dp, true);
 		}
 	}
-	if (!q)
-		return;
-	datapath_ulq_check_full(dp);
-	datapath_ul_service_queue(dp);
-	datapath_ulq_check_paused(dp);
+	datapath_ulq_service(dp);
 }
 
 static void datapath_ul_service_queue(struct datapath *dp)
@@ -822,7 +827,7 @@ static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int
 		} else {
 			ok = mux_ul_read_queued(dp, m, now);
 			/* What the limits let go leaves now, not after every device was read. */
-			datapath_ul_service(dp);
+			datapath_ulq_service(dp);
 		}
 		if (!ok)
 			return ULQ_READ_EMPTY;
