@@ -225,6 +225,16 @@ for dir in up down; do
 			tee -a "$E2E_TMP/transcript"
 		[ "$bps" -ge 10000000 ] || fail "iperf3 $dir through $iface: $bps bit/s, under 10 Mbit/s"
 	done
+	# Two backlogged muxes of one modem share the uplink: neither gets under a quarter.
+	if [ "$dir" = up ]; then
+		up1=$(jq '.end.sum_received.bits_per_second | floor' "$E2E_TMP/iperf-1-up.json")
+		up2=$(jq '.end.sum_received.bits_per_second | floor' "$E2E_TMP/iperf-2-up.json")
+		for bps in "$up1" "$up2"; do
+			[ $((bps * 4)) -ge $((up1 + up2)) ] ||
+				fail "uploads at once through $IFACE and $IFACE2 unfair: $up1 vs $up2 bit/s"
+		done
+		echo "ok: the two uploads at once share the uplink ($((up1 / 1000000)) / $((up2 / 1000000)) Mbit/s)"
+	fi
 done
 # The traffic went through each bearer's own mux.
 expect_ge "mux 2 bytes during iperf3" "$(($(mux_bytes 2) - before2))" 10000000

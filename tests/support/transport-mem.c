@@ -132,6 +132,18 @@ unsigned transport_mem_complete_held(struct transport *t)
 	return n;
 }
 
+bool transport_mem_complete_one(struct transport *t)
+{
+	struct transport_mem *m = (struct transport_mem *)t;
+	struct transport_out *out = m->held;
+
+	if (!out)
+		return false;
+	m->held = out->next;
+	transport_out_complete(t, out);
+	return true;
+}
+
 const struct transport_ops transport_mem_ops = {
 	.scheme = "mem:",
 	.size = sizeof(struct transport_mem),

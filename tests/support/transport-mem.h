@@ -37,5 +37,7 @@ void transport_mem_hold_out(struct transport *t, bool hold);
 struct transport_out *transport_mem_held(struct transport *t);
 /* Complete every pending transfer; how many. */
 unsigned transport_mem_complete_held(struct transport *t);
+/* Complete the oldest pending transfer only (a modem taking one at a time); false if none. */
+bool transport_mem_complete_one(struct transport *t);
 
 #endif

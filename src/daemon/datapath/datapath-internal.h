@@ -98,6 +98,8 @@ struct datapath {
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
 	bool ulq_full;	 /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
 	bool ulq_paused; /* above DATAPATH_ULQ_MANAGED_MAX_BPS and nothing can go: not read */
+	unsigned ul_rr_next; /* paused: the mux id whose turn is next when reads resume */
+	bool ul_resume;	     /* OUT transfers freed: fifo reads resume at the next prepare */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
@@ -165,8 +167,13 @@ void datapath_ul_segment_resume(struct datapath *dp);
 void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
 void datapath_set_reading(struct datapath *dp, bool on);
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
-/* Move queued packets into aggregates while the in-flight limit and the shaper allow. */
+/*
+ * From the loop's prepare: move queued packets into aggregates while the in-flight limit and
+ * the shaper allow, and resume the reads that waited, the muxes in turn.
+ */
 void datapath_ul_service(struct datapath *dp);
+/* OUT transfers are free again: the next datapath_ul_service() resumes fifo reads. */
+void datapath_ul_resume(struct datapath *dp);
 /* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
 int datapath_ulq_get(struct datapath *dp);
 uint64_t datapath_now_ns(const struct datapath *dp);

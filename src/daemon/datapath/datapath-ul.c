@@ -439,7 +439,7 @@ static bool mux_ul_read(struct datapath *dp, struct mux *m, struct transport_out
 		return true;
 	}
 	if (m->ulq) {
-		/* ul_scratch is free: no fifo super-packet is pending (mux_ulq_on_readable). */
+		/* ul_scratch is free: no fifo super-packet is pending (mux_ulq_read). */
 		if (len > room)
 			memcpy(dp->ul_scratch, ip, room); /* join the two parts */
 		mux_ulq_super_packet(dp, m, &vh, len > room ? dp->ul_scratch : ip, len);
@@ -648,6 +648,52 @@ static bool datapath_ulq_direct(struct datapath *dp, uint64_t now)
 	       (dp->ul_out || dp->transport->n_out_free > datapath_ul_keep(dp));
 }
 
+enum ulq_read_result {
+	ULQ_READ_MORE,	/* the budget ran out: the device may have more */
+	ULQ_READ_EMPTY, /* the device has no more */
+	ULQ_READ_STOP,	/* nothing more can go (paused) or the queue is full: devices wait */
+};
+
+static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int budget);
+
+static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, int budget);
+
+/*
+ * Reads resume after every mux of a kind (fq-codel passing through, or fifo) waited: one
+ * packet from each in turn until nothing more can go, starting after the mux served last.
+ * Resuming all devices at once would let the one the loop polls first take every freed
+ * transfer and stop the others again, every time.
+ */
+static void datapath_ul_round_robin(struct datapath *dp, bool ulq)
+{
+	uint8_t ids[ARRAY_SIZE(dp->mux)];
+	unsigned n = 0, first = 0;
+
+	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++) {
+		struct mux *m = dp->mux[id];
+		if (!m || !m->ulq != !ulq || m->flow_off || !dp->modem_seen)
+			continue;
+		if (id < dp->ul_rr_next)
+			first = n + 1;
+		ids[n++] = (uint8_t)id;
+	}
+	for (unsigned i = first; n > 0; i++) {
+		if (i >= n)
+			i = 0;
+		struct mux *m = dp->mux[ids[i]];
+		enum ulq_read_result r = ulq ? mux_ulq_read(dp, m, 1) : mux_fifo_read(dp, m, 1);
+		if (r == ULQ_READ_STOP)
+			return;
+		if (r == ULQ_READ_EMPTY) {
+			memmove(&ids[i], &ids[i + 1], n - i - 1);
+			n--;
+			i--; /* the next one moved into i */
+		} else {
+			dp->ul_rr_next = ids[i] + 1u;
+		}
+	}
+}
+
 /* Unmanaged and paused: read again once a packet can go straight in (or managed again). */
 static void datapath_ulq_check_paused(struct datapath *dp)
 {
@@ -655,7 +701,10 @@ static void datapath_ulq_check_paused(struct datapath *dp)
 		return;
 	if (datapath_ulq_managed(dp) || datapath_ulq_direct(dp, datapath_now_ns(dp))) {
 		dp->ulq_paused = false;
-		datapath_set_reading(dp, dp->ul_reading);
+		if (!datapath_ulq_managed(dp))
+			datapath_ul_round_robin(dp, true);
+		if (!dp->ulq_paused)
+			datapath_set_reading(dp, dp->ul_reading);
 	}
 }
 
@@ -678,15 +727,30 @@ static void datapath_ulq_check_full(struct datapath *dp)
 
 static void datapath_ul_service_queue(struct datapath *dp);
 
-void datapath_ul_service(struct datapath *dp)
+/* The queue: what the limits let go leaves; reads resume when they may. */
+static void datapath_ulq_service(struct datapath *dp)
 {
-	struct ulq *q = dp->ulq;
-
-	if (!q)
+	if (!dp->ulq)
 		return;
 	datapath_ulq_check_full(dp);
 	datapath_ul_service_queue(dp);
 	datapath_ulq_check_paused(dp);
+}
+
+/* From the loop's prepare only: the reads it resumes must not nest in a read. */
+void datapath_ul_service(struct datapath *dp)
+{
+	if (dp->ul_resume) {
+		/* Transfers freed (datapath_ul_resume): fifo muxes take turns before polling. */
+		dp->ul_resume = false;
+		if (!dp->ul_gso_mux) {
+			dp->ul_reading = true;
+			datapath_ul_round_robin(dp, false);
+			if (dp->ul_reading && !dp->ul_gso_mux)
+				datapath_set_reading(dp, true);
+		}
+	}
+	datapath_ulq_service(dp);
 }
 
 static void datapath_ul_service_queue(struct datapath *dp)
@@ -735,13 +799,16 @@ static void datapath_ul_service_queue(struct datapath *dp)
 	}
 }
 
-/* An fq-codel mux: straight into the aggregate while nothing waits, else into the queue. */
-static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
+/*
+ * An fq-codel mux: straight into the aggregate while nothing waits, else into the queue; at
+ * most budget packets.
+ */
+static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int budget)
 {
 	struct ulq *q = dp->ulq;
 	uint64_t now = datapath_now_ns(dp);
 
-	for (int budget = UL_READ_BUDGET; budget > 0; budget--) {
+	for (; budget > 0; budget--) {
 		bool ok;
 		if (!datapath_ulq_managed(dp) && !datapath_ulq_direct(dp, now)) {
 			/* Queued packets leave first; if still nothing can go, the kernel holds. */
@@ -749,7 +816,7 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 			if (!datapath_ulq_direct(dp, now)) {
 				dp->ulq_paused = true;
 				datapath_set_reading(dp, dp->ul_reading);
-				return;
+				return ULQ_READ_STOP;
 			}
 		}
 		if ((q->packets == 0 || !ulq_sendable(q)) && !dp->ul_gso_mux &&
@@ -760,10 +827,10 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 		} else {
 			ok = mux_ul_read_queued(dp, m, now);
 			/* What the limits let go leaves now, not after every device was read. */
-			datapath_ul_service(dp);
+			datapath_ulq_service(dp);
 		}
 		if (!ok)
-			return;
+			return ULQ_READ_EMPTY;
 		/*
 		 * A read may queue a 64 KiB super-packet (44 slots): with the queue three
 		 * quarters full the devices wait until it is half empty again, so a burst of
@@ -773,9 +840,34 @@ static void mux_ulq_on_readable(struct datapath *dp, struct mux *m)
 		if (q->n_free < q->params.slots / 4 || q->backlog > q->params.limit_bytes / 4 * 3) {
 			dp->ulq_full = true;
 			datapath_set_reading(dp, dp->ul_reading);
-			return;
+			return ULQ_READ_STOP;
 		}
 	}
+	return ULQ_READ_MORE;
+}
+
+/* A fifo mux: at most budget packets straight into the aggregates while transfers are free. */
+static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, int budget)
+{
+	for (; budget > 0; budget--) {
+		if (dp->ul_gso_mux)
+			return ULQ_READ_STOP; /* a super-packet waits for transfers */
+		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
+		if (!out) {
+			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
+			datapath_set_reading(dp, false);
+			return ULQ_READ_STOP;
+		}
+		if (!mux_ul_read(dp, m, out))
+			return ULQ_READ_EMPTY;
+	}
+	return ULQ_READ_MORE;
+}
+
+/* OUT transfers are free again: reads resume from the loop's prepare, in turn. */
+void datapath_ul_resume(struct datapath *dp)
+{
+	dp->ul_resume = true;
 }
 
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
@@ -785,18 +877,8 @@ void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	if (m->ulq) {
-		mux_ulq_on_readable(dp, m);
-		return;
-	}
-	for (int budget = UL_READ_BUDGET; budget > 0 && !dp->ul_gso_mux; budget--) {
-		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
-		if (!out) {
-			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
-			datapath_set_reading(dp, false);
-			return;
-		}
-		if (!mux_ul_read(dp, m, out))
-			return;
-	}
+	if (m->ulq)
+		mux_ulq_read(dp, m, UL_READ_BUDGET);
+	else
+		mux_fifo_read(dp, m, UL_READ_BUDGET);
 }

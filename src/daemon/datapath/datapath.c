@@ -108,7 +108,7 @@ static void datapath_on_out_ready(void *userdata)
 	datapath_send_pending_acks(dp);
 	datapath_ul_segment_resume(dp);
 	if (!dp->ul_gso_mux)
-		datapath_set_reading(dp, true);
+		datapath_ul_resume(dp);
 }
 
 static void datapath_update_carrier(struct datapath *dp, struct mux *m)
