@@ -9,12 +9,8 @@
 # discovered as modem1 (time from plug to session up). Needs root (namespaces, a private mount of /run) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
-	"time (scripts/deps.sh installs it; configure again)"
-need umockdev-wrapper umockdev
+need_usb_harness
 need /usr/libexec/qmi-proxy libqmi-proxy
 need unshare util-linux
 need jq jq
@@ -38,13 +34,8 @@ start_modem_sim b simnet1 198.51.100.2/32 1=203.0.113.2/32
 start_modem_sim c simnet2 198.51.100.3/32 1=192.0.2.18/32
 
 mkfifo "$E2E_TMP/usb.ctl"
-umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim-a.sock" --sim "$E2E_TMP/sim-b.sock" \
-	--modem port=3,serial=notours --modem "sim=$E2E_TMP/sim-c.sock,port=4,plugged=0" \
-	--dir-file "$E2E_TMP/umockdev.dir" --control "$E2E_TMP/usb.ctl" \
-	--stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
-UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+start_usb_harness --sim "$E2E_TMP/sim-a.sock" --sim "$E2E_TMP/sim-b.sock" \
+	--modem port=3,serial=notours --modem "sim=$E2E_TMP/sim-c.sock,port=4,plugged=0"
 
 usb() { echo "$*" >"$E2E_TMP/usb.ctl"; }
 usb_stats() {

@@ -7,12 +7,8 @@
 # same for an explicit usb: device. Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
-	"time (scripts/deps.sh installs it; configure again)"
-need umockdev-wrapper umockdev
+need_usb_harness
 need /usr/libexec/mbim-proxy libmbim-proxy
 need unshare util-linux
 need jq jq
@@ -36,12 +32,7 @@ CONF
 
 start_sim --mbim --apn internet
 mkfifo "$E2E_TMP/usb.ctl"
-umockdev-wrapper "$HARNESS" --modem "kind=mbim,sim=$E2E_TMP/sim.sock" \
-	--dir-file "$E2E_TMP/umockdev.dir" --control "$E2E_TMP/usb.ctl" \
-	--stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
-UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+start_usb_harness --modem "kind=mbim,sim=$E2E_TMP/sim.sock"
 
 # qmapd -t: the explicit device's descriptors decide, read without claiming.
 cat >"$E2E_TMP/explicit.conf" <<CONF

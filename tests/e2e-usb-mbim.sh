@@ -11,12 +11,8 @@
 # again. Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
-	"time (scripts/deps.sh installs it; configure again)"
-need umockdev-wrapper umockdev
+need_usb_harness
 need iperf3 iperf3
 need jq jq
 [ -c /dev/ptmx ] || unavailable "no /dev/ptmx: the fake usbfs node is a pty"
@@ -34,12 +30,7 @@ start_sim --mbim --ntb "${NTB:-16}" --ntb-out-divisor 4 --ntb-out-alignment 4
 
 mkfifo "$E2E_TMP/usb.ctl"
 # FN_MTU: the extended descriptor's wMTU; below the muxes' 1500 qmapd warns at connect.
-umockdev-wrapper "$HARNESS" --modem "kind=mbim,sim=$E2E_TMP/sim.sock,mtu=${FN_MTU:-1500}" \
-	--dir-file "$E2E_TMP/umockdev.dir" --control "$E2E_TMP/usb.ctl" \
-	--stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
-UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+start_usb_harness --modem "kind=mbim,sim=$E2E_TMP/sim.sock,mtu=${FN_MTU:-1500}"
 
 usb() { echo "$*" >"$E2E_TMP/usb.ctl"; }
 usb_stats() {

@@ -7,11 +7,7 @@
 # its own. Data plane only (static addresses). Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
-PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
-	"time (scripts/deps.sh installs it; configure again)"
-need umockdev-wrapper umockdev
+need_usb_harness
 [ -c /dev/ptmx ] || unavailable "no /dev/ptmx: the fake usbfs node is a pty"
 e2e_setup
 chmod 755 "$E2E_TMP"
@@ -30,12 +26,7 @@ start_modem_sim a simnet0 198.51.100.1/32 1=192.0.2.2/32
 start_modem_sim b simnet1 198.51.100.2/32 1=203.0.113.2/32
 
 mkfifo "$E2E_TMP/usb.ctl"
-umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim-a.sock" --sim "$E2E_TMP/sim-b.sock" \
-	--dir-file "$E2E_TMP/umockdev.dir" --control "$E2E_TMP/usb.ctl" \
-	--stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
-UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+start_usb_harness --sim "$E2E_TMP/sim-a.sock" --sim "$E2E_TMP/sim-b.sock"
 
 usb() { echo "$*" >"$E2E_TMP/usb.ctl"; }
 usb_stats() {

@@ -10,12 +10,8 @@
 # found by its port path (usb-path:). Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
-HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-PRELOAD=libumockdev-preload.so.0
-[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at configure" \
-	"time (scripts/deps.sh installs it; configure again)"
-need umockdev-wrapper umockdev
+need_usb_harness
 need /usr/libexec/qmi-proxy libqmi-proxy
 need iperf3 iperf3
 need jq jq
@@ -51,12 +47,7 @@ CONF
 SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4
 
 mkfifo "$E2E_TMP/usb.ctl"
-umockdev-wrapper "$HARNESS" --sim "$E2E_TMP/sim.sock" --dir-file "$E2E_TMP/umockdev.dir" \
-	--control "$E2E_TMP/usb.ctl" --stats "$E2E_TMP/usb.stats" >"$E2E_TMP/usb-harness.log" 2>&1 &
-E2E_PIDS+=($!)
-HARNESS_PID=$!
-wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
-UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+start_usb_harness --sim "$E2E_TMP/sim.sock"
 
 usb() { echo "$*" >"$E2E_TMP/usb.ctl"; }
 usb_stats() {

@@ -260,6 +260,29 @@ wait_for() {
 
 not_running() { ! kill -0 "$1" 2>/dev/null; }
 
+# The umockdev testbed of tests/usb-harness.c. need_usb_harness: skip (77) unless it was built
+# and umockdev-wrapper is installed; sets HARNESS and PRELOAD (qmapd runs with
+# LD_PRELOAD=$PRELOAD UMOCKDEV_DIR=$UMOCKDEV_DIR to see the testbed).
+need_usb_harness() {
+	HARNESS=${HARNESS:-$BUILD_DIR/usb-harness}
+	PRELOAD=libumockdev-preload.so.0
+	[ -x "$HARNESS" ] || unavailable "$HARNESS not built: libumockdev-dev was missing at" \
+		"configure time (scripts/deps.sh installs it; configure again)"
+	need umockdev-wrapper umockdev
+}
+
+# start_usb_harness ARGS...: the harness with ARGS (--sim, --modem ...), its FIFO at
+# $E2E_TMP/usb.ctl and counters at $E2E_TMP/usb.stats, log usb-harness.log; sets UMOCKDEV_DIR
+# once the testbed exists.
+start_usb_harness() {
+	umockdev-wrapper "$HARNESS" "$@" --dir-file "$E2E_TMP/umockdev.dir" \
+		--control "$E2E_TMP/usb.ctl" --stats "$E2E_TMP/usb.stats" \
+		>"$E2E_TMP/usb-harness.log" 2>&1 &
+	E2E_PIDS+=($!)
+	wait_for 10 "the umockdev testbed" test -s "$E2E_TMP/umockdev.dir"
+	UMOCKDEV_DIR=$(cat "$E2E_TMP/umockdev.dir")
+}
+
 # stop_process NAME PID: SIGTERM, and the test fails unless the process exits within 10 s with
 # status 0: a crash, a hang or an error on the way out is a bug like any other.
 stop_process() {
