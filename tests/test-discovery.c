@@ -31,6 +31,7 @@
 #include "config.h"
 #include "log.h"
 #include "test-util.h"
+#include "usb-harness-client.h"
 
 #define EVENTS_MAX 32
 #define WAIT	   10.0 /* s for an expected event */
@@ -153,39 +154,15 @@ static void wait_events(unsigned want)
 
 static void harness(const char *cmd)
 {
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/usb.ctl", tmp_dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || dprintf(fd, "%s\n", cmd) < 0) {
-		fprintf(stderr, "cannot send '%s' to the harness: %m\n", cmd);
-		exit(1);
-	}
-	close(fd);
+	usb_harness_send(tmp_dir, cmd);
 }
 
 /* The harness's counter `key` (e.g. "2.claimed"), or -1. */
 static long long harness_stat(const char *key)
 {
-	char path[512], line[256];
-	size_t klen = strlen(key);
-	long long v = -1;
-	FILE *f;
+	char buf[64];
 
-	snprintf(path, sizeof(path), "%s/usb.stats", tmp_dir);
-	unlink(path);
-	harness("stats");
-	for (int i = 0; i < 100 && access(path, F_OK) < 0; i++)
-		usleep(50000);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == '=')
-			v = strtoll(line + klen + 1, NULL, 10);
-	fclose(f);
-	return v;
+	return usb_harness_stat(tmp_dir, key, buf, sizeof(buf)) ? strtoll(buf, NULL, 10) : -1;
 }
 
 static bool harness_driver_is(unsigned k, const char *driver)

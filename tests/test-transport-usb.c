@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "test-util.h"
+#include "usb-harness-client.h"
 #include "transport.h"
 
 #define WAIT 10.0 /* s for an expected event */
@@ -98,40 +99,13 @@ static void run_until(struct ev_loop *loop, const unsigned *what, unsigned want)
 
 static void harness(const char *cmd)
 {
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/usb.ctl", tmp_dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || dprintf(fd, "%s\n", cmd) < 0) {
-		fprintf(stderr, "cannot send '%s' to the harness: %m\n", cmd);
-		exit(1);
-	}
-	close(fd);
+	usb_harness_send(tmp_dir, cmd);
 }
 
 /* The harness's counter `key` (e.g. "1.class_sequence") as text, "" if absent. */
 static const char *harness_stat(const char *key, char *buf, size_t len)
 {
-	char path[512], line[512];
-	size_t klen = strlen(key);
-	FILE *f;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/usb.stats", tmp_dir);
-	unlink(path);
-	harness("stats");
-	for (int i = 0; i < 100 && access(path, F_OK) < 0; i++)
-		usleep(50000);
-	f = fopen(path, "re");
-	if (!f)
-		return buf;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == '=') {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s", line + klen + 1);
-		}
-	fclose(f);
+	usb_harness_stat(tmp_dir, key, buf, len);
 	return buf;
 }
 
