@@ -11,7 +11,6 @@
 #include <ev.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,11 +28,15 @@
 #include "mkdir.h"
 #include "log.h"
 #include "macro.h"
+#include "socket-activation.h"
 
 #define READ_CHUNK	   4096
 #define ACCEPTS_PER_WAKEUP 16  /* then let the loop run other watchers */
 #define ACCEPT_RETRY	   1.0 /* seconds to wait when out of fds */
 #define FALLBACK_REPLY	   "{\"ok\":false,\"error\":\"out of memory\",\"code\":\"failed\"}"
+
+_Static_assert(CONTROL_LISTEN_FDS_START == SOCKET_ACTIVATION_FDS_START,
+	       "control-server.h names the service manager's first fd for its tests");
 
 static json_t *ok_reply(json_t *result)
 {
@@ -817,94 +820,10 @@ static void control_on_accept_retry(struct ev_loop *loop, ev_timer *w, int reven
 	ev_io_start(loop, &c->io);
 }
 
-/* A decimal number and nothing else: no sign, no blanks, at most INT_MAX. */
-static int parse_int(const char *s, int *ret)
-{
-	long v;
-	char *end;
-
-	if (!s || s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno == ERANGE || v > INT_MAX)
-		return -ERANGE;
-	if (*end != '\0')
-		return -EINVAL;
-	*ret = (int)v;
-	return 0;
-}
-
-/*
- * sd_listen_fds(3) without libsystemd (notify.c says why): the number of fds passed from
- * CONTROL_LISTEN_FDS_START up, 0 when none are meant for us (LISTEN_PID unset or another
- * process's: a child that inherited the environment), -EINVAL for values that are not a
- * pid or a count. Each gets FD_CLOEXEC, so that no child of ours (qmi-proxy) holds systemd's
- * socket.
- *
- * LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES stay in the environment, as sd_listen_fds(0)
- * leaves them: control_free() leaves systemd's socket open, so a server created again in
- * this process must find it again; a child cannot take them for its own (LISTEN_PID); and
- * changing the environment is unsafe in a process whose libraries (GLib) may run threads.
- */
-static int listen_fds(void)
-{
-	const char *e = getenv("LISTEN_PID");
-	int pid, n, r;
-
-	if (!e)
-		return 0;
-	r = parse_int(e, &pid);
-	if (r < 0)
-		return r;
-	if (pid == 0)
-		return -EINVAL;
-	if (pid != getpid())
-		return 0;
-	e = getenv("LISTEN_FDS");
-	if (!e)
-		return 0;
-	r = parse_int(e, &n);
-	if (r < 0)
-		return r;
-	if (n > INT_MAX - CONTROL_LISTEN_FDS_START)
-		return -E2BIG;
-	for (int fd = CONTROL_LISTEN_FDS_START; fd < CONTROL_LISTEN_FDS_START + n; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-
-		if (flags < 0)
-			return negative_errno();
-		if (!(flags & FD_CLOEXEC) && fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0)
-			return negative_errno();
-	}
-	return n;
-}
-
-/* Whether fd is a listening AF_UNIX stream socket (sd_is_socket_unix(fd, SOCK_STREAM, 1)). */
-static bool is_unix_stream_listener(int fd)
-{
-	struct sockaddr_un sa;
-	socklen_t len = sizeof(int), sa_len = sizeof(sa);
-	int type = 0, domain = 0, accepting = 0;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
-		return false;
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
-		return false;
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting)
-		return false;
-	if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) < 0 ||
-	    sa_len < sizeof(sa.sun_family) || sa.sun_family != AF_UNIX)
-		return false;
-	return true;
-}
-
 /* systemd's socket, if it passed one of ours. */
 static int listen_fd_from_systemd(void)
 {
-	int n = listen_fds();
+	int n = socket_activation_listen_fds();
 
 	if (n < 0) {
 		log_warning(n,
@@ -913,10 +832,10 @@ static int listen_fd_from_systemd(void)
 			    getenv("LISTEN_PID") ?: "", getenv("LISTEN_FDS") ?: "");
 		return -ENOENT;
 	}
-	for (int fd = CONTROL_LISTEN_FDS_START; fd < CONTROL_LISTEN_FDS_START + n; fd++) {
+	for (int fd = SOCKET_ACTIVATION_FDS_START; fd < SOCKET_ACTIVATION_FDS_START + n; fd++) {
 		int flags;
 
-		if (!is_unix_stream_listener(fd))
+		if (!socket_activation_is_unix_stream_listener(fd))
 			continue;
 		/* systemd passes them blocking unless the unit says NonBlocking=yes. */
 		flags = fcntl(fd, F_GETFL);
