@@ -711,7 +711,8 @@ const struct config_key config_keys[] = {
 };
 
 const unsigned config_keys_count = ARRAY_SIZE(config_keys);
-_Static_assert(ARRAY_SIZE(config_keys) <= CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX");
+/* < not <=: config_keys_index() of a name not in the table is a slot no key ever sets. */
+_Static_assert(ARRAY_SIZE(config_keys) < CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX");
 
 /* Where a row's field is in the object s sets; NULL for CUSTOM rows or a missing object. */
 static void *key_field(const struct config_setter *s, const struct config_key *k)

@@ -91,7 +91,10 @@ extern const unsigned config_keys_count;
  */
 const struct config_key *config_keys_find(const char *name, enum config_section section,
 					  const char **ret_hint);
-/* The index in config_keys[] of a key the parser names itself; the name must exist. */
+/*
+ * The index in config_keys[] of a key the parser names itself. The name must exist (assert);
+ * without assert() an unknown one gives config_keys_count, a slot that is never set.
+ */
 unsigned config_keys_index(const char *name);
 
 /* The length check every value gets, then the key's own; 0 or -EINVAL with s->err. */

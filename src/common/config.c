@@ -38,15 +38,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
