@@ -841,6 +841,52 @@ static void test_dbus(void)
 	EXPECT_STR_EQ(config_dbus_enabled_to_string(CONFIG_DBUS_ENABLED_NO), "no");
 }
 
+/*
+ * ntb-format: the one key stored in a byte (uint8_t), in [device] and over it in
+ * [modem.NAME]; its neighbours in struct config_device must keep their values.
+ */
+static void test_ntb_format(void)
+{
+	static const struct error_case bad[] = {
+		{ DEV "ntb-format = 24\n",
+		  NAME ":3: ", "invalid ntb-format '24' in [device]: expected 16 or 32" },
+		{ DEV "ntb-format = 032\n", NAME ":3: ", "invalid ntb-format '032'" },
+		{ DEV "ntb-format =\n", NAME ":3: ", "invalid ntb-format ''" },
+		{ "[modem.a]\ndevice = sim:/a\nntb-format = 64\n",
+		  NAME ":3: ", "invalid ntb-format '64' in [modem.a]: expected 16 or 32" },
+	};
+	struct config *c;
+
+	c = load_ok(DEV, __LINE__);
+	if (c) {
+		EXPECT_EQ(c->device.ntb_format, 16);
+		config_free(c);
+	}
+	c = load_ok(DEV "ntb-format = 32\nqmap-version = 1\ndl-max-size = 4096\n", __LINE__);
+	if (c) {
+		EXPECT_EQ(c->device.ntb_format, 32);
+		EXPECT_EQ(c->device.qmap_version, QMAP_V1);
+		EXPECT_EQ(c->device.dl_max_size, 4096);
+		EXPECT_EQ(c->modem[0].device.ntb_format, 32);
+		config_free(c);
+	}
+	c = load_ok("[device]\nntb-format = 32\n[modem.a]\ndevice = sim:/a\nntb-format = 16\n"
+		    "[modem.b]\ndevice = sim:/b\n",
+		    __LINE__);
+	if (c && c->n_modems == 2) {
+		EXPECT_EQ(c->device.ntb_format, 32);
+		EXPECT_EQ(c->modem[0].device.ntb_format, 16);
+		EXPECT_EQ(c->modem[1].device.ntb_format, 32);
+		EXPECT_EQ(c->modem[0].device.qmap_version, QMAP_V5);
+	} else if (c) {
+		fprintf(stderr, "%s:%d: %u modems, expected 2\n", __FILE__, __LINE__, c->n_modems);
+		test_failures++;
+	}
+	config_free(c);
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++)
+		expect_error(2000 + i, &bad[i]);
+}
+
 /* No device, or device = auto: every recognised modem, each from the template. */
 static void test_discovery(void)
 {
@@ -1743,6 +1789,7 @@ int main(void)
 	test_example();
 	test_legacy();
 	test_dbus();
+	test_ntb_format();
 	test_discovery();
 	test_modems();
 	test_modem_errors();

@@ -2,16 +2,14 @@
 /*
  * The control socket server (the protocol is control-protocol.h, shared with qmapctl).
  *
- * Two halves: answering a request (control_answer()), pure apart from the group lookup a
- * change request needs, and the server, which owns the sockets. The server
- * never blocks: every socket is non-blocking, input and output are buffered per client and
+ * The server owns the sockets; what a request line is answered with is control-answer.c's.
+ * It never blocks: every socket is non-blocking, input and output are buffered per client and
  * bounded, and a client that does not keep up is dropped instead of waited for.
  */
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,178 +27,15 @@
 #include "mkdir.h"
 #include "log.h"
 #include "macro.h"
+#include "socket-activation.h"
 
 #define READ_CHUNK	   4096
 #define ACCEPTS_PER_WAKEUP 16  /* then let the loop run other watchers */
 #define ACCEPT_RETRY	   1.0 /* seconds to wait when out of fds */
 #define FALLBACK_REPLY	   "{\"ok\":false,\"error\":\"out of memory\",\"code\":\"failed\"}"
 
-static json_t *ok_reply(json_t *result)
-{
-	json_t *reply = json_object();
-
-	if (!reply || !result) {
-		json_decref(reply);
-		json_decref(result);
-		return NULL;
-	}
-	if (json_object_set_new(reply, "ok", json_true()) < 0 ||
-	    json_object_set_new(reply, "result", result) < 0) {
-		json_decref(reply);
-		return NULL;
-	}
-	return reply;
-}
-
-/*
- * Membership is judged on the groups the kernel recorded when the peer connected
- * (SO_PEERGROUPS, Linux 4.13), taken atomically with SO_PEERCRED. The alternatives are
- * weaker: /proc/<pid>/status may describe another process once the peer has exited and its
- * pid is reused, and getgrouplist() tells what the user's login would get, not what this
- * process has (a sandboxed service drops groups, newgrp adds one). getgrouplist() is kept
- * only as the fallback for kernels without SO_PEERGROUPS.
- */
-bool control_peer_may_change(struct control_peer *peer, const char *admin_group)
-{
-	gid_t gid = ADMIN_NO_GID;
-	bool ok;
-
-	if (!peer)
-		return false;
-	if (peer->may_change >= 0)
-		return peer->may_change;
-
-	if (peer->uid != 0 && admin_group && admin_group[0] &&
-	    admin_group_lookup(admin_group, &gid) < 0)
-		gid = ADMIN_NO_GID;
-	if (peer->groups_known)
-		ok = admin_may_change(peer->uid, peer->gid, peer->groups, peer->n_groups, gid);
-	else
-		ok = admin_may_change(peer->uid, peer->gid, NULL, 0, gid) ||
-		     (gid != ADMIN_NO_GID && admin_user_in_group_db(peer->uid, gid));
-	peer->may_change = ok;
-	return ok;
-}
-
-/*
- * A failed request: the routing errnos of control_ops map to codes, and for mux-add and
- * mux-del (mux) those of the mux too; anything else is "failed".
- */
-static json_t *errno_reply(int r, const char *err, const char *what, bool mux)
-{
-	enum control_code code;
-
-	switch (!mux && r != -ENODEV && r != -ENOTUNIQ ? 0 : r) {
-	case -ENODEV:
-		code = CONTROL_CODE_NO_SUCH_MODEM;
-		break;
-	case -ENOTUNIQ:
-		code = CONTROL_CODE_AMBIGUOUS_MODEM;
-		break;
-	case -EEXIST:
-		code = CONTROL_CODE_EXISTS;
-		break;
-	case -ENOENT:
-		code = CONTROL_CODE_NO_SUCH_MUX;
-		break;
-	case -EINVAL:
-		code = CONTROL_CODE_INVALID_ARGUMENT;
-		break;
-	default:
-		code = CONTROL_CODE_FAILED;
-		break;
-	}
-	if (err[0])
-		return control_error_reply(code, "%s", err);
-	return control_error_reply(code, "%s failed: %s", what, strerror(r < 0 ? -r : EIO));
-}
-
-static json_t *dispatch(const struct control_ops *ops, void *userdata,
-			const struct control_request *req)
-{
-	char err[CONTROL_ERROR_MAX] = "";
-	const char *what = control_command_to_string(req->command);
-	const char *modem = req->modem[0] ? req->modem : NULL;
-	json_t *result = NULL;
-	int r = -ENOTSUP;
-
-	switch (req->command) {
-	case CONTROL_COMMAND_STATUS:
-		if (ops->status)
-			r = ops->status(userdata, modem, &result, err, sizeof(err));
-		break;
-	case CONTROL_COMMAND_MUX_LIST:
-		if (ops->mux_list)
-			r = ops->mux_list(userdata, modem, &result, err, sizeof(err));
-		break;
-	case CONTROL_COMMAND_STATS:
-		if (ops->stats)
-			r = ops->stats(userdata, modem, &result, err, sizeof(err));
-		break;
-	case CONTROL_COMMAND_MUX_ADD:
-		if (ops->mux_add)
-			r = ops->mux_add(userdata, modem, &req->mux, &result, err, sizeof(err));
-		break;
-	case CONTROL_COMMAND_MUX_DEL:
-		if (ops->mux_del)
-			r = ops->mux_del(userdata, modem, req->id, &result, err, sizeof(err));
-		if (r == -ENOENT && !err[0])
-			snprintf(err, sizeof(err), "no mux %u", req->id);
-		break;
-	case CONTROL_COMMAND_RELOAD:
-		if (ops->reload)
-			r = ops->reload(userdata, modem, &result, err, sizeof(err));
-		break;
-	case _CONTROL_COMMAND_MAX:
-		return control_error_reply(CONTROL_CODE_INVALID_REQUEST, "unknown command");
-	}
-	if (r < 0)
-		return errno_reply(r, err, what,
-				   req->command == CONTROL_COMMAND_MUX_ADD ||
-					   req->command == CONTROL_COMMAND_MUX_DEL);
-	if (!result)
-		return control_error_reply(CONTROL_CODE_FAILED, "%s: no result (out of memory)",
-					   what);
-	return ok_reply(result);
-}
-
-/* control_answer(), and which command it was (-1: none could be parsed). */
-static json_t *answer(const struct control_ops *ops, void *userdata, struct control_peer *peer,
-		      const char *admin_group, const char *line, size_t len, int *ret_command)
-{
-	struct control_request req;
-	enum control_code code;
-	char err[CONTROL_ERROR_MAX];
-
-	*ret_command = -1;
-	if (control_request_parse(line, len, &req, &code, err, sizeof(err)) < 0)
-		return control_error_reply(code, "%s", err);
-	*ret_command = (int)req.command;
-
-	if (control_command_is_change(req.command) && !control_peer_may_change(peer, admin_group)) {
-		if (admin_group && admin_group[0])
-			return control_error_reply(CONTROL_CODE_PERMISSION_DENIED,
-						   "permission denied: %s needs root or "
-						   "membership in group '%s'",
-						   control_command_to_string(req.command),
-						   admin_group);
-		return control_error_reply(CONTROL_CODE_PERMISSION_DENIED,
-					   "permission denied: %s needs root (no admin-group is "
-					   "configured)",
-					   control_command_to_string(req.command));
-	}
-	return dispatch(ops, userdata, &req);
-}
-
-json_t *control_answer(const struct control_ops *ops, void *userdata, struct control_peer *peer,
-		       const char *admin_group, const char *line, size_t len)
-{
-	int command;
-
-	return answer(ops, userdata, peer, admin_group, line, len, &command);
-}
-
-/* The server. */
+_Static_assert(CONTROL_LISTEN_FDS_START == SOCKET_ACTIVATION_FDS_START,
+	       "control-server.h names the service manager's first fd for its tests");
 
 struct client {
 	struct control *control;
@@ -411,7 +246,8 @@ static int client_handle_line(struct client *cl, const char *line, size_t len)
 	c->stats.requests++;
 	cl->requests++;
 	cl->last_active = ev_now(c->loop);
-	reply = answer(c->ops, c->userdata, &cl->peer, c->admin_group, line, len, &command);
+	reply = control_answer_command(c->ops, c->userdata, &cl->peer, c->admin_group, line, len,
+				       &command);
 
 	ok = json_object_get(reply, "ok");
 	if (json_is_true(ok)) {
@@ -817,94 +653,10 @@ static void control_on_accept_retry(struct ev_loop *loop, ev_timer *w, int reven
 	ev_io_start(loop, &c->io);
 }
 
-/* A decimal number and nothing else: no sign, no blanks, at most INT_MAX. */
-static int parse_int(const char *s, int *ret)
-{
-	long v;
-	char *end;
-
-	if (!s || s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno == ERANGE || v > INT_MAX)
-		return -ERANGE;
-	if (*end != '\0')
-		return -EINVAL;
-	*ret = (int)v;
-	return 0;
-}
-
-/*
- * sd_listen_fds(3) without libsystemd (notify.c says why): the number of fds passed from
- * CONTROL_LISTEN_FDS_START up, 0 when none are meant for us (LISTEN_PID unset or another
- * process's: a child that inherited the environment), -EINVAL for values that are not a
- * pid or a count. Each gets FD_CLOEXEC, so that no child of ours (qmi-proxy) holds systemd's
- * socket.
- *
- * LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES stay in the environment, as sd_listen_fds(0)
- * leaves them: control_free() leaves systemd's socket open, so a server created again in
- * this process must find it again; a child cannot take them for its own (LISTEN_PID); and
- * changing the environment is unsafe in a process whose libraries (GLib) may run threads.
- */
-static int listen_fds(void)
-{
-	const char *e = getenv("LISTEN_PID");
-	int pid, n, r;
-
-	if (!e)
-		return 0;
-	r = parse_int(e, &pid);
-	if (r < 0)
-		return r;
-	if (pid == 0)
-		return -EINVAL;
-	if (pid != getpid())
-		return 0;
-	e = getenv("LISTEN_FDS");
-	if (!e)
-		return 0;
-	r = parse_int(e, &n);
-	if (r < 0)
-		return r;
-	if (n > INT_MAX - CONTROL_LISTEN_FDS_START)
-		return -E2BIG;
-	for (int fd = CONTROL_LISTEN_FDS_START; fd < CONTROL_LISTEN_FDS_START + n; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-
-		if (flags < 0)
-			return negative_errno();
-		if (!(flags & FD_CLOEXEC) && fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0)
-			return negative_errno();
-	}
-	return n;
-}
-
-/* Whether fd is a listening AF_UNIX stream socket (sd_is_socket_unix(fd, SOCK_STREAM, 1)). */
-static bool is_unix_stream_listener(int fd)
-{
-	struct sockaddr_un sa;
-	socklen_t len = sizeof(int), sa_len = sizeof(sa);
-	int type = 0, domain = 0, accepting = 0;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
-		return false;
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
-		return false;
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting)
-		return false;
-	if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) < 0 ||
-	    sa_len < sizeof(sa.sun_family) || sa.sun_family != AF_UNIX)
-		return false;
-	return true;
-}
-
 /* systemd's socket, if it passed one of ours. */
 static int listen_fd_from_systemd(void)
 {
-	int n = listen_fds();
+	int n = socket_activation_listen_fds();
 
 	if (n < 0) {
 		log_warning(n,
@@ -913,10 +665,10 @@ static int listen_fd_from_systemd(void)
 			    getenv("LISTEN_PID") ?: "", getenv("LISTEN_FDS") ?: "");
 		return -ENOENT;
 	}
-	for (int fd = CONTROL_LISTEN_FDS_START; fd < CONTROL_LISTEN_FDS_START + n; fd++) {
+	for (int fd = SOCKET_ACTIVATION_FDS_START; fd < SOCKET_ACTIVATION_FDS_START + n; fd++) {
 		int flags;
 
-		if (!is_unix_stream_listener(fd))
+		if (!socket_activation_is_unix_stream_listener(fd))
 			continue;
 		/* systemd passes them blocking unless the unit says NonBlocking=yes. */
 		flags = fcntl(fd, F_GETFL);
