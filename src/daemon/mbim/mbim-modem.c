@@ -148,13 +148,7 @@ static bool take_radio_state(struct mbim_modem *mm, MbimMessage *resp, GError **
 
 	if (!mbim_message_radio_state_response_parse(resp, &hw, &sw, error))
 		return false;
-	enum mbim_modem_power power = mbim_map_power(hw, sw);
-	if (power != mm->power && mm->power != MBIM_MODEM_POWER_UNKNOWN)
-		log_info("modem %s: power %s (radio switches: hardware %s, software %s)", mm->path,
-			 mbim_map_power_to_string(power),
-			 mbim_radio_switch_state_get_string(hw) ?: "?",
-			 mbim_radio_switch_state_get_string(sw) ?: "?");
-	mm->power = power;
+	mm->power = mbim_map_power(hw, sw);
 	mm->radio_hw_off = hw != MBIM_RADIO_SWITCH_STATE_ON;
 	return true;
 }
@@ -167,9 +161,17 @@ static void radio_poll_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	struct mbim_modem *mm = user_data;
 
 	if (qmi_step_cancelled(error))
-		return;
-	if (!resp || !take_radio_state(mm, resp, &error))
+		return; /* mm may be gone */
+	enum mbim_modem_power was = mm->power;
+	if (!resp || !take_radio_state(mm, resp, &error)) {
 		log_debug("modem %s: radio state: %s", mm->path, error->message);
+		return;
+	}
+	if (mm->power != was)
+		log_info("modem %s: power %s (%s)", mm->path, mbim_map_power_to_string(mm->power),
+			 mm->power == MBIM_MODEM_POWER_ON ? "both radio switches on"
+			 : mm->radio_hw_off		  ? "the hardware radio switch is off"
+							  : "the software radio switch is off");
 }
 
 static void query_register_state(struct mbim_modem *mm)
