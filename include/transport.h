@@ -236,6 +236,12 @@ struct transport {
 	 * QMI names it in Endpoint Info. */
 	int data_interface;
 
+	/* The USB device's manufacturer and product strings (iManufacturer, iProduct), read
+	 * when the modem is claimed; "" unknown (none, unreadable, or the sim). MBIM has no
+	 * manufacturer or model (DEVICE_CAPS), and ModemManager names MBIM modems by these.
+	 * 128: a string descriptor holds at most 126 characters. */
+	char manufacturer[128], product[128];
+
 	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
 	enum transport_framing framing;
 	struct transport_ntb ntb;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # MBIM control end to end: qmapd (control = mbim, through mbim-proxy on its pty bridge) against
 # qmapd-sim --mbim, which carries data only for activated sessions. Two sessions (mux 1 IPv4,
-# mux 2 IPv6) get their addresses, DNS and MTU from IP_CONFIGURATION; ping and iperf3 both
+# mux 2 IPv6) get their addresses, DNS and MTU from IP_CONFIGURATION; the SIM's operator
+# (HOME_PROVIDER) and own number (SUBSCRIBER_READY_STATUS) are read; ping and iperf3 both
 # ways; mbimcli -p shares the control channel while they are up, with libmbim finding no
 # descriptors file for the link (wMaxControlMessage unknown: its 4096 default) and the sim
 # declaring a smaller wMaxControlMessage, so answers come in fragments; qmapctl adds and
@@ -55,7 +56,8 @@ mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
 mux_field() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | $2"; }
 
 # A wMaxControlMessage below libmbim's 4096: the sim fragments what does not fit.
-start_sim --mbim --max-control-message 128 --session-mtu 1420 --qmi-over-mbim
+start_sim --mbim --max-control-message 128 --session-mtu 1420 --qmi-over-mbim \
+	--msisdn +15555550123
 start_qmapd "$E2E_TMP/qmapd.conf"
 for m in 1 2; do
 	wait_for 30 "mux $m connected" mux_is $m connected
@@ -74,6 +76,9 @@ expect_eq "packet service" "$(jq -r '.["packet-service"]' <<<"$modem")" attached
 expect_eq "QMI over MBIM" "$(jq -r '.["qmi-over-mbim"]' <<<"$modem")" "offered, not used"
 expect_eq "data format" "$(jq -r '.["data-format"].protocol' <<<"$modem")" mbim/ntb16
 grep -q "QMI over MBIM offered, not used" "$E2E_TMP/qmapd.log" || fail "the log does not say QMI over MBIM is not used"
+# HOME_PROVIDER and the telephone number of SUBSCRIBER_READY_STATUS, as the ready line says.
+grep -qF "SIM operator 00101 (qmapd test), 1 own number" "$E2E_TMP/qmapd.log" ||
+	fail "the log does not name the SIM operator (HOME_PROVIDER) and one own number"
 expect_eq "mux 1 IPv4 from IP_CONFIGURATION" "$(mux_field 1 .ipv4.address)" 192.0.2.2/25
 expect_eq "mux 1 gateway" "$(mux_field 1 .ipv4.gateway)" 192.0.2.1
 expect_eq "mux 1 MTU" "$(mux_field 1 .ipv4.mtu)" 1420

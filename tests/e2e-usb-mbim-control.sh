@@ -6,7 +6,8 @@
 # bridge and the encapsulated commands of the USB function: two sessions (IPv4 on mux 1,
 # IPv6 on mux 2) get their addresses from IP_CONFIGURATION, ping and iperf3 both ways,
 # mbimcli -p shares the channel, a network drop turns the carrier off and the sessions come
-# back, an unplug and replug brings them up again. Needs root (namespaces) and /dev/pts.
+# back, an unplug and replug brings them up again; the device's manufacturer and product
+# strings are read (MBIM itself names neither). Needs root (namespaces) and /dev/pts.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
@@ -64,6 +65,9 @@ expect_eq "control" "$("${CTL[@]}" -j status | jq -r .modems[0].modem.control)" 
 expect_eq "mux 1 IPv4 from IP_CONFIGURATION" "$(mux_field 1 .ipv4.address)" 192.0.2.2/25
 expect_eq "mux 2 IPv6 from IP_CONFIGURATION" "$(mux_field 2 .ipv6.address)" 2001:db8:2::2/64
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/25* ]] || fail "qmap1 lacks its address"
+# MBIM names no manufacturer or model: the USB strings are what there is (ModemManager too).
+grep -qF "claimed (MBIM class 02/0e with data interface 0a/00/02), 'Sierra Wireless, Incorporated' 'EM7455 (qmapd-sim)'" \
+	"$E2E_TMP/qmapd.log" || fail "qmapd did not read the device's manufacturer and product strings"
 echo "ok: two MBIM sessions over the usb transport"
 
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping over mux 1"

@@ -2,7 +2,8 @@
 /*
  * MBIM control's pure mappings (mbim-modem.h): ip-type and allowed-auth to what CONNECT asks,
  * the granted IP type to families, refusals and drops to the session's reason (a 3GPP cause,
- * as QMI gives it, so D-Bus names it the same), and the values status shows.
+ * as QMI gives it, so D-Bus names it the same), the values status shows, RADIO_STATE as
+ * power and the telephone numbers kept as own numbers.
  */
 #include <string.h>
 
@@ -88,10 +89,56 @@ static void test_status_words(void)
 	EXPECT_STR_EQ(mbim_map_access_technology(0), "");
 }
 
+/* RADIO_STATE as power: as ModemManager reads it, either switch off is low power. */
+static void test_power(void)
+{
+	EXPECT_EQ(mbim_map_power(MBIM_RADIO_SWITCH_STATE_ON, MBIM_RADIO_SWITCH_STATE_ON),
+		  MBIM_MODEM_POWER_ON);
+	EXPECT_EQ(mbim_map_power(MBIM_RADIO_SWITCH_STATE_ON, MBIM_RADIO_SWITCH_STATE_OFF),
+		  MBIM_MODEM_POWER_LOW);
+	EXPECT_EQ(mbim_map_power(MBIM_RADIO_SWITCH_STATE_OFF, MBIM_RADIO_SWITCH_STATE_ON),
+		  MBIM_MODEM_POWER_LOW);
+	EXPECT_EQ(mbim_map_power(MBIM_RADIO_SWITCH_STATE_OFF, MBIM_RADIO_SWITCH_STATE_OFF),
+		  MBIM_MODEM_POWER_LOW);
+	EXPECT_STR_EQ(mbim_map_power_to_string(MBIM_MODEM_POWER_ON), "on");
+	EXPECT_STR_EQ(mbim_map_power_to_string(MBIM_MODEM_POWER_LOW), "low");
+	EXPECT_STR_EQ(mbim_map_power_to_string(MBIM_MODEM_POWER_UNKNOWN), "unknown");
+}
+
+static void test_own_numbers(void)
+{
+	char kept[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN];
+	char too_long[MBIM_MODEM_NUMBER_LEN + 1];
+
+	memset(kept, 'x', sizeof(kept));
+	EXPECT_EQ(mbim_map_own_numbers(NULL, 0, kept), 0);
+	EXPECT_EQ(mbim_map_own_numbers(NULL, 3, kept), 0); /* a count without numbers */
+
+	/* In order; empty and oversized ones left out (31 characters still fit). */
+	memset(too_long, '1', sizeof(too_long) - 1);
+	too_long[sizeof(too_long) - 1] = '\0';
+	char fits[MBIM_MODEM_NUMBER_LEN];
+	memset(fits, '2', sizeof(fits) - 1);
+	fits[sizeof(fits) - 1] = '\0';
+	char *some[] = { "+491701234567", "", too_long, fits, "0170 7654321", NULL };
+	EXPECT_EQ(mbim_map_own_numbers(some, 5, kept), 3);
+	EXPECT_STR_EQ(kept[0], "+491701234567");
+	EXPECT_STR_EQ(kept[1], fits);
+	EXPECT_STR_EQ(kept[2], "0170 7654321");
+
+	/* Only the count given is read, at most MBIM_MODEM_OWN_NUMBERS_MAX kept. */
+	EXPECT_EQ(mbim_map_own_numbers(some, 1, kept), 1);
+	char *many[] = { "1", "2", "3", "4", "5", "6" };
+	EXPECT_EQ(mbim_map_own_numbers(many, 6, kept), MBIM_MODEM_OWN_NUMBERS_MAX);
+	EXPECT_STR_EQ(kept[MBIM_MODEM_OWN_NUMBERS_MAX - 1], "4");
+}
+
 int main(void)
 {
 	test_connect_request();
 	test_end();
 	test_status_words();
+	test_power();
+	test_own_numbers();
 	return test_result("test-mbim-map");
 }

@@ -162,12 +162,31 @@ static void test_caps(void)
 	EXPECT_TRUE(firmware && firmware[0]);
 
 	MbimSubscriberReadyState ready = 0;
+	guint32 n_numbers = 99;
+	g_auto(GStrv) numbers = NULL;
 	resp = exchange(mbim_message_subscriber_ready_status_query_new(NULL));
-	EXPECT_TRUE(mbim_message_subscriber_ready_status_response_parse(resp, &ready, &imsi, &iccid,
-									NULL, NULL, NULL, NULL));
+	EXPECT_TRUE(mbim_message_subscriber_ready_status_response_parse(
+		resp, &ready, &imsi, &iccid, NULL, &n_numbers, &numbers, NULL));
 	EXPECT_EQ(ready, MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
 	EXPECT_STR_EQ(imsi, SIM_MBIM_IMSI);
 	EXPECT_STR_EQ(iccid, SIM_MBIM_ICCID);
+	EXPECT_EQ(n_numbers, 0); /* no --msisdn: none, as on many SIMs */
+
+	/* The SIM's operator: the IMSI's MCC+MNC, the SPN as name, state home. */
+	g_autoptr(MbimProvider) home = NULL;
+	resp = exchange(mbim_message_home_provider_query_new(NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NONE);
+	EXPECT_TRUE(mbim_message_home_provider_response_parse(resp, &home, NULL));
+	if (home) {
+		EXPECT_STR_EQ(home->provider_id, "00101");
+		EXPECT_TRUE(strncmp(SIM_MBIM_IMSI, home->provider_id, 5) == 0);
+		EXPECT_STR_EQ(home->provider_name, SIM_QMI_SPN);
+		EXPECT_EQ(home->provider_state, MBIM_PROVIDER_STATE_HOME);
+	}
+	/* Provisioning a home provider is not simulated. */
+	MbimProvider want = { .provider_id = "00102", .provider_name = "Other" };
+	resp = exchange(mbim_message_home_provider_set_new(&want, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
 
 	MbimRadioSwitchState hw = 0, sw = 0;
 	resp = exchange(mbim_message_radio_state_query_new(NULL));
@@ -204,20 +223,53 @@ static void test_caps(void)
 	if (services && n == 1) {
 		EXPECT_EQ(mbim_uuid_to_service(&services[0]->device_service_id),
 			  MBIM_SERVICE_BASIC_CONNECT);
-		bool has_connect = false;
-		for (guint32 i = 0; i < services[0]->cids_count; i++)
+		bool has_connect = false, has_home_provider = false;
+		for (guint32 i = 0; i < services[0]->cids_count; i++) {
 			has_connect |= services[0]->cids[i] == MBIM_CID_BASIC_CONNECT_CONNECT;
+			has_home_provider |=
+				services[0]->cids[i] == MBIM_CID_BASIC_CONNECT_HOME_PROVIDER;
+		}
 		EXPECT_TRUE(has_connect);
+		EXPECT_TRUE(has_home_provider);
 	}
 
 	/* Unknown CIDs and services: NO_DEVICE_SUPPORT, as real modems answer. */
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	uint64_t unsupported = st->mbim_unsupported;
-	resp = exchange(mbim_message_home_provider_query_new(NULL));
+	resp = exchange(mbim_message_preferred_providers_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
 	resp = exchange(mbim_message_sms_configuration_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
 	EXPECT_EQ(st->mbim_unsupported, unsupported + 2);
+}
+
+/* --msisdn: the one telephone number of SUBSCRIBER_READY_STATUS, once the SIM is up. */
+static void test_own_number(void)
+{
+	static const char number[] = "+15555550123";
+
+	for (int locked = 0; locked <= 1; locked++) {
+		MbimSubscriberReadyState ready = 0;
+		guint32 n = 99;
+		g_auto(GStrv) numbers = NULL;
+
+		snprintf(opts.msisdn, sizeof(opts.msisdn), "%s", number);
+		opts.subscriber_state = locked ? MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED
+					       : MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+		engine_new();
+		open_device(4096);
+		MbimMessage *resp = exchange(mbim_message_subscriber_ready_status_query_new(NULL));
+		EXPECT_TRUE(mbim_message_subscriber_ready_status_response_parse(
+			resp, &ready, NULL, NULL, NULL, &n, &numbers, NULL));
+		EXPECT_EQ(ready, opts.subscriber_state);
+		EXPECT_EQ(n, locked ? 0 : 1);
+		if (!locked && n == 1 && numbers)
+			EXPECT_STR_EQ(numbers[0], number);
+	}
+	opts.msisdn[0] = '\0';
+	opts.subscriber_state = MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+	engine_new();
+	open_device(4096);
 }
 
 static void test_qmi_over_mbim_listed(void)
@@ -1359,8 +1411,8 @@ static void test_signal_state(void)
 	EXPECT_EQ(error_rate, 99);
 }
 
-/* A SIM that is not initialized: its state answered, no identity, deregistered, and attach
- * and CONNECT refused with the status modems give for it. */
+/* A SIM that is not initialized: its state answered, no identity, deregistered, and attach,
+ * HOME_PROVIDER and CONNECT refused with the status modems give for it. */
 static void test_sim_states(void)
 {
 	static const struct {
@@ -1398,6 +1450,8 @@ static void test_sim_states(void)
 		EXPECT_TRUE(mbim_message_register_state_response_parse(
 			resp, NULL, &reg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 		EXPECT_EQ(reg, MBIM_REGISTER_STATE_DEREGISTERED);
+		resp = exchange(mbim_message_home_provider_query_new(NULL));
+		EXPECT_EQ(status_of(resp), cases[i].status);
 		resp = exchange(mbim_message_packet_service_set_new(
 			MBIM_PACKET_SERVICE_ACTION_ATTACH, NULL));
 		EXPECT_EQ(status_of(resp), cases[i].status);
@@ -1417,6 +1471,7 @@ int main(void)
 
 	test_open();
 	test_caps();
+	test_own_number();
 	test_qmi_over_mbim_listed();
 	test_connect();
 	test_malformed();

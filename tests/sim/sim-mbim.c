@@ -31,6 +31,7 @@
 #define MBIM_CID_DEVICE_CAPS		       1
 #define MBIM_CID_SUBSCRIBER_READY_STATUS       2
 #define MBIM_CID_RADIO_STATE		       3
+#define MBIM_CID_HOME_PROVIDER		       6
 #define MBIM_CID_REGISTER_STATE		       9
 #define MBIM_CID_PACKET_SERVICE		       10
 #define MBIM_CID_SIGNAL_STATE		       11
@@ -395,13 +396,40 @@ static void answer_subscriber_ready(struct sim_mbim *m, const struct req *r)
 	struct info ib;
 
 	bool ready = m->opts.subscriber_state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+	/* EF_MSISDN needs the SIM: no number until it is initialized. */
+	unsigned n_numbers = ready && m->opts.msisdn[0] ? 1 : 0;
 
-	info_init(&ib, 28);
+	/* ReadyState, SubscriberId, SimIccId, ReadyInfo, ElementCount, then an OL pair per
+	 * telephone number. */
+	info_init(&ib, 28 + 8 * n_numbers);
 	info_u32(&ib, 0, m->opts.subscriber_state);
 	info_string(&ib, 4, ready ? SIM_MBIM_IMSI : "");
 	info_string(&ib, 12, ready ? SIM_MBIM_ICCID : "");
 	info_u32(&ib, 20, MBIM_READY_INFO_FLAG_NONE);
-	info_u32(&ib, 24, 0); /* no telephone numbers */
+	info_u32(&ib, 24, n_numbers);
+	if (n_numbers)
+		info_string(&ib, 28, m->opts.msisdn);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/* The SIM's operator: the IMSI's MCC+MNC and EF_SPN's name, as the QMI side reads them. */
+static void answer_home_provider(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (sim_status(m) != MBIM_STATUS_ERROR_NONE) {
+		respond(m, r, sim_status(m), NULL);
+		return;
+	}
+	/* MBIM_PROVIDER: ProviderId, ProviderState, ProviderName, CellularClass, Rssi,
+	 * ErrorRate; the last two mean nothing for the home provider: unknown (99). */
+	info_init(&ib, 32);
+	info_string(&ib, 0, SIM_MBIM_HOME_PROVIDER_ID);
+	info_u32(&ib, 8, MBIM_PROVIDER_STATE_HOME);
+	info_string(&ib, 12, SIM_MBIM_HOME_PROVIDER_NAME);
+	info_u32(&ib, 20, MBIM_CELLULAR_CLASS_GSM);
+	info_u32(&ib, 24, 99);
+	info_u32(&ib, 28, 99);
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
@@ -800,6 +828,7 @@ static const uint32_t basic_connect_cids[] = {
 	MBIM_CID_PACKET_SERVICE,  MBIM_CID_SIGNAL_STATE,
 	MBIM_CID_CONNECT,	  MBIM_CID_IP_CONFIGURATION,
 	MBIM_CID_DEVICE_SERVICES, MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
+	MBIM_CID_HOME_PROVIDER,
 };
 
 /* One MBIM_DEVICE_SERVICE_ELEMENT; its OL pair at pair_off. */
@@ -901,6 +930,13 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 	case MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST:
 		answer_subscribe_list(m, r);
 		return;
+	case MBIM_CID_HOME_PROVIDER:
+		/* Setting the home provider (MVNO provisioning) is not simulated. */
+		if (query) {
+			answer_home_provider(m, r);
+			return;
+		}
+		break;
 	default:
 		break;
 	}

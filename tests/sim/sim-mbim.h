@@ -31,12 +31,17 @@
  *   DEVICE_CAPS (1) query: embedded, GSM class, LTE data class, max sessions, device id
  *     SIM_MBIM_IMEI, firmware and hardware strings.
  *   SUBSCRIBER_READY_STATUS (2) query: opts.subscriber_state (initialized unless set), the
- *     IMSI/ICCID of a test SIM when initialized. A SIM that is not initialized leaves the
- *     modem deregistered, and PACKET_SERVICE attach and CONNECT activate fail as modems
- *     answer then: SIM_NOT_INSERTED (3), BAD_SIM (4), PIN_REQUIRED (5) for a locked one,
- *     NOT_INITIALIZED (14) while it is starting.
+ *     IMSI/ICCID of a test SIM and opts.msisdn as its one telephone number (none when "")
+ *     when initialized. A SIM that is not initialized leaves the modem deregistered, and
+ *     PACKET_SERVICE attach, HOME_PROVIDER and CONNECT activate fail as modems answer then:
+ *     SIM_NOT_INSERTED (3), BAD_SIM (4), PIN_REQUIRED (5) for a locked one,
+ *     NOT_INITIALIZED (14) while it is starting (Microsoft's MBIM implementation
+ *     guidelines name the first three for a HOME_PROVIDER query).
  *   RADIO_STATE (3) query/set: hardware and software radio on; set switches the software
  *     state (off: every session ends, with an indication).
+ *   HOME_PROVIDER (6) query: the SIM's operator, SIM_MBIM_HOME_PROVIDER_ID (the IMSI's
+ *     MCC+MNC) named SIM_MBIM_HOME_PROVIDER_NAME (the SPN the QMI side reads), state home;
+ *     set (provisioning a home provider) is NO_DEVICE_SUPPORT.
  *   REGISTER_STATE (9) query: registered home, automatic, LTE, provider 00101 "Test Network".
  *   SIGNAL_STATE (11) query: RSSI SIM_MBIM_RSSI (99, unknown, with the radio off), error
  *     rate unknown; set (reporting thresholds) is NO_DEVICE_SUPPORT.
@@ -101,6 +106,8 @@
 #define SIM_MBIM_IMEI			 SIM_QMI_IMEI
 #define SIM_MBIM_IMSI			 "001010000000001"
 #define SIM_MBIM_ICCID			 "8900100000000000001"
+#define SIM_MBIM_HOME_PROVIDER_ID	 "00101" /* SIM_MBIM_IMSI's MCC and MNC */
+#define SIM_MBIM_HOME_PROVIDER_NAME	 SIM_QMI_SPN
 #define SIM_MBIM_NW_REGULAR_DEACTIVATION 36 /* 3GPP TS 24.008 cause 36 */
 #define SIM_MBIM_RSSI			 20 /* SIGNAL_STATE: -113 + 2 * 20 = -73 dBm */
 
@@ -110,6 +117,7 @@ struct sim_mbim_options {
 	uint32_t session_mtu;
 	bool qmi_over_mbim;	   /* DEVICE_SERVICES lists the QMI-over-MBIM service */
 	uint32_t subscriber_state; /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
+	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* the SIM's own number; "" none (as many SIMs) */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
 	/* By mux id; session id = mux id - 1. */

@@ -2249,6 +2249,7 @@ static int sim_new_mbim(struct sim *s)
 	m->session_mtu = o->session_mtu;
 	m->qmi_over_mbim = o->qmi_over_mbim;
 	m->subscriber_state = o->mbim_sim_state;
+	snprintf(m->msisdn, sizeof(m->msisdn), "%s", o->quirks.msisdn);
 	memcpy(m->apn, o->apn, sizeof(m->apn));
 	m->n_apn = o->n_apn;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {

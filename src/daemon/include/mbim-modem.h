@@ -3,7 +3,9 @@
  * The modem's MBIM side as qmapd uses it (control = mbim): an MbimDevice opened through
  * mbim-proxy on the wdm bridge's pty link (so mbimcli -p can share it), then
  *   DEVICE_CAPS (identity), SUBSCRIBER_READY_STATUS (a SIM that is not initialized stops
- *   here, its state named), RADIO_STATE (switched on if the software switch is off),
+ *   here, its state named; the SIM's own numbers), HOME_PROVIDER (the SIM's operator; a
+ *   modem that cannot say goes on without it), RADIO_STATE (power; switched on if the
+ *   software switch is off, polled with registration),
  *   REGISTER_STATE (for status), PACKET_SERVICE attach, DEVICE_SERVICES (whether the
  *   QMI-over-MBIM service is offered: qmapd does not use it, status and log say so),
  * and sessions start: one CONNECT per mux, session id = mux id - 1 (the data path carries
@@ -26,6 +28,21 @@ enum mbim_modem_state {
 	MBIM_MODEM_STATE_READY,	  /* attached: sessions may connect */
 	MBIM_MODEM_STATE_FAILED,  /* a step failed (last_error); retried */
 };
+
+/*
+ * Power as RADIO_STATE tells it, in the terms ModemManager gives MBIM modems: either radio
+ * switch off is low power. There is no "off": a function that answers MBIM is powered.
+ */
+enum mbim_modem_power {
+	MBIM_MODEM_POWER_UNKNOWN, /* not read (yet): the modem is gone or its SIM stopped the open */
+	MBIM_MODEM_POWER_LOW,	  /* the hardware (W_DISABLE) or the software radio switch is off */
+	MBIM_MODEM_POWER_ON,	  /* both switches on */
+};
+
+/* Own numbers kept: SIMs carry one or two EF_MSISDN records; E.164 is at most 15 digits and
+ * a '+', so 32 leaves room for the odd formatting without keeping garbage. */
+#define MBIM_MODEM_OWN_NUMBERS_MAX 4
+#define MBIM_MODEM_NUMBER_LEN	   32
 
 struct mbim_modem_callbacks {
 	void (*on_ready)(void *userdata); /* attached: sessions can start */
@@ -53,6 +70,16 @@ struct mbim_modem {
 	/* SUBSCRIBER_READY_STATUS */
 	char subscriber[32]; /* "initialized", "sim-not-inserted", "device-locked", ... */
 	char *imsi, *iccid;
+	/* its TelephoneNumbers: the SIM's own numbers (MSISDN), the first is the one to show */
+	char own_numbers[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN];
+	unsigned n_own_numbers;
+	/* HOME_PROVIDER: the SIM's operator, as QMI reads it from EF_IMSI/EF_AD and EF_SPN;
+	 * "" unknown (the query failed, or the SIM is not initialized) */
+	char sim_operator_id[8];    /* MCCMNC */
+	char sim_operator_name[64]; /* the provider name the SIM gives */
+	/* RADIO_STATE, at open and with every registration poll */
+	enum mbim_modem_power power;
+	bool radio_hw_off; /* the hardware switch is off: why power is low, and fatal */
 	/* REGISTER_STATE, PACKET_SERVICE */
 	char registration[32]; /* "home", "roaming", "searching", "denied", ... */
 	char access_technology[32];
@@ -109,5 +136,16 @@ const char *mbim_map_subscriber(MbimSubscriberReadyState s);
 const char *mbim_map_registration(MbimRegisterState s);
 /* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */
 const char *mbim_map_access_technology(MbimDataClass c);
+/* RADIO_STATE's hardware and software switches as power. */
+enum mbim_modem_power mbim_map_power(MbimRadioSwitchState hw, MbimRadioSwitchState sw);
+/* "unknown", "low", "on". */
+const char *mbim_map_power_to_string(enum mbim_modem_power p);
+/*
+ * SUBSCRIBER_READY_STATUS's telephone numbers (n of them; numbers may be NULL when n is 0)
+ * into ret: empty ones and ones that do not fit MBIM_MODEM_NUMBER_LEN skipped, at most
+ * MBIM_MODEM_OWN_NUMBERS_MAX kept in order. Returns how many were kept.
+ */
+unsigned mbim_map_own_numbers(char *const *numbers, uint32_t n,
+			      char ret[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN]);
 
 #endif

@@ -76,5 +76,10 @@ bool usb_device_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *por
 /* The serial number string of an opened device, "" when it has none or it cannot be read. */
 void usb_device_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
 		       char *buf, size_t len);
+/* Its manufacturer and product strings (iManufacturer, iProduct: what udev shows as the
+ * device's manufacturer and product), each "" when it has none or it cannot be read. */
+void usb_device_names(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
+		      char *manufacturer, size_t manufacturer_len, char *product,
+		      size_t product_len);
 
 #endif

@@ -131,3 +131,39 @@ const char *mbim_map_access_technology(MbimDataClass c)
 		return "gprs";
 	return "";
 }
+
+enum mbim_modem_power mbim_map_power(MbimRadioSwitchState hw, MbimRadioSwitchState sw)
+{
+	/* ModemManager does the same for MBIM (mm-broadband-modem-mbim.c, power state). */
+	if (hw == MBIM_RADIO_SWITCH_STATE_ON && sw == MBIM_RADIO_SWITCH_STATE_ON)
+		return MBIM_MODEM_POWER_ON;
+	return MBIM_MODEM_POWER_LOW;
+}
+
+const char *mbim_map_power_to_string(enum mbim_modem_power p)
+{
+	switch (p) {
+	case MBIM_MODEM_POWER_UNKNOWN:
+		return "unknown";
+	case MBIM_MODEM_POWER_LOW:
+		return "low";
+	case MBIM_MODEM_POWER_ON:
+		return "on";
+	}
+	return "unknown";
+}
+
+unsigned mbim_map_own_numbers(char *const *numbers, uint32_t n,
+			      char ret[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN])
+{
+	unsigned kept = 0;
+
+	for (uint32_t i = 0; numbers && i < n && kept < MBIM_MODEM_OWN_NUMBERS_MAX; i++) {
+		size_t len = numbers[i] ? strlen(numbers[i]) : 0;
+		if (len == 0 || len >= MBIM_MODEM_NUMBER_LEN)
+			continue;
+		memcpy(ret[kept], numbers[i], len + 1);
+		kept++;
+	}
+	return kept;
+}

@@ -141,6 +141,39 @@ static void signal_state_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	mm->rssi = mm->have_signal ? -113 + 2 * (int)rssi : 0;
 }
 
+/* The radio switches as power. false (error set) when the answer does not parse. */
+static bool take_radio_state(struct mbim_modem *mm, MbimMessage *resp, GError **error)
+{
+	MbimRadioSwitchState hw, sw;
+
+	if (!mbim_message_radio_state_response_parse(resp, &hw, &sw, error))
+		return false;
+	mm->power = mbim_map_power(hw, sw);
+	mm->radio_hw_off = hw != MBIM_RADIO_SWITCH_STATE_ON;
+	return true;
+}
+
+/* Polled: someone (mbimcli -p, a W_DISABLE line) may switch the radio behind qmapd's back. */
+static void radio_poll_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+
+	if (qmi_step_cancelled(error))
+		return; /* mm may be gone */
+	enum mbim_modem_power was = mm->power;
+	if (!resp || !take_radio_state(mm, resp, &error)) {
+		log_debug("modem %s: radio state: %s", mm->path, error->message);
+		return;
+	}
+	if (mm->power != was)
+		log_info("modem %s: power %s (%s)", mm->path, mbim_map_power_to_string(mm->power),
+			 mm->power == MBIM_MODEM_POWER_ON ? "both radio switches on"
+			 : mm->radio_hw_off		  ? "the hardware radio switch is off"
+							  : "the software radio switch is off");
+}
+
 static void query_register_state(struct mbim_modem *mm)
 {
 	command(mm, mbim_message_register_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
@@ -153,7 +186,10 @@ static void mbim_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int reve
 {
 	(void)loop;
 	(void)revents;
-	query_register_state(w->data);
+	struct mbim_modem *mm = w->data;
+	query_register_state(mm);
+	command(mm, mbim_message_radio_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		radio_poll_ready);
 }
 
 /* ---- the open sequence ---------------------------------------------------------------- */
@@ -163,10 +199,14 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 	mm->state = MBIM_MODEM_STATE_READY;
 	mm->attempts = 0;
 	mm->last_error[0] = '\0';
-	log_info("modem %s: MBIM ready: %s, %s, packet service %s", mm->path,
-		 mm->firmware ? mm->firmware : "firmware unknown",
+	log_info("modem %s: MBIM ready: %s, %s, packet service %s, SIM operator %s%s%s%s, "
+		 "%u own number%s",
+		 mm->path, mm->firmware ? mm->firmware : "firmware unknown",
 		 mm->registration[0] ? mm->registration : "registration unknown",
-		 mm->packet_service);
+		 mm->packet_service, mm->sim_operator_id[0] ? mm->sim_operator_id : "unknown",
+		 mm->sim_operator_name[0] ? " (" : "", mm->sim_operator_name,
+		 mm->sim_operator_name[0] ? ")" : "", mm->n_own_numbers,
+		 mm->n_own_numbers == 1 ? "" : "s");
 	ev_timer_again(mm->loop, &mm->radio_poll);
 	if (mm->cb.on_ready)
 		mm->cb.on_ready(mm->userdata);
@@ -248,6 +288,9 @@ static void radio_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		mbim_modem_fail_error(mm, "radio on", error);
 		return;
 	}
+	/* The answer is the new RADIO_STATE_INFO. */
+	if (!take_radio_state(mm, resp, &error))
+		log_debug("modem %s: radio on: %s", mm->path, error->message);
 	log_info("modem %s: radio switched on", mm->path);
 	attach(mm);
 }
@@ -257,24 +300,48 @@ static void radio_state_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
 	struct mbim_modem *mm = user_data;
-	MbimRadioSwitchState hw, sw;
 
 	if (qmi_step_cancelled(error))
 		return;
-	if (!resp || !mbim_message_radio_state_response_parse(resp, &hw, &sw, &error)) {
+	if (!resp || !take_radio_state(mm, resp, &error)) {
 		mbim_modem_fail_error(mm, "radio state", error);
 		return;
 	}
-	if (hw != MBIM_RADIO_SWITCH_STATE_ON) {
+	if (mm->radio_hw_off) {
 		mbim_modem_fail(mm, "radio state", "the hardware radio switch is off");
 		return;
 	}
-	if (sw != MBIM_RADIO_SWITCH_STATE_ON) {
+	if (mm->power != MBIM_MODEM_POWER_ON) {
 		command(mm, mbim_message_radio_state_set_new(MBIM_RADIO_SWITCH_STATE_ON, NULL),
 			MBIM_TIMEOUT_SECONDS, radio_set_ready);
 		return;
 	}
 	attach(mm);
+}
+
+static void home_provider_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+	g_autoptr(MbimProvider) provider = NULL;
+
+	if (qmi_step_cancelled(error))
+		return;
+	/* Status only, and a SIM may not say (READ_FAILURE when it has no home provider
+	 * provisioned): the modem carries data without. */
+	if (!resp || !mbim_message_home_provider_response_parse(resp, &provider, &error)) {
+		log_debug("modem %s: home provider: %s", mm->path, error->message);
+	} else {
+		snprintf(mm->sim_operator_id, sizeof(mm->sim_operator_id), "%s",
+			 provider->provider_id ? provider->provider_id : "");
+		snprintf(mm->sim_operator_name, sizeof(mm->sim_operator_name), "%s",
+			 provider->provider_name ? provider->provider_name : "");
+		log_debug("modem %s: home provider %s '%s'", mm->path, mm->sim_operator_id,
+			  mm->sim_operator_name);
+	}
+	command(mm, mbim_message_radio_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		radio_state_ready);
 }
 
 static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -284,25 +351,34 @@ static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	struct mbim_modem *mm = user_data;
 	MbimSubscriberReadyState state;
 	g_autofree gchar *imsi = NULL, *iccid = NULL;
+	guint32 n_numbers = 0;
+	g_auto(GStrv) numbers = NULL;
 
 	if (qmi_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_subscriber_ready_status_response_parse(
-			     resp, &state, &imsi, &iccid, NULL, NULL, NULL, &error)) {
+			     resp, &state, &imsi, &iccid, NULL, &n_numbers, &numbers, &error)) {
 		mbim_modem_fail_error(mm, "subscriber ready status", error);
 		return;
 	}
 	snprintf(mm->subscriber, sizeof(mm->subscriber), "%s", mbim_map_subscriber(state));
 	replace_string(&mm->imsi, imsi);
 	replace_string(&mm->iccid, iccid);
+	mm->n_own_numbers = mbim_map_own_numbers(numbers, n_numbers, mm->own_numbers);
+	if (mm->n_own_numbers < n_numbers)
+		log_debug("modem %s: %u of %u telephone numbers kept (empty or too long ones, or "
+			  "more than %d, left out)",
+			  mm->path, mm->n_own_numbers, n_numbers, MBIM_MODEM_OWN_NUMBERS_MAX);
+	/* Read again below: the SIM may have changed since the last attempt. */
+	mm->sim_operator_id[0] = mm->sim_operator_name[0] = '\0';
 	if (state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED) {
 		/* No SIM, a locked one, one still starting: nothing to connect with. Retried:
 		 * a SIM that is still initializing becomes ready. */
 		mbim_modem_fail(mm, "SIM not ready", mm->subscriber);
 		return;
 	}
-	command(mm, mbim_message_radio_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
-		radio_state_ready);
+	command(mm, mbim_message_home_provider_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		home_provider_ready);
 }
 
 static void device_caps_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -392,6 +468,7 @@ void mbim_modem_stop(struct mbim_modem *mm)
 	ev_timer_stop(mm->loop, &mm->retry);
 	mbim_modem_reset(mm);
 	mm->attempts = 0;
+	mm->power = MBIM_MODEM_POWER_UNKNOWN; /* gone: nothing to say */
 }
 
 static void mbim_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)

@@ -846,8 +846,12 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	}
 	usb_loop_arm_timeout(s->ul);
 	t->data_interface = s->data_ifnum;
-	log_info("%s: claimed (%s), serial '%s', %u bulk IN transfers of %u bytes in flight%s",
-		 s->name, how, serial, t->n_rx, s->rx_len, s->rx_dev_mem ? " (usbfs memory)" : "");
+	usb_device_names(h, dd, t->manufacturer, sizeof(t->manufacturer), t->product,
+			 sizeof(t->product));
+	log_info("%s: claimed (%s), '%s' '%s', serial '%s', %u bulk IN transfers of %u bytes in "
+		 "flight%s",
+		 s->name, how, t->manufacturer, t->product, serial, t->n_rx, s->rx_len,
+		 s->rx_dev_mem ? " (usbfs memory)" : "");
 	if (t->cb.on_connect)
 		t->cb.on_connect(t->userdata);
 	return 0;

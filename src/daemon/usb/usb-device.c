@@ -233,11 +233,24 @@ bool usb_device_path_matches(libusb_device *dev, uint8_t bus, const uint8_t *por
 	return libusb_get_bus_number(dev) == bus && k == n && memcmp(p, ports, n) == 0;
 }
 
+static void usb_device_string(libusb_device_handle *h, uint8_t index, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (index &&
+	    libusb_get_string_descriptor_ascii(h, index, (unsigned char *)buf, (int)len) < 0)
+		buf[0] = '\0';
+}
+
 void usb_device_serial(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
 		       char *buf, size_t len)
 {
-	buf[0] = '\0';
-	if (dd->iSerialNumber && libusb_get_string_descriptor_ascii(
-					 h, dd->iSerialNumber, (unsigned char *)buf, (int)len) < 0)
-		buf[0] = '\0';
+	usb_device_string(h, dd->iSerialNumber, buf, len);
+}
+
+void usb_device_names(libusb_device_handle *h, const struct libusb_device_descriptor *dd,
+		      char *manufacturer, size_t manufacturer_len, char *product,
+		      size_t product_len)
+{
+	usb_device_string(h, dd->iManufacturer, manufacturer, manufacturer_len);
+	usb_device_string(h, dd->iProduct, product, product_len);
 }
