@@ -69,10 +69,13 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 {
 	const struct mbim_modem *mm = mbim(c);
 
-	/* DEVICE_CAPS has no manufacturer or model: the hardware string is the closest to a
-	 * model, and what ModemManager shows as the hardware revision. Own number, SIM
-	 * operator, power state and manufacturer stay unknown until MBIM is asked for them
-	 * (SUBSCRIBER_READY_STATUS numbers, HOME_PROVIDER, RADIO_STATE, USB strings). */
+	/*
+	 * DEVICE_CAPS has no manufacturer or model: the hardware string is the closest to a
+	 * model, and what ModemManager shows as the hardware revision. What MBIM is not asked
+	 * yet stays unknown, each with its field here: .manufacturer (the USB strings),
+	 * .info.own_number (SUBSCRIBER_READY_STATUS telephone numbers), .info.sim_operator_id
+	 * and .info.sim_operator_name (HOME_PROVIDER), .info.power (RADIO_STATE).
+	 */
 	*ret = (struct modem_view){
 		.mbim = true,
 		.state = control_state(c),
