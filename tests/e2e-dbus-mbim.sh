@@ -60,12 +60,14 @@ mm -m "$MODEM" | tee -a "$E2E_TMP/transcript"
 m=$(mmj -m "$MODEM")
 expect_eq "Model (DEVICE_CAPS hardware)" "$(jq -r .modem.generic.model <<<"$m")" qmapd-sim
 expect_eq "Revision (DEVICE_CAPS firmware)" "$(jq -r .modem.generic.revision <<<"$m")" "qmapd-sim MBIM 1"
+expect_eq "HardwareRevision (DEVICE_CAPS hardware)" "$(jq -r '.modem.generic["hardware-revision"]' <<<"$m")" qmapd-sim
 expect_eq "EquipmentIdentifier (DEVICE_CAPS device id)" "$(jq -r '.modem.generic["equipment-identifier"]' <<<"$m")" 350000000000006
 expect_eq "PrimaryPort" "$(jq -r '.modem.generic["primary-port"]' <<<"$m")" a.mbim
 jq -e '.modem.generic.ports | index("a.mbim (mbim)")' <<<"$m" >/dev/null ||
 	fail "the control link is not an MBIM port: $(jq -c .modem.generic.ports <<<"$m")"
 expect_eq "3GPP registration" "$(jq -r '.modem["3gpp"]["registration-state"]' <<<"$m")" home
 expect_eq "3GPP operator" "$(jq -r '.modem["3gpp"]["operator-code"]' <<<"$m")" 00101
+expect_eq "3GPP packet service (PACKET_SERVICE)" "$(jq -r '.modem["3gpp"]["packet-service-state"]' <<<"$m")" attached
 expect_eq "access technology" "$(jq -r '.modem.generic["access-technologies"][0]' <<<"$m")" lte
 expect_eq "signal quality (SIGNAL_STATE -73 dBm)" "$(jq -r '.modem.generic["signal-quality"].value' <<<"$m")" 64
 CONFIG_BEARER=$(jq -r '.modem.generic.bearers[0]' <<<"$m")
