@@ -7,6 +7,8 @@
 
 #define RADIO(r) (1u << (r))
 
+_Static_assert(QMI_LTE_BAND_WORDS == MODEM_LTE_BAND_WORDS, "LTE band words are copied as they are");
+
 enum modem_capability qmi_map_capabilities(uint32_t r)
 {
 	enum modem_capability caps = MODEM_CAPABILITY_NONE;
