@@ -46,7 +46,7 @@ ip-type = ipv4
 routes = 198.51.100.1/32
 CONF
 
-start_sim --mbim --apn internet
+start_sim --mbim --apn internet --msisdn +15555550100
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
 modem_paths() { mmj -L | jq -r '."modem-list"[]'; }
@@ -60,14 +60,18 @@ mm -m "$MODEM" | tee -a "$E2E_TMP/transcript"
 m=$(mmj -m "$MODEM")
 expect_eq "Model (DEVICE_CAPS hardware)" "$(jq -r .modem.generic.model <<<"$m")" qmapd-sim
 expect_eq "Revision (DEVICE_CAPS firmware)" "$(jq -r .modem.generic.revision <<<"$m")" "qmapd-sim MBIM 1"
+expect_eq "HardwareRevision (DEVICE_CAPS hardware)" "$(jq -r '.modem.generic["hardware-revision"]' <<<"$m")" qmapd-sim
 expect_eq "EquipmentIdentifier (DEVICE_CAPS device id)" "$(jq -r '.modem.generic["equipment-identifier"]' <<<"$m")" 350000000000006
 expect_eq "PrimaryPort" "$(jq -r '.modem.generic["primary-port"]' <<<"$m")" a.mbim
 jq -e '.modem.generic.ports | index("a.mbim (mbim)")' <<<"$m" >/dev/null ||
 	fail "the control link is not an MBIM port: $(jq -c .modem.generic.ports <<<"$m")"
 expect_eq "3GPP registration" "$(jq -r '.modem["3gpp"]["registration-state"]' <<<"$m")" home
 expect_eq "3GPP operator" "$(jq -r '.modem["3gpp"]["operator-code"]' <<<"$m")" 00101
+expect_eq "3GPP packet service (PACKET_SERVICE)" "$(jq -r '.modem["3gpp"]["packet-service-state"]' <<<"$m")" attached
 expect_eq "access technology" "$(jq -r '.modem.generic["access-technologies"][0]' <<<"$m")" lte
 expect_eq "signal quality (SIGNAL_STATE -73 dBm)" "$(jq -r '.modem.generic["signal-quality"].value' <<<"$m")" 64
+expect_eq "OwnNumbers (SUBSCRIBER_READY_STATUS telephone numbers)" "$(jq -r '.modem.generic["own-numbers"][0]' <<<"$m")" +15555550100
+expect_eq "PowerState (RADIO_STATE)" "$(jq -r '.modem.generic["power-state"]' <<<"$m")" on
 CONFIG_BEARER=$(jq -r '.modem.generic.bearers[0]' <<<"$m")
 b=$(mmj -b "$CONFIG_BEARER")
 expect_eq "the config's mux as a bearer: connected" "$(jq -r .bearer.status.connected <<<"$b")" yes
@@ -76,6 +80,8 @@ SIM=$(jq -r '.modem.generic.sim' <<<"$m")
 i=$(mmj -i "$SIM")
 expect_eq "SIM ICCID (SUBSCRIBER_READY_STATUS)" "$(jq -r '.sim.properties.iccid' <<<"$i")" 8900100000000000001
 expect_eq "SIM IMSI (SUBSCRIBER_READY_STATUS)" "$(jq -r '.sim.properties.imsi' <<<"$i")" 001010000000001
+expect_eq "SIM operator id (HOME_PROVIDER)" "$(jq -r '.sim.properties["operator-code"]' <<<"$i")" 00101
+expect_eq "SIM operator name (HOME_PROVIDER)" "$(jq -r '.sim.properties["operator-name"]' <<<"$i")" "qmapd test"
 echo "ok: mmcli -L / -m / -i show the MBIM modem's identity; the config's mux is a connected bearer"
 
 # Simple.Connect: an MBIM session (id 1) on a new mux (2).

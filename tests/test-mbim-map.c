@@ -2,8 +2,9 @@
 /*
  * MBIM control's pure mappings (mbim-modem.h): ip-type and allowed-auth to what CONNECT asks,
  * the granted IP type to families, refusals and drops to the session's reason (a 3GPP cause,
- * as QMI gives it, so D-Bus names it the same), the values status shows, RADIO_STATE as
- * power and the telephone numbers kept as own numbers.
+ * as QMI gives it, so D-Bus names it the same), the subscriber state as the neutral SIM
+ * facts, the values status shows, RADIO_STATE as power and the telephone numbers kept as
+ * own numbers.
  */
 #include <string.h>
 
@@ -39,19 +40,19 @@ static void test_end(void)
 	/* A wrong APN: FAILURE with nw_error 27, a refusal (slow retries). */
 	EXPECT_TRUE(mbim_map_end(MBIM_STATUS_ERROR_FAILURE, 27, false, &end, text, sizeof(text)));
 	EXPECT_STR_EQ(text, "Failure, nw_error 27 (missing-or-unknown-apn)");
-	EXPECT_TRUE(end.have_verbose);
-	EXPECT_EQ(end.verbose_type, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP);
-	EXPECT_EQ(end.verbose_reason, QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN);
+	EXPECT_EQ(end.kind, SESSION_END_3GPP);
+	EXPECT_EQ(end.cause, 27);
+	EXPECT_STR_EQ(end.text, text);
 	EXPECT_TRUE(!(end.dropped));
 
 	/* Credentials: 29, a refusal too. */
 	EXPECT_TRUE(mbim_map_end(MBIM_STATUS_ERROR_FAILURE, 29, false, &end, text, sizeof(text)));
-	EXPECT_EQ(end.verbose_reason, QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_AUTHENTICATION_FAILED);
+	EXPECT_EQ(end.cause, 29);
 
 	/* No room for another context: no nw_error, retried at the usual pace. */
 	EXPECT_TRUE(!mbim_map_end(MBIM_STATUS_ERROR_MAX_ACTIVATED_CONTEXTS, 0, false, &end, text,
 				  sizeof(text)));
-	EXPECT_TRUE(!(end.have_verbose));
+	EXPECT_EQ(end.kind, SESSION_END_NONE);
 	EXPECT_TRUE(strstr(text, "status 13") != NULL);
 
 	/* The network ends the session (regular deactivation): a drop, never a refusal. */
@@ -59,10 +60,37 @@ static void test_end(void)
 	/* libmbim 1.28 has no name for 36, later ones do. */
 	EXPECT_TRUE(strncmp(text, "nw_error 36", 11) == 0);
 	EXPECT_TRUE(end.dropped);
-	EXPECT_EQ(end.verbose_reason, 36);
+	EXPECT_EQ(end.cause, 36);
 	EXPECT_TRUE(!mbim_map_end(MBIM_STATUS_ERROR_NONE, 0, true, &end, text, sizeof(text)));
 	EXPECT_STR_EQ(text, "no reason given");
-	EXPECT_TRUE(!end.have_verbose);
+	EXPECT_EQ(end.kind, SESSION_END_NONE);
+}
+
+static void test_sim(void)
+{
+	struct modem_info i = { 0 };
+
+	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_INITIALIZED), &i);
+	EXPECT_EQ(i.sim, MODEM_SIM_PRESENT);
+	EXPECT_TRUE(i.tells_lock);
+	EXPECT_EQ(i.lock, MODEM_LOCK_NONE);
+	EXPECT_EQ(i.failed_reason, MODEM_FAILED_NONE);
+	i = (struct modem_info){ 0 };
+	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED), &i);
+	EXPECT_EQ(i.sim, MODEM_SIM_ABSENT);
+	EXPECT_EQ(i.failed_reason, MODEM_FAILED_SIM_MISSING);
+	i = (struct modem_info){ 0 };
+	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_BAD_SIM), &i);
+	EXPECT_EQ(i.sim, MODEM_SIM_ERROR);
+	EXPECT_EQ(i.failed_reason, MODEM_FAILED_SIM_ERROR);
+	i = (struct modem_info){ 0 };
+	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED), &i);
+	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PIN);
+	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
+	i = (struct modem_info){ 0 };
+	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_NOT_INITIALIZED), &i);
+	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
+	EXPECT_TRUE(!i.tells_lock);
 }
 
 static void test_status_words(void)
@@ -137,6 +165,7 @@ int main(void)
 {
 	test_connect_request();
 	test_end();
+	test_sim();
 	test_status_words();
 	test_power();
 	test_own_numbers();

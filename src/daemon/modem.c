@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One modem: data path, QMI bridge and client, the sessions of its muxes (modem.h). */
+/* One modem: data path, control bridge and plane, the sessions of its muxes (modem.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -12,11 +12,9 @@
 #include "datapath.h"
 #include "control-protocol.h"
 #include "log.h"
-#include "mbim-modem.h"
+#include "modem-control.h"
 #include "modem.h"
 #include "netdev.h"
-#include "qmi-modem.h"
-#include "qmi-session.h"
 #include "session.h"
 #include "wdm.h"
 
@@ -29,9 +27,7 @@ struct modem {
 	void *userdata;
 	struct datapath *dp;
 	struct wdm *wdm;
-	struct qmi_modem *qm;
-	struct mbim_modem *mm;
-	struct qmi_modem_info mbim_info; /* what modem_view() shows of an MBIM modem: unknown */
+	struct modem_control *ctl; /* QMI or MBIM (modem-control.h); NULL with control = none */
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
 	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
@@ -71,10 +67,8 @@ static void modem_changed(struct modem *m)
 
 const char *modem_state(const struct modem *m)
 {
-	if (m->qm)
-		return qmi_modem_state_to_string(m->qm->state);
-	if (m->mm)
-		return mbim_modem_state_to_string(m->mm->state);
+	if (m->ctl)
+		return modem_control_state_to_string(m->ctl->ops->state(m->ctl));
 	return datapath_modem_up(m->dp) ? "ready" : "absent";
 }
 
@@ -116,19 +110,21 @@ static void on_session_state(void *userdata, struct session *s)
 
 /* ---- modem events ------------------------------------------------------------------- */
 
-static void on_qmi_ready(void *userdata, const struct qmi_data_format *f)
+static void on_control_ready(void *userdata, const struct modem_data_format *f)
 {
 	struct modem *m = userdata;
-	int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
-					 f->ul_max_datagrams, f->dl_min_padding);
-	if (r < 0) {
-		log_err(r, "%s: cannot apply the granted data format", m->name);
-		return;
+
+	if (f) {
+		int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
+						 f->ul_max_datagrams, f->dl_min_padding);
+		if (r < 0) {
+			log_err(r, "%s: cannot apply the granted data format", m->name);
+			return;
+		}
 	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
-			qmi_session_modem_ready(m->session[id], m->qm->device,
-						m->qm->data_interface);
+			m->ctl->ops->session_ready(m->ctl, m->session[id]);
 	modem_changed(m);
 }
 
@@ -142,17 +138,7 @@ static void on_control_lost(void *userdata)
 	modem_changed(m);
 }
 
-static void on_mbim_ready(void *userdata)
-{
-	struct modem *m = userdata;
-
-	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		if (m->session[id])
-			mbim_session_modem_ready(m->session[id], m->mm->device);
-	modem_changed(m);
-}
-
-static int qmi_data_interface(void *userdata)
+static int control_data_interface(void *userdata)
 {
 	struct modem *m = userdata;
 
@@ -175,14 +161,12 @@ static void on_modem_up(void *userdata)
 				  "= "
 				  "mbim (or none)",
 			m->name);
-	if (m->qm && !m->stopping)
-		qmi_modem_start(m->qm);
-	if (m->mm && m->wdm) {
+	if (control_mbim(m) && m->wdm) {
 		const struct transport_ntb *ntb = datapath_ntb(m->dp);
 		wdm_set_max_message(m->wdm, ntb ? ntb->max_control_message : 0);
 	}
-	if (m->mm && !m->stopping)
-		mbim_modem_start(m->mm);
+	if (m->ctl && !m->stopping)
+		m->ctl->ops->start(m->ctl);
 	modem_changed(m);
 }
 
@@ -192,12 +176,8 @@ static void on_modem_down(void *userdata)
 
 	log_warning(0, "modem %s (%s): gone; devices kept without carrier", m->name,
 		    m->device.device);
-	if (m->qm) {
-		qmi_modem_stop(m->qm);
-		on_control_lost(m);
-	}
-	if (m->mm) {
-		mbim_modem_stop(m->mm);
+	if (m->ctl) {
+		m->ctl->ops->stop(m->ctl);
 		on_control_lost(m);
 	}
 	modem_changed(m);
@@ -272,17 +252,14 @@ static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_co
 	if (has_sessions(m)) {
 		struct session_callbacks cb = { .on_state = on_session_state };
 		struct session **s = &m->session[cfg->id];
-		r = control_qmi(m) ? qmi_session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s)
-				   : mbim_session_new(m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s);
+		r = m->ctl->ops->session_new(m->ctl, m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s);
 		if (r < 0) {
 			datapath_mux_del(m->dp, cfg->id);
 			snprintf(err, errlen, "out of memory");
 			return r;
 		}
-		if (m->qm && m->qm->state == QMI_MODEM_STATE_READY)
-			qmi_session_modem_ready(*s, m->qm->device, m->qm->data_interface);
-		if (m->mm && m->mm->state == MBIM_MODEM_STATE_READY)
-			mbim_session_modem_ready(*s, m->mm->device);
+		if (m->ctl->ops->state(m->ctl) == MODEM_CONTROL_READY)
+			m->ctl->ops->session_ready(m->ctl, *s);
 	}
 	m->from_config[cfg->id] = from_config;
 	m->mux_cfg[cfg->id] = *cfg;
@@ -321,79 +298,35 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen)
 	return r;
 }
 
-const struct qmi_modem *modem_qmi(const struct modem *m)
-{
-	return m->qm;
-}
-
-struct qmi_modem *modem_qmi_control(struct modem *m)
-{
-	return m->qm;
-}
-
-static enum qmi_modem_state mbim_to_qmi_state(enum mbim_modem_state s)
-{
-	switch (s) {
-	case MBIM_MODEM_STATE_OPENING:
-		return QMI_MODEM_STATE_OPENING;
-	case MBIM_MODEM_STATE_READY:
-		return QMI_MODEM_STATE_READY;
-	case MBIM_MODEM_STATE_FAILED:
-		return QMI_MODEM_STATE_FAILED;
-	default:
-		return QMI_MODEM_STATE_CLOSED;
-	}
-}
-
 bool modem_view(const struct modem *m, struct modem_view *ret)
 {
-	const struct qmi_modem *qm = m->qm;
-	const struct mbim_modem *mm = m->mm;
-
 	*ret = (struct modem_view){ 0 };
-	if (qm) {
-		*ret = (struct modem_view){
-			.state = qm->state,
-			.manufacturer = qm->manufacturer,
-			.model = qm->model,
-			.revision = qm->revision,
-			.imei = qm->imei,
-			.iccid = qm->iccid,
-			.imsi = qm->imsi,
-			.registration = qm->registration,
-			.access_technology = qm->access_technology,
-			.operator_code = qm->operator_code,
-			.operator_desc = qm->operator_desc,
-			.have_signal = qm->have_signal,
-			.rssi = qm->rssi,
-			.info = &qm->info,
-			.tells_registration = qm->nas != NULL,
-		};
-		return true;
+	if (!m->ctl)
+		return false;
+	m->ctl->ops->view(m->ctl, ret);
+
+	/* What the USB device says of itself where the control plane does not (MBIM has no
+	 * manufacturer or model): ModemManager names such modems by these strings too. */
+	const struct transport *t = datapath_transport(m->dp);
+	if (t && (!ret->manufacturer || !*ret->manufacturer) && t->manufacturer[0])
+		ret->manufacturer = t->manufacturer;
+	if (t && ret->mbim && t->product[0])
+		ret->model = t->product;
+	return true;
+}
+
+void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->verify_pin) {
+		done(userdata, MODEM_PIN_NO_SERVICE, -1, "not supported by this control plane");
+		return;
 	}
-	if (mm) {
-		/* MBIM's DEVICE_CAPS has no manufacturer or model: the hardware string is
-		 * the closest to a model. */
-		*ret = (struct modem_view){
-			.mbim = true,
-			.state = mbim_to_qmi_state(mm->state),
-			.model = mm->hardware,
-			.revision = mm->firmware,
-			.imei = mm->device_id,
-			.iccid = mm->iccid,
-			.imsi = mm->imsi,
-			.registration = mm->registration,
-			.access_technology = mm->access_technology,
-			.operator_code = mm->operator_code,
-			.operator_desc = mm->operator_desc,
-			.have_signal = mm->have_signal,
-			.rssi = mm->rssi,
-			.info = &m->mbim_info,
-			.tells_registration = true,
-		};
-		return true;
-	}
-	return false;
+	m->ctl->ops->verify_pin(m->ctl, pin, done, userdata);
+}
+
+bool modem_can_verify_pin(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->verify_pin;
 }
 
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
@@ -719,98 +652,24 @@ static json_t *mux_json(struct modem *m, unsigned id)
 	return o;
 }
 
-static void set_string(json_t *o, const char *key, const char *value)
-{
-	if (value && *value)
-		json_object_set_new(o, key, json_string(value));
-}
-
-/* 0 in `granted` means the modem did not report that value. */
-static json_t *data_format_json(const struct qmi_data_format *f)
-{
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "protocol",
-			 f->version == QMAP_V5 ? "qmapv5" : "qmap", "dl-max-size",
-			 (json_int_t)f->dl_max_size, "dl-max-datagrams",
-			 (json_int_t)f->dl_max_datagrams, "ul-max-size", (json_int_t)f->ul_max_size,
-			 "ul-max-datagrams", (json_int_t)f->ul_max_datagrams, "dl-min-padding",
-			 (json_int_t)f->dl_min_padding);
-}
-
-/* control = mbim: what the MBIM side learnt, with the NTB parameters as data format. */
-static void mbim_status(struct modem *m, json_t *modem)
-{
-	const struct mbim_modem *mm = m->mm;
-
-	json_object_set_new(modem, "state", json_string(mbim_modem_state_to_string(mm->state)));
-	json_object_set_new(modem, "control", json_string("mbim"));
-	json_object_set_new(modem, "control-path", json_string(mm->path));
-	set_string(modem, "imei", mm->device_id);
-	set_string(modem, "revision", mm->firmware);
-	set_string(modem, "hardware", mm->hardware);
-	set_string(modem, "last-error", mm->last_error);
-	if (mm->subscriber[0])
-		json_object_set_new(modem, "sim", json_string(mm->subscriber));
-	if (mm->state != MBIM_MODEM_STATE_READY)
-		return;
-	json_t *df = counters_json_ntb_format(m->dp);
-	if (df)
-		json_object_set_new(modem, "data-format", df);
-	set_string(modem, "registration", mm->registration);
-	set_string(modem, "access-technology", mm->access_technology);
-	set_string(modem, "operator", mm->operator_name);
-	set_string(modem, "packet-service", mm->packet_service);
-	json_object_set_new(modem, "max-sessions", json_integer(mm->max_sessions));
-	if (mm->services_known)
-		json_object_set_new(
-			modem, "qmi-over-mbim",
-			json_string(mm->qmi_over_mbim ? "offered, not used" : "not offered"));
-}
-
 json_t *modem_status(struct modem *m)
 {
 	json_t *modem = json_object();
-	const struct qmi_modem *qm = m->qm;
 
 	json_object_set_new(modem, "transport", json_string(m->device.device));
 	json_object_set_new(modem, "control",
 			    json_string(config_control_to_string(m->device.control)));
 	if (m->device.control_auto) /* resolved from the function when the modem was made */
 		json_object_set_new(modem, "control-auto", json_true());
-	if (m->mm) {
-		mbim_status(m, modem);
-	} else if (!qm) {
+	if (m->ctl) {
+		m->ctl->ops->status(m->ctl, m->dp, modem);
+	} else {
 		json_object_set_new(modem, "state",
 				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
 		json_object_set_new(modem, "control", json_string("none"));
 		json_t *df = counters_json_ntb_format(m->dp); /* MBIM: what was negotiated */
 		if (df)
 			json_object_set_new(modem, "data-format", df);
-	} else {
-		json_object_set_new(modem, "state",
-				    json_string(qmi_modem_state_to_string(qm->state)));
-		json_object_set_new(modem, "control-path", json_string(qm->path));
-		set_string(modem, "manufacturer", qm->manufacturer);
-		set_string(modem, "model", qm->model);
-		set_string(modem, "revision", qm->revision);
-		set_string(modem, "imei", qm->imei);
-		set_string(modem, "last-error", qm->last_error);
-		if (qm->state == QMI_MODEM_STATE_READY) {
-			/* In use at the top (the keys as before), then what was asked and what
-			 * the modem answered, side by side. */
-			json_t *df = data_format_json(&qm->format);
-			json_object_set_new(df, "requested", data_format_json(&qm->requested));
-			json_object_set_new(df, "granted", data_format_json(&qm->granted));
-			json_object_set_new(df, "data-interface", json_integer(qm->data_interface));
-			json_object_set_new(modem, "data-format", df);
-			set_string(modem, "registration", qm->registration);
-			set_string(modem, "access-technology", qm->access_technology);
-			set_string(modem, "operator", qm->operator_name);
-			if (qm->have_signal)
-				json_object_set_new(modem, "signal",
-						    json_pack("{s:i, s:i, s:i, s:f}", "rssi",
-							      qm->rssi, "rsrp", qm->rsrp, "rsrq",
-							      qm->rsrq, "snr", qm->snr / 10.0));
-		}
 	}
 	json_t *muxes = json_array();
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
@@ -939,7 +798,6 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	m->rtnl = rtnl;
 	snprintf(m->name, sizeof(m->name), "%s", cfg->name);
 	m->device = cfg->device;
-	qmi_info_clear(&m->mbim_info); /* the "unknown" values; never filled */
 	if (cb)
 		m->cb = *cb;
 	m->userdata = userdata;
@@ -962,9 +820,9 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 				d->control_link);
 			goto fail;
 		}
-		struct mbim_modem_callbacks mcb = { .on_ready = on_mbim_ready,
-						    .on_lost = on_control_lost };
-		r = mbim_modem_new(loop, d->control_link, &mcb, m, &m->mm);
+		struct modem_control_callbacks mcb = { .on_ready = on_control_ready,
+						       .on_lost = on_control_lost };
+		r = mbim_control_new(loop, d->control_link, &mcb, m, &m->ctl);
 		if (r < 0)
 			goto fail;
 	}
@@ -976,7 +834,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 				d->control_link);
 			goto fail;
 		}
-		struct qmi_modem_request req = {
+		struct modem_control_request req = {
 			.dl_max_size = d->dl_max_size,
 			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
 			.ul_max_size = d->ul_max_size,
@@ -984,10 +842,10 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			.dl_buffer_size = datapath_dl_buffer_size(m->dp),
 			.try_qmapv5 = d->qmap_version == QMAP_V5,
 		};
-		struct qmi_modem_callbacks qcb = { .on_ready = on_qmi_ready,
-						   .on_lost = on_control_lost,
-						   .data_interface = qmi_data_interface };
-		r = qmi_modem_new(loop, d->control_link, &req, &qcb, m, &m->qm);
+		struct modem_control_callbacks qcb = { .on_ready = on_control_ready,
+						       .on_lost = on_control_lost,
+						       .data_interface = control_data_interface };
+		r = qmi_control_new(loop, d->control_link, &req, &qcb, m, &m->ctl);
 		if (r < 0)
 			goto fail;
 	}
@@ -1042,8 +900,9 @@ struct modem *modem_free(struct modem *m)
 		session_free_async(m->session[id]);
 		m->session[id] = NULL;
 	}
-	m->qm = qmi_modem_free(m->qm);
-	m->mm = mbim_modem_free(m->mm);
+	if (m->ctl)
+		m->ctl->ops->free(m->ctl);
+	m->ctl = NULL;
 	m->dp = datapath_free(m->dp);
 	m->wdm = wdm_free(m->wdm);
 	free(m);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One modem: its data path (transport, muxes), its QMI control bridge and QMI client, and
- * the sessions of its muxes. The manager (manager.h) owns the modems and routes requests;
+ * One modem: its data path (transport, muxes), its control bridge (wdm) and control plane
+ * (QMI or MBIM behind modem-control.h's ops table, seen in the neutral model of
+ * modem-model.h), and the sessions of its muxes. The manager (manager.h) owns the modems and routes requests;
  * a modem knows nothing of the others, so one that fails touches no other's state.
  *
  * A modem that goes away stays: its devices lose carrier, its name and muxes are kept, and
@@ -44,12 +45,11 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "qmi-modem.h"
+#include "modem-control.h"
 
 struct modem;
 struct rtnl;
 struct ev_loop;
-struct qmi_modem;
 struct session;
 struct mux_stats;
 
@@ -59,7 +59,7 @@ struct modem_callbacks {
 };
 
 /*
- * Build the data plane, the wdm bridge and the QMI side (control = qmi) for cfg (copied;
+ * Build the data plane, the wdm bridge and the control plane (control = qmi or mbim) for cfg (copied;
  * cfg->name is the modem's name) and create its muxes. Returns 0 or -errno, logged.
  */
 int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem *cfg,
@@ -101,33 +101,18 @@ int modem_mux_add(struct modem *m, const struct config_mux *cfg, bool from_confi
 /* Stop the session, release its clients and remove the device. -ENOENT if no such mux. */
 int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
 /*
- * Read access for the D-Bus side (mm-dbus): the QMI client (NULL with control = none), and
- * per mux id its settings, device name, session (NULL with control = none) and counters;
- * NULL when the modem has no such mux.
+ * The modem as its control plane knows it, QMI or MBIM alike, in the neutral model (for the
+ * D-Bus side); false with control = none: no control plane to speak of.
  */
-const struct qmi_modem *modem_qmi(const struct modem *m);
-/* The same to act on the modem (SendPin: a PIN for its SIM). */
-struct qmi_modem *modem_qmi_control(struct modem *m);
-
-/*
- * The modem as its control plane knows it, QMI or MBIM alike (for the D-Bus side). Strings
- * are NULL or "" when unknown. MBIM's states map one to one onto QMI's four.
- */
-struct modem_view {
-	bool mbim; /* the control port speaks MBIM (else QMI) */
-	enum qmi_modem_state state;
-	const char *manufacturer, *model, *revision, *imei, *iccid, *imsi;
-	const char *registration;      /* "home", "roaming", "searching", "denied", "idle", ... */
-	const char *access_technology; /* "lte", "umts", ... */
-	const char *operator_code, *operator_desc;
-	bool have_signal;
-	int rssi; /* dBm */
-	/* QMI's further facts (qmi_modem_info); for MBIM all "unknown" (never NULL). */
-	const struct qmi_modem_info *info;
-	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
-};
-/* false with control = none: no control plane to speak of. */
 bool modem_view(const struct modem *m, struct modem_view *ret);
+/* Verify the SIM's PIN1 (SendPin); done() is called exactly once, possibly at once. */
+void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, void *userdata);
+/* Whether the control plane takes a PIN at all (MBIM: not implemented). */
+bool modem_can_verify_pin(const struct modem *m);
+/*
+ * Read access for the D-Bus side (mm-dbus), per mux id: its settings, device name, session
+ * (NULL with control = none) and counters; NULL when the modem has no such mux.
+ */
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
 /* Whether mux id is the config's (false: added at runtime, or no such mux). */
 bool modem_mux_from_config(const struct modem *m, unsigned id);

@@ -6,16 +6,70 @@
 #include "macro.h"
 #include "mm-dbus-map.h"
 
+/* The neutral model's values are ModemManager's: the map is a cast, checked here. */
+#define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " is " #b)
+SAME(MODEM_LOCK_UNKNOWN, MM_MODEM_LOCK_UNKNOWN);
+SAME(MODEM_LOCK_NONE, MM_MODEM_LOCK_NONE);
+SAME(MODEM_LOCK_SIM_PIN, MM_MODEM_LOCK_SIM_PIN);
+SAME(MODEM_LOCK_SIM_PIN2, MM_MODEM_LOCK_SIM_PIN2);
+SAME(MODEM_LOCK_SIM_PUK, MM_MODEM_LOCK_SIM_PUK);
+SAME(MODEM_LOCK_SIM_PUK2, MM_MODEM_LOCK_SIM_PUK2);
+SAME(MODEM_FAILED_NONE, MM_MODEM_STATE_FAILED_REASON_NONE);
+SAME(MODEM_FAILED_UNKNOWN, MM_MODEM_STATE_FAILED_REASON_UNKNOWN);
+SAME(MODEM_FAILED_SIM_MISSING, MM_MODEM_STATE_FAILED_REASON_SIM_MISSING);
+SAME(MODEM_FAILED_SIM_ERROR, MM_MODEM_STATE_FAILED_REASON_SIM_ERROR);
+SAME(MODEM_FAILED_UNKNOWN_CAPABILITIES, MM_MODEM_STATE_FAILED_REASON_UNKNOWN_CAPABILITIES);
+SAME(MODEM_FAILED_ESIM_WITHOUT_PROFILES, MM_MODEM_STATE_FAILED_REASON_ESIM_WITHOUT_PROFILES);
+SAME(MODEM_REGISTRATION_IDLE, MM_MODEM_3GPP_REGISTRATION_STATE_IDLE);
+SAME(MODEM_REGISTRATION_HOME, MM_MODEM_3GPP_REGISTRATION_STATE_HOME);
+SAME(MODEM_REGISTRATION_SEARCHING, MM_MODEM_3GPP_REGISTRATION_STATE_SEARCHING);
+SAME(MODEM_REGISTRATION_DENIED, MM_MODEM_3GPP_REGISTRATION_STATE_DENIED);
+SAME(MODEM_REGISTRATION_UNKNOWN, MM_MODEM_3GPP_REGISTRATION_STATE_UNKNOWN);
+SAME(MODEM_REGISTRATION_ROAMING, MM_MODEM_3GPP_REGISTRATION_STATE_ROAMING);
+SAME(MODEM_POWER_UNKNOWN, MM_MODEM_POWER_STATE_UNKNOWN);
+SAME(MODEM_POWER_OFF, MM_MODEM_POWER_STATE_OFF);
+SAME(MODEM_POWER_LOW, MM_MODEM_POWER_STATE_LOW);
+SAME(MODEM_POWER_ON, MM_MODEM_POWER_STATE_ON);
+SAME(MODEM_PACKET_SERVICE_UNKNOWN, MM_MODEM_3GPP_PACKET_SERVICE_STATE_UNKNOWN);
+SAME(MODEM_PACKET_SERVICE_DETACHED, MM_MODEM_3GPP_PACKET_SERVICE_STATE_DETACHED);
+SAME(MODEM_PACKET_SERVICE_ATTACHED, MM_MODEM_3GPP_PACKET_SERVICE_STATE_ATTACHED);
+SAME(MODEM_ACCESS_GSM, MM_MODEM_ACCESS_TECHNOLOGY_GSM);
+SAME(MODEM_ACCESS_GPRS, MM_MODEM_ACCESS_TECHNOLOGY_GPRS);
+SAME(MODEM_ACCESS_EDGE, MM_MODEM_ACCESS_TECHNOLOGY_EDGE);
+SAME(MODEM_ACCESS_UMTS, MM_MODEM_ACCESS_TECHNOLOGY_UMTS);
+SAME(MODEM_ACCESS_HSDPA, MM_MODEM_ACCESS_TECHNOLOGY_HSDPA);
+SAME(MODEM_ACCESS_HSUPA, MM_MODEM_ACCESS_TECHNOLOGY_HSUPA);
+SAME(MODEM_ACCESS_HSPA, MM_MODEM_ACCESS_TECHNOLOGY_HSPA);
+SAME(MODEM_ACCESS_HSPA_PLUS, MM_MODEM_ACCESS_TECHNOLOGY_HSPA_PLUS);
+SAME(MODEM_ACCESS_1XRTT, MM_MODEM_ACCESS_TECHNOLOGY_1XRTT);
+SAME(MODEM_ACCESS_EVDO0, MM_MODEM_ACCESS_TECHNOLOGY_EVDO0);
+SAME(MODEM_ACCESS_LTE, MM_MODEM_ACCESS_TECHNOLOGY_LTE);
+SAME(MODEM_ACCESS_5GNR, MM_MODEM_ACCESS_TECHNOLOGY_5GNR);
+SAME(MODEM_CAPABILITY_CDMA_EVDO, MM_MODEM_CAPABILITY_CDMA_EVDO);
+SAME(MODEM_CAPABILITY_GSM_UMTS, MM_MODEM_CAPABILITY_GSM_UMTS);
+SAME(MODEM_CAPABILITY_LTE, MM_MODEM_CAPABILITY_LTE);
+SAME(MODEM_CAPABILITY_5GNR, MM_MODEM_CAPABILITY_5GNR);
+SAME(MODEM_CAPABILITY_TDS, MM_MODEM_CAPABILITY_TDS);
+SAME(MODEM_MODE_2G, MM_MODEM_MODE_2G);
+SAME(MODEM_MODE_3G, MM_MODEM_MODE_3G);
+SAME(MODEM_MODE_4G, MM_MODEM_MODE_4G);
+SAME(MODEM_MODE_5G, MM_MODEM_MODE_5G);
+SAME(MODEM_IP_FAMILY_NONE, MM_BEARER_IP_FAMILY_NONE);
+SAME(MODEM_IP_FAMILY_IPV4, MM_BEARER_IP_FAMILY_IPV4);
+SAME(MODEM_IP_FAMILY_IPV6, MM_BEARER_IP_FAMILY_IPV6);
+SAME(MODEM_IP_FAMILY_IPV4V6, MM_BEARER_IP_FAMILY_IPV4V6);
+#undef SAME
+
 MMModemState mmd_modem_state(const struct mmd_state_input *in)
 {
-	switch (in->qmi) {
-	case QMI_MODEM_STATE_CLOSED:
+	switch (in->control) {
+	case MODEM_CONTROL_CLOSED:
 		return MM_MODEM_STATE_UNKNOWN;
-	case QMI_MODEM_STATE_OPENING:
+	case MODEM_CONTROL_OPENING:
 		return MM_MODEM_STATE_ENABLING;
-	case QMI_MODEM_STATE_FAILED:
+	case MODEM_CONTROL_FAILED:
 		return MM_MODEM_STATE_FAILED;
-	case QMI_MODEM_STATE_READY:
+	case MODEM_CONTROL_READY:
 		break;
 	}
 	/* A SIM waiting for its PIN keeps the modem off the network (ModemManager: LOCKED). */
@@ -41,43 +95,14 @@ MMModemState mmd_modem_state(const struct mmd_state_input *in)
 	}
 }
 
-MMModem3gppRegistrationState mmd_registration_state(const char *registration)
+MMModem3gppRegistrationState mmd_registration_state(enum modem_registration r)
 {
-	static const struct {
-		const char *qmapd;
-		MMModem3gppRegistrationState mm;
-	} map[] = {
-		{ "home", MM_MODEM_3GPP_REGISTRATION_STATE_HOME },
-		{ "roaming", MM_MODEM_3GPP_REGISTRATION_STATE_ROAMING },
-		{ "searching", MM_MODEM_3GPP_REGISTRATION_STATE_SEARCHING },
-		{ "denied", MM_MODEM_3GPP_REGISTRATION_STATE_DENIED },
-		{ "idle", MM_MODEM_3GPP_REGISTRATION_STATE_IDLE },
-	};
-
-	for (size_t i = 0; registration && i < ARRAY_SIZE(map); i++)
-		if (strcmp(registration, map[i].qmapd) == 0)
-			return map[i].mm;
-	return MM_MODEM_3GPP_REGISTRATION_STATE_UNKNOWN;
+	return (MMModem3gppRegistrationState)r;
 }
 
-MMModemAccessTechnology mmd_access_technology(const char *radio_interface)
+MMModemAccessTechnology mmd_access_technology(enum modem_access_technology act)
 {
-	static const struct {
-		const char *qmi;
-		MMModemAccessTechnology mm;
-	} map[] = {
-		{ "gsm", MM_MODEM_ACCESS_TECHNOLOGY_GSM },
-		{ "umts", MM_MODEM_ACCESS_TECHNOLOGY_UMTS },
-		{ "lte", MM_MODEM_ACCESS_TECHNOLOGY_LTE },
-		{ "5gnr", MM_MODEM_ACCESS_TECHNOLOGY_5GNR },
-		{ "cdma-1x", MM_MODEM_ACCESS_TECHNOLOGY_1XRTT },
-		{ "cdma-1xevdo", MM_MODEM_ACCESS_TECHNOLOGY_EVDO0 },
-	};
-
-	for (size_t i = 0; radio_interface && i < ARRAY_SIZE(map); i++)
-		if (strcmp(radio_interface, map[i].qmi) == 0)
-			return map[i].mm;
-	return MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN;
+	return (MMModemAccessTechnology)act;
 }
 
 guint mmd_signal_quality(int rssi_dbm)
@@ -99,57 +124,6 @@ MMModemCapability mmd_capabilities(MMModemAccessTechnology act)
 	if (act & (MM_MODEM_ACCESS_TECHNOLOGY_GSM | MM_MODEM_ACCESS_TECHNOLOGY_UMTS))
 		return MM_MODEM_CAPABILITY_GSM_UMTS;
 	return MM_MODEM_CAPABILITY_NONE;
-}
-
-#define RADIO(r) (1u << (r))
-
-MMModemCapability mmd_capabilities_from_radio(uint32_t r)
-{
-	MMModemCapability caps = MM_MODEM_CAPABILITY_NONE;
-
-	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_UMTS)))
-		caps |= MM_MODEM_CAPABILITY_GSM_UMTS;
-	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_CDMA20001X) | RADIO(QMI_DMS_RADIO_INTERFACE_EVDO)))
-		caps |= MM_MODEM_CAPABILITY_CDMA_EVDO;
-	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_LTE))
-		caps |= MM_MODEM_CAPABILITY_LTE;
-	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_5GNR))
-		caps |= MM_MODEM_CAPABILITY_5GNR;
-	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_TDS))
-		caps |= MM_MODEM_CAPABILITY_TDS;
-	return caps;
-}
-
-MMModemMode mmd_modes_from_radio(uint32_t r)
-{
-	MMModemMode modes = MM_MODEM_MODE_NONE;
-
-	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_CDMA20001X)))
-		modes |= MM_MODEM_MODE_2G;
-	if (r & (RADIO(QMI_DMS_RADIO_INTERFACE_UMTS) | RADIO(QMI_DMS_RADIO_INTERFACE_EVDO) |
-		 RADIO(QMI_DMS_RADIO_INTERFACE_TDS)))
-		modes |= MM_MODEM_MODE_3G;
-	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_LTE))
-		modes |= MM_MODEM_MODE_4G;
-	if (r & RADIO(QMI_DMS_RADIO_INTERFACE_5GNR))
-		modes |= MM_MODEM_MODE_5G;
-	return modes;
-}
-
-MMModemMode mmd_modes_from_preference(uint16_t p)
-{
-	MMModemMode modes = MM_MODEM_MODE_NONE;
-
-	if (p & (QMI_NAS_RAT_MODE_PREFERENCE_GSM | QMI_NAS_RAT_MODE_PREFERENCE_CDMA_1X))
-		modes |= MM_MODEM_MODE_2G;
-	if (p & (QMI_NAS_RAT_MODE_PREFERENCE_UMTS | QMI_NAS_RAT_MODE_PREFERENCE_CDMA_1XEVDO |
-		 QMI_NAS_RAT_MODE_PREFERENCE_TD_SCDMA))
-		modes |= MM_MODEM_MODE_3G;
-	if (p & QMI_NAS_RAT_MODE_PREFERENCE_LTE)
-		modes |= MM_MODEM_MODE_4G;
-	if (p & QMI_NAS_RAT_MODE_PREFERENCE_5GNR)
-		modes |= MM_MODEM_MODE_5G;
-	return modes;
 }
 
 size_t mmd_supported_modes(MMModemMode modes, MMModemMode *allowed, size_t max)
@@ -184,83 +158,51 @@ size_t mmd_lte_bands(const uint64_t bits[4], MMModemBand *bands, size_t max)
 	return n;
 }
 
-MMModemLock mmd_unlock_required(bool have_pin1, uint8_t pin1_state)
+MMModemCapability mmd_capability(enum modem_capability caps)
 {
-	if (!have_pin1)
-		return MM_MODEM_LOCK_UNKNOWN;
-	switch (pin1_state) {
-	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
-		return MM_MODEM_LOCK_SIM_PIN;
-	case QMI_UIM_PIN_STATE_BLOCKED:
-		return MM_MODEM_LOCK_SIM_PUK;
-	case QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED:
-		return MM_MODEM_LOCK_UNKNOWN; /* no code opens it: the SIM is unusable */
-	default:
-		return MM_MODEM_LOCK_NONE;
-	}
+	return (MMModemCapability)caps;
 }
 
-MMModem3gppFacility mmd_facility_locks(bool have_pin1, uint8_t pin1_state)
+MMModemMode mmd_modes(enum modem_mode modes)
 {
-	if (!have_pin1)
-		return MM_MODEM_3GPP_FACILITY_NONE;
-	switch (pin1_state) {
-	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
-	case QMI_UIM_PIN_STATE_ENABLED_VERIFIED:
-	case QMI_UIM_PIN_STATE_BLOCKED:
-	case QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED:
-		return MM_MODEM_3GPP_FACILITY_SIM;
-	default:
-		return MM_MODEM_3GPP_FACILITY_NONE;
-	}
+	return (MMModemMode)modes;
 }
 
-MMBearerIpFamily mmd_ip_family_from_pdp(int pdp_type)
+MMModemLock mmd_lock(enum modem_lock lock)
 {
-	switch (pdp_type) {
-	case QMI_WDS_PDP_TYPE_IPV4:
-		return MM_BEARER_IP_FAMILY_IPV4;
-	case QMI_WDS_PDP_TYPE_IPV6:
-		return MM_BEARER_IP_FAMILY_IPV6;
-	case QMI_WDS_PDP_TYPE_IPV4_OR_IPV6:
-		return MM_BEARER_IP_FAMILY_IPV4V6;
-	default:
-		return MM_BEARER_IP_FAMILY_NONE;
-	}
+	return (MMModemLock)lock;
 }
 
-MMModemPowerState mmd_power_state(int operating_mode)
+MMModem3gppFacility mmd_facility_locks(bool sim_pin_enabled)
 {
-	switch (operating_mode) {
-	case QMI_DMS_OPERATING_MODE_ONLINE:
-		return MM_MODEM_POWER_STATE_ON;
-	case QMI_DMS_OPERATING_MODE_LOW_POWER:
-	case QMI_DMS_OPERATING_MODE_PERSISTENT_LOW_POWER:
-	case QMI_DMS_OPERATING_MODE_MODE_ONLY_LOW_POWER:
-		return MM_MODEM_POWER_STATE_LOW;
-	case QMI_DMS_OPERATING_MODE_OFFLINE:
-	case QMI_DMS_OPERATING_MODE_SHUTTING_DOWN:
-		return MM_MODEM_POWER_STATE_OFF;
-	default:
-		return MM_MODEM_POWER_STATE_UNKNOWN; /* factory test, reset, unknown */
-	}
+	return sim_pin_enabled ? MM_MODEM_3GPP_FACILITY_SIM : MM_MODEM_3GPP_FACILITY_NONE;
 }
 
-MMModem3gppPacketServiceState mmd_packet_service_state(int ps_attached)
+MMBearerIpFamily mmd_ip_family(enum modem_ip_family family)
 {
-	if (ps_attached > 0)
-		return MM_MODEM_3GPP_PACKET_SERVICE_STATE_ATTACHED;
-	if (ps_attached == 0)
-		return MM_MODEM_3GPP_PACKET_SERVICE_STATE_DETACHED;
-	return MM_MODEM_3GPP_PACKET_SERVICE_STATE_UNKNOWN;
+	return (MMBearerIpFamily)family;
+}
+
+MMModemPowerState mmd_power_state(enum modem_power_state power)
+{
+	return (MMModemPowerState)power;
+}
+
+MMModemStateFailedReason mmd_failed_reason(enum modem_failed_reason reason)
+{
+	return (MMModemStateFailedReason)reason;
+}
+
+MMModem3gppPacketServiceState mmd_packet_service_state(enum modem_packet_service ps)
+{
+	return (MMModem3gppPacketServiceState)ps;
 }
 
 /*
- * 3GPP TS 24.008/24.301 session management causes (libqmi's 3GPP verbose reasons are those
- * numbers) to the TS 27.007 codes of ModemManager's MobileEquipment errors.
+ * 3GPP TS 24.008/24.301 session management causes (session_end's cause) to the TS 27.007 codes of ModemManager's MobileEquipment errors.
  */
 static const struct {
-	gint16 cause;
+	int cause;
 	MMMobileEquipmentError error;
 } cause_map[] = {
 	{ 8, MM_MOBILE_EQUIPMENT_ERROR_OPERATOR_DETERMINED_BARRING },
@@ -284,9 +226,9 @@ static const struct {
 
 void mmd_error_from_end(const struct session_end *end, GQuark *ret_domain, gint *ret_code)
 {
-	if (end->have_verbose && end->verbose_type == QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP) {
+	if (end->kind == SESSION_END_3GPP) {
 		for (size_t i = 0; i < ARRAY_SIZE(cause_map); i++)
-			if (cause_map[i].cause == end->verbose_reason) {
+			if (cause_map[i].cause == end->cause) {
 				*ret_domain = MM_MOBILE_EQUIPMENT_ERROR;
 				*ret_code = cause_map[i].error;
 				return;
@@ -295,7 +237,7 @@ void mmd_error_from_end(const struct session_end *end, GQuark *ret_domain, gint 
 		*ret_code = MM_MOBILE_EQUIPMENT_ERROR_GPRS_UNKNOWN;
 		return;
 	}
-	if (end->have_verbose || end->have_reason) {
+	if (end->kind == SESSION_END_OTHER) {
 		/* The network or the modem ended it for a reason 3GPP does not name: what
 		 * ModemManager reports for a lost or refused call. */
 		*ret_domain = MM_CONNECTION_ERROR;

@@ -2,7 +2,8 @@
 /*
  * One modem on the bus: Modem/N with Modem, Modem.Simple and Modem.Modem3gpp while the modem
  * is present (a modem that goes away leaves the bus, as with ModemManager), its properties
- * from what qmapd learnt over QMI, and the methods that act on it.
+ * from what qmapd learnt over QMI or MBIM (the neutral model of modem-model.h), and the
+ * methods that act on it.
  */
 #include <errno.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 #include "mm-dbus-internal.h"
 #include "mm-dbus-map.h"
 #include "modem.h"
-#include "qmi-modem.h"
 #include "session.h"
 
 /* Keys of Simple.GetStatus (ModemManager's mm-simple-status.h shows them only to itself). */
@@ -36,7 +36,7 @@ static bool modem_present(const struct modem *modem)
 	struct modem_view v;
 
 	return modem_view(modem, &v) &&
-	       (v.state == QMI_MODEM_STATE_READY || v.state == QMI_MODEM_STATE_FAILED);
+	       (v.state == MODEM_CONTROL_READY || v.state == MODEM_CONTROL_FAILED);
 }
 
 /* ---- properties ----------------------------------------------------------------------- */
@@ -99,7 +99,7 @@ static void set_unknowns(struct mmd_modem *mm)
 }
 
 /*
- * What the modem told about itself beyond identity (qmi_modem_info): each property keeps its
+ * What the modem told about itself beyond identity (modem_info): each property keeps its
  * "unknown" value (set_unknowns) until the modem answered the query behind it.
  */
 static void sync_info(struct mmd_modem *mm)
@@ -108,18 +108,18 @@ static void sync_info(struct mmd_modem *mm)
 	MmGdbusModem *i = mm->iface;
 
 	modem_view(mm->modem, &view);
-	const struct qmi_modem_info *info = view.info;
+	const struct modem_info *info = &view.info;
 	GVariantBuilder b;
 
 	mm_gdbus_modem_set_hardware_revision(i, str(info->hardware_revision));
-	/* A modem that granted a data format is on: ON (set_unknowns) until it says more. */
-	if (info->operating_mode >= 0)
-		mm_gdbus_modem_set_power_state(i, mmd_power_state(info->operating_mode));
-	mm_gdbus_modem_set_own_numbers(i, info->msisdn
-						  ? (const gchar *const[]){ info->msisdn, NULL }
+	/* A modem that is ready is on: ON (set_unknowns) until it says more. */
+	if (info->power != MODEM_POWER_UNKNOWN)
+		mm_gdbus_modem_set_power_state(i, mmd_power_state(info->power));
+	mm_gdbus_modem_set_own_numbers(i, info->own_number
+						  ? (const gchar *const[]){ info->own_number, NULL }
 						  : (const gchar *const[]){ NULL });
-	if (info->radio_interfaces) {
-		MMModemMode modes = mmd_modes_from_radio(info->radio_interfaces);
+	if (info->modes) {
+		MMModemMode modes = mmd_modes(info->modes);
 		MMModemMode allowed[8];
 		size_t n = mmd_supported_modes(modes, allowed, G_N_ELEMENTS(allowed));
 
@@ -128,12 +128,9 @@ static void sync_info(struct mmd_modem *mm)
 			g_variant_builder_add(&b, "(uu)", allowed[k], MM_MODEM_MODE_NONE);
 		mm_gdbus_modem_set_supported_modes(i, g_variant_builder_end(&b));
 		/* What the modem may use now: its mode preference within what it has. */
-		MMModemMode current = modes;
-		if (info->have_mode_preference &&
-		    (mmd_modes_from_preference(info->mode_preference) & modes))
-			current = mmd_modes_from_preference(info->mode_preference) & modes;
 		mm_gdbus_modem_set_current_modes(
-			i, g_variant_new("(uu)", current, MM_MODEM_MODE_NONE));
+			i,
+			g_variant_new("(uu)", mmd_modes(info->current_modes), MM_MODEM_MODE_NONE));
 	}
 	MMModemBand bands[256];
 	size_t n = mmd_lte_bands(info->lte_bands, bands, G_N_ELEMENTS(bands));
@@ -149,26 +146,26 @@ static void sync_info(struct mmd_modem *mm)
 									      bands, k,
 									      sizeof(guint32)));
 	}
-	/* The lock as UIM tells it; a modem without UIM cannot (NONE, set by the caller). */
-	if (info->uim)
-		mm_gdbus_modem_set_unlock_required(
-			i, mmd_unlock_required(info->have_pin1, info->pin1_state));
+	/* The lock as the SIM service tells it; a modem that cannot tell is NONE (set by the
+	 * caller). */
+	if (info->tells_lock)
+		mm_gdbus_modem_set_unlock_required(i, mmd_lock(info->lock));
 	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
-	if (info->have_pin1) {
-		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PIN, info->pin1_retries);
-		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PUK, info->puk1_retries);
+	if (info->have_retries) {
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PIN, info->pin_retries);
+		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PUK, info->puk_retries);
 	}
 	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
 
 	MmGdbusModem3gpp *g = mm->m3gpp;
-	mm_gdbus_modem3gpp_set_enabled_facility_locks(
-		g, mmd_facility_locks(info->have_pin1, info->pin1_state));
-	mm_gdbus_modem3gpp_set_packet_service_state(g, mmd_packet_service_state(info->ps_attached));
+	mm_gdbus_modem3gpp_set_enabled_facility_locks(g, mmd_facility_locks(info->sim_pin_enabled));
+	mm_gdbus_modem3gpp_set_packet_service_state(g,
+						    mmd_packet_service_state(info->packet_service));
 	/* What LTE attaches with: the default profile's APN and PDP type. */
 	if (info->attach_apn) {
 		g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
 		g_variant_builder_add(&b, "{sv}", "apn", g_variant_new_string(info->attach_apn));
-		MMBearerIpFamily family = mmd_ip_family_from_pdp(info->attach_pdp_type);
+		MMBearerIpFamily family = mmd_ip_family(info->attach_ip_family);
 		if (family != MM_BEARER_IP_FAMILY_NONE)
 			g_variant_builder_add(&b, "{sv}", "ip-type", g_variant_new_uint32(family));
 		mm_gdbus_modem3gpp_set_initial_eps_bearer_settings(g, g_variant_builder_end(&b));
@@ -182,7 +179,7 @@ static void sync_properties(struct mmd_modem *mm)
 	MmGdbusModem *i = mm->iface;
 
 	modem_view(mm->modem, &view);
-	struct mmd_state_input in = { .qmi = qm->state,
+	struct mmd_state_input in = { .control = qm->state,
 				      .registration = qm->registration,
 				      .disabled = mm->disabled };
 	GVariantBuilder ports;
@@ -224,25 +221,24 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_ports(i, g_variant_builder_end(&ports));
 	mm_gdbus_modem_set_bearers(i, paths);
 	mm_gdbus_modem_set_unlock_required(
-		i, qm->state == QMI_MODEM_STATE_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
-	if (qm->state == QMI_MODEM_STATE_READY)
+		i, qm->state == MODEM_CONTROL_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
+	if (qm->state == MODEM_CONTROL_READY)
 		sync_info(mm);
-	in.locked = qmi_info_sim_locked(qm->info);
+	in.locked = modem_info_sim_locked(&qm->info);
 
-	MMModemAccessTechnology act = qm->state == QMI_MODEM_STATE_READY
+	MMModemAccessTechnology act = qm->state == MODEM_CONTROL_READY
 					      ? mmd_access_technology(qm->access_technology)
 					      : MM_MODEM_ACCESS_TECHNOLOGY_UNKNOWN;
-	/* What the modem says it has (DMS), else what its access technology proves. */
-	MMModemCapability caps = qm->info->radio_interfaces
-					 ? mmd_capabilities_from_radio(qm->info->radio_interfaces)
-					 : mmd_capabilities(act);
+	/* What the modem says it has, else what its access technology proves. */
+	MMModemCapability caps = qm->info.capabilities ? mmd_capability(qm->info.capabilities)
+						       : mmd_capabilities(act);
 	mm_gdbus_modem_set_access_technologies(i, act);
 	mm_gdbus_modem_set_current_capabilities(i, caps);
 	mm_gdbus_modem_set_supported_capabilities(
 		i, g_variant_new_fixed_array(G_VARIANT_TYPE_UINT32, &caps, 1, sizeof(guint32)));
 	mm_gdbus_modem_set_signal_quality(
 		i, g_variant_new("(ub)", qm->have_signal ? mmd_signal_quality(qm->rssi) : 0,
-				 qm->have_signal && qm->state == QMI_MODEM_STATE_READY));
+				 qm->have_signal && qm->state == MODEM_CONTROL_READY));
 
 	MMModemState state = mmd_modem_state(&in);
 	if (state != mm->state) {
@@ -279,13 +275,13 @@ static void sync_sim(struct mmd_modem *mm)
 	modem_view(mm->modem, &view);
 	/* A card UIM reports present is a SIM even before its files are read (NetworkManager
 	 * waits for the object). */
-	if (!qm->iccid && !qm->imsi && qm->info->card != QMI_CARD_PRESENT)
+	if (!qm->iccid && !qm->imsi && qm->info.sim != MODEM_SIM_PRESENT)
 		return;
 	mm_gdbus_sim_set_active(s, TRUE);
 	mm_gdbus_sim_set_sim_identifier(s, str(qm->iccid));
 	mm_gdbus_sim_set_imsi(s, str(qm->imsi));
-	mm_gdbus_sim_set_operator_identifier(s, qm->info->operator_id);
-	mm_gdbus_sim_set_operator_name(s, str(qm->info->spn));
+	mm_gdbus_sim_set_operator_identifier(s, str(qm->info.sim_operator_id));
+	mm_gdbus_sim_set_operator_name(s, str(qm->info.sim_operator_name));
 	if (mm->sim_path[0] || !mm->bus->conn)
 		return;
 	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
@@ -654,13 +650,12 @@ static void waits_run(struct mmd_modem *mm)
 	struct modem_view view;
 
 	modem_view(mm->modem, &view);
-	const char *reg = view.registration ? view.registration : "";
 	gint64 now = g_get_monotonic_time();
 
 	for (struct mmd_wait **p = &mm->waiting; *p;) {
 		struct mmd_wait *w = *p;
 		bool registered = mm->state >= MM_MODEM_STATE_REGISTERED;
-		bool denied = strcmp(reg, "denied") == 0;
+		bool denied = view.registration == MODEM_REGISTRATION_DENIED;
 
 		if (!registered && !denied && now < w->deadline) {
 			p = &w->next;

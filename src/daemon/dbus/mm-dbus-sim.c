@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SIM's methods: SendPin through UIM Verify PIN, with the errors ModemManager gives
+ * The SIM's methods: SendPin through the control plane (QMI: UIM Verify PIN), with the
+ * errors ModemManager gives
  * (a wrong PIN is MobileEquipment.IncorrectPassword, a blocked one SimPuk), and the error
  * for calls that need the SIM unlocked.
  */
@@ -10,7 +11,6 @@
 #include "log.h"
 #include "mm-dbus-internal.h"
 #include "modem.h"
-#include "qmi-modem.h"
 
 /* A SendPin waiting for the modem; outlives its modem object if that goes first. */
 struct mmd_pin_call {
@@ -19,7 +19,7 @@ struct mmd_pin_call {
 	GDBusMethodInvocation *inv;
 };
 
-static void pin_done(void *userdata, enum qmi_pin_result result, int retries, const char *message)
+static void pin_done(void *userdata, enum modem_pin_result result, int retries, const char *message)
 {
 	struct mmd_pin_call *pc = userdata;
 	struct mm_dbus *bus = pc->bus;
@@ -35,28 +35,28 @@ static void pin_done(void *userdata, enum qmi_pin_result result, int retries, co
 		return;
 	}
 	switch (result) {
-	case QMI_PIN_OK:
+	case MODEM_PIN_OK:
 		mm_gdbus_sim_complete_send_pin(pc->mm->sim, inv);
 		mmd_schedule_sync(bus);
 		break;
-	case QMI_PIN_WRONG:
+	case MODEM_PIN_WRONG:
 		mmd_reject(bus, inv, MM_MOBILE_EQUIPMENT_ERROR,
 			   MM_MOBILE_EQUIPMENT_ERROR_INCORRECT_PASSWORD,
 			   "Incorrect PIN (%d attempts left)", retries);
 		mmd_schedule_sync(bus);
 		break;
-	case QMI_PIN_BLOCKED:
+	case MODEM_PIN_BLOCKED:
 		mmd_reject(bus, inv, MM_MOBILE_EQUIPMENT_ERROR, MM_MOBILE_EQUIPMENT_ERROR_SIM_PUK,
 			   "The PIN is blocked: the PUK is needed");
 		mmd_schedule_sync(bus);
 		break;
-	case QMI_PIN_NOT_NEEDED:
-	case QMI_PIN_NO_SERVICE:
+	case MODEM_PIN_NOT_NEEDED:
+	case MODEM_PIN_NO_SERVICE:
 		mmd_reject(bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_WRONG_STATE,
 			   "Cannot send the PIN: %s",
-			   result == QMI_PIN_NOT_NEEDED ? "the SIM has no PIN enabled" : message);
+			   result == MODEM_PIN_NOT_NEEDED ? "the SIM has no PIN enabled" : message);
 		break;
-	case QMI_PIN_FAILED:
+	case MODEM_PIN_FAILED:
 	default:
 		mmd_reject(bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "Cannot send the PIN: %s",
 			   message);
@@ -79,7 +79,7 @@ static gboolean handle_send_pin(MmGdbusSim *sim, GDBusMethodInvocation *inv, con
 			   "A PIN is 4 to 8 digits");
 		return TRUE;
 	}
-	if (!modem_qmi_control(mm->modem)) {
+	if (!modem_can_verify_pin(mm->modem)) {
 		/* MBIM: PIN entry (MBIM_CID_PIN) is not implemented. */
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNSUPPORTED,
 			   "PIN entry is not supported on MBIM modems");
@@ -98,7 +98,7 @@ static gboolean handle_send_pin(MmGdbusSim *sim, GDBusMethodInvocation *inv, con
 	*pc = (struct mmd_pin_call){ .mm = mm, .bus = mm->bus, .inv = inv };
 	mm->pin_call = pc;
 	/* May answer at once (modem not ready): pin_done() clears mm->pin_call itself. */
-	qmi_info_verify_pin(modem_qmi_control(mm->modem), pin, pin_done, pc);
+	modem_verify_pin(mm->modem, pin, pin_done, pc);
 	return TRUE;
 }
 
@@ -106,8 +106,7 @@ bool mmd_sim_locked(const struct mmd_modem *mm)
 {
 	struct modem_view view;
 
-	/* Through the view: an MBIM modem has no QMI side (its info is all "unknown"). */
-	return modem_view(mm->modem, &view) && qmi_info_sim_locked(view.info);
+	return modem_view(mm->modem, &view) && modem_info_sim_locked(&view.info);
 }
 
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv)
@@ -115,8 +114,7 @@ void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv)
 	struct modem_view view;
 
 	modem_view(mm->modem, &view);
-	const struct qmi_modem_info *info = view.info;
-	bool puk = info->pin1_state == QMI_UIM_PIN_STATE_BLOCKED;
+	bool puk = view.info.lock == MODEM_LOCK_SIM_PUK;
 
 	mmd_reject(mm->bus, inv, MM_MOBILE_EQUIPMENT_ERROR,
 		   puk ? MM_MOBILE_EQUIPMENT_ERROR_SIM_PUK : MM_MOBILE_EQUIPMENT_ERROR_SIM_PIN,

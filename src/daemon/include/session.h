@@ -2,8 +2,9 @@
 /*
  * One data session per mux, as the rest of the daemon sees it: its state, per IP family what
  * the network assigned and what is on the device, the last error and the modem's reason, and
- * the reconnect timer. Two control planes fill it in: QMI (qmi-session.h: per family a WDS
- * client bound to the mux) and MBIM (mbim-modem.h: one CONNECT per session id). Both share
+ * the reconnect timer. Two control planes fill it in: QMI (qmi-session.c: per family a WDS
+ * client bound to the mux) and MBIM (mbim-session.c: one CONNECT per session id), each
+ * keeping its own part behind a pointer of its own, so this header names neither. Both share
  * the code here: the state changes, the device configuration from the network's settings
  * (addresses, default routes, MTU), and the capped exponential backoff. Status, qmapctl and
  * D-Bus read only the common part (docs/ARCHITECTURE.md "Sessions").
@@ -17,11 +18,12 @@
 #define QMAPD_SESSION_H
 
 #include <ev.h>
-#include <libqmi-glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "datapath.h"
+#include "modem-model.h"
 
 enum session_state {
 	SESSION_STATE_DISABLED, /* autoconnect = no */
@@ -45,28 +47,13 @@ struct session_settings {
 struct session_family {
 	int family; /* AF_INET / AF_INET6 */
 	/* Nonzero while this family is connected: QMI's packet data handle; MBIM sets 1. */
-	guint32 handle;
+	uint32_t handle;
 	struct session_settings settings; /* last received */
 	struct session_settings applied;  /* what is on the device now */
-	struct {
-		QmiClientWds *client;
-		gulong indication_id;
-	} qmi; /* QMI only */
-};
-
-/* The modem's reason for the last failed start or network-side drop, as numbers (for
- * ModemManager's error names); have_* false when the modem gave none. MBIM's nw_error is a
- * 3GPP cause too: it is kept as verbose type 3GPP, the numbers being the same. */
-struct session_end {
-	bool have_verbose;
-	QmiWdsVerboseCallEndReasonType verbose_type;
-	gint16 verbose_reason;
-	bool have_reason;
-	QmiWdsCallEndReason reason;
-	bool dropped; /* by the network after the session was up (else: the start failed) */
 };
 
 struct session;
+struct qmi_session;
 struct mbim_session;
 
 struct session_callbacks {
@@ -96,19 +83,14 @@ struct session {
 	struct session_family fam[2]; /* [0] IPv4, [1] IPv6, used per ip-type */
 	unsigned n_fam;
 	char last_error[160];
-	struct session_end last_end;
+	struct session_end last_end; /* the modem's reason (modem-model.h), for D-Bus errors */
 	unsigned attempts;
 	ev_timer retry;
 	unsigned pending_stops;
 
-	/* The control plane's own part. */
-	struct {
-		QmiDevice *device;  /* borrowed from the modem while it is ready */
-		int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
-		GCancellable *cancellable;
-		unsigned step_family; /* family being connected */
-	} qmi;
-	struct mbim_session *mbim; /* mbim-session.c; NULL for QMI */
+	/* The control plane's own part: one of them is set. */
+	struct qmi_session *qmi;   /* qmi-session.c: device, WDS clients, cancellable */
+	struct mbim_session *mbim; /* mbim-session.c */
 };
 
 /* Stop networks and release clients (asynchronously), then free. NULL-safe. */

@@ -72,9 +72,8 @@ bool mbim_map_end(MbimStatusError status, uint32_t nw_error, bool dropped,
 
 	*ret_end = (struct session_end){ .dropped = dropped };
 	if (nw_error) {
-		ret_end->have_verbose = true;
-		ret_end->verbose_type = QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP;
-		ret_end->verbose_reason = (gint16)nw_error;
+		ret_end->kind = SESSION_END_3GPP;
+		ret_end->cause = (int)nw_error;
 	}
 	/* libmbim names the causes it knows; the number is the 3GPP cause either way. */
 	char cause[64] = "";
@@ -87,6 +86,7 @@ bool mbim_map_end(MbimStatusError status, uint32_t nw_error, bool dropped,
 		snprintf(text, textlen, "%s, %s", st ? st : "unknown status", cause);
 	else
 		snprintf(text, textlen, "%s (status %u)", st ? st : "unknown status", status);
+	snprintf(ret_end->text, sizeof(ret_end->text), "%s", text);
 	return !dropped && nw_error_is_refusal(nw_error);
 }
 
@@ -166,4 +166,28 @@ unsigned mbim_map_own_numbers(char *const *numbers, uint32_t n,
 		kept++;
 	}
 	return kept;
+}
+
+void mbim_map_sim(const char *subscriber, struct modem_info *info)
+{
+	/* libmbim's names of MbimSubscriberReadyState, as mbim_map_subscriber() gives them. */
+	if (strcmp(subscriber, "initialized") == 0) {
+		info->sim = MODEM_SIM_PRESENT;
+		info->tells_lock = true;
+		info->lock = MODEM_LOCK_NONE;
+	} else if (strcmp(subscriber, "device-locked") == 0) {
+		/* PIN1 (MBIM_CID_PIN would say which code): the card is not claimed present,
+		 * MBIM stops the modem here (failed), and the D-Bus side answers as for any
+		 * failed modem, not as for a locked SIM. */
+		info->tells_lock = true;
+		info->lock = MODEM_LOCK_SIM_PIN;
+	} else if (strcmp(subscriber, "sim-not-inserted") == 0) {
+		info->sim = MODEM_SIM_ABSENT;
+		info->failed_reason = MODEM_FAILED_SIM_MISSING;
+	} else if (strcmp(subscriber, "bad-sim") == 0) {
+		info->sim = MODEM_SIM_ERROR;
+		info->failed_reason = MODEM_FAILED_SIM_ERROR;
+	} else if (strcmp(subscriber, "no-esim-profile") == 0) {
+		info->failed_reason = MODEM_FAILED_ESIM_WITHOUT_PROFILES;
+	}
 }

@@ -7,7 +7,6 @@
 
 #include "log.h"
 #include "mbim-modem.h"
-#include "qmi-modem.h" /* qmi_step_cancelled(): GIO's cancellation, nothing of QMI */
 
 #define MBIM_TIMEOUT_SECONDS	10
 #define MBIM_OPEN_TIMEOUT	15
@@ -101,7 +100,7 @@ static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_
 	MbimDataClass classes;
 	g_autofree gchar *provider_id = NULL, *provider_name = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_register_state_response_parse(
 			     resp, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
@@ -129,7 +128,7 @@ static void signal_state_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	struct mbim_modem *mm = user_data;
 	guint32 rssi = 99;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_signal_state_response_parse(resp, &rssi, NULL, NULL, NULL, NULL,
 							       &error)) {
@@ -160,7 +159,7 @@ static void radio_poll_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
 	struct mbim_modem *mm = user_data;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return; /* mm may be gone */
 	enum mbim_modem_power was = mm->power;
 	if (!resp || !take_radio_state(mm, resp, &error)) {
@@ -220,7 +219,7 @@ static void device_services_ready(GObject *src, GAsyncResult *res, gpointer user
 	guint32 n = 0;
 	g_autoptr(MbimDeviceServiceElementArray) services = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	/* Only for the log and status: a modem that does not answer still carries data. */
 	if (!resp ||
@@ -249,7 +248,7 @@ static void packet_service_ready(GObject *src, GAsyncResult *res, gpointer user_
 	guint32 nw_error = 0;
 	MbimPacketServiceState state;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_packet_service_response_parse(resp, &nw_error, &state, NULL,
 								 NULL, NULL, &error)) {
@@ -282,7 +281,7 @@ static void radio_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
 	struct mbim_modem *mm = user_data;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp) {
 		mbim_modem_fail_error(mm, "radio on", error);
@@ -301,7 +300,7 @@ static void radio_state_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
 	struct mbim_modem *mm = user_data;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !take_radio_state(mm, resp, &error)) {
 		mbim_modem_fail_error(mm, "radio state", error);
@@ -326,7 +325,7 @@ static void home_provider_ready(GObject *src, GAsyncResult *res, gpointer user_d
 	struct mbim_modem *mm = user_data;
 	g_autoptr(MbimProvider) provider = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	/* Status only, and a SIM may not say (READ_FAILURE when it has no home provider
 	 * provisioned): the modem carries data without. */
@@ -354,7 +353,7 @@ static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	guint32 n_numbers = 0;
 	g_auto(GStrv) numbers = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_subscriber_ready_status_response_parse(
 			     resp, &state, &imsi, &iccid, NULL, &n_numbers, &numbers, &error)) {
@@ -389,7 +388,7 @@ static void device_caps_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	guint32 max_sessions = 0;
 	g_autofree gchar *device_id = NULL, *firmware = NULL, *hardware = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp || !mbim_message_device_caps_response_parse(
 			     resp, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &max_sessions, NULL,
@@ -411,7 +410,7 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	struct mbim_modem *mm = user_data;
 
 	if (!mbim_device_open_full_finish(MBIM_DEVICE(src), res, &error)) {
-		if (qmi_step_cancelled(error))
+		if (mbim_step_cancelled(error))
 			return;
 		if (g_error_matches(error, MBIM_CORE_ERROR, MBIM_CORE_ERROR_TIMEOUT)) {
 			char why[256];
@@ -437,7 +436,7 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	struct mbim_modem *mm = user_data;
 
 	(void)src;
-	if (qmi_step_cancelled(error)) {
+	if (mbim_step_cancelled(error)) {
 		g_clear_object(&device);
 		return;
 	}

@@ -12,7 +12,6 @@
 
 #include "log.h"
 #include "mbim-modem.h"
-#include "qmi-modem.h" /* qmi_step_cancelled(): GIO's cancellation, nothing of QMI */
 
 #define CONNECT_TIMEOUT_SECONDS	   60 /* the network may take long to answer an activation */
 #define IP_CONFIG_TIMEOUT_SECONDS  10
@@ -117,7 +116,7 @@ static void ip_configuration_ready(GObject *src, GAsyncResult *res, gpointer use
 	g_autofree MbimIPv4 *dns4 = NULL;
 	g_autofree MbimIPv6 *dns6 = NULL;
 
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	if (!resp ||
 	    !mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, &error) ||
@@ -209,7 +208,7 @@ static void connect_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 
 	/* Cancelled: the session may be gone already (GTask reports a cancelled command as
 	 * G_IO_ERROR_CANCELLED whatever libmbim completed it with). */
-	if (qmi_step_cancelled(error))
+	if (mbim_step_cancelled(error))
 		return;
 	struct mbim_session *m = s->mbim;
 	if (!resp) {

@@ -424,7 +424,7 @@ static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 struct pin_ctx {
 	struct qmi_modem *qm;
-	qmi_pin_done done;
+	modem_pin_done done;
 	void *userdata;
 };
 
@@ -439,7 +439,7 @@ static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_
 
 	g_free(user_data);
 	if (qmi_step_cancelled(error)) {
-		ctx.done(ctx.userdata, QMI_PIN_NO_SERVICE, -1, "the modem went away");
+		ctx.done(ctx.userdata, MODEM_PIN_NO_SERVICE, -1, "the modem went away");
 		return;
 	}
 	struct qmi_modem *qm = ctx.qm;
@@ -452,7 +452,7 @@ static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_
 		/* The card opens up: read what PIN1 kept closed, the network follows. */
 		uim_card_status(qm);
 		qmi_modem_query_radio(qm);
-		ctx.done(ctx.userdata, QMI_PIN_OK, have_left ? left : -1, "");
+		ctx.done(ctx.userdata, MODEM_PIN_OK, have_left ? left : -1, "");
 		return;
 	}
 	if (have_left) {
@@ -461,29 +461,29 @@ static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_
 	}
 	/* A wrong PIN: INCORRECT_PIN, or ACCESS_DENIED with the card's 63 Cx (ModemManager
 	 * fc47fa7f); the last wrong one blocks it. */
-	enum qmi_pin_result r = QMI_PIN_FAILED;
+	enum modem_pin_result r = MODEM_PIN_FAILED;
 	if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_INCORRECT_PIN) ||
 	    (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_ACCESS_DENIED) &&
 	     have_sw && sw1 == 0x63))
-		r = QMI_PIN_WRONG;
+		r = MODEM_PIN_WRONG;
 	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_BLOCKED) ||
 		 g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_ALWAYS_BLOCKED))
-		r = QMI_PIN_BLOCKED;
+		r = MODEM_PIN_BLOCKED;
 	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT))
-		r = QMI_PIN_NOT_NEEDED;
+		r = MODEM_PIN_NOT_NEEDED;
 	log_info("modem %s: PIN1 not verified: %s (%d tries left)", qm->path,
 		 error ? error->message : "?", have_left ? left : -1);
-	if (r == QMI_PIN_WRONG || r == QMI_PIN_BLOCKED)
+	if (r == MODEM_PIN_WRONG || r == MODEM_PIN_BLOCKED)
 		uim_card_status(qm);
 	ctx.done(ctx.userdata, r, have_left ? left : -1, error ? error->message : "failed");
 }
 
-void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, qmi_pin_done done, void *userdata)
+void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done done, void *userdata)
 {
-	if (qm->state != QMI_MODEM_STATE_READY || !qm->uim) {
-		done(userdata, QMI_PIN_NO_SERVICE, -1,
-		     qm->state != QMI_MODEM_STATE_READY ? "the modem is not ready"
-							: "the modem has no UIM service");
+	if (qm->state != MODEM_CONTROL_READY || !qm->uim) {
+		done(userdata, MODEM_PIN_NO_SERVICE, -1,
+		     qm->state != MODEM_CONTROL_READY ? "the modem is not ready"
+						      : "the modem has no UIM service");
 		return;
 	}
 	g_autoptr(QmiMessageUimVerifyPinInput) in = qmi_message_uim_verify_pin_input_new();

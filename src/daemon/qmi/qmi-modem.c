@@ -13,21 +13,6 @@
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
 
-const char *qmi_modem_state_to_string(enum qmi_modem_state state)
-{
-	switch (state) {
-	case QMI_MODEM_STATE_CLOSED:
-		return "absent";
-	case QMI_MODEM_STATE_OPENING:
-		return "initializing";
-	case QMI_MODEM_STATE_READY:
-		return "ready";
-	case QMI_MODEM_STATE_FAILED:
-		return "failed";
-	}
-	return "unknown";
-}
-
 static void qmi_modem_reset(struct qmi_modem *qm)
 {
 	if (qm->cancellable) {
@@ -35,7 +20,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 		g_clear_object(&qm->cancellable);
 	}
 	ev_timer_stop(qm->loop, &qm->radio_poll);
-	if (qm->device && qm->state == QMI_MODEM_STATE_READY) {
+	if (qm->device && qm->state == MODEM_CONTROL_READY) {
 		/* Give the client ids back so the modem does not run out of them. */
 		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds };
 		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
@@ -54,7 +39,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	if (qm->device)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
 	g_clear_object(&qm->device);
-	qm->state = QMI_MODEM_STATE_CLOSED;
+	qm->state = MODEM_CONTROL_CLOSED;
 }
 
 static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error)
@@ -63,7 +48,7 @@ static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error
 		 error ? error->message : "failed");
 	log_warning(0, "modem %s: %s", qm->path, qm->last_error);
 	qmi_modem_reset(qm);
-	qm->state = QMI_MODEM_STATE_FAILED;
+	qm->state = MODEM_CONTROL_FAILED;
 	/* Capped exponential backoff: a modem that is still booting answers later. */
 	double delay = QMI_RETRY_MIN_SECONDS * (1u << (qm->attempts < 5 ? qm->attempts : 5));
 	if (delay > QMI_RETRY_MAX_SECONDS)
@@ -274,7 +259,7 @@ static const char *protocol_name(enum qmap_version v)
  */
 #define READ_GRANT(Kind, kind)                                                                               \
 	static int read_grant_##kind(QmiMessageWda##Kind##DataFormatOutput *out,                             \
-				     struct qmi_data_format *g, char *why, size_t whylen)                    \
+				     struct modem_data_format *g, char *why, size_t whylen)                  \
 	{                                                                                                    \
 		QmiWdaDataAggregationProtocol proto;                                                         \
 		QmiWdaLinkLayerProtocol llp;                                                                 \
@@ -326,9 +311,9 @@ READ_GRANT(Get, get)
 /* The grant within what our buffers hold: what the data path uses. */
 static void qmi_modem_apply_grant(struct qmi_modem *qm)
 {
-	const struct qmi_data_format *g = &qm->granted;
-	const struct qmi_modem_request *rq = &qm->request;
-	struct qmi_data_format *f = &qm->format;
+	const struct modem_data_format *g = &qm->granted;
+	const struct modem_control_request *rq = &qm->request;
+	struct modem_data_format *f = &qm->format;
 
 	f->version = g->version;
 	/* The modem sends aggregates up to the granted size, larger than asked or not. */
@@ -358,10 +343,10 @@ static void qmi_modem_apply_grant(struct qmi_modem *qm)
 
 static void qmi_modem_ready(struct qmi_modem *qm)
 {
-	struct qmi_data_format *f = &qm->format;
+	struct modem_data_format *f = &qm->format;
 
 	qmi_modem_apply_grant(qm);
-	qm->state = QMI_MODEM_STATE_READY;
+	qm->state = MODEM_CONTROL_READY;
 	qm->attempts = 0;
 	qm->last_error[0] = '\0';
 	log_info("modem %s: data format %s, downlink %u bytes / %u datagrams / padding %u, "
@@ -393,7 +378,7 @@ static void wda_get_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 		/* Older firmware may lack it: the Set response's grant stands. */
 		log_debug("modem %s: get data format: %s", qm->path, error->message);
 	} else {
-		struct qmi_data_format g = qm->granted;
+		struct modem_data_format g = qm->granted;
 		if (read_grant_get(out, &g, why, sizeof(why)) < 0) {
 			g_autoptr(GError) e =
 				g_error_new(G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s", why);
@@ -453,7 +438,7 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 		return;
 	}
 	/* Every TLV of the answer counts; the protocol may differ from the one asked. */
-	qm->granted = (struct qmi_data_format){ .version = qm->requested.version };
+	qm->granted = (struct modem_data_format){ .version = qm->requested.version };
 	if (read_grant_set(out, &qm->granted, why, sizeof(why)) < 0) {
 		if (asked_v5) {
 			log_info("modem %s: %s; asking for QMAPv1", qm->path, why);
@@ -477,7 +462,7 @@ static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
 						     : QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP;
 	guint32 iface;
 
-	qm->requested = (struct qmi_data_format){
+	qm->requested = (struct modem_data_format){
 		.version = qmapv5 ? QMAP_V5 : QMAP_V1,
 		.dl_max_size = qm->request.dl_max_size,
 		.dl_max_datagrams = qm->request.dl_max_datagrams,
@@ -615,7 +600,7 @@ void qmi_modem_start(struct qmi_modem *qm)
 {
 	qmi_modem_reset(qm);
 	ev_timer_stop(qm->loop, &qm->retry);
-	qm->state = QMI_MODEM_STATE_OPENING;
+	qm->state = MODEM_CONTROL_OPENING;
 	qm->cancellable = g_cancellable_new();
 
 	g_autoptr(GFile) file = g_file_new_for_path(qm->path);
@@ -639,8 +624,9 @@ static void qmi_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 	qmi_modem_start(w->data);
 }
 
-int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem_request *request,
-		  const struct qmi_modem_callbacks *cb, void *userdata, struct qmi_modem **ret)
+int qmi_modem_new(struct ev_loop *loop, const char *path,
+		  const struct modem_control_request *request,
+		  const struct modem_control_callbacks *cb, void *userdata, struct qmi_modem **ret)
 {
 	struct qmi_modem *qm = calloc(1, sizeof(*qm));
 

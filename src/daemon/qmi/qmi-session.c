@@ -8,12 +8,34 @@
 #include "log.h"
 #include "qmi-modem.h"
 #include "rtnl.h"
-#include "qmi-session.h"
 
 #define WDS_TIMEOUT_SECONDS   10
 #define START_NETWORK_TIMEOUT 45 /* the network may take long to answer an attach */
 /* Packet data handle for "whatever this client has" (Stop Network). */
 #define SESSION_HANDLE_ANY 0xffffffffu
+
+/* QMI's own part of a session (session.h keeps only a pointer to it). */
+struct qmi_session {
+	QmiDevice *device;  /* borrowed from the modem while it is ready */
+	int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
+	GCancellable *cancellable;
+	unsigned step_family; /* family being connected */
+	struct qmi_session_family {
+		QmiClientWds *client;
+		gulong indication_id;
+	} fam[2]; /* as the session's fam[] */
+};
+
+/* Allocated together: freeing the session frees its QMI part. */
+struct qmi_session_block {
+	struct session s;
+	struct qmi_session q;
+};
+
+static struct qmi_session_family *qfam(struct session *s, const struct session_family *f)
+{
+	return &s->qmi->fam[f - s->fam];
+}
 
 /* ---- connect: per family allocate, bind, set family, start, get settings ------------- */
 
@@ -21,24 +43,24 @@ static void session_connect_family(struct session *s);
 
 static void session_family_release(struct session *s, struct session_family *f, bool tell_modem)
 {
-	if (!f->qmi.client)
+	if (!qfam(s, f)->client)
 		return;
-	if (f->qmi.indication_id)
-		g_signal_handler_disconnect(f->qmi.client, f->qmi.indication_id);
-	f->qmi.indication_id = 0;
-	if (tell_modem && s->qmi.device)
-		qmi_device_release_client(s->qmi.device, QMI_CLIENT(f->qmi.client),
+	if (qfam(s, f)->indication_id)
+		g_signal_handler_disconnect(qfam(s, f)->client, qfam(s, f)->indication_id);
+	qfam(s, f)->indication_id = 0;
+	if (tell_modem && s->qmi->device)
+		qmi_device_release_client(s->qmi->device, QMI_CLIENT(qfam(s, f)->client),
 					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
 					  NULL, NULL);
-	g_clear_object(&f->qmi.client);
+	g_clear_object(&qfam(s, f)->client);
 	f->handle = 0;
 }
 
 /* The current family's attempt ended (connected or not): go on with the next one. */
 static void session_family_done(struct session *s)
 {
-	s->qmi.step_family++;
-	if (s->qmi.step_family < s->n_fam) {
+	s->qmi->step_family++;
+	if (s->qmi->step_family < s->n_fam) {
 		session_connect_family(s);
 		return;
 	}
@@ -99,7 +121,7 @@ static void get_settings_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->qmi.step_family];
+	struct session_family *f = &s->fam[s->qmi->step_family];
 	if (!out || !qmi_message_wds_get_current_settings_output_get_result(out, &error)) {
 		session_family_failed(s, f, "get current settings", error->message);
 		return;
@@ -164,56 +186,8 @@ static void session_get_settings(struct session *s, struct session_family *f)
 			QMI_WDS_REQUESTED_SETTINGS_GATEWAY_INFO | QMI_WDS_REQUESTED_SETTINGS_MTU |
 			QMI_WDS_REQUESTED_SETTINGS_IP_FAMILY,
 		NULL);
-	qmi_client_wds_get_current_settings(f->qmi.client, in, WDS_TIMEOUT_SECONDS,
-					    s->qmi.cancellable, get_settings_ready, s);
-}
-
-static void note_end(struct session *s, bool dropped, gboolean have_verbose,
-		     QmiWdsVerboseCallEndReasonType vtype, gint16 vreason, gboolean have_cer,
-		     QmiWdsCallEndReason cer)
-{
-	s->last_end = (struct session_end){ .have_verbose = have_verbose,
-					    .verbose_type = have_verbose ? vtype : 0,
-					    .verbose_reason = have_verbose ? vreason : 0,
-					    .have_reason = have_cer,
-					    .reason = have_cer ? cer : 0,
-					    .dropped = dropped };
-}
-
-static void call_end_text(char *buf, size_t len, gboolean have_verbose,
-			  QmiWdsVerboseCallEndReasonType vtype, gint16 vreason, gboolean have_cer,
-			  QmiWdsCallEndReason cer)
-{
-	if (have_verbose) {
-		const char *t = qmi_wds_verbose_call_end_reason_get_string(vtype, vreason);
-		snprintf(buf, len, "%s (%s reason %d)", t ? t : "unknown",
-			 qmi_wds_verbose_call_end_reason_type_get_string(vtype), vreason);
-	} else if (have_cer) {
-		const char *t = qmi_wds_call_end_reason_get_string(cer);
-		snprintf(buf, len, "%s (call end reason %u)", t ? t : "unknown", cer);
-	} else {
-		snprintf(buf, len, "no reason given");
-	}
-}
-
-/*
- * 3GPP refusals (TS 24.301 ESM causes) that no retry within seconds changes: the APN, the
- * credentials, or a second PDN to the same APN the network does not allow
- * (LongQT-sea/OpenStick-Builder#4). Retrying those quickly is a storm, not a recovery.
- */
-static bool call_end_is_refusal(QmiWdsVerboseCallEndReasonType vtype, gint16 vreason)
-{
-	if (vtype != QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP)
-		return false;
-	switch (vreason) {
-	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_OPERATOR_DETERMINED_BARRING:
-	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN:
-	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_AUTHENTICATION_FAILED:
-	case QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_MULTIPLE_CONNECTION_TO_SAME_PDN_NOT_ALLOWED:
-		return true;
-	default:
-		return false;
-	}
+	qmi_client_wds_get_current_settings(qfam(s, f)->client, in, WDS_TIMEOUT_SECONDS,
+					    s->qmi->cancellable, get_settings_ready, s);
 }
 
 static void packet_service_status(QmiClientWds *client,
@@ -226,7 +200,7 @@ static void packet_service_status(QmiClientWds *client,
 	struct session_family *f = NULL;
 
 	for (unsigned i = 0; i < s->n_fam; i++)
-		if (s->fam[i].qmi.client == client)
+		if (s->qmi->fam[i].client == client)
 			f = &s->fam[i];
 	if (!f || !qmi_indication_wds_packet_service_status_output_get_connection_status(
 			  out, &status, &reconfig, NULL))
@@ -237,14 +211,13 @@ static void packet_service_status(QmiClientWds *client,
 	QmiWdsVerboseCallEndReasonType vtype;
 	gint16 vreason;
 	QmiWdsCallEndReason cer;
-	char why[120];
 	gboolean hv = qmi_indication_wds_packet_service_status_output_get_verbose_call_end_reason(
 		out, &vtype, &vreason, NULL);
 	gboolean hc = qmi_indication_wds_packet_service_status_output_get_call_end_reason(out, &cer,
 											  NULL);
-	call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
-	note_end(s, true, hv, vtype, vreason, hc, cer);
-	session_set_error(s, f, "disconnected by the network", why);
+	qmi_map_end(hv, vtype, vreason, hc, cer, true, &s->last_end);
+	session_set_error(s, f, "disconnected by the network",
+			  s->last_end.text[0] ? s->last_end.text : "no reason given");
 	f->handle = 0;
 
 	for (unsigned i = 0; i < s->n_fam; i++)
@@ -268,7 +241,7 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->qmi.step_family];
+	struct session_family *f = &s->fam[s->qmi->step_family];
 	if (!out || !qmi_message_wds_start_network_output_get_result(out, &error)) {
 		if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT)) {
 			/* Already connected on this client: real firmware says NO_EFFECT with
@@ -277,8 +250,8 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 			log_info("mux %u (%s): %s session was already up (no effect)", s->cfg.id,
 				 mux_netdev(s->mux)->name, session_family_name(f));
 			f->handle = SESSION_HANDLE_ANY;
-			f->qmi.indication_id =
-				g_signal_connect(f->qmi.client, "packet-service-status",
+			qfam(s, f)->indication_id =
+				g_signal_connect(qfam(s, f)->client, "packet-service-status",
 						 G_CALLBACK(packet_service_status), s);
 			session_get_settings(s, f);
 			return;
@@ -287,20 +260,15 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		QmiWdsVerboseCallEndReasonType vtype = 0;
 		gint16 vreason = 0;
 		QmiWdsCallEndReason cer = 0;
-		char why[120];
 		gboolean hv =
 			out && qmi_message_wds_start_network_output_get_verbose_call_end_reason(
 				       out, &vtype, &vreason, NULL);
 		gboolean hc = out && qmi_message_wds_start_network_output_get_call_end_reason(
 					     out, &cer, NULL);
-		note_end(s, false, hv, vtype, vreason, hc, cer);
-		if (hv || hc)
-			call_end_text(why, sizeof(why), hv, vtype, vreason, hc, cer);
-		else
-			snprintf(why, sizeof(why), "%s", error->message);
-		if (hv && call_end_is_refusal(vtype, vreason))
+		if (qmi_map_end(hv, vtype, vreason, hc, cer, false, &s->last_end))
 			s->refused = true;
-		session_family_failed(s, f, "start network", why);
+		session_family_failed(s, f, "start network",
+				      s->last_end.text[0] ? s->last_end.text : error->message);
 		return;
 	}
 	if (!qmi_message_wds_start_network_output_get_packet_data_handle(out, &handle, NULL)) {
@@ -308,8 +276,8 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		return;
 	}
 	f->handle = handle;
-	f->qmi.indication_id = g_signal_connect(f->qmi.client, "packet-service-status",
-						G_CALLBACK(packet_service_status), s);
+	qfam(s, f)->indication_id = g_signal_connect(qfam(s, f)->client, "packet-service-status",
+						     G_CALLBACK(packet_service_status), s);
 	session_get_settings(s, f);
 }
 
@@ -338,8 +306,8 @@ static void session_start_network(struct session *s, struct session_family *f)
 	if (s->cfg.allowed_auth[0])
 		qmi_message_wds_start_network_input_set_authentication_preference(
 			in, auth_from_config(s->cfg.allowed_auth), NULL);
-	qmi_client_wds_start_network(f->qmi.client, in, START_NETWORK_TIMEOUT, s->qmi.cancellable,
-				     start_network_ready, s);
+	qmi_client_wds_start_network(qfam(s, f)->client, in, START_NETWORK_TIMEOUT,
+				     s->qmi->cancellable, start_network_ready, s);
 }
 
 static void set_ip_family_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -351,7 +319,7 @@ static void set_ip_family_ready(GObject *src, GAsyncResult *res, gpointer user_d
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->qmi.step_family];
+	struct session_family *f = &s->fam[s->qmi->step_family];
 	if (!out || !qmi_message_wds_set_ip_family_output_get_result(out, &error)) {
 		session_family_failed(s, f, "set IP family", error->message);
 		return;
@@ -368,7 +336,7 @@ static void bind_mux_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 
 	if (qmi_step_cancelled(error))
 		return;
-	struct session_family *f = &s->fam[s->qmi.step_family];
+	struct session_family *f = &s->fam[s->qmi->step_family];
 	if (!out || !qmi_message_wds_bind_mux_data_port_output_get_result(out, &error)) {
 		session_family_failed(s, f, "bind mux data port", error->message);
 		return;
@@ -376,8 +344,8 @@ static void bind_mux_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	g_autoptr(QmiMessageWdsSetIpFamilyInput) in = qmi_message_wds_set_ip_family_input_new();
 	qmi_message_wds_set_ip_family_input_set_preference(
 		in, f->family == AF_INET ? QMI_WDS_IP_FAMILY_IPV4 : QMI_WDS_IP_FAMILY_IPV6, NULL);
-	qmi_client_wds_set_ip_family(f->qmi.client, in, WDS_TIMEOUT_SECONDS, s->qmi.cancellable,
-				     set_ip_family_ready, s);
+	qmi_client_wds_set_ip_family(qfam(s, f)->client, in, WDS_TIMEOUT_SECONDS,
+				     s->qmi->cancellable, set_ip_family_ready, s);
 }
 
 static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -390,42 +358,42 @@ static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		g_clear_object(&client);
 		return;
 	}
-	struct session_family *f = &s->fam[s->qmi.step_family];
+	struct session_family *f = &s->fam[s->qmi->step_family];
 	if (!client) {
 		session_family_failed(s, f, "allocate WDS client", error->message);
 		return;
 	}
-	f->qmi.client = QMI_CLIENT_WDS(client);
+	qfam(s, f)->client = QMI_CLIENT_WDS(client);
 
 	g_autoptr(QmiMessageWdsBindMuxDataPortInput) in =
 		qmi_message_wds_bind_mux_data_port_input_new();
 	/* The data interface of a USB modem, its number from the descriptor (§2.3). A bind to
 	 * another interface binds nothing that carries our data. */
-	if (s->qmi.data_interface >= 0)
+	if (s->qmi->data_interface >= 0)
 		qmi_message_wds_bind_mux_data_port_input_set_endpoint_info(
-			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, (guint32)s->qmi.data_interface, NULL);
+			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, (guint32)s->qmi->data_interface, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_mux_id(in, s->cfg.id, NULL);
 	qmi_message_wds_bind_mux_data_port_input_set_client_type(in, QMI_WDS_CLIENT_TYPE_TETHERED,
 								 NULL);
-	qmi_client_wds_bind_mux_data_port(f->qmi.client, in, WDS_TIMEOUT_SECONDS,
-					  s->qmi.cancellable, bind_mux_ready, s);
+	qmi_client_wds_bind_mux_data_port(qfam(s, f)->client, in, WDS_TIMEOUT_SECONDS,
+					  s->qmi->cancellable, bind_mux_ready, s);
 }
 
 static void session_connect_family(struct session *s)
 {
-	qmi_device_allocate_client(s->qmi.device, QMI_SERVICE_WDS, QMI_CID_NONE,
-				   WDS_TIMEOUT_SECONDS, s->qmi.cancellable, allocate_wds_ready, s);
+	qmi_device_allocate_client(s->qmi->device, QMI_SERVICE_WDS, QMI_CID_NONE,
+				   WDS_TIMEOUT_SECONDS, s->qmi->cancellable, allocate_wds_ready, s);
 }
 
 static void session_connect(struct session *s)
 {
-	if (!s->qmi.device || !s->cfg.autoconnect)
+	if (!s->qmi->device || !s->cfg.autoconnect)
 		return;
-	if (s->qmi.cancellable)
-		g_cancellable_cancel(s->qmi.cancellable);
-	g_clear_object(&s->qmi.cancellable);
-	s->qmi.cancellable = g_cancellable_new();
-	s->qmi.step_family = 0;
+	if (s->qmi->cancellable)
+		g_cancellable_cancel(s->qmi->cancellable);
+	g_clear_object(&s->qmi->cancellable);
+	s->qmi->cancellable = g_cancellable_new();
+	s->qmi->step_family = 0;
 	s->refused = false; /* until a family of this attempt is refused */
 	session_set_state(s, SESSION_STATE_CONNECTING);
 	session_connect_family(s);
@@ -435,8 +403,8 @@ static void session_connect(struct session *s)
 
 void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_interface)
 {
-	g_set_object(&s->qmi.device, device);
-	s->qmi.data_interface = data_interface;
+	g_set_object(&s->qmi->device, device);
+	s->qmi->data_interface = data_interface;
 	s->attempts = 0;
 	if (!s->cfg.autoconnect) {
 		session_set_state(s, SESSION_STATE_DISABLED);
@@ -447,14 +415,14 @@ void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_inte
 
 static void qmi_session_modem_lost(struct session *s)
 {
-	if (s->qmi.cancellable)
-		g_cancellable_cancel(s->qmi.cancellable);
-	g_clear_object(&s->qmi.cancellable);
+	if (s->qmi->cancellable)
+		g_cancellable_cancel(s->qmi->cancellable);
+	g_clear_object(&s->qmi->cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	/* The client ids died with the modem: nothing to release. */
 	for (unsigned i = 0; i < s->n_fam; i++)
 		session_family_release(s, &s->fam[i], false);
-	g_clear_object(&s->qmi.device);
+	g_clear_object(&s->qmi->device);
 	datapath_mux_set_link(s->dp, s->mux, false);
 	session_set_state(s, s->cfg.autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED);
 }
@@ -465,8 +433,8 @@ static void session_destroy(struct session *s)
 {
 	for (unsigned i = 0; i < s->n_fam; i++)
 		session_family_release(s, &s->fam[i], true);
-	g_clear_object(&s->qmi.device);
-	g_clear_object(&s->qmi.cancellable);
+	g_clear_object(&s->qmi->device);
+	g_clear_object(&s->qmi->cancellable);
 	free(s);
 	session_stop_end();
 }
@@ -486,9 +454,9 @@ static void stop_network_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 static void qmi_session_free_async(struct session *s)
 {
-	if (s->qmi.cancellable)
-		g_cancellable_cancel(s->qmi.cancellable);
-	g_clear_object(&s->qmi.cancellable);
+	if (s->qmi->cancellable)
+		g_cancellable_cancel(s->qmi->cancellable);
+	g_clear_object(&s->qmi->cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	s->cb.on_state = NULL;
 	session_stop_begin();
@@ -496,16 +464,16 @@ static void qmi_session_free_async(struct session *s)
 	s->pending_stops = 0;
 	for (unsigned i = 0; i < s->n_fam; i++) {
 		struct session_family *f = &s->fam[i];
-		if (!f->qmi.client || !f->handle || !s->qmi.device)
+		if (!qfam(s, f)->client || !f->handle || !s->qmi->device)
 			continue;
-		if (f->qmi.indication_id)
-			g_signal_handler_disconnect(f->qmi.client, f->qmi.indication_id);
-		f->qmi.indication_id = 0;
+		if (qfam(s, f)->indication_id)
+			g_signal_handler_disconnect(qfam(s, f)->client, qfam(s, f)->indication_id);
+		qfam(s, f)->indication_id = 0;
 		g_autoptr(QmiMessageWdsStopNetworkInput) in =
 			qmi_message_wds_stop_network_input_new();
 		qmi_message_wds_stop_network_input_set_packet_data_handle(in, f->handle, NULL);
 		s->pending_stops++;
-		qmi_client_wds_stop_network(f->qmi.client, in, 5, NULL, stop_network_ready, s);
+		qmi_client_wds_stop_network(qfam(s, f)->client, in, 5, NULL, stop_network_ready, s);
 	}
 	if (s->pending_stops == 0)
 		session_destroy(s);
@@ -521,11 +489,13 @@ int qmi_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp
 		    const struct config_mux *cfg, const struct session_callbacks *cb,
 		    void *userdata, struct session **ret)
 {
-	struct session *s = calloc(1, sizeof(*s));
+	struct qmi_session_block *b = calloc(1, sizeof(*b));
 
-	if (!s)
+	if (!b)
 		return -ENOMEM;
-	session_init(s, loop, rtnl, dp, mux, cfg, cb, userdata, &qmi_session_ops);
-	*ret = s;
+	session_init(&b->s, loop, rtnl, dp, mux, cfg, cb, userdata, &qmi_session_ops);
+	b->s.qmi = &b->q;
+	b->q.data_interface = -1;
+	*ret = &b->s;
 	return 0;
 }

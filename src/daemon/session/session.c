@@ -209,7 +209,6 @@ void session_init(struct session *s, struct ev_loop *loop, struct rtnl *rtnl, st
 		s->cb = *cb;
 	s->userdata = userdata;
 	s->ops = ops;
-	s->qmi.data_interface = -1;
 	s->state = cfg->autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED;
 	if (cfg->ip_type != CONFIG_IP_TYPE_IPV6)
 		s->fam[s->n_fam++].family = AF_INET;

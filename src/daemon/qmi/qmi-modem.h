@@ -3,6 +3,8 @@
  * The modem's QMI side as qmapd uses it: a QmiDevice opened through qmi-proxy on the wdm
  * bridge's pty link (so qmicli -p can share it), the identity and radio state for
  * `qmapctl status`, and the WDA data format negotiation (QMAPv5 first, then QMAPv1).
+ * Private to src/daemon/qmi/: the rest of the daemon reaches it through the ops table of
+ * qmi-control.c (modem-control.h) and reads it in the neutral model (modem-model.h).
  */
 #ifndef QMAPD_QMI_MODEM_H
 #define QMAPD_QMI_MODEM_H
@@ -12,42 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "modem-control.h"
 #include "qmap.h"
-
-enum qmi_modem_state {
-	QMI_MODEM_STATE_CLOSED,	 /* no modem, or not opened yet */
-	QMI_MODEM_STATE_OPENING, /* device open, clients, data format */
-	QMI_MODEM_STATE_READY,	 /* data format granted: sessions may start */
-	QMI_MODEM_STATE_FAILED,	 /* open or data format failed; retried */
-};
-
-struct qmi_data_format {
-	enum qmap_version version;
-	uint32_t dl_max_size;
-	uint32_t dl_max_datagrams;
-	uint32_t ul_max_size;
-	uint32_t ul_max_datagrams;
-	uint32_t dl_min_padding; /* zero bytes the modem may put between downlink frames */
-};
-
-struct qmi_modem_request {
-	uint32_t dl_max_size;
-	uint32_t dl_max_datagrams;
-	uint32_t ul_max_size; /* also the OUT buffers' size: no larger uplink grant is used */
-	uint32_t ul_max_datagrams;
-	uint32_t dl_buffer_size; /* receive buffers' room: no larger downlink grant is used */
-	bool try_qmapv5;
-};
-
-struct qmi_modem_callbacks {
-	/* The data format was granted; sessions can start. */
-	void (*on_ready)(void *userdata, const struct qmi_data_format *format);
-	/* Open or negotiation failed, or the device went away; the modem retries. */
-	void (*on_lost)(void *userdata);
-	/* The data interface's bInterfaceNumber for Endpoint Info, -1 if unknown. Asked when
-	 * a request is built: the transport may learn it after the modem appeared. */
-	int (*data_interface)(void *userdata);
-};
+#include "session.h"
 
 /* LTE bands 1..256, bit (band - 1). */
 #define QMI_LTE_BAND_WORDS 4
@@ -91,27 +60,14 @@ struct qmi_modem_info {
 	int attach_pdp_type; /* QmiWdsPdpType; -1 unknown */
 };
 
-/* The outcome of a PIN verification, in the terms clients need. */
-enum qmi_pin_result {
-	QMI_PIN_OK,
-	QMI_PIN_WRONG,	    /* retries left in *retries */
-	QMI_PIN_BLOCKED,    /* PUK needed now */
-	QMI_PIN_NOT_NEEDED, /* PIN1 disabled */
-	QMI_PIN_NO_SERVICE, /* no UIM service or modem not ready */
-	QMI_PIN_FAILED,	    /* anything else; the message says what */
-};
-
-typedef void (*qmi_pin_done)(void *userdata, enum qmi_pin_result result, int retries,
-			     const char *message);
-
 struct qmi_modem {
 	struct ev_loop *loop;
 	char *path; /* the pty link, e.g. /run/qmapd/qmi0 */
-	struct qmi_modem_request request;
-	struct qmi_modem_callbacks cb;
+	struct modem_control_request request;
+	struct modem_control_callbacks cb;
 	void *userdata;
 
-	enum qmi_modem_state state;
+	enum modem_control_state state;
 	QmiDevice *device;
 	QmiClient *dms;
 	QmiClient *nas;
@@ -124,10 +80,10 @@ struct qmi_modem {
 	unsigned attempts;
 	char last_error[160];
 
-	int data_interface;		  /* named in the last data format request; -1 none */
-	struct qmi_data_format requested; /* the last Set Data Format request */
-	struct qmi_data_format granted;	  /* what the modem answered (0 = not reported) */
-	struct qmi_data_format format;	  /* in use: the grant within our buffers */
+	int data_interface;		    /* named in the last data format request; -1 none */
+	struct modem_data_format requested; /* the last Set Data Format request */
+	struct modem_data_format granted;   /* what the modem answered (0 = not reported) */
+	struct modem_data_format format;    /* in use: the grant within our buffers */
 	char *manufacturer, *model, *revision, *imei;
 	char *iccid, *imsi; /* the SIM's, through DMS UIM; NULL unknown */
 	char registration[32];
@@ -143,15 +99,14 @@ struct qmi_modem {
 	struct qmi_modem_info info;
 };
 
-int qmi_modem_new(struct ev_loop *loop, const char *path, const struct qmi_modem_request *request,
-		  const struct qmi_modem_callbacks *cb, void *userdata, struct qmi_modem **ret);
+int qmi_modem_new(struct ev_loop *loop, const char *path,
+		  const struct modem_control_request *request,
+		  const struct modem_control_callbacks *cb, void *userdata, struct qmi_modem **ret);
 struct qmi_modem *qmi_modem_free(struct qmi_modem *qm);
 
 /* The transport says the modem is there / gone. */
 void qmi_modem_start(struct qmi_modem *qm);
 void qmi_modem_stop(struct qmi_modem *qm);
-
-const char *qmi_modem_state_to_string(enum qmi_modem_state state);
 
 /* Registration and signal again now (after a PIN was verified: the modem registers). */
 void qmi_modem_query_radio(struct qmi_modem *qm);
@@ -164,8 +119,43 @@ void qmi_info_query_sim(struct qmi_modem *qm);
 /* PIN1 locks the SIM now: the modem waits for it. */
 bool qmi_info_sim_locked(const struct qmi_modem_info *info);
 /* Verify PIN1 through UIM; done() is called exactly once, unless the attempt is cancelled
- * (the modem went away: then done() gets QMI_PIN_NO_SERVICE from the cancellation). */
-void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, qmi_pin_done done, void *userdata);
+ * (the modem went away: then done() gets MODEM_PIN_NO_SERVICE from the cancellation). */
+void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done done,
+			 void *userdata);
+
+/* ---- sessions (qmi-session.c): per IP family of the mux's ip-type a WDS client bound to
+ * the mux (bind mux data port, set IP family, start network, get current settings) ---- */
+
+int qmi_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
+		    const struct config_mux *cfg, const struct session_callbacks *cb,
+		    void *userdata, struct session **ret);
+/* The modem is ready (data format granted): connect, binding the mux to the data
+ * interface (bInterfaceNumber, -1 unknown). */
+void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_interface);
+
+/* ---- QMI in the neutral model (qmi-map.c; pure, unit tested in tests/test-qmi-map.c) ---- */
+
+/* What DMS, NAS, UIM and WDS told (qmi_modem_info) as the neutral facts; strings borrowed. */
+void qmi_map_info(const struct qmi_modem_info *info, struct modem_info *ret);
+/* DMS Get Capabilities' radio interfaces (bit per QmiDmsRadioInterface). */
+enum modem_capability qmi_map_capabilities(uint32_t radio_interfaces);
+enum modem_mode qmi_map_modes(uint32_t radio_interfaces);
+/* NAS System Selection Preference's mode preference (QmiNasRatModePreference). */
+enum modem_mode qmi_map_mode_preference(uint16_t mode_preference);
+/* UIM's PIN1 state (QmiUimPinState) as the lock it puts the modem in. */
+enum modem_lock qmi_map_lock(QmiUimPinState pin1_state);
+/* DMS Get Operating Mode (QmiDmsOperatingMode, -1 unknown). */
+enum modem_power_state qmi_map_power(int operating_mode);
+/* A profile's PDP type (QmiWdsPdpType, -1 unknown); NONE for PPP and unknown. */
+enum modem_ip_family qmi_map_ip_family(int pdp_type);
+/*
+ * A WDS call end (the verbose reason and the call end reason, each when the modem sent it)
+ * as session_end, its text e.g. "unknown-apn (3gpp reason 27)" ("" when neither). Returns
+ * whether retrying soon cannot help (APN, credentials, barring): slower retries.
+ */
+bool qmi_map_end(bool have_verbose, QmiWdsVerboseCallEndReasonType vtype, gint16 vreason,
+		 bool have_reason, QmiWdsCallEndReason reason, bool dropped,
+		 struct session_end *ret);
 
 /*
  * Asynchronous QMI steps carry their owner as user data and the attempt's cancellable: a

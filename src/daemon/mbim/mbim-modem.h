@@ -11,6 +11,8 @@
  * and sessions start: one CONNECT per mux, session id = mux id - 1 (the data path carries
  * session N as mux N + 1), IP_CONFIGURATION for addresses, gateways, DNS and MTU, CONNECT
  * indications for network drops. Failures retry with capped exponential backoff.
+ * Private to src/daemon/mbim/: the rest of the daemon reaches it through the ops table of
+ * mbim-control.c (modem-control.h) and reads it in the neutral model (modem-model.h).
  */
 #ifndef QMAPD_MBIM_MODEM_H
 #define QMAPD_MBIM_MODEM_H
@@ -20,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "modem-control.h"
 #include "session.h"
 
 enum mbim_modem_state {
@@ -113,6 +116,16 @@ int mbim_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *d
 /* The modem is attached: connect (session id = mux id - 1). */
 void mbim_session_modem_ready(struct session *s, MbimDevice *device);
 
+/*
+ * Asynchronous MBIM steps carry their owner as user data and the attempt's cancellable: a
+ * step that ends cancelled must not touch anything (the attempt is over, the owner may be
+ * onto the next one).
+ */
+static inline bool mbim_step_cancelled(GError *error)
+{
+	return error && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
 /* ---- pure mappings (mbim-map.c) ---- */
 
 /* The MBIM context IP type asked for a mux's ip-type. */
@@ -123,15 +136,18 @@ unsigned mbim_map_granted_families(MbimContextIpType t);
 MbimAuthProtocol mbim_map_auth(const char *allowed_auth, bool have_credentials);
 /*
  * A failed CONNECT (status, nw_error from its CONNECT_INFO; 0 = none) or a network-side
- * deactivation (dropped): the reason as session_end (nw_error is a 3GPP cause: kept as the
- * 3GPP verbose reason, as QMI reports it) and as text, e.g. "failure, nw_error 27
- * (missing-or-unknown-apn)". Returns whether retrying soon cannot help (wrong APN,
- * credentials, barring): slower retries.
+ * deactivation (dropped): the reason as session_end (nw_error is a 3GPP cause) and as text,
+ * e.g. "failure, nw_error 27 (missing-or-unknown-apn)" (also in session_end's text).
+ * Returns whether retrying soon cannot help (wrong APN, credentials, barring): slower
+ * retries.
  */
 bool mbim_map_end(MbimStatusError status, uint32_t nw_error, bool dropped,
 		  struct session_end *ret_end, char *text, size_t textlen);
 /* SUBSCRIBER_READY_STATUS as status shows it: "initialized", "sim-not-inserted", ... */
 const char *mbim_map_subscriber(MbimSubscriberReadyState s);
+/* What that word (mbim_map_subscriber()'s) says of the SIM: card state, lock, failed
+ * reason in info; what it does not say is left as it is. */
+void mbim_map_sim(const char *subscriber, struct modem_info *info);
 /* REGISTER_STATE as status shows it (the words QMI sessions use): "home", "roaming", ... */
 const char *mbim_map_registration(MbimRegisterState s);
 /* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A modem's control plane as modem.c drives it, QMI or MBIM alike: one ops table per control
+ * plane (src/daemon/qmi/qmi-control.c, src/daemon/mbim/mbim-control.c) behind a neutral
+ * handle, so that nothing outside those folders sees libqmi or libmbim. The control plane
+ * opens the modem through its proxy on the wdm bridge's pty link, tells modem.c when sessions
+ * may connect and when the modem is lost, makes the sessions of its muxes (session.h), and
+ * describes the modem in the neutral model (modem-model.h).
+ */
+#ifndef QMAPD_MODEM_CONTROL_H
+#define QMAPD_MODEM_CONTROL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "modem-model.h"
+#include "qmap.h"
+
+struct ev_loop;
+struct rtnl;
+struct datapath;
+struct mux;
+struct session;
+struct session_callbacks;
+
+/* The data format the modem granted (QMI WDA; MBIM has NTB parameters from the transport). */
+struct modem_data_format {
+	enum qmap_version version;
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t ul_max_size;
+	uint32_t ul_max_datagrams;
+	uint32_t dl_min_padding; /* zero bytes the modem may put between downlink frames */
+};
+
+/* What modem.c asks of the data format (QMI; MBIM ignores it). */
+struct modem_control_request {
+	uint32_t dl_max_size;
+	uint32_t dl_max_datagrams;
+	uint32_t ul_max_size; /* also the OUT buffers' size: no larger uplink grant is used */
+	uint32_t ul_max_datagrams;
+	uint32_t dl_buffer_size; /* receive buffers' room: no larger downlink grant is used */
+	bool try_qmapv5;
+};
+
+struct modem_control_callbacks {
+	/* Sessions can start. format: the granted data format to apply first (QMI), or NULL
+	 * (MBIM: the transport negotiated it). */
+	void (*on_ready)(void *userdata, const struct modem_data_format *format);
+	/* Open or negotiation failed, or the device went away; the control plane retries. */
+	void (*on_lost)(void *userdata);
+	/* The data interface's bInterfaceNumber, -1 if unknown (QMI's Endpoint Info). Asked
+	 * when a request is built: the transport may learn it after the modem appeared. */
+	int (*data_interface)(void *userdata);
+};
+
+/*
+ * The modem as its control plane knows it, for D-Bus and the manager. Strings are NULL or ""
+ * when unknown, borrowed from the control plane (valid until it next runs).
+ */
+struct modem_view {
+	bool mbim; /* the control port speaks MBIM (else QMI) */
+	enum modem_control_state state;
+	const char *manufacturer, *model, *revision, *imei, *iccid, *imsi;
+	enum modem_registration registration;
+	enum modem_access_technology access_technology;
+	const char *operator_code, *operator_desc;
+	bool have_signal;
+	int rssi;		 /* dBm */
+	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
+	struct modem_info info;
+};
+
+/* The outcome of a PIN verification, in the terms clients need. */
+enum modem_pin_result {
+	MODEM_PIN_OK,
+	MODEM_PIN_WRONG,      /* retries left in retries */
+	MODEM_PIN_BLOCKED,    /* PUK needed now */
+	MODEM_PIN_NOT_NEEDED, /* PIN1 disabled */
+	MODEM_PIN_NO_SERVICE, /* the modem cannot take a PIN now (not ready, no SIM service) */
+	MODEM_PIN_FAILED,     /* anything else; the message says what */
+};
+
+typedef void (*modem_pin_done)(void *userdata, enum modem_pin_result result, int retries,
+			       const char *message);
+
+struct modem_control;
+
+struct modem_control_ops {
+	/* The transport says the modem is there / gone. */
+	void (*start)(struct modem_control *c);
+	void (*stop)(struct modem_control *c);
+	void (*free)(struct modem_control *c);
+	enum modem_control_state (*state)(const struct modem_control *c);
+	void (*view)(const struct modem_control *c, struct modem_view *ret);
+	/* Fill status's "modem" object (modem.h); dp for what the transport negotiated. */
+	void (*status)(const struct modem_control *c, struct datapath *dp, json_t *modem);
+	/* A session for a mux, and telling it the modem is ready (when it is, or becomes so). */
+	int (*session_new)(struct modem_control *c, struct ev_loop *loop, struct rtnl *rtnl,
+			   struct datapath *dp, struct mux *mux, const struct config_mux *cfg,
+			   const struct session_callbacks *cb, void *userdata,
+			   struct session **ret);
+	void (*session_ready)(struct modem_control *c, struct session *s);
+	/* Verify PIN1; done() is called exactly once (possibly at once). NULL: not supported.
+	 * A verified PIN makes the control plane read the SIM and the radio again. */
+	void (*verify_pin)(struct modem_control *c, const char *pin, modem_pin_done done,
+			   void *userdata);
+};
+
+struct modem_control {
+	const struct modem_control_ops *ops;
+	void *impl; /* the control plane's own: struct qmi_modem, struct mbim_modem */
+};
+
+/* Make the control plane for a modem whose control link (the pty) is path; not started. */
+int qmi_control_new(struct ev_loop *loop, const char *path,
+		    const struct modem_control_request *request,
+		    const struct modem_control_callbacks *cb, void *userdata,
+		    struct modem_control **ret);
+int mbim_control_new(struct ev_loop *loop, const char *path,
+		     const struct modem_control_callbacks *cb, void *userdata,
+		     struct modem_control **ret);
+
+#endif

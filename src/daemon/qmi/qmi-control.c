@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* The QMI control plane behind modem.c's neutral handle (modem-control.h). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "qmi-modem.h"
+
+static struct qmi_modem *qmi(const struct modem_control *c)
+{
+	return c->impl;
+}
+
+static void control_start(struct modem_control *c)
+{
+	qmi_modem_start(qmi(c));
+}
+
+static void control_stop(struct modem_control *c)
+{
+	qmi_modem_stop(qmi(c));
+}
+
+static void control_free(struct modem_control *c)
+{
+	qmi_modem_free(qmi(c));
+	free(c);
+}
+
+static enum modem_control_state control_state(const struct modem_control *c)
+{
+	return qmi(c)->state;
+}
+
+static void control_view(const struct modem_control *c, struct modem_view *ret)
+{
+	const struct qmi_modem *qm = qmi(c);
+
+	*ret = (struct modem_view){
+		.state = qm->state,
+		.manufacturer = qm->manufacturer,
+		.model = qm->model,
+		.revision = qm->revision,
+		.imei = qm->imei,
+		.iccid = qm->iccid,
+		.imsi = qm->imsi,
+		.registration = modem_registration_from_string(qm->registration),
+		.access_technology = modem_access_technology_from_string(qm->access_technology),
+		.operator_code = qm->operator_code,
+		.operator_desc = qm->operator_desc,
+		.have_signal = qm->have_signal,
+		.rssi = qm->rssi,
+		.tells_registration = qm->nas != NULL,
+	};
+	qmi_map_info(&qm->info, &ret->info);
+}
+
+static void set_string(json_t *o, const char *key, const char *value)
+{
+	if (value && *value)
+		json_object_set_new(o, key, json_string(value));
+}
+
+/* 0 in `granted` means the modem did not report that value. */
+static json_t *data_format_json(const struct modem_data_format *f)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "protocol",
+			 f->version == QMAP_V5 ? "qmapv5" : "qmap", "dl-max-size",
+			 (json_int_t)f->dl_max_size, "dl-max-datagrams",
+			 (json_int_t)f->dl_max_datagrams, "ul-max-size", (json_int_t)f->ul_max_size,
+			 "ul-max-datagrams", (json_int_t)f->ul_max_datagrams, "dl-min-padding",
+			 (json_int_t)f->dl_min_padding);
+}
+
+static void control_status(const struct modem_control *c, struct datapath *dp, json_t *modem)
+{
+	const struct qmi_modem *qm = qmi(c);
+
+	(void)dp;
+	json_object_set_new(modem, "state", json_string(modem_control_state_to_string(qm->state)));
+	json_object_set_new(modem, "control-path", json_string(qm->path));
+	set_string(modem, "manufacturer", qm->manufacturer);
+	set_string(modem, "model", qm->model);
+	set_string(modem, "revision", qm->revision);
+	set_string(modem, "imei", qm->imei);
+	set_string(modem, "last-error", qm->last_error);
+	if (qm->state != MODEM_CONTROL_READY)
+		return;
+	/* In use at the top (the keys as before), then what was asked and what the modem
+	 * answered, side by side. */
+	json_t *df = data_format_json(&qm->format);
+	json_object_set_new(df, "requested", data_format_json(&qm->requested));
+	json_object_set_new(df, "granted", data_format_json(&qm->granted));
+	json_object_set_new(df, "data-interface", json_integer(qm->data_interface));
+	json_object_set_new(modem, "data-format", df);
+	set_string(modem, "registration", qm->registration);
+	set_string(modem, "access-technology", qm->access_technology);
+	set_string(modem, "operator", qm->operator_name);
+	if (qm->have_signal)
+		json_object_set_new(modem, "signal",
+				    json_pack("{s:i, s:i, s:i, s:f}", "rssi", qm->rssi, "rsrp",
+					      qm->rsrp, "rsrq", qm->rsrq, "snr", qm->snr / 10.0));
+}
+
+static int control_session_new(struct modem_control *c, struct ev_loop *loop, struct rtnl *rtnl,
+			       struct datapath *dp, struct mux *mux, const struct config_mux *cfg,
+			       const struct session_callbacks *cb, void *userdata,
+			       struct session **ret)
+{
+	(void)c;
+	return qmi_session_new(loop, rtnl, dp, mux, cfg, cb, userdata, ret);
+}
+
+static void control_session_ready(struct modem_control *c, struct session *s)
+{
+	qmi_session_modem_ready(s, qmi(c)->device, qmi(c)->data_interface);
+}
+
+static void control_verify_pin(struct modem_control *c, const char *pin, modem_pin_done done,
+			       void *userdata)
+{
+	qmi_info_verify_pin(qmi(c), pin, done, userdata);
+}
+
+static const struct modem_control_ops qmi_control_ops = {
+	.start = control_start,
+	.stop = control_stop,
+	.free = control_free,
+	.state = control_state,
+	.view = control_view,
+	.status = control_status,
+	.session_new = control_session_new,
+	.session_ready = control_session_ready,
+	.verify_pin = control_verify_pin,
+};
+
+int qmi_control_new(struct ev_loop *loop, const char *path,
+		    const struct modem_control_request *request,
+		    const struct modem_control_callbacks *cb, void *userdata,
+		    struct modem_control **ret)
+{
+	struct modem_control *c = calloc(1, sizeof(*c));
+	struct qmi_modem *qm;
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	r = qmi_modem_new(loop, path, request, cb, userdata, &qm);
+	if (r < 0) {
+		free(c);
+		return r;
+	}
+	*c = (struct modem_control){ .ops = &qmi_control_ops, .impl = qm };
+	*ret = c;
+	return 0;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QMI in the neutral modem model (qmi-map.c): DMS radio interfaces and NAS mode preference as
+ * capabilities and modes, UIM's PIN1 state as the SIM lock, operating mode as power state,
+ * PDP type as IP family, what qmi_modem_info holds as modem_info, and WDS call ends as
+ * session_end (3GPP causes by number, as MBIM gives them, so D-Bus names them the same).
+ */
+#include <string.h>
+
+#include "qmi-modem.h"
+#include "test-util.h"
+
+#define RADIO(r) (1u << (r))
+
+static void test_capabilities_modes(void)
+{
+	uint32_t lte = RADIO(QMI_DMS_RADIO_INTERFACE_LTE);
+	uint32_t world = RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_UMTS) |
+			 lte | RADIO(QMI_DMS_RADIO_INTERFACE_5GNR);
+
+	EXPECT_EQ(qmi_map_capabilities(lte), MODEM_CAPABILITY_LTE);
+	EXPECT_EQ(qmi_map_capabilities(world),
+		  MODEM_CAPABILITY_GSM_UMTS | MODEM_CAPABILITY_LTE | MODEM_CAPABILITY_5GNR);
+	EXPECT_EQ(qmi_map_capabilities(RADIO(QMI_DMS_RADIO_INTERFACE_EVDO) |
+				       RADIO(QMI_DMS_RADIO_INTERFACE_TDS)),
+		  MODEM_CAPABILITY_CDMA_EVDO | MODEM_CAPABILITY_TDS);
+	EXPECT_EQ(qmi_map_capabilities(0), MODEM_CAPABILITY_NONE);
+	EXPECT_EQ(qmi_map_modes(lte), MODEM_MODE_4G);
+	EXPECT_EQ(qmi_map_modes(world),
+		  MODEM_MODE_2G | MODEM_MODE_3G | MODEM_MODE_4G | MODEM_MODE_5G);
+	EXPECT_EQ(qmi_map_mode_preference(QMI_NAS_RAT_MODE_PREFERENCE_LTE), MODEM_MODE_4G);
+	EXPECT_EQ(qmi_map_mode_preference(QMI_NAS_RAT_MODE_PREFERENCE_UMTS |
+					  QMI_NAS_RAT_MODE_PREFERENCE_5GNR),
+		  MODEM_MODE_3G | MODEM_MODE_5G);
+}
+
+static void test_sim_power_profile(void)
+{
+	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED), MODEM_LOCK_SIM_PIN);
+	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_ENABLED_VERIFIED), MODEM_LOCK_NONE);
+	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_DISABLED), MODEM_LOCK_NONE);
+	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_BLOCKED), MODEM_LOCK_SIM_PUK);
+	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED), MODEM_LOCK_UNKNOWN);
+	EXPECT_EQ(qmi_map_ip_family(QMI_WDS_PDP_TYPE_IPV4_OR_IPV6), MODEM_IP_FAMILY_IPV4V6);
+	EXPECT_EQ(qmi_map_ip_family(QMI_WDS_PDP_TYPE_IPV6), MODEM_IP_FAMILY_IPV6);
+	EXPECT_EQ(qmi_map_ip_family(QMI_WDS_PDP_TYPE_IPV4), MODEM_IP_FAMILY_IPV4);
+	EXPECT_EQ(qmi_map_ip_family(QMI_WDS_PDP_TYPE_PPP), MODEM_IP_FAMILY_NONE);
+	EXPECT_EQ(qmi_map_ip_family(-1), MODEM_IP_FAMILY_NONE);
+	EXPECT_EQ(qmi_map_power(QMI_DMS_OPERATING_MODE_ONLINE), MODEM_POWER_ON);
+	EXPECT_EQ(qmi_map_power(QMI_DMS_OPERATING_MODE_PERSISTENT_LOW_POWER), MODEM_POWER_LOW);
+	EXPECT_EQ(qmi_map_power(QMI_DMS_OPERATING_MODE_OFFLINE), MODEM_POWER_OFF);
+	EXPECT_EQ(qmi_map_power(QMI_DMS_OPERATING_MODE_RESET), MODEM_POWER_UNKNOWN);
+	EXPECT_EQ(qmi_map_power(-1), MODEM_POWER_UNKNOWN);
+}
+
+static void test_info(void)
+{
+	struct qmi_modem_info q = { 0 };
+	struct modem_info i;
+
+	/* Nothing answered: everything unknown, no lock claimed. */
+	qmi_info_clear(&q);
+	qmi_map_info(&q, &i);
+	EXPECT_EQ(i.power, MODEM_POWER_UNKNOWN);
+	EXPECT_EQ(i.packet_service, MODEM_PACKET_SERVICE_UNKNOWN);
+	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
+	EXPECT_EQ(i.lock, MODEM_LOCK_UNKNOWN);
+	EXPECT_TRUE(!i.tells_lock && !i.have_retries && !i.sim_pin_enabled);
+	EXPECT_TRUE(!i.sim_operator_id && !i.attach_apn && !i.own_number);
+	EXPECT_EQ(i.attach_ip_family, MODEM_IP_FAMILY_NONE);
+	EXPECT_TRUE(!modem_info_sim_locked(&i));
+
+	/* A SIM waiting for PIN1, an LTE+5G modem that prefers LTE. */
+	q.uim = true;
+	q.card = QMI_CARD_PRESENT;
+	q.have_pin1 = true;
+	q.pin1_state = QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED;
+	q.pin1_retries = 3;
+	q.puk1_retries = 10;
+	q.radio_interfaces =
+		RADIO(QMI_DMS_RADIO_INTERFACE_LTE) | RADIO(QMI_DMS_RADIO_INTERFACE_5GNR);
+	q.have_mode_preference = true;
+	q.mode_preference = QMI_NAS_RAT_MODE_PREFERENCE_LTE | QMI_NAS_RAT_MODE_PREFERENCE_GSM;
+	q.ps_attached = 1;
+	snprintf(q.operator_id, sizeof(q.operator_id), "00101");
+	qmi_map_info(&q, &i);
+	EXPECT_TRUE(i.tells_lock && i.have_retries && i.sim_pin_enabled);
+	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PIN);
+	EXPECT_EQ(i.pin_retries, 3);
+	EXPECT_EQ(i.puk_retries, 10);
+	EXPECT_TRUE(modem_info_sim_locked(&i));
+	EXPECT_EQ(i.modes, MODEM_MODE_4G | MODEM_MODE_5G);
+	EXPECT_EQ(i.current_modes, MODEM_MODE_4G); /* the preference within what it has */
+	EXPECT_EQ(i.packet_service, MODEM_PACKET_SERVICE_ATTACHED);
+	EXPECT_STR_EQ(i.sim_operator_id, "00101");
+	EXPECT_EQ(i.failed_reason, MODEM_FAILED_NONE);
+
+	/* A preference outside what it has: all it has. */
+	q.mode_preference = QMI_NAS_RAT_MODE_PREFERENCE_GSM;
+	qmi_map_info(&q, &i);
+	EXPECT_EQ(i.current_modes, MODEM_MODE_4G | MODEM_MODE_5G);
+
+	/* Blocked for good: locked, with no code to name. */
+	q.pin1_state = QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED;
+	qmi_map_info(&q, &i);
+	EXPECT_EQ(i.lock, MODEM_LOCK_UNKNOWN);
+	EXPECT_TRUE(modem_info_sim_locked(&i));
+
+	/* No card. */
+	q.card = QMI_CARD_ABSENT;
+	q.have_pin1 = false;
+	qmi_map_info(&q, &i);
+	EXPECT_EQ(i.sim, MODEM_SIM_ABSENT);
+	EXPECT_EQ(i.failed_reason, MODEM_FAILED_SIM_MISSING);
+	EXPECT_TRUE(!modem_info_sim_locked(&i));
+	q.card = QMI_CARD_UNKNOWN; /* nothing for qmi_info_clear() to free but the strings */
+	qmi_info_clear(&q);
+}
+
+static void test_end(void)
+{
+	struct session_end e;
+
+	/* A wrong APN: a 3GPP cause, a refusal (slow retries). */
+	EXPECT_TRUE(qmi_map_end(true, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP,
+				QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN, false, 0, false,
+				&e));
+	EXPECT_EQ(e.kind, SESSION_END_3GPP);
+	EXPECT_EQ(e.cause, 27);
+	EXPECT_TRUE(strstr(e.text, "3gpp reason 27") != NULL);
+	EXPECT_TRUE(!e.dropped);
+	/* The same cause as a drop: never a refusal. */
+	EXPECT_TRUE(!qmi_map_end(true, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP,
+				 QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_UNKNOWN_APN, false, 0, true,
+				 &e));
+	EXPECT_TRUE(e.dropped);
+	/* Regular deactivation: a cause, not a refusal. */
+	EXPECT_TRUE(!qmi_map_end(true, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_3GPP,
+				 QMI_WDS_VERBOSE_CALL_END_REASON_3GPP_REGULAR_DEACTIVATION, false,
+				 0, false, &e));
+	EXPECT_EQ(e.cause, 36);
+	/* The call manager's reasons and the old call end reason: named, but not 3GPP. */
+	EXPECT_TRUE(!qmi_map_end(true, QMI_WDS_VERBOSE_CALL_END_REASON_TYPE_CM,
+				 QMI_WDS_VERBOSE_CALL_END_REASON_CM_NO_SERVICE, false, 0, false,
+				 &e));
+	EXPECT_EQ(e.kind, SESSION_END_OTHER);
+	EXPECT_TRUE(!qmi_map_end(false, 0, 0, true, QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE,
+				 false, &e));
+	EXPECT_EQ(e.kind, SESSION_END_OTHER);
+	EXPECT_TRUE(strstr(e.text, "call end reason") != NULL);
+	/* Nothing said. */
+	EXPECT_TRUE(!qmi_map_end(false, 0, 0, false, 0, true, &e));
+	EXPECT_EQ(e.kind, SESSION_END_NONE);
+	EXPECT_STR_EQ(e.text, "");
+}
+
+int main(void)
+{
+	test_capabilities_modes();
+	test_sim_power_profile();
+	test_info();
+	test_end();
+	return test_result("test-qmi-map");
+}
