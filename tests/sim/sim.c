@@ -1619,10 +1619,7 @@ static void on_mbim_send(void *userdata, const uint8_t *buf, size_t len)
 static void on_qmi_log(void *userdata, int priority, const char *msg)
 {
 	(void)userdata;
-	if (priority >= LOG_DEBUG)
-		log_debug("%s", msg);
-	else
-		log_full(priority, 0, "%s", msg);
+	log_full(priority < LOG_DEBUG ? priority : LOG_DEBUG, "%s", msg);
 }
 
 static void radio_deliver(void *userdata, uint8_t mux, uint8_t flags, const uint8_t *pkt,
