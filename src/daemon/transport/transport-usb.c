@@ -19,6 +19,7 @@
  * freeing an interface sends no uevent. A replug is the same modem when its serial number
  * matches (or, without one, its port path).
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <inttypes.h>
@@ -221,6 +222,7 @@ static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x)
 
 static void usb_transfer_done(struct transport_usb *s)
 {
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (s->state == USB_STATE_DYING && s->in_flight == 0)
 		ev_feed_event(s->base.loop, &s->reap, EV_TIMER);
@@ -252,6 +254,7 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
 
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
 		size_t len = (size_t)x->actual_length;
@@ -383,6 +386,7 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
 
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length >= 8 &&
 	    x->buffer[0] == CDC_REQTYPE_IN && x->buffer[1] == CDC_NOTIFY_RESPONSE_AVAILABLE) {

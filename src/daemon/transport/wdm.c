@@ -3,6 +3,7 @@
  * The wdm bridge: pty master <-> the modem's control channel. See wdm.h for the rules;
  * the traps behind them are in docs/PROTOCOLS.md §4.3.
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -432,6 +433,8 @@ static void wdm_on_write(struct ev_loop *loop, ev_io *io, int revents)
 
 static void wdm_queue_append(struct wdm *w, const uint8_t *data, size_t len)
 {
+	/* The caller made room: a whole message or nothing enters the queue. */
+	assert(w->out_head <= w->out_tail && w->out_tail - w->out_head <= WDM_OUT_QUEUE_SIZE - len);
 	if (WDM_OUT_QUEUE_SIZE - w->out_tail < len) {
 		memmove(w->out, w->out + w->out_head, w->out_tail - w->out_head);
 		w->out_tail -= w->out_head;
