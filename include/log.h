@@ -3,12 +3,24 @@
  * Logging to stderr, one line per message. When stderr is the journal (JOURNAL_STREAM names
  * it, systemd.exec(5)) each line starts with the "<N>" priority prefix journald understands;
  * anywhere else (a terminal, a file, a router's logd) the line is the message alone.
- * Log an error once, where the decision is made; carry the object in the text.
+ * Log an error once, where the decision is made; carry the object in the text (log-modem.h,
+ * log-mux.h put the usual prefixes in front).
+ *
+ * Two families, as in systemd's log.h:
+ *   log_error(), log_warning(), log_info(), log_debug(): a message, nothing returned, so
+ *     a failing function says its errno in its own `return -EXXX;`.
+ *   log_error_errno(r, ...), log_warning_errno(r, ...), log_debug_errno(r, ...): r is a
+ *     -errno or errno value and never 0 (assert()ed in debug builds); the line ends in
+ *     ": strerror(r)" and the macro returns -abs(r), so `return log_error_errno(r, ...);`.
+ * Arguments are not evaluated for a level that is not logged.
  */
 #ifndef QMAPD_LOG_H
 #define QMAPD_LOG_H
 
+#include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -26,16 +38,65 @@ bool log_to_journal(void);
 /* "<level>" for a line to stderr when it is the journal, otherwise "". */
 const char *log_stderr_prefix(int level);
 
-/* Returns -error (or -EIO when error is 0) so callers can `return log_err(r, ...)`. */
-int log_full(int level, int error, const char *fmt, ...) _printf_(3, 4);
+/*
+ * One line at level, ": strerror(error)" appended when error is not 0. Returns -abs(error)
+ * (0 for 0). Call it through the macros, which skip the formatting for levels not logged.
+ */
+int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
-#define log_err(error, ...)	log_full(LOG_ERR, (error), __VA_ARGS__)
-#define log_warning(error, ...) log_full(LOG_WARNING, (error), __VA_ARGS__)
-#define log_info(...)		log_full(LOG_INFO, 0, __VA_ARGS__)
-#define log_debug(...)                                       \
-	do {                                                 \
-		if (log_get_max_level() >= LOG_DEBUG)        \
-			log_full(LOG_DEBUG, 0, __VA_ARGS__); \
-	} while (0)
+/* A release build that was handed 0 anyway: a failure must not turn into success. */
+static inline int log_errno_failure(int r)
+{
+	return r < 0 ? r : -EIO;
+}
+
+/* The r of a log_*_errno(): an errno of either sign, never 0. */
+#define LOG_ERRNO_ARG(r)                                                      \
+	({                                                                    \
+		int _log_errno = (r);                                         \
+		assert(_log_errno != 0 && "log_*_errno() needs a nonzero r"); \
+		_log_errno;                                                   \
+	})
+
+/* error may be 0 here (no suffix, returns 0): for a caller that has an errno only sometimes. */
+#define log_full_errno_zerook(level, error, ...)                            \
+	({                                                                  \
+		int _log_level = (level), _log_error = (error);             \
+		log_get_max_level() >= _log_level                           \
+			? log_internal(_log_level, _log_error, __VA_ARGS__) \
+			: -abs(_log_error);                                 \
+	})
+
+#define log_full_errno(level, r, ...) \
+	log_errno_failure(log_full_errno_zerook(level, LOG_ERRNO_ARG(r), __VA_ARGS__))
+#define log_full(level, ...) ((void)log_full_errno_zerook(level, 0, __VA_ARGS__))
+
+#define log_error(...) log_full(LOG_ERR, __VA_ARGS__)
+#define log_info(...)  log_full(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_full(LOG_DEBUG, __VA_ARGS__)
+
+#define log_error_errno(r, ...)	  log_full_errno(LOG_ERR, r, __VA_ARGS__)
+#define log_warning_errno(r, ...) log_full_errno(LOG_WARNING, r, __VA_ARGS__)
+#define log_debug_errno(r, ...)	  log_full_errno(LOG_DEBUG, r, __VA_ARGS__)
+
+/*
+ * Deprecated, for the files not converted yet: log_err(error, ...) and log_warning(error,
+ * ...) return -error, or -EIO when error is 0 (an errno nobody chose). Use log_error() with
+ * an explicit `return -EXXX;`, or log_error_errno(r, ...).
+ *
+ * Until the last caller is gone log_warning() takes both forms: a format string first is
+ * the new log_warning(fmt, ...), anything else the old log_warning(error, fmt, ...). Then
+ * log_warning(...) becomes log_full(LOG_WARNING, __VA_ARGS__) and these four go.
+ */
+int log_legacy(int level, int error, const char *fmt, ...) _printf_(3, 4);
+int log_warning_legacy(int error, const char *fmt, ...) _printf_(2, 3);
+void log_warning_plain(const char *fmt, ...) _printf_(1, 2);
+#define LOG_FIRST_ARG_(a, ...) a
+#define LOG_FIRST_ARG(...)     LOG_FIRST_ARG_(__VA_ARGS__, 0)
+
+#define log_err(error, ...) log_legacy(LOG_ERR, (error), __VA_ARGS__)
+#define log_warning(...) \
+	_Generic(LOG_FIRST_ARG(__VA_ARGS__), char *: log_warning_plain,                   \
+		 const char *: log_warning_plain, default: log_warning_legacy)(__VA_ARGS__)
 
 #endif

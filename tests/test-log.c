@@ -5,6 +5,7 @@
  * otherwise. stderr goes to a temporary file whose device and inode play the journal's.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log-modem.h"
+#include "log-mux.h"
 #include "log.h"
 #include "test-util.h"
 
@@ -76,8 +79,8 @@ static const char *log_lines(const char *journal_stream, bool matching, char buf
 		unsetenv("JOURNAL_STREAM");
 	log_init();
 	log_info("mux %u (qmap%u): connected", 1u, 1u);
-	log_warning(0, "slow");
-	EXPECT_EQ(log_err(ENOENT, "no %s", "modem"), -ENOENT);
+	log_warning("slow");
+	EXPECT_EQ(log_error_errno(ENOENT, "no %s", "modem"), -ENOENT);
 	return restore_stderr(buf);
 }
 
@@ -119,6 +122,185 @@ static void test_journal(void)
 	log_set_max_level(LOG_INFO);
 	log_debug("not shown");
 	EXPECT_STR_EQ(restore_stderr(buf), "<7>x=1\n");
+}
+
+/* Logs what fn logs with JOURNAL_STREAM matching (so with "<N>" prefixes) into buf. */
+static const char *capture_journal(void (*fn)(void), char buf[static OUT_MAX])
+{
+	char stream[64];
+
+	redirect_stderr(stream);
+	setenv("JOURNAL_STREAM", stream, 1);
+	log_init();
+	fn();
+	return restore_stderr(buf);
+}
+
+static int evaluated;
+
+static int count_evaluation(void)
+{
+	return ++evaluated;
+}
+
+static void log_errno_lines(void)
+{
+	/* Either sign in, -errno out, ": strerror" appended. */
+	EXPECT_EQ(log_error_errno(ENOENT, "open %s", "a"), -ENOENT);
+	EXPECT_EQ(log_error_errno(-ENOENT, "open %s", "b"), -ENOENT);
+	EXPECT_EQ(log_warning_errno(-EAGAIN, "busy"), -EAGAIN);
+	/* Not logged at the default level, but the value is still returned... */
+	EXPECT_EQ(log_debug_errno(-EPROTO, "quiet %d", count_evaluation()), -EPROTO);
+	/* ... and zero-ok: 0 in, 0 out, no suffix. */
+	EXPECT_EQ(log_full_errno_zerook(LOG_WARNING, 0, "no error"), 0);
+	EXPECT_EQ(log_full_errno_zerook(LOG_WARNING, EPIPE, "pipe"), -EPIPE);
+	log_error("plain %s", "error");
+	log_info("info");
+	log_debug("quiet %d", count_evaluation());
+}
+
+static void test_errno(void)
+{
+	char buf[OUT_MAX];
+
+	evaluated = 0;
+	EXPECT_STR_EQ(capture_journal(log_errno_lines, buf),
+		      "<3>open a: No such file or directory\n"
+		      "<3>open b: No such file or directory\n"
+		      "<4>busy: Resource temporarily unavailable\n"
+		      "<4>no error\n"
+		      "<4>pipe: Broken pipe\n"
+		      "<3>plain error\n"
+		      "<6>info\n");
+	/* A level that is not logged does not format, so its arguments are not evaluated. */
+	EXPECT_EQ(evaluated, 0);
+
+	log_set_max_level(LOG_DEBUG);
+	EXPECT_STR_EQ(capture_journal(log_errno_lines, buf),
+		      "<3>open a: No such file or directory\n"
+		      "<3>open b: No such file or directory\n"
+		      "<4>busy: Resource temporarily unavailable\n"
+		      "<7>quiet 1: Protocol error\n"
+		      "<4>no error\n"
+		      "<4>pipe: Broken pipe\n"
+		      "<3>plain error\n"
+		      "<6>info\n"
+		      "<7>quiet 2\n");
+	log_set_max_level(LOG_INFO);
+	EXPECT_EQ(evaluated, 2);
+}
+
+static void log_object_lines(void)
+{
+	log_modem_info("lte", "present");
+	log_modem_warning("lte", "gone");
+	EXPECT_EQ(log_modem_error_errno("lte", -ENODEV, "cannot open %s", "/dev/cdc-wdm0"),
+		  -ENODEV);
+	EXPECT_EQ(log_modem_warning_errno("lte", EIO, "reset"), -EIO);
+	log_modem_error("lte", "failed");
+	log_modem_debug("lte", "not shown");
+
+	log_mux_info(NULL, 3, "qmap3", "connected, IP type %s", "ipv4");
+	log_mux_debug(NULL, 3, "qmap3", "not shown");
+	log_mux_warning(NULL, 3, NULL, "deactivate: %s", "timeout");
+	log_mux_error("lte", 3, NULL, "cannot restore it");
+	EXPECT_EQ(log_mux_error_errno("lte", 3, "lte.3", EEXIST, "cannot create network device"),
+		  -EEXIST);
+	EXPECT_EQ(log_mux_warning_errno(NULL, 254, "qmap254", -EINVAL, "cannot set MTU %u", 9000u),
+		  -EINVAL);
+	log_mux_error(NULL, 1, "qmap1", "session failed");
+}
+
+static void test_object(void)
+{
+	char buf[OUT_MAX];
+
+	/* The prefixes are the ones qmapd has always written: scripts and tests grep them. */
+	EXPECT_STR_EQ(capture_journal(log_object_lines, buf),
+		      "<6>modem lte: present\n"
+		      "<4>modem lte: gone\n"
+		      "<3>modem lte: cannot open /dev/cdc-wdm0: No such device\n"
+		      "<4>modem lte: reset: Input/output error\n"
+		      "<3>modem lte: failed\n"
+		      "<6>mux 3 (qmap3): connected, IP type ipv4\n"
+		      "<4>mux 3: deactivate: timeout\n"
+		      "<3>lte: mux 3: cannot restore it\n"
+		      "<3>lte: mux 3 (lte.3): cannot create network device: File exists\n"
+		      "<4>mux 254 (qmap254): cannot set MTU 9000: Invalid argument\n"
+		      "<3>mux 1 (qmap1): session failed\n");
+
+	log_set_max_level(LOG_DEBUG);
+	EXPECT_STR_EQ(capture_journal(log_object_lines, buf),
+		      "<6>modem lte: present\n"
+		      "<4>modem lte: gone\n"
+		      "<3>modem lte: cannot open /dev/cdc-wdm0: No such device\n"
+		      "<4>modem lte: reset: Input/output error\n"
+		      "<3>modem lte: failed\n"
+		      "<7>modem lte: not shown\n"
+		      "<6>mux 3 (qmap3): connected, IP type ipv4\n"
+		      "<7>mux 3 (qmap3): not shown\n"
+		      "<4>mux 3: deactivate: timeout\n"
+		      "<3>lte: mux 3: cannot restore it\n"
+		      "<3>lte: mux 3 (lte.3): cannot create network device: File exists\n"
+		      "<4>mux 254 (qmap254): cannot set MTU 9000: Invalid argument\n"
+		      "<3>mux 1 (qmap1): session failed\n");
+	log_set_max_level(LOG_INFO);
+}
+
+/* The deprecated forms, while files still use them: same lines, same return values. */
+static void log_legacy_lines(void)
+{
+	EXPECT_EQ(log_err(0, "legacy %s", "error"), -EIO);
+	EXPECT_EQ(log_err(-ENOMEM, "legacy"), -ENOMEM);
+	EXPECT_EQ(log_warning(0, "legacy warning"), -EIO);
+	EXPECT_EQ(log_warning(EBUSY, "legacy %d", 2), -EBUSY);
+	log_warning("new warning %d", 3);
+}
+
+static void test_legacy(void)
+{
+	char buf[OUT_MAX];
+
+	EXPECT_STR_EQ(capture_journal(log_legacy_lines, buf),
+		      "<3>legacy error\n"
+		      "<3>legacy: Cannot allocate memory\n"
+		      "<4>legacy warning\n"
+		      "<4>legacy 2: Device or resource busy\n"
+		      "<4>new warning 3\n");
+}
+
+/*
+ * log_*_errno(0, ...) is a bug: a debug build stops at the assert(), a release build
+ * (NDEBUG) still returns a failure rather than 0.
+ */
+static void test_errno_zero(void)
+{
+	char buf[OUT_MAX], stream[64];
+	volatile int zero = 0; /* not a constant the compiler could see through */
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "test_errno_zero: SKIP, fork: %s\n", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		redirect_stderr(stream);
+		unsetenv("JOURNAL_STREAM");
+		log_init();
+		int r = log_error_errno(zero, "no errno");
+		restore_stderr(buf);
+		_exit(r == -EIO && strcmp(buf, "no errno\n") == 0 ? 0 : 1);
+	}
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+#ifdef NDEBUG
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#else
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+#endif
 }
 
 static void test_not_journal(void)
@@ -187,6 +369,10 @@ int main(void)
 	test_first_use();
 	test_journal();
 	test_not_journal();
+	test_errno();
+	test_object();
+	test_legacy();
+	test_errno_zero();
 
 	rmdir(tmp_dir);
 	unsetenv("JOURNAL_STREAM");

@@ -9,6 +9,12 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "log-modem.h"
+#include "log-mux.h"
+
+/* "modem NAME: " or "MODEM: mux ID (IFNAME): "; a name is a config name, an ifname or a
+ * device path, and a longer one is cut, not the message. */
+#define LOG_PREFIX_MAX 256
 
 static int max_level = LOG_INFO;
 static int to_journal = -1; /* -1: not decided yet */
@@ -80,23 +86,92 @@ const char *log_stderr_prefix(int level)
 	return prefix[level];
 }
 
-int log_full(int level, int error, const char *fmt, ...)
+/*
+ * The one place a line is written: priority, object prefix, message, error, in one
+ * fprintf() so that a line is one write(2) to the unbuffered stderr.
+ */
+static _printf_(4, 0) int log_dispatch(int level, int error, const char *prefix, const char *fmt,
+				       va_list ap)
 {
-	int ret = error > 0 ? -error : (error < 0 ? error : -EIO);
+	int ret = error != 0 ? -abs(error) : 0;
 
 	if (level > max_level)
 		return ret;
 
 	char msg[1024]; /* one journald line; longer messages are cut, not split */
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 
-	if (error != 0)
-		fprintf(stderr, "%s%s: %s\n", log_stderr_prefix(level), msg,
-			strerror(error < 0 ? -error : error));
-	else
-		fprintf(stderr, "%s%s\n", log_stderr_prefix(level), msg);
+	fprintf(stderr, "%s%s%s%s%s\n", log_stderr_prefix(level), prefix, msg,
+		error != 0 ? ": " : "", error != 0 ? strerror(abs(error)) : "");
 	return ret;
+}
+
+int log_internal(int level, int error, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = log_dispatch(level, error, "", fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int log_modem_internal(int level, int error, const char *modem, const char *fmt, ...)
+{
+	char prefix[LOG_PREFIX_MAX];
+	va_list ap;
+	int r;
+
+	snprintf(prefix, sizeof(prefix), "modem %s: ", modem ?: "?");
+	va_start(ap, fmt);
+	r = log_dispatch(level, error, prefix, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int log_mux_internal(int level, int error, const char *modem, unsigned id, const char *ifname,
+		     const char *fmt, ...)
+{
+	char prefix[LOG_PREFIX_MAX];
+	va_list ap;
+	int r;
+
+	snprintf(prefix, sizeof(prefix), "%s%smux %u%s%s%s: ", modem ?: "", modem ? ": " : "", id,
+		 ifname ? " (" : "", ifname ?: "", ifname ? ")" : "");
+	va_start(ap, fmt);
+	r = log_dispatch(level, error, prefix, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int log_legacy(int level, int error, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = log_dispatch(level, error, "", fmt, ap);
+	va_end(ap);
+	return log_errno_failure(r);
+}
+
+int log_warning_legacy(int error, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = log_dispatch(LOG_WARNING, error, "", fmt, ap);
+	va_end(ap);
+	return log_errno_failure(r);
+}
+
+void log_warning_plain(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_dispatch(LOG_WARNING, 0, "", fmt, ap);
+	va_end(ap);
 }

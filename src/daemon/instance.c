@@ -44,28 +44,28 @@ static int lock_one(const char *path, const char *what, int *ret_fd)
 
 	r = mkdir_parents(path, 0755);
 	if (r < 0)
-		return log_err(r, "cannot create the directory of %s", path);
+		return log_error_errno(r, "cannot create the directory of %s", path);
 	/* O_NOFOLLOW: a symlink planted there must not make us truncate another file. */
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return log_err(errno, "cannot open lock file %s", path);
+		return log_error_errno(errno, "cannot open lock file %s", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		long holder;
 
 		if (errno != EWOULDBLOCK)
-			return log_err(errno, "cannot lock %s", path);
+			return log_error_errno(errno, "cannot lock %s", path);
 		holder = lock_holder(fd);
 		if (holder > 0)
-			log_err(0, "another qmapd (pid %ld) is running with %s; not starting",
-				holder, what);
+			log_error("another qmapd (pid %ld) is running with %s; not starting",
+				  holder, what);
 		else
-			log_err(0, "another qmapd is running with %s (lock %s); not starting", what,
-				path);
+			log_error("another qmapd is running with %s (lock %s); not starting", what,
+				  path);
 		return -EBUSY;
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-		log_warning(errno, "lock file %s: cannot record our pid", path);
+		log_warning_errno(errno, "lock file %s: cannot record our pid", path);
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -129,25 +129,30 @@ static int check_parent(const char *what, const char *path)
 	const char *fs;
 
 	if (strlen(path) >= sizeof(dir))
-		return log_err(ENAMETOOLONG, "%s %s", what, path);
+		return log_error_errno(ENAMETOOLONG, "%s %s", what, path);
 	strcpy(dir, path);
 	cut_last_component(dir);
 	/* The nearest ancestor that exists is where the first mkdir() or bind() happens. */
 	while (stat(dir, &st) < 0) {
 		if (errno != ENOENT)
-			return log_err(errno, "%s %s: cannot create its directory", what, path);
+			return log_error_errno(errno, "%s %s: cannot create its directory", what,
+					       path);
 		cut_last_component(dir);
 	}
 	if (!S_ISDIR(st.st_mode))
-		return log_err(ENOTDIR, "%s %s: cannot create its directory (%s)", what, path, dir);
-	if (statfs(dir, &sfs) == 0 && (fs = virtual_fs((long)sfs.f_type)))
-		return log_err(0, "%s %s: cannot create its directory: %s is on a %s file system",
-			       what, path, dir, fs),
-		       -EPERM;
+		return log_error_errno(ENOTDIR, "%s %s: cannot create its directory (%s)", what,
+				       path, dir);
+	if (statfs(dir, &sfs) == 0 && (fs = virtual_fs((long)sfs.f_type))) {
+		log_error("%s %s: cannot create its directory: %s is on a %s file system", what,
+			  path, dir, fs);
+		return -EPERM;
+	}
 	if (statvfs(dir, &svfs) == 0 && (svfs.f_flag & ST_RDONLY))
-		return log_err(EROFS, "%s %s: cannot create its directory (%s)", what, path, dir);
+		return log_error_errno(EROFS, "%s %s: cannot create its directory (%s)", what, path,
+				       dir);
 	if (access(dir, W_OK | X_OK) < 0)
-		return log_err(errno, "%s %s: cannot create its directory (%s)", what, path, dir);
+		return log_error_errno(errno, "%s %s: cannot create its directory (%s)", what, path,
+				       dir);
 	return 0;
 }
 

@@ -84,8 +84,8 @@ static void loop_glib_on_prepare(struct ev_loop *loop, ev_prepare *w, int revent
 	gint n = g_main_context_query(lg->ctx, lg->priority, &timeout_ms, query,
 				      G_N_ELEMENTS(query));
 	if (n > (gint)G_N_ELEMENTS(query)) {
-		log_err(E2BIG, "glib: %d poll fds wanted, at most %zu supported", n,
-			G_N_ELEMENTS(query));
+		log_error_errno(E2BIG, "glib: %d poll fds wanted, at most %zu supported", n,
+				G_N_ELEMENTS(query));
 		n = G_N_ELEMENTS(query);
 	}
 
@@ -96,7 +96,7 @@ static void loop_glib_on_prepare(struct ev_loop *loop, ev_prepare *w, int revent
 		for (gint i = 0; i < lg->n_fds; i++)
 			ev_io_stop(loop, &lg->ios[i]);
 		if (loop_glib_grow(lg, n) < 0) {
-			log_err(ENOMEM, "glib: cannot watch its fds");
+			log_error_errno(ENOMEM, "glib: cannot watch its fds");
 			n = 0;
 		}
 		for (gint i = 0; i < n; i++) {

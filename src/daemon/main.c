@@ -17,6 +17,7 @@
 #include "control-server.h"
 #include "dns.h"
 #include "instance.h"
+#include "log-mux.h"
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
@@ -68,7 +69,7 @@ static void qmapd_write_stats(struct qmapd *q)
 		return;
 	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q);
 	if (r < 0)
-		log_warning(r, "cannot write statistics to %s", q->stats_file);
+		log_warning_errno(r, "cannot write statistics to %s", q->stats_file);
 }
 
 static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
@@ -201,8 +202,7 @@ static int dbus_decide(const struct config *config, const char *address_opt, enu
 
 	*ret = CONFIG_DBUS_NONE;
 	if (config->dbus.legacy_line)
-		log_warning(0,
-			    "%s:%u: 'dbus' in [device] is deprecated: use [dbus] enabled = and "
+		log_warning("%s:%u: 'dbus' in [device] is deprecated: use [dbus] enabled = and "
 			    "bus = (qmapd.conf(5))",
 			    config->path, config->dbus.legacy_line);
 	if (address_opt) {
@@ -268,7 +268,7 @@ static int check_config(const char *path, const struct config *config, const cha
 		failed++;
 	r = rtnl_open(&rtnl);
 	if (r < 0) {
-		log_warning(r, "cannot open rtnetlink; interface names not checked");
+		log_warning_errno(r, "cannot open rtnetlink; interface names not checked");
 	} else {
 		for (unsigned i = 0; i < config->n_modems; i++) {
 			const struct config_modem *md = &config->modem[i];
@@ -278,7 +278,7 @@ static int check_config(const char *path, const struct config *config, const cha
 					continue;
 				if (modem_check_interface(rtnl, &md->mux[id], err, sizeof(err)) <
 				    0) {
-					log_err(0, "%s: mux %u: %s", md->name, id, err);
+					log_mux_error(md->name, id, NULL, "%s", err);
 					failed++;
 				}
 			}
@@ -288,7 +288,7 @@ static int check_config(const char *path, const struct config *config, const cha
 	enum config_dbus bus;
 	char dbus_text[512], dir[sizeof(config->device.control_socket) + 8];
 	if (dbus_decide(config, address_opt, &bus, dbus_text, sizeof(dbus_text)) < 0) {
-		log_err(0, "ModemManager's D-Bus API: %s", dbus_text);
+		log_error("ModemManager's D-Bus API: %s", dbus_text);
 		failed++;
 	}
 	if (failed)
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 
 	r = config_load_file(config_path, &config, err, sizeof(err));
 	if (r < 0) {
-		log_err(0, "%s", err);
+		log_error("%s", err);
 		return EXIT_FAILURE;
 	}
 	if (check_only) {
@@ -430,18 +430,18 @@ int main(int argc, char **argv)
 	 */
 	q.loop = ev_default_loop(EVFLAG_AUTO);
 	if (!q.loop) {
-		log_err(0, "cannot create the event loop");
+		log_error("cannot create the event loop");
 		r = -ENOMEM;
 		goto finish;
 	}
 	r = loop_glib_attach(q.loop, &q.glib);
 	if (r < 0) {
-		log_err(r, "cannot attach GLib's main context");
+		log_error_errno(r, "cannot attach GLib's main context");
 		goto finish;
 	}
 	r = rtnl_open(&q.rtnl);
 	if (r < 0) {
-		log_err(r, "cannot open rtnetlink");
+		log_error_errno(r, "cannot open rtnetlink");
 		goto finish;
 	}
 	char control_socket[sizeof(config->device.control_socket)];
@@ -452,7 +452,7 @@ int main(int argc, char **argv)
 	char dbus_text[512], dir[sizeof(config->device.control_socket) + 8];
 	r = dbus_decide(config, q.dbus_address, &dbus, dbus_text, sizeof(dbus_text));
 	if (r < 0) {
-		log_err(0, "ModemManager's D-Bus API: %s", dbus_text);
+		log_error("ModemManager's D-Bus API: %s", dbus_text);
 		goto finish;
 	}
 	log_info("ModemManager's D-Bus API: %s", dbus_text);
@@ -468,12 +468,12 @@ int main(int argc, char **argv)
 		goto finish;
 	r = control_new(q.loop, &control_ops, &q, control_socket, admin_group, &q.control);
 	if (r < 0) {
-		log_err(r, "cannot listen on %s", control_socket);
+		log_error_errno(r, "cannot listen on %s", control_socket);
 		goto finish;
 	}
 	r = mm_dbus_new(q.manager, dbus, q.dbus_address, admin_group, &q.dbus);
 	if (r < 0) {
-		log_err(r, "cannot set up ModemManager's D-Bus API");
+		log_error_errno(r, "cannot set up ModemManager's D-Bus API");
 		goto finish;
 	}
 
@@ -493,7 +493,7 @@ int main(int argc, char **argv)
 		goto finish;
 	r = notify_init(q.loop);
 	if (r < 0)
-		log_warning(r, "cannot set up the systemd watchdog");
+		log_warning_errno(r, "cannot set up the systemd watchdog");
 	/* Ready means: configuration loaded and qmapctl can connect (not: the modem is up). */
 	notify_ready();
 	log_info("qmapd %s: running, control socket %s", QMAPD_VERSION, control_socket);

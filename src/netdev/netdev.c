@@ -178,12 +178,11 @@ static int netdev_create_tap_xdp(struct rtnl *rtnl, const char *name, uint32_t m
 	/* XDP first: if it fails, nothing has been configured on a device we then remove. */
 	prog = xdp_pass_prog_load();
 	if (prog < 0) {
-		log_debug("mux device %s: loading XDP program: %s", ifname, strerror(-prog));
-		r = prog;
+		r = log_debug_errno(prog, "mux device %s: loading XDP program", ifname);
 	} else {
 		r = rtnl_link_set_xdp(rtnl, ifindex, prog);
 		if (r < 0)
-			log_debug("mux device %s: attaching XDP program: %s", ifname, strerror(-r));
+			log_debug_errno(r, "mux device %s: attaching XDP program", ifname);
 	}
 	if (r < 0) {
 		/*
@@ -313,7 +312,7 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 			return r;
 		if (xdp_error == 0)
 			break;
-		log_warning(0, "mux device %s: XDP headroom unavailable (%s), falling back to TUN",
+		log_warning("mux device %s: XDP headroom unavailable (%s), falling back to TUN",
 			    name, strerror(-xdp_error));
 		r = netdev_create_tun(rtnl, name, mtu, persist, offload, &nd);
 		if (r < 0)
@@ -332,7 +331,7 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 	if (offload) {
 		r = netdev_set_offloads(nd.fd, &nd.uso);
 		if (r < 0) {
-			log_debug("mux device %s: offloads refused: %s", name, strerror(-r));
+			log_debug_errno(r, "mux device %s: offloads refused", name);
 			netdev_close(&nd);
 			return r;
 		}

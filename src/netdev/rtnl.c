@@ -178,17 +178,13 @@ static int rtnl_request(struct rtnl *rtnl, struct nlmsghdr *nlh, const char *wha
 	reply.seq = nlh->nlmsg_seq = rtnl->seq;
 
 	if (mnl_socket_sendto(rtnl->nl, nlh, nlh->nlmsg_len) < 0) {
-		r = negative_errno();
-		log_debug("rtnl: sending %s: %s", what, strerror(-r));
-		return r;
+		return log_debug_errno(negative_errno(), "rtnl: sending %s", what);
 	}
 
 	do {
 		ssize_t n = mnl_socket_recvfrom(rtnl->nl, rtnl->buf, rtnl->buf_size);
 		if (n < 0) {
-			r = negative_errno();
-			log_debug("rtnl: reading reply to %s: %s", what, strerror(-r));
-			return r;
+			return log_debug_errno(negative_errno(), "rtnl: reading reply to %s", what);
 		}
 		/*
 		 * Sequence 0 turns off libmnl's check, which would fail the whole read on a
@@ -197,9 +193,7 @@ static int rtnl_request(struct rtnl *rtnl, struct nlmsghdr *nlh, const char *wha
 		r = mnl_cb_run2(rtnl->buf, (size_t)n, 0, rtnl->portid, rtnl_data_cb, &reply, ctl_cb,
 				MNL_ARRAY_SIZE(ctl_cb));
 		if (r < 0) {
-			r = negative_errno();
-			log_debug("rtnl: parsing reply to %s: %s", what, strerror(-r));
-			return r;
+			return log_debug_errno(negative_errno(), "rtnl: parsing reply to %s", what);
 		}
 	} while (r > 0 && !reply.acked);
 

@@ -568,7 +568,8 @@ static void on_flow(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	int r = sim_send_flow_control(w->data, enable);
 	if (r < 0)
-		log_warning(r, "qmapd-sim: cannot send flow %s", enable ? "enable" : "disable");
+		log_warning_errno(r, "qmapd-sim: cannot send flow %s",
+				  enable ? "enable" : "disable");
 	else
 		log_info("qmapd-sim: flow %s sent for %d mux(es)", enable ? "enable" : "disable",
 			 r);
@@ -582,7 +583,7 @@ int main(int argc, char **argv)
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
-		log_err(ENOMEM, "qmapd-sim: cannot allocate");
+		log_error_errno(ENOMEM, "qmapd-sim: cannot allocate");
 		return EXIT_FAILURE;
 	}
 	sim_options_init(opts);
@@ -593,7 +594,7 @@ int main(int argc, char **argv)
 
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	if (!loop) {
-		log_err(0, "qmapd-sim: cannot create the event loop");
+		log_error("qmapd-sim: cannot create the event loop");
 		goto cleanup;
 	}
 	/* Sends use MSG_NOSIGNAL; this covers anything else writing to a closed peer. */

@@ -1033,8 +1033,8 @@ static int dl_flush(struct sim *s)
 			}
 			return -EAGAIN;
 		}
-		int r = log_warning(errno, "sim %s: sending a downlink aggregate failed",
-				    s->opts.socket_path);
+		int r = log_warning_errno(errno, "sim %s: sending a downlink aggregate failed",
+					  s->opts.socket_path);
 		sim_disconnect(s);
 		return r;
 	}
@@ -1097,7 +1097,7 @@ int sim_send_flow_control(struct sim *s, bool enable)
 static void dl_read_failed(struct sim *s, int error)
 {
 	s->stats.dl_tun_errors++;
-	log_debug("sim %s: read failed: %s", s->net_name, strerror(-error));
+	log_debug_errno(error, "sim %s: read failed", s->net_name);
 }
 
 /* Without qmapd the modem has nowhere to send: drain the TUN so the kernel does not queue. */
@@ -1526,8 +1526,8 @@ static int ctl_flush(struct sim *s)
 		if (send(s->conn_fd, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return -EAGAIN;
-			int r = log_warning(errno, "sim %s: sending a control message failed",
-					    s->opts.socket_path);
+			int r = log_warning_errno(errno, "sim %s: sending a control message failed",
+						  s->opts.socket_path);
 			sim_disconnect(s);
 			return r;
 		}
@@ -1576,8 +1576,8 @@ static void ctl_send(struct sim *s, uint8_t ep, uint8_t flags, const uint8_t *bu
 			return;
 		if (errno != EAGAIN && errno != EINTR) {
 			s->stats.qmi_send_dropped++;
-			log_debug("sim %s: sending a control message failed: %m",
-				  s->opts.socket_path);
+			log_debug_errno(errno, "sim %s: sending a control message failed",
+					s->opts.socket_path);
 			return;
 		}
 	}
@@ -1619,10 +1619,7 @@ static void on_mbim_send(void *userdata, const uint8_t *buf, size_t len)
 static void on_qmi_log(void *userdata, int priority, const char *msg)
 {
 	(void)userdata;
-	if (priority >= LOG_DEBUG)
-		log_debug("%s", msg);
-	else
-		log_full(priority, 0, "%s", msg);
+	log_full(priority < LOG_DEBUG ? priority : LOG_DEBUG, "%s", msg);
 }
 
 static void radio_deliver(void *userdata, uint8_t mux, uint8_t flags, const uint8_t *pkt,
@@ -1643,7 +1640,8 @@ static void radio_arm(struct sim *s, uint64_t at)
 	it.it_value.tv_sec = (time_t)(at / 1000000000ULL);
 	it.it_value.tv_nsec = (long)(at % 1000000000ULL);
 	if (timerfd_settime(s->radio_timer_fd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
-		log_warning(errno, "sim %s: cannot arm the radio's timer", s->opts.socket_path);
+		log_warning_errno(errno, "sim %s: cannot arm the radio's timer",
+				  s->opts.socket_path);
 		return;
 	}
 	s->radio_armed = at;
@@ -1745,8 +1743,7 @@ static void on_net_written(void *userdata, uint8_t mux_id, unsigned packets, uin
 		s->stats.ul_tun_dropped += packets;
 	} else {
 		s->stats.ul_tun_errors += packets;
-		log_debug("sim mux %u: write to %s failed: %s", mux_id, s->net_name,
-			  strerror(-error));
+		log_debug_errno(error, "sim mux %u: write to %s failed", mux_id, s->net_name);
 	}
 }
 
@@ -2060,7 +2057,8 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN) {
-				log_warning(errno, "sim %s: receive failed", s->opts.socket_path);
+				log_warning_errno(errno, "sim %s: receive failed",
+						  s->opts.socket_path);
 				sim_disconnect(s);
 			}
 			break;
@@ -2126,7 +2124,8 @@ static void set_sndbuf(struct sim *s, int fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) == 0)
 		return;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
-		log_warning(errno, "sim %s: cannot raise the send buffer", s->opts.socket_path);
+		log_warning_errno(errno, "sim %s: cannot raise the send buffer",
+				  s->opts.socket_path);
 }
 
 static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
@@ -2140,13 +2139,13 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN)
-				log_warning(errno, "sim %s: accept failed", s->opts.socket_path);
+				log_warning_errno(errno, "sim %s: accept failed",
+						  s->opts.socket_path);
 			return;
 		}
 		if (s->conn_fd >= 0) {
 			s->stats.connections_rejected++;
-			log_warning(0,
-				    "sim %s: refusing a second connection while qmapd is connected",
+			log_warning("sim %s: refusing a second connection while qmapd is connected",
 				    s->opts.socket_path);
 			close(fd);
 			continue;
@@ -2156,7 +2155,8 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 		/* When each transfer was sent: the radio takes it from then on (peek_message). */
 		int on = 1;
 		if (s->radio && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) < 0)
-			log_warning(errno, "sim %s: no receive timestamps", s->opts.socket_path);
+			log_warning_errno(errno, "sim %s: no receive timestamps",
+					  s->opts.socket_path);
 		/* What qmapd would read from the USB descriptors: the data interface, and for
 		 * MBIM the functional descriptor and NTB parameters. A fresh socket has room. */
 		struct {
@@ -2184,8 +2184,8 @@ static void on_listen_readable(struct ev_loop *loop, ev_io *w, int revents)
 			s->ntb_in_max_dgrams = 0;
 		}
 		if (send(fd, &desc, desc_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-			log_warning(errno, "sim %s: cannot send the descriptor message",
-				    s->opts.socket_path);
+			log_warning_errno(errno, "sim %s: cannot send the descriptor message",
+					  s->opts.socket_path);
 			close(fd);
 			continue;
 		}
@@ -2273,11 +2273,11 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	char err[SIM_ERROR_MAX];
 
 	if (sim_options_validate(opts, err, sizeof(err)) < 0)
-		return log_err(EINVAL, "sim: %s", err);
+		return log_error_errno(EINVAL, "sim: %s", err);
 
 	struct sim *s = calloc(1, sizeof(*s));
 	if (!s)
-		return log_err(ENOMEM, "sim: cannot allocate");
+		return log_error_errno(ENOMEM, "sim: cannot allocate");
 	s->loop = loop;
 	s->opts = *opts;
 	s->listen_fd = s->conn_fd = s->radio_timer_fd = -1;
@@ -2307,7 +2307,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	s->routes = calloc(CONFIG_MUX_ID_MAX * SIM_MUX_MAX_PREFIXES, sizeof(*s->routes));
 	if (!s->ul_buf || !s->dl_buf || !s->routes) {
 		sim_free(s);
-		return log_err(ENOMEM, "sim: cannot allocate buffers");
+		return log_error_errno(ENOMEM, "sim: cannot allocate buffers");
 	}
 	*(struct transport_sim_header *)s->dl_buf =
 		(struct transport_sim_header){ .ep = TRANSPORT_EP_BULK_IN };
@@ -2326,7 +2326,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 		int r = sim_radio_new(SIM_RADIO_RING_BYTES, &s->radio);
 		if (r < 0) {
 			sim_free(s);
-			return log_err(r, "sim: cannot allocate the radio");
+			return log_error_errno(r, "sim: cannot allocate the radio");
 		}
 		sim_radio_set(s->radio, opts->ul_rate, opts->modem_buffer,
 			      2ULL * opts->network_delay_ms * 1000000ULL);
@@ -2334,7 +2334,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 		if (s->radio_timer_fd < 0) {
 			r = -errno;
 			sim_free(s);
-			return log_err(r, "sim: cannot create the radio's timer");
+			return log_error_errno(r, "sim: cannot create the radio's timer");
 		}
 		ev_io_set(&s->io_radio_timer, s->radio_timer_fd, EV_READ);
 		ev_io_start(loop, &s->io_radio_timer);
@@ -2343,7 +2343,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	int r = sim_new_qmi(s);
 	if (r < 0) {
 		sim_free(s);
-		return log_err(r, "sim: cannot create the QMI side");
+		return log_error_errno(r, "sim: cannot create the QMI side");
 	}
 	if (opts->mbim) {
 		s->ntb_rx = malloc(TRANSPORT_MAX_TRANSFER);
@@ -2351,7 +2351,7 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 		r = !s->ntb_rx || !s->ntb_seg ? -ENOMEM : sim_new_mbim(s);
 		if (r < 0) {
 			sim_free(s);
-			return log_err(r, "sim: cannot create the MBIM side");
+			return log_error_errno(r, "sim: cannot create the MBIM side");
 		}
 	}
 
@@ -2366,18 +2366,19 @@ static int sim_listen(struct sim *s)
 	const char *path = s->opts.socket_path;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
-		return log_err(ENAMETOOLONG, "sim %s: socket path too long", path);
+		return log_error_errno(ENAMETOOLONG, "sim %s: socket path too long", path);
 
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return log_err(errno, "sim %s: cannot create the socket", path);
+		return log_error_errno(errno, "sim %s: cannot create the socket", path);
 
 	if (lstat(path, &st) == 0) {
 		/* Only ever replace a stale socket, never someone's file. */
 		if (!S_ISSOCK(st.st_mode))
-			return log_err(EEXIST, "sim %s: exists and is not a socket", path);
+			return log_error_errno(EEXIST, "sim %s: exists and is not a socket", path);
 		if (unlink(path) < 0 && errno != ENOENT)
-			return log_err(errno, "sim %s: cannot remove the stale socket", path);
+			return log_error_errno(errno, "sim %s: cannot remove the stale socket",
+					       path);
 	}
 
 	/* Bind and listen under a temporary name, then rename: the socket file appearing
@@ -2389,14 +2390,14 @@ static int sim_listen(struct sim *s)
 	strcpy(addr.sun_path, use_tmp ? tmp : path);
 
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		return log_err(errno, "sim %s: cannot bind", addr.sun_path);
+		return log_error_errno(errno, "sim %s: cannot bind", addr.sun_path);
 	if (listen(fd, SIM_BACKLOG) < 0) {
-		int r = log_err(errno, "sim %s: cannot listen", addr.sun_path);
+		int r = log_error_errno(errno, "sim %s: cannot listen", addr.sun_path);
 		unlink(addr.sun_path);
 		return r;
 	}
 	if (use_tmp && rename(tmp, path) < 0) {
-		int r = log_err(errno, "sim %s: cannot rename %s", path, tmp);
+		int r = log_error_errno(errno, "sim %s: cannot rename %s", path, tmp);
 		unlink(tmp);
 		return r;
 	}
@@ -2413,13 +2414,14 @@ int sim_start(struct sim *s)
 
 	r = rtnl_open(&s->rtnl);
 	if (r < 0)
-		return log_err(r, "sim: cannot open rtnetlink");
+		return log_error_errno(r, "sim: cannot open rtnetlink");
 
 	r = sim_net_new(s->rtnl, s->opts.netdev, s->opts.mtu, s->opts.offload, on_net_written, s,
 			&s->net);
 	if (r < 0)
-		return log_err(r, "sim %s: cannot create the network device%s", s->opts.netdev,
-			       s->opts.offload ? " with offloads (try --no-offload)" : "");
+		return log_error_errno(r, "sim %s: cannot create the network device%s",
+				       s->opts.netdev,
+				       s->opts.offload ? " with offloads (try --no-offload)" : "");
 	const struct netdev *nd = sim_net_device(s->net);
 	s->net_name = nd->name;
 
@@ -2427,16 +2429,16 @@ int sim_start(struct sim *s)
 		const struct config_prefix *a = &s->opts.net_address[i];
 		r = rtnl_addr_add(s->rtnl, nd->ifindex, a);
 		if (r < 0)
-			return log_err(r, "sim %s: cannot add address %s", s->net_name,
-				       prefix_to_string(a, buf, sizeof(buf)));
+			return log_error_errno(r, "sim %s: cannot add address %s", s->net_name,
+					       prefix_to_string(a, buf, sizeof(buf)));
 	}
 	for (unsigned i = 0; i < s->n_routes; i++) {
 		const struct sim_route *rt = &s->routes[i];
 		r = rtnl_route_add(s->rtnl, nd->ifindex, &rt->prefix, 0);
 		if (r < 0)
-			return log_err(r, "sim mux %u: cannot add route %s via %s", rt->mux_id,
-				       prefix_to_string(&rt->prefix, buf, sizeof(buf)),
-				       s->net_name);
+			return log_error_errno(
+				r, "sim mux %u: cannot add route %s via %s", rt->mux_id,
+				prefix_to_string(&rt->prefix, buf, sizeof(buf)), s->net_name);
 	}
 
 	r = sim_listen(s);
@@ -2579,7 +2581,7 @@ int sim_reload_rates(struct sim *s)
 		return -ENOENT;
 	FILE *f = fopen(s->opts.rate_file, "re");
 	if (!f)
-		return log_warning(errno, "sim: cannot read %s", s->opts.rate_file);
+		return log_warning_errno(errno, "sim: cannot read %s", s->opts.rate_file);
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
@@ -2590,8 +2592,8 @@ int sim_reload_rates(struct sim *s)
 		else if (strncmp(tok, "dl-rate=", 8) == 0)
 			r = parse_rate(tok + 8, &dl);
 		if (r < 0)
-			return log_warning(EINVAL, "sim: invalid '%s' in %s", tok,
-					   s->opts.rate_file);
+			return log_warning_errno(EINVAL, "sim: invalid '%s' in %s", tok,
+						 s->opts.rate_file);
 	}
 	s->opts.ul_rate = ul;
 	s->opts.dl_rate = dl;
@@ -2753,6 +2755,6 @@ int sim_write_stats_file(const struct sim *s, const char *path)
 {
 	int r = atomic_file_write(path, sim_print_stats_cb, s);
 	if (r < 0)
-		return log_err(r, "sim: cannot write stats to %s", path);
+		return log_error_errno(r, "sim: cannot write stats to %s", path);
 	return 0;
 }

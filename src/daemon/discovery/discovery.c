@@ -117,10 +117,11 @@ static void discovery_inspect(struct discovery *d, struct discovery_entry *e, li
 	if (r < 0) {
 		e->state = DISCOVERY_UNREADABLE;
 		if (e->last_error != r)
-			log_warning(usb_errno(r),
-				    "%s if%u: cannot open it to read its serial number; trying "
-				    "again every %.0f s",
-				    name, e->d.iface, DISCOVERY_RETRY_SECONDS);
+			log_warning_errno(
+				usb_errno(r),
+				"%s if%u: cannot open it to read its serial number; trying "
+				"again every %.0f s",
+				name, e->d.iface, DISCOVERY_RETRY_SECONDS);
 		e->last_error = r;
 		return;
 	}
@@ -173,7 +174,7 @@ static void discovery_scan(struct discovery *d)
 	bool retry = false;
 
 	if (n < 0) {
-		log_warning(usb_errno((int)n), "discovery: listing the USB devices failed");
+		log_warning_errno(usb_errno((int)n), "discovery: listing the USB devices failed");
 		discovery_schedule(d, DISCOVERY_RETRY_SECONDS);
 		return;
 	}
@@ -266,8 +267,8 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 
 	for (unsigned i = 0; i < n_excludes; i++)
 		if (config_usb_match_check(excludes[i], err, sizeof(err)) < 0)
-			return log_err(-EINVAL, "discovery: invalid exclude '%s': %s", excludes[i],
-				       err);
+			return log_error_errno(-EINVAL, "discovery: invalid exclude '%s': %s",
+					       excludes[i], err);
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -313,8 +314,9 @@ int discovery_start(struct discovery *d)
 			LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
 			LIBUSB_HOTPLUG_MATCH_ANY, discovery_on_hotplug, d, &d->hotplug);
 		if (r < 0) {
-			log_warning(usb_errno(r), "discovery: no hotplug callbacks, re-scanning "
-						  "every second instead");
+			log_warning_errno(usb_errno(r),
+					  "discovery: no hotplug callbacks, re-scanning "
+					  "every second instead");
 			d->has_hotplug = false;
 		}
 	} else if (!d->no_hotplug) {

@@ -48,8 +48,11 @@ static void warn_once(int error, const char *what, const char *ifname, const cha
 		return;
 	}
 	dns.warned = true;
-	log_warning(error, "dns: %s%s%s%s%s (further failures are only counted: qmapctl stats)",
-		    what, ifname ? " for " : "", ifname ?: "", why ? ": " : "", why ?: "");
+	/* error is 0 when why says it all: systemd-resolved's own message. */
+	log_full_errno_zerook(LOG_WARNING, error,
+			      "dns: %s%s%s%s%s (further failures are only counted: qmapctl stats)",
+			      what, ifname ? " for " : "", ifname ?: "", why ? ": " : "",
+			      why ?: "");
 }
 
 static void link_write_file(struct dns_link *l)

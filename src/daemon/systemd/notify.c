@@ -112,10 +112,9 @@ static void notify_send(const char *msg)
 	 */
 	if (!send_failed_logged) {
 		send_failed_logged = true;
-		log_warning(r, "cannot send %.*s to the service manager", key_len, msg);
+		log_warning_errno(r, "cannot send %.*s to the service manager", key_len, msg);
 	} else {
-		log_debug("cannot send %.*s to the service manager: %s", key_len, msg,
-			  strerror(-r));
+		log_debug_errno(r, "cannot send %.*s to the service manager", key_len, msg);
 	}
 }
 
@@ -191,8 +190,8 @@ int notify_init(struct ev_loop *loop)
 	r = watchdog_enabled(&usec);
 	if (r < 0) {
 		/* Only a broken environment gets here; running on beats not starting at all. */
-		log_warning(r, "ignoring invalid WATCHDOG_USEC='%s' WATCHDOG_PID='%s'",
-			    getenv("WATCHDOG_USEC") ?: "", getenv("WATCHDOG_PID") ?: "");
+		log_warning_errno(r, "ignoring invalid WATCHDOG_USEC='%s' WATCHDOG_PID='%s'",
+				  getenv("WATCHDOG_USEC") ?: "", getenv("WATCHDOG_PID") ?: "");
 		return 0;
 	}
 	if (r == 0)

@@ -118,8 +118,8 @@ void ntb_setup_answer(struct ntb_setup *ns, struct transport *t, bool stall, con
 	case NTB_SETUP_GET_NTB_PARAMETERS: {
 		struct ntb_params p;
 		if (stall || ntb_params_parse(data, len, &p) < 0) {
-			log_warning(0, "%s: GET_NTB_PARAMETERS %s, using the descriptor's",
-				    ns->name, stall ? "refused" : "malformed");
+			log_warning("%s: GET_NTB_PARAMETERS %s, using the descriptor's", ns->name,
+				    stall ? "refused" : "malformed");
 			n->params_from_desc = true;
 		} else {
 			n->params = p;
@@ -136,13 +136,13 @@ void ntb_setup_answer(struct ntb_setup *ns, struct transport *t, bool stall, con
 		if (!stall && t->params.ntb_format == 32)
 			n->format = NTB_FORMAT_32;
 		if (stall)
-			log_warning(0, "%s: SET_NTB_FORMAT refused, NTB16 stays", ns->name);
+			log_warning("%s: SET_NTB_FORMAT refused, NTB16 stays", ns->name);
 		break;
 	case NTB_SETUP_SET_NTB_INPUT_SIZE:
 		n->in_size_refused = stall;
 		if (stall) {
 			log_warning(
-				0, "%s: SET_NTB_INPUT_SIZE %u refused, the function sends up to %u",
+				"%s: SET_NTB_INPUT_SIZE %u refused, the function sends up to %u",
 				ns->name, n->in_size, n->params.in_max_size);
 			n->in_size = n->params.in_max_size;
 		}
@@ -160,8 +160,7 @@ void ntb_setup_finish(struct ntb_setup *ns, struct transport *t)
 
 	ns->step = NTB_SETUP_DONE;
 	if (n->in_size > t->rx_buf_size)
-		log_warning(0,
-			    "%s: the function sends NTBs of up to %u bytes, the receive buffers "
+		log_warning("%s: the function sends NTBs of up to %u bytes, the receive buffers "
 			    "hold %u: larger ones are dropped",
 			    ns->name, n->in_size, t->rx_buf_size);
 	transport_set_dl_size(t, size);

@@ -71,8 +71,7 @@ static void sim_deliver(struct transport_sim *s, unsigned i, size_t msg_len, int
 		if (msg_flags & MSG_TRUNC) {
 			t->stats.in_overflows++;
 			if (t->stats.in_overflows == 1 || t->stats.in_overflows % 1000 == 0)
-				log_warning(0,
-					    "transport sim %s: a transfer larger than the granted "
+				log_warning("transport sim %s: a transfer larger than the granted "
 					    "%u bytes, dropped (%" PRIu64 " so far): the modem "
 					    "ignores the grant",
 					    s->addr.sun_path, t->params.dl_max_size,
@@ -160,8 +159,8 @@ static void sim_mbim_next(struct transport_sim *s)
 	}
 	int r = sim_send(s, TRANSPORT_EP_CLASS_REQUEST, 0, msg, n);
 	if (r < 0) {
-		log_warning(r, "transport sim %s: class request 0x%02x failed", s->addr.sun_path,
-			    req.request);
+		log_warning_errno(r, "transport sim %s: class request 0x%02x failed",
+				  s->addr.sun_path, req.request);
 		sim_disconnect(s);
 	}
 }
@@ -209,7 +208,7 @@ static void sim_descriptor(struct transport_sim *s, const uint8_t *buf, size_t l
 	if (len < sizeof(d) + sizeof(md) ||
 	    (memcpy(&md, buf + sizeof(d), sizeof(md)),
 	     ntb_params_parse(md.ntb_parameters, sizeof(md.ntb_parameters), &t->ntb.params) < 0)) {
-		log_warning(0, "transport sim %s: MBIM function without usable NTB parameters",
+		log_warning("transport sim %s: MBIM function without usable NTB parameters",
 			    s->addr.sun_path);
 		t->stats.in_errors++;
 		sim_disconnect(s);
@@ -252,7 +251,8 @@ static void sim_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
-			log_warning(errno, "transport sim %s: receive failed", s->addr.sun_path);
+			log_warning_errno(errno, "transport sim %s: receive failed",
+					  s->addr.sun_path);
 			sim_disconnect(s);
 			return;
 		}
@@ -261,7 +261,7 @@ static void sim_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 		for (int i = 0; i < n; i++) {
 			/* Every message has a header: a zero-length one is the end of the stream. */
 			if (s->msgs[i].msg_len == 0) {
-				log_warning(0, "transport sim %s: modem disconnected",
+				log_warning("transport sim %s: modem disconnected",
 					    s->addr.sun_path);
 				sim_batch_done(t);
 				sim_disconnect(s);
@@ -325,7 +325,7 @@ static int sim_flush_pending(struct transport_sim *s)
 			s->sent_tail = out;
 		}
 		if (r < 0 && r != -EAGAIN) {
-			log_warning(r, "transport sim %s: send failed", s->addr.sun_path);
+			log_warning_errno(r, "transport sim %s: send failed", s->addr.sun_path);
 			sim_disconnect(s);
 			return r;
 		}
@@ -402,8 +402,8 @@ static void sim_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
 	int r = sim_connect(s);
 	if (r < 0) {
 		if (!s->warned_connect)
-			log_warning(r, "transport sim %s: cannot connect, retrying",
-				    s->addr.sun_path);
+			log_warning_errno(r, "transport sim %s: cannot connect, retrying",
+					  s->addr.sun_path);
 		s->warned_connect = true;
 		ev_timer_set(&s->reconnect, SIM_RECONNECT_SECONDS, 0.);
 		ev_timer_start(loop, &s->reconnect);

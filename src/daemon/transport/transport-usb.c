@@ -19,6 +19,7 @@
  * freeing an interface sends no uevent. A replug is the same modem when its serial number
  * matches (or, without one, its port path).
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <inttypes.h>
@@ -186,8 +187,9 @@ static bool usb_transfer_alive(struct transport_usb *s, struct libusb_transfer *
 		if (s->state == USB_STATE_UP) {
 			int r = libusb_clear_halt(s->h, x->endpoint);
 			if (r < 0)
-				log_warning(usb_errno(r), "%s: clearing the halt on %02x failed",
-					    s->name, x->endpoint);
+				log_warning_errno(usb_errno(r),
+						  "%s: clearing the halt on %02x failed", s->name,
+						  x->endpoint);
 		}
 		break;
 	case LIBUSB_TRANSFER_ERROR:
@@ -196,8 +198,8 @@ static bool usb_transfer_alive(struct transport_usb *s, struct libusb_transfer *
 		break;
 	}
 	if (++s->errors_in_row >= USB_ERRORS_GONE) {
-		log_warning(-EIO, "%s: %u transfer errors in a row, giving the modem up", s->name,
-			    s->errors_in_row);
+		log_warning_errno(-EIO, "%s: %u transfer errors in a row, giving the modem up",
+				  s->name, s->errors_in_row);
 		usb_lost(s);
 		return false;
 	}
@@ -210,8 +212,8 @@ static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x)
 
 	if (r < 0) {
 		if (r != LIBUSB_ERROR_NO_DEVICE)
-			log_warning(usb_errno(r), "%s: resubmitting on %02x failed", s->name,
-				    x->endpoint);
+			log_warning_errno(usb_errno(r), "%s: resubmitting on %02x failed", s->name,
+					  x->endpoint);
 		usb_lost(s);
 		return;
 	}
@@ -220,6 +222,7 @@ static void usb_resubmit(struct transport_usb *s, struct libusb_transfer *x)
 
 static void usb_transfer_done(struct transport_usb *s)
 {
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (s->state == USB_STATE_DYING && s->in_flight == 0)
 		ev_feed_event(s->base.loop, &s->reap, EV_TIMER);
@@ -251,6 +254,7 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
 
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
 		size_t len = (size_t)x->actual_length;
@@ -269,7 +273,7 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 		t->stats.in_errors++;
 		if (x->status == LIBUSB_TRANSFER_OVERFLOW)
 			t->stats.in_overflows++;
-		log_warning(0, "%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
+		log_warning("%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
 			    usb_status_name(x->status), t->stats.in_errors,
 			    x->status == LIBUSB_TRANSFER_OVERFLOW
 				    ? ": the modem sent more than the granted size"
@@ -292,7 +296,7 @@ static void usb_pump_response(struct transport_usb *s)
 	libusb_fill_control_transfer(s->resp, s->h, s->resp_buf, usb_resp_cb, s, USB_CTRL_TIMEOUT);
 	int r = libusb_submit_transfer(s->resp);
 	if (r < 0) {
-		log_warning(usb_errno(r), "%s: GET_ENCAPSULATED_RESPONSE failed", s->name);
+		log_warning_errno(usb_errno(r), "%s: GET_ENCAPSULATED_RESPONSE failed", s->name);
 		if (r == LIBUSB_ERROR_NO_DEVICE)
 			usb_lost(s);
 		return;
@@ -340,7 +344,6 @@ static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 		if (polled) {
 			if (t->stats.resp_polled++ == 0)
 				log_warning(
-					0,
 					"%s: a response came without RESPONSE_AVAILABLE; asking "
 					"for responses after every command from now on (counted "
 					"as resp_polled)",
@@ -356,8 +359,7 @@ static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
 		t->stats.resp_errors++;
 		if (!s->resp_failing)
-			log_warning(0,
-				    "%s: GET_ENCAPSULATED_RESPONSE: %s; asking again (further "
+			log_warning("%s: GET_ENCAPSULATED_RESPONSE: %s; asking again (further "
 				    "failures are only counted: resp_errors)",
 				    s->name, usb_status_name(x->status));
 		s->resp_failing = true;
@@ -384,6 +386,7 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
 
+	assert(s->in_flight > 0); /* one completion per submitted transfer */
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length >= 8 &&
 	    x->buffer[0] == CDC_REQTYPE_IN && x->buffer[1] == CDC_NOTIFY_RESPONSE_AVAILABLE) {
@@ -422,8 +425,7 @@ static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 		bool again = s->state == USB_STATE_UP && ++s->cmd_tries[slot] < USB_CMD_TRIES;
 
 		if (!s->cmd_failing)
-			log_warning(0,
-				    "%s: SEND_ENCAPSULATED_COMMAND: %s; %s (further failures are "
+			log_warning("%s: SEND_ENCAPSULATED_COMMAND: %s; %s (further failures are "
 				    "only counted: ctrl_retries, ctrl_errors)",
 				    s->name, usb_status_name(x->status),
 				    again ? "sending it again" : "the request is lost");
@@ -452,8 +454,7 @@ static void LIBUSB_CALL usb_tx_cb(struct libusb_transfer *x)
 		t->stats.out_errors++;
 		if (x->status != LIBUSB_TRANSFER_CANCELLED &&
 		    x->status != LIBUSB_TRANSFER_NO_DEVICE && !s->out_failing) {
-			log_warning(0,
-				    "%s: bulk OUT %s, the aggregate is dropped (further failures "
+			log_warning("%s: bulk OUT %s, the aggregate is dropped (further failures "
 				    "are only counted: out_errors)",
 				    s->name, usb_status_name(x->status));
 			s->out_failing = true;
@@ -543,8 +544,7 @@ static void usb_dl_size_changed(struct transport *t)
 	/* Transfers in flight keep their length; each takes the new one when resubmitted. */
 	s->rx_len = want <= room ? want : room;
 	if (s->rx_len < t->params.dl_max_size)
-		log_warning(0,
-			    "%s: receive buffers of %u bytes are not a multiple of "
+		log_warning("%s: receive buffers of %u bytes are not a multiple of "
 			    "wMaxPacketSize %u above the granted %u: large aggregates may overflow",
 			    s->name, s->rx_len, mps, t->params.dl_max_size);
 }
@@ -557,7 +557,8 @@ static void usb_set_dtr(struct transport_usb *s, bool on)
 	int r = libusb_control_transfer(s->h, CDC_REQTYPE_OUT, CDC_SET_CONTROL_LINE_STATE,
 					on ? CDC_CTRL_DTR : 0, s->ifnum, NULL, 0, USB_CTRL_TIMEOUT);
 	if (r < 0 && r != LIBUSB_ERROR_NO_DEVICE)
-		log_warning(usb_errno(r), "%s: SET_CONTROL_LINE_STATE DTR=%d failed", s->name, on);
+		log_warning_errno(usb_errno(r), "%s: SET_CONTROL_LINE_STATE DTR=%d failed", s->name,
+				  on);
 }
 
 enum usb_release_mode {
@@ -583,10 +584,10 @@ static void usb_release(struct transport_usb *s, enum usb_release_mode mode)
 	if (mode != USB_RELEASE_GONE && s->kernel_detached) {
 		int r = libusb_attach_kernel_driver(s->h, s->ifnum);
 		if (r < 0)
-			log_warning(usb_errno(r),
-				    "%s: re-attaching the kernel driver failed; "
-				    "replug the modem to get it back",
-				    s->name);
+			log_warning_errno(usb_errno(r),
+					  "%s: re-attaching the kernel driver failed; "
+					  "replug the modem to get it back",
+					  s->name);
 		else
 			log_info("%s: handed back to the kernel driver", s->name);
 	}
@@ -604,18 +605,20 @@ static void usb_open_failed(struct transport_usb *s, const char *what, int r)
 		return; /* said once; retried quietly */
 	s->last_open_error = r;
 	if (r == -EACCES)
-		log_err(r,
+		log_error_errno(
+			r,
 			"%s: permission denied opening the USB device; run qmapd as root (a "
 			"dedicated user needs the device node's group: see the GROUP line of "
 			"the example udev rule 70-qmapd.rules in qmapd's documentation)",
 			s->name);
 	else if (r == -EBUSY)
-		log_err(r,
+		log_error_errno(
+			r,
 			"%s: interface busy: another program (ModemManager, another qmapd?) "
 			"claimed it; retrying",
 			s->name);
 	else
-		log_err(r, "%s: %s failed", s->name, what);
+		log_error_errno(r, "%s: %s failed", s->name, what);
 }
 
 static void usb_format_name(struct transport_usb *s, libusb_device *dev,
@@ -669,10 +672,9 @@ static int usb_mbim_setup(struct transport_usb *s)
 	if (s->comm_alt) {
 		r = libusb_set_interface_alt_setting(s->h, s->ifnum, s->comm_alt);
 		if (r < 0)
-			return log_err(usb_errno(r),
-				       "%s: selecting MBIM alternate setting %u failed", s->name,
-				       s->comm_alt),
-			       usb_errno(r);
+			return log_error_errno(usb_errno(r),
+					       "%s: selecting MBIM alternate setting %u failed",
+					       s->name, s->comm_alt);
 	}
 	t->ntb = (struct transport_ntb){
 		.format = NTB_FORMAT_16,
@@ -687,9 +689,9 @@ static int usb_mbim_setup(struct transport_usb *s)
 	libusb_set_interface_alt_setting(s->h, s->data_ifnum, s->data_alt);
 	r = libusb_set_interface_alt_setting(s->h, s->data_ifnum, 0);
 	if (r < 0)
-		return log_err(usb_errno(r), "%s: data interface %u alternate setting 0 failed",
-			       s->name, s->data_ifnum),
-		       usb_errno(r);
+		return log_error_errno(usb_errno(r),
+				       "%s: data interface %u alternate setting 0 failed", s->name,
+				       s->data_ifnum);
 	ntb_setup_begin(&ns, t, s->name, true, s->mbim_desc.network_capabilities);
 	while (ntb_setup_next(&ns, t, &req)) {
 		memcpy(buf, req.data, sizeof(req.data));
@@ -697,22 +699,20 @@ static int usb_mbim_setup(struct transport_usb *s)
 					    s->ifnum, buf, req.length, USB_CTRL_TIMEOUT);
 		bool stall = r == LIBUSB_ERROR_PIPE;
 		if (r < 0 && !stall)
-			return log_err(usb_errno(r), "%s: %s failed", s->name,
-				       ntb_setup_request_name(req.request)),
-			       usb_errno(r);
+			return log_error_errno(usb_errno(r), "%s: %s failed", s->name,
+					       ntb_setup_request_name(req.request));
 		if (req.request == CDC_GET_NTB_PARAMETERS &&
 		    (stall || ntb_params_parse(buf, (size_t)r, &t->ntb.params) < 0))
-			return log_err(-EPROTO, "%s: GET_NTB_PARAMETERS %s", s->name,
-				       stall ? "refused" : "malformed"),
-			       -EPROTO;
+			return log_error_errno(-EPROTO, "%s: GET_NTB_PARAMETERS %s", s->name,
+					       stall ? "refused" : "malformed");
 		ntb_setup_answer(&ns, t, stall, buf, stall ? 0 : (size_t)r);
 	}
 	nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 	r = libusb_set_interface_alt_setting(s->h, s->data_ifnum, s->data_alt);
 	if (r < 0)
-		return log_err(usb_errno(r), "%s: data interface %u alternate setting %u failed",
-			       s->name, s->data_ifnum, s->data_alt),
-		       usb_errno(r);
+		return log_error_errno(usb_errno(r),
+				       "%s: data interface %u alternate setting %u failed", s->name,
+				       s->data_ifnum, s->data_alt);
 	t->data_interface = s->data_ifnum;
 	ntb_setup_finish(&ns, t);
 	return 0;
@@ -735,7 +735,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	s->mbim = r < 0 && usb_mbim_find(dev, s->spec.iface, &mb) == 0;
 	if (r < 0 && !s->mbim) {
 		if (s->last_open_error != -ENXIO)
-			log_err(-ENXIO,
+			log_error_errno(
+				-ENXIO,
 				"%s: no QMI interface (interrupt IN + bulk IN + bulk OUT) and no "
 				"MBIM function (02/0e + 0a/00/02)%s; name it as usb:VID:PID:IFACE",
 				s->name, s->spec.iface >= 0 ? " on the configured interface" : "");
@@ -857,7 +858,7 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	return 0;
 
 fail_submit:
-	log_err(usb_errno(r), "%s: submitting the first transfers failed", s->name);
+	log_error_errno(usb_errno(r), "%s: submitting the first transfers failed", s->name);
 	usb_lost(s);
 	return usb_errno(r);
 fail:
@@ -910,8 +911,9 @@ static int usb_scan(struct transport_usb *s)
 	}
 	libusb_free_device_list(list, 1);
 	if (r == -ENODEV && !s->warned_missing) {
-		log_warning(-ENODEV, "transport usb %s: no such device%s; waiting for it",
-			    s->spec_text, s->has_hotplug ? "" : " (re-scanning every second)");
+		log_warning_errno(-ENODEV, "transport usb %s: no such device%s; waiting for it",
+				  s->spec_text,
+				  s->has_hotplug ? "" : " (re-scanning every second)");
 		s->warned_missing = true;
 	}
 	return r;
@@ -968,8 +970,8 @@ static void usb_lost(struct transport_usb *s)
 	ev_timer_stop(t->loop, &s->resp_poll);
 	s->resp_pending = 0;
 	s->out_failing = s->cmd_failing = s->resp_failing = false;
-	log_warning(-ENODEV, "%s: modem disconnected, %u transfers to complete", s->name,
-		    s->in_flight);
+	log_warning_errno(-ENODEV, "%s: modem disconnected, %u transfers to complete", s->name,
+			  s->in_flight);
 	usb_cancel_all(s);
 	if (s->in_flight == 0)
 		ev_feed_event(t->loop, &s->reap, EV_TIMER);
@@ -1020,8 +1022,10 @@ static int usb_init(struct transport *t, const char *address)
 	/* The scheme is "usb" so both "usb:" and "usb-path:" come here. */
 	snprintf(s->spec_text, sizeof(s->spec_text), "usb%s", address);
 	r = usb_spec_parse(s->spec_text, &s->spec, err, sizeof(err));
-	if (r < 0)
-		return log_err(0, "transport usb: invalid device '%s': %s", s->spec_text, err), r;
+	if (r < 0) {
+		log_error("transport usb: invalid device '%s': %s", s->spec_text, err);
+		return r;
+	}
 	snprintf(s->name, sizeof(s->name), "transport %s", s->spec_text);
 
 	ev_timer_init(&s->rescan, usb_on_rescan, 0., 0.);
@@ -1071,9 +1075,10 @@ static int usb_init(struct transport *t, const char *address)
 			by_id ? s->spec.pid : LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
 			usb_on_hotplug, s, &s->hotplug);
 		if (r < 0) {
-			log_warning(usb_errno(r),
-				    "transport usb %s: no hotplug callbacks, re-scanning instead",
-				    s->spec_text);
+			log_warning_errno(
+				usb_errno(r),
+				"transport usb %s: no hotplug callbacks, re-scanning instead",
+				s->spec_text);
 			s->has_hotplug = false;
 		}
 	}
@@ -1101,8 +1106,8 @@ static void usb_drain(struct transport_usb *s)
 		libusb_handle_events_timeout_completed(s->ctx, &tv, NULL);
 	}
 	if (s->in_flight > 0)
-		log_warning(-ETIMEDOUT, "%s: %u transfers did not come back", s->name,
-			    s->in_flight);
+		log_warning_errno(-ETIMEDOUT, "%s: %u transfers did not come back", s->name,
+				  s->in_flight);
 }
 
 static void usb_stop(struct transport *t)

@@ -3,6 +3,7 @@
  * Backend-independent part of the transport: buffer rings allocated once, the OUT pool
  * and the zero-length-packet rule. Backends live in transport-<name>.c.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,8 @@ struct transport_out *transport_out_get_keep(struct transport *t, uint32_t keep)
 
 void transport_out_put(struct transport *t, struct transport_out *out)
 {
+	/* A buffer put back twice would overrun the free list. */
+	assert(t->n_out_free < t->n_out && out->index < t->n_out);
 	t->out_free[t->n_out_free++] = out->index;
 	if (t->out_waiting) {
 		t->out_waiting = false;

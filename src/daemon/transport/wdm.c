@@ -3,6 +3,7 @@
  * The wdm bridge: pty master <-> the modem's control channel. See wdm.h for the rules;
  * the traps behind them are in docs/PROTOCOLS.md §4.3.
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -94,8 +95,7 @@ static int wdm_pend(struct wdm *w, const uint8_t *msg, size_t len)
 	if (w->pend_len + 4 + len > WDM_TO_MODEM_QUEUE_SIZE) {
 		w->stats.to_modem_overflows++;
 		if (!w->overflow_logged)
-			log_warning(0,
-				    "wdm %s: %zu bytes already wait for the modem; dropped a "
+			log_warning("wdm %s: %zu bytes already wait for the modem; dropped a "
 				    "%zu-byte message (further ones are only counted: "
 				    "to-modem-overflows)",
 				    w->name, w->pend_len, len);
@@ -130,10 +130,10 @@ static void wdm_on_retry(struct ev_loop *loop, ev_timer *t, int revents)
 		if (r < 0) {
 			w->stats.to_modem_errors++;
 			if (!w->send_failing)
-				log_warning(r,
-					    "wdm %s: modem did not take a %zu-byte message, "
-					    "dropped (further failures are only counted)",
-					    w->name, len);
+				log_warning_errno(r,
+						  "wdm %s: modem did not take a %zu-byte message, "
+						  "dropped (further failures are only counted)",
+						  w->name, len);
 			w->send_failing = true;
 		} else {
 			w->send_failing = false;
@@ -181,7 +181,7 @@ static int wdm_mbim_fit(struct wdm *w, const uint8_t *msg, size_t len)
 	if (r < 0) {
 		w->stats.to_modem_frag_errors++;
 		if (!w->frag_error_logged)
-			log_warning(
+			log_warning_errno(
 				r,
 				"wdm %s: MBIM fragment %u/%u of transaction %u does not continue "
 				"a command, dropped with what came before (further ones are "
@@ -228,10 +228,10 @@ static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len)
 	if (r < 0) {
 		w->stats.to_modem_errors++;
 		if (!w->send_failing)
-			log_warning(r,
-				    "wdm %s: modem did not take a %zu-byte message, dropped "
-				    "(further failures are only counted)",
-				    w->name, len);
+			log_warning_errno(r,
+					  "wdm %s: modem did not take a %zu-byte message, dropped "
+					  "(further failures are only counted)",
+					  w->name, len);
 		w->send_failing = true;
 		return r;
 	}
@@ -261,8 +261,8 @@ static bool wdm_read_master(struct wdm *w, unsigned max_reads)
 			return true;
 		/* EIO would mean no slave fd is open, but we hold one: something is badly
 		 * wrong; stop reading rather than spin. */
-		log_err(n < 0 ? errno : EIO, "wdm %s: reading the pty master failed, giving up",
-			w->name);
+		log_error_errno(n < 0 ? errno : EIO,
+				"wdm %s: reading the pty master failed, giving up", w->name);
 		w->read_failed = true;
 		ev_io_stop(w->loop, &w->read_io);
 		return true;
@@ -304,7 +304,7 @@ static void wdm_flush_stale(struct wdm *w, const char *why)
 			break;
 	}
 	if (tcflush(w->slave_fd, TCIFLUSH) < 0)
-		log_warning(errno, "wdm %s: flushing the slave's input failed", w->name);
+		log_warning_errno(errno, "wdm %s: flushing the slave's input failed", w->name);
 
 	size_t queued = w->out_tail - w->out_head;
 	wdm_queue_clear(w);
@@ -330,8 +330,7 @@ static void wdm_client_opened(struct wdm *w)
 {
 	w->stats.client_opens++;
 	if (w->clients++ > 0) {
-		log_warning(0,
-			    "wdm %s: %u openers at once: they will take each other's responses "
+		log_warning("wdm %s: %u openers at once: they will take each other's responses "
 			    "(use the proxy: qmicli -p / mbimcli -p)",
 			    w->name, w->clients);
 		return;
@@ -379,7 +378,8 @@ static void wdm_on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			log_err(n < 0 ? errno : EIO, "wdm %s: reading inotify failed", w->name);
+			log_error_errno(n < 0 ? errno : EIO, "wdm %s: reading inotify failed",
+					w->name);
 			ev_io_stop(w->loop, &w->inotify_io);
 			return;
 		}
@@ -389,8 +389,7 @@ static void wdm_on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 			off += sizeof(*e) + e->len;
 
 			if (e->mask & IN_Q_OVERFLOW)
-				log_warning(0,
-					    "wdm %s: inotify queue overflowed, client count "
+				log_warning("wdm %s: inotify queue overflowed, client count "
 					    "may be wrong",
 					    w->name);
 			if (e->mask & IN_OPEN)
@@ -398,8 +397,8 @@ static void wdm_on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 			if (e->mask & IN_CLOSE)
 				wdm_client_closed(w);
 			if (e->mask & IN_IGNORED) {
-				log_err(0, "wdm %s: slave node %s went away", w->name,
-					w->slave_path);
+				log_error("wdm %s: slave node %s went away", w->name,
+					  w->slave_path);
 				ev_io_stop(w->loop, &w->inotify_io);
 				return;
 			}
@@ -423,9 +422,10 @@ static void wdm_on_write(struct ev_loop *loop, ev_io *io, int revents)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
-		log_warning(n < 0 ? errno : EIO,
-			    "wdm %s: writing to the pty master failed, dropping %zu queued bytes",
-			    w->name, w->out_tail - w->out_head);
+		log_warning_errno(
+			n < 0 ? errno : EIO,
+			"wdm %s: writing to the pty master failed, dropping %zu queued bytes",
+			w->name, w->out_tail - w->out_head);
 		break;
 	}
 	wdm_queue_clear(w);
@@ -433,6 +433,8 @@ static void wdm_on_write(struct ev_loop *loop, ev_io *io, int revents)
 
 static void wdm_queue_append(struct wdm *w, const uint8_t *data, size_t len)
 {
+	/* The caller made room: a whole message or nothing enters the queue. */
+	assert(w->out_head <= w->out_tail && w->out_tail - w->out_head <= WDM_OUT_QUEUE_SIZE - len);
 	if (WDM_OUT_QUEUE_SIZE - w->out_tail < len) {
 		memmove(w->out, w->out + w->out_head, w->out_tail - w->out_head);
 		w->out_tail -= w->out_head;
@@ -459,8 +461,7 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 	if (len == 0 || off != len) {
 		w->stats.from_modem_invalid++;
 		if (!w->invalid_logged)
-			log_warning(0,
-				    "wdm %s: dropped a %zu-byte transfer from the modem that is no "
+			log_warning("wdm %s: dropped a %zu-byte transfer from the modem that is no "
 				    "whole %s message (further ones are only counted)",
 				    w->name, len, framing_name(w->framing));
 		w->invalid_logged = true;
@@ -477,8 +478,7 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 	if (len > WDM_OUT_QUEUE_SIZE - queued) {
 		w->stats.dropped_queue_full += count;
 		if (!w->queue_full_logged)
-			log_warning(0,
-				    "wdm %s: client is not reading, %zu bytes queued: dropping "
+			log_warning("wdm %s: client is not reading, %zu bytes queued: dropping "
 				    "whole messages",
 				    w->name, queued);
 		w->queue_full_logged = true;
@@ -493,8 +493,8 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 			n = write(w->master_fd, msg, len);
 		while (n < 0 && errno == EINTR);
 		if (n < 0 && errno != EAGAIN)
-			return log_warning(errno, "wdm %s: writing to the pty master failed",
-					   w->name);
+			return log_warning_errno(errno, "wdm %s: writing to the pty master failed",
+						 w->name);
 		if (n < 0)
 			n = 0;
 		/* The master took part of it: the rest goes first when it has room again. */
@@ -511,23 +511,23 @@ static int wdm_make_link(struct wdm *w)
 {
 	struct stat st;
 	if (lstat(w->link_path, &st) == 0 && !S_ISLNK(st.st_mode))
-		return log_err(EEXIST, "wdm %s: exists and is no symlink, not replacing it",
-			       w->name);
+		return log_error_errno(EEXIST, "wdm %s: exists and is no symlink, not replacing it",
+				       w->name);
 
 	int r = mkdir_parents(w->link_path, 0755);
 	if (r < 0)
-		return log_err(r, "wdm %s: cannot create the link's directory", w->name);
+		return log_error_errno(r, "wdm %s: cannot create the link's directory", w->name);
 
 	/* A symlink beside it, renamed over it: clients never see the path missing. */
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", w->link_path, (int)getpid()) >=
 	    (int)sizeof(tmp))
-		return log_err(ENAMETOOLONG, "wdm %s: link path too long", w->name);
+		return log_error_errno(ENAMETOOLONG, "wdm %s: link path too long", w->name);
 	(void)unlink(tmp);
 	if (symlink(w->slave_path, tmp) < 0)
-		return log_err(errno, "wdm %s: cannot create symlink %s", w->name, tmp);
+		return log_error_errno(errno, "wdm %s: cannot create symlink %s", w->name, tmp);
 	if (rename(tmp, w->link_path) < 0) {
-		r = log_err(errno, "wdm %s: cannot rename %s over it", w->name, tmp);
+		r = log_error_errno(errno, "wdm %s: cannot rename %s over it", w->name, tmp);
 		(void)unlink(tmp);
 		return r;
 	}
@@ -549,40 +549,40 @@ static int wdm_open_pty(struct wdm *w)
 {
 	w->master_fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (w->master_fd < 0)
-		return log_err(errno, "wdm %s: cannot open a pty", w->name);
+		return log_error_errno(errno, "wdm %s: cannot open a pty", w->name);
 	if (grantpt(w->master_fd) < 0 || unlockpt(w->master_fd) < 0)
-		return log_err(errno, "wdm %s: cannot unlock the pty", w->name);
+		return log_error_errno(errno, "wdm %s: cannot unlock the pty", w->name);
 	int r = ptsname_r(w->master_fd, w->slave_path, sizeof(w->slave_path));
 	if (r != 0)
-		return log_err(r, "wdm %s: cannot name the pty slave", w->name);
+		return log_error_errno(r, "wdm %s: cannot name the pty slave", w->name);
 
 	/* The peer ioctl opens exactly our slave without a path lookup. */
 	w->slave_fd = ioctl(w->master_fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (w->slave_fd < 0)
 		w->slave_fd = open(w->slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (w->slave_fd < 0)
-		return log_err(errno, "wdm %s: cannot open %s", w->name, w->slave_path);
+		return log_error_errno(errno, "wdm %s: cannot open %s", w->name, w->slave_path);
 
 	/* Raw: no echo, no CR/LF translation, no signals, no flow control characters. */
 	struct termios t;
 	if (tcgetattr(w->slave_fd, &t) < 0)
-		return log_err(errno, "wdm %s: cannot read the termios of %s", w->name,
-			       w->slave_path);
+		return log_error_errno(errno, "wdm %s: cannot read the termios of %s", w->name,
+				       w->slave_path);
 	cfmakeraw(&t);
 	if (tcsetattr(w->slave_fd, TCSANOW, &t) < 0)
-		return log_err(errno, "wdm %s: cannot make %s raw", w->name, w->slave_path);
+		return log_error_errno(errno, "wdm %s: cannot make %s raw", w->name, w->slave_path);
 
 	/* grantpt leaves 0620 (group tty may write); the control channel is for the owner and
 	 * the group the administrator chose, who may read it too. */
 	if (fchmod(w->slave_fd, 0660) < 0)
-		return log_err(errno, "wdm %s: cannot chmod %s", w->name, w->slave_path);
+		return log_error_errno(errno, "wdm %s: cannot chmod %s", w->name, w->slave_path);
 
 	/* Only other openers are reported: ours happened before the watch. */
 	w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->inotify_fd < 0)
-		return log_err(errno, "wdm %s: inotify_init1 failed", w->name);
+		return log_error_errno(errno, "wdm %s: inotify_init1 failed", w->name);
 	if (inotify_add_watch(w->inotify_fd, w->slave_path, IN_OPEN | IN_CLOSE) < 0)
-		return log_err(errno, "wdm %s: cannot watch %s", w->name, w->slave_path);
+		return log_error_errno(errno, "wdm %s: cannot watch %s", w->name, w->slave_path);
 	return 0;
 }
 
@@ -601,8 +601,9 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	if (link_path && (link_path[0] != '/' || link_name_is_cdc_wdm(link_path)))
 		/* libmbim (and libqmi) look up sysfs by the basename: a real cdc-wdmN's
 		 * descriptors would be taken for ours. */
-		return log_err(EINVAL, "wdm %s: link must be an absolute path not named cdc-wdmN",
-			       link_path);
+		return log_error_errno(EINVAL,
+				       "wdm %s: link must be an absolute path not named cdc-wdmN",
+				       link_path);
 
 	struct wdm *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -669,7 +670,7 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	return 0;
 
 fail_oom:
-	r = log_err(ENOMEM, "wdm %s: out of memory", link_path ? link_path : "(pty)");
+	r = log_error_errno(ENOMEM, "wdm %s: out of memory", link_path ? link_path : "(pty)");
 fail:
 	free(w->link_path);
 	w->link_path = NULL; /* never remove a link we did not make */
@@ -688,7 +689,7 @@ struct wdm *wdm_free(struct wdm *w)
 	ev_timer_stop(w->loop, &w->retry);
 
 	if (w->link_path && wdm_link_is_ours(w) && unlink(w->link_path) < 0 && errno != ENOENT)
-		log_warning(errno, "wdm %s: cannot remove the link", w->name);
+		log_warning_errno(errno, "wdm %s: cannot remove the link", w->name);
 
 	/* Closing the master hangs up the slave: clients see the device go away. */
 	if (w->inotify_fd >= 0)

@@ -81,7 +81,7 @@ static void LIBUSB_CALL usb_loop_fd_added(int fd, short events, void *userdata)
 		ev_io_start(ul->loop, &p->io);
 		return;
 	}
-	log_err(-EMFILE, "%s: more than %zu libusb fds", ul->name, ARRAY_SIZE(ul->fd));
+	log_error_errno(-EMFILE, "%s: more than %zu libusb fds", ul->name, ARRAY_SIZE(ul->fd));
 }
 
 static void LIBUSB_CALL usb_loop_fd_removed(int fd, void *userdata)
@@ -115,7 +115,7 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 	r = libusb_init(&ul->ctx);
 	if (r < 0) {
 		free(ul);
-		return log_err(usb_errno(r), "%s: libusb_init failed", name);
+		return log_error_errno(usb_errno(r), "%s: libusb_init failed", name);
 	}
 	const struct libusb_pollfd **pfds = libusb_get_pollfds(ul->ctx);
 	for (size_t i = 0; pfds && pfds[i]; i++)
