@@ -2,7 +2,7 @@
 /*
  * qmapd's state in ModemManager's terms: the modem state, registration, access technology,
  * signal quality, and the ModemManager error for a QMI call-end reason. Pure functions, no
- * D-Bus: unit tested (tests/test-mm-dbus-map.c).
+ * D-Bus: unit tested (tests/unit/test-mm-dbus-map.c).
  */
 #ifndef QMAPD_MM_DBUS_MAP_H
 #define QMAPD_MM_DBUS_MAP_H
