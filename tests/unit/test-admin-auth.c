@@ -12,9 +12,9 @@
 
 #include "admin-auth.h"
 #include "mm-dbus-internal.h"
-#include "test-util.h"
+#include "test-case.h"
 
-static void test_rule(void)
+TEST(rule)
 {
 	const gid_t admin = 4242, other[] = { 100, 200 }, with_admin[] = { 100, 4242, 200 };
 
@@ -38,7 +38,7 @@ static void test_rule(void)
 	EXPECT_TRUE(!admin_may_change(65534, 65534, NULL, 0, admin));
 }
 
-static void test_lookup(void)
+TEST(lookup)
 {
 	struct group *root = getgrgid(0);
 	gid_t gid = 12345;
@@ -55,7 +55,7 @@ static void test_lookup(void)
 		EXPECT_TRUE(admin_user_in_group_db(0, 0));
 }
 
-static void test_methods(void)
+TEST(methods)
 {
 	/* Read-only: what the bus policy also lets everyone call. */
 	EXPECT_TRUE(!mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "ListBearers"));
@@ -78,12 +78,4 @@ static void test_methods(void)
 	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "GetStatus"));
 	EXPECT_TRUE(mmd_method_changes_state(NULL, "GetStatus"));
 	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, NULL));
-}
-
-int main(void)
-{
-	test_rule();
-	test_lookup();
-	test_methods();
-	return test_result("test-admin-auth");
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "dns.h"
-#include "test-util.h"
+#include "test-case.h"
 
 static char dir[64];
 
@@ -47,25 +47,35 @@ static const char *stats(void)
 	return buf;
 }
 
-int main(void)
-{
-	const struct config_prefix servers[] = {
-		server(AF_INET, "198.51.100.53"),
-		{ 0 }, /* a family without a secondary server */
-		server(AF_INET6, "2001:db8:ff::53"),
-		server(AF_INET6, "2001:db8:ff::54"),
-	};
-	char resolv[128];
-	struct stat st;
+static struct config_prefix servers[4];
 
+TEST_SETUP()
+{
+	servers[0] = server(AF_INET, "198.51.100.53");
+	servers[1] = (struct config_prefix){ 0 }; /* a family without a secondary server */
+	servers[2] = server(AF_INET6, "2001:db8:ff::53");
+	servers[3] = server(AF_INET6, "2001:db8:ff::54");
+}
+
+TEST(before_init)
+{
 	/* Before dns_init() (what the other unit tests see): nothing happens. */
 	dns_link_set(7, "qmap1", servers, 4, true);
 	dns_link_clear(7);
 	EXPECT_STR_EQ(stats(), "");
+}
+
+TEST(files)
+{
+	char resolv[128];
+	struct stat st;
 
 	snprintf(dir, sizeof(dir), "/tmp/test-dns.XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "mkdtemp: %m\n");
+		test_failures++;
+		return;
+	}
 	snprintf(resolv, sizeof(resolv), "%s/resolv", dir);
 	umask(0077); /* the service's: the files must still be readable by dnsmasq */
 	EXPECT_EQ(dns_init(NULL, resolv), 0);
@@ -102,17 +112,20 @@ int main(void)
 	EXPECT_TRUE(file_of("qmap2")[0] != '\0');
 	dns_link_clear(99); /* unknown: nothing */
 
-	/* A directory that cannot be made is counted, never fatal. */
+	/* Shutting down removes what is left. */
 	dns_shutdown();
 	EXPECT_STR_EQ(file_of("qmap2"), "");
+	rmdir(resolv);
+	rmdir(dir);
+}
+
+TEST(unwritable_dir)
+{
+	/* A directory that cannot be made is counted, never fatal. */
 	EXPECT_EQ(dns_init(NULL, "/proc/qmapd-test/resolv"), 0);
 	dns_link_set(9, "qmap3", servers, 1, true);
 	EXPECT_STR_EQ(
 		stats(),
 		"dns: resolved-links=0 resolved-failures=0 files=0 file-failures=1 reverts=0\n");
 	dns_shutdown();
-
-	rmdir(resolv);
-	rmdir(dir);
-	return test_result("test-dns");
 }

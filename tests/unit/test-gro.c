@@ -12,7 +12,7 @@
 
 #include "gro.h"
 #include "pkt-util.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5
@@ -196,7 +196,7 @@ static void feed(const struct pk *s, unsigned n, unsigned flags)
 	}
 }
 
-static void test_tcp4_merge(bool valid, size_t vnet, size_t l2)
+static void check_tcp4_merge(bool valid, size_t vnet, size_t l2)
 {
 	struct pk s[16];
 
@@ -219,8 +219,23 @@ static void test_tcp4_merge(bool valid, size_t vnet, size_t l2)
 	EXPECT_EQ(g.stats.csum_verified, valid ? 0 : 16);
 }
 
+TEST(tcp4_merge)
+{
+	check_tcp4_merge(true, 10, 0);
+}
+
+TEST(tcp4_merge_csum_unverified)
+{
+	check_tcp4_merge(false, 10, 0);
+}
+
+TEST(tcp4_merge_vnet12_ethernet)
+{
+	check_tcp4_merge(true, 12, 14);
+}
+
 /* ethtool -K DEV gro off: held flows go first, then every packet alone, in order. */
-static void test_switch_off(void)
+TEST(switch_off)
 {
 	struct pk s[8];
 
@@ -252,7 +267,7 @@ static void test_switch_off(void)
 	EXPECT_EQ(g.stats.super_packets, 2);
 }
 
-static void test_bad_csum(void)
+TEST(bad_csum)
 {
 	struct pk s[8];
 
@@ -307,7 +322,7 @@ static void test_bad_csum(void)
 	expect_super(__LINE__, 0, 10, 0, s, 3, true);
 }
 
-static void test_out_of_order(void)
+TEST(out_of_order)
 {
 	struct pk s[4];
 
@@ -347,7 +362,7 @@ static void expect_no_merge(int line, const struct pk *a, const struct pk *b, in
 		fprintf(stderr, "  (no-merge case from line %d)\n", line);
 }
 
-static void test_no_merge(void)
+TEST(no_merge)
 {
 	struct pk a = tcp4(0, 1000), b = tcp4(1000, 1000);
 	struct pk x;
@@ -449,7 +464,7 @@ static void test_no_merge(void)
 	expect_no_merge(__LINE__, &u1, &u2, GRO_END_SIZE, true);
 }
 
-static void test_psh_in_middle(void)
+TEST(psh_in_middle)
 {
 	struct pk s[5];
 
@@ -468,7 +483,7 @@ static void test_psh_in_middle(void)
 	EXPECT_EQ(outs[0].data[10 + 20 + 13], 0x18);
 }
 
-static void test_limits(void)
+TEST(limits)
 {
 	static struct pk s[100];
 
@@ -513,7 +528,7 @@ static void test_limits(void)
 	expect_super(__LINE__, 1, 10, 0, s + 3, 1, true);
 }
 
-static void test_interleaved(void)
+TEST(interleaved)
 {
 	struct pk s[3][20], in[60];
 
@@ -546,7 +561,7 @@ static void test_interleaved(void)
 	EXPECT_EQ(g.stats.segments_merged, 60);
 }
 
-static void test_udp(bool v6, bool valid)
+static void check_udp(bool v6, bool valid)
 {
 	struct pk s[11];
 
@@ -578,7 +593,17 @@ static void test_udp(bool v6, bool valid)
 	EXPECT_EQ(n_out, v6 ? 3 : 1);
 }
 
-static void test_evict_and_ack(void)
+TEST(udp4)
+{
+	check_udp(false, true);
+}
+
+TEST(udp6_csum_unverified)
+{
+	check_udp(true, false);
+}
+
+TEST(evict_and_ack)
 {
 	struct pk s[3];
 
@@ -609,7 +634,7 @@ static void test_evict_and_ack(void)
 	expect_super(__LINE__, 1, 10, 0, f + 2, 1, true);
 }
 
-static void test_malformed(void)
+TEST(malformed)
 {
 	uint8_t p[64] = { 0x45 };
 	struct pk s = tcp4(0, 10);
@@ -637,24 +662,4 @@ static void test_malformed(void)
 	EXPECT_EQ(gro_init(&g, &bad), -EINVAL);
 	for (int r = 0; r < _GRO_REASON_MAX; r++)
 		EXPECT_TRUE(gro_reason_name(r) != NULL);
-}
-
-int main(void)
-{
-	test_tcp4_merge(true, 10, 0);
-	test_tcp4_merge(false, 10, 0);
-	test_tcp4_merge(true, 12, 14);
-	test_switch_off();
-	test_bad_csum();
-	test_out_of_order();
-	test_no_merge();
-	test_psh_in_middle();
-	test_limits();
-	test_interleaved();
-	test_udp(false, true);
-	test_udp(true, false);
-	test_evict_and_ack();
-	test_malformed();
-	reset_outputs();
-	return test_result("test-gro");
 }

@@ -15,7 +15,7 @@
 #include "gro.h"
 #include "gso.h"
 #include "pkt-util.h"
-#include "test-util.h"
+#include "test-case.h"
 
 static uint8_t in[70000], out[140000], expect[70000];
 
@@ -103,8 +103,8 @@ static void check_segments(int line, const struct pk *s, uint16_t mss, const uin
 		fprintf(stderr, "  (segments checked from line %d)\n", line);
 }
 
-static void test_split(bool v6, uint8_t proto, size_t plen, uint16_t mss, uint8_t flags,
-		       bool offload)
+static void check_split(bool v6, uint8_t proto, size_t plen, uint16_t mss, uint8_t flags,
+			bool offload)
 {
 	struct pk s = base(v6, proto, plen);
 	struct gso_segment segs[128];
@@ -167,7 +167,7 @@ static void test_split(bool v6, uint8_t proto, size_t plen, uint16_t mss, uint8_
 	EXPECT_EQ(r, 1);
 }
 
-static void test_needs_csum(bool v6, uint8_t proto)
+static void check_needs_csum(bool v6, uint8_t proto)
 {
 	struct pk s = base(v6, proto, 333);
 	struct gso_segment seg;
@@ -204,7 +204,7 @@ static void test_needs_csum(bool v6, uint8_t proto)
 	EXPECT_MEM_EQ(out + 8, expect, len);
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	struct pk s = base(false, 6, 3000);
 	struct gso_packet p;
@@ -248,7 +248,7 @@ static void test_errors(void)
 	EXPECT_EQ(gso_parse(&partial, 14, in, len, &p), -EINVAL);
 }
 
-static void test_csum_helper(void)
+TEST(csum_helper)
 {
 	uint8_t buf[300];
 
@@ -287,7 +287,7 @@ static void on_emit(void *userdata, const struct iovec *iov, int iovcnt)
 	}
 }
 
-static void test_roundtrip(bool v6, uint8_t proto)
+static void check_roundtrip(bool v6, uint8_t proto)
 {
 	struct pk s = base(v6, proto, 20000);
 	struct gso_segment segs[64];
@@ -322,22 +322,39 @@ static void test_roundtrip(bool v6, uint8_t proto)
 	EXPECT_MEM_EQ(roundtrip_out + 10 + at + 2, in + at + 2, len - at - 2);
 }
 
-int main(void)
+static void check_splits(bool v6)
+{
+	check_split(v6, 6, 10000, 1448, 0x80 | 0x18 | 0x01, false);
+	check_split(v6, 6, 10000, 1448, 0x18, true);
+	check_split(v6, 6, 65535 - 100, 1000, 0x10, false);
+	check_split(v6, 6, 500, 1448, 0x18, false);
+	check_split(v6, 17, 9000, 1200, 0, false);
+	check_split(v6, 17, 9000, 1200, 0, true);
+	check_split(v6, 17, 64, 1, 0, false);
+}
+
+TEST(split_ipv4)
+{
+	check_splits(false);
+}
+
+TEST(split_ipv6)
+{
+	check_splits(true);
+}
+
+TEST(needs_csum)
 {
 	for (int v6 = 0; v6 < 2; v6++) {
-		test_split(v6, 6, 10000, 1448, 0x80 | 0x18 | 0x01, false);
-		test_split(v6, 6, 10000, 1448, 0x18, true);
-		test_split(v6, 6, 65535 - 100, 1000, 0x10, false);
-		test_split(v6, 6, 500, 1448, 0x18, false);
-		test_split(v6, 17, 9000, 1200, 0, false);
-		test_split(v6, 17, 9000, 1200, 0, true);
-		test_split(v6, 17, 64, 1, 0, false);
-		test_needs_csum(v6, 6);
-		test_needs_csum(v6, 17);
-		test_roundtrip(v6, 6);
-		test_roundtrip(v6, 17);
+		check_needs_csum(v6, 6);
+		check_needs_csum(v6, 17);
 	}
-	test_errors();
-	test_csum_helper();
-	return test_result("test-gso");
+}
+
+TEST(roundtrip)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		check_roundtrip(v6, 6);
+		check_roundtrip(v6, 17);
+	}
 }

@@ -2,12 +2,12 @@
 /* headroom = auto: the attach/detach decision, its hysteresis, windows and rate limit. */
 #include "datapath-internal.h"
 #include "headroom.h"
-#include "test-util.h"
+#include "test-case.h"
 
 /* Long ago: the rate limit does not apply. */
 #define LONG_AGO 1e9
 
-static void test_want_xdp(void)
+TEST(want_xdp)
 {
 	/* Too little traffic decides nothing, whatever the share. */
 	EXPECT_TRUE(headroom_want_xdp(true, HEADROOM_MIN_PACKETS - 1, HEADROOM_MIN_PACKETS - 1,
@@ -34,7 +34,7 @@ static void test_want_xdp(void)
 				       LONG_AGO));
 }
 
-static void test_rate_limit(void)
+TEST(rate_limit)
 {
 	/* Right after a switch nothing switches back, however clear the share. */
 	EXPECT_TRUE(!headroom_want_xdp(false, 10000, 0, 0.0));
@@ -67,7 +67,7 @@ static void test_rate_limit(void)
 }
 
 /* The receive batch's hook decides (and starts a new window) only once a window is full. */
-static void test_window(void)
+TEST(window)
 {
 	static struct datapath dp;
 	static struct gro gro;
@@ -94,12 +94,4 @@ static void test_window(void)
 	gro.stats.packets = 3 * HEADROOM_WINDOW_PACKETS;
 	headroom_batch_done(&dp, &m);
 	EXPECT_EQ(m.hr.last_packets, 3 * HEADROOM_WINDOW_PACKETS);
-}
-
-int main(void)
-{
-	test_want_xdp();
-	test_rate_limit();
-	test_window();
-	return test_result("test-headroom");
 }

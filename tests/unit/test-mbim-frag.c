@@ -5,7 +5,7 @@
 
 #include "byteorder.h"
 #include "mbim-frag.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "wdm-frame.h"
 
 static void put32(uint8_t *p, uint32_t v)
@@ -32,10 +32,15 @@ static size_t command(uint8_t *m, uint32_t tid, uint32_t total, uint32_t cur, si
 
 static struct mbim_frag_asm a;
 
-int main(void)
+/* Each case starts with nothing put together. */
+TEST_SETUP()
+{
+	memset(&a, 0, sizeof(a));
+}
+
+TEST(open_clamp)
 {
 	uint8_t open_msg[16] = { 1, 0, 0, 0, 16, 0, 0, 0, 5, 0, 0, 0, 0x00, 0x10, 0, 0 };
-	uint8_t m[3000], f[512];
 
 	/* OPEN: 4096 lowered to 512; a smaller one and other messages untouched. */
 	EXPECT_TRUE(mbim_open_clamp(open_msg, sizeof(open_msg), 512));
@@ -45,6 +50,11 @@ int main(void)
 	EXPECT_TRUE(!mbim_open_clamp(open_msg, 15, 64));
 	open_msg[0] = 2; /* CLOSE */
 	EXPECT_TRUE(!mbim_open_clamp(open_msg, sizeof(open_msg), 64));
+}
+
+TEST(fragments_of_512)
+{
+	uint8_t m[3000], f[512];
 
 	/* A whole COMMAND of 1300 bytes in fragments of 512: 492 bytes each after the
 	 * headers, so 1280 bytes take 3, numbered 0..2 of 3, the last one 316 bytes. */
@@ -69,13 +79,18 @@ int main(void)
 	EXPECT_EQ(mbim_frag_count(512, 512), 1);
 	EXPECT_EQ(mbim_frag_count(513, 512), 2);
 	EXPECT_EQ(mbim_frag_count(20, 512), 1);
+}
+
+TEST(fragments_of_64_rejoined)
+{
+	uint8_t m[3000], f[512];
 
 	/* At MBIM's smallest wMaxControlMessage, 64: 124 bytes after the headers take
 	 * fragments of 64, 64 and 56 bytes, each a whole message to the bridge's framing, and
 	 * they join back into the original. */
 	uint8_t joined[256];
 	size_t jlen = MBIM_FRAGMENT_HEADERS;
-	len = command(m, 77, 1, 0, 124, 20);
+	size_t len = command(m, 77, 1, 0, 124, 20);
 	EXPECT_EQ(mbim_frag_feed(&a, m, len), 1);
 	EXPECT_EQ(mbim_frag_count(a.len, 64), 3);
 	for (uint32_t i = 0; i < 3; i++) {
@@ -90,6 +105,12 @@ int main(void)
 	}
 	EXPECT_EQ(jlen, len);
 	EXPECT_MEM_EQ(joined + MBIM_FRAGMENT_HEADERS, m + MBIM_FRAGMENT_HEADERS, 124);
+}
+
+TEST(client_fragments_joined)
+{
+	uint8_t m[3000];
+	size_t len;
 
 	/* The client's own fragments (2 of 4096-style sizes) put together first. */
 	len = command(m, 11, 2, 0, 1000, 0);
@@ -105,6 +126,12 @@ int main(void)
 			EXPECT_EQ(i, 1400); /* first wrong byte */
 			break;
 		}
+}
+
+TEST(bad_fragments)
+{
+	uint8_t m[3000];
+	size_t len;
 
 	/* Out of order, another transaction, a wrong length field, a bad fragment number. */
 	len = command(m, 12, 3, 0, 100, 0);
@@ -130,6 +157,12 @@ int main(void)
 	EXPECT_EQ(mbim_frag_feed(&a, m, len), 1);
 	EXPECT_EQ(a.tid, 16);
 	EXPECT_EQ(a.len, 70);
+}
+
+TEST(too_long)
+{
+	uint8_t m[3000];
+	size_t len;
 
 	/* More than 64 KiB put together is refused. */
 	len = command(m, 17, 40, 0, 2000, 0);
@@ -141,5 +174,4 @@ int main(void)
 	}
 	EXPECT_EQ(r, -EMSGSIZE);
 	EXPECT_TRUE(!a.busy);
-	return test_result("test-mbim-frag");
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ntb.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #define LE16(v) (uint8_t)((v)&0xff), (uint8_t)(((v) >> 8) & 0xff)
 #define LE32(v) LE16((v)&0xffff), LE16(((v) >> 16) & 0xffff)
@@ -96,7 +96,7 @@ static void expect_end(int line, struct ntb_parser *p)
 #define F16 NTB_FORMAT_16
 #define F32 NTB_FORMAT_32
 
-static void test_error_names(void)
+TEST(error_names)
 {
 	static const char *const names[] = {
 		[NTB_ERR_TOO_SHORT] = "too_short",
@@ -120,7 +120,7 @@ static void test_error_names(void)
 	EXPECT_PTR_EQ(ntb_error_name(_NTB_ERR_MAX), NULL);
 }
 
-static void test_constants(void)
+TEST(constants)
 {
 	/* The signatures are the ASCII letters read as a little-endian u32 (cdc.h). */
 	const uint8_t nth16[] = { 'N', 'C', 'M', 'H' }, nth32[] = { 'n', 'c', 'm', 'h' };
@@ -138,7 +138,7 @@ static void test_constants(void)
 	EXPECT_EQ(ips32[0] | ips32[1] << 8 | ips32[2] << 16 | ips32[3] << 24, NTB_NDP32_IPS_SIGN);
 }
 
-static void test_empty(void)
+TEST(empty)
 {
 	struct ntb_parser p;
 	uint8_t buf[1] = { 0 };
@@ -149,7 +149,7 @@ static void test_empty(void)
 	EXPECT_END(&p);
 }
 
-static void test_ntb16_single(void)
+TEST(ntb16_single)
 {
 	struct ntb_parser p;
 	uint8_t ntb[] = {
@@ -168,7 +168,7 @@ static void test_ntb16_single(void)
  * Three sessions chained, the NDPs after the datagrams and in descending order (the chain may
  * run anywhere in the block), padding between datagrams, bytes after wBlockLength ignored.
  */
-static void test_ntb16_chain(void)
+TEST(ntb16_chain)
 {
 	struct ntb_parser p;
 	uint8_t ntb[] = {
@@ -204,7 +204,7 @@ static void test_ntb16_chain(void)
 	EXPECT_EQ(p.block_len, 176);
 }
 
-static void test_ntb32_chain(void)
+TEST(ntb32_chain)
 {
 	struct ntb_parser p;
 	uint8_t ntb[] = {
@@ -269,7 +269,7 @@ static void parse_with(struct ntb_parser *p, uint8_t *b, size_t len, size_t off,
 	ntb_parse_init(p, b, len, F16);
 }
 
-static void test_nth_errors(void)
+TEST(nth_errors)
 {
 	struct ntb_parser p;
 	uint8_t b[BASE_LEN];
@@ -324,7 +324,7 @@ static void test_nth_errors(void)
 	EXPECT_END(&p);
 }
 
-static void test_ndp_errors(void)
+TEST(ndp_errors)
 {
 	struct ntb_parser p;
 	uint8_t b[BASE_LEN];
@@ -405,7 +405,7 @@ static void test_ndp_errors(void)
 }
 
 /* A chain of two NDPs pointing at each other, and an unknown NDP in the middle of a chain. */
-static void test_ndp_chain_errors(void)
+TEST(ndp_chain_errors)
 {
 	struct ntb_parser p;
 	uint8_t loop[] = {
@@ -463,7 +463,7 @@ static size_t make_ndp_chain(uint8_t *b, unsigned n)
 	return block;
 }
 
-static void test_too_many_ndps(void)
+TEST(too_many_ndps)
 {
 	struct ntb_parser p;
 	uint8_t b[NTB_NTH16_SIZE + 16 * (NTB_MAX_NDPS + 1)];
@@ -478,7 +478,7 @@ static void test_too_many_ndps(void)
 	EXPECT_END(&p);
 }
 
-static void test_datagram_errors(void)
+TEST(datagram_errors)
 {
 	struct ntb_parser p;
 	uint8_t b[BASE_LEN];
@@ -526,7 +526,7 @@ static void test_datagram_errors(void)
 	EXPECT_END(&p);
 }
 
-static void test_ntb32_errors(void)
+TEST(ntb32_errors)
 {
 	struct ntb_parser p;
 	uint8_t ntb[] = {
@@ -601,7 +601,7 @@ static void test_ntb32_errors(void)
 		LE16(0), LE32(out_max), LE16(out_div), LE16(out_rem), LE16(out_align),          \
 		LE16(out_dg)
 
-static void test_params(void)
+TEST(params)
 {
 	struct ntb_params p;
 	const uint8_t good[] = { PARAMS(3, 32768, 4, 0, 4, 16384, 32, 2, 16, 32) };
@@ -772,7 +772,7 @@ static const uint8_t ipv4_20[] = { IPV4_20 };
 static const uint8_t ipv6_40[] = { IPV6_40 };
 
 /* The NTB written out by hand from the specification, for the simplest case. */
-static void test_build_exact(void)
+TEST(build_exact)
 {
 	struct ntb_params pa = params(2048, 4, 0, 4, 0);
 	struct ntb_builder b;
@@ -807,7 +807,7 @@ static void test_build_exact(void)
 }
 
 /* Datagrams at offset ≡ remainder (mod divisor), the gaps zeroed, NDPs at the alignment. */
-static void test_build_alignment(void)
+TEST(build_alignment)
 {
 	struct ntb_params pa = params(4096, 16, 2, 16, 0);
 	struct ntb_builder b;
@@ -855,7 +855,7 @@ static void test_build_alignment(void)
 }
 
 /* The room left accounts for the NDPs still to be written; filling it exactly fills the NTB. */
-static void test_build_room(void)
+TEST(build_room)
 {
 	struct ntb_params pa = params(2048, 4, 0, 4, 0);
 	struct ntb_builder b;
@@ -921,7 +921,7 @@ static void test_build_room(void)
 	EXPECT_EQ(b.size, 3000);
 }
 
-static void test_build_limits(void)
+TEST(build_limits)
 {
 	struct ntb_params pa = params(8192, 4, 0, 4, 3);
 	struct ntb_builder b;
@@ -973,7 +973,7 @@ static void test_build_limits(void)
 	EXPECT_EQ(len, 12345);
 }
 
-static void test_build_init_errors(void)
+TEST(build_init_errors)
 {
 	struct ntb_builder b;
 	uint8_t buf[2048];
@@ -1005,7 +1005,7 @@ static void test_build_init_errors(void)
 }
 
 /* Three sessions interleaved, both formats, unusual alignment: what goes in comes out. */
-static void test_build_round_trip(void)
+TEST(build_round_trip)
 {
 	static const struct {
 		uint8_t session;
@@ -1070,28 +1070,4 @@ static void test_build_round_trip(void)
 				fprintf(stderr, "  (params %zu, format %d)\n", k, f);
 		}
 	}
-}
-
-int main(void)
-{
-	test_error_names();
-	test_constants();
-	test_empty();
-	test_ntb16_single();
-	test_ntb16_chain();
-	test_ntb32_chain();
-	test_nth_errors();
-	test_ndp_errors();
-	test_ndp_chain_errors();
-	test_too_many_ndps();
-	test_datagram_errors();
-	test_ntb32_errors();
-	test_params();
-	test_build_exact();
-	test_build_alignment();
-	test_build_room();
-	test_build_limits();
-	test_build_init_errors();
-	test_build_round_trip();
-	return test_result("test-ntb");
 }

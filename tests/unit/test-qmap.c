@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "qmap.h"
-#include "test-util.h"
+#include "test-case.h"
 
 /* Smallest well-formed IP headers: the parser requires the fixed header to be present. */
 #define IPV4_20                                                                                  \
@@ -97,7 +97,7 @@ static void expect_end(int line, struct qmap_iter *it)
 #define DATA QMAP_FRAME_DATA
 #define CMD  QMAP_FRAME_COMMAND
 
-static void test_error_names(void)
+TEST(error_names)
 {
 	static const char *const names[] = {
 		[QMAP_ERR_TRUNCATED_HEADER] = "truncated_header",
@@ -116,7 +116,7 @@ static void test_error_names(void)
 	EXPECT_PTR_EQ(qmap_error_name(_QMAP_ERR_MAX), NULL);
 }
 
-static void test_empty(void)
+TEST(empty)
 {
 	struct qmap_iter it;
 	uint8_t buf[1] = { 0 };
@@ -127,7 +127,7 @@ static void test_empty(void)
 	EXPECT_END(&it);
 }
 
-static void test_v1_single(void)
+TEST(v1_single)
 {
 	struct qmap_iter it;
 	uint8_t v4[] = { 0x00, 0x01, 0x00, 0x14, IPV4_20 };
@@ -143,7 +143,7 @@ static void test_v1_single(void)
 }
 
 /* v1 data with padding, a command in the middle, then data again. */
-static void test_v1_mixed(void)
+TEST(v1_mixed)
 {
 	struct qmap_iter it;
 	uint8_t agg[] = {
@@ -187,7 +187,7 @@ static void test_v1_mixed(void)
 	EXPECT_EQ(sizeof(agg), 117);
 }
 
-static void test_v5_frames(void)
+TEST(v5_frames)
 {
 	struct qmap_iter it;
 	uint8_t agg[] = {
@@ -240,7 +240,7 @@ static void test_v5_frames(void)
 	EXPECT_EQ(sizeof(agg), 146);
 }
 
-static void test_truncated_header(void)
+TEST(truncated_header)
 {
 	struct qmap_iter it;
 	/* A good frame, then 3 bytes that cannot be a header. */
@@ -274,7 +274,7 @@ static void test_truncated_header(void)
 	EXPECT_END(&it);
 }
 
-static void test_len_overflow(void)
+TEST(len_overflow)
 {
 	struct qmap_iter it;
 	/* pkt_len 0x15 with 20 bytes following; a good frame hides behind it and must not show. */
@@ -305,7 +305,7 @@ static void test_len_overflow(void)
 	EXPECT_END(&it);
 }
 
-static void test_zero_len(void)
+TEST(zero_len)
 {
 	struct qmap_iter it;
 	uint8_t v1[] = { 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x14, IPV4_20 };
@@ -333,7 +333,7 @@ static void test_zero_len(void)
 }
 
 /* Granted DL minimum padding: zero words between frames are skipped, up to that many. */
-static void test_min_padding(void)
+TEST(min_padding)
 {
 	struct qmap_iter it;
 	uint8_t buf[] = {
@@ -365,7 +365,7 @@ static void test_min_padding(void)
 	EXPECT_END(&it);
 }
 
-static void test_pad_too_long(void)
+TEST(pad_too_long)
 {
 	struct qmap_iter it;
 	uint8_t v1[] = {
@@ -408,7 +408,7 @@ static void test_pad_too_long(void)
 	EXPECT_END(&it);
 }
 
-static void test_no_csum_header(void)
+TEST(no_csum_header)
 {
 	struct qmap_iter it;
 	/* Without the next-header bit the frame is 4 + pkt_len long: the next one is at 24. */
@@ -423,7 +423,7 @@ static void test_no_csum_header(void)
 	EXPECT_END(&it);
 }
 
-static void test_bad_next_header(void)
+TEST(bad_next_header)
 {
 	struct qmap_iter it;
 	uint8_t v5[] = {
@@ -503,7 +503,7 @@ static void test_bad_next_header(void)
 	EXPECT_END(&it);
 }
 
-static void test_not_ip(void)
+TEST(not_ip)
 {
 	struct qmap_iter it;
 	uint8_t v1[] = {
@@ -594,7 +594,7 @@ static void test_not_ip(void)
 	EXPECT_EQ(sizeof(v1), 164);
 }
 
-static void test_short_command(void)
+TEST(short_command)
 {
 	struct qmap_iter it;
 	uint8_t agg[] = {
@@ -670,7 +670,7 @@ static void test_short_command(void)
 }
 
 /* One aggregate with every skip kind between good frames, and a fatal error at the end. */
-static void test_skip_then_fatal(void)
+TEST(skip_then_fatal)
 {
 	struct qmap_iter it;
 	uint8_t agg[] = {
@@ -733,7 +733,7 @@ static void test_skip_then_fatal(void)
 	EXPECT_EQ(errors, 3);
 }
 
-static void test_command_parse_ack(void)
+TEST(command_parse_ack)
 {
 	uint8_t frame[] = { 0x80, 0x07, 0x00, 0x10, CMD_BODY };
 	uint8_t orig[sizeof(frame)];
@@ -779,7 +779,7 @@ static void test_command_parse_ack(void)
 	EXPECT_EQ(qmap_command_parse(f.payload, 0, &cmd), -EBADMSG);
 }
 
-static void test_write_command(void)
+TEST(write_command)
 {
 	static const uint8_t want[] = {
 		0x80, 0x21, 0x00, 0x10, 0x02, 0x01, 0x00, 0x00, 0xca, 0xfe,
@@ -821,7 +821,7 @@ static void test_write_command(void)
 	}
 }
 
-static void test_ul_header_bytes(void)
+TEST(ul_header_bytes)
 {
 	uint8_t hdr[8];
 	static const uint8_t v1[] = { 0x02, 0x03, 0x05, 0xde };
@@ -843,7 +843,7 @@ static void test_ul_header_bytes(void)
 	EXPECT_MEM_EQ(hdr, v5_off, sizeof(v5_off));
 }
 
-static void test_ul_header_einval(void)
+TEST(ul_header_einval)
 {
 	uint8_t hdr[8], orig[8];
 
@@ -868,7 +868,7 @@ static void test_ul_header_einval(void)
 }
 
 /* Build an aggregate with our UL writer and read it back with the DL parser. */
-static void test_ul_round_trip(void)
+TEST(ul_round_trip)
 {
 	static const struct {
 		uint8_t mux_id;
@@ -924,30 +924,4 @@ static void test_ul_round_trip(void)
 		}
 		EXPECT_END(&it);
 	}
-}
-
-int main(void)
-{
-	test_error_names();
-	test_empty();
-	test_v1_single();
-	test_v1_mixed();
-	test_v5_frames();
-	test_truncated_header();
-	test_len_overflow();
-	test_zero_len();
-	test_min_padding();
-	test_pad_too_long();
-	test_no_csum_header();
-	test_bad_next_header();
-	test_not_ip();
-	test_short_command();
-	test_skip_then_fatal();
-	test_command_parse_ack();
-	test_write_command();
-	test_ul_header_bytes();
-	test_ul_header_einval();
-	test_ul_round_trip();
-
-	return test_result("test-qmap");
 }

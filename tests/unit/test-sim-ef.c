@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "sim-ef.h"
-#include "test-util.h"
+#include "test-case.h"
 
-static void test_iccid(void)
+TEST(iccid)
 {
 	/* 89 99 00 10 00 00 00 00 00 6F: nibbles swapped, the 20th digit is padding. */
 	static const uint8_t ef[] = { 0x98, 0x99, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF6 };
@@ -34,7 +34,7 @@ static void test_iccid(void)
 	EXPECT_EQ(sim_ef_iccid(big, sizeof(big), out, sizeof(out)), -EINVAL);
 }
 
-static void test_imsi(void)
+TEST(imsi)
 {
 	/* 001010000000006: length 8, parity nibble 9 (odd, IMSI) under digit 1. */
 	static const uint8_t ef[] = { 0x08, 0x09, 0x10, 0x10, 0x00, 0x00, 0x00, 0x00, 0x60 };
@@ -61,7 +61,7 @@ static void test_imsi(void)
 	EXPECT_EQ(sim_ef_imsi(ef, 1, out, sizeof(out)), -EINVAL);
 }
 
-static void test_ad(void)
+TEST(ad)
 {
 	EXPECT_EQ(sim_ef_ad_mnc_length((const uint8_t[]){ 0, 0, 0, 2 }, 4), 2);
 	EXPECT_EQ(sim_ef_ad_mnc_length((const uint8_t[]){ 0x80, 0, 0, 0xF3, 0 }, 5), 3);
@@ -69,7 +69,7 @@ static void test_ad(void)
 	EXPECT_EQ(sim_ef_ad_mnc_length((const uint8_t[]){ 0, 0, 0, 0x0F }, 4), -EINVAL);
 }
 
-static void test_spn(void)
+TEST(spn)
 {
 	char out[SIM_EF_SPN_MAX + 1];
 	uint8_t ef[17];
@@ -110,7 +110,7 @@ static void test_spn(void)
 	EXPECT_EQ(sim_ef_spn(ef, 0, out, sizeof(out)), -EINVAL);
 }
 
-static void test_operator_id(void)
+TEST(operator_id)
 {
 	char out[7];
 
@@ -122,14 +122,4 @@ static void test_operator_id(void)
 	EXPECT_EQ(sim_operator_id("31026", 3, out, sizeof(out)), -EINVAL);
 	EXPECT_EQ(sim_operator_id("001010000000006", 4, out, sizeof(out)), -EINVAL);
 	EXPECT_EQ(sim_operator_id("00a010000000006", 2, out, sizeof(out)), -EINVAL);
-}
-
-int main(void)
-{
-	test_iccid();
-	test_imsi();
-	test_ad();
-	test_spn();
-	test_operator_id();
-	return test_result("test-sim-ef");
 }

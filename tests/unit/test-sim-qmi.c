@@ -27,7 +27,7 @@
 #include "sim-qmi.h"
 #include "sim.h"
 #include "test-loop.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport.h"
 
 #define WDS_START_NETWORK	  0x0020
@@ -123,6 +123,15 @@ static void engine_new(void)
 static void sent_clear(void)
 {
 	g_ptr_array_set_size(sent, 0);
+}
+
+/* Every case starts from the same options and nothing sent. */
+TEST_SETUP()
+{
+	if (!sent)
+		sent = g_ptr_array_new_with_free_func((GDestroyNotify)qmi_message_unref);
+	sent_clear();
+	base_options();
 }
 
 static QmiMessage *sent_at(unsigned i)
@@ -260,7 +269,7 @@ static int simple(uint8_t service, uint8_t cid, uint16_t message)
 	return result_of(exchange(request(service, cid, message)));
 }
 
-static void test_ctl(void)
+TEST(ctl)
 {
 	engine_new();
 
@@ -330,7 +339,7 @@ static void test_ctl(void)
 	EXPECT_EQ(st->qmi_errors, 11);
 }
 
-static void test_dms_nas(void)
+TEST(dms_nas)
 {
 	engine_new();
 	uint8_t dms = allocate(QMI_SERVICE_DMS), nas = allocate(QMI_SERVICE_NAS);
@@ -400,7 +409,7 @@ static QmiMessage *set_format(uint8_t cid, int32_t ul, int32_t dl, uint32_t dl_s
 	return exchange(req);
 }
 
-static void test_wda(void)
+TEST(wda)
 {
 	engine_new();
 	uint8_t wda = allocate(QMI_SERVICE_WDA);
@@ -577,7 +586,7 @@ static void expect_status(unsigned i, uint8_t cid, uint8_t status, uint8_t famil
 	}
 }
 
-static void test_session(void)
+TEST(session)
 {
 	engine_new();
 	uint8_t c4 = wds_client(1, QMI_WDS_IP_FAMILY_IPV4);
@@ -801,7 +810,7 @@ static unsigned tlv_order(QmiMessage *m, uint8_t *types, unsigned max)
 	return n;
 }
 
-static void test_profiles(void)
+TEST(profiles)
 {
 	/* Every answer: TLVs out of ascending order, an unknown one among them. */
 	engine_profile("default");
@@ -950,7 +959,7 @@ static void test_profiles(void)
 	base_options();
 }
 
-static void test_session_failures(void)
+TEST(session_failures)
 {
 	engine_new();
 	uint8_t c = wds_client(1, 0);
@@ -1031,7 +1040,7 @@ static void test_session_failures(void)
 }
 
 /* Each of these is not one well-formed host request: counted, never answered. */
-static void test_malformed(void)
+TEST(malformed)
 {
 	engine_new();
 	uint8_t dms = allocate(QMI_SERVICE_DMS);
@@ -1103,7 +1112,7 @@ static void test_malformed(void)
 #undef MALFORMED
 }
 
-static void test_parsers(void)
+TEST(parsers)
 {
 	struct sim_qmi_apn apn;
 	char err[256];
@@ -1305,7 +1314,7 @@ static void send_downlink(int udp, const char *payload)
 		  (ssize_t)strlen(payload));
 }
 
-static void test_sim_wiring(void)
+static void wiring_checks(void)
 {
 	char err[SIM_ERROR_MAX];
 	struct sim *s = NULL;
@@ -1424,27 +1433,21 @@ out:
 	sim_free(s);
 }
 
-static void run_sim_wiring(void)
+TEST(sim_wiring)
 {
 	char dir[] = "/tmp/test-sim-qmi.XXXXXX";
 	ev_timer tick;
 	int fd;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim wiring part: needs root\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("the qmapd-sim wiring part needs root");
 	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim wiring part: /dev/net/tun: %m\n");
-		return;
-	}
+	if (fd < 0)
+		TEST_SKIP("the qmapd-sim wiring part needs /dev/net/tun: %m");
 	close(fd);
 	/* Only this process moves: the TUN and the test traffic stay in here. */
-	if (unshare(CLONE_NEWNET) < 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim wiring part: unshare: %m\n");
-		return;
-	}
+	if (unshare(CLONE_NEWNET) < 0)
+		TEST_SKIP("the qmapd-sim wiring part cannot make a network namespace: %m");
 	if (!mkdtemp(dir)) {
 		fprintf(stderr, "mkdtemp: %m\n");
 		test_failures++;
@@ -1454,7 +1457,7 @@ static void run_sim_wiring(void)
 	loop = ev_loop_new(EVFLAG_AUTO);
 	test_loop_tick(loop, &tick);
 
-	test_sim_wiring();
+	wiring_checks();
 
 	ev_timer_stop(loop, &tick);
 	ev_loop_destroy(loop);
@@ -1510,7 +1513,7 @@ static QmiMessage *verify_pin(uint8_t cid, const char *pin)
 	return exchange(req);
 }
 
-static void test_uim(void)
+TEST(uim)
 {
 	static const uint8_t mf[] = { 0x00, 0x3F }, adf[] = { 0x00, 0x3F, 0xFF, 0x7F };
 	struct sim_qmi_options saved = opts;
@@ -1593,7 +1596,7 @@ static QmiMessage *profile_request(uint8_t cid, uint16_t message, uint8_t type, 
 }
 
 /* The default profile is 1; profile N is the Nth APN; others are refused as firmware does. */
-static void test_profiles_wds(void)
+TEST(profiles_wds)
 {
 	engine_new();
 	uint8_t wds = allocate(QMI_SERVICE_WDS);
@@ -1614,26 +1617,4 @@ static void test_profiles_wds(void)
 	resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP2, 0);
 	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE);
 	EXPECT_EQ(simple(QMI_SERVICE_WDS, wds, 0x002B), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
-}
-
-int main(void)
-{
-	sent = g_ptr_array_new_with_free_func((GDestroyNotify)qmi_message_unref);
-	base_options();
-
-	test_parsers();
-	test_ctl();
-	test_dms_nas();
-	test_uim();
-	test_profiles_wds();
-	test_wda();
-	test_session();
-	test_session_failures();
-	test_malformed();
-	test_profiles();
-	run_sim_wiring();
-
-	q = sim_qmi_free(q);
-	g_ptr_array_unref(sent);
-	return test_result("test-sim-qmi");
 }

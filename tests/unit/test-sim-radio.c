@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "sim-radio.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #define MS	   1000000ULL
 #define T0	   (1000 * MS) /* virtual clocks start here, away from 0 */
@@ -60,8 +60,13 @@ static void push_packets(struct sim_radio *r, unsigned n, uint64_t at)
 		EXPECT_EQ(sim_radio_push(r, 1, 0, payload, PKT, at), 0);
 }
 
+TEST_SETUP()
+{
+	memset(payload, 0x45, sizeof(payload));
+}
+
 /* One packet at 12 Mbit/s takes 1 ms of air, then the network delay, to the nanosecond. */
-static void test_timing(void)
+TEST(timing)
 {
 	struct sim_radio *r = radio(12000000, MODEM_BUF, 20 * MS);
 	struct counter c = { 0 };
@@ -80,7 +85,7 @@ static void test_timing(void)
 
 /* A transfer that does not fit stays pending until the instant enough has left; not before
  * it was sent. */
-static void test_pending(void)
+TEST(pending)
 {
 	struct sim_radio *r = radio(12000000, MODEM_BUF, 0);
 	uint64_t at;
@@ -106,7 +111,7 @@ static void test_pending(void)
 }
 
 /* 7 Mbit/s: 1 714 285.71 ns per packet; 7 000 back to back take exactly 12 s. */
-static void test_fractions(void)
+TEST(fractions)
 {
 	struct sim_radio *r = radio(7000000, 0, 0);
 	struct counter c = { 0 };
@@ -178,7 +183,7 @@ static uint64_t saturate(uint64_t rate, uint64_t rate2)
 	return sent;
 }
 
-static void test_saturated(uint64_t rate, uint64_t rate2)
+static void check_saturated(uint64_t rate, uint64_t rate2)
 {
 	uint64_t sent = saturate(rate, rate2);
 	double want = (double)(rate + rate2) / 2 * (double)SATURATE_T / 1e9 / 8;
@@ -190,15 +195,23 @@ static void test_saturated(uint64_t rate, uint64_t rate2)
 	EXPECT_TRUE(ratio <= 1.02);
 }
 
-int main(void)
+TEST(saturated_10mbit)
 {
-	memset(payload, 0x45, sizeof(payload));
-	test_timing();
-	test_pending();
-	test_fractions();
-	test_saturated(10000000, 10000000);
-	test_saturated(200000000, 200000000);
-	test_saturated(1000000000, 1000000000);
-	test_saturated(200000000, 50000000);
-	return test_result("test-sim-radio");
+	check_saturated(10000000, 10000000);
+}
+
+TEST(saturated_200mbit)
+{
+	check_saturated(200000000, 200000000);
+}
+
+TEST(saturated_1gbit)
+{
+	check_saturated(1000000000, 1000000000);
+}
+
+/* Two rates: the radio alternates, and the average is what counts. */
+TEST(saturated_200_50mbit)
+{
+	check_saturated(200000000, 50000000);
 }

@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "test-util.h"
+#include "test-case.h"
 #include "transport.h"
 
 struct seen {
@@ -181,8 +181,9 @@ static struct transport *host_new(struct ev_loop *loop, struct sim_peer *p, stru
 }
 
 /* NTB32 offered and wanted; the function STALLs SET_CRC_MODE and SET_NTB_INPUT_SIZE. */
-static void test_mbim_ntb32_stalls(struct ev_loop *loop)
+TEST(mbim_ntb32_stalls)
 {
+	struct ev_loop *loop = ev_default_loop(0);
 	struct sim_peer p;
 	struct seen seen = { 0 };
 	struct transport_sim_class_request req;
@@ -253,8 +254,9 @@ static void test_mbim_ntb32_stalls(struct ev_loop *loop)
  * NTB16 only, a buffer larger than the function's limit: no SET_NTB_FORMAT; a STALLed
  * GET_NTB_PARAMETERS leaves the descriptor's copy; the input size is the function's maximum.
  */
-static void test_mbim_ntb16_only(struct ev_loop *loop)
+TEST(mbim_ntb16_only)
 {
+	struct ev_loop *loop = ev_default_loop(0);
 	struct sim_peer p;
 	struct seen seen = { 0 };
 	struct transport_sim_class_request req;
@@ -292,8 +294,9 @@ static void test_mbim_ntb16_only(struct ev_loop *loop)
 }
 
 /* A QMI function is announced as soon as its descriptor arrives, with QMAP framing. */
-static void test_qmi(struct ev_loop *loop)
+TEST(qmi)
 {
+	struct ev_loop *loop = ev_default_loop(0);
 	struct sim_peer p;
 	struct seen seen = { 0 };
 
@@ -311,14 +314,4 @@ static void test_qmi(struct ev_loop *loop)
 	close(p.fd);
 	close(p.listen_fd);
 	unlink(p.path);
-}
-
-int main(void)
-{
-	struct ev_loop *loop = ev_default_loop(0);
-
-	test_mbim_ntb32_stalls(loop);
-	test_mbim_ntb16_only(loop);
-	test_qmi(loop);
-	return test_result("test-transport-sim");
 }

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "test-util.h"
+#include "test-case.h"
 #include "usb-spec.h"
 
-static void test_accepted(void)
+TEST(accepted)
 {
 	struct usb_spec s;
 	char err[USB_SPEC_ERROR_MAX] = "";
@@ -50,7 +50,7 @@ static void test_accepted(void)
 	EXPECT_TRUE(!usb_spec_is_usb("usbx:1:2"));
 }
 
-static void test_rejected(void)
+TEST(rejected)
 {
 	static const char *const bad[] = {
 		"usb:",
@@ -100,7 +100,7 @@ static void test_rejected(void)
 	EXPECT_EQ(s.vid, 0x1234); /* untouched on failure */
 }
 
-static void test_format_path(void)
+TEST(format_path)
 {
 	const uint8_t ports[] = { 1, 4, 255 };
 	char buf[USB_SPEC_PATH_MAX];
@@ -111,7 +111,7 @@ static void test_format_path(void)
 	EXPECT_STR_EQ(usb_spec_format_path(2, ports, 3, buf, 6), "");
 }
 
-static void test_ids(void)
+TEST(ids)
 {
 	const struct usb_known_modem *m = usb_ids_lookup(0x1199, 0x9071, 0);
 
@@ -139,7 +139,7 @@ static const uint8_t mbim_extra[] = {
 	0x08, 0x24, 0x1c, 0x00, 0x01, 0x40, 0xdc, 0x05,				/* MBIM extended */
 };
 
-static void test_mbim_desc(void)
+TEST(mbim_desc)
 {
 	struct usb_mbim_desc d;
 	uint8_t b[64];
@@ -219,16 +219,4 @@ static void test_mbim_desc(void)
 	EXPECT_EQ(d.max_segment_size, 1500);
 	EXPECT_EQ(d.network_capabilities, 0);
 	EXPECT_EQ(usb_mbim_mtu(&d), 1500);
-}
-
-int main(void)
-{
-	test_accepted();
-	test_rejected();
-	test_format_path();
-	test_ids();
-	test_mbim_desc();
-	if (test_failures)
-		fprintf(stderr, "%d failure(s)\n", test_failures);
-	return test_failures ? 1 : 0;
 }

@@ -9,10 +9,10 @@
 
 #include "macro.h"
 #include "qmux-util.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "wdm-frame.h"
 
-static void test_frame_length(void)
+TEST(frame_length)
 {
 	static uint8_t big[WDM_QMUX_MAX_MESSAGE + 16], zeros[WDM_QMUX_MAX_MESSAGE];
 	uint8_t b[64];
@@ -105,7 +105,7 @@ static void feed(struct wdm_reasm *r, const uint8_t *data, size_t len, struct te
 	}
 }
 
-static void test_reasm(void)
+TEST(reasm)
 {
 	struct wdm_reasm r;
 	struct test_sink s = {};
@@ -163,11 +163,4 @@ static void test_reasm(void)
 	EXPECT_EQ(r.framing_errors, 1);
 	EXPECT_EQ(r.discarded_bytes, 3);
 	wdm_reasm_done(&r);
-}
-
-int main(void)
-{
-	test_frame_length();
-	test_reasm();
-	return test_result("test-wdm-frame");
 }
