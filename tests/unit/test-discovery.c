@@ -30,14 +30,14 @@
 #include "discovery.h"
 #include "config.h"
 #include "log.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "usb-harness-client.h"
 
 #define EVENTS_MAX 32
 #define WAIT	   10.0 /* s for an expected event */
 #define SETTLE	   1.0	/* s in which no unexpected event may come */
 
-static void test_exclude_specs(void)
+TEST(exclude_specs)
 {
 	char err[128];
 
@@ -303,12 +303,16 @@ static void cleanup(void)
 		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
-static int run_under_umockdev(const char *self)
+/* The testbed, started by the first case that needs it and shared by the next: each run
+ * leaves the devices as it found them. */
+static int harness_start(void)
 {
 	const char *harness_bin = QMAPD_BUILD_DIR "/usb-harness";
 	char ctl[256], dirfile[256], stats[256], log[256], root[512] = "";
 	int status;
 
+	if (harness_pid > 0)
+		return 0;
 	if (access(harness_bin, X_OK) < 0)
 		TEST_SKIP("%s not built: libumockdev-dev was missing at configure time "
 			  "(scripts/deps.sh installs it)",
@@ -367,46 +371,70 @@ static int run_under_umockdev(const char *self)
 	setenv("QMAPD_TEST_DISCOVERY_TMP", dir, 1);
 	/* Sanitizer builds: the preload comes first in the link order, which ASan must accept. */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
-	/* Each run leaves the devices as it found them: the same scenario twice. */
-	for (int hotplug = 1; hotplug >= 0; hotplug--) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			execl(self, self, hotplug ? "hotplug" : "rescan", (char *)NULL);
-			_exit(127);
-		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid)
-			return perror("fork"), 1;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			char cmd[300];
-			fprintf(stderr, "---- usb-harness log\n");
-			snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log);
-			if (system(cmd) != 0)
-				fprintf(stderr, "(no log)\n");
-			return 1;
-		}
-	}
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Runs this program again under the testbed, as the case of that name (which then calls
+ * child()); returns its exit status. */
+static int run_child(const char *name)
 {
-	char self[512];
+	char self[512], log[256];
+	int status;
 	ssize_t n;
 
-	/* Nothing buffered may be copied into the forked processes. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	tmp_dir = getenv("QMAPD_TEST_DISCOVERY_TMP");
-	if (tmp_dir)
-		return child(argc < 2 || strcmp(argv[1], "rescan") != 0);
-	test_exclude_specs();
-	if (test_result("test-discovery (exclude specs)") != 0)
-		return 1;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		return perror("readlink /proc/self/exe"), 1;
 	self[n] = '\0';
-	if (run_under_umockdev(self) != 0)
+	snprintf(log, sizeof(log), "%s/usb-harness.log", dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(self, self, name, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return perror("fork"), 1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char cmd[300];
+		fprintf(stderr, "---- usb-harness log\n");
+		snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log);
+		if (system(cmd) != 0)
+			fprintf(stderr, "(no log)\n");
 		return 1;
-	printf("test-discovery: all checks passed\n");
+	}
 	return 0;
+}
+
+/* In the program run again under the testbed, tmp_dir is set and the case runs child().
+ * Read before the first case: harness_start() sets it in this process's environment too. */
+TEST_SETUP()
+{
+	static bool read;
+
+	if (!read)
+		tmp_dir = getenv("QMAPD_TEST_DISCOVERY_TMP");
+	read = true;
+}
+
+/* The same scenario with hotplug and with the re-scan timer. */
+TEST(hotplug)
+{
+	if (tmp_dir) {
+		EXPECT_EQ(child(true), 0);
+		return;
+	}
+	EXPECT_EQ(harness_start(), 0);
+	if (harness_pid > 0)
+		EXPECT_EQ(run_child("hotplug"), 0);
+}
+
+TEST(rescan)
+{
+	if (tmp_dir) {
+		EXPECT_EQ(child(false), 0);
+		return;
+	}
+	EXPECT_EQ(harness_start(), 0);
+	if (harness_pid > 0)
+		EXPECT_EQ(run_child("rescan"), 0);
 }

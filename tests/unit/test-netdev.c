@@ -27,7 +27,7 @@
 #include "log.h"
 #include "netdev.h"
 #include "rtnl.h"
-#include "test-util.h"
+#include "test-case.h"
 
 /* <net/if.h> stops at IFF_DYNAMIC and <linux/if.h> cannot be included next to it. */
 #ifndef IFF_LOWER_UP
@@ -314,13 +314,16 @@ static void check_echo_and_nonblocking(const struct netdev *nd)
 	EXPECT_LT((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 500);
 }
 
+/* Opened by the setup of the first case, closed by the last one (no_fd_left). */
+static struct rtnl *the_rtnl;
+
 static void check_fd_flags(int fd)
 {
 	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
 }
 
-static void test_prog_load(void)
+TEST(prog_load)
 {
 	int fd = xdp_pass_prog_load();
 
@@ -331,8 +334,9 @@ static void test_prog_load(void)
 	}
 }
 
-static void test_tap_xdp(struct rtnl *rtnl)
+TEST(tap_xdp)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 };
 	struct config_prefix a4 = prefix("192.0.2.1", 24), a6 = prefix("2001:db8::1", 64);
 	struct config_prefix r4 = prefix("198.51.100.0", 24), r6 = prefix("2001:db8:1::", 48);
@@ -435,8 +439,9 @@ static void test_tap_xdp(struct rtnl *rtnl)
 	EXPECT_EQ(if_nametoindex("qmt0"), 0);
 }
 
-static void test_tun(struct rtnl *rtnl)
+TEST(tun)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 };
 	struct config_prefix a6 = prefix("2001:db8:2::1", 64);
 	static const uint8_t zero[6];
@@ -472,8 +477,9 @@ static void test_tun(struct rtnl *rtnl)
 	netdev_close(NULL);
 }
 
-static void test_persist(struct rtnl *rtnl)
+TEST(persist)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 }, nd2 = { .fd = -1 };
 	struct link_info li;
 	int ifindex;
@@ -504,8 +510,9 @@ static void test_persist(struct rtnl *rtnl)
 	EXPECT_EQ(if_nametoindex("qmt3"), 0);
 }
 
-static void test_bad_names(struct rtnl *rtnl)
+TEST(bad_names)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 };
 
 	/* "lo" exists in every namespace and is no tun. */
@@ -537,8 +544,9 @@ static int foreign_tap(const char *name)
 }
 
 /* Only devices qmapd marked are taken over; another program's persistent TAP is refused. */
-static void test_foreign(struct rtnl *rtnl)
+TEST(foreign)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 };
 	int fd = foreign_tap("victim0"), ifindex = (int)if_nametoindex("victim0");
 
@@ -571,8 +579,9 @@ static void test_foreign(struct rtnl *rtnl)
 }
 
 /* Many devices closed at once from threads: all gone, every fd -1. */
-static void test_close_many(struct rtnl *rtnl)
+TEST(close_many)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd[40], *p[40];
 	char name[16];
 
@@ -666,8 +675,9 @@ static int fallback_child(void)
 	return test_failures ? 1 : 0;
 }
 
-static void test_fallback(struct rtnl *rtnl)
+TEST(fallback)
 {
+	struct rtnl *rtnl = the_rtnl;
 	struct netdev nd = { .fd = -1 };
 	int status;
 	pid_t pid;
@@ -718,36 +728,35 @@ static int count_fds(void)
 	return n;
 }
 
-int main(void)
+/* The namespace is made once and dies with the process; every case needs rtnetlink. */
+static int fds_before = -1;
+
+TEST_SETUP()
 {
-	struct rtnl *rtnl = NULL;
-	int fds;
+	static bool unshared;
 
 	if (geteuid() != 0)
 		TEST_SKIP("test-netdev needs root (tun devices, BPF, a network namespace)");
 	if (access("/dev/net/tun", R_OK | W_OK) < 0)
 		TEST_SKIP("test-netdev needs /dev/net/tun: %m");
-	/* Everything below happens in a namespace that dies with this process. */
-	if (unshare(CLONE_NEWNET) < 0)
+	/* Everything happens in a namespace that dies with this process. */
+	if (!unshared && unshare(CLONE_NEWNET) < 0)
 		TEST_SKIP("test-netdev cannot make a network namespace: %m");
-
+	unshared = true;
 	log_set_max_level(LOG_DEBUG);
-	fds = count_fds();
-	EXPECT_EQ(rtnl_open(&rtnl), 0);
-	if (!rtnl)
-		return test_result("test-netdev");
+	if (fds_before < 0)
+		fds_before = count_fds();
+	if (!the_rtnl) {
+		EXPECT_EQ(rtnl_open(&the_rtnl), 0);
+		if (!the_rtnl)
+			TEST_SKIP("no rtnetlink socket");
+	}
+}
 
-	test_prog_load();
-	test_tap_xdp(rtnl);
-	test_tun(rtnl);
-	test_persist(rtnl);
-	test_bad_names(rtnl);
-	test_foreign(rtnl);
-	test_close_many(rtnl);
-	test_fallback(rtnl);
-
-	EXPECT_PTR_EQ(rtnl_close(rtnl), NULL);
-	/* Every fd opened on the way (tun, bpf, netlink, ioctl sockets) was closed again. */
-	EXPECT_EQ(count_fds(), fds);
-	return test_result("test-netdev");
+/* Every fd opened on the way (tun, bpf, netlink, ioctl sockets) was closed again. */
+TEST(no_fd_left)
+{
+	the_rtnl = rtnl_close(the_rtnl);
+	EXPECT_PTR_EQ(the_rtnl, NULL);
+	EXPECT_EQ(count_fds(), fds_before);
 }

@@ -28,7 +28,7 @@
 #include "qmap.h"
 #include "sim.h"
 #include "test-loop.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport.h"
 
 #define TEST_NETDEV "simtest0"
@@ -264,7 +264,7 @@ static void base_options(void)
 	EXPECT_EQ(sim_options_add_mux(&opts, "3=192.0.2.128/25", err, sizeof(err)), 0);
 }
 
-static void test_parsers(void)
+TEST(parsers)
 {
 	char err[SIM_ERROR_MAX];
 	unsigned mask = 0;
@@ -339,7 +339,7 @@ static void expect_udp4_frame(const struct qmap_frame *f, uint8_t mux, const uin
 		EXPECT_EQ(f->payload[f->len + i], 0);
 }
 
-static void test_datapath(void)
+static void check_datapath(void)
 {
 	static struct msg m;
 	uint8_t agg[HDR + 512], pkt[256];
@@ -553,7 +553,7 @@ out:
 	EXPECT_EQ(if_nametoindex(TEST_NETDEV), 0);
 }
 
-static void test_injections(void)
+static void check_injections(void)
 {
 	static struct msg m;
 	uint8_t agg[HDR + 256], pkt[128];
@@ -687,7 +687,7 @@ static int count_frames(const struct msg *m, enum qmap_version version, uint8_t 
  * qmapd stops reading: the sim must park its aggregate, stop reading the TUN and never
  * block, then resume when the socket drains, losing nothing it already aggregated.
  */
-static void test_backpressure(void)
+static void check_backpressure(void)
 {
 	static struct msg m;
 	static char big[1401];
@@ -1014,7 +1014,7 @@ static uint8_t stream_byte(size_t i)
  * transfers arriving byte-identical, one segment with the QMAPv5 "compute checksum" bit. With
  * offload the TUN must have carried super-packets both ways (its kernel packet counters).
  */
-static void test_offload(bool offload)
+static void check_offload(bool offload)
 {
 	static uint8_t data[14600], rbuf[12000];
 	static struct ul_agg ul;
@@ -1150,13 +1150,23 @@ out:
 	cur = sim_free(cur);
 }
 
-int main(void)
+static char sim_dir[] = "/tmp/test-sim.XXXXXX";
+static ev_timer tick;
+
+static void sim_env_free(void)
 {
-	char dir[] = "/tmp/test-sim.XXXXXX";
-	ev_timer tick;
+	ev_timer_stop(loop, &tick);
+	ev_loop_destroy(loop);
+	unlink(sock_path);
+	rmdir(sim_dir);
+}
 
-	test_parsers();
-
+/* The cases that run qmapd-sim share a namespace, a socket directory and a loop, made by the
+ * first of them. */
+static void need_sim_env(void)
+{
+	if (loop)
+		return;
 	if (geteuid() != 0)
 		TEST_SKIP("test-sim needs root (a TUN device in a private network namespace)");
 	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
@@ -1166,33 +1176,71 @@ int main(void)
 	/* Only this process moves: the TUN, its routes and test traffic stay in here. */
 	if (unshare(CLONE_NEWNET) < 0)
 		TEST_SKIP("test-sim cannot create a network namespace: %m");
-
-	if (!mkdtemp(dir)) {
+	if (!mkdtemp(sim_dir)) {
 		fprintf(stderr, "mkdtemp: %m\n");
-		return 1;
+		exit(1);
 	}
-	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", dir);
-
+	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", sim_dir);
 	loop = ev_loop_new(EVFLAG_AUTO);
 	if (!loop) {
 		fprintf(stderr, "ev_loop_new failed\n");
-		return 1;
+		exit(1);
 	}
 	test_loop_tick(loop, &tick);
+	atexit(sim_env_free);
+}
 
-	/* Everything but the offload specifics behaves the same either way. */
-	for (int i = 0; i < 2; i++) {
-		plain = i == 1;
-		test_datapath();
-		test_injections();
-		test_backpressure();
-	}
-	test_offload(true);
-	test_offload(false);
+/* Everything but the offload specifics behaves the same with offload and without (plain). */
+TEST(datapath)
+{
+	need_sim_env();
+	plain = false;
+	check_datapath();
+}
 
-	ev_timer_stop(loop, &tick);
-	ev_loop_destroy(loop);
-	unlink(sock_path);
-	rmdir(dir);
-	return test_result("test-sim");
+TEST(datapath_plain)
+{
+	need_sim_env();
+	plain = true;
+	check_datapath();
+}
+
+TEST(injections)
+{
+	need_sim_env();
+	plain = false;
+	check_injections();
+}
+
+TEST(injections_plain)
+{
+	need_sim_env();
+	plain = true;
+	check_injections();
+}
+
+TEST(backpressure)
+{
+	need_sim_env();
+	plain = false;
+	check_backpressure();
+}
+
+TEST(backpressure_plain)
+{
+	need_sim_env();
+	plain = true;
+	check_backpressure();
+}
+
+TEST(offload)
+{
+	need_sim_env();
+	check_offload(true);
+}
+
+TEST(offload_off)
+{
+	need_sim_env();
+	check_offload(false);
 }

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test-util.h"
+#include "test-case.h"
 #include "usb-harness-client.h"
 #include "transport.h"
 
@@ -504,7 +504,7 @@ static int run_under_umockdev(const char *self)
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl(self, self, (char *)NULL);
+		execl(self, self, "mbim_functions", (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
@@ -518,23 +518,27 @@ static int run_under_umockdev(const char *self)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * One case: two MBIM functions, their replugs and then a strict function's STALLs, each step
+ * checked against the class requests recorded since the start, so they cannot run apart.
+ * Run again under the testbed (QMAPD_TEST_TRANSPORT_USB_TMP set), it is child().
+ */
+TEST(mbim_functions)
 {
 	char self[512];
 	ssize_t n;
 
-	(void)argc;
-	(void)argv;
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	tmp_dir = getenv("QMAPD_TEST_TRANSPORT_USB_TMP");
-	if (tmp_dir)
-		return child();
+	if (tmp_dir) {
+		EXPECT_EQ(child(), 0);
+		return;
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return perror("readlink /proc/self/exe"), 1;
+	if (n < 0) {
+		perror("readlink /proc/self/exe");
+		test_failures++;
+		return;
+	}
 	self[n] = '\0';
-	if (run_under_umockdev(self) != 0)
-		return 1;
-	printf("test-transport-usb: all checks passed\n");
-	return 0;
+	EXPECT_EQ(run_under_umockdev(self), 0);
 }

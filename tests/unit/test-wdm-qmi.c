@@ -28,7 +28,7 @@
 
 #include "macro.h"
 #include "qmux-util.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "wdm.h"
 
 #define QMI_PROXY	   "/usr/libexec/qmi-proxy"
@@ -338,7 +338,11 @@ static void dump_file(const char *path)
 	fclose(f);
 }
 
-int main(void)
+/*
+ * One case: qmicli through qmi-proxy, the proxy ended, then qmicli directly (never both at
+ * once on the port), with the bridge's counters and the modem's CIDs adding up over both.
+ */
+TEST(qmicli_proxy_then_direct)
 {
 	if (access("/dev/ptmx", R_OK | W_OK) < 0)
 		TEST_SKIP("no /dev/ptmx: %s", strerror(errno));
@@ -364,7 +368,7 @@ int main(void)
 	struct modem m = {};
 	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, modem_send, &m, &m.w), 0);
 	if (!m.w)
-		return test_result("test-wdm-qmi");
+		return;
 
 	pid_t proxy = start_proxy(proxy_log);
 	EXPECT_TRUE(proxy > 0);
@@ -460,5 +464,4 @@ int main(void)
 	unlink(proxy_log);
 	rmdir(dir);
 	ev_loop_destroy(loop);
-	return test_result("test-wdm-qmi");
 }

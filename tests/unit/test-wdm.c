@@ -18,7 +18,7 @@
 #include "macro.h"
 #include "mbim-frag.h"
 #include "qmux-util.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "wdm.h"
 
 #define WAIT_NSEC (2 * 1000000000LL) /* every wait is bounded */
@@ -87,7 +87,7 @@ static int client_open(const char *path)
 	return open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 }
 
-static void test_messages(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
+static void check_messages(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st;
 	uint8_t buf[256];
@@ -164,7 +164,7 @@ static void test_messages(struct ev_loop *loop, struct wdm *w, struct test_sink 
  * The transport is busy (EAGAIN, ENOBUFS): requests wait, in order, and go out once it takes
  * them again; only beyond WDM_TO_MODEM_QUEUE_SIZE are they dropped, and counted.
  */
-static void test_deferred(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
+static void check_deferred(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st0, st;
 	unsigned written = 0;
@@ -216,7 +216,7 @@ static void test_deferred(struct ev_loop *loop, struct wdm *w, struct test_sink 
 	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
 }
 
-static void test_stale(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
+static void check_stale(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 {
 	struct wdm_stats st, before;
 	uint8_t reply[64], buf[64];
@@ -269,7 +269,7 @@ static void test_stale(struct ev_loop *loop, struct wdm *w, struct test_sink *s)
 
 /* A client that does not read: whole messages are dropped once the queue is full, and
  * what it reads afterwards is whole messages in order. */
-static void test_backpressure(struct ev_loop *loop, struct wdm *w)
+static void check_backpressure(struct ev_loop *loop, struct wdm *w)
 {
 	enum { PAYLOAD = 3000, MAX_MSGS = 1000 };
 	static uint8_t tlvs[3 + PAYLOAD], msg[PAYLOAD + 64];
@@ -339,7 +339,7 @@ static void test_backpressure(struct ev_loop *loop, struct wdm *w)
 	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
 }
 
-static void test_link(struct ev_loop *loop, const char *dir)
+static void check_link(struct ev_loop *loop, const char *dir)
 {
 	char path[PATH_MAX], target[PATH_MAX];
 	struct wdm *w = NULL;
@@ -432,7 +432,7 @@ static void expect_fragments(const struct test_sink *s, uint32_t tid, unsigned f
  * fragments, the client's own fragments are put together and cut again, and a broken
  * fragment run is dropped and counted while the bridge goes on.
  */
-static void test_mbim_fit(struct ev_loop *loop)
+static void check_mbim_fit(struct ev_loop *loop)
 {
 	struct test_sink s = {};
 	struct wdm *w = NULL;
@@ -535,70 +535,130 @@ static void test_mbim_fit(struct ev_loop *loop)
 	wdm_free(w);
 }
 
-int main(void)
+/* Every case gets a bridge of its own, in a directory the whole run shares. */
+static struct ev_loop *the_loop;
+static char the_dir[] = "/tmp/test-wdm.XXXXXX";
+static char the_sub[PATH_MAX], the_link[PATH_MAX];
+static struct test_sink sink;
+static struct wdm *bridge;
+
+static void dir_remove(void)
+{
+	rmdir(the_sub);
+	rmdir(the_dir);
+}
+
+TEST_SETUP()
 {
 	if (access("/dev/ptmx", R_OK | W_OK) < 0)
 		TEST_SKIP("no /dev/ptmx: %s", strerror(errno));
+	if (!the_loop) {
+		the_loop = ev_default_loop(0);
+		if (!mkdtemp(the_dir))
+			TEST_SKIP("mkdtemp: %s", strerror(errno));
+		snprintf(the_sub, sizeof(the_sub), "%s/run", the_dir);
+		snprintf(the_link, sizeof(the_link), "%s/run/qmi0", the_dir);
+		atexit(dir_remove);
+	}
+	memset(&sink, 0, sizeof(sink));
+	bridge = wdm_free(bridge);
+}
 
-	struct ev_loop *loop = ev_default_loop(0);
-	char dir[] = "/tmp/test-wdm.XXXXXX";
-	if (!mkdtemp(dir))
-		TEST_SKIP("mkdtemp: %s", strerror(errno));
-	char link[PATH_MAX], sub[PATH_MAX], target[PATH_MAX];
-	snprintf(sub, sizeof(sub), "%s/run", dir);
-	snprintf(link, sizeof(link), "%s/run/qmi0", dir);
+static bool bridge_new(void)
+{
+	EXPECT_EQ(wdm_new(the_loop, WDM_FRAMING_QMUX, the_link, test_sink_send, &sink, &bridge), 0);
+	return bridge != NULL;
+}
 
-	struct test_sink s = {};
-	struct wdm *w = NULL;
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, test_sink_send, &s, &w), 0);
-	if (!w)
-		return test_result("test-wdm");
+/* The link names the slave, the slave is 0660, its directory was made 0755. */
+TEST(new_bridge)
+{
+	char target[PATH_MAX];
+	struct stat st;
 
-	/* The link names the slave, the slave is 0660, its directory was made 0755. */
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (!bridge_new())
+		return;
+	ssize_t n = readlink(the_link, target, sizeof(target) - 1);
 	EXPECT_GE(n, 1);
 	target[n > 0 ? n : 0] = '\0';
-	EXPECT_STR_EQ(target, wdm_slave_path(w));
-	EXPECT_STR_EQ(wdm_link_path(w), link);
-	struct stat st;
-	EXPECT_EQ(stat(wdm_slave_path(w), &st), 0);
+	EXPECT_STR_EQ(target, wdm_slave_path(bridge));
+	EXPECT_STR_EQ(wdm_link_path(bridge), the_link);
+	EXPECT_EQ(stat(wdm_slave_path(bridge), &st), 0);
 	EXPECT_EQ(st.st_mode & 0777, 0660);
-	EXPECT_EQ(stat(sub, &st), 0);
+	EXPECT_EQ(stat(the_sub, &st), 0);
 	EXPECT_EQ(st.st_mode & 0777, 0755);
+	bridge = wdm_free(bridge);
+}
 
-	test_messages(loop, w, &s);
-	test_deferred(loop, w, &s);
-	test_stale(loop, w, &s);
-	test_backpressure(loop, w);
+TEST(messages)
+{
+	if (bridge_new())
+		check_messages(the_loop, bridge, &sink);
+	bridge = wdm_free(bridge);
+}
 
-	/* A client still attached sees the device go away when the bridge does. */
-	int c = client_open(link);
-	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
-	char slave[64];
-	snprintf(slave, sizeof(slave), "%s", wdm_slave_path(w));
-	w = wdm_free(w);
-	EXPECT_PTR_EQ(w, NULL);
+TEST(deferred)
+{
+	if (bridge_new())
+		check_deferred(the_loop, bridge, &sink);
+	bridge = wdm_free(bridge);
+}
+
+TEST(stale)
+{
+	if (bridge_new())
+		check_stale(the_loop, bridge, &sink);
+	bridge = wdm_free(bridge);
+}
+
+TEST(backpressure)
+{
+	if (bridge_new())
+		check_backpressure(the_loop, bridge);
+	bridge = wdm_free(bridge);
+}
+
+/* A client still attached sees the device go away when the bridge does. */
+TEST(hangup_on_free)
+{
+	struct stat st;
+
+	if (!bridge_new())
+		return;
+	int c = client_open(the_link);
+	EXPECT_TRUE(PUMP_UNTIL(the_loop, wdm_clients(bridge) == 1));
+	bridge = wdm_free(bridge);
+	EXPECT_PTR_EQ(bridge, NULL);
 	struct pollfd p = { .fd = c, .events = POLLIN };
 	EXPECT_EQ(poll(&p, 1, 2000), 1);
 	EXPECT_TRUE(p.revents & POLLHUP);
 	close(c);
 	errno = 0;
-	EXPECT_EQ(lstat(link, &st), -1);
+	EXPECT_EQ(lstat(the_link, &st), -1);
 	EXPECT_EQ(errno, ENOENT);
+}
 
-	/* Replacing a stale link from an earlier run is atomic and fine. */
-	EXPECT_EQ(symlink("/dev/pts/9999", link), 0);
-	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_QMUX, link, test_sink_send, &s, &w), 0);
-	n = readlink(link, target, sizeof(target) - 1);
+/* Replacing a stale link from an earlier run is atomic and fine. */
+TEST(stale_link_replaced)
+{
+	char target[PATH_MAX];
+
+	if (mkdir(the_sub, 0755) < 0 && errno != EEXIST)
+		EXPECT_EQ(errno, EEXIST);
+	EXPECT_EQ(symlink("/dev/pts/9999", the_link), 0);
+	EXPECT_EQ(wdm_new(the_loop, WDM_FRAMING_QMUX, the_link, test_sink_send, &sink, &bridge), 0);
+	ssize_t n = readlink(the_link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
-	EXPECT_STR_EQ(target, w ? wdm_slave_path(w) : "");
-	w = wdm_free(w);
+	EXPECT_STR_EQ(target, bridge ? wdm_slave_path(bridge) : "");
+	bridge = wdm_free(bridge);
+}
 
-	test_link(loop, dir);
-	test_mbim_fit(loop);
+TEST(link)
+{
+	check_link(the_loop, the_dir);
+}
 
-	rmdir(sub);
-	rmdir(dir);
-	ev_loop_destroy(loop);
-	return test_result("test-wdm");
+TEST(mbim_fit)
+{
+	check_mbim_fit(the_loop);
 }
