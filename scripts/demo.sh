@@ -12,7 +12,7 @@ cmake -S "$SRC" -B "$SRC/build/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$SRC/build/gcc" -j "$(nproc)" >/dev/null
 
 export BUILD_DIR=$SRC/build/gcc SOURCE_DIR=$SRC
-source "$SRC/tests/lib.sh"
+source "$SRC/tests/support/lib.sh"
 e2e_setup
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

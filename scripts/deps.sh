@@ -13,7 +13,7 @@ PACKAGES=(
 )
 # mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
 # network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their
-# daemons would start and take the modems and the network. tests/lib.sh need_unpacked fetches
+# daemons would start and take the modems and the network. tests/support/lib.sh need_unpacked fetches
 # them with apt-get download and unpacks them under /var/cache/qmapd-test at the first run.
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Soak: qmapd + qmapd-sim for N minutes under everything at once, and a check that nothing
 # qmapd holds grows. Run on purpose like the benchmarks (as root; it makes and deletes its
-# own network namespaces); tests/e2e-soak.sh runs the 2-minute form in CI.
+# own network namespaces); tests/e2e/e2e-soak.sh runs the 2-minute form in CI.
 #
 #   scripts/soak.sh [-m MINUTES] [BUILD_DIR]        (default 2 minutes, BUILD_DIR = .)
 #
@@ -33,7 +33,7 @@ shift $((OPTIND - 1))
 BUILD_DIR=$(cd "${1:-${BUILD_DIR:-.}}" && pwd)
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR SOURCE_DIR
-source "$SOURCE_DIR/tests/lib.sh"
+source "$SOURCE_DIR/tests/support/lib.sh"
 
 BOUND_RSS_KB=8192 BOUND_FDS=4 BOUND_THREADS=2 BOUND_CIDS=4 WARMUP=30 INTERVAL=10
 # A sanitizer build keeps freed memory in ASan's quarantine (256 MiB by default), so its RSS

@@ -37,7 +37,7 @@
 #define CALLGRIND_DUMP_STATS_AT(name) ((void)(name))
 #endif
 
-#include "../pkt-util.h"
+#include "../support/pkt-util.h"
 #include "bench-util.h"
 #include "config.h"
 #include "datapath-internal.h"

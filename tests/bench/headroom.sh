@@ -13,14 +13,14 @@
 # Re-allocations are counted as docs/ARCHITECTURE.md "Tests" describes (kmem:kmalloc, call_site pskb_expand_head)
 # but with `perf stat` instead of the trace buffer: it counts in the kernel, so nothing is lost
 # at hundreds of thousands of events per second, and it does not touch the tracefs settings
-# that tests/e2e-headroom.sh (possibly running concurrently) uses. It counts system-wide, so an
+# that tests/e2e/e2e-headroom.sh (possibly running concurrently) uses. It counts system-wide, so an
 # idle window of the same length is measured first and reported next to the figures.
 # Usage: tests/bench/headroom.sh BUILD_DIR   env: RUNS (3), HEADROOM_SECS (4), FLOWS (256),
 #   PAYLOAD (1000 bytes of UDP payload)
 # Needs root and perf; runs in namespaces it creates and deletes, documentation ranges only.
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../support/lib.sh"
 
 RUNS=${RUNS:-3}
 SECS=${HEADROOM_SECS:-4}
@@ -39,7 +39,7 @@ NS_VX=qmapd-v-$E2E_ID
 E2E_EXTRA_NS+=("$NS_VX")
 e2e_setup
 
-setup_vxlan_forward # as tests/e2e-headroom.sh
+setup_vxlan_forward # as tests/e2e/e2e-headroom.sh
 
 # count_start / count_stop: pskb_expand_head calls system-wide between the two -> $EXPANDED
 count_start() {

@@ -23,7 +23,7 @@
 # Needs root; runs in namespaces it creates and deletes, traffic on documentation ranges only.
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../support/lib.sh"
 
 RUNS=${RUNS:-3}
 SECS=${IPERF_SECS:-5}

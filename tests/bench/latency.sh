@@ -19,7 +19,7 @@
 # Needs root; runs in namespaces it creates and deletes, traffic on documentation ranges only.
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../support/lib.sh"
 
 RATES=${RATES:-"10 50 200"}
 MODES=${MODES:-"fifo fq-codel shaper"}

@@ -4,8 +4,8 @@
 # iperf3 upload through each mux alone, then both at once (mux 1 started first, then mux 2
 # first), with uplink-queue = fq-codel and fifo. Prints Mbit/s per mux and the per-mux drop
 # counters. A measurement, not a test: run from the build directory, as root.
-#   sudo tests/bench/ul-mux-share.sh            (BUILD_DIR=. by default, as in tests/lib.sh)
-source "$(dirname "$0")/../lib.sh" || exit 1
+#   sudo tests/bench/ul-mux-share.sh            (BUILD_DIR=. by default, as in tests/support/lib.sh)
+source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need iperf3 iperf3
 need jq jq

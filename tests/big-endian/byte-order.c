@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Prints the byte order this program runs with, found from memory, not from the compiler's
- * macros: tests/big-endian.sh checks that the cross-built tests really run big-endian. */
+ * macros: tests/big-endian/big-endian.sh checks that the cross-built tests really run big-endian. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Cross toolchain for big-endian 32-bit MIPS (Debian: gcc-mips-linux-gnu, libc6-dev-mips-cross,
 # linux-libc-dev-mips-cross). Programs are linked statically so that qemu-mips runs them
-# without a MIPS root file system. Used by tests/big-endian.sh.
+# without a MIPS root file system. Used by tests/big-endian/big-endian.sh.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR mips)
 set(CMAKE_C_COMPILER mips-linux-gnu-gcc)

@@ -8,7 +8,7 @@
 #
 #   tests/fuzz/run.sh [-t SECONDS] [--minimize] [--bare] BUILD_DIR [TARGET...]
 #
-#   -t SECONDS   per target (default 60; tests/fuzz.sh, the ctest form, uses FUZZ_SECONDS)
+#   -t SECONDS   per target (default 60; tests/fuzz/fuzz.sh, the ctest form, uses FUZZ_SECONDS)
 #   --minimize   afterwards merge what was found into the committed corpus, keeping the
 #                smallest set of inputs with the same coverage (libFuzzer -merge=1)
 #   --bare       no corpus and no dictionary: the figures to compare against

@@ -139,7 +139,7 @@
 #define SIM_QMI_UL_MAX_SIZE    16384 /* what the sim's uplink side accepts per transfer */
 #define SIM_QMI_UL_MAX_DGRAMS  32
 /* The data interface's bInterfaceNumber on Quectel modems, USB and PCIe (qmi_wwan's table;
- * quectel-CM): the default, and what tests/usb-harness.c's descriptor says. */
+ * quectel-CM): the default, and what tests/usb/usb-harness.c's descriptor says. */
 #define SIM_QMI_DATA_INTERFACE_DEFAULT 4
 
 #define SIM_QMI_PIN_MAX	    8 /* TS 31.102: PINs are 4..8 digits */

@@ -7,7 +7,7 @@
  * Every write carries RWF_NOWAIT, so a full device queue completes at once with -EAGAIN (a
  * drop, as with a plain non-blocking write) instead of io_uring arming a poll and retrying
  * later, which would wait and could reorder. Writes to a TUN/TAP are then executed inline
- * during the submit, in submission order (verified on 6.18 by tests/test-uring.c).
+ * during the submit, in submission order (verified on 6.18 by tests/unit/test-uring.c).
  *
  * Lifetime: uring_writev() copies the iovec array and, if asked, the bytes of iov[0] (a header
  * block the caller reuses, at most URING_HEAD_ROOM bytes); every other iovec must stay valid

@@ -3,7 +3,7 @@
  * qmapd's neutral modem model (modem-model.h) in ModemManager's terms: the modem state,
  * registration, access technology, signal quality, SIM lock, and the ModemManager error for a
  * session's end. The model's values are ModemManager's (checked at compile time), so most of
- * this is a cast. Pure functions, no D-Bus: unit tested (tests/test-mm-dbus-map.c).
+ * this is a cast. Pure functions, no D-Bus: unit tested (tests/unit/test-mm-dbus-map.c).
  */
 #ifndef QMAPD_MM_DBUS_MAP_H
 #define QMAPD_MM_DBUS_MAP_H

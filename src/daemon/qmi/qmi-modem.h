@@ -133,7 +133,7 @@ int qmi_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp
  * interface (bInterfaceNumber, -1 unknown). */
 void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_interface);
 
-/* ---- QMI in the neutral model (qmi-map.c; pure, unit tested in tests/test-qmi-map.c) ---- */
+/* ---- QMI in the neutral model (qmi-map.c; pure, unit tested in tests/unit/test-qmi-map.c) ---- */
 
 /* What DMS, NAS, UIM and WDS told (qmi_modem_info) as the neutral facts; strings borrowed. */
 void qmi_map_info(const struct qmi_modem_info *info, struct modem_info *ret);
