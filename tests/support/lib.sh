@@ -78,9 +78,22 @@ require_root() {
 	need ip iproute2
 }
 
+# E2E_HOLD=1, for a person at a terminal: before the clean-up, say where everything is and
+# wait for Enter, so the namespaces, devices and daemons can be looked at (HACKING.md).
+e2e_hold() {
+	local rc=$1
+	[ "${E2E_HOLD:-0}" = 1 ] && [ -t 0 ] || return 0
+	echo "E2E_HOLD: the test ended with status $rc; nothing is cleaned up yet" >&2
+	echo "  namespaces: $NS_HOST (qmapd) $NS_NET (qmapd-sim) ${E2E_EXTRA_NS[*]}" >&2
+	echo "  directory:  $E2E_TMP (configs, logs, control socket)" >&2
+	echo "  processes:  qmapd ${QMAPD_PID:-none}, qmapd-sim ${SIM_PID:-none}; all: ${E2E_PIDS[*]}" >&2
+	read -r -p "  press Enter to clean up " _ || true
+}
+
 e2e_cleanup() {
 	local rc=$?
 	set +e
+	e2e_hold "$rc"
 	for pid in "${E2E_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 	done
