@@ -78,7 +78,9 @@ int ul_reader_set_state(struct datapath *dp, enum ul_reader reader, enum ul_read
 		  ul_reader_state_to_string(from), ul_reader_state_to_string(next), why);
 	dp->ul_reader[reader] = next;
 	dp->ul_reader_transitions++;
-	ul_reader_update_all(dp);
+	/* Only READING reads: from one waiting state to another no device changes. */
+	if (from == UL_READER_READING || next == UL_READER_READING)
+		ul_reader_update_all(dp);
 	return 0;
 }
 
