@@ -62,5 +62,14 @@ in_host iperf3 -c 198.51.100.1 -t 3 -P 2 >"$E2E_TMP/iperf2.log" 2>&1 || fail "ip
 slow=$(sed -n 's/.*SUM.* \([0-9.]*\) Mbits\/sec .*receiver/\1/p' "$E2E_TMP/iperf2.log")
 awk -v g="$slow" 'BEGIN { exit !(g > 3 && g <= 5.5) }' || fail "upload at 5 Mbit/s: got $slow"
 echo "ok: after SIGHUP the upload runs at $slow Mbit/s of 5"
+
+# The uploads are over: both uplink readers read again (none is stuck waiting), and the
+# state machine refused no transition (ul-reader.h) on the way.
+sleep 1
+refresh_stats
+expect_eq "fifo uplink reader when idle" "$(qstat device: ul_reader_fifo)" reading
+expect_eq "fq-codel uplink reader when idle" "$(qstat device: ul_reader_fq_codel)" reading
+expect_ge "uplink reader transitions" "$(qstat device: ul_reader_transitions)" 2
 stop_qmapd
+! grep "reader: refused" "$E2E_TMP/qmapd.log" || fail "an uplink reader transition was refused"
 echo "e2e-uplink-queue: passed"

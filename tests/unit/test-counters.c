@@ -80,6 +80,9 @@ static void test_device(void)
 				      .ul_datagrams = 19,
 				      .ul_submit_errors = 20,
 				      .modem_disconnects = 21 };
+	dp.ul_reader[UL_READER_FIFO] = UL_READER_WAIT_OUT;
+	dp.ul_reader[UL_READER_FQ_CODEL] = UL_READER_QUEUE_FULL;
+	dp.ul_reader_transitions = 34;
 
 	text = print(NULL);
 	EXPECT_STR_EQ(
@@ -92,7 +95,8 @@ static void test_device(void)
 		" ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
 		" ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
 		" resp_errors=32 resp_polled=33 ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
-		" ul_rate_estimate=0");
+		" ul_rate_estimate=0 ul_reader_fifo=wait-out ul_reader_fq_codel=queue-full"
+		" ul_reader_transitions=34");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(
@@ -103,7 +107,9 @@ static void test_device(void)
 		"\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
 		"\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
 		"\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,\"ul-inflight\":0,"
-		"\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0}");
+		"\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0,"
+		"\"ul-reader-fifo\":\"wait-out\",\"ul-reader-fq-codel\":\"queue-full\","
+		"\"ul-reader-transitions\":34}");
 	free(text);
 }
 

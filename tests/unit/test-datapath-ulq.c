@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "counters.h"
 #include "datapath-fixture.h"
 #include "datapath-internal.h"
 #include "datapath.h"
@@ -51,6 +52,24 @@ static void flow(struct datapath *dp, unsigned id, bool on)
 
 	EXPECT_EQ(transport_mem_replay(dp->transport, f, sizeof(f)), 0);
 	EXPECT_EQ(dp->mux[id]->flow_off, !on);
+}
+
+/* The device counters' text shows the fq-codel reader in `state`, as qmapctl stats would. */
+static void expect_fq_codel_reader(const struct datapath *dp, enum ul_reader_state state)
+{
+	char *text = NULL, want[64];
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	counters_print_device(dp, f);
+	fclose(f);
+	snprintf(want, sizeof(want), " ul_reader_fq_codel=%s ", ul_reader_state_to_string(state));
+	EXPECT_EQ(dp->ul_reader[UL_READER_FQ_CODEL], state);
+	if (!strstr(text, want)) {
+		fprintf(stderr, "%s:%d: no '%s' in '%s'\n", __FILE__, __LINE__, want, text);
+		test_failures++;
+	}
+	free(text);
 }
 
 /* Both devices carry packets first: on a loaded machine new ones may take a while. */
@@ -147,7 +166,7 @@ int main(void)
 	EXPECT_TRUE(transport_mem_held(dp->transport) != NULL);
 	EXPECT_TRUE(m1->ulq->stats.enqueued > 0);
 	EXPECT_TRUE(dp->ulq->packets > 0);
-	EXPECT_TRUE(!dp->ulq_paused);
+	expect_fq_codel_reader(dp, UL_READER_READING);
 
 	/* The modem stops mux 1; its queued packets stay parked. */
 	flow(dp, 1, false);
@@ -170,7 +189,7 @@ int main(void)
 	transport_mem_hold_out(dp->transport, true);
 	send_udp(fd, 2, 200);
 	turn(loop, 50);
-	EXPECT_TRUE(dp->ulq_paused);
+	expect_fq_codel_reader(dp, UL_READER_PAUSED);
 	EXPECT_EQ(m2->ulq->stats.enqueued, 0);
 	EXPECT_TRUE(m2->stats.tx_packets - tx2 < 300);
 

@@ -443,15 +443,17 @@ static void test_render(void)
 
 	EXPECT_RENDER(qmapctl_stats_render,
 		      "{\"modems\":[{\"name\":\"modem0\",\"device\":{\"rx-transfers\":10,"
-		      "\"rx-bytes\":4096},\"malformed\":{\"short-header\":0,\"bad-length\":2},"
+		      "\"rx-bytes\":4096,\"ul-reader-fifo\":\"wait-out\"},"
+		      "\"malformed\":{\"short-header\":0,\"bad-length\":2},"
 		      "\"muxes\":[{\"modem\":\"modem0\",\"id\":1,\"interface\":\"qmap1\","
 		      "\"rx-packets\":5}],\"control-link\":{\"to-modem\":3}},"
 		      "{\"name\":\"b\",\"muxes\":[]}],"
 		      "\"control\":{\"clients\":1,\"requests\":3}}",
 		      "modem modem0\n"
 		      "device\n"
-		      "  rx-transfers: 10\n"
-		      "  rx-bytes:     4096\n"
+		      "  rx-transfers:   10\n"
+		      "  rx-bytes:       4096\n"
+		      "  ul-reader-fifo: wait-out\n"
 		      "\n"
 		      "malformed input\n"
 		      "  bad-length: 2\n"

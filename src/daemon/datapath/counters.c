@@ -104,6 +104,25 @@ static uint64_t device_uplink_rate(const struct datapath *dp, const struct mux *
 	return dp->shaper.rate_bps;
 }
 
+/* Whether each uplink reader reads its devices, and what it waits for if not (ul-reader.h). */
+static const char *device_ul_reader_fifo(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return ul_reader_state_to_string(dp->ul_reader[UL_READER_FIFO]);
+}
+
+static const char *device_ul_reader_fq_codel(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return ul_reader_state_to_string(dp->ul_reader[UL_READER_FQ_CODEL]);
+}
+
+static uint64_t device_ul_reader_transitions(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->ul_reader_transitions;
+}
+
 /*
  * Adding a counter is adding a line to one of these tables; the order is the order of both
  * renderings.
@@ -143,6 +162,9 @@ static const struct counter device_counters[] = {
 	{ "ul_inflight_limit", "ul-inflight-limit", .u64 = device_ul_inflight_limit },
 	{ "uplink_rate", "uplink-rate", .u64 = device_uplink_rate },
 	{ "ul_rate_estimate", "ul-rate-estimate", .u64 = device_ul_rate_estimate },
+	{ "ul_reader_fifo", "ul-reader-fifo", .string = device_ul_reader_fifo },
+	{ "ul_reader_fq_codel", "ul-reader-fq-codel", .string = device_ul_reader_fq_codel },
+	{ "ul_reader_transitions", "ul-reader-transitions", .u64 = device_ul_reader_transitions },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)

@@ -219,7 +219,7 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 	if (m->ulq)
 		ulq_mux_set_flow(m->ulq, !off);
 	/* Not reading lets the device's queue fill: the kernel backpressures the senders. */
-	datapath_ul_update_reading(dp, m);
+	ul_reader_update_mux(dp, m);
 	datapath_command_ack(dp, f);
 }
 

@@ -9,6 +9,7 @@
 #include "gro.h"
 #include "gso.h"
 #include "mux.h"
+#include "ul-reader.h"
 #include "ulq.h"
 
 struct uring;
@@ -68,9 +69,12 @@ struct datapath {
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
 
-	bool ul_reading;     /* OUT buffers are free: devices may be read */
+	/* Whether the devices are read, per uplink-queue kind: ul-reader.h. */
+	enum ul_reader_state ul_reader[_UL_READER_MAX];
+	uint64_t ul_reader_transitions;
 	uint8_t *ul_scratch; /* DATAPATH_UL_SCRATCH bytes for super-packets that do not fit */
-	/* A super-packet being segmented; waits here while no OUT buffer is free. */
+	/* A super-packet being segmented; waits here while no OUT buffer is free (the fifo reader
+	 * is WAIT_OUT meanwhile). */
 	struct gso_packet ul_gso;
 	struct mux *ul_gso_mux; /* NULL: none pending */
 	uint32_t ul_gso_first;
@@ -96,10 +100,7 @@ struct datapath {
 	struct ulq_rate ul_rate; /* the modem's rate while we hold back, from completions */
 	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
-	bool ulq_full;	 /* the queue is 3/4 full: fq-codel devices wait until it is half empty */
-	bool ulq_paused; /* above DATAPATH_ULQ_MANAGED_MAX_BPS and nothing can go: not read */
-	unsigned ul_rr_next; /* paused: the mux id whose turn is next when reads resume */
-	bool ul_resume;	     /* OUT transfers freed: fifo reads resume at the next prepare */
+	unsigned ul_rr_next;	 /* the mux id whose turn is next when reads resume */
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
@@ -164,16 +165,15 @@ void datapath_ul_flush(struct datapath *dp);
 struct transport_out *datapath_ul_room(struct datapath *dp, uint32_t need);
 struct transport_out *datapath_ul_room_control(struct datapath *dp, uint32_t need);
 void datapath_ul_segment_resume(struct datapath *dp);
-void datapath_ul_update_reading(struct datapath *dp, struct mux *m);
-void datapath_set_reading(struct datapath *dp, bool on);
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents);
 /*
- * From the loop's prepare: move queued packets into aggregates while the in-flight limit and
- * the shaper allow, and resume the reads that waited, the muxes in turn.
+ * The uplink's part of the loop's prepare, and only there (the reads it resumes must not
+ * nest in a read): the reads that waited resume, the muxes in turn, and queued packets move
+ * into aggregates while the in-flight limit and the shaper allow.
  */
-void datapath_ul_service(struct datapath *dp);
-/* OUT transfers are free again: the next datapath_ul_service() resumes fifo reads. */
-void datapath_ul_resume(struct datapath *dp);
+void datapath_ul_prepare(struct datapath *dp);
+/* OUT transfers are free again: a fifo reader that waited for them resumes at the prepare. */
+void datapath_ul_transfers_freed(struct datapath *dp);
 /* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
 int datapath_ulq_get(struct datapath *dp);
 uint64_t datapath_now_ns(const struct datapath *dp);

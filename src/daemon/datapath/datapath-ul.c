@@ -6,9 +6,10 @@
  * A mux with uplink-queue = fq-codel (ulq.h) is read whenever it has packets, so the kernel's
  * TUN/TAP ring never holds a standing queue. While nothing is queued, the bytes in flight are
  * under their limit and the shaper allows, a packet still goes straight into the aggregate
- * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ul_service()
+ * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ulq_drain()
  * moves packets from the queue into aggregates (one copy) as far as the limit and the
- * shaper allow. A fifo mux is read only while OUT transfers are free, as before.
+ * shaper allow. A fifo mux is read only while OUT transfers are free, as before. Which
+ * devices are read at all is the uplink reader's state (ul-reader.h).
  *
  * With NTB framing (MBIM) the same paths put each packet where the NTB builder wants the
  * session's next datagram instead of after a QMAP header; ntb_build_finish() writes the NTH
@@ -34,32 +35,6 @@ static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const str
 				   uint32_t first, uint32_t slot, uint64_t now);
 
 /* ---- uplink ------------------------------------------------------------------------ */
-
-/*
- * Read a mux's device while the modem has not said stop, and (fifo) while uplink buffers are
- * free: an fq-codel mux queues what it reads.
- */
-void datapath_ul_update_reading(struct datapath *dp, struct mux *m)
-{
-	bool on = (m->ulq ? !dp->ulq_full && !dp->ulq_paused : dp->ul_reading) && !m->flow_off &&
-		  dp->modem_seen;
-
-	if (m->reading == on)
-		return;
-	if (on)
-		ev_io_start(dp->loop, &m->io);
-	else
-		ev_io_stop(dp->loop, &m->io);
-	m->reading = on;
-}
-
-void datapath_set_reading(struct datapath *dp, bool on)
-{
-	dp->ul_reading = on;
-	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
-		if (dp->mux[id])
-			datapath_ul_update_reading(dp, dp->mux[id]);
-}
 
 void datapath_ul_flush(struct datapath *dp)
 {
@@ -189,7 +164,8 @@ void datapath_ul_segment_resume(struct datapath *dp)
 	while (m && dp->ul_gso_first < p->n_segs) {
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
-			datapath_set_reading(dp, false);
+			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
+					    "a super-packet waits for an OUT transfer");
 			return;
 		}
 		unsigned max = dp->ul_max_datagrams - dp->ul_frames;
@@ -467,7 +443,8 @@ static void datapath_ntb_segment_resume(struct datapath *dp)
 	while (m && dp->ul_gso_first < p->n_segs) {
 		struct transport_out *out = datapath_ul_room(dp, m->mtu);
 		if (!out) {
-			datapath_set_reading(dp, false);
+			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
+					    "a super-packet waits for an OUT transfer");
 			return;
 		}
 		uint8_t *dst;
@@ -694,18 +671,22 @@ static void datapath_ul_round_robin(struct datapath *dp, bool ulq)
 	}
 }
 
-/* Unmanaged and paused: read again once a packet can go straight in (or managed again). */
+/*
+ * Paused: read again once a packet can go straight in (or the queue is managed again), the
+ * muxes in turn; a turn may pause the reader again at once.
+ */
 static void datapath_ulq_check_paused(struct datapath *dp)
 {
-	if (!dp->ulq_paused)
+	if (dp->ul_reader[UL_READER_FQ_CODEL] != UL_READER_PAUSED)
 		return;
-	if (datapath_ulq_managed(dp) || datapath_ulq_direct(dp, datapath_now_ns(dp))) {
-		dp->ulq_paused = false;
-		if (!datapath_ulq_managed(dp))
-			datapath_ul_round_robin(dp, true);
-		if (!dp->ulq_paused)
-			datapath_set_reading(dp, dp->ul_reading);
-	}
+	bool managed = datapath_ulq_managed(dp);
+	if (!managed && !datapath_ulq_direct(dp, datapath_now_ns(dp)))
+		return;
+	ul_reader_set_state(dp, UL_READER_FQ_CODEL, UL_READER_READING,
+			    managed ? "queue managed again" : "a packet can go straight in");
+	/* The check may have taken completions in: the estimate may say managed now. */
+	if (!datapath_ulq_managed(dp))
+		datapath_ul_round_robin(dp, true);
 }
 
 /*
@@ -716,44 +697,40 @@ static void datapath_ulq_check_full(struct datapath *dp)
 {
 	struct ulq *q = dp->ulq;
 
-	if (!dp->ulq_full)
+	if (dp->ul_reader[UL_READER_FQ_CODEL] != UL_READER_QUEUE_FULL)
 		return;
-	if ((q->n_free > q->params.slots / 2 && q->backlog < q->params.limit_bytes / 2) ||
-	    !ulq_sendable(q)) {
-		dp->ulq_full = false;
-		datapath_set_reading(dp, dp->ul_reading);
-	}
+	if (q->n_free > q->params.slots / 2 && q->backlog < q->params.limit_bytes / 2)
+		ul_reader_set_state(dp, UL_READER_FQ_CODEL, UL_READER_READING, "queue half empty");
+	else if (!ulq_sendable(q))
+		ul_reader_set_state(dp, UL_READER_FQ_CODEL, UL_READER_READING,
+				    "queued packets cannot leave");
 }
 
-static void datapath_ul_service_queue(struct datapath *dp);
+static void datapath_ulq_drain(struct datapath *dp);
 
-/* The queue: what the limits let go leaves; reads resume when they may. */
-static void datapath_ulq_service(struct datapath *dp)
+/* The queue: what the limits let go leaves; the fq-codel reader resumes when it may. */
+static void datapath_ulq_drain_and_resume(struct datapath *dp)
 {
 	if (!dp->ulq)
 		return;
 	datapath_ulq_check_full(dp);
-	datapath_ul_service_queue(dp);
+	datapath_ulq_drain(dp);
 	datapath_ulq_check_paused(dp);
 }
 
-/* From the loop's prepare only: the reads it resumes must not nest in a read. */
-void datapath_ul_service(struct datapath *dp)
+void datapath_ul_prepare(struct datapath *dp)
 {
-	if (dp->ul_resume) {
-		/* Transfers freed (datapath_ul_resume): fifo muxes take turns before polling. */
-		dp->ul_resume = false;
-		if (!dp->ul_gso_mux) {
-			dp->ul_reading = true;
-			datapath_ul_round_robin(dp, false);
-			if (dp->ul_reading && !dp->ul_gso_mux)
-				datapath_set_reading(dp, true);
-		}
+	if (dp->ul_reader[UL_READER_FIFO] == UL_READER_RESUME) {
+		/* Fifo muxes take turns before their devices are polled again; a turn may find
+		 * every transfer in flight again (WAIT_OUT). */
+		ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_READING, "OUT transfers freed");
+		datapath_ul_round_robin(dp, false);
 	}
-	datapath_ulq_service(dp);
+	datapath_ulq_drain_and_resume(dp);
 }
 
-static void datapath_ul_service_queue(struct datapath *dp)
+/* Move queued packets into aggregates while the in-flight limit and the shaper allow. */
+static void datapath_ulq_drain(struct datapath *dp)
 {
 	struct ulq *q = dp->ulq;
 
@@ -812,10 +789,10 @@ static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int
 		bool ok;
 		if (!datapath_ulq_managed(dp) && !datapath_ulq_direct(dp, now)) {
 			/* Queued packets leave first; if still nothing can go, the kernel holds. */
-			datapath_ul_service_queue(dp);
+			datapath_ulq_drain(dp);
 			if (!datapath_ulq_direct(dp, now)) {
-				dp->ulq_paused = true;
-				datapath_set_reading(dp, dp->ul_reading);
+				ul_reader_set_state(dp, UL_READER_FQ_CODEL, UL_READER_PAUSED,
+						    "passing through, nothing can go");
 				return ULQ_READ_STOP;
 			}
 		}
@@ -827,7 +804,7 @@ static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int
 		} else {
 			ok = mux_ul_read_queued(dp, m, now);
 			/* What the limits let go leaves now, not after every device was read. */
-			datapath_ulq_service(dp);
+			datapath_ulq_drain_and_resume(dp);
 		}
 		if (!ok)
 			return ULQ_READ_EMPTY;
@@ -838,8 +815,8 @@ static enum ulq_read_result mux_ulq_read(struct datapath *dp, struct mux *m, int
 		 * are for senders that do not slow down when CoDel drops).
 		 */
 		if (q->n_free < q->params.slots / 4 || q->backlog > q->params.limit_bytes / 4 * 3) {
-			dp->ulq_full = true;
-			datapath_set_reading(dp, dp->ul_reading);
+			ul_reader_set_state(dp, UL_READER_FQ_CODEL, UL_READER_QUEUE_FULL,
+					    "queue three quarters full");
 			return ULQ_READ_STOP;
 		}
 	}
@@ -855,7 +832,8 @@ static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, in
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
 			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
-			datapath_set_reading(dp, false);
+			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
+					    "every OUT transfer in flight");
 			return ULQ_READ_STOP;
 		}
 		if (!mux_ul_read(dp, m, out))
@@ -864,10 +842,14 @@ static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, in
 	return ULQ_READ_MORE;
 }
 
-/* OUT transfers are free again: reads resume from the loop's prepare, in turn. */
-void datapath_ul_resume(struct datapath *dp)
+/*
+ * Only a reader that waited resumes: one already reading has its devices polled anyway (and
+ * a super-packet still pending keeps it waiting; on_out_ready tried it first).
+ */
+void datapath_ul_transfers_freed(struct datapath *dp)
 {
-	dp->ul_resume = true;
+	if (dp->ul_reader[UL_READER_FIFO] == UL_READER_WAIT_OUT && !dp->ul_gso_mux)
+		ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_RESUME, "OUT transfers freed");
 }
 
 void datapath_ul_on_readable(struct ev_loop *loop, ev_io *w, int revents)

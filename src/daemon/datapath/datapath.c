@@ -38,7 +38,7 @@ static void datapath_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents
 {
 	(void)loop;
 	(void)revents;
-	datapath_ul_service(w->data);
+	datapath_ul_prepare(w->data);
 	datapath_ul_flush(w->data);
 }
 
@@ -47,7 +47,7 @@ static void datapath_on_shaper_timer(struct ev_loop *loop, ev_timer *w, int reve
 	(void)loop;
 	(void)w;
 	(void)revents;
-	/* The loop's ev_prepare runs datapath_ul_service() before it sleeps again. */
+	/* The loop's ev_prepare runs datapath_ul_prepare() before it sleeps again. */
 }
 
 uint64_t datapath_now_ns(const struct datapath *dp)
@@ -92,8 +92,10 @@ void datapath_ul_sync_completions(struct datapath *dp)
 	 * Held back: packets wait in the queue, or in the kernel while reads pause, and not for
 	 * the shaper (then completions come at our rate, not the modem's).
 	 */
-	bool held = dp->ulq && (dp->ulq->packets > 0 || dp->ulq_paused) &&
-		    ulq_shaper_wait(&dp->shaper, now) == 0;
+	bool held =
+		dp->ulq &&
+		(dp->ulq->packets > 0 || dp->ul_reader[UL_READER_FQ_CODEL] == UL_READER_PAUSED) &&
+		ulq_shaper_wait(&dp->shaper, now) == 0;
 	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, held, now);
 	if (dp->shaper_auto)
 		dp->shaper.rate_bps =
@@ -107,8 +109,7 @@ static void datapath_on_out_ready(void *userdata)
 
 	datapath_send_pending_acks(dp);
 	datapath_ul_segment_resume(dp);
-	if (!dp->ul_gso_mux)
-		datapath_ul_resume(dp);
+	datapath_ul_transfers_freed(dp);
 }
 
 static void datapath_update_carrier(struct datapath *dp, struct mux *m)
@@ -144,7 +145,7 @@ static void datapath_on_connect(void *userdata)
 			datapath_update_carrier(dp, dp->mux[id]);
 	if (!dp->modem_seen) {
 		dp->modem_seen = true;
-		datapath_set_reading(dp, dp->ul_reading);
+		ul_reader_update_all(dp);
 	}
 	if (dp->events.on_modem_up)
 		dp->events.on_modem_up(dp->events.userdata);
@@ -292,7 +293,7 @@ int datapath_mux_add(struct datapath *dp, const struct config_mux *cfg, bool per
 	dp->mux[cfg->id] = m;
 	dp->n_mux++;
 	datapath_update_carrier(dp, m);
-	datapath_ul_update_reading(dp, m);
+	ul_reader_update_mux(dp, m);
 	if (ret)
 		*ret = m;
 	return 0;
@@ -389,7 +390,8 @@ int datapath_start(struct datapath *dp)
 		return log_err(r, "datapath: cannot start transport");
 	ev_prepare_start(dp->loop, &dp->ul_flush);
 	ev_timer_start(dp->loop, &dp->headroom_timer);
-	datapath_set_reading(dp, true);
+	for (enum ul_reader reader = 0; reader < _UL_READER_MAX; reader++)
+		ul_reader_set_state(dp, reader, UL_READER_READING, "datapath started");
 	return 0;
 }
 
