@@ -16,7 +16,7 @@
 
 #include "config.h"
 #include "macro.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #define NAME "test.conf"
 
@@ -88,7 +88,7 @@ static unsigned count_muxes(const struct config *c)
 	return n;
 }
 
-static void test_full(void)
+TEST(full)
 {
 	struct config *c = NULL;
 	char err[CONFIG_ERROR_MAX] = "x";
@@ -159,7 +159,7 @@ static void test_full(void)
 	EXPECT_PTR_EQ(config_free(c), NULL);
 }
 
-static void test_defaults(void)
+TEST(defaults)
 {
 	struct config *c = NULL;
 	struct config d;
@@ -235,7 +235,7 @@ static void test_defaults(void)
 }
 
 /* Syntax inih accepts in ways that are easy to get wrong. */
-static void test_syntax(void)
+TEST(syntax)
 {
 	static const char *const good[] = {
 		/* CRLF, a UTF-8 BOM, indentation, ':' as separator, inline comments */
@@ -279,7 +279,7 @@ static void test_syntax(void)
 }
 
 /* Edges of what is accepted, each in a [mux.1] or [device] of its own. */
-static void test_accepted(void)
+TEST(accepted)
 {
 	static const struct {
 		const char *line;
@@ -658,7 +658,7 @@ static void expect_error(unsigned index, const struct error_case *e)
 	}
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	char text[1024], err[CONFIG_ERROR_MAX];
 	struct config *c;
@@ -723,7 +723,7 @@ static struct config *load_ok(const char *text, int line)
 }
 
 /* Today's single-modem file means exactly what it meant before there were several modems. */
-static void test_legacy(void)
+TEST(legacy)
 {
 	struct config *c;
 
@@ -803,7 +803,7 @@ static void test_legacy(void)
 }
 
 /* [dbus], and the deprecated [device] dbus = that maps onto it. */
-static void test_dbus(void)
+TEST(dbus)
 {
 	static const struct {
 		const char *text;
@@ -845,7 +845,7 @@ static void test_dbus(void)
  * ntb-format: the one key stored in a byte (uint8_t), in [device] and over it in
  * [modem.NAME]; its neighbours in struct config_device must keep their values.
  */
-static void test_ntb_format(void)
+TEST(ntb_format)
 {
 	static const struct error_case bad[] = {
 		{ DEV "ntb-format = 24\n",
@@ -888,7 +888,7 @@ static void test_ntb_format(void)
 }
 
 /* No device, or device = auto: every recognised modem, each from the template. */
-static void test_discovery(void)
+TEST(discovery)
 {
 	static const char *const texts[] = { "", "[mux.1]\n", "[device]\nqmap-version = 5\n",
 					     "[device]\ndevice = auto\n" };
@@ -1061,7 +1061,7 @@ static const char man_example[] = "[device]\n"
 				  "[mux.129]\n"
 				  "apn = internet\n";
 
-static void test_modems(void)
+TEST(modems)
 {
 	struct config *c, *d;
 	const struct config_modem *a, *b;
@@ -1304,13 +1304,13 @@ static const struct error_case modem_error_cases[] = {
 	  NAME ":4: ", "too many excludes in [device] (at most 16)" },
 };
 
-static void test_modem_errors(void)
+TEST(modem_errors)
 {
 	for (unsigned i = 0; i < ARRAY_SIZE(modem_error_cases); i++)
 		expect_error(1000 + i, &modem_error_cases[i]);
 }
 
-static void test_spec_matches(void)
+TEST(spec_matches)
 {
 	EXPECT_EQ(config_spec_matches_usb("usb:2c7c:0125", 0x2c7c, 0x0125, "1-2", ""), true);
 	EXPECT_EQ(config_spec_matches_usb("usb:2C7C:125", 0x2c7c, 0x0125, "1-2", NULL), true);
@@ -1338,7 +1338,7 @@ static void test_spec_matches(void)
 }
 
 /* Every truncation of a valid file must parse or fail cleanly, with a terminated message. */
-static void test_truncated(void)
+TEST(truncated)
 {
 	size_t len = strlen(full);
 	char *text = malloc(len + 1);
@@ -1368,7 +1368,7 @@ static void test_truncated(void)
 	free(text);
 }
 
-static void test_prefix(void)
+TEST(prefix)
 {
 	static const char *const bad[] = {
 		"",
@@ -1440,7 +1440,7 @@ static int write_file(const char *path, const void *data, size_t len)
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
-static void test_files(void)
+TEST(files)
 {
 	char dir[] = "/tmp/test-config-XXXXXX", path[512], err[CONFIG_ERROR_MAX];
 	struct config *c;
@@ -1519,7 +1519,7 @@ static void test_files(void)
 }
 
 /* A mux from qmapctl or the control socket, key by key. */
-static void test_mux_helpers(void)
+TEST(mux_helpers)
 {
 	struct config_mux m, saved;
 	char err[CONFIG_ERROR_MAX], big[CONFIG_VALUE_MAX + 2];
@@ -1635,7 +1635,7 @@ static void test_mux_helpers(void)
  * The same value, once in a file and once through config_mux_set(): the messages must be
  * the same but for the file:line prefix and the section.
  */
-static void test_mux_helpers_match_file(void)
+TEST(mux_helpers_match_file)
 {
 	static const struct {
 		const char *key, *value;
@@ -1698,7 +1698,7 @@ static void test_mux_helpers_match_file(void)
 static struct config *load_ok(const char *text, int line);
 
 /* The shipped example must stay valid and mean what its comments say. */
-static void test_example(void)
+TEST(example)
 {
 #ifdef QMAPD_SOURCE_DIR
 	struct config *c = NULL;
@@ -1772,27 +1772,4 @@ static void test_example(void)
 	fprintf(stderr,
 		"test_example: QMAPD_SOURCE_DIR not defined, conf/qmapd.conf not checked\n");
 #endif
-}
-
-int main(void)
-{
-	test_full();
-	test_defaults();
-	test_syntax();
-	test_accepted();
-	test_errors();
-	test_truncated();
-	test_prefix();
-	test_files();
-	test_mux_helpers();
-	test_mux_helpers_match_file();
-	test_example();
-	test_legacy();
-	test_dbus();
-	test_ntb_format();
-	test_discovery();
-	test_modems();
-	test_modem_errors();
-	test_spec_matches();
-	return test_result("test-config");
 }

@@ -30,7 +30,7 @@
 
 #include "control-server.h"
 #include "macro.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #define NOBODY 65534
 
@@ -353,8 +353,56 @@ static void expect_error_at(const char *file, int line, json_t *reply, const cha
 
 #define EXPECT_ERROR(reply, code, needle) expect_error_at(__FILE__, __LINE__, reply, code, needle)
 
+static void dir_remove(void)
+{
+	char sub[300];
+
+	if (loop)
+		ev_loop_destroy(loop);
+	unlink(sock_path);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+/*
+ * Once: the directory, the loop and fd 3 held for the activation case (a placeholder it
+ * replaces, so that neither the loop nor a socket of another case takes that number). Every
+ * case: a fresh stub, no LISTEN_* variables and our own primary group as the admin group:
+ * then the test works as any user, and nobody (as root can become) is outside it.
+ */
+TEST_SETUP()
+{
+	struct group *gr;
+
+	if (!loop) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0 && fd != CONTROL_LISTEN_FDS_START)
+			close(fd);
+		signal(SIGPIPE, SIG_IGN);
+		if (!mkdtemp(dir) || chmod(dir, 0755) < 0)
+			TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
+		snprintf(sock_path, sizeof(sock_path), "%s/control", dir);
+		loop = ev_loop_new(EVFLAG_AUTO);
+		if (!loop)
+			TEST_SKIP("cannot create an event loop");
+		atexit(dir_remove);
+	}
+	stub = (struct stub){};
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	admin_gid = getegid();
+	gr = getgrgid(admin_gid);
+	if (!gr)
+		TEST_SKIP("gid %u has no name", (unsigned)admin_gid);
+	snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
+}
+
 /* The parser alone: the messages a client sees. */
-static void test_parse(void)
+TEST(parse)
 {
 	static const struct {
 		const char *line;
@@ -499,7 +547,7 @@ static json_t *answer_line(const struct control_ops *ops, void *userdata, struct
 }
 
 /* control_answer() without sockets: the permission check and the error codes. */
-static void test_answer(void)
+TEST(answer)
 {
 	struct control_peer root = { .pid = 1, .uid = 0, .gid = 0, .may_change = -1 };
 	struct control_peer user = { .pid = 2, .uid = 1000, .gid = 1000, .may_change = -1 };
@@ -595,7 +643,7 @@ static struct control *server_new(void)
 	return c;
 }
 
-static void test_round_trip(void)
+TEST(round_trip)
 {
 	static const char pipelined[] = "\n \r\n{\"command\":\"mux-list\"}\r\n"
 					"{\"command\":\"nope\"}\n{\"command\":\"stats\"}\n";
@@ -749,7 +797,7 @@ static void test_round_trip(void)
 	stub = (struct stub){};
 }
 
-static void test_oversize(void)
+TEST(oversize)
 {
 	struct control *c = server_new();
 	struct control_stats st;
@@ -872,16 +920,14 @@ static void run_as_nobody(gid_t gid, const gid_t *groups, size_t n_groups, bool 
 	}
 }
 
-static void test_permissions(void)
+TEST(permissions)
 {
 	struct control *c;
 	struct control_stats st;
 	gid_t groups[] = { 4242, admin_gid };
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_permissions: SKIP, needs root to become nobody\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("needs root to become nobody");
 	c = server_new();
 	if (!c)
 		return;
@@ -910,7 +956,7 @@ static void test_permissions(void)
 }
 
 /* A client that keeps asking and never reads is dropped; the others are served meanwhile. */
-static void test_slow_reader(void)
+TEST(slow_reader)
 {
 	struct control *c = server_new();
 	struct control_stats st;
@@ -1107,16 +1153,14 @@ static void expect_root_served(void)
  * ends: root is still served, the user gets CONTROL_CLIENTS_PER_UID of them, and those are
  * closed at the request deadline however many bytes they send.
  */
-static void test_slow_clients(void)
+TEST(slow_clients)
 {
 	struct control *c;
 	struct control_stats st;
 	struct holder h;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_slow_clients: SKIP, needs root to become nobody\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("needs root to become nobody");
 	c = server_new();
 	if (!c)
 		return;
@@ -1140,7 +1184,7 @@ static void test_slow_clients(void)
  * 1000 silent connections from four users hold every unprivileged slot; root still gets in,
  * first into the reserved slots, then by evicting the unprivileged client quiet longest.
  */
-static void test_many_clients(void)
+TEST(many_clients)
 {
 	struct control *c;
 	struct control_stats st;
@@ -1149,10 +1193,8 @@ static void test_many_clients(void)
 	unsigned open_total = 0;
 	json_t *r;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_many_clients: SKIP, needs root to become nobody\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("needs root to become nobody");
 	c = server_new();
 	if (!c)
 		return;
@@ -1221,7 +1263,7 @@ static void expect_no_connect(gid_t gid)
  * that group keep theirs (a chown to the admin group took it away), and admin-group members
  * outside it get in.
  */
-static void test_admin_group_access(void)
+TEST(admin_group_access)
 {
 	char saved[sizeof(admin_group)];
 	struct group *gr = getgrgid(NOBODY);
@@ -1229,10 +1271,8 @@ static void test_admin_group_access(void)
 	struct control *c;
 	struct stat st;
 
-	if (geteuid() != 0 || !gr || getegid() == NOBODY) {
-		fprintf(stderr, "test_admin_group_access: SKIP, needs root and group %u\n", NOBODY);
-		return;
-	}
+	if (geteuid() != 0 || !gr || getegid() == NOBODY)
+		TEST_SKIP("needs root and group %u", NOBODY);
 	snprintf(saved, sizeof(saved), "%s", admin_group);
 	snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
 	c = server_new();
@@ -1254,7 +1294,7 @@ out:
 	stub = (struct stub){};
 }
 
-static void test_client_limit(void)
+TEST(client_limit)
 {
 	struct control *c = server_new();
 	struct tclient t[CONTROL_CLIENTS_MAX + 1];
@@ -1316,7 +1356,7 @@ static int bind_unix(const char *path, bool do_listen)
 	return fd;
 }
 
-static void test_socket_file(void)
+TEST(socket_file)
 {
 	struct control *c = NULL;
 	char deep[300];
@@ -1376,7 +1416,7 @@ static bool put_at_listen_fds_start(int fd)
 {
 	if (fd != CONTROL_LISTEN_FDS_START) {
 		if (dup2(fd, CONTROL_LISTEN_FDS_START) < 0) {
-			fprintf(stderr, "test_activation: SKIP, dup2: %s\n", strerror(errno));
+			fprintf(stderr, "activation: SKIP, dup2: %s\n", strerror(errno));
 			close(fd);
 			return false;
 		}
@@ -1409,9 +1449,9 @@ static void expect_bound(const char *listen_pid, const char *listen_fds, const c
 
 /*
  * systemd passes the socket as fd 3 with LISTEN_PID and LISTEN_FDS, read by our own code
- * (no libsystemd). Runs first, before the loop or anything else takes fd 3.
+ * (no libsystemd). The setup keeps fd 3 free for it.
  */
-static void test_activation(void)
+TEST(activation)
 {
 	char path[300], unused[300], other[300];
 	struct control *c = NULL;
@@ -1432,7 +1472,6 @@ static void test_activation(void)
 	setenv("LISTEN_PID", pid, 1);
 	setenv("LISTEN_FDS", "1", 1);
 
-	loop = ev_loop_new(EVFLAG_AUTO);
 	/* With an admin group other than the socket's, systemd's socket gets its ACL entry. */
 	struct group *gr = getgrgid(NOBODY);
 	char nogroup[64] = "";
@@ -1508,50 +1547,4 @@ static void test_activation(void)
 	unlink(path);
 	unlink(other);
 	stub = (struct stub){};
-}
-
-int main(void)
-{
-	struct group *gr;
-
-	signal(SIGPIPE, SIG_IGN);
-	if (!mkdtemp(dir) || chmod(dir, 0755) < 0)
-		TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
-	snprintf(sock_path, sizeof(sock_path), "%s/control", dir);
-
-	/* Our own primary group is the admin group: then the test works as any user, and
-	 * nobody (as root can become) is outside it. */
-	admin_gid = getegid();
-	gr = getgrgid(admin_gid);
-	if (!gr)
-		TEST_SKIP("gid %u has no name", (unsigned)admin_gid);
-	snprintf(admin_group, sizeof(admin_group), "%s", gr->gr_name);
-
-	test_activation();
-	if (!loop)
-		loop = ev_loop_new(EVFLAG_AUTO);
-	test_parse();
-	test_answer();
-	test_round_trip();
-	test_oversize();
-	test_permissions();
-	test_admin_group_access();
-	test_slow_reader();
-	test_client_limit();
-	test_slow_clients();
-	test_many_clients();
-	test_socket_file();
-
-	ev_loop_destroy(loop);
-	unlink(sock_path);
-	{
-		char sub[300];
-
-		snprintf(sub, sizeof(sub), "%s/a/b", dir);
-		rmdir(sub);
-		snprintf(sub, sizeof(sub), "%s/a", dir);
-		rmdir(sub);
-	}
-	rmdir(dir);
-	return test_result("test-control");
 }

@@ -26,7 +26,7 @@
 #include "log.h"
 #include "ntb.h"
 #include "sim-ntb.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport-mem.h"
 
 #ifndef UDP_SEGMENT
@@ -207,40 +207,63 @@ static void check_uplink(struct datapath *dp, struct ev_loop *loop)
 	close(fd);
 }
 
-int main(void)
-{
-	struct dp_fixture f;
-	struct datapath *dp = NULL;
+/* Every case has a datapath of its own, in a network namespace of its own. */
+static struct dp_fixture fx;
+static struct datapath *fx_dp;
 
-	dp_fixture_init(&f, "ntb");
-	struct config_mux *mc = f.mux;
+static void teardown(void)
+{
+	fx_dp = datapath_free(fx_dp);
+	dp_fixture_close(&fx);
+}
+
+/* Muxes 1 (fifo) and 2 (fq-codel) on an NTB transport, each routing one destination. */
+TEST_SETUP()
+{
+	static bool registered;
+
+	if (!registered) {
+		atexit(teardown);
+		registered = true;
+	}
+	teardown();
+	dp_fixture_init(&fx, "ntb");
+	struct config_mux *mc = fx.mux;
 	mc[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
 	dp_fixture_route(&mc[1], DST1 "/32");
 	dp_fixture_route(&mc[2], DST2 "/32");
-	int r = dp_fixture_datapath(&f, &dp);
+	int r = dp_fixture_datapath(&fx, &fx_dp);
 	if (r >= 0) {
 		/* What transport-sim.c leaves after the class requests of an MBIM function. */
-		dp->transport->framing = TRANSPORT_FRAMING_NTB;
-		dp->transport->ntb = (struct transport_ntb){ .params = params,
-							     .format = NTB_FORMAT_16,
-							     .in_size = 16384 };
-		r = datapath_mux_add(dp, &mc[1], false, true, NULL);
+		fx_dp->transport->framing = TRANSPORT_FRAMING_NTB;
+		fx_dp->transport->ntb = (struct transport_ntb){ .params = params,
+								.format = NTB_FORMAT_16,
+								.in_size = 16384 };
+		r = datapath_mux_add(fx_dp, &mc[1], false, true, NULL);
 	}
 	if (r >= 0)
-		r = datapath_mux_add(dp, &mc[2], false, true, NULL);
-	if (r < 0 || datapath_start(dp) < 0) {
+		r = datapath_mux_add(fx_dp, &mc[2], false, true, NULL);
+	if (r < 0 || datapath_start(fx_dp) < 0) {
 		fprintf(stderr, "cannot set up the datapath\n");
-		return 1;
+		exit(1);
 	}
-	EXPECT_EQ(datapath_framing(dp), TRANSPORT_FRAMING_NTB);
-	EXPECT_EQ(dp->ul_max_size, 4096);
-	EXPECT_EQ(dp->ul_max_datagrams, 5);
-	EXPECT_EQ(dp->ul_header_size, 0);
+}
 
-	check_downlink(dp);
-	check_uplink(dp, f.loop);
+/* The uplink limits come from the function's NTB parameters; no QMAP header. */
+TEST(framing)
+{
+	EXPECT_EQ(datapath_framing(fx_dp), TRANSPORT_FRAMING_NTB);
+	EXPECT_EQ(fx_dp->ul_max_size, 4096);
+	EXPECT_EQ(fx_dp->ul_max_datagrams, 5);
+	EXPECT_EQ(fx_dp->ul_header_size, 0);
+}
 
-	datapath_free(dp);
-	dp_fixture_close(&f);
-	return test_result("test-datapath-ntb");
+TEST(downlink)
+{
+	check_downlink(fx_dp);
+}
+
+TEST(uplink)
+{
+	check_uplink(fx_dp, fx.loop);
 }

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "mbim-modem.h"
-#include "test-util.h"
+#include "test-case.h"
 
-static void test_connect_request(void)
+TEST(connect_request)
 {
 	EXPECT_EQ(mbim_map_ip_type(CONFIG_IP_TYPE_IPV4), MBIM_CONTEXT_IP_TYPE_IPV4);
 	EXPECT_EQ(mbim_map_ip_type(CONFIG_IP_TYPE_IPV6), MBIM_CONTEXT_IP_TYPE_IPV6);
@@ -32,7 +32,7 @@ static void test_connect_request(void)
 	EXPECT_EQ(mbim_map_auth("pap mschapv2", true), MBIM_AUTH_PROTOCOL_MSCHAPV2);
 }
 
-static void test_end(void)
+TEST(end)
 {
 	struct session_end end;
 	char text[128];
@@ -66,7 +66,7 @@ static void test_end(void)
 	EXPECT_EQ(end.kind, SESSION_END_NONE);
 }
 
-static void test_sim(void)
+TEST(sim)
 {
 	struct modem_info i = { 0 };
 
@@ -93,7 +93,7 @@ static void test_sim(void)
 	EXPECT_TRUE(!i.tells_lock);
 }
 
-static void test_status_words(void)
+TEST(status_words)
 {
 	EXPECT_STR_EQ(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_INITIALIZED), "initialized");
 	EXPECT_STR_EQ(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED),
@@ -118,7 +118,7 @@ static void test_status_words(void)
 }
 
 /* RADIO_STATE as power: as ModemManager reads it, either switch off is low power. */
-static void test_power(void)
+TEST(power)
 {
 	EXPECT_EQ(mbim_map_power(MBIM_RADIO_SWITCH_STATE_ON, MBIM_RADIO_SWITCH_STATE_ON),
 		  MBIM_MODEM_POWER_ON);
@@ -133,7 +133,7 @@ static void test_power(void)
 	EXPECT_STR_EQ(mbim_map_power_to_string(MBIM_MODEM_POWER_UNKNOWN), "unknown");
 }
 
-static void test_own_numbers(void)
+TEST(own_numbers)
 {
 	char kept[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN];
 	char too_long[MBIM_MODEM_NUMBER_LEN + 1];
@@ -159,15 +159,4 @@ static void test_own_numbers(void)
 	char *many[] = { "1", "2", "3", "4", "5", "6" };
 	EXPECT_EQ(mbim_map_own_numbers(many, 6, kept), MBIM_MODEM_OWN_NUMBERS_MAX);
 	EXPECT_STR_EQ(kept[MBIM_MODEM_OWN_NUMBERS_MAX - 1], "4");
-}
-
-int main(void)
-{
-	test_connect_request();
-	test_end();
-	test_sim();
-	test_status_words();
-	test_power();
-	test_own_numbers();
-	return test_result("test-mbim-map");
 }

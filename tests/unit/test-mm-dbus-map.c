@@ -8,9 +8,9 @@
 #include <libmm-glib.h>
 
 #include "mm-dbus-map.h"
-#include "test-util.h"
+#include "test-case.h"
 
-static void test_state(void)
+TEST(state)
 {
 	struct mmd_state_input in = { .control = MODEM_CONTROL_READY,
 				      .registration = MODEM_REGISTRATION_HOME };
@@ -51,7 +51,7 @@ static void test_state(void)
 	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_ENABLING);
 }
 
-static void test_modes(void)
+TEST(modes)
 {
 	MMModemMode allowed[8];
 
@@ -70,7 +70,7 @@ static void test_modes(void)
 	EXPECT_EQ(mmd_supported_modes(MM_MODEM_MODE_NONE, allowed, 8), 0);
 }
 
-static void test_bands(void)
+TEST(bands)
 {
 	/* Bands 1, 3, 7, 8, 20, 28 (qmapd-sim's), 15 (no name in ModemManager), 85, 255. */
 	uint64_t bits[4] = { (1ull << 0) | (1ull << 2) | (1ull << 6) | (1ull << 7) | (1ull << 14) |
@@ -96,7 +96,7 @@ static void test_bands(void)
 		EXPECT_TRUE(mm_modem_band_get_string(many[i]) != NULL);
 }
 
-static void test_sim_locks(void)
+TEST(sim_locks)
 {
 	EXPECT_EQ(mmd_lock(MODEM_LOCK_SIM_PIN), MM_MODEM_LOCK_SIM_PIN);
 	EXPECT_EQ(mmd_lock(MODEM_LOCK_SIM_PUK), MM_MODEM_LOCK_SIM_PUK);
@@ -119,7 +119,7 @@ static void test_sim_locks(void)
 	EXPECT_EQ(mmd_power_state(MODEM_POWER_UNKNOWN), MM_MODEM_POWER_STATE_UNKNOWN);
 }
 
-static void test_radio(void)
+TEST(radio)
 {
 	/* The words QMI and MBIM status use, through the model, to ModemManager's values. */
 	EXPECT_EQ(mmd_registration_state(modem_registration_from_string("home")),
@@ -176,7 +176,7 @@ static struct session_end cause(int c)
 	return (struct session_end){ .kind = SESSION_END_3GPP, .cause = c };
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 #define ME "org.freedesktop.ModemManager1.Error.MobileEquipment."
 	struct session_end e = cause(27);
@@ -203,15 +203,4 @@ static void test_errors(void)
 	e = (struct session_end){};
 	expect_name(&e, "org.freedesktop.ModemManager1.Error.Core.Failed");
 #undef ME
-}
-
-int main(void)
-{
-	test_state();
-	test_radio();
-	test_modes();
-	test_bands();
-	test_sim_locks();
-	test_errors();
-	return test_result("test-mm-dbus-map");
 }

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "qmi-modem.h"
-#include "test-util.h"
+#include "test-case.h"
 
 #define RADIO(r) (1u << (r))
 
-static void test_capabilities_modes(void)
+TEST(capabilities_modes)
 {
 	uint32_t lte = RADIO(QMI_DMS_RADIO_INTERFACE_LTE);
 	uint32_t world = RADIO(QMI_DMS_RADIO_INTERFACE_GSM) | RADIO(QMI_DMS_RADIO_INTERFACE_UMTS) |
@@ -34,7 +34,7 @@ static void test_capabilities_modes(void)
 		  MODEM_MODE_3G | MODEM_MODE_5G);
 }
 
-static void test_sim_power_profile(void)
+TEST(sim_power_profile)
 {
 	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED), MODEM_LOCK_SIM_PIN);
 	EXPECT_EQ(qmi_map_lock(QMI_UIM_PIN_STATE_ENABLED_VERIFIED), MODEM_LOCK_NONE);
@@ -53,7 +53,7 @@ static void test_sim_power_profile(void)
 	EXPECT_EQ(qmi_map_power(-1), MODEM_POWER_UNKNOWN);
 }
 
-static void test_info(void)
+TEST(info)
 {
 	struct qmi_modem_info q = { 0 };
 	struct modem_info i;
@@ -117,7 +117,7 @@ static void test_info(void)
 	qmi_info_clear(&q);
 }
 
-static void test_end(void)
+TEST(end)
 {
 	struct session_end e;
 
@@ -152,13 +152,4 @@ static void test_end(void)
 	EXPECT_TRUE(!qmi_map_end(false, 0, 0, false, 0, true, &e));
 	EXPECT_EQ(e.kind, SESSION_END_NONE);
 	EXPECT_STR_EQ(e.text, "");
-}
-
-int main(void)
-{
-	test_capabilities_modes();
-	test_sim_power_profile();
-	test_info();
-	test_end();
-	return test_result("test-qmi-map");
 }

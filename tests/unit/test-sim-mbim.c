@@ -30,7 +30,7 @@
 #include "sim-mbim.h"
 #include "sim.h"
 #include "test-loop.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport.h"
 
 #define HDR sizeof(struct transport_sim_header)
@@ -116,9 +116,29 @@ static MbimMessage *open_device(uint32_t max_transfer)
 	return exchange(mbim_message_open_new(0, max_transfer));
 }
 
-static void test_open(void)
+/*
+ * Every case starts from the base options and a fresh engine that was opened; the sim cases
+ * (which start their own) run in the network namespace sim_setup() makes.
+ */
+static void responder_free(void)
 {
+	m = sim_mbim_free(m);
+	g_ptr_array_unref(sent);
+}
+
+TEST_SETUP()
+{
+	if (!sent) {
+		sent = g_ptr_array_new_with_free_func((GDestroyNotify)mbim_message_unref);
+		atexit(responder_free);
+	}
 	base_options();
+	engine_new();
+	open_device(4096);
+}
+
+TEST(open)
+{
 	engine_new();
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 
@@ -142,7 +162,7 @@ static void test_open(void)
 	EXPECT_TRUE(mbim_message_open_done_get_result(resp, NULL));
 }
 
-static void test_caps(void)
+TEST(caps)
 {
 	g_autofree gchar *device_id = NULL, *firmware = NULL, *imsi = NULL, *iccid = NULL;
 	g_autofree gchar *provider_id = NULL, *provider_name = NULL;
@@ -244,7 +264,7 @@ static void test_caps(void)
 }
 
 /* --msisdn: the one telephone number of SUBSCRIBER_READY_STATUS, once the SIM is up. */
-static void test_own_number(void)
+TEST(own_number)
 {
 	static const char number[] = "+15555550123";
 
@@ -272,7 +292,7 @@ static void test_own_number(void)
 	open_device(4096);
 }
 
-static void test_qmi_over_mbim_listed(void)
+TEST(qmi_over_mbim_listed)
 {
 	g_autoptr(MbimDeviceServiceElementArray) services = NULL;
 	guint32 n = 0;
@@ -384,7 +404,7 @@ static void expect_ip_configuration(uint32_t session, const char *v4, unsigned v
 	}
 }
 
-static void test_connect(void)
+TEST(connect)
 {
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	MbimMessage *resp;
@@ -540,7 +560,7 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static void test_malformed(void)
+TEST(malformed)
 {
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	uint64_t malformed = st->mbim_malformed;
@@ -586,7 +606,7 @@ static void test_malformed(void)
 }
 
 /* The host's MaxControlTransfer of 64: answers come in fragments, commands may be sent so. */
-static void test_fragments(void)
+TEST(fragments)
 {
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
 	uint8_t whole[1024];
@@ -1154,7 +1174,7 @@ static void sim_base_options(void)
 		  0);
 }
 
-static void test_sim_data(void)
+static void check_sim_data(void)
 {
 	struct sim *s = NULL;
 
@@ -1173,7 +1193,7 @@ static void test_sim_data(void)
 
 /* The injected NTBs, each after a real one, as the codec sees them; with the TUN's offloads
  * (segments cut into a scratch buffer) or without (one packet per read). */
-static void test_sim_injection(enum ntb_format format, bool offload)
+static void check_sim_injection(enum ntb_format format, bool offload)
 {
 	char err[SIM_ERROR_MAX];
 	struct sim *s = NULL;
@@ -1249,7 +1269,7 @@ static void run_for(double seconds)
  * outside any NTB, the TUN is left alone; once the host reads again every NTB the sim
  * counted arrives whole, and traffic goes on (the marker).
  */
-static void test_sim_backpressure(bool offload)
+static void check_sim_backpressure(bool offload)
 {
 	static struct sock_msg msg;
 	static char big[1401];
@@ -1332,7 +1352,7 @@ out:
 	sim_free(s);
 }
 
-static void test_sim_options(void)
+static void check_sim_options(void)
 {
 	char err[SIM_ERROR_MAX];
 
@@ -1356,49 +1376,86 @@ static void test_sim_options(void)
 	EXPECT_EQ(sim_options_validate(&sim_opts, err, sizeof(err)), -EINVAL);
 }
 
-static void run_sim(void)
+/*
+ * The sim's cases run as root in a network namespace of their own, made by the first of them
+ * (one for the process), with the sim's socket in a temporary directory.
+ */
+static char sim_dir[] = "/tmp/test-sim-mbim.XXXXXX";
+static ev_timer tick;
+
+static void sim_teardown(void)
 {
-	char dir[] = "/tmp/test-sim-mbim.XXXXXX";
-	ev_timer tick;
-	int fd;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim part: needs root\n");
-		return;
-	}
-	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim part: /dev/net/tun: %m\n");
-		return;
-	}
-	close(fd);
-	if (unshare(CLONE_NEWNET) < 0) {
-		fprintf(stderr, "note: skipping the qmapd-sim part: unshare: %m\n");
-		return;
-	}
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "mkdtemp: %m\n");
-		test_failures++;
-		return;
-	}
-	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", dir);
-	loop = ev_loop_new(EVFLAG_AUTO);
-	test_loop_tick(loop, &tick);
-
-	test_sim_options();
-	test_sim_data();
-	test_sim_injection(NTB_FORMAT_16, true);
-	test_sim_injection(NTB_FORMAT_32, false);
-	test_sim_backpressure(true);
-	test_sim_backpressure(false);
-
 	ev_timer_stop(loop, &tick);
 	ev_loop_destroy(loop);
 	unlink(sock_path);
-	rmdir(dir);
+	rmdir(sim_dir);
 }
 
-static void test_signal_state(void)
+/* False (a failed check) if the environment cannot be made; skips without root. */
+static bool sim_setup(void)
+{
+	int fd;
+
+	if (loop)
+		return true;
+	if (geteuid() != 0)
+		TEST_SKIP("the qmapd-sim part needs root");
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		TEST_SKIP("the qmapd-sim part needs /dev/net/tun: %s", strerror(errno));
+	close(fd);
+	if (unshare(CLONE_NEWNET) < 0)
+		TEST_SKIP("the qmapd-sim part needs a network namespace: unshare: %s",
+			  strerror(errno));
+	if (!mkdtemp(sim_dir)) {
+		fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+		test_failures++;
+		return false;
+	}
+	snprintf(sock_path, sizeof(sock_path), "%s/sim.sock", sim_dir);
+	loop = ev_loop_new(EVFLAG_AUTO);
+	test_loop_tick(loop, &tick);
+	atexit(sim_teardown);
+	return true;
+}
+
+TEST(sim_options)
+{
+	if (sim_setup())
+		check_sim_options();
+}
+
+TEST(sim_data)
+{
+	if (sim_setup())
+		check_sim_data();
+}
+
+TEST(sim_injection_ntb16_offload)
+{
+	if (sim_setup())
+		check_sim_injection(NTB_FORMAT_16, true);
+}
+
+TEST(sim_injection_ntb32)
+{
+	if (sim_setup())
+		check_sim_injection(NTB_FORMAT_32, false);
+}
+
+TEST(sim_backpressure_offload)
+{
+	if (sim_setup())
+		check_sim_backpressure(true);
+}
+
+TEST(sim_backpressure)
+{
+	if (sim_setup())
+		check_sim_backpressure(false);
+}
+
+TEST(signal_state)
 {
 	guint32 rssi = 0, error_rate = 0;
 
@@ -1413,7 +1470,7 @@ static void test_signal_state(void)
 
 /* A SIM that is not initialized: its state answered, no identity, deregistered, and attach,
  * HOME_PROVIDER and CONNECT refused with the status modems give for it. */
-static void test_sim_states(void)
+TEST(sim_states)
 {
 	static const struct {
 		const char *word;
@@ -1463,24 +1520,4 @@ static void test_sim_states(void)
 	opts.subscriber_state = MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
 	engine_new();
 	open_device(4096);
-}
-
-int main(void)
-{
-	sent = g_ptr_array_new_with_free_func((GDestroyNotify)mbim_message_unref);
-
-	test_open();
-	test_caps();
-	test_own_number();
-	test_qmi_over_mbim_listed();
-	test_connect();
-	test_malformed();
-	test_fragments();
-	test_sim_states();
-	test_signal_state();
-	run_sim();
-
-	m = sim_mbim_free(m);
-	g_ptr_array_unref(sent);
-	return test_result("test-sim-mbim");
 }

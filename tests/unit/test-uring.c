@@ -30,7 +30,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport-mem.h"
 #include "uring.h"
 
@@ -172,13 +172,34 @@ static int refuse_io_uring(void)
 	return 0;
 }
 
-int main(void)
-{
-	struct dp_fixture f;
-	struct datapath *dp = NULL;
+/* Every case has a datapath of its own, in a network namespace of its own. */
+static struct dp_fixture fx;
+static struct datapath *fx_dp;
+static int sink[3] = { -1, -1, -1 };
 
-	dp_fixture_init(&f, "uring");
-	struct config_mux *mc = f.mux;
+static void teardown(void)
+{
+	for (unsigned id = 1; id <= 2; id++) {
+		if (sink[id] >= 0)
+			close(sink[id]);
+		sink[id] = -1;
+	}
+	fx_dp = datapath_free(fx_dp);
+	dp_fixture_close(&fx);
+}
+
+/* Mux 1 writes packet by packet (no virtio-net header), mux 2 through GRO; a sink on each. */
+TEST_SETUP()
+{
+	static bool registered;
+
+	if (!registered) {
+		atexit(teardown);
+		registered = true;
+	}
+	teardown();
+	dp_fixture_init(&fx, "uring");
+	struct config_mux *mc = fx.mux;
 	for (unsigned id = 1; id <= 2; id++) {
 		char prefix[32];
 
@@ -186,72 +207,93 @@ int main(void)
 		config_parse_prefix(prefix, &mc[id].ipv4_address);
 		dp_fixture_route(&mc[id], "198.51.100.0/24");
 	}
-	int r = dp_fixture_datapath(&f, &dp);
+	int r = dp_fixture_datapath(&fx, &fx_dp);
 	if (r >= 0) {
-		/* mux 1: per-packet writes (no virtio-net header); mux 2: through GRO. */
-		dp->offload_devices = false;
-		r = datapath_mux_add(dp, &mc[1], false, true, NULL);
-		dp->offload_devices = true;
+		fx_dp->offload_devices = false;
+		r = datapath_mux_add(fx_dp, &mc[1], false, true, NULL);
+		fx_dp->offload_devices = true;
 	}
 	if (r >= 0)
-		r = datapath_mux_add(dp, &mc[2], false, true, NULL);
-	if (r < 0 || datapath_start(dp) < 0) {
+		r = datapath_mux_add(fx_dp, &mc[2], false, true, NULL);
+	if (r < 0 || datapath_start(fx_dp) < 0) {
 		fprintf(stderr, "cannot set up the datapath\n");
-		return 1;
+		exit(1);
 	}
-	int sink[3] = { -1, bind_sink(mux_addr[1]), bind_sink(mux_addr[2]) };
-
-	/* Batched by default where io_uring works; plain writes first, as the reference. */
-#ifdef QMAPD_HAVE_LIBURING
-	EXPECT_TRUE(dp->uring != NULL);
-#endif
-	EXPECT_EQ(datapath_set_batch_writes(dp, false), 0);
-	EXPECT_PTR_EQ(dp->uring, NULL);
 	for (unsigned id = 1; id <= 2; id++)
-		check_sequence(dp, sink[id], id, 1000);
+		sink[id] = bind_sink(mux_addr[id]);
+}
 
-	r = datapath_set_batch_writes(dp, true);
-#ifdef QMAPD_HAVE_LIBURING
+/* Batched writes on; a build without liburing has none (the case skips). */
+static bool batch_on(void)
+{
+	int r = datapath_set_batch_writes(fx_dp, true);
+
+#ifndef QMAPD_HAVE_LIBURING
+	if (r == -EOPNOTSUPP)
+		TEST_SKIP("built without liburing: no batched writes");
+#endif
 	EXPECT_EQ(r, 0);
-#endif
-	if (r == 0) {
-		for (unsigned id = 1; id <= 2; id++)
-			check_sequence(dp, sink[id], id, 2000 * id);
-		/* 2 x 150 writes, each transfer in submits of at most 64: 3 submits per transfer. */
-		const struct uring_stats *us = uring_get_stats(dp->uring);
-		EXPECT_EQ(us->writes, 2 * N_PKTS);
-		EXPECT_EQ(us->submits, 2 * ((N_PKTS + URING_SLOTS - 1) / URING_SLOTS));
-		EXPECT_EQ(uring_pending(dp->uring), 0);
-		for (unsigned id = 1; id <= 2; id++)
-			check_eagain(dp, id);
-		/* The devices still work after the drops. */
-		for (unsigned id = 1; id <= 2; id++)
-			check_sequence(dp, sink[id], id, 5000);
-	} else {
-		EXPECT_EQ(r, -EOPNOTSUPP);
-		fprintf(stderr, "io_uring unavailable (%s): batched checks skipped\n",
-			strerror(-r));
-	}
+	return r == 0;
+}
 
-	/* Without batching, a full queue is counted the same way. */
-	EXPECT_EQ(datapath_set_batch_writes(dp, false), 0);
-	EXPECT_PTR_EQ(dp->uring, NULL);
+/* Plain writes: the reference. */
+TEST(plain)
+{
+	EXPECT_EQ(datapath_set_batch_writes(fx_dp, false), 0);
+	EXPECT_PTR_EQ(fx_dp->uring, NULL);
 	for (unsigned id = 1; id <= 2; id++)
-		check_eagain(dp, id);
+		check_sequence(fx_dp, sink[id], id, 1000);
+}
 
-	/* io_uring refused at run time: the request fails, plain writes carry on. Last: for good. */
-	if (refuse_io_uring() == 0) {
-		EXPECT_EQ(datapath_set_batch_writes(dp, true), -EOPNOTSUPP);
-		EXPECT_PTR_EQ(dp->uring, NULL);
-		for (unsigned id = 1; id <= 2; id++)
-			check_sequence(dp, sink[id], id, 7000);
-	} else {
-		fprintf(stderr, "cannot install the seccomp filter: fallback check skipped\n");
-	}
+/* Batched by default where io_uring works: 2 x 150 writes, each transfer in submits of at
+ * most 64, so 3 submits per transfer. */
+TEST(batched)
+{
+#ifdef QMAPD_HAVE_LIBURING
+	EXPECT_TRUE(fx_dp->uring != NULL);
+#endif
+	if (!batch_on())
+		return;
+	for (unsigned id = 1; id <= 2; id++)
+		check_sequence(fx_dp, sink[id], id, 2000 * id);
+	const struct uring_stats *us = uring_get_stats(fx_dp->uring);
+	EXPECT_EQ(us->writes, 2 * N_PKTS);
+	EXPECT_EQ(us->submits, 2 * ((N_PKTS + URING_SLOTS - 1) / URING_SLOTS));
+	EXPECT_EQ(uring_pending(fx_dp->uring), 0);
+}
 
-	close(sink[1]);
-	close(sink[2]);
-	datapath_free(dp);
-	dp_fixture_close(&f);
-	return test_result("test-uring");
+/* A full queue, batched: counted, and the devices still work after the drops. */
+TEST(batched_queue_full)
+{
+	if (!batch_on())
+		return;
+	for (unsigned id = 1; id <= 2; id++)
+		check_eagain(fx_dp, id);
+	for (unsigned id = 1; id <= 2; id++)
+		check_sequence(fx_dp, sink[id], id, 5000);
+}
+
+/* Without batching, a full queue is counted the same way. */
+TEST(plain_queue_full)
+{
+	EXPECT_EQ(datapath_set_batch_writes(fx_dp, false), 0);
+	EXPECT_PTR_EQ(fx_dp->uring, NULL);
+	for (unsigned id = 1; id <= 2; id++)
+		check_eagain(fx_dp, id);
+}
+
+/*
+ * io_uring refused at run time: the request fails, plain writes carry on. The filter stays
+ * for the life of the process: this case must stay the last in the file (cases run in file
+ * order), so that it is the last whichever cases run.
+ */
+TEST(refused)
+{
+	EXPECT_EQ(datapath_set_batch_writes(fx_dp, false), 0);
+	if (refuse_io_uring() < 0)
+		TEST_SKIP("cannot install the seccomp filter");
+	EXPECT_EQ(datapath_set_batch_writes(fx_dp, true), -EOPNOTSUPP);
+	EXPECT_PTR_EQ(fx_dp->uring, NULL);
+	for (unsigned id = 1; id <= 2; id++)
+		check_sequence(fx_dp, sink[id], id, 7000);
 }
