@@ -49,9 +49,7 @@ for target in 198.51.100.1 2001:db8:ff::1 198.51.100.2 2001:db8:ff::2; do
 	in_host ping -c 3 -i 0.2 "$target"
 done
 
-in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
-wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
+start_iperf3_server
 for target in 198.51.100.1 198.51.100.2; do
 	say "iperf3 to $target, uplink then downlink (-R)"
 	in_host iperf3 -c "$target" -t 2 | tail -n 4

@@ -135,8 +135,33 @@ e2e_setup() {
 	ip -n "$NS_NET" link set lo up
 }
 
-in_host() { ip netns exec "$NS_HOST" "$@"; }
-in_net() { ip netns exec "$NS_NET" "$@"; }
+in_host() {
+	iperf3_server_ready "$@"
+	ip netns exec "$NS_HOST" "$@"
+}
+in_net() {
+	iperf3_server_ready "$@"
+	ip netns exec "$NS_NET" "$@"
+}
+
+# Before an iperf3 client of start_iperf3_server's server: wait (up to 5 s) until the
+# server listens for the next test. Between two tests iperf3 closes its listening socket and
+# opens a new one, and a client that connects in that gap is reset ("unable to receive
+# control message: Connection reset by peer"), a race of the tool, not of the path tested.
+iperf3_server_ready() {
+	local log=$E2E_TMP/iperf3-server.log prev= a
+	[ "${1:-}" = iperf3 ] && [ -n "$E2E_TMP" ] && [ -f "$log" ] || return 0
+	for a in "$@"; do
+		[ "$prev" = -p ] && [ "$a" != 5201 ] && return 0 # another server's client
+		prev=$a
+	done
+	[[ " $* " == *" -c "* ]] || return 0
+	for _ in $(seq 50); do
+		[ "$(grep -c '^Server listening on' "$log")" -gt \
+			"$(grep -c '^Accepted connection from' "$log")" ] && return 0
+		sleep 0.1
+	done
+}
 
 # The standard two-mux topology:
 #   host ns: qmap1 192.0.2.2 / 2001:db8:1::2, qmap2 203.0.113.2 / 2001:db8:2::2
@@ -342,7 +367,9 @@ expect_ge() {
 
 # An iperf3 server in the network namespace; stopped with the rest at exit.
 start_iperf3_server() {
-	in_net iperf3 -s -D --pidfile "$E2E_TMP/iperf3.pid" --logfile "$E2E_TMP/iperf3-server.log"
+	# --forceflush: iperf3_server_ready reads the log while the server runs.
+	in_net iperf3 -s -D --forceflush --pidfile "$E2E_TMP/iperf3.pid" \
+		--logfile "$E2E_TMP/iperf3-server.log"
 	wait_for 5 "iperf3 server" test -s "$E2E_TMP/iperf3.pid"
 	E2E_PIDS+=($(cat "$E2E_TMP/iperf3.pid"))
 }
