@@ -6,6 +6,7 @@
  * It never blocks: every socket is non-blocking, input and output are buffered per client and
  * bounded, and a client that does not keep up is dropped instead of waited for.
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -369,6 +370,9 @@ static void client_read(struct client *cl)
 		cl->in_alloc = alloc;
 	}
 
+	/* Not closing, so at most CONTROL_REQUEST_MAX bytes wait: recv() has room for one more,
+	 * and its 0 is the peer's end, never a full buffer. */
+	assert(cl->in_len < cl->in_alloc && cl->in_alloc <= max);
 	n = recv(cl->fd, cl->in + cl->in_len, cl->in_alloc - cl->in_len, MSG_DONTWAIT);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
