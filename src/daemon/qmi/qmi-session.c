@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,6 +450,7 @@ static void stop_network_ready(GObject *src, GAsyncResult *res, gpointer user_da
 
 	if (out && !qmi_message_wds_stop_network_output_get_result(out, &error))
 		log_mux_debug(NULL, s->cfg.id, NULL, "stop network: %s", error->message);
+	assert(s->pending_stops > 0); /* one answer per Stop Network sent */
 	if (--s->pending_stops == 0)
 		session_destroy(s);
 }
