@@ -6,6 +6,7 @@
  * It never blocks: every socket is non-blocking, input and output are buffered per client and
  * bounded, and a client that does not keep up is dropped instead of waited for.
  */
+#include <assert.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -176,8 +177,7 @@ static int client_queue(struct client *cl, json_t *reply)
 	size_t n = strlen(line), pending = cl->out_len - cl->out_off;
 
 	if (pending + n + 1 > CONTROL_OUTPUT_MAX) {
-		log_warning(0,
-			    "control client pid %d: does not read its replies (%zu bytes "
+		log_warning("control client pid %d: does not read its replies (%zu bytes "
 			    "pending), dropped",
 			    (int)cl->peer.pid, pending);
 		c->stats.clients_dropped++;
@@ -197,7 +197,8 @@ static int client_queue(struct client *cl, json_t *reply)
 			alloc *= 2;
 		p = realloc(cl->out, alloc);
 		if (!p) {
-			log_warning(ENOMEM, "control client pid %d: dropped", (int)cl->peer.pid);
+			log_warning_errno(ENOMEM, "control client pid %d: dropped",
+					  (int)cl->peer.pid);
 			client_free(cl);
 			return -1;
 		}
@@ -310,7 +311,7 @@ static int client_process_lines(struct client *cl, bool eof)
 	if (cl->in_len > CONTROL_REQUEST_MAX) {
 		_cleanup_(json_decrefp) json_t *reply = NULL;
 
-		log_warning(0, "control client pid %d: request longer than %d bytes, closing",
+		log_warning("control client pid %d: request longer than %d bytes, closing",
 			    (int)cl->peer.pid, CONTROL_REQUEST_MAX);
 		cl->control->stats.requests++;
 		cl->control->stats.errors++;
@@ -360,7 +361,8 @@ static void client_read(struct client *cl)
 			alloc = max;
 		p = realloc(cl->in, alloc);
 		if (!p) {
-			log_warning(ENOMEM, "control client pid %d: dropped", (int)cl->peer.pid);
+			log_warning_errno(ENOMEM, "control client pid %d: dropped",
+					  (int)cl->peer.pid);
 			client_free(cl);
 			return;
 		}
@@ -368,6 +370,9 @@ static void client_read(struct client *cl)
 		cl->in_alloc = alloc;
 	}
 
+	/* Not closing, so at most CONTROL_REQUEST_MAX bytes wait: recv() has room for one more,
+	 * and its 0 is the peer's end, never a full buffer. */
+	assert(cl->in_len < cl->in_alloc && cl->in_alloc <= max);
 	n = recv(cl->fd, cl->in + cl->in_len, cl->in_alloc - cl->in_len, MSG_DONTWAIT);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -540,8 +545,7 @@ static bool control_admit(struct control *c, int fd, struct control_peer *peer, 
 	if (!priv && (unprivileged >= CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED ||
 		      c->stats.clients >= CONTROL_CLIENTS_MAX)) {
 		if (!c->full_logged)
-			log_warning(0,
-				    "control socket %s: %d unprivileged clients connected, "
+			log_warning("control socket %s: %d unprivileged clients connected, "
 				    "refusing more (%d slots kept for root and admin-group)",
 				    c->path, CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_RESERVED,
 				    CONTROL_CLIENTS_RESERVED);
@@ -571,8 +575,8 @@ static void control_add_client(struct control *c, int fd)
 
 	r = peer_credentials(fd, &peer);
 	if (r < 0) {
-		log_warning(r, "control socket %s: cannot get the credentials of a client",
-			    c->path);
+		log_warning_errno(r, "control socket %s: cannot get the credentials of a client",
+				  c->path);
 		control_reject(c, fd, "cannot tell who you are");
 		return;
 	}
@@ -632,14 +636,15 @@ static void control_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 		case ENOBUFS:
 		case ENOMEM:
 			/* The pending connection stays readable: retry later, not in a loop. */
-			log_warning(errno, "control socket %s: cannot accept, retrying in %.0f s",
-				    c->path, ACCEPT_RETRY);
+			log_warning_errno(errno,
+					  "control socket %s: cannot accept, retrying in %.0f s",
+					  c->path, ACCEPT_RETRY);
 			ev_io_stop(loop, &c->io);
 			ev_timer_set(&c->accept_retry, ACCEPT_RETRY, 0.);
 			ev_timer_start(loop, &c->accept_retry);
 			return;
 		default:
-			log_warning(errno, "control socket %s: accept", c->path);
+			log_warning_errno(errno, "control socket %s: accept", c->path);
 			return;
 		}
 	}
@@ -659,10 +664,11 @@ static int listen_fd_from_systemd(void)
 	int n = socket_activation_listen_fds();
 
 	if (n < 0) {
-		log_warning(n,
-			    "control socket: ignoring invalid LISTEN_PID='%s' LISTEN_FDS='%s' "
-			    "from the service manager",
-			    getenv("LISTEN_PID") ?: "", getenv("LISTEN_FDS") ?: "");
+		log_warning_errno(
+			n,
+			"control socket: ignoring invalid LISTEN_PID='%s' LISTEN_FDS='%s' "
+			"from the service manager",
+			getenv("LISTEN_PID") ?: "", getenv("LISTEN_FDS") ?: "");
 		return -ENOENT;
 	}
 	for (int fd = SOCKET_ACTIVATION_FDS_START; fd < SOCKET_ACTIVATION_FDS_START + n; fd++) {
@@ -673,13 +679,12 @@ static int listen_fd_from_systemd(void)
 		/* systemd passes them blocking unless the unit says NonBlocking=yes. */
 		flags = fcntl(fd, F_GETFL);
 		if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-			return log_err(errno, "control socket: cannot set up fd %d from systemd",
-				       fd);
+			return log_error_errno(
+				errno, "control socket: cannot set up fd %d from systemd", fd);
 		return fd;
 	}
 	if (n > 0)
-		log_warning(0,
-			    "control socket: systemd passed %d fd(s), none a listening "
+		log_warning("control socket: systemd passed %d fd(s), none a listening "
 			    "AF_UNIX stream socket; binding one",
 			    n);
 	return -ENOENT;
@@ -728,10 +733,11 @@ static void control_grant_admin_group(struct control *c, const char *path)
 		return;
 	r = admin_group_lookup(c->admin_group, &gid);
 	if (r < 0) {
-		log_warning(r,
-			    "control socket %s: admin group '%s' not found; its members cannot "
-			    "connect unless they are in the socket's group",
-			    path, c->admin_group);
+		log_warning_errno(
+			r,
+			"control socket %s: admin group '%s' not found; its members cannot "
+			"connect unless they are in the socket's group",
+			path, c->admin_group);
 		return;
 	}
 	if (stat(path, &st) == 0 && st.st_gid == gid)
@@ -748,10 +754,11 @@ static void control_grant_admin_group(struct control *c, const char *path)
 			p[4 + b] = (uint8_t)(id >> (8 * b));
 	}
 	if (setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0) < 0)
-		log_warning(errno,
-			    "control socket %s: cannot grant group '%s' access (ACL); its members "
-			    "cannot connect unless they are in the socket's group",
-			    path, c->admin_group);
+		log_warning_errno(
+			errno,
+			"control socket %s: cannot grant group '%s' access (ACL); its members "
+			"cannot connect unless they are in the socket's group",
+			path, c->admin_group);
 }
 
 static int control_bind(struct control *c)
@@ -762,32 +769,33 @@ static int control_bind(struct control *c)
 	int r;
 
 	if (strlen(c->path) >= sizeof(sa.sun_path))
-		return log_err(ENAMETOOLONG, "control socket %s", c->path);
+		return log_error_errno(ENAMETOOLONG, "control socket %s", c->path);
 	strcpy(sa.sun_path, c->path);
 
 	r = mkdir_parents(c->path, 0755);
 	if (r < 0)
-		return log_err(r, "control socket %s: cannot create its directory", c->path);
+		return log_error_errno(r, "control socket %s: cannot create its directory",
+				       c->path);
 	r = remove_stale_socket(&sa);
 	if (r == -EADDRINUSE) {
-		log_err(0,
-			"control socket %s: another process listens there (is qmapd already "
-			"running?)",
-			c->path);
+		log_error("control socket %s: another process listens there (is qmapd already "
+			  "running?)",
+			  c->path);
 		return r;
 	}
 	if (r == -EEXIST) {
-		log_err(0, "control socket %s: exists and is not a socket", c->path);
+		log_error("control socket %s: exists and is not a socket", c->path);
 		return r;
 	}
 	if (r < 0)
-		return log_err(r, "control socket %s: cannot remove the stale socket", c->path);
+		return log_error_errno(r, "control socket %s: cannot remove the stale socket",
+				       c->path);
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return log_err(errno, "control socket %s: socket", c->path);
+		return log_error_errno(errno, "control socket %s: socket", c->path);
 	if (bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return log_err(errno, "control socket %s: bind", c->path);
+		return log_error_errno(errno, "control socket %s: bind", c->path);
 	c->bound = true;
 	if (stat(c->path, &st) == 0) {
 		c->dev = st.st_dev;
@@ -795,10 +803,10 @@ static int control_bind(struct control *c)
 	}
 	/* Not yet listening, so nobody can connect before the mode is right. */
 	if (chmod(c->path, 0660) < 0)
-		return log_err(errno, "control socket %s: chmod", c->path);
+		return log_error_errno(errno, "control socket %s: chmod", c->path);
 	control_grant_admin_group(c, c->path);
 	if (listen(fd, SOMAXCONN) < 0)
-		return log_err(errno, "control socket %s: listen", c->path);
+		return log_error_errno(errno, "control socket %s: listen", c->path);
 	return TAKE_FD(fd);
 }
 

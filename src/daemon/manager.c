@@ -7,6 +7,8 @@
 
 #include "discovery.h"
 #include "instance.h"
+#include "log-modem.h"
+#include "log-mux.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -160,14 +162,15 @@ static void control_resolve(struct config_modem *c, int mbim)
 	} else if (usb_spec_is_usb(c->device.device) &&
 		   (r = usb_function_probe(c->device.device, &is_mbim)) < 0) {
 		is_mbim = false;
-		log_info("modem %s: %s: %s; control = auto means qmi until a restart", c->name,
-			 c->device.device,
-			 r == -ENODEV ? "not present (or neither QMI nor MBIM)" : strerror(-r));
+		log_modem_info(c->name, "%s: %s; control = auto means qmi until a restart",
+			       c->device.device,
+			       r == -ENODEV ? "not present (or neither QMI nor MBIM)"
+					    : strerror(-r));
 	}
 	c->device.control = is_mbim ? CONFIG_CONTROL_MBIM : CONFIG_CONTROL_QMI;
 	config_modem_default_link(c);
-	log_info("modem %s: control: %s", c->name,
-		 config_control_describe(&c->device, buf, sizeof(buf)));
+	log_modem_info(c->name, "control: %s",
+		       config_control_describe(&c->device, buf, sizeof(buf)));
 }
 
 /*
@@ -184,14 +187,16 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	struct entry *e, **tail;
 	int r;
 
-	if (manager_find(m, cfg->name))
-		return log_err(0, "modem %s: exists already", cfg->name), -EEXIST;
+	if (manager_find(m, cfg->name)) {
+		log_modem_error(cfg->name, "exists already");
+		return -EEXIST;
+	}
 	e = calloc(1, sizeof(*e));
 	c = malloc(sizeof(*c));
 	if (!e || !c) {
 		free(e);
 		free(c);
-		return log_err(ENOMEM, "modem %s", cfg->name);
+		return log_error_errno(ENOMEM, "modem %s", cfg->name);
 	}
 	*c = *cfg;
 	if (device)
@@ -205,8 +210,9 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 			continue;
 		owner = interface_owner(m, NULL, c->mux[id].interface);
 		if (owner) {
-			log_err(0, "%s: mux %u: interface %s is used by modem %s; mux left out",
-				c->name, id, c->mux[id].interface, owner);
+			log_mux_error(c->name, id, NULL,
+				      "interface %s is used by modem %s; mux left out",
+				      c->mux[id].interface, owner);
 			c->mux[id].present = false;
 		}
 	}
@@ -229,7 +235,7 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	for (tail = &m->entries; *tail; tail = &(*tail)->next)
 		;
 	*tail = e;
-	log_info("modem %s: %s", modem_name(e->modem), modem_device(e->modem));
+	log_modem_info(modem_name(e->modem), "%s", modem_device(e->modem));
 	manager_update_status(m);
 	if (m->observer.on_added)
 		m->observer.on_added(m->observer_data, e->modem);
@@ -243,7 +249,7 @@ static void manager_remove(struct manager *m, struct entry *e)
 			*p = e->next;
 			break;
 		}
-	log_info("modem %s: removed", modem_name(e->modem));
+	log_modem_info(modem_name(e->modem), "removed");
 	if (m->observer.on_removed)
 		m->observer.on_removed(m->observer_data, e->modem);
 	e->modem = modem_free(e->modem);
@@ -495,21 +501,23 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	r = config_load_file(m->config->path, &next, perr, sizeof(perr));
 	if (r < 0) {
 		snprintf(err, errlen, "%s; keeping the running configuration", perr);
-		return log_err(0, "reload: %s", err), not_routing(r);
+		log_error("reload: %s", err);
+		return not_routing(r);
 	}
 	r = reload_check_names(m, next, perr, sizeof(perr));
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s; keeping the running configuration", m->config->path,
 			 perr);
-		return log_err(0, "reload: %s", err), r;
+		log_error("reload: %s", err);
+		return r;
 	}
 	if (strcmp(next->device.control_socket, m->config->device.control_socket) != 0 ||
 	    strcmp(next->device.admin_group, m->config->device.admin_group) != 0 ||
 	    next->discovery != m->config->discovery || next->n_exclude != m->config->n_exclude ||
 	    memcmp(next->exclude, m->config->exclude, sizeof(next->exclude)) != 0 ||
 	    next->dbus.enabled != m->config->dbus.enabled || next->dbus.bus != m->config->dbus.bus)
-		log_warning(0, "reload: control-socket, admin-group, exclude, discovery and [dbus] "
-			       "take effect after a restart");
+		log_warning("reload: control-socket, admin-group, exclude, discovery and [dbus] "
+			    "take effect after a restart");
 	buf = malloc(sizeof(*buf));
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
@@ -555,7 +563,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		if (r < 0) {
 			failed++;
 			first_error = first_error ?: r;
-			log_err(0, "reload: %s", e2);
+			log_error("reload: %s", e2);
 		}
 		added += a, removed += d, changed += ch;
 		if (r < 0 && !err[0])
@@ -691,7 +699,7 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 		  (section && !spec_is_serial(section->device.device))))
 		return true;
 	if (manager_count(m) >= CONFIG_MAX_MODEMS && !e) {
-		log_warning(0, "modem %04x:%04x at %s: already %d modems; not taking it", d->vid,
+		log_warning("modem %04x:%04x at %s: already %d modems; not taking it", d->vid,
 			    d->pid, d->path, CONFIG_MAX_MODEMS);
 		return false;
 	}
@@ -705,15 +713,15 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 	if (!section) {
 		cfg = malloc(sizeof(*cfg));
 		if (!cfg || config_modem_from_template(m->config, name, d->spec, cfg) < 0) {
-			log_err(0, "modem %s: cannot make its configuration for %s", name, d->spec);
+			log_modem_error(name, "cannot make its configuration for %s", d->spec);
 			free(cfg);
 			return false;
 		}
 	}
-	log_info("modem %s: found %04x:%04x at %s%s%s (%s)", name, d->vid, d->pid, d->path,
-		 d->serial[0] ? ", serial " : "", d->serial, d->how ?: "?");
+	log_modem_info(name, "found %04x:%04x at %s%s%s (%s)", d->vid, d->pid, d->path,
+		       d->serial[0] ? ", serial " : "", d->serial, d->how ?: "?");
 	if (e) {
-		log_info("modem %s: now at %s", name, d->spec);
+		log_modem_info(name, "now at %s", d->spec);
 		manager_remove(m, e);
 	}
 	r = manager_create(m, section ?: cfg, !!section, true, d->spec, d->mbim);
@@ -721,7 +729,7 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 	if (r < 0)
 		return false;
 	if (!known && registry_add(m, identity, name) < 0)
-		log_warning(ENOMEM, "modem %s: its name is not kept for a replug", name);
+		log_modem_warning_errno(name, ENOMEM, "its name is not kept for a replug");
 	return true;
 }
 
@@ -754,8 +762,8 @@ static int manager_start_discovery(struct manager *m)
 		r = discovery_start(m->discovery);
 	if (r < 0) {
 		m->discovery = discovery_free(m->discovery);
-		log_warning(r,
-			    "discovery: cannot watch USB; only the configured modems are served");
+		log_warning_errno(
+			r, "discovery: cannot watch USB; only the configured modems are served");
 	}
 	return 0;
 }

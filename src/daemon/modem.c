@@ -8,6 +8,8 @@
 #include "counters.h"
 #include "datapath.h"
 #include "control-protocol.h"
+#include "log-modem.h"
+#include "log-mux.h"
 #include "log.h"
 #include "modem-control.h"
 #include "modem-internal.h"
@@ -99,7 +101,7 @@ static void on_control_ready(void *userdata, const struct modem_data_format *f)
 		int r = datapath_set_data_format(m->dp, f->version, f->dl_max_size, f->ul_max_size,
 						 f->ul_max_datagrams, f->dl_min_padding);
 		if (r < 0) {
-			log_err(r, "%s: cannot apply the granted data format", m->name);
+			log_error_errno(r, "%s: cannot apply the granted data format", m->name);
 			return;
 		}
 	}
@@ -132,16 +134,14 @@ static void on_modem_up(void *userdata)
 
 	log_info("modem %s (%s): present", m->name, m->device.device);
 	if (control_qmi(m) && datapath_framing(m->dp) == TRANSPORT_FRAMING_NTB)
-		log_warning(
-			0,
+		log_modem_warning(
+			m->name,
 			m->device.control_auto
-				? "modem %s: the function is MBIM, but control = auto chose qmi "
+				? "the function is MBIM, but control = auto chose qmi "
 				  "(the modem was not there to look at): restart qmapd or set "
 				  "control = mbim"
-				: "modem %s: the function is MBIM, but control = qmi: set control "
-				  "= "
-				  "mbim (or none)",
-			m->name);
+				: "the function is MBIM, but control = qmi: set control = mbim "
+				  "(or none)");
 	if (control_mbim(m) && m->wdm) {
 		const struct transport_ntb *ntb = datapath_ntb(m->dp);
 		wdm_set_max_message(m->wdm, ntb ? ntb->max_control_message : 0);
@@ -155,8 +155,7 @@ static void on_modem_down(void *userdata)
 {
 	struct modem *m = userdata;
 
-	log_warning(0, "modem %s (%s): gone; devices kept without carrier", m->name,
-		    m->device.device);
+	log_warning("modem %s (%s): gone; devices kept without carrier", m->name, m->device.device);
 	if (m->ctl) {
 		m->ctl->ops->stop(m->ctl);
 		on_control_lost(m);
@@ -256,7 +255,7 @@ static int modem_del(struct modem *m, unsigned id)
 	m->session[id] = NULL;
 	datapath_mux_del(m->dp, id);
 	m->from_config[id] = false;
-	log_info("%s: mux %u: removed", m->name, id);
+	log_mux_info(m->name, id, NULL, "removed");
 	modem_changed(m);
 	return 0;
 }
@@ -266,8 +265,8 @@ int modem_mux_add(struct modem *m, const struct config_mux *cfg, bool from_confi
 {
 	int r = modem_add(m, cfg, from_config, err, errlen);
 	if (r == 0)
-		log_info("%s: mux %u (%s): %s", m->name, cfg->id, cfg->interface,
-			 from_config ? "the config's, started again" : "added at runtime");
+		log_mux_info(m->name, cfg->id, cfg->interface, "%s",
+			     from_config ? "the config's, started again" : "added at runtime");
 	return r;
 }
 
@@ -467,8 +466,8 @@ static int reload_apply(struct modem *m, const struct config_mux *next,
 		return 0;
 	}
 
-	log_err(r, "reload: %s: mux %u: %s; going back to the running configuration", m->name,
-		failed, e);
+	log_error_errno(r, "reload: %s: mux %u: %s; going back to the running configuration",
+			m->name, failed, e);
 	snprintf(err, errlen, "%s: mux %u: %s; the previous configuration is running again",
 		 m->name, failed, e);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id < failed; id++)
@@ -480,7 +479,7 @@ static int reload_apply(struct modem *m, const struct config_mux *next,
 		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
 			continue;
 		if (modem_add(m, &old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
-			log_err(0, "reload: %s: mux %u: cannot restore it: %s", m->name, id, e2);
+			log_error("reload: %s: mux %u: cannot restore it: %s", m->name, id, e2);
 			snprintf(err, errlen, "%s: mux %u: %s; mux %u could not be restored: %s",
 				 m->name, failed, e, id, e2);
 		}
@@ -523,8 +522,7 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 			memcpy(nd.control_link, m->device.control_link, sizeof(nd.control_link));
 	}
 	if (memcmp(&nd, &m->device, sizeof(nd)) != 0)
-		log_warning(0,
-			    "reload: %s: changes of its settings other than muxes and device "
+		log_warning("reload: %s: changes of its settings other than muxes and device "
 			    "take effect after a restart",
 			    m->name);
 	r = reload_apply(m, next->mux, action, err, errlen);
@@ -556,7 +554,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	int r;
 
 	if (!m)
-		return log_err(ENOMEM, "modem %s: out of memory", cfg->name);
+		return log_modem_error_errno(cfg->name, ENOMEM, "out of memory");
 	m->loop = loop;
 	m->rtnl = rtnl;
 	snprintf(m->name, sizeof(m->name), "%s", cfg->name);
@@ -579,8 +577,9 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		const struct config_device *d = &m->device;
 		r = wdm_new(loop, WDM_FRAMING_MBIM, d->control_link, wdm_to_modem, m, &m->wdm);
 		if (r < 0) {
-			log_err(r, "modem %s: cannot create the MBIM control bridge %s", m->name,
-				d->control_link);
+			log_modem_error_errno(m->name, r,
+					      "cannot create the MBIM control bridge %s",
+					      d->control_link);
 			goto fail;
 		}
 		struct modem_control_callbacks mcb = { .on_ready = on_control_ready,
@@ -593,8 +592,8 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		const struct config_device *d = &m->device;
 		r = wdm_new(loop, WDM_FRAMING_QMUX, d->control_link, wdm_to_modem, m, &m->wdm);
 		if (r < 0) {
-			log_err(r, "modem %s: cannot create the QMI control bridge %s", m->name,
-				d->control_link);
+			log_modem_error_errno(m->name, r, "cannot create the QMI control bridge %s",
+					      d->control_link);
 			goto fail;
 		}
 		struct modem_control_request req = {
@@ -618,7 +617,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			continue;
 		r = modem_add(m, &cfg->mux[id], true, err, sizeof(err));
 		if (r < 0) {
-			log_err(0, "%s: mux %u: %s", m->name, id, err); /* err has the reason */
+			log_mux_error(m->name, id, NULL, "%s", err); /* err has the reason */
 			goto fail;
 		}
 	}

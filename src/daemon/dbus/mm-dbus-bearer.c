@@ -548,7 +548,7 @@ void mmd_bearer_export(struct mmd_bearer *b)
 		return;
 	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(b->iface), conn, b->path,
 					      &error)) {
-		log_err(0, "dbus: cannot export %s: %s", b->path, error->message);
+		log_error("dbus: cannot export %s: %s", b->path, error->message);
 		return;
 	}
 	b->exported = true;

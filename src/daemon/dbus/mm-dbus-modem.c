@@ -287,7 +287,7 @@ static void sync_sim(struct mmd_modem *mm)
 	snprintf(mm->sim_path, sizeof(mm->sim_path), MMD_PATH "/SIM/%u", mm->bus->next_sim_index++);
 	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(s), mm->bus->conn,
 					      mm->sim_path, &error)) {
-		log_err(0, "dbus: cannot export %s: %s", mm->sim_path, error->message);
+		log_error("dbus: cannot export %s: %s", mm->sim_path, error->message);
 		mm->sim_path[0] = '\0';
 		return;
 	}
@@ -412,8 +412,8 @@ static void modem_disable(struct mmd_modem *mm)
 		struct mmd_parked *parked =
 			realloc(mm->parked, (mm->n_parked + 1) * sizeof(*mm->parked));
 		if (!parked) {
-			log_warning(-ENOMEM, "dbus: modem %s: mux %u stays up",
-				    modem_name(mm->modem), b->mux_id);
+			log_warning_errno(-ENOMEM, "dbus: modem %s: mux %u stays up",
+					  modem_name(mm->modem), b->mux_id);
 			continue;
 		}
 		mm->parked = parked;
@@ -421,8 +421,8 @@ static void modem_disable(struct mmd_modem *mm)
 		parked[mm->n_parked].from_config = modem_mux_from_config(mm->modem, b->mux_id);
 		if (manager_mux_del(mm->bus->manager, modem_name(mm->modem), b->mux_id, &reply, err,
 				    sizeof(err)) < 0)
-			log_warning(0, "dbus: modem %s: cannot stop mux %u: %s",
-				    modem_name(mm->modem), b->mux_id, err);
+			log_warning("dbus: modem %s: cannot stop mux %u: %s", modem_name(mm->modem),
+				    b->mux_id, err);
 		else
 			log_info("dbus: modem %s disabled: mux %u stopped until it is enabled",
 				 modem_name(mm->modem), parked[mm->n_parked++].cfg.id);
@@ -442,7 +442,7 @@ static void modem_enable(struct mmd_modem *mm)
 
 		if (manager_mux_restore(mm->bus->manager, modem_name(mm->modem), &p->cfg,
 					p->from_config, &reply, err, sizeof(err)) < 0)
-			log_warning(0, "dbus: modem %s: cannot start mux %u again: %s",
+			log_warning("dbus: modem %s: cannot start mux %u again: %s",
 				    modem_name(mm->modem), p->cfg.id, err);
 		else
 			log_info("dbus: modem %s enabled: mux %u started again",

@@ -161,7 +161,7 @@ static void export_all(struct mm_dbus *d)
 
 	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(d->iface), d->conn,
 					      MMD_PATH, &error))
-		log_err(0, "dbus: cannot export %s: %s", MMD_PATH, error->message);
+		log_error("dbus: cannot export %s: %s", MMD_PATH, error->message);
 	g_dbus_object_manager_server_set_connection(d->om, d->conn);
 	for (struct mmd_modem *mm = d->modems; mm; mm = mm->next)
 		for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
@@ -183,13 +183,11 @@ static void on_name_lost(GDBusConnection *conn, const gchar *name, gpointer user
 	struct mm_dbus *d = user_data;
 
 	if (d->owned)
-		log_warning(0, "dbus: lost %s (the bus went away?); ModemManager's API is gone",
-			    name);
+		log_warning("dbus: lost %s (the bus went away?); ModemManager's API is gone", name);
 	else if (!conn)
 		log_info("dbus: no bus to offer %s on; ModemManager's API is not available", name);
 	else
-		log_warning(0,
-			    "dbus: %s is owned by another process (ModemManager?) or not allowed "
+		log_warning("dbus: %s is owned by another process (ModemManager?) or not allowed "
 			    "to qmapd by the bus policy; ModemManager's API is not available",
 			    name);
 	d->owned = false;
@@ -216,7 +214,7 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 	(void)src;
 	if (!conn) {
 		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-			log_warning(0, "dbus: cannot connect to the bus: %s", error->message);
+			log_warning("dbus: cannot connect to the bus: %s", error->message);
 		return;
 	}
 	d->conn = conn;

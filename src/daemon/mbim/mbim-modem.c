@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log-modem.h"
 #include "mbim-modem.h"
 
 #define MBIM_TIMEOUT_SECONDS	10
@@ -54,7 +54,7 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 static void mbim_modem_fail(struct mbim_modem *mm, const char *what, const char *why)
 {
 	snprintf(mm->last_error, sizeof(mm->last_error), "%s: %s", what, why);
-	log_warning(0, "modem %s: %s", mm->path, mm->last_error);
+	log_modem_warning(mm->path, "%s", mm->last_error);
 	mbim_modem_reset(mm);
 	mm->state = MBIM_MODEM_STATE_FAILED;
 	/* Capped exponential backoff: a modem that is still booting answers later. */
@@ -105,7 +105,7 @@ static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_
 	if (!resp || !mbim_message_register_state_response_parse(
 			     resp, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
 			     &provider_name, NULL, NULL, &error)) {
-		log_debug("modem %s: register state: %s", mm->path, error->message);
+		log_modem_debug(mm->path, "register state: %s", error->message);
 		return;
 	}
 	snprintf(mm->registration, sizeof(mm->registration), "%s", mbim_map_registration(reg));
@@ -132,7 +132,7 @@ static void signal_state_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	if (!resp || !mbim_message_signal_state_response_parse(resp, &rssi, NULL, NULL, NULL, NULL,
 							       &error)) {
-		log_debug("modem %s: signal state: %s", mm->path, error->message);
+		log_modem_debug(mm->path, "signal state: %s", error->message);
 		return;
 	}
 	/* MBIM 1.0 10.5.10: 0 is -113 dBm or less, 31 -51 dBm or more, 99 unknown. */
@@ -163,14 +163,14 @@ static void radio_poll_ready(GObject *src, GAsyncResult *res, gpointer user_data
 		return; /* mm may be gone */
 	enum mbim_modem_power was = mm->power;
 	if (!resp || !take_radio_state(mm, resp, &error)) {
-		log_debug("modem %s: radio state: %s", mm->path, error->message);
+		log_modem_debug(mm->path, "radio state: %s", error->message);
 		return;
 	}
 	if (mm->power != was)
-		log_info("modem %s: power %s (%s)", mm->path, mbim_map_power_to_string(mm->power),
-			 mm->power == MBIM_MODEM_POWER_ON ? "both radio switches on"
-			 : mm->radio_hw_off		  ? "the hardware radio switch is off"
-							  : "the software radio switch is off");
+		log_modem_info(mm->path, "power %s (%s)", mbim_map_power_to_string(mm->power),
+			       mm->power == MBIM_MODEM_POWER_ON ? "both radio switches on"
+			       : mm->radio_hw_off		? "the hardware radio switch is off"
+						  : "the software radio switch is off");
 }
 
 static void query_register_state(struct mbim_modem *mm)
@@ -198,14 +198,15 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 	mm->state = MBIM_MODEM_STATE_READY;
 	mm->attempts = 0;
 	mm->last_error[0] = '\0';
-	log_info("modem %s: MBIM ready: %s, %s, packet service %s, SIM operator %s%s%s%s, "
-		 "%u own number%s",
-		 mm->path, mm->firmware ? mm->firmware : "firmware unknown",
-		 mm->registration[0] ? mm->registration : "registration unknown",
-		 mm->packet_service, mm->sim_operator_id[0] ? mm->sim_operator_id : "unknown",
-		 mm->sim_operator_name[0] ? " (" : "", mm->sim_operator_name,
-		 mm->sim_operator_name[0] ? ")" : "", mm->n_own_numbers,
-		 mm->n_own_numbers == 1 ? "" : "s");
+	log_modem_info(mm->path,
+		       "MBIM ready: %s, %s, packet service %s, SIM operator %s%s%s%s, "
+		       "%u own number%s",
+		       mm->firmware ? mm->firmware : "firmware unknown",
+		       mm->registration[0] ? mm->registration : "registration unknown",
+		       mm->packet_service, mm->sim_operator_id[0] ? mm->sim_operator_id : "unknown",
+		       mm->sim_operator_name[0] ? " (" : "", mm->sim_operator_name,
+		       mm->sim_operator_name[0] ? ")" : "", mm->n_own_numbers,
+		       mm->n_own_numbers == 1 ? "" : "s");
 	ev_timer_again(mm->loop, &mm->radio_poll);
 	if (mm->cb.on_ready)
 		mm->cb.on_ready(mm->userdata);
@@ -224,7 +225,7 @@ static void device_services_ready(GObject *src, GAsyncResult *res, gpointer user
 	/* Only for the log and status: a modem that does not answer still carries data. */
 	if (!resp ||
 	    !mbim_message_device_services_response_parse(resp, &n, NULL, &services, &error)) {
-		log_debug("modem %s: device services: %s", mm->path, error->message);
+		log_modem_debug(mm->path, "device services: %s", error->message);
 	} else {
 		mm->services_known = true;
 		mm->qmi_over_mbim = false;
@@ -232,10 +233,11 @@ static void device_services_ready(GObject *src, GAsyncResult *res, gpointer user
 			if (mbim_uuid_to_service(&services[i]->device_service_id) ==
 			    MBIM_SERVICE_QMI)
 				mm->qmi_over_mbim = true;
-		log_info("modem %s: %u device services; QMI over MBIM %s", mm->path, n,
-			 mm->qmi_over_mbim ? "offered, not used: qmapd controls the modem with "
-					     "MBIM only"
-					   : "not offered");
+		log_modem_info(mm->path, "%u device services; QMI over MBIM %s", n,
+			       mm->qmi_over_mbim
+				       ? "offered, not used: qmapd controls the modem with "
+					 "MBIM only"
+				       : "not offered");
 	}
 	mbim_modem_ready(mm);
 }
@@ -289,8 +291,8 @@ static void radio_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	}
 	/* The answer is the new RADIO_STATE_INFO. */
 	if (!take_radio_state(mm, resp, &error))
-		log_debug("modem %s: radio on: %s", mm->path, error->message);
-	log_info("modem %s: radio switched on", mm->path);
+		log_modem_debug(mm->path, "radio on: %s", error->message);
+	log_modem_info(mm->path, "radio switched on");
 	attach(mm);
 }
 
@@ -330,14 +332,14 @@ static void home_provider_ready(GObject *src, GAsyncResult *res, gpointer user_d
 	/* Status only, and a SIM may not say (READ_FAILURE when it has no home provider
 	 * provisioned): the modem carries data without. */
 	if (!resp || !mbim_message_home_provider_response_parse(resp, &provider, &error)) {
-		log_debug("modem %s: home provider: %s", mm->path, error->message);
+		log_modem_debug(mm->path, "home provider: %s", error->message);
 	} else {
 		snprintf(mm->sim_operator_id, sizeof(mm->sim_operator_id), "%s",
 			 provider->provider_id ? provider->provider_id : "");
 		snprintf(mm->sim_operator_name, sizeof(mm->sim_operator_name), "%s",
 			 provider->provider_name ? provider->provider_name : "");
-		log_debug("modem %s: home provider %s '%s'", mm->path, mm->sim_operator_id,
-			  mm->sim_operator_name);
+		log_modem_debug(mm->path, "home provider %s '%s'", mm->sim_operator_id,
+				mm->sim_operator_name);
 	}
 	command(mm, mbim_message_radio_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
 		radio_state_ready);
@@ -365,9 +367,10 @@ static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	replace_string(&mm->iccid, iccid);
 	mm->n_own_numbers = mbim_map_own_numbers(numbers, n_numbers, mm->own_numbers);
 	if (mm->n_own_numbers < n_numbers)
-		log_debug("modem %s: %u of %u telephone numbers kept (empty or too long ones, or "
-			  "more than %d, left out)",
-			  mm->path, mm->n_own_numbers, n_numbers, MBIM_MODEM_OWN_NUMBERS_MAX);
+		log_modem_debug(mm->path,
+				"%u of %u telephone numbers kept (empty or too long ones, or "
+				"more than %d, left out)",
+				mm->n_own_numbers, n_numbers, MBIM_MODEM_OWN_NUMBERS_MAX);
 	/* Read again below: the SIM may have changed since the last attempt. */
 	mm->sim_operator_id[0] = mm->sim_operator_name[0] = '\0';
 	if (state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED) {
@@ -424,7 +427,7 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 		mbim_modem_fail_error(mm, "open through mbim-proxy", error);
 		return;
 	}
-	log_debug("modem %s: MBIM device open", mm->path);
+	log_modem_debug(mm->path, "MBIM device open");
 	command(mm, mbim_message_device_caps_query_new(NULL), MBIM_TIMEOUT_SECONDS,
 		device_caps_ready);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log-mux.h"
 #include "mbim-modem.h"
 
 #define CONNECT_TIMEOUT_SECONDS	   60 /* the network may take long to answer an activation */
@@ -234,8 +234,8 @@ static void connect_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	if (!ok && parsed && state == MBIM_ACTIVATION_STATE_ACTIVATED &&
 	    session_id == m->session_id) {
 		/* Already active (qmapd restarted, the modem kept it): the session is up. */
-		log_info("mux %u (%s): MBIM session %u was already active", s->cfg.id,
-			 mux_netdev(s->mux)->name, m->session_id);
+		log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+			     "MBIM session %u was already active", m->session_id);
 		ok = TRUE;
 	}
 	if (!ok || !parsed || state != MBIM_ACTIVATION_STATE_ACTIVATED) {
@@ -263,9 +263,9 @@ static void connect_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 			session_set_error(s, &s->fam[i], "connect",
 					  "not granted by the network (IP type "
 					  "differs)");
-	log_info("mux %u (%s): MBIM session %u activated, IP type %s", s->cfg.id,
-		 mux_netdev(s->mux)->name, m->session_id,
-		 mbim_context_ip_type_get_string(ip_type) ?: "?");
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+		     "MBIM session %u activated, IP type %s", m->session_id,
+		     mbim_context_ip_type_get_string(ip_type) ?: "?");
 	query_ip_configuration(s);
 }
 
@@ -392,9 +392,9 @@ static void deactivate_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	struct session *s = user_data;
 
 	if (resp && !mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, &error))
-		log_debug("mux %u: deactivate: %s", s->cfg.id, error->message);
+		log_mux_debug(NULL, s->cfg.id, NULL, "deactivate: %s", error->message);
 	else if (!resp)
-		log_debug("mux %u: deactivate: %s", s->cfg.id, error->message);
+		log_mux_debug(NULL, s->cfg.id, NULL, "deactivate: %s", error->message);
 	mbim_session_destroy(s);
 }
 

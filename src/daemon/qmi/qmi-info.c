@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log-modem.h"
 #include "qmi-modem.h"
 #include "sim-ef.h"
 
@@ -64,8 +64,8 @@ static void dms_hardware_revision_ready(GObject *src, GAsyncResult *res, gpointe
 	    qmi_message_dms_get_hardware_revision_output_get_revision(out, &value, NULL))
 		set_string(&qm->info.hardware_revision, value);
 	else
-		log_debug("modem %s: hardware revision: %s", qm->path,
-			  error ? error->message : "not in the answer");
+		log_modem_debug(qm->path, "hardware revision: %s",
+				error ? error->message : "not in the answer");
 }
 
 static void dms_operating_mode_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -82,8 +82,8 @@ static void dms_operating_mode_ready(GObject *src, GAsyncResult *res, gpointer u
 	    qmi_message_dms_get_operating_mode_output_get_mode(out, &mode, NULL))
 		qm->info.operating_mode = (int)mode;
 	else
-		log_debug("modem %s: operating mode: %s", qm->path,
-			  error ? error->message : "not in the answer");
+		log_modem_debug(qm->path, "operating mode: %s",
+				error ? error->message : "not in the answer");
 }
 
 static void dms_msisdn_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -101,8 +101,8 @@ static void dms_msisdn_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	    qmi_message_dms_get_msisdn_output_get_msisdn(out, &value, NULL))
 		set_string(&qm->info.msisdn, value);
 	else
-		log_debug("modem %s: own number: %s", qm->path,
-			  error ? error->message : "not in the answer");
+		log_modem_debug(qm->path, "own number: %s",
+				error ? error->message : "not in the answer");
 }
 
 static void dms_capabilities_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -119,8 +119,8 @@ static void dms_capabilities_ready(GObject *src, GAsyncResult *res, gpointer use
 	    !qmi_message_dms_get_capabilities_output_get_info(out, NULL, NULL, NULL, NULL, &radios,
 							      NULL) ||
 	    !radios) {
-		log_debug("modem %s: capabilities: %s", qm->path,
-			  error ? error->message : "not in the answer");
+		log_modem_debug(qm->path, "capabilities: %s",
+				error ? error->message : "not in the answer");
 		return;
 	}
 	qm->info.radio_interfaces = 0;
@@ -143,7 +143,7 @@ static void dms_band_capabilities_ready(GObject *src, GAsyncResult *res, gpointe
 	if (qmi_step_cancelled(error))
 		return;
 	if (!out || !qmi_message_dms_get_band_capabilities_output_get_result(out, &error)) {
-		log_debug("modem %s: band capabilities: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "band capabilities: %s", error->message);
 		return;
 	}
 	memset(qm->info.lte_bands, 0, sizeof(qm->info.lte_bands));
@@ -176,7 +176,7 @@ static void nas_selection_preference_ready(GObject *src, GAsyncResult *res, gpoi
 		return;
 	if (!out ||
 	    !qmi_message_nas_get_system_selection_preference_output_get_result(out, &error)) {
-		log_debug("modem %s: system selection preference: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "system selection preference: %s", error->message);
 		return;
 	}
 	if (qmi_message_nas_get_system_selection_preference_output_get_mode_preference(out, &mode,
@@ -245,8 +245,8 @@ static void uim_read_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 	/* Success needs the card's "normal ending" too (90 00, or 91 xx with more to say). */
 	if (!ok || (have_sw && sw1 != 0x90 && sw1 != 0x91) ||
 	    !qmi_message_uim_read_transparent_output_get_read_result(out, &data, NULL) || !data) {
-		log_debug("modem %s: %s: %s (SW %02x %02x)", qm->path, sim_files[ctx.file].name,
-			  error ? error->message : "no data", sw1, sw2);
+		log_modem_debug(qm->path, "%s: %s (SW %02x %02x)", sim_files[ctx.file].name,
+				error ? error->message : "no data", sw1, sw2);
 		return;
 	}
 	const uint8_t *p = (const uint8_t *)data->data;
@@ -284,8 +284,8 @@ static void uim_read_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		break;
 	}
 	if (n < 0)
-		log_info("modem %s: %s of %u bytes unreadable: %s", qm->path,
-			 sim_files[ctx.file].name, data->len, strerror(-n));
+		log_modem_info(qm->path, "%s of %u bytes unreadable: %s", sim_files[ctx.file].name,
+			       data->len, strerror(-n));
 }
 
 static void uim_read_file(struct qmi_modem *qm, enum sim_file file)
@@ -379,17 +379,17 @@ static void uim_card_status_ready(GObject *src, GAsyncResult *res, gpointer user
 	if (qmi_step_cancelled(error))
 		return;
 	if (!out || !qmi_message_uim_get_card_status_output_get_result(out, &error)) {
-		log_info("modem %s: SIM card status: %s", qm->path, error->message);
+		log_modem_info(qm->path, "SIM card status: %s", error->message);
 		return;
 	}
 	read_card_status(qm, out);
-	log_info("modem %s: SIM %s, PIN1 %s (%u tries, PUK %u)", qm->path,
-		 qm->info.card == QMI_CARD_PRESENT  ? "present"
-		 : qm->info.card == QMI_CARD_ABSENT ? "absent"
-						    : "in error",
-		 qm->info.have_pin1 ? qmi_uim_pin_state_get_string(qm->info.pin1_state) ?: "?"
-				    : "unknown",
-		 qm->info.pin1_retries, qm->info.puk1_retries);
+	log_modem_info(qm->path, "SIM %s, PIN1 %s (%u tries, PUK %u)",
+		       qm->info.card == QMI_CARD_PRESENT  ? "present"
+		       : qm->info.card == QMI_CARD_ABSENT ? "absent"
+							  : "in error",
+		       qm->info.have_pin1 ? qmi_uim_pin_state_get_string(qm->info.pin1_state) ?: "?"
+					  : "unknown",
+		       qm->info.pin1_retries, qm->info.puk1_retries);
 	qmi_info_query_sim(qm);
 }
 
@@ -411,8 +411,8 @@ static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	}
 	if (!client) {
 		/* Older firmware has no UIM: the SIM's identity then comes from DMS UIM. */
-		log_info("modem %s: no UIM service (%s): SIM through DMS only", qm->path,
-			 error->message);
+		log_modem_info(qm->path, "no UIM service (%s): SIM through DMS only",
+			       error->message);
 		return;
 	}
 	qm->uim = client;
@@ -448,7 +448,7 @@ static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_
 	bool have_sw =
 		out && qmi_message_uim_verify_pin_output_get_card_result(out, &sw1, &sw2, NULL);
 	if (out && qmi_message_uim_verify_pin_output_get_result(out, &error)) {
-		log_info("modem %s: PIN1 verified", qm->path);
+		log_modem_info(qm->path, "PIN1 verified");
 		/* The card opens up: read what PIN1 kept closed, the network follows. */
 		uim_card_status(qm);
 		qmi_modem_query_radio(qm);
@@ -471,8 +471,8 @@ static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_
 		r = MODEM_PIN_BLOCKED;
 	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT))
 		r = MODEM_PIN_NOT_NEEDED;
-	log_info("modem %s: PIN1 not verified: %s (%d tries left)", qm->path,
-		 error ? error->message : "?", have_left ? left : -1);
+	log_modem_info(qm->path, "PIN1 not verified: %s (%d tries left)",
+		       error ? error->message : "?", have_left ? left : -1);
 	if (r == MODEM_PIN_WRONG || r == MODEM_PIN_BLOCKED)
 		uim_card_status(qm);
 	ctx.done(ctx.userdata, r, have_left ? left : -1, error ? error->message : "failed");
@@ -512,7 +512,7 @@ static void wds_profile_settings_ready(GObject *src, GAsyncResult *res, gpointer
 	if (qmi_step_cancelled(error))
 		return;
 	if (!out || !qmi_message_wds_get_profile_settings_output_get_result(out, &error)) {
-		log_debug("modem %s: default profile: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "default profile: %s", error->message);
 		return;
 	}
 	/* An empty APN is the network's choice: known, and empty. */
@@ -536,8 +536,8 @@ static void wds_default_profile_ready(GObject *src, GAsyncResult *res, gpointer 
 		return;
 	if (!out || !qmi_message_wds_get_default_profile_number_output_get_result(out, &error) ||
 	    !qmi_message_wds_get_default_profile_number_output_get_index(out, &index, NULL)) {
-		log_debug("modem %s: default profile number: %s", qm->path,
-			  error ? error->message : "not in the answer");
+		log_modem_debug(qm->path, "default profile number: %s",
+				error ? error->message : "not in the answer");
 		return;
 	}
 	g_autoptr(QmiMessageWdsGetProfileSettingsInput) in =
@@ -559,7 +559,7 @@ static void wds_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	if (!client) {
-		log_debug("modem %s: WDS client for profiles: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "WDS client for profiles: %s", error->message);
 		return;
 	}
 	qm->wds = client;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log-modem.h"
 #include "qmi-modem.h"
 
 #define QMI_TIMEOUT_SECONDS    10
@@ -46,7 +46,7 @@ static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error
 {
 	snprintf(qm->last_error, sizeof(qm->last_error), "%s: %s", what,
 		 error ? error->message : "failed");
-	log_warning(0, "modem %s: %s", qm->path, qm->last_error);
+	log_modem_warning(qm->path, "%s", qm->last_error);
 	qmi_modem_reset(qm);
 	qm->state = MODEM_CONTROL_FAILED;
 	/* Capped exponential backoff: a modem that is still booting answers later. */
@@ -134,7 +134,7 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 	if (qmi_step_cancelled(error))
 		return;
 	if (!out || !qmi_message_nas_get_serving_system_output_get_result(out, &error)) {
-		log_debug("modem %s: serving system: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "serving system: %s", error->message);
 		return;
 	}
 	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, &ps,
@@ -320,10 +320,10 @@ static void qmi_modem_apply_grant(struct qmi_modem *qm)
 	uint32_t room = rq->dl_buffer_size ? rq->dl_buffer_size : rq->dl_max_size;
 	f->dl_max_size = g->dl_max_size ? g->dl_max_size : rq->dl_max_size;
 	if (f->dl_max_size > room) {
-		log_warning(0,
-			    "modem %s: granted downlink aggregates of %u bytes, the receive "
-			    "buffers hold %u: larger ones are counted as overflows",
-			    qm->path, f->dl_max_size, room);
+		log_modem_warning(qm->path,
+				  "granted downlink aggregates of %u bytes, the receive "
+				  "buffers hold %u: larger ones are counted as overflows",
+				  f->dl_max_size, room);
 		f->dl_max_size = room;
 	}
 	f->dl_max_datagrams = g->dl_max_datagrams ? g->dl_max_datagrams : rq->dl_max_datagrams;
@@ -349,13 +349,14 @@ static void qmi_modem_ready(struct qmi_modem *qm)
 	qm->state = MODEM_CONTROL_READY;
 	qm->attempts = 0;
 	qm->last_error[0] = '\0';
-	log_info("modem %s: data format %s, downlink %u bytes / %u datagrams / padding %u, "
-		 "uplink %u bytes / %u datagrams (asked %s %u / %u, %u / %u)",
-		 qm->path, protocol_name(f->version), f->dl_max_size, f->dl_max_datagrams,
-		 f->dl_min_padding, f->ul_max_size, f->ul_max_datagrams,
-		 protocol_name(qm->requested.version), qm->requested.dl_max_size,
-		 qm->requested.dl_max_datagrams, qm->requested.ul_max_size,
-		 qm->requested.ul_max_datagrams);
+	log_modem_info(qm->path,
+		       "data format %s, downlink %u bytes / %u datagrams / padding %u, "
+		       "uplink %u bytes / %u datagrams (asked %s %u / %u, %u / %u)",
+		       protocol_name(f->version), f->dl_max_size, f->dl_max_datagrams,
+		       f->dl_min_padding, f->ul_max_size, f->ul_max_datagrams,
+		       protocol_name(qm->requested.version), qm->requested.dl_max_size,
+		       qm->requested.dl_max_datagrams, qm->requested.ul_max_size,
+		       qm->requested.ul_max_datagrams);
 	qmi_modem_query_identity(qm);
 	qmi_info_query(qm);
 	qmi_modem_query_radio(qm);
@@ -376,7 +377,7 @@ static void wda_get_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 		return;
 	if (!out || !qmi_message_wda_get_data_format_output_get_result(out, &error)) {
 		/* Older firmware may lack it: the Set response's grant stands. */
-		log_debug("modem %s: get data format: %s", qm->path, error->message);
+		log_modem_debug(qm->path, "get data format: %s", error->message);
 	} else {
 		struct modem_data_format g = qm->granted;
 		if (read_grant_get(out, &g, why, sizeof(why)) < 0) {
@@ -386,9 +387,9 @@ static void wda_get_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 			return;
 		}
 		if (memcmp(&g, &qm->granted, sizeof(g)) != 0)
-			log_info("modem %s: the data format in effect differs from the grant; "
-				 "using what is in effect",
-				 qm->path);
+			log_modem_info(qm->path,
+				       "the data format in effect differs from the grant; "
+				       "using what is in effect");
 		qm->granted = g;
 	}
 	qmi_modem_ready(qm);
@@ -429,8 +430,8 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 	bool asked_v5 = qm->requested.version == QMAP_V5;
 	if (!out || !qmi_message_wda_set_data_format_output_get_result(out, &error)) {
 		if (asked_v5 && !g_error_matches(error, QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT)) {
-			log_info("modem %s: QMAPv5 refused (%s), falling back to QMAPv1", qm->path,
-				 error->message);
+			log_modem_info(qm->path, "QMAPv5 refused (%s), falling back to QMAPv1",
+				       error->message);
 			wda_set_data_format(qm, false);
 			return;
 		}
@@ -441,7 +442,7 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 	qm->granted = (struct modem_data_format){ .version = qm->requested.version };
 	if (read_grant_set(out, &qm->granted, why, sizeof(why)) < 0) {
 		if (asked_v5) {
-			log_info("modem %s: %s; asking for QMAPv1", qm->path, why);
+			log_modem_info(qm->path, "%s; asking for QMAPv1", why);
 			wda_set_data_format(qm, false);
 			return;
 		}
@@ -450,8 +451,9 @@ static void wda_set_data_format_ready(GObject *src, GAsyncResult *res, gpointer 
 		return;
 	}
 	if (qm->granted.version != qm->requested.version)
-		log_info("modem %s: asked for %s, granted %s", qm->path,
-			 protocol_name(qm->requested.version), protocol_name(qm->granted.version));
+		log_modem_info(qm->path, "asked for %s, granted %s",
+			       protocol_name(qm->requested.version),
+			       protocol_name(qm->granted.version));
 	wda_get_data_format(qm);
 }
 
@@ -487,8 +489,7 @@ static void wda_set_data_format(struct qmi_modem *qm, bool qmapv5)
 		qmi_message_wda_set_data_format_input_set_endpoint_info(
 			in, QMI_DATA_ENDPOINT_TYPE_HSUSB, iface, NULL);
 	else
-		log_warning(0, "modem %s: data interface unknown: asking without Endpoint Info",
-			    qm->path);
+		log_modem_warning(qm->path, "data interface unknown: asking without Endpoint Info");
 	qmi_client_wda_set_data_format(QMI_CLIENT_WDA(qm->wda), in, QMI_TIMEOUT_SECONDS,
 				       qm->cancellable, wda_set_data_format_ready, qm);
 }
@@ -568,7 +569,7 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 		qmi_modem_fail(qm, "open through qmi-proxy", error);
 		return;
 	}
-	log_debug("modem %s: QMI device open", qm->path);
+	log_modem_debug(qm->path, "QMI device open");
 	allocate_next_client(qm);
 }
 

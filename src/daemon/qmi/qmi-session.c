@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log-mux.h"
 #include "qmi-modem.h"
 #include "rtnl.h"
 
@@ -247,8 +248,9 @@ static void start_network_ready(GObject *src, GAsyncResult *res, gpointer user_d
 			/* Already connected on this client: real firmware says NO_EFFECT with
 			 * handle 0 (ModemManager 0d53df68). The session is up; stop it later
 			 * with the "any" handle. */
-			log_info("mux %u (%s): %s session was already up (no effect)", s->cfg.id,
-				 mux_netdev(s->mux)->name, session_family_name(f));
+			log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+				     "%s session was already up (no effect)",
+				     session_family_name(f));
 			f->handle = SESSION_HANDLE_ANY;
 			qfam(s, f)->indication_id =
 				g_signal_connect(qfam(s, f)->client, "packet-service-status",
@@ -447,7 +449,8 @@ static void stop_network_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	struct session *s = user_data;
 
 	if (out && !qmi_message_wds_stop_network_output_get_result(out, &error))
-		log_debug("mux %u: stop network: %s", s->cfg.id, error->message);
+		log_mux_debug(NULL, s->cfg.id, NULL, "stop network: %s", error->message);
+	assert(s->pending_stops > 0); /* one answer per Stop Network sent */
 	if (--s->pending_stops == 0)
 		session_destroy(s);
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dns.h"
-#include "log.h"
+#include "log-mux.h"
 #include "rtnl.h"
 #include "session.h"
 
@@ -65,8 +65,8 @@ void session_set_state(struct session *s, enum session_state state)
 	if (s->state == state)
 		return;
 	s->state = state;
-	log_info("mux %u (%s): session %s", s->cfg.id, mux_netdev(s->mux)->name,
-		 session_state_to_string(state));
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name, "session %s",
+		     session_state_to_string(state));
 	if (s->cb.on_state)
 		s->cb.on_state(s->userdata, s);
 }
@@ -76,7 +76,7 @@ void session_set_error(struct session *s, const struct session_family *f, const 
 {
 	snprintf(s->last_error, sizeof(s->last_error), "%s%s%s: %s",
 		 f ? session_family_name(f) : "", f ? " " : "", what, why);
-	log_warning(0, "mux %u (%s): %s", s->cfg.id, mux_netdev(s->mux)->name, s->last_error);
+	log_mux_warning(NULL, s->cfg.id, mux_netdev(s->mux)->name, "%s", s->last_error);
 }
 
 double session_retry_in(const struct session *s)
@@ -141,20 +141,21 @@ void session_apply(struct session *s)
 		inet_ntop(f->family, &f->settings.address.addr, text, sizeof(text));
 		r = rtnl_addr_add(rtnl, ifindex, &f->settings.address);
 		if (r < 0) {
-			log_err(r, "mux %u (%s): cannot add %s address %s/%u", s->cfg.id,
-				mux_netdev(s->mux)->name, session_family_name(f), text,
-				f->settings.address.prefixlen);
+			log_mux_error_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+					    "cannot add %s address %s/%u", session_family_name(f),
+					    text, f->settings.address.prefixlen);
 			continue;
 		}
-		log_info("mux %u (%s): %s address %s/%u", s->cfg.id, mux_netdev(s->mux)->name,
-			 session_family_name(f), text, f->settings.address.prefixlen);
+		log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name, "%s address %s/%u",
+			     session_family_name(f), text, f->settings.address.prefixlen);
 		f->applied = f->settings;
 		if (s->cfg.default_route) {
 			struct config_prefix any = { .family = f->family };
 			r = rtnl_route_add(rtnl, ifindex, &any, s->cfg.route_metric);
 			if (r < 0)
-				log_err(r, "mux %u (%s): cannot add %s default route", s->cfg.id,
-					mux_netdev(s->mux)->name, session_family_name(f));
+				log_mux_error_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+						    "cannot add %s default route",
+						    session_family_name(f));
 		}
 	}
 	session_apply_dns(s, ifindex);
@@ -162,8 +163,8 @@ void session_apply(struct session *s)
 		r = rtnl_link_set(rtnl, ifindex, mtu, true,
 				  mux_netdev(s->mux)->kind == NETDEV_KIND_TAP_XDP);
 		if (r < 0)
-			log_warning(r, "mux %u (%s): cannot set MTU %u", s->cfg.id,
-				    mux_netdev(s->mux)->name, mtu);
+			log_mux_warning_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+					      "cannot set MTU %u", mtu);
 	}
 }
 
@@ -191,7 +192,7 @@ void session_schedule_retry(struct session *s)
 	ev_timer_stop(s->loop, &s->retry);
 	ev_timer_set(&s->retry, delay, 0.);
 	ev_timer_start(s->loop, &s->retry);
-	log_info("mux %u (%s): reconnecting in %.0f s", s->cfg.id, mux_netdev(s->mux)->name, delay);
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name, "reconnecting in %.0f s", delay);
 }
 
 /* ---- life cycle --------------------------------------------------------------------- */
