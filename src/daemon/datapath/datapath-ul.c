@@ -24,7 +24,7 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "gso.h"
-#include "log.h"
+#include "log-mux.h"
 
 #define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
 
@@ -352,7 +352,7 @@ static inline enum ul_read mux_ul_readv(struct datapath *dp, struct mux *m,
 	ssize_t n = readv(m->nd.fd, iov, iovcnt);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
-			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+			log_mux_warning_errno(NULL, m->id, m->nd.name, errno, "read failed");
 		return UL_READ_NONE;
 	}
 	size_t head = (vnet ? sizeof(*vh) : 0) + (tap ? ETH_HEADER_SIZE : 0);
