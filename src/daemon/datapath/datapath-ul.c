@@ -16,6 +16,7 @@
  * and the NDPs when the aggregate leaves.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/virtio_net.h>
 #include <string.h>
@@ -211,7 +212,9 @@ static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const str
 
 	for (uint32_t i = first; i < p->n_segs; i++) {
 		if ((i > first || slot == ULQ_NONE) && (slot = ulq_reserve(q)) == ULQ_NONE) {
-			m->stats.tx_dropped_bad_gso += p->n_segs - i; /* cannot happen: see ulq.h */
+			/* Cannot happen: the slots taken so far are committed (ulq.h). */
+			assert(false && "ulq_reserve() found no slot to free");
+			m->stats.tx_dropped_bad_gso += p->n_segs - i;
 			return;
 		}
 		/* One segment, in place when it is the packet itself (out == pkt, reserve 0). */
@@ -559,8 +562,10 @@ static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 	uint32_t slot = ulq_reserve(q);
 	size_t len;
 
+	/* A slot is always free or freeable: the loop holds no other slot across reads. */
+	assert(slot != ULQ_NONE);
 	if (slot == ULQ_NONE)
-		return false; /* cannot happen: a slot is always free or freeable */
+		return false;
 	uint8_t *ip = ulq_slot_data(q, slot);
 	enum ul_read rd =
 		mux_ul_readv(dp, m, &vh, eth, ip, ULQ_SLOT_SIZE, dp->ulq_scratch + ULQ_SLOT_SIZE,
