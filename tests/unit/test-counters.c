@@ -11,13 +11,23 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "gro.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport.h"
 
 static struct datapath dp;
 static struct transport transport;
 static const struct transport_ops ops = { .scheme = "sim:" };
 static struct gro gro; /* about 40 KiB: not on the stack */
+
+/* A device on a transport that counted nothing, whichever cases ran before. */
+TEST_SETUP()
+{
+	memset(&dp, 0, sizeof(dp));
+	memset(&transport, 0, sizeof(transport));
+	memset(&gro, 0, sizeof(gro));
+	dp.transport = &transport;
+	transport.ops = &ops;
+}
 
 /* The text of the device's counters (m NULL) or of m's. */
 static char *print(const struct mux *m)
@@ -45,14 +55,12 @@ static char *to_json(const struct mux *m)
 	return text;
 }
 
-static void test_device(void)
+TEST(device)
 {
 	struct datapath_stats *s = &dp.stats;
 	struct transport_stats *ts = &transport.stats;
 	char *text;
 
-	dp.transport = &transport;
-	transport.ops = &ops;
 	transport.n_rx = 16;
 	*ts = (struct transport_stats){ .in_transfers = 1,
 					.in_bytes = 2,
@@ -113,7 +121,7 @@ static void test_device(void)
 	free(text);
 }
 
-static void test_mux(void)
+TEST(mux)
 {
 	struct mux m = { .dp = &dp, .id = 3, .headroom = CONFIG_HEADROOM_AUTO };
 	char *text;
@@ -184,11 +192,4 @@ static void test_mux(void)
 		"\"ulq-drops-overlimit\":0,\"ulq-drops-flushed\":0,\"ulq-ecn-marks\":0,"
 		"\"ulq-sojourn-p50-us\":0,\"ulq-sojourn-p99-us\":0,\"ulq-sojourn-max-us\":0}");
 	free(text);
-}
-
-int main(void)
-{
-	test_device();
-	test_mux();
-	return test_result("test-counters");
 }

@@ -4,8 +4,9 @@
  * transfer held by the modem, a managed mux reads its device into the queue, a pass-through
  * one stops reading and leaves the packets to the kernel (as fifo does); and packets parked
  * for a mux the modem stopped (FLOW_DISABLE) do not keep another mux from being read; two
- * backlogged muxes (fq-codel passing through, then fifo) share the freed transfers. Needs
- * root for TAPs in a network namespace of its own; exits 77 otherwise.
+ * backlogged muxes (fq-codel passing through, then fifo) share the freed transfers. Each case
+ * has a network namespace and a datapath of its own. Needs root for TAPs in a network
+ * namespace; the cases are skipped otherwise.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +24,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "qmap.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "transport-mem.h"
 
 static const char *const dst[3] = { NULL, "198.51.100.9", "198.51.100.10" };
@@ -122,12 +123,16 @@ static void share(struct ev_loop *loop, struct datapath *dp, int fd, const char 
 	turn(loop, 200);
 }
 
-int main(void)
+/*
+ * A datapath on the in-memory transport, started, with muxes 1 and 2 (uplink-queue q) routing
+ * dst[1] and dst[2], in a network namespace of its own; *ret_fd a UDP socket to send from.
+ * NULL (a failed check) when it cannot be set up.
+ */
+static struct datapath *start(struct dp_fixture *f, enum config_uplink_queue q, int *ret_fd)
 {
-	struct dp_fixture f;
 	struct datapath *dp = NULL;
 
-	dp_fixture_init(&f, "ulq");
+	dp_fixture_init(f, "ulq");
 	/* No IPv6: router solicitations and MLD reports would add packets to the counts. */
 	for (int i = 0; i < 2; i++) {
 		FILE *fp = fopen(i ? "/proc/sys/net/ipv6/conf/default/disable_ipv6"
@@ -138,22 +143,53 @@ int main(void)
 			fclose(fp);
 		}
 	}
-	struct ev_loop *loop = f.loop;
-	int r = dp_fixture_datapath(&f, &dp);
+	int r = dp_fixture_datapath(f, &dp);
 	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
 		char prefix[32];
 
 		snprintf(prefix, sizeof(prefix), "%s/32", dst[id]);
-		dp_fixture_route(&f.mux[id], prefix);
-		r = datapath_mux_add(dp, &f.mux[id], false, true, NULL);
+		dp_fixture_route(&f->mux[id], prefix);
+		f->mux[id].uplink_queue = q;
+		r = datapath_mux_add(dp, &f->mux[id], false, true, NULL);
 	}
-	if (r < 0 || datapath_start(dp) < 0) {
-		fprintf(stderr, "cannot set up the datapath\n");
-		return 1;
+	if (r >= 0)
+		r = datapath_start(dp);
+	if (r < 0) {
+		fprintf(stderr, "%s:%d: cannot set up the datapath: %s\n", __FILE__, __LINE__,
+			strerror(-r));
+		test_failures++;
+		datapath_free(dp);
+		dp_fixture_close(f);
+		return NULL;
 	}
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int size = 8 << 20;
+	EXPECT_TRUE(fd >= 0);
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	*ret_fd = fd;
+	return dp;
+}
+
+static void stop(struct dp_fixture *f, struct datapath *dp, int fd)
+{
+	close(fd);
+	datapath_free(dp);
+	dp_fixture_close(f);
+}
+
+/*
+ * One story, each step starting from where the one before left the queue: packets queued
+ * while the modem holds every transfer, parked by FLOW_DISABLE, passed by while the queue
+ * passes through, then not read at all, then all sent.
+ */
+TEST(fq_codel)
+{
+	struct dp_fixture f;
+	int fd;
+	struct datapath *dp = start(&f, CONFIG_UPLINK_QUEUE_FQ_CODEL, &fd);
+	if (!dp)
+		return;
+	struct ev_loop *loop = f.loop;
 	struct mux *m1 = dp->mux[1], *m2 = dp->mux[2];
 
 	warm_up(loop, dp, fd);
@@ -203,25 +239,34 @@ int main(void)
 	EXPECT_EQ(dp->ulq->packets, 0);
 	EXPECT_EQ(m1->stats.tx_packets - tx1 + m1->ulq->stats.drops_codel, 300);
 
-	share(loop, dp, fd, "fq-codel, pass-through");
+	stop(&f, dp, fd);
+}
 
-	/* The same with fifo muxes, which wait in the kernel whenever no transfer is free. */
-	datapath_free(dp);
-	dp = NULL;
-	r = dp_fixture_datapath(&f, &dp);
-	for (unsigned id = 1; id <= 2 && r >= 0; id++) {
-		f.mux[id].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
-		r = datapath_mux_add(dp, &f.mux[id], false, true, NULL);
-	}
-	if (r < 0 || datapath_start(dp) < 0) {
-		fprintf(stderr, "cannot set up the fifo datapath\n");
-		return 1;
-	}
-	turn(loop, 50);
-	share(loop, dp, fd, "fifo");
+/* Both fq-codel muxes backlogged while the queue passes through (a modem faster than
+ * DATAPATH_ULQ_MANAGED_MAX_BPS). */
+TEST(fq_codel_share)
+{
+	struct dp_fixture f;
+	int fd;
+	struct datapath *dp = start(&f, CONFIG_UPLINK_QUEUE_FQ_CODEL, &fd);
+	if (!dp)
+		return;
 
-	close(fd);
-	datapath_free(dp);
-	dp_fixture_close(&f);
-	return test_result("test-datapath-ulq");
+	dp->ul_rate.bps = 2 * DATAPATH_ULQ_MANAGED_MAX_BPS;
+	share(f.loop, dp, fd, "fq-codel, pass-through");
+	stop(&f, dp, fd);
+}
+
+/* The same with fifo muxes, which wait in the kernel whenever no transfer is free. */
+TEST(fifo_share)
+{
+	struct dp_fixture f;
+	int fd;
+	struct datapath *dp = start(&f, CONFIG_UPLINK_QUEUE_FIFO, &fd);
+	if (!dp)
+		return;
+
+	turn(f.loop, 50);
+	share(f.loop, dp, fd, "fifo");
+	stop(&f, dp, fd);
 }

@@ -24,13 +24,34 @@
 #include "macro.h"
 #include "output.h"
 #include "qmapctl.h"
+#include "test-case.h"
 #include "verbs.h"
-#include "test-util.h"
 
 #define NOBODY 65534
 
 static char dir[] = "/tmp/test-qmapctl-XXXXXX";
 static char sock_path[256];
+
+static void remove_dir(void)
+{
+	rmdir(dir);
+}
+
+/* One directory for the sockets of whichever cases run, made by the first, gone at exit. */
+TEST_SETUP()
+{
+	static bool made;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (made)
+		return;
+	if (!mkdtemp(dir))
+		TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
+	made = true;
+	atexit(remove_dir);
+	chmod(dir, 0755);
+	snprintf(sock_path, sizeof(sock_path), "%s/control", dir);
+}
 
 struct result {
 	int status;
@@ -110,7 +131,7 @@ static void expect_contains_at(const char *file, int line, const char *text, con
 
 #define EXPECT_CONTAINS(text, needle) expect_contains_at(__FILE__, __LINE__, (text), (needle))
 
-static void test_options(void)
+TEST(options)
 {
 	struct qmapctl q;
 	struct result r;
@@ -210,7 +231,7 @@ static void test_options(void)
 }
 
 /* mux add and mux del check their arguments before connecting: exit 2 proves it. */
-static void test_mux_arguments(void)
+TEST(mux_arguments)
 {
 	struct config_mux m;
 	json_t *settings = NULL;
@@ -366,7 +387,7 @@ static void expect_render_at(const char *file, int line, void (*fn)(json_t *, FI
 
 #define EXPECT_RENDER(fn, json, want) expect_render_at(__FILE__, __LINE__, (fn), (json), (want))
 
-static void test_render(void)
+TEST(render)
 {
 	static const char *const odd[] = {
 		"null",
@@ -730,7 +751,11 @@ static pid_t start_server(bool two)
 	return -1;
 }
 
-static void test_end_to_end(void)
+/*
+ * One story per server: the muxes added early are listed, deleted and missed later, so the
+ * steps stay one case.
+ */
+TEST(end_to_end)
 {
 	struct result r;
 	pid_t server = start_server(false);
@@ -909,7 +934,7 @@ static void test_end_to_end(void)
 }
 
 /* A daemon that accepts and never answers: -t bounds the wait, exit 3. */
-static void test_no_reply(void)
+TEST(no_reply)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char path[sizeof(sa.sun_path)];
@@ -930,22 +955,4 @@ static void test_no_reply(void)
 	EXPECT_GE(control_client_now() - t0, 200000);
 	close(fd);
 	unlink(path);
-}
-
-int main(void)
-{
-	signal(SIGPIPE, SIG_IGN);
-	if (!mkdtemp(dir))
-		TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/control", dir);
-
-	test_options();
-	test_mux_arguments();
-	test_render();
-	test_end_to_end();
-	test_no_reply();
-
-	rmdir(dir);
-	return test_result("test-qmapctl");
 }

@@ -13,10 +13,10 @@
 #include "datapath-internal.h"
 #include "macro.h"
 #include "mux.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "ul-reader.h"
 
-static void test_names(void)
+TEST(names)
 {
 	static const char *const want[] = { "stopped", "reading",    "wait-out",
 					    "resume",  "queue-full", "paused" };
@@ -32,7 +32,7 @@ static void test_names(void)
 }
 
 /* Every (from, to) pair against the diagrams in ul-reader.h, written out once more here. */
-static void test_allowed(void)
+TEST(allowed)
 {
 	static const struct {
 		enum ul_reader reader;
@@ -98,13 +98,14 @@ static void mux_init(struct datapath *dp, struct mux *m, unsigned id, struct ulq
 	ul_reader_update_mux(dp, m);
 }
 
-static void test_set_state(void)
+TEST(set_state)
 {
 	static struct datapath dp; /* large: not on the stack */
 	struct mux fifo = { 0 }, fq = { 0 };
 	static char stub;
 	struct ulq_mux *some_queue = (struct ulq_mux *)&stub; /* m->ulq is only tested for NULL */
 
+	memset(&dp, 0, sizeof(dp)); /* the case starts from nothing however often it runs */
 	dp.loop = ev_loop_new(EVFLAG_AUTO);
 	EXPECT_TRUE(dp.loop != NULL);
 	mux_init(&dp, &fifo, 1, NULL);
@@ -171,12 +172,4 @@ static void test_set_state(void)
 		close(pipe_fd[i][0]);
 		close(pipe_fd[i][1]);
 	}
-}
-
-int main(void)
-{
-	test_names();
-	test_allowed();
-	test_set_state();
-	return test_result("test-ul-reader");
 }

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "macro.h"
-#include "test-util.h"
+#include "test-case.h"
 #include "ulq.h"
 
 #define MS 1000000ULL
@@ -137,7 +137,7 @@ static void run_codel_schedule(uint8_t ecn)
 	ulq_free(q);
 }
 
-static void test_codel_schedule(void)
+TEST(codel_schedule)
 {
 	EXPECT_EQ(ulq_control_law(110 * MS, 100 * MS, 2), 110 * MS + 70710678);
 	run_codel_schedule(0); /* Not-ECT: dropped */
@@ -146,7 +146,7 @@ static void test_codel_schedule(void)
 }
 
 /* Below one MTU of backlog nothing is dropped, whatever the sojourn. */
-static void test_codel_mtu_floor(void)
+TEST(codel_mtu_floor)
 {
 	struct ulq *q = new_queue(64, 1 << 20);
 	struct ulq_mux *qm = NULL;
@@ -164,7 +164,7 @@ static void test_codel_mtu_floor(void)
 	ulq_free(q);
 }
 
-static void test_ecn_ipv6(void)
+TEST(ecn_ipv6)
 {
 	uint8_t p[48] = { 0x60 };
 	EXPECT_TRUE(!ulq_set_ce(p, sizeof(p))); /* Not-ECT */
@@ -184,7 +184,7 @@ static void test_ecn_ipv6(void)
  * B: 1514 -> 1014 -> 514 -> 14 -> -486 (four); A 28 -> -1472 (one), refilled to 42;
  * B 1028 -> -472 (three); A one; B three: AABBBBABBBABBBA.
  */
-static void test_drr_order(void)
+TEST(drr_order)
 {
 	struct ulq *q = new_queue(4096, 1 << 23);
 	struct ulq_mux *qm = NULL;
@@ -223,7 +223,7 @@ static void test_drr_order(void)
 }
 
 /* A sparse flow's packet overtakes the backlog of a bulk flow. */
-static void test_new_flow_first(void)
+TEST(new_flow_first)
 {
 	struct ulq *q = new_queue(512, 1 << 20);
 	struct ulq_mux *qm = NULL;
@@ -244,7 +244,7 @@ static void test_new_flow_first(void)
  * Byte limit 10000: flow A holds 10 x 1000 bytes; B's 500 bytes take the queue over the
  * limit, so half of the fattest flow (A, 10000 -> 5000 bytes: 5 packets) goes, from its head.
  */
-static void test_memory_bound(void)
+TEST(memory_bound)
 {
 	struct ulq *q = new_queue(64, 10000);
 	struct ulq_mux *qm = NULL;
@@ -283,7 +283,7 @@ static void test_memory_bound(void)
 }
 
 /* Interleaved flows: each comes out in its own order, none lost. */
-static void test_flow_order(void)
+TEST(flow_order)
 {
 	struct ulq *q = new_queue(1024, 1 << 22);
 	struct ulq_mux *qm = NULL;
@@ -306,7 +306,7 @@ static void test_flow_order(void)
 }
 
 /* A mux with flow off keeps its packets and does not hold up another mux. */
-static void test_flow_control(void)
+TEST(flow_control)
 {
 	struct ulq *q = new_queue(256, 1 << 20);
 	struct ulq_mux *m1 = NULL, *m2 = NULL;
@@ -342,7 +342,7 @@ static void test_flow_control(void)
 	ulq_free(q);
 }
 
-static void test_sojourn_percentiles(void)
+TEST(sojourn_percentiles)
 {
 	struct ulq *q = new_queue(256, 1 << 20);
 	struct ulq_mux *qm = NULL;
@@ -373,7 +373,7 @@ static void test_sojourn_percentiles(void)
  * one completes: not starved, but 1000 over the limit; the next goes and completes after all
  * of the previous ones did: starved again, limit += 0 + 1000 = 2000.
  */
-static void test_dql_by_hand(void)
+TEST(dql_by_hand)
 {
 	struct ulq_dql d;
 
@@ -399,7 +399,7 @@ static void test_dql_by_hand(void)
  * A modem that completes 1000 bytes per ms, a sender that keeps the limit full: from a limit
  * far too high, the slack comes off once per hold time and the link never runs dry.
  */
-static void test_dql_converges(void)
+TEST(dql_converges)
 {
 	struct ulq_dql d;
 	unsigned starved = 0;
@@ -424,7 +424,7 @@ static void test_dql_converges(void)
  * 50 ms window the estimate is 16 Mbit/s and 5 ms of it is 10000 bytes. Completions while
  * nothing waits say nothing; a slower window lowers the estimate by a quarter of the gap.
  */
-static void test_rate_estimate(void)
+TEST(rate_estimate)
 {
 	struct ulq_rate r = { 0 };
 
@@ -450,7 +450,7 @@ static void test_rate_estimate(void)
  * The estimate must climb back to the modem's rate within 200 ms (it takes 120 ms: a rise is
  * taken at once, a fall smoothed), and the cap never falls below one MTU.
  */
-static void test_rate_after_stall(void)
+TEST(rate_after_stall)
 {
 	enum { SLOTS = 64, MTU = 1500 };
 	const uint64_t rate = 50000000, tick = 100000,
@@ -504,7 +504,7 @@ static uint64_t auto_ms(struct ulq_auto *a, struct ulq_rate *r, uint32_t bytes, 
  * backs up leaves the rate, drains at 75% and doubles the cruise; a slower modem seen while
  * cruising for two windows in a row is measured without a probe.
  */
-static void test_auto(void)
+TEST(auto)
 {
 	struct ulq_auto a = { 0 };
 	struct ulq_rate r = { 0 };
@@ -555,7 +555,7 @@ static void test_auto(void)
 	EXPECT_EQ(rate, 7500000);
 }
 
-static void test_shaper(void)
+TEST(shaper)
 {
 	struct ulq_shaper s;
 
@@ -572,24 +572,4 @@ static void test_shaper(void)
 	ulq_shaper_init(&s, 0, 0);
 	ulq_shaper_sent(&s, 60000, 0);
 	EXPECT_EQ(ulq_shaper_wait(&s, 0), 0); /* off */
-}
-
-int main(void)
-{
-	test_codel_schedule();
-	test_codel_mtu_floor();
-	test_ecn_ipv6();
-	test_drr_order();
-	test_new_flow_first();
-	test_memory_bound();
-	test_flow_order();
-	test_flow_control();
-	test_sojourn_percentiles();
-	test_dql_by_hand();
-	test_dql_converges();
-	test_rate_estimate();
-	test_rate_after_stall();
-	test_auto();
-	test_shaper();
-	return test_result("test-ulq");
 }

@@ -12,7 +12,7 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "headroom.h"
-#include "log.h"
+#include "log-mux.h"
 #include "uring.h"
 
 /* ---- downlink ---------------------------------------------------------------------- */
@@ -36,13 +36,21 @@ static void mux_write_done(void *tag, uint32_t segments, int res, size_t len)
 	mux_write_result(tag, segments, res, len);
 }
 
+/* Out of line: keeping r for the warning would cost the per-batch path a saved register. */
+static __attribute__((noinline, cold)) void datapath_uring_failed(struct datapath *dp, int r)
+{
+	log_warning_errno(r, "datapath: io_uring submit failed, writing directly from now on");
+	dp->uring = uring_free(dp->uring);
+}
+
 /* Submit the batched writes and wait for them: the transfer buffers are about to be reused. */
 void datapath_write_flush(struct datapath *dp)
 {
-	if (!dp->uring || uring_flush(dp->uring) >= 0)
+	int r;
+
+	if (!dp->uring || (r = uring_flush(dp->uring)) >= 0)
 		return;
-	log_warning(EIO, "datapath: io_uring submit failed, writing directly from now on");
-	dp->uring = uring_free(dp->uring);
+	datapath_uring_failed(dp, r);
 }
 
 /*
@@ -212,8 +220,8 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 	else
 		dp->stats.dl_flow_enable++;
 	if (m->flow_off != off)
-		log_debug("mux %u (%s): flow %s by the modem", m->id, m->nd.name,
-			  off ? "disabled" : "enabled");
+		log_mux_debug(NULL, m->id, m->nd.name, "flow %s by the modem",
+			      off ? "disabled" : "enabled");
 	m->flow_off = off;
 	/* Queued packets of the mux stay; the scheduler passes its flows over until ENABLE. */
 	if (m->ulq)

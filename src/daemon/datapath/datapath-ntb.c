@@ -12,7 +12,7 @@
 
 #include "datapath-internal.h"
 #include "datapath.h"
-#include "log.h"
+#include "log-mux.h"
 
 int datapath_ntb_ul_start(struct datapath *dp)
 {
@@ -78,19 +78,19 @@ void datapath_ntb_connected(struct datapath *dp)
 		bound = n->mtu;
 	for (unsigned id = 0; bound && id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id] && dp->mux[id]->mtu > bound)
-			log_warning(0,
-				    "mux %u (%s): MTU %u is above the MBIM function's %u bytes "
-				    "(wMaxSegmentSize %u, wMTU %u): the modem may drop larger "
-				    "packets; set mtu = %u",
-				    id, dp->mux[id]->nd.name, dp->mux[id]->mtu, bound,
-				    n->max_segment_size, n->mtu, bound);
+			log_mux_warning(NULL, id, dp->mux[id]->nd.name,
+					"MTU %u is above the MBIM function's %u bytes "
+					"(wMaxSegmentSize %u, wMTU %u): the modem may drop larger "
+					"packets; set mtu = %u",
+					dp->mux[id]->mtu, bound, n->max_segment_size, n->mtu,
+					bound);
 	/* A datagram larger than an NTB could ever hold cannot be sent: say so once. */
 	for (unsigned id = 0; id < ARRAY_SIZE(dp->mux); id++)
 		if (dp->mux[id] && dp->mux[id]->mtu + 64 > dp->ul_max_size)
-			log_warning(0,
-				    "mux %u (%s): MTU %u does not fit the modem's %u-byte uplink "
-				    "NTBs: larger packets are dropped",
-				    id, dp->mux[id]->nd.name, dp->mux[id]->mtu, dp->ul_max_size);
+			log_mux_warning(NULL, id, dp->mux[id]->nd.name,
+					"MTU %u does not fit the modem's %u-byte uplink "
+					"NTBs: larger packets are dropped",
+					dp->mux[id]->mtu, dp->ul_max_size);
 }
 
 enum transport_framing datapath_framing(const struct datapath *dp)

@@ -16,6 +16,7 @@
  * and the NDPs when the aggregate leaves.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/virtio_net.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "gso.h"
-#include "log.h"
+#include "log-mux.h"
 
 #define UL_READ_BUDGET 64 /* packets read from one device per wakeup: fairness between muxes */
 
@@ -211,7 +212,9 @@ static void mux_ulq_queue_segments(struct datapath *dp, struct mux *m, const str
 
 	for (uint32_t i = first; i < p->n_segs; i++) {
 		if ((i > first || slot == ULQ_NONE) && (slot = ulq_reserve(q)) == ULQ_NONE) {
-			m->stats.tx_dropped_bad_gso += p->n_segs - i; /* cannot happen: see ulq.h */
+			/* Cannot happen: the slots taken so far are committed (ulq.h). */
+			assert(false && "ulq_reserve() found no slot to free");
+			m->stats.tx_dropped_bad_gso += p->n_segs - i;
 			return;
 		}
 		/* One segment, in place when it is the packet itself (out == pkt, reserve 0). */
@@ -352,7 +355,7 @@ static inline enum ul_read mux_ul_readv(struct datapath *dp, struct mux *m,
 	ssize_t n = readv(m->nd.fd, iov, iovcnt);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
-			log_warning(errno, "mux %u (%s): read failed", m->id, m->nd.name);
+			log_mux_warning_errno(NULL, m->id, m->nd.name, errno, "read failed");
 		return UL_READ_NONE;
 	}
 	size_t head = (vnet ? sizeof(*vh) : 0) + (tap ? ETH_HEADER_SIZE : 0);
@@ -559,8 +562,10 @@ static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 	uint32_t slot = ulq_reserve(q);
 	size_t len;
 
+	/* A slot is always free or freeable: the loop holds no other slot across reads. */
+	assert(slot != ULQ_NONE);
 	if (slot == ULQ_NONE)
-		return false; /* cannot happen: a slot is always free or freeable */
+		return false;
 	uint8_t *ip = ulq_slot_data(q, slot);
 	enum ul_read rd =
 		mux_ul_readv(dp, m, &vh, eth, ip, ULQ_SLOT_SIZE, dp->ulq_scratch + ULQ_SLOT_SIZE,

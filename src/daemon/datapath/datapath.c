@@ -12,7 +12,7 @@
 #include "datapath-internal.h"
 #include "datapath.h"
 #include "headroom.h"
-#include "log.h"
+#include "log-mux.h"
 #include "mux.h"
 #include "uring.h"
 
@@ -116,7 +116,7 @@ static void datapath_update_carrier(struct datapath *dp, struct mux *m)
 {
 	int r = netdev_set_carrier(&m->nd, dp->modem_up && m->link_up);
 	if (r < 0)
-		log_warning(r, "mux %u (%s): cannot set carrier", m->id, m->nd.name);
+		log_mux_warning_errno(NULL, m->id, m->nd.name, r, "cannot set carrier");
 }
 
 static void datapath_on_connect(void *userdata)
@@ -198,7 +198,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 	int r;
 
 	if (!dp)
-		return log_err(ENOMEM, "datapath: out of memory");
+		return log_error_errno(-ENOMEM, "datapath: out of memory");
 	dp->loop = loop;
 	dp->rtnl = rtnl;
 	dp->offload_devices = true;
@@ -239,7 +239,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 	dp->ul_scratch = malloc(DATAPATH_UL_SCRATCH);
 	if (!dp->ul_scratch) {
 		datapath_free(dp);
-		return log_err(ENOMEM, "datapath: out of memory");
+		return log_error_errno(-ENOMEM, "datapath: out of memory");
 	}
 	struct transport_callbacks cb = {
 		.on_bulk_in = datapath_bulk_in,
@@ -263,7 +263,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 	}
 	if (r < 0) {
 		datapath_free(dp);
-		return log_err(r, "device %s: cannot set up transport", dev->device);
+		return log_error_errno(r, "device %s: cannot set up transport", dev->device);
 	}
 	/*
 	 * Batched downlink writes are the default: 0.30-0.40x the ns per packet of one write per
@@ -387,7 +387,7 @@ int datapath_start(struct datapath *dp)
 {
 	int r = transport_start(dp->transport);
 	if (r < 0)
-		return log_err(r, "datapath: cannot start transport");
+		return log_error_errno(r, "datapath: cannot start transport");
 	ev_prepare_start(dp->loop, &dp->ul_flush);
 	ev_timer_start(dp->loop, &dp->headroom_timer);
 	for (enum ul_reader reader = 0; reader < _UL_READER_MAX; reader++)

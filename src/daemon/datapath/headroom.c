@@ -3,7 +3,7 @@
 
 #include "datapath-internal.h"
 #include "headroom.h"
-#include "log.h"
+#include "log-mux.h"
 #include "rtnl.h"
 
 bool headroom_want_xdp(bool xdp_now, uint64_t packets, uint64_t merged, double since_switch)
@@ -63,16 +63,15 @@ void headroom_decide(struct datapath *dp, struct mux *m)
 	if (r < 0) {
 		/* Windows come often: retry (and warn) once per timer interval, not per window. */
 		m->hr.last_switch = now + HEADROOM_INTERVAL_SECONDS - HEADROOM_MIN_SWITCH_SECONDS;
-		log_warning(r, "mux %u (%s): cannot %s the XDP program", m->id, m->nd.name,
-			    want ? "attach" : "detach");
+		log_mux_warning_errno(NULL, m->id, m->nd.name, r, "cannot %s the XDP program",
+				      want ? "attach" : "detach");
 		return;
 	}
 	m->hr.last_switch = now;
 	m->stats.headroom_switches++;
-	log_info("mux %u (%s): %.0f%% of the last %" PRIu64
-		 " downlink segments merged, XDP headroom %s",
-		 m->id, m->nd.name, 100.0 * (double)merged / (double)packets, packets,
-		 want ? "on" : "off");
+	log_mux_info(NULL, m->id, m->nd.name,
+		     "%.0f%% of the last %" PRIu64 " downlink segments merged, XDP headroom %s",
+		     100.0 * (double)merged / (double)packets, packets, want ? "on" : "off");
 }
 
 void headroom_tick(struct datapath *dp, struct mux *m)

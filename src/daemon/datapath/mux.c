@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "datapath-internal.h"
-#include "log.h"
+#include "log-mux.h"
 #include "mux.h"
 #include "rtnl.h"
 
@@ -43,8 +43,9 @@ static int mux_configure(struct mux *m, const struct config_mux *cfg)
 		r = rtnl_addr_add(m->dp->rtnl, m->nd.ifindex, addrs[i]);
 		if (r < 0) {
 			inet_ntop(addrs[i]->family, &addrs[i]->addr, text, sizeof(text));
-			return log_err(r, "mux %u (%s): cannot add address %s/%u", m->id,
-				       m->nd.name, text, addrs[i]->prefixlen);
+			return log_mux_error_errno(NULL, m->id, m->nd.name, r,
+						   "cannot add address %s/%u", text,
+						   addrs[i]->prefixlen);
 		}
 	}
 	/* Static addresses (control = none): the default route goes with them at once. */
@@ -54,15 +55,16 @@ static int mux_configure(struct mux *m, const struct config_mux *cfg)
 			continue;
 		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &any, cfg->route_metric);
 		if (r < 0)
-			return log_err(r, "mux %u (%s): cannot add default route", m->id,
-				       m->nd.name);
+			return log_mux_error_errno(NULL, m->id, m->nd.name, r,
+						   "cannot add default route");
 	}
 	for (unsigned i = 0; i < cfg->n_routes; i++) {
 		r = rtnl_route_add(m->dp->rtnl, m->nd.ifindex, &cfg->routes[i], cfg->route_metric);
 		if (r < 0) {
 			inet_ntop(cfg->routes[i].family, &cfg->routes[i].addr, text, sizeof(text));
-			return log_err(r, "mux %u (%s): cannot add route %s/%u", m->id, m->nd.name,
-				       text, cfg->routes[i].prefixlen);
+			return log_mux_error_errno(NULL, m->id, m->nd.name, r,
+						   "cannot add route %s/%u", text,
+						   cfg->routes[i].prefixlen);
 		}
 	}
 	return 0;
@@ -86,9 +88,8 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 	if (r < 0) {
 		free(m);
 		/* The caller reports it, with what it was doing. */
-		log_debug("mux %u (%s): cannot create network device: %s", cfg->id, cfg->interface,
-			  strerror(-r));
-		return r;
+		return log_mux_debug_errno(NULL, cfg->id, cfg->interface, r,
+					   "cannot create network device");
 	}
 	r = mux_configure(m, cfg);
 	if (r < 0) {
@@ -113,8 +114,8 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 		m->gro = calloc(1, sizeof(*m->gro));
 		if (!m->gro || gro_init(m->gro, &gc) < 0) {
 			mux_free(m);
-			return log_err(ENOMEM, "mux %u (%s): cannot set up GRO", cfg->id,
-				       cfg->interface);
+			return log_mux_error_errno(NULL, cfg->id, cfg->interface, -ENOMEM,
+						   "cannot set up GRO");
 		}
 	}
 	if (cfg->uplink_queue == CONFIG_UPLINK_QUEUE_FQ_CODEL) {
@@ -129,19 +130,19 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 			.ecn = true,
 		};
 		if (cfg->mtu > ULQ_SLOT_SIZE) {
-			log_warning(0,
-				    "mux %u (%s): mtu %u is above the queue's %u-byte slots, "
-				    "uplink-queue fifo",
-				    m->id, m->nd.name, cfg->mtu, ULQ_SLOT_SIZE);
+			log_mux_warning(
+				NULL, m->id, m->nd.name,
+				"mtu %u is above the queue's %u-byte slots, uplink-queue fifo",
+				cfg->mtu, ULQ_SLOT_SIZE);
 		} else if ((r = datapath_ulq_get(dp)) < 0 ||
 			   (r = ulq_mux_new(dp->ulq, m->id, &cp, &m->ulq)) < 0) {
 			mux_free(m);
-			return log_err(r, "mux %u (%s): cannot set up the uplink queue", cfg->id,
-				       cfg->interface);
+			return log_mux_error_errno(NULL, cfg->id, cfg->interface, r,
+						   "cannot set up the uplink queue");
 		}
 	}
-	log_info("mux %u (%s): device ready, %s, mtu %u, uplink-queue %s", m->id, m->nd.name,
-		 m->nd.status, m->mtu, m->ulq ? "fq-codel" : "fifo");
+	log_mux_info(NULL, m->id, m->nd.name, "device ready, %s, mtu %u, uplink-queue %s",
+		     m->nd.status, m->mtu, m->ulq ? "fq-codel" : "fifo");
 	*ret = m;
 	return 0;
 }
@@ -169,8 +170,8 @@ void mux_sync_gro(struct mux *m)
 	if (on == !m->gro->off)
 		return;
 	gro_set_off(m->gro, !on);
-	log_info("mux %u (%s): generic-receive-offload %s, downlink merging %s", m->id, m->nd.name,
-		 on ? "on" : "off", on ? "resumed" : "stopped");
+	log_mux_info(NULL, m->id, m->nd.name, "generic-receive-offload %s, downlink merging %s",
+		     on ? "on" : "off", on ? "resumed" : "stopped");
 }
 
 const char *mux_gro_state(const struct mux *m)

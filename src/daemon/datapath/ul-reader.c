@@ -69,8 +69,8 @@ int ul_reader_set_state(struct datapath *dp, enum ul_reader reader, enum ul_read
 		return 0;
 	if (!ul_reader_transition_allowed(reader, from, next)) {
 		/* A bug in a caller: the devices stay as they are rather than follow it. */
-		log_warning(0, "uplink %s reader: refused %s -> %s (%s)",
-			    ul_reader_to_string(reader), ul_reader_state_to_string(from) ?: "?",
+		log_warning("uplink %s reader: refused %s -> %s (%s)", ul_reader_to_string(reader),
+			    ul_reader_state_to_string(from) ?: "?",
 			    ul_reader_state_to_string(next) ?: "?", why);
 		return -EINVAL;
 	}

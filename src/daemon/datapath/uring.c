@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,7 @@ int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, b
 		return -EIO;
 	/* One SQE per slot and all of them consumed by each flush: there is always one. */
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	assert(sqe);
 	if (!sqe)
 		return -EIO;
 	struct uring_slot *s = &u->slot[u->n];
