@@ -71,32 +71,13 @@ static inline int log_errno_failure(int r)
 	log_errno_failure(log_full_errno_zerook(level, LOG_ERRNO_ARG(r), __VA_ARGS__))
 #define log_full(level, ...) ((void)log_full_errno_zerook(level, 0, __VA_ARGS__))
 
-#define log_error(...) log_full(LOG_ERR, __VA_ARGS__)
-#define log_info(...)  log_full(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_full(LOG_DEBUG, __VA_ARGS__)
+#define log_error(...)	 log_full(LOG_ERR, __VA_ARGS__)
+#define log_warning(...) log_full(LOG_WARNING, __VA_ARGS__)
+#define log_info(...)	 log_full(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)	 log_full(LOG_DEBUG, __VA_ARGS__)
 
 #define log_error_errno(r, ...)	  log_full_errno(LOG_ERR, r, __VA_ARGS__)
 #define log_warning_errno(r, ...) log_full_errno(LOG_WARNING, r, __VA_ARGS__)
 #define log_debug_errno(r, ...)	  log_full_errno(LOG_DEBUG, r, __VA_ARGS__)
-
-/*
- * Deprecated, for the files not converted yet: log_err(error, ...) and log_warning(error,
- * ...) return -error, or -EIO when error is 0 (an errno nobody chose). Use log_error() with
- * an explicit `return -EXXX;`, or log_error_errno(r, ...).
- *
- * Until the last caller is gone log_warning() takes both forms: a format string first is
- * the new log_warning(fmt, ...), anything else the old log_warning(error, fmt, ...). Then
- * log_warning(...) becomes log_full(LOG_WARNING, __VA_ARGS__) and these four go.
- */
-int log_legacy(int level, int error, const char *fmt, ...) _printf_(3, 4);
-int log_warning_legacy(int error, const char *fmt, ...) _printf_(2, 3);
-void log_warning_plain(const char *fmt, ...) _printf_(1, 2);
-#define LOG_FIRST_ARG_(a, ...) a
-#define LOG_FIRST_ARG(...)     LOG_FIRST_ARG_(__VA_ARGS__, 0)
-
-#define log_err(error, ...) log_legacy(LOG_ERR, (error), __VA_ARGS__)
-#define log_warning(...) \
-	_Generic(LOG_FIRST_ARG(__VA_ARGS__), char *: log_warning_plain,                   \
-		 const char *: log_warning_plain, default: log_warning_legacy)(__VA_ARGS__)
 
 #endif

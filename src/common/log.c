@@ -144,34 +144,3 @@ int log_mux_internal(int level, int error, const char *modem, unsigned id, const
 	va_end(ap);
 	return r;
 }
-
-int log_legacy(int level, int error, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = log_dispatch(level, error, "", fmt, ap);
-	va_end(ap);
-	return log_errno_failure(r);
-}
-
-int log_warning_legacy(int error, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = log_dispatch(LOG_WARNING, error, "", fmt, ap);
-	va_end(ap);
-	return log_errno_failure(r);
-}
-
-void log_warning_plain(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_dispatch(LOG_WARNING, 0, "", fmt, ap);
-	va_end(ap);
-}

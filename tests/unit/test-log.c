@@ -18,7 +18,7 @@
 #include "log-modem.h"
 #include "log-mux.h"
 #include "log.h"
-#include "test-util.h"
+#include "test-case.h"
 
 /* Every line logged here is far shorter. */
 #define OUT_MAX 1024
@@ -98,7 +98,39 @@ static void expect_plain(const char *journal_stream, int line)
 	EXPECT_STR_EQ(log_stderr_prefix(LOG_INFO), "");
 }
 
-static void test_journal(void)
+/*
+ * Without log_init() the first line decides, and then it stays decided. The child must
+ * inherit a log.c that has not decided yet: this case comes first in the file (cases run
+ * in file order) and no setup logs.
+ */
+TEST(first_use)
+{
+	char buf[OUT_MAX], stream[64];
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "test_first_use: SKIP, fork: %s\n", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		/* A fresh process: log.c has not decided yet. */
+		redirect_stderr(stream);
+		setenv("JOURNAL_STREAM", stream, 1);
+		log_info("first");
+		unsetenv("JOURNAL_STREAM");
+		log_info("second");
+		restore_stderr(buf);
+		_exit(strcmp(buf, "<6>first\n<6>second\n") == 0 ? 0 : (fputs(buf, stderr), 1));
+	}
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(journal)
 {
 	char buf[OUT_MAX];
 
@@ -159,7 +191,7 @@ static void log_errno_lines(void)
 	log_debug("quiet %d", count_evaluation());
 }
 
-static void test_errno(void)
+TEST(errno)
 {
 	char buf[OUT_MAX];
 
@@ -211,7 +243,7 @@ static void log_object_lines(void)
 	log_mux_error(NULL, 1, "qmap1", "session failed");
 }
 
-static void test_object(void)
+TEST(object)
 {
 	char buf[OUT_MAX];
 
@@ -247,33 +279,24 @@ static void test_object(void)
 	log_set_max_level(LOG_INFO);
 }
 
-/* The deprecated forms, while files still use them: same lines, same return values. */
-static void log_legacy_lines(void)
+/* log_warning() without an errno: the line alone, at warning level. */
+static void log_warning_lines(void)
 {
-	EXPECT_EQ(log_err(0, "legacy %s", "error"), -EIO);
-	EXPECT_EQ(log_err(-ENOMEM, "legacy"), -ENOMEM);
-	EXPECT_EQ(log_warning(0, "legacy warning"), -EIO);
-	EXPECT_EQ(log_warning(EBUSY, "legacy %d", 2), -EBUSY);
-	log_warning("new warning %d", 3);
+	log_warning("plain warning %d", 3);
 }
 
-static void test_legacy(void)
+TEST(warning)
 {
 	char buf[OUT_MAX];
 
-	EXPECT_STR_EQ(capture_journal(log_legacy_lines, buf),
-		      "<3>legacy error\n"
-		      "<3>legacy: Cannot allocate memory\n"
-		      "<4>legacy warning\n"
-		      "<4>legacy 2: Device or resource busy\n"
-		      "<4>new warning 3\n");
+	EXPECT_STR_EQ(capture_journal(log_warning_lines, buf), "<4>plain warning 3\n");
 }
 
 /*
  * log_*_errno(0, ...) is a bug: a debug build stops at the assert(), a release build
  * (NDEBUG) still returns a failure rather than 0.
  */
-static void test_errno_zero(void)
+TEST(errno_zero)
 {
 	char buf[OUT_MAX], stream[64];
 	volatile int zero = 0; /* not a constant the compiler could see through */
@@ -303,7 +326,7 @@ static void test_errno_zero(void)
 #endif
 }
 
-static void test_not_journal(void)
+TEST(not_journal)
 {
 	char stream[64], other[96];
 	unsigned long long dev, ino;
@@ -330,51 +353,23 @@ static void test_not_journal(void)
 	expect_plain("99999999999999999999:1", __LINE__);
 }
 
-/* Without log_init() the first line decides, and then it stays decided. */
-static void test_first_use(void)
+static void remove_tmp_dir(void)
 {
-	char buf[OUT_MAX], stream[64];
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "test_first_use: SKIP, fork: %s\n", strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		/* A fresh process: log.c has not decided yet. */
-		redirect_stderr(stream);
-		setenv("JOURNAL_STREAM", stream, 1);
-		log_info("first");
-		unsetenv("JOURNAL_STREAM");
-		log_info("second");
-		restore_stderr(buf);
-		_exit(strcmp(buf, "<6>first\n<6>second\n") == 0 ? 0 : (fputs(buf, stderr), 1));
-	}
-	EXPECT_EQ(waitpid(pid, &status, 0), pid);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	rmdir(tmp_dir);
 }
 
-int main(void)
+/* Once for the process: the cases share the temporary directory and the saved stderr. */
+TEST_SETUP()
 {
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
 	if (!mkdtemp(tmp_dir))
 		TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
 	saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (saved_stderr < 0)
 		TEST_SKIP("cannot duplicate stderr: %s", strerror(errno));
-
-	test_first_use();
-	test_journal();
-	test_not_journal();
-	test_errno();
-	test_object();
-	test_legacy();
-	test_errno_zero();
-
-	rmdir(tmp_dir);
-	unsetenv("JOURNAL_STREAM");
-	return test_result("test-log");
+	atexit(remove_tmp_dir);
 }
