@@ -40,7 +40,8 @@ for f in /usr/sbin/qmapd /usr/bin/qmapctl /lib/systemd/system/qmapd.service \
 	/lib/systemd/system/qmapd.socket /usr/lib/sysusers.d/qmapd.conf /etc/qmapd/qmapd.conf \
 	/usr/share/man/man8/qmapd.8.gz /usr/share/man/man8/qmapctl.8.gz \
 	/usr/share/man/man5/qmapd.conf.5.gz /usr/share/bash-completion/completions/qmapctl \
-	/usr/share/doc/qmapd/examples/sim.conf /usr/share/doc/qmapd/copyright; do
+	/usr/share/doc/qmapd/examples/sim.conf /usr/share/doc/qmapd/copyright \
+	/usr/share/doc/qmapd/README.Debian; do
 	has main "$f"
 done
 # The test tools are in no package; ModemManager's name is the compat package's alone.
