@@ -10,6 +10,7 @@ PACKAGES=(
 	iproute2 iputils-ping iperf3 jq ethtool procps mandoc python3 util-linux libqmi-utils libqmi-proxy
 	libmbim-utils libmbim-proxy
 	dbus-daemon libglib2.0-bin
+	dpkg-dev debhelper lintian
 )
 # mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
 # network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their

@@ -811,6 +811,10 @@ int manager_start(struct manager *m)
 		serial_sections |= spec_is_serial(m->config->modem[i].device.device);
 	if (m->config->discovery || serial_sections)
 		manager_start_discovery(m);
+	/* The first scan has reported what is plugged in. Without a modem qmapd waits for one
+	 * (hotplug); said once here, as a host without a modem yet is a state, not an error. */
+	if (m->discovery && !m->entries)
+		log_info("no modem found; waiting for one to be plugged in");
 	manager_update_status(m);
 	return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # `cmake --install` into a DESTDIR lands where a distribution would put things, and the
-# installed qmapd accepts the installed example configuration at its default path; the D-Bus
+# installed qmapd accepts the installed default configuration at its default path; the D-Bus
 # activation file starts the unit's alias, and dbus-daemon takes it and the policy.
 set -euo pipefail
 BUILD_DIR=${BUILD_DIR:?BUILD_DIR is the build tree}
@@ -24,7 +24,10 @@ for f in sbin/qmapd bin/qmapctl share/man/man8/qmapd.8 share/man/man5/qmapd.conf
 	share/dbus-1/system-services/org.freedesktop.ModemManager1.service; do
 	[ -e "$root/$f" ] || fail "$prefix/$f not installed"
 done
-[ -f "$etc/qmapd/qmapd.conf" ] || fail "example configuration not in $etc/qmapd"
+[ -f "$etc/qmapd/qmapd.conf" ] || fail "default configuration not in $etc/qmapd"
+# The installed default is for real modems; the simulator's configuration is an example.
+! grep -q '^device = sim:' "$etc/qmapd/qmapd.conf" || fail "the installed default configuration is the simulator's"
+[ -f "$root/share/doc/qmapd/examples/sim.conf" ] || fail "the simulator's example is not installed"
 
 # D-Bus activation of ModemManager's name starts the unit that holds the alias the installed
 # unit declares, and the unit never runs beside ModemManager.
@@ -83,11 +86,11 @@ if [ "$prefix" != /usr ]; then
 		fail "files installed outside $prefix"
 fi
 
-# The compiled-in default is where the example went.
+# The compiled-in default is where the default configuration went.
 default=$("$root/sbin/qmapd" --help | sed -n 's/.*configuration file (default \(.*\))$/\1/p')
 [ "$default" = "${etc#"$DEST"}/qmapd/qmapd.conf" ] ||
-	fail "qmapd's default configuration is '$default', the example is in ${etc#"$DEST"}/qmapd"
-"$root/sbin/qmapd" -t -c "$etc/qmapd/qmapd.conf" || fail "qmapd -t rejects the installed example"
+	fail "qmapd's default configuration is '$default', it was installed in ${etc#"$DEST"}/qmapd"
+"$root/sbin/qmapd" -t -c "$etc/qmapd/qmapd.conf" || fail "qmapd -t rejects the installed default configuration"
 
 # qmapctl is a small client: no libsystemd, no libev.
 if readelf -d "$root/bin/qmapctl" | grep -E 'NEEDED.*(libsystemd|libev)'; then

@@ -1697,16 +1697,52 @@ TEST(mux_helpers_match_file)
 
 static struct config *load_ok(const char *text, int line);
 
-/* The shipped example must stay valid and mean what its comments say. */
-TEST(example)
+#ifdef QMAPD_SOURCE_DIR
+/* FILE's commented "[section]" and "key = value" lines from the line starting with MARKER
+ * on, uncommented and loaded: an example in comments must stay valid too. */
+static struct config *load_commented_example(const char *file, const char *marker, int line)
+{
+	FILE *f = fopen(file, "re");
+	char buf[256], *text = calloc(1, 64 * 1024);
+	size_t n = 0;
+	bool in_example = false;
+	struct config *c;
+
+	if (!f || !text) {
+		fprintf(stderr, "%s: cannot read\n", file);
+		test_failures++;
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		if (strncmp(buf, marker, strlen(marker)) == 0)
+			in_example = true;
+		/* "#key = value" and "#[section]", not "# prose" */
+		if (in_example && buf[0] == '#' && buf[1] != ' ' && buf[1] != '\n')
+			n += (size_t)snprintf(text + n, 64 * 1024 - n, "%s", buf + 1);
+	}
+	fclose(f);
+	EXPECT_TRUE(n > 0);
+	c = load_ok(text, line);
+	free(text);
+	return c;
+}
+#endif
+
+/* The simulator's example (demo, tests) must stay valid and mean what its comments say. */
+TEST(example_sim)
 {
 #ifdef QMAPD_SOURCE_DIR
 	struct config *c = NULL;
 	char err[CONFIG_ERROR_MAX];
 
-	EXPECT_EQ(config_load_file(QMAPD_SOURCE_DIR "/conf/qmapd.conf", &c, err, sizeof(err)), 0);
+	EXPECT_EQ(
+		config_load_file(QMAPD_SOURCE_DIR "/conf/examples/sim.conf", &c, err, sizeof(err)),
+		0);
 	if (!c) {
-		fprintf(stderr, "conf/qmapd.conf: %s\n", err);
+		fprintf(stderr, "conf/examples/sim.conf: %s\n", err);
 		test_failures++;
 		return;
 	}
@@ -1731,45 +1767,80 @@ TEST(example)
 	config_free(c);
 
 	/* Its commented multi-modem example, uncommented, means what its comments say. */
-	{
-		FILE *f = fopen(QMAPD_SOURCE_DIR "/conf/qmapd.conf", "re");
-		char line[256], *text = calloc(1, 64 * 1024);
-		size_t n = 0;
-		bool in_example = false;
-
-		if (!f || !text) {
-			test_failures++;
-			if (f)
-				fclose(f);
-			free(text);
-			return;
-		}
-		while (fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "# Several modems.", 17) == 0)
-				in_example = true;
-			/* "#key = value" and "#[section]", not "# prose" */
-			if (in_example && line[0] == '#' && line[1] != ' ' && line[1] != '\n')
-				n += (size_t)snprintf(text + n, 64 * 1024 - n, "%s", line + 1);
-		}
-		fclose(f);
-		EXPECT_TRUE(n > 0);
-		c = load_ok(text, __LINE__);
-		free(text);
-		if (!c)
-			return;
-		EXPECT_EQ(c->discovery, true);
-		EXPECT_EQ(c->n_modems, 2);
-		EXPECT_STR_EQ(c->modem[0].name, "lte");
-		EXPECT_STR_EQ(c->modem[0].device.device, "usb-path:1-1.4");
-		EXPECT_EQ(c->modem[0].device.qmap_version, QMAP_V1);
-		EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
-		EXPECT_STR_EQ(c->modem[1].name, "backup");
-		EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
-		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
-		config_free(c);
-	}
+	c = load_commented_example(QMAPD_SOURCE_DIR "/conf/examples/sim.conf", "# Several modems.",
+				   __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->discovery, true);
+	EXPECT_EQ(c->n_modems, 2);
+	EXPECT_STR_EQ(c->modem[0].name, "lte");
+	EXPECT_STR_EQ(c->modem[0].device.device, "usb-path:1-1.4");
+	EXPECT_EQ(c->modem[0].device.qmap_version, QMAP_V1);
+	EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+	EXPECT_STR_EQ(c->modem[1].name, "backup");
+	EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
+	EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
+	config_free(c);
 #else
-	fprintf(stderr,
-		"test_example: QMAPD_SOURCE_DIR not defined, conf/qmapd.conf not checked\n");
+	fprintf(stderr, "example_sim: QMAPD_SOURCE_DIR not defined, conf/ not checked\n");
+#endif
+}
+
+/*
+ * The default configuration (/etc/qmapd/qmapd.conf) is for real modems: every modem
+ * discovered, control = auto, D-Bus when there is a bus, and each modem one session from the
+ * [mux.129] template with the modem's default APN and the network's addresses.
+ */
+TEST(example_default)
+{
+#ifdef QMAPD_SOURCE_DIR
+	struct config *c = NULL;
+	struct config_modem m;
+	char err[CONFIG_ERROR_MAX];
+
+	EXPECT_EQ(config_load_file(QMAPD_SOURCE_DIR "/conf/qmapd.conf", &c, err, sizeof(err)), 0);
+	if (!c) {
+		fprintf(stderr, "conf/qmapd.conf: %s\n", err);
+		test_failures++;
+		return;
+	}
+	EXPECT_STR_EQ(c->device.device, "");
+	EXPECT_EQ(c->discovery, true);
+	EXPECT_EQ(c->n_modems, 0);
+	EXPECT_TRUE(c->device.control_auto);
+	EXPECT_EQ(c->dbus.enabled, CONFIG_DBUS_ENABLED_AUTO);
+	EXPECT_EQ(c->dbus.bus, CONFIG_DBUS_SYSTEM);
+	EXPECT_EQ(count_muxes(c), 1);
+	EXPECT_TRUE(c->mux[129].present);
+	EXPECT_STR_EQ(c->mux[129].apn, "");
+	EXPECT_EQ(c->mux[129].ip_type, CONFIG_IP_TYPE_IPV4V6);
+	/* Addresses from the network: nothing static. */
+	EXPECT_EQ(c->mux[129].ipv4_address.prefixlen, 0);
+	EXPECT_EQ(c->mux[129].ipv6_address.prefixlen, 0);
+	EXPECT_EQ(c->mux[129].n_routes, 0);
+	EXPECT_TRUE(c->mux[129].default_route);
+	EXPECT_EQ(c->mux[129].route_metric, 700);
+	EXPECT_TRUE(c->mux[129].autoconnect);
+
+	/* What a discovered modem gets from it. */
+	EXPECT_EQ(config_modem_from_template(c, "modem0", "usb-path:1-1", &m), 0);
+	EXPECT_TRUE(m.mux[129].present);
+	EXPECT_STR_EQ(m.mux[129].interface, "modem0.129");
+	EXPECT_TRUE(m.device.control_auto);
+	config_free(c);
+
+	c = load_commented_example(QMAPD_SOURCE_DIR "/conf/qmapd.conf", "# Several modems,",
+				   __LINE__);
+	if (!c)
+		return;
+	EXPECT_EQ(c->discovery, true);
+	EXPECT_EQ(c->n_modems, 2);
+	EXPECT_STR_EQ(c->modem[0].name, "lte");
+	EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+	EXPECT_STR_EQ(c->modem[1].name, "backup");
+	EXPECT_EQ(c->modem[1].mux[129].route_metric, 800);
+	config_free(c);
+#else
+	fprintf(stderr, "example_default: QMAPD_SOURCE_DIR not defined, conf/ not checked\n");
 #endif
 }
