@@ -93,6 +93,9 @@ ct_setup() {
 		*) ln -sf /dev/null "$CT_ROOT/etc/systemd/system/$u" ;;
 		esac
 	done
+	# A persistent journal, in the overlay: what happened during the container's shutdown
+	# can be read after it (journalctl -D $CT_ROOT/var/log/journal).
+	mkdir -p "$CT_ROOT/var/log/journal"
 	SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -D "$CT_ROOT" --machine="$CT_NAME" \
 		--register=no --keep-unit --private-network --boot --console=read-only \
 		--system-call-filter="bpf @keyring" --capability=CAP_BPF </dev/null >"$CT_DIR/console.log" 2>&1 &
