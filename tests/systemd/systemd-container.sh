@@ -75,6 +75,8 @@ in_ct systemctl stop qmapd.service qmapd.socket || fail "systemctl stop qmapd"
 in_ct systemctl enable --quiet qmapd.service || fail "systemctl enable qmapd"
 in_ct systemctl start qmapd.socket || fail "systemctl start qmapd.socket"
 echo "ok: set up in $((SECONDS - T0)) s"
+# systemd's debug log shows each sd_notify message qmapd sends (READY=1, RELOADING=1).
+in_ct systemd-analyze log-level debug || fail "systemd-analyze log-level debug"
 # The journal from here on is the checks'.
 CURSOR=$(in_ct journalctl -q -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
 [ -n "$CURSOR" ] || fail "no journal cursor in the container"
@@ -86,6 +88,11 @@ ctl() { in_ct qmapctl "$@"; }
 mux_state() { ctl -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 muxes_connected() { [ "$(mux_state 1)" = connected ] && [ "$(mux_state 2)" = connected ]; }
 journal_qmapd() { in_ct journalctl -u qmapd.service -b --no-pager -q -o cat "$@"; }
+# notified PID MESSAGE: how many times systemd logged MESSAGE (READY=1, ...) from PID.
+notified() {
+	journal_qmapd --after-cursor="$CURSOR" |
+		grep -c "Got notification message from PID $1 (.*$2" || true
+}
 sim_stats() {
 	in_ct rm -f "$SIMSTATS"
 	in_ct systemctl kill -s USR1 qmapd-sim.service
@@ -110,6 +117,7 @@ check_start_ready() {
 	# Type=notify: start returns, and the unit is active, only after READY=1.
 	expect_eq "Type" "$(prop qmapd.service Type)" notify
 	expect_eq "NRestarts" "$(prop qmapd.service NRestarts)" 0
+	expect_ge "READY=1 from qmapd" "$(notified "$(prop qmapd.service MainPID)" READY=1)" 1
 	[ -z "$(prop qmapd.service DropInPaths)" ] || fail "drop-ins: $(prop qmapd.service DropInPaths)"
 	# The tree's unit names /usr/sbin/qmapd, as installed for /usr: the same file.
 	local unit
@@ -138,9 +146,10 @@ check_mux_ping() {
 }
 
 check_reload() {
-	local pid before
+	local pid before ready
 	pid=$(prop qmapd.service MainPID)
 	before=$(journal_qmapd | grep -c 'reload: muxes:' || true)
+	ready=$(notified "$pid" READY=1)
 	in_ct systemctl reload qmapd.service || fail "systemctl reload qmapd failed"
 	wait_for 10 "qmapd's reload in the journal" \
 		eval '[ "$(journal_qmapd | grep -c "reload: muxes:")" -gt "$before" ]'
@@ -148,6 +157,8 @@ check_reload() {
 	expect_eq "SubState after reload" "$(prop qmapd.service SubState)" running
 	expect_eq "MainPID after reload" "$(prop qmapd.service MainPID)" "$pid"
 	journal_qmapd | grep -q 'Reloaded' || fail "no 'Reloaded' from systemd in the journal"
+	expect_ge "RELOADING=1 from qmapd" "$(notified "$pid" RELOADING=1)" 1
+	wait_for 5 "READY=1 after RELOADING=1" eval '[ "$(notified "$pid" READY=1)" -gt "$ready" ]'
 	echo "ok: reload (RELOADING=1 .. READY=1) seen: $(journal_qmapd | grep 'reload: muxes:' | tail -1)"
 }
 
@@ -307,7 +318,7 @@ for c in "${CHECKS[@]}"; do
 done
 
 # The journal lives on in the overlay; qmapd's lines without its counter dumps at exit.
-journalctl -D "$CT_ROOT/var/log/journal" --no-pager -q -o short-monotonic \
+journalctl -D "$CT_ROOT/var/log/journal" --no-pager -q -o short-monotonic -p info \
 	-u qmapd.service -u qmapd.socket -u qmapd-sim.service >"$CT_DIR/qmapd.journal" 2>&1 || true
 if [ -s "$CT_DIR/qmapd.journal" ]; then
 	echo "== journal of qmapd and qmapd-sim, the last 50 lines (up to the poweroff)"
