@@ -138,8 +138,10 @@ ct_install_qmapd() {
 			{ tail -n 30 "$CT_DIR/build-deb.log" >&2; fail "scripts/build-deb.sh failed"; }
 		# The daemon's package, and the ModemManager compatibility if it is a package of
 		# its own (the test checks D-Bus activation through the alias).
-		in_ct sh -c 'cd /var/cache/qmapd-debs && apt-get install -y -q --no-download \
-			./qmapd_*.deb $(ls ./qmapd-mm-compat_*.deb 2>/dev/null)' \
+		# No --no-download: apt 2.6 then fails on local files ("Internal Error, Pathname
+		# to install is not absolute"). With no network, a dependency the host lacks fails.
+		in_ct sh -c 'apt-get install -y -q /var/cache/qmapd-debs/qmapd_*.deb \
+			$(ls /var/cache/qmapd-debs/qmapd-mm-compat_*.deb 2>/dev/null)' \
 			>"$CT_DIR/apt.log" 2>&1 ||
 			{ tail -n 30 "$CT_DIR/apt.log" >&2; fail "apt-get install of the .deb failed"; }
 		echo "ok: qmapd installed from scripts/build-deb.sh's package"

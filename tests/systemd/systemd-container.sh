@@ -36,8 +36,10 @@ need jq jq
 need /usr/libexec/qmi-proxy libqmi-proxy
 # The daemon as installed: /usr and /etc, the build tree's own configuration otherwise.
 INSTALL_BUILD=${QMAPD_INSTALL_BUILD:-$BUILD_DIR/systemd-usr}
-[ -x "$SOURCE_DIR/scripts/build-deb.sh" ] || ct_prepare_build "$INSTALL_BUILD"
-echo "ok: built for /usr ($((SECONDS - T0)) s so far)"
+if [ ! -x "$SOURCE_DIR/scripts/build-deb.sh" ]; then
+	ct_prepare_build "$INSTALL_BUILD"
+	echo "ok: built for /usr ($((SECONDS - T0)) s so far)"
+fi
 
 ct_setup
 echo "ok: booted in $((SECONDS - T0)) s so far"
