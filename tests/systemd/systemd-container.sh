@@ -145,6 +145,29 @@ check_journal_clean() {
 	echo "ok: no warning in journalctl -u qmapd"
 }
 
+# The unit's sandbox as the running qmapd has it: what a real systemd applied, not what the
+# file says (tests/lint/systemd-security.sh scores the file).
+check_sandbox() {
+	local pid st
+	pid=$(prop qmapd.service MainPID)
+	st=$(in_ct cat "/proc/$pid/status")
+	# CapabilityBoundingSet=CAP_NET_ADMIN CAP_BPF: bits 12 and 39, nothing else.
+	expect_eq "CapBnd" "$(sed -n 's/^CapBnd:\t//p' <<<"$st")" 0000008000001000
+	expect_eq "CapEff" "$(sed -n 's/^CapEff:\t//p' <<<"$st")" 0000008000001000
+	expect_eq "NoNewPrivs" "$(sed -n 's/^NoNewPrivs:\t//p' <<<"$st")" 1
+	expect_eq "Seccomp (filter mode)" "$(sed -n 's/^Seccomp:\t//p' <<<"$st")" 2
+	# ProtectSystem=strict: / read-only in qmapd's mount namespace, /run/qmapd writable.
+	in_ct nsenter -t "$pid" -m sh -c ': >>/etc/qmapd/qmapd.conf' 2>/dev/null &&
+		fail "/etc is writable in qmapd's mount namespace"
+	in_ct nsenter -t "$pid" -m sh -c 'findmnt -n -o OPTIONS -T /usr | grep -q "^ro"' ||
+		fail "/usr is not read-only in qmapd's mount namespace"
+	in_ct nsenter -t "$pid" -m test -d /run/qmapd || fail "no /run/qmapd for qmapd"
+	echo "ok: capabilities, no_new_privs, seccomp and a read-only / as the unit says"
+	# XDP under the filter: bpf(2) allowed back after @privileged, CAP_BPF kept.
+	expect_eq "muxes with XDP attached" \
+		"$(journal_qmapd --after-cursor="$CURSOR" | grep -c 'device ready, tap+xdp')" 2
+}
+
 check_mux_ping() {
 	local t
 	for t in 198.51.100.1 198.51.100.2 2001:db8:ff::1 2001:db8:ff::2; do
@@ -296,7 +319,7 @@ check_poweroff() {
 	expect_eq "sim: clients released with a session up" "$(($(released_up) - r0))" 0
 }
 
-CHECKS=(start_ready journal_clean mux_ping reload group_access dbus_mm watchdog dbus_restart
+CHECKS=(start_ready journal_clean sandbox mux_ping reload group_access dbus_mm watchdog dbus_restart
 	reload_refused stop socket_activation dbus_activation poweroff)
 RESULTS=()
 failed=0
