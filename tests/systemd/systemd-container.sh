@@ -19,7 +19,7 @@ KNOWN_FAILURES_DEFAULT="dbus_restart reload_refused"
 KNOWN_RACES_DEFAULT="poweroff"
 #   poweroff        without After=dbus.service, qmapd and the bus stop in parallel; when the
 #                   bus closes first, GLib's exit-on-close ends qmapd before it stops the
-#                   sessions (1 of 5 runs here; "dbus: lost org.freedesktop.ModemManager1"
+#                   sessions (3 of 10 runs here; "dbus: lost org.freedesktop.ModemManager1"
 #                   next to "received Terminated" in the journal) (issue 23, item 3)
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/lib.sh" || exit 1
