@@ -11,7 +11,10 @@ PACKAGES=(
 	libmbim-utils libmbim-proxy
 	dbus-daemon libglib2.0-bin
 	dpkg-dev debhelper lintian
+	systemd-container dbus
 )
+# systemd-container (systemd-nspawn) boots the container of tests/systemd, from an overlay of
+# this system; dbus is that container's system bus.
 # mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
 # network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their
 # daemons would start and take the modems and the network. tests/support/lib.sh need_unpacked fetches

@@ -1,0 +1,367 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# qmapd under a real systemd: a container booted from an overlay of the host (lib.sh), qmapd
+# installed in it as a distribution installs it, qmapd-sim as the modem (a transient unit with
+# its own network namespace, so pings cross the mux), and each promise of the unit checked
+# as a named check. Every check runs, a failed one does not hide the next; the summary lists
+# them all. Needs root; skips (77) only where overlayfs or systemd-nspawn cannot work.
+#
+# Known failures: checks for what the daemon or the unit does not do yet. They run, and
+# their failure is printed as KNOWN FAILURE, not counted; one of them passing fails the test
+# (take it off the list). QMAPD_SYSTEMD_KNOWN_FAILURES overrides the list ("" = none).
+KNOWN_FAILURES_DEFAULT="dbus_restart reload_refused"
+#   dbus_restart    qmapd exits when the system bus closes (GLib's exit-on-close), and
+#                   Restart=on-failure does not restart a clean exit (issue 23, item 3)
+#   reload_refused  `systemctl reload` returns 0 when the new config is refused: ExecReload
+#                   only sends SIGHUP (issue 23, item 3)
+# Known races: checks that fail now and then for a known reason. Either result is printed
+# with the race named, neither counts. QMAPD_SYSTEMD_KNOWN_RACES overrides the list.
+KNOWN_RACES_DEFAULT="poweroff"
+#   poweroff        without After=dbus.service, qmapd and the bus stop in parallel; when the
+#                   bus closes first, GLib's exit-on-close ends qmapd before it stops the
+#                   sessions (3 of 10 runs here; "dbus: lost org.freedesktop.ModemManager1"
+#                   next to "received Terminated" in the journal) (issue 23, item 3)
+source "$(dirname "$0")/../support/lib.sh" || exit 1
+source "$(dirname "$0")/lib.sh" || exit 1
+KNOWN_FAILURES=${QMAPD_SYSTEMD_KNOWN_FAILURES-$KNOWN_FAILURES_DEFAULT}
+KNOWN_RACES=${QMAPD_SYSTEMD_KNOWN_RACES-$KNOWN_RACES_DEFAULT}
+T0=$SECONDS
+
+[ "$(id -u)" = 0 ] || skip "needs root (overlayfs, systemd-nspawn)"
+[ -x "$QMAPD_SIM" ] || unavailable "$QMAPD_SIM not built"
+MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+need ping iputils-ping
+need setpriv util-linux
+need jq jq
+need /usr/libexec/qmi-proxy libqmi-proxy
+# The daemon as installed: /usr and /etc, the build tree's own configuration otherwise.
+INSTALL_BUILD=${QMAPD_INSTALL_BUILD:-$BUILD_DIR/systemd-usr}
+if [ ! -x "$SOURCE_DIR/scripts/build-deb.sh" ]; then
+	ct_prepare_build "$INSTALL_BUILD"
+	echo "ok: built for /usr ($((SECONDS - T0)) s so far)"
+fi
+
+ct_setup
+echo "ok: booted in $((SECONDS - T0)) s so far"
+ct_install_qmapd "$INSTALL_BUILD"
+
+# --- the modem: qmapd-sim, in a network namespace of its own (PrivateNetwork=), its socket in
+# /run/qmapd-sim, its log and counters where they outlive the container's shutdown.
+mkdir -p "$CT_ROOT/opt/qmapd-test" "$CT_ROOT/var/lib/qmapd-test"
+cp "$QMAPD_SIM" "$CT_ROOT/opt/qmapd-test/qmapd-sim"
+cp "$MMCLI" "$CT_ROOT/opt/qmapd-test/mmcli"
+SIMLOG=/var/lib/qmapd-test/sim.log
+SIMSTATS=/var/lib/qmapd-test/sim.stats
+# Before=qmapd.service: at shutdown the modem stops after qmapd, as a USB modem outlives it.
+in_ct systemd-run --quiet --unit=qmapd-sim -p PrivateNetwork=yes -p Before=qmapd.service \
+	-p RuntimeDirectory=qmapd-sim -p StandardOutput="append:$SIMLOG" -p StandardError=inherit \
+	/opt/qmapd-test/qmapd-sim --socket /run/qmapd-sim/sim.sock --netdev simnet0 \
+	--net-address 198.51.100.1/32 --net-address 198.51.100.2/32 \
+	--net-address 2001:db8:ff::1/128 --net-address 2001:db8:ff::2/128 \
+	--mux 1=192.0.2.2/25,2001:db8:1::2/64 --mux 2=203.0.113.2/24,2001:db8:2::2/64 --stats-file "$SIMSTATS" ||
+	fail "qmapd-sim did not start in the container"
+wait_for 10 "qmapd-sim's socket" in_ct test -S /run/qmapd-sim/sim.sock
+
+# The configuration an administrator writes: the sim as the modem, sessions through QMI,
+# D-Bus by default (auto: the container has a system bus). The unit stays as installed.
+cat >"$CT_ROOT/etc/qmapd/qmapd.conf" <<-CONF
+[device]
+device = sim:/run/qmapd-sim/sim.sock
+control = qmi
+
+[mux.1]
+interface = qmap1
+apn = internet
+routes = 198.51.100.1/32 2001:db8:ff::1/128
+
+[mux.2]
+interface = qmap2
+apn = internet
+routes = 198.51.100.2/32 2001:db8:ff::2/128
+CONF
+cp "$CT_ROOT/etc/qmapd/qmapd.conf" "$CT_DIR/qmapd.conf.good"
+# A package's postinst may have started qmapd with the config it ships.
+in_ct systemctl stop qmapd.service qmapd.socket || fail "systemctl stop qmapd"
+in_ct systemctl enable --quiet qmapd.service || fail "systemctl enable qmapd"
+in_ct systemctl start qmapd.socket || fail "systemctl start qmapd.socket"
+echo "ok: set up in $((SECONDS - T0)) s"
+# systemd's debug log shows each sd_notify message qmapd sends (READY=1, RELOADING=1).
+in_ct systemd-analyze log-level debug || fail "systemd-analyze log-level debug"
+# The journal from here on is the checks'.
+CURSOR=$(in_ct journalctl -q -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
+[ -n "$CURSOR" ] || fail "no journal cursor in the container"
+
+# --- helpers for the checks
+prop() { in_ct systemctl show -P "$2" "$1"; }
+is_active() { [ "$(prop qmapd.service ActiveState)" = active ]; }
+ctl() { in_ct qmapctl "$@"; }
+mux_state() { ctl -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
+muxes_connected() { [ "$(mux_state 1)" = connected ] && [ "$(mux_state 2)" = connected ]; }
+journal_qmapd() { in_ct journalctl -u qmapd.service -b --no-pager -q -o cat "$@"; }
+# notified PID MESSAGE: how many times systemd logged MESSAGE (READY=1, ...) from PID.
+notified() {
+	journal_qmapd --after-cursor="$CURSOR" |
+		grep -c "Got notification message from PID $1 (.*$2" || true
+}
+sim_stats() {
+	in_ct rm -f "$SIMSTATS"
+	in_ct systemctl kill -s USR1 qmapd-sim.service
+	wait_for 5 "qmapd-sim's counters" in_ct test -s "$SIMSTATS"
+}
+sim_counter() { in_ct sed -n "s/^$1=//p" "$SIMSTATS"; }
+# Each mux is ipv4v6: two QMI sessions (an IPv4 and an IPv6 client), four in all.
+SESSIONS=4
+stopped_by_host() { grep -c 'stopped by the host' "$CT_ROOT$SIMLOG" || true; }
+released_up() { grep -c 'released with a session up' "$CT_ROOT$SIMLOG" || true; }
+mux_devices() { in_ct ip -o link show | grep -c ': qmap' || true; }
+ensure_running() { # a check that stopped or lost qmapd leaves it running for the next
+	is_active || in_ct systemctl start qmapd.service
+	wait_for 30 "both sessions connected" muxes_connected
+}
+
+# --- the checks, in order; each runs in a subshell: `fail` ends the check, not the test.
+check_start_ready() {
+	in_ct systemctl start qmapd.service || fail "systemctl start qmapd failed"
+	expect_eq "ActiveState" "$(prop qmapd.service ActiveState)" active
+	expect_eq "SubState" "$(prop qmapd.service SubState)" running
+	# Type=notify: start returns, and the unit is active, only after READY=1.
+	expect_eq "Type" "$(prop qmapd.service Type)" notify
+	expect_eq "NRestarts" "$(prop qmapd.service NRestarts)" 0
+	expect_ge "READY=1 from qmapd" "$(notified "$(prop qmapd.service MainPID)" READY=1)" 1
+	[ -z "$(prop qmapd.service DropInPaths)" ] || fail "drop-ins: $(prop qmapd.service DropInPaths)"
+	# The tree's unit names /usr/sbin/qmapd, as installed for /usr: the same file.
+	local unit
+	unit=$(prop qmapd.service FragmentPath)
+	cmp -s "$CT_ROOT$unit" "$SOURCE_DIR/systemd/qmapd.service" ||
+		fail "$unit differs from the tree's systemd/qmapd.service"
+	echo "ok: $unit is the tree's unit, no drop-in"
+	wait_for 30 "both sessions connected" muxes_connected
+}
+
+check_journal_clean() {
+	local w
+	w=$(journal_qmapd -p warning --after-cursor="$CURSOR")
+	[ -z "$w" ] || fail "warnings in qmapd's journal:"$'\n'"$w"
+	echo "ok: no warning in journalctl -u qmapd"
+}
+
+# The unit's sandbox as the running qmapd has it: what a real systemd applied, not what the
+# file says (tests/lint/systemd-security.sh scores the file).
+check_sandbox() {
+	local pid st
+	pid=$(prop qmapd.service MainPID)
+	st=$(in_ct cat "/proc/$pid/status")
+	# CapabilityBoundingSet=CAP_NET_ADMIN CAP_BPF: bits 12 and 39, nothing else.
+	expect_eq "CapBnd" "$(sed -n 's/^CapBnd:\t//p' <<<"$st")" 0000008000001000
+	expect_eq "CapEff" "$(sed -n 's/^CapEff:\t//p' <<<"$st")" 0000008000001000
+	expect_eq "NoNewPrivs" "$(sed -n 's/^NoNewPrivs:\t//p' <<<"$st")" 1
+	expect_eq "Seccomp (filter mode)" "$(sed -n 's/^Seccomp:\t//p' <<<"$st")" 2
+	# ProtectSystem=strict: / read-only in qmapd's mount namespace, /run/qmapd writable.
+	in_ct nsenter -t "$pid" -m sh -c ': >>/etc/qmapd/qmapd.conf' 2>/dev/null &&
+		fail "/etc is writable in qmapd's mount namespace"
+	in_ct nsenter -t "$pid" -m sh -c 'findmnt -n -o OPTIONS -T /usr | grep -q "^ro"' ||
+		fail "/usr is not read-only in qmapd's mount namespace"
+	in_ct nsenter -t "$pid" -m test -d /run/qmapd || fail "no /run/qmapd for qmapd"
+	echo "ok: capabilities, no_new_privs, seccomp and a read-only / as the unit says"
+	# XDP under the filter: bpf(2) allowed back after @privileged, CAP_BPF kept.
+	expect_eq "muxes with XDP attached" \
+		"$(journal_qmapd --after-cursor="$CURSOR" | grep -c 'device ready, tap+xdp')" 2
+}
+
+check_mux_ping() {
+	local t
+	for t in 198.51.100.1 198.51.100.2 2001:db8:ff::1 2001:db8:ff::2; do
+		in_ct ping -c 3 -i 0.2 -W 2 "$t" >/dev/null || fail "ping $t through the mux"
+	done
+	sim_stats
+	expect_ge "sim: downlink datagrams" "$(sim_counter dl_datagrams)" 12
+	echo "ok: both muxes carry a ping, IPv4 and IPv6"
+}
+
+check_reload() {
+	local pid before ready
+	pid=$(prop qmapd.service MainPID)
+	before=$(journal_qmapd | grep -c 'reload: muxes:' || true)
+	ready=$(notified "$pid" READY=1)
+	in_ct systemctl reload qmapd.service || fail "systemctl reload qmapd failed"
+	wait_for 10 "qmapd's reload in the journal" \
+		eval '[ "$(journal_qmapd | grep -c "reload: muxes:")" -gt "$before" ]'
+	wait_for 10 "qmapd active again" is_active
+	expect_eq "SubState after reload" "$(prop qmapd.service SubState)" running
+	expect_eq "MainPID after reload" "$(prop qmapd.service MainPID)" "$pid"
+	journal_qmapd | grep -q 'Reloaded' || fail "no 'Reloaded' from systemd in the journal"
+	expect_ge "RELOADING=1 from qmapd" "$(notified "$pid" RELOADING=1)" 1
+	wait_for 5 "READY=1 after RELOADING=1" eval '[ "$(notified "$pid" READY=1)" -gt "$ready" ]'
+	echo "ok: reload (RELOADING=1 .. READY=1) seen: $(journal_qmapd | grep 'reload: muxes:' | tail -1)"
+}
+
+check_group_access() {
+	in_ct sh -c 'id qmapd-in >/dev/null 2>&1 || useradd -M -G qmapd qmapd-in
+		id qmapd-out >/dev/null 2>&1 || useradd -M qmapd-out' || fail "useradd"
+	in_ct setpriv --reuid=qmapd-in --regid=qmapd-in --init-groups qmapctl status >/dev/null ||
+		fail "a member of group qmapd cannot read the status"
+	echo "ok: a member of group qmapd reads the status"
+	if in_ct setpriv --reuid=qmapd-out --regid=qmapd-out --init-groups qmapctl status \
+		>/dev/null 2>&1; then
+		fail "a user outside group qmapd read the status"
+	fi
+	echo "ok: a user outside group qmapd cannot"
+}
+
+check_dbus_mm() {
+	in_ct busctl --system status org.freedesktop.ModemManager1 >/dev/null ||
+		fail "org.freedesktop.ModemManager1 not on the container's system bus"
+	local owner
+	owner=$(in_ct busctl --system status org.freedesktop.ModemManager1 | sed -n 's/^PID=//p')
+	expect_eq "the name's owner" "$owner" "$(prop qmapd.service MainPID)"
+	local out
+	out=$(in_ct /opt/qmapd-test/mmcli -L) || fail "mmcli -L failed"
+	[[ $out == *"/org/freedesktop/ModemManager1/Modem/"* ]] || fail "mmcli -L lists no modem: $out"
+	echo "ok: mmcli -L: $(echo $out)"
+}
+
+check_watchdog() {
+	local t0
+	expect_eq "WatchdogUSec" "$(prop qmapd.service WatchdogUSec)" 30s
+	t0=$(prop qmapd.service WatchdogTimestampMonotonic)
+	wait_for 20 "a WATCHDOG=1 (WatchdogTimestamp moving)" \
+		eval '[ "$(prop qmapd.service WatchdogTimestampMonotonic)" != "$t0" ]'
+	! in_ct journalctl -b --no-pager -q -u qmapd.service | grep -qi 'watchdog timeout' ||
+		fail "watchdog timeout in the journal"
+	expect_eq "NRestarts" "$(prop qmapd.service NRestarts)" 0
+	echo "ok: the watchdog is fed"
+}
+
+check_dbus_restart() {
+	local pid
+	pid=$(prop qmapd.service MainPID)
+	in_ct systemctl restart dbus.service || fail "systemctl restart dbus"
+	sleep 2
+	is_active || fail "qmapd is $(prop qmapd.service ActiveState) after the bus restart" \
+		"($(journal_qmapd -n 3 | tr '\n' ' '))"
+	expect_eq "MainPID" "$(prop qmapd.service MainPID)" "$pid"
+	wait_for 10 "the name back on the bus" \
+		in_ct busctl --system status org.freedesktop.ModemManager1
+	muxes_connected || fail "sessions down after the bus restart"
+	echo "ok: qmapd survived a bus restart and is back on the bus"
+}
+
+check_reload_refused() {
+	echo "bogus-key = 1" >>"$CT_ROOT/etc/qmapd/qmapd.conf"
+	local rc=0
+	in_ct systemctl reload qmapd.service || rc=$?
+	cp "$CT_DIR/qmapd.conf.good" "$CT_ROOT/etc/qmapd/qmapd.conf"
+	sleep 1
+	is_active || fail "qmapd not active after a refused reload"
+	[ $rc -ne 0 ] || fail "systemctl reload returned 0 with a refused config" \
+		"(StatusText: '$(prop qmapd.service StatusText)')"
+	echo "ok: systemctl reload failed ($rc) on a refused config"
+}
+
+check_stop() {
+	ensure_running
+	local s0 r0 t1 t2
+	s0=$(stopped_by_host)
+	r0=$(released_up)
+	t1=$(date +%s%N)
+	in_ct systemctl stop qmapd.service || fail "systemctl stop qmapd"
+	t2=$(date +%s%N)
+	local ms=$(((t2 - t1) / 1000000))
+	expect_eq "ActiveState" "$(prop qmapd.service ActiveState)" inactive
+	expect_eq "Result" "$(prop qmapd.service Result)" success
+	[ "$ms" -lt 20000 ] || fail "stop took $ms ms (TimeoutStopSec=20s)"
+	echo "ok: stopped in $ms ms"
+	expect_eq "mux devices left" "$(mux_devices)" 0
+	sim_stats
+	expect_eq "sim: sessions up" "$(sim_counter qmi_muxes_connected)" 0
+	expect_eq "sim: sessions stopped by the host" "$(($(stopped_by_host) - s0))" "$SESSIONS"
+	expect_eq "sim: clients released with a session up" "$(($(released_up) - r0))" 0
+}
+
+check_socket_activation() {
+	if is_active; then in_ct systemctl stop qmapd.service 2>/dev/null; fi
+	is_active && fail "qmapd still running"
+	expect_eq "qmapd.socket" "$(prop qmapd.socket SubState)" listening
+	ctl status >/dev/null || fail "qmapctl status through the socket"
+	is_active || fail "qmapctl status did not start qmapd"
+	echo "ok: qmapctl status started qmapd through qmapd.socket"
+	wait_for 30 "both sessions connected" muxes_connected
+}
+
+check_dbus_activation() {
+	in_ct systemctl stop qmapd.service || fail "systemctl stop qmapd"
+	is_active && fail "qmapd still running"
+	# A client's first call to the name, as NetworkManager's: dbus-daemon asks systemd for
+	# the activation file's unit (mmcli itself never auto-starts ModemManager).
+	in_ct busctl --system call org.freedesktop.ModemManager1 /org/freedesktop/ModemManager1 \
+		org.freedesktop.DBus.ObjectManager GetManagedObjects >/dev/null ||
+		fail "a call to org.freedesktop.ModemManager1 with qmapd stopped failed"
+	is_active || fail "the call did not start qmapd"
+	expect_eq "the alias" "$(in_ct systemctl show -P Id dbus-org.freedesktop.ModemManager1.service)" \
+		qmapd.service
+	echo "ok: D-Bus activation of org.freedesktop.ModemManager1 started qmapd"
+	wait_for 10 "mmcli -L listing the modem" \
+		eval 'in_ct /opt/qmapd-test/mmcli -L 2>/dev/null | grep -q /Modem/'
+	wait_for 30 "both sessions connected" muxes_connected
+}
+
+check_poweroff() {
+	ensure_running
+	local s0 r0
+	s0=$(stopped_by_host)
+	r0=$(released_up)
+	in_ct systemctl poweroff --no-block || fail "systemctl poweroff"
+	wait_for 60 "the container to power off" eval '! ct_running'
+	local stats=$CT_ROOT$SIMSTATS
+	[ -s "$stats" ] || fail "qmapd-sim wrote no counters at exit"
+	expect_eq "sim: sessions up at its exit" "$(sed -n 's/^qmi_muxes_connected=//p' "$stats")" 0
+	expect_eq "sim: sessions stopped by the host" "$(($(stopped_by_host) - s0))" "$SESSIONS"
+	expect_eq "sim: clients released with a session up" "$(($(released_up) - r0))" 0
+}
+
+CHECKS=(start_ready journal_clean sandbox mux_ping reload group_access dbus_mm watchdog dbus_restart
+	reload_refused stop socket_activation dbus_activation poweroff)
+RESULTS=()
+failed=0
+for c in "${CHECKS[@]}"; do
+	known=no
+	[[ " $KNOWN_FAILURES " == *" $c "* ]] && known=yes
+	[[ " $KNOWN_RACES " == *" $c "* ]] && known=race
+	echo "== check $c"
+	[ "$c" = poweroff ] || ct_running || { RESULTS+=("FAIL $c (the container is gone)"); failed=1; continue; }
+	set +e
+	(
+		set -e
+		"check_$c"
+	)
+	rc=$?
+	set -e
+	if [ $known = race ]; then
+		r="KNOWN FAILURE $c"
+		[ $rc -ne 0 ] || r="PASS $c"
+		RESULTS+=("$r (a known race, listed in KNOWN_RACES_DEFAULT: either result is possible)")
+	elif [ $rc -eq 0 ] && [ $known = no ]; then
+		RESULTS+=("PASS $c")
+	elif [ $rc -eq 0 ]; then
+		RESULTS+=("FAIL $c: passes but is listed as a known failure (take it off the list)")
+		failed=1
+	elif [ $known = yes ]; then
+		RESULTS+=("KNOWN FAILURE $c (listed in KNOWN_FAILURES_DEFAULT)")
+	else
+		RESULTS+=("FAIL $c")
+		failed=1
+	fi
+	# The next checks expect qmapd up with its sessions, unless this was the last.
+	[ "$c" = poweroff ] || [ $rc -eq 0 ] || (ensure_running) >/dev/null 2>&1 || true
+done
+
+# The journal lives on in the overlay; qmapd's lines without its counter dumps at exit.
+journalctl -D "$CT_ROOT/var/log/journal" --no-pager -q -o short-monotonic -p info \
+	-u qmapd.service -u qmapd.socket -u qmapd-sim.service >"$CT_DIR/qmapd.journal" 2>&1 || true
+if [ -s "$CT_DIR/qmapd.journal" ]; then
+	echo "== journal of qmapd and qmapd-sim, the last 50 lines (up to the poweroff)"
+	grep -v '=[0-9]* [a-z_]*=' "$CT_DIR/qmapd.journal" | tail -n 50 | cut -c 1-200
+fi
+echo "== summary ($((SECONDS - T0)) s)"
+printf '  %s\n' "${RESULTS[@]}"
+exit $failed
