@@ -4,6 +4,7 @@
  * JOURNAL_STREAM is "DEV:INO" of the file stderr is (systemd.exec(5)); plain lines
  * otherwise. stderr goes to a temporary file whose device and inode play the journal's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -34,7 +35,8 @@ static void redirect_stderr(char ret_stream[static 64])
 	struct stat st;
 	int fd;
 
-	snprintf(out_path, sizeof(out_path), "%s/%u", tmp_dir, n_files++);
+	/* The pid too: a forked case's child counts on in its own copy of n_files. */
+	snprintf(out_path, sizeof(out_path), "%s/%d-%u", tmp_dir, (int)getpid(), n_files++);
 	fflush(stderr);
 	fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st) < 0 || dup2(fd, STDERR_FILENO) < 0) {
@@ -353,8 +355,22 @@ TEST(not_journal)
 	expect_plain("99999999999999999999:1", __LINE__);
 }
 
+/* What a forked case's child left (it aborts on purpose before restoring stderr), then the
+ * directory. */
 static void remove_tmp_dir(void)
 {
+	DIR *d = opendir(tmp_dir);
+	struct dirent *e;
+	char path[sizeof(tmp_dir) + 1 + sizeof(e->d_name)];
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
 	rmdir(tmp_dir);
 }
 
