@@ -99,6 +99,22 @@ static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_timer_start(loop, &q->stop_poll);
 }
 
+/*
+ * SIGHUP and `qmapctl reload` (what ExecReload= runs, so that `systemctl reload` fails with
+ * the reason when the file is refused): RELOADING=1 ... READY=1 either way, so a reload asked
+ * for on the control socket by hand also shows in systemctl. Under ExecReload= systemd 252
+ * ends the reload when qmapctl exits and takes the result from its status.
+ */
+static int qmapd_reload(struct qmapd *q, const char *modem, json_t **ret, char *err, size_t errlen)
+{
+	int r;
+
+	notify_reloading();
+	r = manager_reload(q->manager, modem, ret, err, errlen);
+	notify_ready();
+	return r;
+}
+
 static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct qmapd *q = w->data;
@@ -107,11 +123,9 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	notify_reloading();
 	log_info("received SIGHUP, reloading the configuration");
-	manager_reload(q->manager, NULL, &reply, result, sizeof(result));
+	qmapd_reload(q, NULL, &reply, result, sizeof(result));
 	json_decref(reply);
-	notify_ready();
 }
 
 /*
@@ -391,7 +405,7 @@ static int ops_mux_del(void *q, const char *modem, unsigned id, json_t **ret, ch
 
 static int ops_reload(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_reload(MANAGER(q), modem, ret, err, errlen);
+	return qmapd_reload(q, modem, ret, err, errlen);
 }
 
 static const struct control_ops control_ops = {
