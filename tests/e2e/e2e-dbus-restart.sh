@@ -5,7 +5,7 @@
 # at the same address qmapd owns org.freedesktop.ModemManager1 again with the modem and the
 # bearer of its config mux, as mmcli -L and -m show. qmapd is given the bus as a system bus
 # ([dbus] enabled = yes, DBUS_SYSTEM_BUS_ADDRESS), not with --dbus-address, so that it takes
-# the path a real boot takes. Needs root; namespaces it creates and deletes.
+# the path a real boot takes. Also: READY=1 comes once the name is owned. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -61,6 +61,13 @@ wait_for 30 "the config's mux connected, as a bearer" config_bearer_connected
 wait_for 10 "a.1 with carrier" has_carrier "$NS_HOST" a.1
 in_host ping -c 1 -W 2 198.51.100.1 >/dev/null || fail "no ping through a.1 before the test"
 echo "ok: mmcli -L lists the modem, its config mux is a connected bearer, a.1 carries a ping"
+# READY=1 (logged as "running" where it is sent) waits for the name, so that a client ordered
+# after qmapd.service finds it.
+owning=$(grep -n "dbus: owning org.freedesktop.ModemManager1" "$E2E_TMP/qmapd.log" | head -n1 | cut -d: -f1)
+running=$(grep -n "qmapd .*: running" "$E2E_TMP/qmapd.log" | head -n1 | cut -d: -f1)
+[ -n "$owning" ] && [ -n "$running" ] && [ "$owning" -lt "$running" ] ||
+	fail "qmapd said it runs (READY=1) before it owned the name (log lines ${running:-?}, ${owning:-?})"
+echo "ok: READY=1 after the name was owned"
 
 # A ping every 0.2 s from before the bus goes until after it is back.
 # ip netns exec execs ping, so $! is ping itself, which handles SIGINT (a background
