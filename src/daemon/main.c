@@ -45,6 +45,7 @@ struct qmapd {
 	struct instance *instance;
 	const char *stats_file;
 	const char *dbus_address;
+	const char *control_socket;
 	ev_signal sig_term;
 	ev_signal sig_int;
 	ev_signal sig_hup;
@@ -98,6 +99,22 @@ static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_timer_start(loop, &q->stop_poll);
 }
 
+/*
+ * SIGHUP and `qmapctl reload` (what ExecReload= runs, so that `systemctl reload` fails with
+ * the reason when the file is refused): RELOADING=1 ... READY=1 either way, so a reload asked
+ * for on the control socket by hand also shows in systemctl. Under ExecReload= systemd 252
+ * ends the reload when qmapctl exits and takes the result from its status.
+ */
+static int qmapd_reload(struct qmapd *q, const char *modem, json_t **ret, char *err, size_t errlen)
+{
+	int r;
+
+	notify_reloading();
+	r = manager_reload(q->manager, modem, ret, err, errlen);
+	notify_ready();
+	return r;
+}
+
 static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct qmapd *q = w->data;
@@ -106,11 +123,23 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	notify_reloading();
 	log_info("received SIGHUP, reloading the configuration");
-	manager_reload(q->manager, NULL, &reply, result, sizeof(result));
+	qmapd_reload(q, NULL, &reply, result, sizeof(result));
 	json_decref(reply);
+}
+
+/*
+ * Ready means: configuration loaded and qmapctl can connect (not: the modem is up), and, with
+ * D-Bus, the name owned or known to be unavailable. Not BusName= in the unit: for
+ * Type=notify it does not delay readiness, and systemd refuses to load two units with the
+ * same BusName=, which ModemManager.service has.
+ */
+static void qmapd_ready(void *userdata)
+{
+	struct qmapd *q = userdata;
+
 	notify_ready();
+	log_info("qmapd %s: running, control socket %s", QMAPD_VERSION, q->control_socket);
 }
 
 static void on_usr1(struct ev_loop *loop, ev_signal *w, int revents)
@@ -376,7 +405,7 @@ static int ops_mux_del(void *q, const char *modem, unsigned id, json_t **ret, ch
 
 static int ops_reload(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_reload(MANAGER(q), modem, ret, err, errlen);
+	return qmapd_reload(q, modem, ret, err, errlen);
 }
 
 static const struct control_ops control_ops = {
@@ -448,6 +477,7 @@ int main(int argc, char **argv)
 	char admin_group[sizeof(config->device.admin_group)];
 	snprintf(control_socket, sizeof(control_socket), "%s", config->device.control_socket);
 	snprintf(admin_group, sizeof(admin_group), "%s", config->device.admin_group);
+	q.control_socket = control_socket;
 	enum config_dbus dbus;
 	char dbus_text[512], dir[sizeof(config->device.control_socket) + 8];
 	r = dbus_decide(config, q.dbus_address, &dbus, dbus_text, sizeof(dbus_text));
@@ -471,7 +501,7 @@ int main(int argc, char **argv)
 		log_error_errno(r, "cannot listen on %s", control_socket);
 		goto finish;
 	}
-	r = mm_dbus_new(q.manager, dbus, q.dbus_address, admin_group, &q.dbus);
+	r = mm_dbus_new(q.manager, dbus, q.dbus_address, admin_group, qmapd_ready, &q, &q.dbus);
 	if (r < 0) {
 		log_error_errno(r, "cannot set up ModemManager's D-Bus API");
 		goto finish;
@@ -494,9 +524,10 @@ int main(int argc, char **argv)
 	r = notify_init(q.loop);
 	if (r < 0)
 		log_warning_errno(r, "cannot set up the systemd watchdog");
-	/* Ready means: configuration loaded and qmapctl can connect (not: the modem is up). */
-	notify_ready();
-	log_info("qmapd %s: running, control socket %s", QMAPD_VERSION, control_socket);
+	/* With D-Bus, ready waits for the name (qmapd_ready() from the loop), so that a client
+	 * ordered after qmapd finds ModemManager's API. */
+	if (!q.dbus)
+		qmapd_ready(&q);
 
 	ev_run(q.loop, 0);
 	qmapd_write_stats(&q);

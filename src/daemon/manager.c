@@ -45,6 +45,9 @@ struct manager {
 	size_t n_names;
 	struct manager_observer observer;
 	void *observer_data;
+	/* Why the last reload's file was refused, "" after one that was taken: STATUS= says it
+	 * until then, so `systemctl status` shows that the file on disk is not what runs. */
+	char refused[sizeof(((struct config *)0)->path) + sizeof(": ") + CONFIG_ERROR_MAX];
 };
 
 static void config_freep(struct config **c)
@@ -73,32 +76,37 @@ static struct entry *manager_find(const struct manager *m, const char *name)
 static void manager_update_status(struct manager *m)
 {
 	unsigned n = manager_count(m), total = 0, connected = 0;
-	char line[512] = "";
+	char line[512] = "", status[768];
 	size_t o = 0;
 
 	if (n == 0) {
-		notify_status("no modem%s", m->config->discovery ? " yet (discovery)" : "");
-		return;
-	}
-	for (const struct entry *e = m->entries; e; e = e->next) {
-		unsigned t, c;
-
-		modem_count_muxes(e->modem, &t, &c);
-		total += t;
-		connected += c;
-		if (o < sizeof(line))
-			o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %s %u/%u",
-					      o ? ", " : "", modem_name(e->modem),
-					      modem_state(e->modem), c, t);
-	}
-	if (n == 1) {
+		snprintf(status, sizeof(status), "no modem%s",
+			 m->config->discovery ? " yet (discovery)" : "");
+	} else if (n == 1) {
 		modem_count_muxes(m->entries->modem, &total, &connected);
-		notify_status("modem %s %s, %u of %u mux(es) connected",
-			      modem_name(m->entries->modem), modem_state(m->entries->modem),
-			      connected, total);
-		return;
+		snprintf(status, sizeof(status), "modem %s %s, %u of %u mux(es) connected",
+			 modem_name(m->entries->modem), modem_state(m->entries->modem), connected,
+			 total);
+	} else {
+		for (const struct entry *e = m->entries; e; e = e->next) {
+			unsigned t, c;
+
+			modem_count_muxes(e->modem, &t, &c);
+			total += t;
+			connected += c;
+			if (o < sizeof(line))
+				o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %s %u/%u",
+						      o ? ", " : "", modem_name(e->modem),
+						      modem_state(e->modem), c, t);
+		}
+		snprintf(status, sizeof(status), "%u modems, %u of %u mux(es) connected: %s", n,
+			 connected, total, line);
 	}
-	notify_status("%u modems, %u of %u mux(es) connected: %s", n, connected, total, line);
+	if (m->refused[0])
+		notify_status("reload refused: %s; running with the previous configuration; %s",
+			      m->refused, status);
+	else
+		notify_status("%s", status);
 }
 
 static void on_modem_change(void *userdata, struct modem *modem)
@@ -502,6 +510,8 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	if (r < 0) {
 		snprintf(err, errlen, "%s; keeping the running configuration", perr);
 		log_error("reload: %s", err);
+		snprintf(m->refused, sizeof(m->refused), "%s", perr);
+		manager_update_status(m);
 		return not_routing(r);
 	}
 	r = reload_check_names(m, next, perr, sizeof(perr));
@@ -509,8 +519,11 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		snprintf(err, errlen, "%s: %s; keeping the running configuration", m->config->path,
 			 perr);
 		log_error("reload: %s", err);
+		snprintf(m->refused, sizeof(m->refused), "%s: %s", m->config->path, perr);
+		manager_update_status(m);
 		return r;
 	}
+	m->refused[0] = '\0';
 	if (strcmp(next->device.control_socket, m->config->device.control_socket) != 0 ||
 	    strcmp(next->device.admin_group, m->config->device.admin_group) != 0 ||
 	    next->discovery != m->config->discovery || next->n_exclude != m->config->n_exclude ||

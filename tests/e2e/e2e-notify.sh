@@ -4,7 +4,9 @@
 #   READY=1 once the config is loaded and the control socket listens, with no modem at all;
 #   WATCHDOG=1 from the main loop at half of WATCHDOG_USEC; STATUS= lines;
 #   SIGHUP: RELOADING=1 (with MONOTONIC_USEC=) then READY=1, also when the new config is
-#   invalid, and qmapd keeps running on the old one;
+#   invalid, and qmapd keeps running on the old one; STATUS= then says the reload was
+#   refused and why, until a reload takes a file; `qmapctl reload` (the unit's ExecReload=)
+#   exits 1 with the reason on a refused file, with RELOADING=1 ... READY=1 as well;
 #   SIGTERM: STOPPING=1, exit 0;
 #   no WATCHDOG=1 when WATCHDOG_PID names another process (libqmi's qmi-proxy child).
 # No muxes and `control = none`, so no modem, device or QMI is involved; as root it still
@@ -14,6 +16,8 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 need python3 python3
 PYTHON=$(command -v python3)
 [ -x "$QMAPD" ] || fail "$QMAPD not built (set BUILD_DIR)"
+QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
+[ -x "$QMAPCTL" ] || fail "$QMAPCTL not built (set BUILD_DIR)"
 
 TMP=$(mktemp -d /tmp/qmapd-notify.XXXXXX)
 NS=
@@ -178,7 +182,30 @@ test -S "$TMP/control" || fail "control socket gone after a failed reload"
 mark=$(last_line)
 wait_msg WATCHDOG=1 "$mark" 2 >/dev/null
 echo "ok: SIGHUP with an invalid config: RELOADING=1, READY=1, still running, watchdog alive"
+# STATUS= says the file was refused, with the reason, until a reload takes a file.
+last_status() { sed -n "$(lines_after STATUS 0 | tail -n1)p" "$TMP/notify.txt" | cut -d= -f2-; }
+status=$(last_status)
+[[ $status == "reload refused: "*"qmap-version '7'"*"; running with the previous configuration; "* ]] ||
+	fail "STATUS= after a refused reload: '$status'"
+echo "ok: STATUS=$status"
+
+# `qmapctl reload`, what the unit's ExecReload= runs: exit 1 and the reason on stderr, so
+# that `systemctl reload` fails with it; RELOADING=1 ... READY=1 as for SIGHUP.
+mark=$(last_line)
+rc=0
+"$QMAPCTL" -s "$TMP/control" reload 2>"$TMP/qmapctl.err" || rc=$?
+expect_eq "qmapctl reload exit status on a refused file" "$rc" 1
+grep -q "qmap-version '7'" "$TMP/qmapctl.err" ||
+	fail "qmapctl reload did not say why the file was refused: $(cat "$TMP/qmapctl.err")"
+reloading=$(wait_msg RELOADING=1 "$mark" 5)
+wait_msg READY=1 "$reloading" 5 >/dev/null
+echo "ok: qmapctl reload on a refused file: exit 1, $(head -n1 "$TMP/qmapctl.err")"
+
 write_conf "$TMP/qmapd.conf"
+"$QMAPCTL" -s "$TMP/control" reload || fail "qmapctl reload of a valid file failed"
+status=$(last_status)
+[[ $status != *"reload refused"* ]] || fail "STATUS= still says refused after a good reload: '$status'"
+echo "ok: qmapctl reload of a valid file: exit 0, STATUS=$status"
 
 # SIGTERM: a clean exit, and STOPPING=1 on the way.
 mark=$(last_line)

@@ -29,13 +29,19 @@ done
 ! grep -q '^device = sim:' "$etc/qmapd/qmapd.conf" || fail "the installed default configuration is the simulator's"
 [ -f "$root/share/doc/qmapd/examples/sim.conf" ] || fail "the simulator's example is not installed"
 
-# D-Bus activation of ModemManager's name starts the unit that holds the alias the installed
-# unit declares, and the unit never runs beside ModemManager.
+# D-Bus activation of ModemManager's name starts the alias dbus-org.freedesktop.ModemManager1
+# (which the ModemManager compatibility links to qmapd.service), and the unit never runs
+# beside ModemManager.
 unit=$(find "$DEST" -name qmapd.service -path '*/systemd/system/*' | head -1)
 [ -n "$unit" ] || fail "qmapd.service not installed"
 activation=$root/share/dbus-1/system-services/org.freedesktop.ModemManager1.service
 alias=$(sed -n 's/^SystemdService=//p' "$activation")
-grep -qx "Alias=$alias" "$unit" || fail "the activation file starts '$alias', which the unit is not"
+expect_alias=dbus-org.freedesktop.ModemManager1.service
+[ "$alias" = "$expect_alias" ] || fail "the activation file starts '$alias', not $expect_alias"
+# The unit does not claim the alias: enabling ModemManager creates it in /etc, and
+# `systemctl enable qmapd` would then fail on the taken name. The compatibility links it.
+! grep -q "^Alias=.*$expect_alias" "$unit" ||
+	fail "the unit claims $expect_alias in [Install]; enabling it fails while ModemManager is enabled"
 grep -qx "Name=org.freedesktop.ModemManager1" "$activation" || fail "activation file for another name"
 grep -qx "Conflicts=ModemManager.service" "$unit" || fail "the unit does not conflict with ModemManager"
 # dbus-daemon reads the activation file and the policy as installed: a private bus with both

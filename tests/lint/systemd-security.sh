@@ -64,7 +64,10 @@ else
 	exit 77
 fi
 mkdir "$tmp/units"
-sed "s|^ExecStart=/usr/sbin/qmapd|ExecStart=$qmapd_bin|" "$UNIT" >"$tmp/units/qmapd.service"
+# ExecReload= runs qmapctl, built beside qmapd.
+sed -e "s|^ExecStart=/usr/sbin/qmapd|ExecStart=$qmapd_bin|" \
+	-e "s|^ExecReload=/usr/bin/qmapctl|ExecReload=$(dirname "$qmapd_bin")/qmapctl|" \
+	"$UNIT" >"$tmp/units/qmapd.service"
 cp "$SOURCE_DIR/systemd/qmapd.socket" "$tmp/units/"
 
 # Documentation=man:... must name pages we ship: give man(1) the source pages, if it exists.

@@ -554,6 +554,14 @@ void mmd_bearer_export(struct mmd_bearer *b)
 	b->exported = true;
 }
 
+void mmd_bearer_unexport(struct mmd_bearer *b)
+{
+	if (!b->exported)
+		return;
+	g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(b->iface));
+	b->exported = false;
+}
+
 void mmd_bearer_free(struct mmd_bearer *b, const char *why)
 {
 	if (!b)

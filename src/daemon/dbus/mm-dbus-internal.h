@@ -78,6 +78,14 @@ struct mmd_modem {
 struct mm_dbus {
 	struct manager *manager;
 	GDBusConnection *conn;
+	char *address;	   /* where the bus is: connected to again after it went away */
+	gulong closed_id;  /* the connection's "closed" handler */
+	guint retry_id;	   /* the timeout of the next connection attempt */
+	unsigned retry_ms; /* its delay, doubled per failure up to MMD_RETRY_MAX_MS */
+	bool lost;	   /* the bus went away: connect failures until it is back are quiet */
+	guint ready_id;	   /* the timeout after which ready does not wait for the bus */
+	void (*ready)(void *userdata); /* once: the name owned, refused or not reachable */
+	void *ready_data;
 	guint owner_id;
 	bool owned; /* the name was ours: losing it later is not "no bus" */
 	GCancellable *cancellable;
@@ -102,12 +110,16 @@ void mmd_schedule_sync(struct mm_dbus *d);
 struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem);
 void mmd_modem_free(struct mmd_modem *mm);
 void mmd_modem_sync(struct mmd_modem *mm);
+/* The bus went away: its bearers and SIM leave the connection (the modem object goes with
+ * the object manager's); the next sync exports them again. */
+void mmd_modem_bus_lost(struct mmd_modem *mm);
 
 /* mm-dbus-bearer.c */
 struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
 				  const struct config_mux *cfg);
 void mmd_bearer_free(struct mmd_bearer *b, const char *why);
 void mmd_bearer_export(struct mmd_bearer *b);
+void mmd_bearer_unexport(struct mmd_bearer *b);
 void mmd_bearer_sync(struct mmd_bearer *b);
 /* Connect a D-Bus bearer: its mux is created; inv is answered once the session is up or
  * has failed. Answers inv itself on an immediate error. */

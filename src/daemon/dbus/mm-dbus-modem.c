@@ -472,6 +472,13 @@ static void modem_unexport(struct mmd_modem *mm)
 	mm->disabled = false;
 }
 
+void mmd_modem_bus_lost(struct mmd_modem *mm)
+{
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
+		mmd_bearer_unexport(b);
+	sim_unexport(mm);
+}
+
 void mmd_modem_sync(struct mmd_modem *mm)
 {
 	bool present = modem_present(mm->modem);

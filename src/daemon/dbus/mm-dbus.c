@@ -8,12 +8,19 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "bus-address.h"
 #include "log.h"
 #include "manager.h"
 #include "mm-dbus-internal.h"
 #include "modem.h"
 
 #define MMD_POLL_SECONDS 2 /* how stale signal and registration may be on the bus */
+/* Reconnection to a bus that went away: first after 250 ms, then doubling up to 2 s. */
+#define MMD_RETRY_MIN_MS 250
+#define MMD_RETRY_MAX_MS 2000
+/* Start-up waits this long for the name before it says ready anyway (a bus that accepts
+ * connections but does not answer must not hold up the boot until TimeoutStartSec=). */
+#define MMD_READY_TIMEOUT_SECONDS 10
 
 void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error)
 {
@@ -155,6 +162,34 @@ static gboolean handle_set_logging(MmGdbusOrgFreedesktopModemManager1 *iface,
 
 /* ---- the bus -------------------------------------------------------------------------- */
 
+static void connect_bus(struct mm_dbus *d);
+
+/* Start-up may say ready: the name is ours, someone else's, or there is no bus. Once. */
+static void settle(struct mm_dbus *d)
+{
+	void (*ready)(void *) = d->ready;
+
+	if (d->ready_id) {
+		g_source_remove(d->ready_id);
+		d->ready_id = 0;
+	}
+	d->ready = NULL;
+	if (ready)
+		ready(d->ready_data);
+}
+
+static gboolean on_ready_timeout(gpointer user_data)
+{
+	struct mm_dbus *d = user_data;
+
+	d->ready_id = 0;
+	log_warning("dbus: no answer from the bus within %d s; running without ModemManager's "
+		    "API until it answers",
+		    MMD_READY_TIMEOUT_SECONDS);
+	settle(d);
+	return G_SOURCE_REMOVE;
+}
+
 static void export_all(struct mm_dbus *d)
 {
 	g_autoptr(GError) error = NULL;
@@ -169,6 +204,20 @@ static void export_all(struct mm_dbus *d)
 	mmd_schedule_sync(d); /* the SIM objects wait for the connection */
 }
 
+/* Every object off the dead connection; the modems, their sessions and the data path stay. */
+static void unexport_all(struct mm_dbus *d)
+{
+	if (d->owner_id) {
+		g_bus_unown_name(d->owner_id);
+		d->owner_id = 0;
+	}
+	d->owned = false;
+	for (struct mmd_modem *mm = d->modems; mm; mm = mm->next)
+		mmd_modem_bus_lost(mm);
+	g_dbus_object_manager_server_set_connection(d->om, NULL);
+	g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(d->iface));
+}
+
 static void on_name_acquired(GDBusConnection *conn, const gchar *name, gpointer user_data)
 {
 	struct mm_dbus *d = user_data;
@@ -176,33 +225,64 @@ static void on_name_acquired(GDBusConnection *conn, const gchar *name, gpointer 
 	(void)conn;
 	d->owned = true;
 	log_info("dbus: owning %s: ModemManager clients can use qmapd", name);
+	settle(d);
 }
 
 static void on_name_lost(GDBusConnection *conn, const gchar *name, gpointer user_data)
 {
 	struct mm_dbus *d = user_data;
 
+	/* A closed connection is on_closed()'s to report. */
+	if (conn && g_dbus_connection_is_closed(conn))
+		return;
 	if (d->owned)
-		log_warning("dbus: lost %s (the bus went away?); ModemManager's API is gone", name);
-	else if (!conn)
-		log_info("dbus: no bus to offer %s on; ModemManager's API is not available", name);
+		log_warning("dbus: lost %s to another process; ModemManager's API is gone", name);
 	else
 		log_warning("dbus: %s is owned by another process (ModemManager?) or not allowed "
 			    "to qmapd by the bus policy; ModemManager's API is not available",
 			    name);
 	d->owned = false;
+	settle(d);
 }
 
-/* The connection exists: export before the name is requested, so that a client that sees
- * the name finds the objects. */
-static void on_bus_acquired(GDBusConnection *conn, const gchar *name, gpointer user_data)
+static gboolean on_retry(gpointer user_data)
 {
 	struct mm_dbus *d = user_data;
 
-	(void)name;
-	if (!d->conn)
-		d->conn = g_object_ref(conn);
-	export_all(d);
+	d->retry_id = 0;
+	connect_bus(d);
+	return G_SOURCE_REMOVE;
+}
+
+/* Connecting to a socket that is not there costs nothing, so the delay stays short: the bus
+ * is back within MMD_RETRY_MAX_MS of its socket reappearing. */
+static void schedule_retry(struct mm_dbus *d)
+{
+	d->retry_ms = d->retry_ms ? MIN(d->retry_ms * 2, MMD_RETRY_MAX_MS) : MMD_RETRY_MIN_MS;
+	d->retry_id = g_timeout_add(d->retry_ms, on_retry, d);
+}
+
+/*
+ * The bus went away (dbus-daemon restarted or crashed). GLib's shared bus connection would
+ * SIGTERM the whole process here (exit-on-close); this one is ours and exit-on-close is off,
+ * so qmapd goes on carrying packets and connect again until the bus is back.
+ */
+static void on_closed(GDBusConnection *conn, gboolean remote_peer_vanished, GError *error,
+		      gpointer user_data)
+{
+	struct mm_dbus *d = user_data;
+
+	(void)remote_peer_vanished;
+	log_warning("dbus: the bus at %s went away%s%s; sessions and the data path go on, "
+		    "ModemManager's API is back when the bus is",
+		    d->address, error ? ": " : "", error ? error->message : "");
+	g_signal_handler_disconnect(conn, d->closed_id);
+	d->closed_id = 0;
+	unexport_all(d);
+	g_clear_object(&d->conn);
+	d->lost = true;
+	d->retry_ms = 0;
+	schedule_retry(d);
 }
 
 static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -213,19 +293,45 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 
 	(void)src;
 	if (!conn) {
-		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-			log_warning("dbus: cannot connect to the bus: %s", error->message);
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			return;
+		if (!d->lost)
+			log_warning("dbus: cannot connect to the bus at %s: %s; trying again",
+				    d->address, error->message);
+		else
+			log_debug("dbus: cannot connect to the bus at %s: %s", d->address,
+				  error->message);
+		d->lost = true;
+		settle(d); /* no bus: ready without it */
+		schedule_retry(d);
 		return;
 	}
+	if (d->lost)
+		log_info("dbus: the bus at %s is back", d->address);
+	d->lost = false;
+	d->retry_ms = 0;
 	d->conn = conn;
+	g_dbus_connection_set_exit_on_close(conn, FALSE);
+	d->closed_id = g_signal_connect(conn, "closed", G_CALLBACK(on_closed), d);
+	/* Export before the name is requested, so that a client that sees the name finds the
+	 * objects. */
 	export_all(d);
 	d->owner_id =
 		g_bus_own_name_on_connection(conn, MM_DBUS_SERVICE, G_BUS_NAME_OWNER_FLAGS_NONE,
 					     on_name_acquired, on_name_lost, d, NULL);
 }
 
+static void connect_bus(struct mm_dbus *d)
+{
+	g_dbus_connection_new_for_address(d->address,
+					  G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+						  G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+					  NULL, d->cancellable, on_connection, d);
+}
+
 int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *address,
-		const char *admin_group, struct mm_dbus **ret)
+		const char *admin_group, void (*ready)(void *userdata), void *userdata,
+		struct mm_dbus **ret)
 {
 	struct mm_dbus *d;
 	static const struct manager_observer observer = { .on_added = on_added,
@@ -238,7 +344,15 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	/* Our own connection, never GLib's shared one (g_bus_get), which exits on close. */
+	d->address = address ? strdup(address) : bus_address(bus);
+	if (!d->address) {
+		free(d);
+		return -ENOMEM;
+	}
 	d->manager = manager;
+	d->ready = ready;
+	d->ready_data = userdata;
 	snprintf(d->admin_group, sizeof(d->admin_group), "%s", admin_group ?: "");
 	d->errors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	d->cancellable = g_cancellable_new();
@@ -255,20 +369,11 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	manager_set_observer(manager, &observer, d);
 	on_sync(d); /* the modems that exist: their objects, before the bus sees any */
 	d->poll_id = g_timeout_add_seconds(MMD_POLL_SECONDS, on_poll, d);
+	if (d->ready)
+		d->ready_id = g_timeout_add_seconds(MMD_READY_TIMEOUT_SECONDS, on_ready_timeout, d);
 
-	if (address) {
-		log_info("dbus: connecting to %s", address);
-		g_dbus_connection_new_for_address(
-			address,
-			G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
-				G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-			NULL, d->cancellable, on_connection, d);
-	} else {
-		d->owner_id = g_bus_own_name(
-			bus == CONFIG_DBUS_SESSION ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM,
-			MM_DBUS_SERVICE, G_BUS_NAME_OWNER_FLAGS_NONE, on_bus_acquired,
-			on_name_acquired, on_name_lost, d, NULL);
-	}
+	log_info("dbus: connecting to %s", d->address);
+	connect_bus(d);
 	*ret = d;
 	return 0;
 }
@@ -288,8 +393,14 @@ struct mm_dbus *mm_dbus_free(struct mm_dbus *d)
 		d->modems = mm->next;
 		mmd_modem_free(mm);
 	}
+	if (d->retry_id)
+		g_source_remove(d->retry_id);
+	if (d->ready_id)
+		g_source_remove(d->ready_id);
 	if (d->owner_id)
 		g_bus_unown_name(d->owner_id);
+	if (d->closed_id)
+		g_signal_handler_disconnect(d->conn, d->closed_id);
 	if (d->conn)
 		g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(d->iface));
 	mmd_auth_unwatch(d, d->iface);
@@ -300,6 +411,7 @@ struct mm_dbus *mm_dbus_free(struct mm_dbus *d)
 	g_clear_object(&d->conn);
 	g_clear_object(&d->cancellable);
 	g_hash_table_destroy(d->errors);
+	free(d->address);
 	free(d);
 	return NULL;
 }

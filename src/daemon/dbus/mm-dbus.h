@@ -24,11 +24,16 @@ struct mm_dbus;
 /*
  * Follow the manager's modems and own the name on bus (address: a D-Bus address that wins
  * over bus, for tests; NULL otherwise). Methods that change state are for root and members
- * of admin_group (NULL or "": root only), as on the control socket. The connection is made asynchronously: no bus, or
- * the name owned by someone else, is logged and leaves qmapd running without it. 0 or -errno.
+ * of admin_group (NULL or "": root only), as on the control socket. The connection is qmapd's
+ * own and made asynchronously: no bus, or the name owned by someone else, is logged and
+ * leaves qmapd running without it; a bus that goes away is connected to again, and the name
+ * and the objects come back with it. ready(userdata), if not NULL, is called once the name
+ * is owned, refused or no bus answered (at the latest after 10 s), so that start-up can say
+ * ready when clients find the name. 0 or -errno.
  */
 int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *address,
-		const char *admin_group, struct mm_dbus **ret);
+		const char *admin_group, void (*ready)(void *userdata), void *userdata,
+		struct mm_dbus **ret);
 /* NULL-safe; pending calls are answered with Core.Aborted. */
 struct mm_dbus *mm_dbus_free(struct mm_dbus *d);
 /* Counters in the text format: "dbus: calls=N rejected=N invalid=N connects=N

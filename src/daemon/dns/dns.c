@@ -19,13 +19,22 @@ enum bus_state {
 	BUS_NONE,	/* no address: files only */
 	BUS_CONNECTING, /* links wait for the connection */
 	BUS_READY,
+	BUS_LOST, /* the bus went away: links wait until it is back */
 };
+
+/* Reconnection to a bus that went away: first after 250 ms, then doubling up to 2 s. */
+#define DNS_RETRY_MIN_MS 250
+#define DNS_RETRY_MAX_MS 2000
 
 static struct {
 	bool initialised;
 	char *dir;
 	enum bus_state bus;
+	char *address;
 	GDBusConnection *conn;
+	gulong closed_id;
+	guint retry_id;
+	unsigned retry_ms;
 	GCancellable *cancellable;
 	struct dns_link *links;
 	bool warned; /* a failure was logged: later ones only counted */
@@ -160,6 +169,7 @@ static void link_push(struct dns_link *l)
 {
 	switch (dns.bus) {
 	case BUS_CONNECTING:
+	case BUS_LOST:
 		break; /* on_connection() sends it */
 	case BUS_READY:
 		link_send_resolved(l);
@@ -168,6 +178,39 @@ static void link_push(struct dns_link *l)
 		link_write_file(l);
 		break;
 	}
+}
+
+static void connect_bus(void);
+
+static gboolean on_retry(gpointer user_data)
+{
+	(void)user_data;
+	dns.retry_id = 0;
+	connect_bus();
+	return G_SOURCE_REMOVE;
+}
+
+static void schedule_retry(void)
+{
+	dns.retry_ms = dns.retry_ms ? MIN(dns.retry_ms * 2, DNS_RETRY_MAX_MS) : DNS_RETRY_MIN_MS;
+	dns.retry_id = g_timeout_add(dns.retry_ms, on_retry, NULL);
+}
+
+/* The bus went away: systemd-resolved keeps what it was given; links that change meanwhile
+ * are sent when the bus is back. exit-on-close is off, so this is not the end of qmapd. */
+static void on_closed(GDBusConnection *conn, gboolean remote_peer_vanished, GError *error,
+		      gpointer user_data)
+{
+	(void)remote_peer_vanished;
+	(void)user_data;
+	log_info("dns: the bus went away%s%s; DNS servers go to systemd-resolved when it is back",
+		 error ? ": " : "", error ? error->message : "");
+	g_signal_handler_disconnect(conn, dns.closed_id);
+	dns.closed_id = 0;
+	g_clear_object(&dns.conn);
+	dns.bus = BUS_LOST;
+	dns.retry_ms = 0;
+	schedule_retry();
 }
 
 static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -180,15 +223,33 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 	if (!conn) {
 		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 			return;
+		if (dns.bus == BUS_LOST) {
+			log_debug("dns: cannot connect to the bus again: %s", error->message);
+			schedule_retry();
+			return;
+		}
 		log_info("dns: no bus for systemd-resolved (%s): DNS servers go to %s",
 			 error->message, dns.dir);
 		dns.bus = BUS_NONE;
 	} else {
+		if (dns.bus == BUS_LOST)
+			log_info("dns: the bus is back");
 		dns.conn = conn;
 		dns.bus = BUS_READY;
+		dns.retry_ms = 0;
+		g_dbus_connection_set_exit_on_close(conn, FALSE);
+		dns.closed_id = g_signal_connect(conn, "closed", G_CALLBACK(on_closed), NULL);
 	}
 	for (struct dns_link *l = dns.links; l; l = l->next)
 		link_push(l);
+}
+
+static void connect_bus(void)
+{
+	g_dbus_connection_new_for_address(dns.address,
+					  G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+						  G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+					  NULL, dns.cancellable, on_connection, NULL);
 }
 
 int dns_init(const char *bus_address, const char *dir)
@@ -201,12 +262,12 @@ int dns_init(const char *bus_address, const char *dir)
 	dns.bus = BUS_NONE;
 	if (!bus_address)
 		return 0;
+	dns.address = strdup(bus_address);
+	if (!dns.address)
+		return -ENOMEM;
 	dns.bus = BUS_CONNECTING;
 	dns.cancellable = g_cancellable_new();
-	g_dbus_connection_new_for_address(bus_address,
-					  G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
-						  G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-					  NULL, dns.cancellable, on_connection, NULL);
+	connect_bus();
 	return 0;
 }
 
@@ -284,12 +345,18 @@ void dns_shutdown(void)
 		dns_link_clear(dns.links->ifindex);
 	if (dns.cancellable)
 		g_cancellable_cancel(dns.cancellable);
+	if (dns.retry_id)
+		g_source_remove(dns.retry_id);
+	if (dns.closed_id)
+		g_signal_handler_disconnect(dns.conn, dns.closed_id);
 	if (dns.conn)
 		g_dbus_connection_flush_sync(dns.conn, NULL, NULL);
 	g_clear_object(&dns.conn);
 	g_clear_object(&dns.cancellable);
 	free(dns.dir);
 	dns.dir = NULL;
+	free(dns.address);
+	dns.address = NULL;
 	dns.initialised = false;
 }
 
