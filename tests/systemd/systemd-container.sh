@@ -9,18 +9,10 @@
 # Known failures: checks for what the daemon or the unit does not do yet. They run, and
 # their failure is printed as KNOWN FAILURE, not counted; one of them passing fails the test
 # (take it off the list). QMAPD_SYSTEMD_KNOWN_FAILURES overrides the list ("" = none).
-KNOWN_FAILURES_DEFAULT="dbus_restart reload_refused"
-#   dbus_restart    qmapd exits when the system bus closes (GLib's exit-on-close), and
-#                   Restart=on-failure does not restart a clean exit (issue 23, item 3)
-#   reload_refused  `systemctl reload` returns 0 when the new config is refused: ExecReload
-#                   only sends SIGHUP (issue 23, item 3)
+KNOWN_FAILURES_DEFAULT=""
 # Known races: checks that fail now and then for a known reason. Either result is printed
 # with the race named, neither counts. QMAPD_SYSTEMD_KNOWN_RACES overrides the list.
-KNOWN_RACES_DEFAULT="poweroff"
-#   poweroff        without After=dbus.service, qmapd and the bus stop in parallel; when the
-#                   bus closes first, GLib's exit-on-close ends qmapd before it stops the
-#                   sessions (3 of 10 runs here; "dbus: lost org.freedesktop.ModemManager1"
-#                   next to "received Terminated" in the journal) (issue 23, item 3)
+KNOWN_RACES_DEFAULT=""
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/lib.sh" || exit 1
 KNOWN_FAILURES=${QMAPD_SYSTEMD_KNOWN_FAILURES-$KNOWN_FAILURES_DEFAULT}
@@ -250,12 +242,16 @@ check_reload_refused() {
 	echo "bogus-key = 1" >>"$CT_ROOT/etc/qmapd/qmapd.conf"
 	local rc=0
 	in_ct systemctl reload qmapd.service || rc=$?
+	local status
+	status=$(prop qmapd.service StatusText)
 	cp "$CT_DIR/qmapd.conf.good" "$CT_ROOT/etc/qmapd/qmapd.conf"
 	sleep 1
 	is_active || fail "qmapd not active after a refused reload"
 	[ $rc -ne 0 ] || fail "systemctl reload returned 0 with a refused config" \
 		"(StatusText: '$(prop qmapd.service StatusText)')"
-	echo "ok: systemctl reload failed ($rc) on a refused config"
+	[[ $status == *"reload refused"*bogus-key* ]] ||
+		fail "StatusText does not say why the reload was refused: '$status'"
+	echo "ok: systemctl reload failed ($rc) on a refused config; StatusText: $status"
 }
 
 check_stop() {
