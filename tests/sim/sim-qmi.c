@@ -116,6 +116,7 @@ struct sim_qmi {
 	bool in_handle;
 	bool reset_pending;
 	gint64 registered_at; /* g_get_monotonic_time() from which it is registered */
+	bool low_power;	      /* DMS Set Operating Mode low power: radio off, deregistered */
 	struct sim_qmi_stats stats;
 };
 
@@ -712,11 +713,44 @@ static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_IMSI));
 }
 
-/* Online: the sim is never in low power (a locked SIM does not change that). */
+/* Online, or low power once asked (a locked SIM does not change that). */
 static void dms_get_operating_mode(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	reply(q, r, resp, put_u8(resp, 0x01, QMI_DMS_OPERATING_MODE_ONLINE));
+	reply(q, r, resp,
+	      put_u8(resp, 0x01,
+		     q->low_power ? QMI_DMS_OPERATING_MODE_LOW_POWER
+				  : QMI_DMS_OPERATING_MODE_ONLINE));
+}
+
+/*
+ * Low power switches the radio off: the modem deregisters at once. Online again, it
+ * registers after quirks.register_delay_ms as when it started. Only the two modes a host
+ * switches between for airplane mode; the others (offline, reset, shutting down) would end
+ * the sim, so they are refused as an invalid argument.
+ */
+static void dms_set_operating_mode(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t mode;
+
+	if (get_u8(r, 0x01, &mode) <= 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (mode != QMI_DMS_OPERATING_MODE_ONLINE && mode != QMI_DMS_OPERATING_MODE_LOW_POWER) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	bool low = mode == QMI_DMS_OPERATING_MODE_LOW_POWER;
+	bool was = q->low_power;
+
+	q->low_power = low;
+	q->stats.low_power = low;
+	if (!low && was)
+		q->registered_at =
+			g_get_monotonic_time() + (gint64)q->opts.quirks.register_delay_ms * 1000;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
 }
 
 static void dms_get_hardware_revision(struct sim_qmi *q, const struct req *r)
@@ -1026,7 +1060,7 @@ static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 
 static bool registered(const struct sim_qmi *q)
 {
-	return g_get_monotonic_time() >= q->registered_at;
+	return !q->low_power && g_get_monotonic_time() >= q->registered_at;
 }
 
 /*
@@ -1052,8 +1086,9 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 	if (sim_locked(q) || !registered(q)) {
 		nas_serving_system_unregistered(
 			q, r,
-			sim_locked(q) ? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
-				      : QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
+			sim_locked(q) || q->low_power
+				? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
+				: QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
 		return;
 	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
@@ -1845,6 +1880,7 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
 	{ QMI_SERVICE_DMS, 0x002C, dms_get_hardware_revision },
 	{ QMI_SERVICE_DMS, 0x002D, dms_get_operating_mode },
+	{ QMI_SERVICE_DMS, 0x002E, dms_set_operating_mode },
 	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },

@@ -2700,6 +2700,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(binds_with_endpoint);
 	Q(bind_interface);
 	Q(qmi_clients);
+	Q(low_power);
 #undef Q
 	/* A gauge: the muxes with a QMI session up now (what the network sees of the host). */
 	unsigned muxes_connected = 0;
