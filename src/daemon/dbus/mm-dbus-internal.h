@@ -72,7 +72,8 @@ struct mmd_modem {
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
-	struct mmd_pin_call *pin_call; /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 };
 
 struct mm_dbus {
@@ -102,6 +103,8 @@ void mmd_schedule_sync(struct mm_dbus *d);
 struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem);
 void mmd_modem_free(struct mmd_modem *mm);
 void mmd_modem_sync(struct mmd_modem *mm);
+/* Start the muxes Enable(false) stopped again: the modem is enabled. */
+void mmd_modem_enable(struct mmd_modem *mm);
 
 /* mm-dbus-bearer.c */
 struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
@@ -130,6 +133,15 @@ void mmd_sim_free(struct mmd_modem *mm);
 bool mmd_sim_locked(const struct mmd_modem *mm);
 /* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
+/* mm-dbus-power.c: SetPowerState (low power / on through the control plane). */
+void mmd_power_init(struct mmd_modem *mm);
+void mmd_power_free(struct mmd_modem *mm);
+/* The modem reports low power now. */
+bool mmd_power_low(const struct mmd_modem *mm);
+/* Power up, then enable and answer inv (Enable(true)); inv NULL: power up only, nobody to
+ * answer (Simple.Connect, whose connect waits for registration). */
+void mmd_power_up_enable(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 
 /* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
 /* Whether a method of one of ModemManager's interfaces changes state (pure; anything not

@@ -431,7 +431,7 @@ static void modem_disable(struct mmd_modem *mm)
 	mm->disabled = true;
 }
 
-static void modem_enable(struct mmd_modem *mm)
+void mmd_modem_enable(struct mmd_modem *mm)
 {
 	char err[256];
 
@@ -485,7 +485,7 @@ void mmd_modem_sync(struct mmd_modem *mm)
 				mmd_bearer_disconnect(b, err, sizeof(err));
 		/* Enable(false) was the bus's: the modem comes back as qmapd.conf has it. */
 		if (mm->n_parked)
-			modem_enable(mm);
+			mmd_modem_enable(mm);
 		modem_unexport(mm);
 		return;
 	}
@@ -512,25 +512,14 @@ static gboolean handle_enable(MmGdbusModem *iface, GDBusMethodInvocation *inv, g
 	mm->bus->calls++;
 	if (!enable && !mm->disabled)
 		modem_disable(mm);
-	else if (enable && mm->disabled)
-		modem_enable(mm);
+	else if (enable && mm->disabled && mmd_power_low(mm)) {
+		/* Enabling powers the modem up first, as ModemManager's does: answered then. */
+		mmd_power_up_enable(mm, inv);
+		return TRUE;
+	} else if (enable && mm->disabled)
+		mmd_modem_enable(mm);
 	mmd_schedule_sync(mm->bus);
 	mm_gdbus_modem_complete_enable(iface, inv);
-	return TRUE;
-}
-
-static gboolean handle_set_power_state(MmGdbusModem *iface, GDBusMethodInvocation *inv, guint state,
-				       gpointer user_data)
-{
-	struct mmd_modem *mm = user_data;
-
-	mm->bus->calls++;
-	if (state != MM_MODEM_POWER_STATE_ON) {
-		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNSUPPORTED,
-			   "qmapd keeps the modem powered on");
-		return TRUE;
-	}
-	mm_gdbus_modem_complete_set_power_state(iface, inv);
 	return TRUE;
 }
 
@@ -692,8 +681,10 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
+	if (mm->disabled && mmd_power_low(mm))
+		mmd_power_up_enable(mm, NULL); /* the connect waits for registration */
 	if (mm->disabled)
-		modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
+		mmd_modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
 	sync_properties(mm);
 	if (mm->state == MM_MODEM_STATE_LOCKED) {
 		mmd_reject_locked(mm, inv);
@@ -825,8 +816,6 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	set_unknowns(mm);
 	set_sim_unknowns(mm->sim);
 	g_signal_connect(mm->iface, "handle-enable", G_CALLBACK(handle_enable), mm);
-	g_signal_connect(mm->iface, "handle-set-power-state", G_CALLBACK(handle_set_power_state),
-			 mm);
 	g_signal_connect(mm->iface, "handle-list-bearers", G_CALLBACK(handle_list_bearers), mm);
 	g_signal_connect(mm->iface, "handle-create-bearer", G_CALLBACK(handle_create_bearer), mm);
 	g_signal_connect(mm->iface, "handle-delete-bearer", G_CALLBACK(handle_delete_bearer), mm);
@@ -834,6 +823,7 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
+	mmd_power_init(mm);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);
@@ -856,6 +846,7 @@ void mmd_modem_free(struct mmd_modem *mm)
 	mmd_auth_unwatch(mm->bus, mm->m3gpp);
 	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_sim_free(mm);
+	mmd_power_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);
