@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sim-qmi.h"
@@ -1058,6 +1059,12 @@ static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 #define SIM_RSRP (-95) /* dBm */
 #define SIM_SNR	 130   /* 0.1 dB */
 
+/* Registered in a visited network: the test's switch (quirks.roaming_file) exists. */
+static bool roaming(const struct sim_qmi *q)
+{
+	return q->opts.quirks.roaming_file[0] && access(q->opts.quirks.roaming_file, F_OK) == 0;
+}
+
 static bool registered(const struct sim_qmi *q)
 {
 	return !q->low_power && g_get_monotonic_time() >= q->registered_at;
@@ -1104,7 +1111,9 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 		  qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
 		  qmi_message_tlv_write_complete(resp, off, NULL);
 
-	ok = ok && put_u8(resp, 0x10, QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
+	ok = ok && put_u8(resp, 0x10,
+			  roaming(q) ? QMI_NAS_ROAMING_INDICATOR_STATUS_ON
+				     : QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
 
 	off = ok ? qmi_message_tlv_write_init(resp, 0x11, NULL) : 0;
 	ok = off && qmi_message_tlv_write_guint8(resp, 1, NULL) &&

@@ -26,7 +26,8 @@
  *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
  *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
  *       DMS UIM messages are INVALID_QMI_COMMAND (71), as on Sierra MDM9x30.
- *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE, PS
+ *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home (roaming while
+ *       quirks.roaming_file exists), LTE, PS
  *       attached, PLMN 001/01 "Test Network"; while the SIM waits for its PIN: not
  *       registered, detached, no radio), 0x0034 Get System Selection Preference (mode LTE,
  *       LTE bands SIM_QMI_LTE_BANDS), 0x004F Get Signal Info (LTE RSSI -65 dBm,
@@ -210,6 +211,9 @@ struct sim_qmi_quirks {
 	/* The SIM card: PIN1 enabled with this PIN ("" = PIN1 disabled), locked at start. */
 	char sim_pin[SIM_QMI_PIN_MAX + 1];
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* "" = not provisioned, as on many SIMs */
+	/* While this file exists the modem is registered roaming (a visited network), not
+	 * home: a test switches it at run time. "" = always home. */
+	char roaming_file[256];
 };
 
 struct sim_qmi_options {
