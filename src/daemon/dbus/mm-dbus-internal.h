@@ -32,6 +32,7 @@ struct mmd_bearer {
 	bool from_dbus;	       /* created over D-Bus: its mux comes and goes with Connect */
 	unsigned mux_id;       /* 0 = no mux (a D-Bus bearer not connected) */
 	struct config_mux cfg; /* what its mux is created with (from_dbus) */
+	bool allow_roaming;    /* its allow-roaming (from_dbus; default true) */
 	GDBusMethodInvocation *connect; /* a Connect waiting for the session */
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
 	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
@@ -47,6 +48,7 @@ struct mmd_wait {
 	struct mmd_wait *next;
 	GDBusMethodInvocation *inv;
 	struct config_mux cfg;
+	bool allow_roaming;
 	gint64 deadline; /* g_get_monotonic_time() */
 };
 
@@ -121,7 +123,10 @@ struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path);
 /* A bearer's settings from a ModemManager a{sv} (CreateBearer, Simple.Connect); false with
  * an InvalidArgs error in *error. */
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
-		       GError **error);
+		       bool *allow_roaming, GError **error);
+/* A D-Bus bearer with allow-roaming=false on a modem registered roaming: it may not connect,
+ * and is disconnected if it is (ModemManager's mm-base-bearer.c). */
+bool mmd_bearer_roaming_forbidden(const struct mmd_bearer *b);
 
 /* Answer with error and count it by its D-Bus name (takes nothing: error stays the caller's). */
 void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error);

@@ -350,6 +350,17 @@ static void sync_bearers(struct mmd_modem *mm)
 		*tail = b;
 		mmd_bearer_export(b);
 	}
+	/* The modem started roaming: a connected bearer that may not roam goes down. */
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
+		char err[256];
+
+		if (!b->mux_id || !mmd_bearer_roaming_forbidden(b))
+			continue;
+		log_info("dbus: modem %s is roaming: %s (allow-roaming no) disconnected",
+			 modem_name(mm->modem), b->path);
+		if (mmd_bearer_disconnect(b, err, sizeof(err)) < 0)
+			log_warning("dbus: modem %s: %s: %s", modem_name(mm->modem), b->path, err);
+	}
 	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
 		mmd_bearer_sync(b);
 }
@@ -538,13 +549,15 @@ static gboolean handle_list_bearers(MmGdbusModem *iface, GDBusMethodInvocation *
 	return TRUE;
 }
 
-static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg)
+static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg,
+					  bool allow_roaming)
 {
 	struct mmd_bearer *b = mmd_bearer_new(mm, true, 0, cfg);
 	struct mmd_bearer **tail = &mm->bearers;
 
 	if (!b)
 		return NULL;
+	b->allow_roaming = allow_roaming;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = b;
@@ -560,13 +573,14 @@ static gboolean handle_create_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 	struct mmd_modem *mm = user_data;
 	g_autoptr(GError) error = NULL;
 	struct config_mux cfg;
+	bool allow_roaming;
 
 	mm->bus->calls++;
-	if (!mmd_bearer_config(mm, props, false, &cfg, &error)) {
+	if (!mmd_bearer_config(mm, props, false, &cfg, &allow_roaming, &error)) {
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
-	struct mmd_bearer *b = add_dbus_bearer(mm, &cfg);
+	struct mmd_bearer *b = add_dbus_bearer(mm, &cfg, allow_roaming);
 	if (!b) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
 		return TRUE;
@@ -613,7 +627,7 @@ static gboolean handle_delete_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 /* Simple.Connect on a registered modem: a bearer of the same settings is used, connected or
  * not, as ModemManager does; otherwise a new one. */
 static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
-			const struct config_mux *cfg)
+			const struct config_mux *cfg, bool allow_roaming)
 {
 	struct mmd_bearer *b = NULL;
 
@@ -621,10 +635,11 @@ static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
 		if (o->from_dbus && strcmp(o->cfg.apn, cfg->apn) == 0 &&
 		    o->cfg.ip_type == cfg->ip_type && strcmp(o->cfg.user, cfg->user) == 0 &&
 		    strcmp(o->cfg.password, cfg->password) == 0 &&
-		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0)
+		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0 &&
+		    o->allow_roaming == allow_roaming)
 			b = o;
 	if (!b)
-		b = add_dbus_bearer(mm, cfg);
+		b = add_dbus_bearer(mm, cfg, allow_roaming);
 	if (!b) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
 		return;
@@ -654,7 +669,7 @@ static void waits_run(struct mmd_modem *mm)
 		if (registered) {
 			log_info("dbus: modem %s registered: the waiting connect goes on",
 				 modem_name(mm->modem));
-			connect_now(mm, w->inv, &w->cfg);
+			connect_now(mm, w->inv, &w->cfg, w->allow_roaming);
 		} else if (denied) {
 			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
 				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_NOT_ALLOWED,
@@ -674,10 +689,11 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 	struct mmd_modem *mm = user_data;
 	g_autoptr(GError) error = NULL;
 	struct config_mux cfg;
+	bool allow_roaming;
 
 	(void)iface;
 	mm->bus->calls++;
-	if (!mmd_bearer_config(mm, props, true, &cfg, &error)) {
+	if (!mmd_bearer_config(mm, props, true, &cfg, &allow_roaming, &error)) {
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
@@ -708,6 +724,7 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 		}
 		w->inv = inv;
 		w->cfg = cfg;
+		w->allow_roaming = allow_roaming;
 		w->deadline =
 			g_get_monotonic_time() + MMD_REGISTRATION_TIMEOUT_SECONDS * G_USEC_PER_SEC;
 		w->next = mm->waiting;
@@ -717,7 +734,7 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 			 MMD_REGISTRATION_TIMEOUT_SECONDS);
 		return TRUE;
 	}
-	connect_now(mm, inv, &cfg);
+	connect_now(mm, inv, &cfg, allow_roaming);
 	return TRUE;
 }
 
