@@ -726,7 +726,8 @@ static void dms_get_operating_mode(struct sim_qmi *q, const struct req *r)
 
 /*
  * Low power switches the radio off: the modem deregisters at once. Online again, it
- * registers after quirks.register_delay_ms as when it started. Only the two modes a host
+ * registers after quirks.register_delay_ms as when it started. Going low ends every
+ * session as a network drop does (sim_qmi_drop_all). Only the two modes a host
  * switches between for airplane mode; the others (offline, reset, shutting down) would end
  * the sim, so they are refused as an invalid argument.
  */
@@ -752,6 +753,10 @@ static void dms_set_operating_mode(struct sim_qmi *q, const struct req *r)
 			g_get_monotonic_time() + (gint64)q->opts.quirks.register_delay_ms * 1000;
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 	reply(q, r, resp, true);
+	/* The radio is off: the network side of every data call is gone (after the answer,
+	 * as firmware indicates it). */
+	if (low && !was)
+		sim_qmi_drop_all(q);
 }
 
 static void dms_get_hardware_revision(struct sim_qmi *q, const struct req *r)

@@ -22,7 +22,8 @@
  *       0x0023 Get Revision, 0x0024 Get MSISDN (quirks.msisdn; NOT_PROVISIONED (16)
  *       without; ACCESS_DENIED while PIN1 is not verified), 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x002C Get Hardware Revision
  *       (SIM_QMI_HW_REVISION), 0x002D Get Operating Mode (online, or low power), 0x002E Set
- *       Operating Mode (online or low power only: low power deregisters), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
+ *       Operating Mode (online or low power only: low power deregisters and
+ *       ends the sessions), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
  *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
  *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
  *       DMS UIM messages are INVALID_QMI_COMMAND (71), as on Sierra MDM9x30.
