@@ -304,6 +304,20 @@ void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, voi
 	m->ctl->ops->verify_pin(m->ctl, pin, done, userdata);
 }
 
+void modem_set_power(struct modem *m, bool on, modem_power_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->set_power) {
+		done(userdata, -EOPNOTSUPP, "not supported by this control plane");
+		return;
+	}
+	m->ctl->ops->set_power(m->ctl, on, done, userdata);
+}
+
+bool modem_can_set_power(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->set_power;
+}
+
 bool modem_can_verify_pin(const struct modem *m)
 {
 	return m->ctl && m->ctl->ops->verify_pin;

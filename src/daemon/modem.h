@@ -109,6 +109,9 @@ bool modem_view(const struct modem *m, struct modem_view *ret);
 void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, void *userdata);
 /* Whether the control plane takes a PIN at all (MBIM: not implemented). */
 bool modem_can_verify_pin(const struct modem *m);
+/* Radio on or low power through the control plane (modem_control_ops.set_power). */
+void modem_set_power(struct modem *m, bool on, modem_power_done done, void *userdata);
+bool modem_can_set_power(const struct modem *m);
 /*
  * Read access for the D-Bus side (mm-dbus), per mux id: its settings, device name, session
  * (NULL with control = none) and counters; NULL when the modem has no such mux.

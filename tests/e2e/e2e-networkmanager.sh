@@ -10,7 +10,9 @@
 # time from nmcli connection up to the first ping reply; a network-side drop (qmapd-sim
 # SIGUSR2) fails the device with modem-no-carrier and takes its address away; up again
 # restores address, route and ping; down stops qmapd's session (qmapctl status and the sim
-# see none) and removes the mux. Needs root; namespaces it creates and deletes.
+# see none) and removes the mux; nmcli radio wwan off puts the modem in low power (the sim's
+# DMS operating mode), on brings it back registered. Needs root; namespaces it creates and
+# deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -191,6 +193,17 @@ wait_for 10 "no session left at the sim" sim_idle
 [[ $(ip -n "$NS_HOST" route show default) != *qmap1* ]] || fail "the default route stays"
 nmcli device | tee -a "$E2E_TMP/transcript"
 echo "ok: nmcli connection down stops qmapd's session (qmapctl and the sim see none) and removes the mux"
+
+# Airplane mode: NetworkManager disables the modem and asks for low power; on again powers it
+# up (Enable(true)) and it registers.
+nmcli radio wwan off || fail "nmcli radio wwan off"
+sim_low() { [ "$(sim_stat low_power)" = "$1" ]; }
+wait_for 15 "the sim in low power after nmcli radio wwan off" sim_low 1
+nmcli device | tee -a "$E2E_TMP/transcript"
+nmcli radio wwan on || fail "nmcli radio wwan on"
+wait_for 15 "the sim online after nmcli radio wwan on" sim_low 0
+wait_for 45 "the modem registered again" modem_registered
+echo "ok: nmcli radio wwan off puts the modem in low power (DMS), on brings it back registered"
 
 stop_process NetworkManager "$NM_PID" || true
 stop_qmapd

@@ -63,6 +63,7 @@ enum {
 	OPT_REGISTER_DELAY,
 	OPT_SIM_PIN,
 	OPT_MSISDN,
+	OPT_ROAMING_FILE,
 	OPT_NO_DMS_UIM,
 	OPT_SIM_STATE,
 };
@@ -111,6 +112,7 @@ static const struct option options[] = {
 	{ "register-delay", required_argument, NULL, OPT_REGISTER_DELAY },
 	{ "sim-pin", required_argument, NULL, OPT_SIM_PIN },
 	{ "msisdn", required_argument, NULL, OPT_MSISDN },
+	{ "roaming-file", required_argument, NULL, OPT_ROAMING_FILE },
 	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
 	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -209,6 +211,8 @@ static void usage(FILE *f)
 		"                             this PIN, 3 tries; after --profile\n"
 		"  --msisdn NUMBER            the SIM's own number, QMI and MBIM (default: not\n"
 		"                             provisioned)\n"
+		"  --roaming-file PATH        registered roaming while PATH exists (default:\n"
+		"                             home), QMI and MBIM\n"
 		"  --no-dms-uim               firmware without DMS UIM messages: SIM via UIM only\n"
 		"  --sim-state STATE          MBIM SIM: initialized (default), not-initialized,\n"
 		"                             sim-not-inserted, bad-sim, device-locked (PIN)\n"
@@ -483,6 +487,14 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 				return -EINVAL;
 			}
 			snprintf(o->quirks.msisdn, sizeof(o->quirks.msisdn), "%s", optarg);
+			break;
+		case OPT_ROAMING_FILE:
+			if (!*optarg || strlen(optarg) >= sizeof(o->quirks.roaming_file)) {
+				fprintf(stderr, "qmapd-sim: invalid --roaming-file '%s'\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.roaming_file, sizeof(o->quirks.roaming_file), "%s",
+				 optarg);
 			break;
 		case OPT_NO_DMS_UIM:
 			o->quirks.no_dms_uim = true;

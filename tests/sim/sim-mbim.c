@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "byteorder.h"
 #include "log.h"
@@ -479,10 +480,15 @@ static void answer_register_state(struct sim_mbim *m, const struct req *r)
 		return;
 	}
 	bool registered = m->radio_on && sim_status(m) == MBIM_STATUS_ERROR_NONE;
+	/* A visited network while the test's switch exists. */
+	bool roaming = m->opts.roaming_file[0] && access(m->opts.roaming_file, F_OK) == 0;
 
 	info_init(&ib, 48);
 	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
-	info_u32(&ib, 4, registered ? MBIM_REGISTER_STATE_HOME : MBIM_REGISTER_STATE_DEREGISTERED);
+	info_u32(&ib, 4,
+		 !registered ? MBIM_REGISTER_STATE_DEREGISTERED
+		 : roaming   ? MBIM_REGISTER_STATE_ROAMING
+			     : MBIM_REGISTER_STATE_HOME);
 	info_u32(&ib, 8, MBIM_REGISTER_MODE_AUTOMATIC);
 	info_u32(&ib, 12, registered ? MBIM_DATA_CLASS_LTE : 0);
 	info_u32(&ib, 16, MBIM_CELLULAR_CLASS_GSM);

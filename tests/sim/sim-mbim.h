@@ -42,7 +42,8 @@
  *   HOME_PROVIDER (6) query: the SIM's operator, SIM_MBIM_HOME_PROVIDER_ID (the IMSI's
  *     MCC+MNC) named SIM_MBIM_HOME_PROVIDER_NAME (the SPN the QMI side reads), state home;
  *     set (provisioning a home provider) is NO_DEVICE_SUPPORT.
- *   REGISTER_STATE (9) query: registered home, automatic, LTE, provider 00101 "Test Network".
+ *   REGISTER_STATE (9) query: registered home (roaming while opts.roaming_file exists),
+ *     automatic, LTE, provider 00101 "Test Network".
  *   SIGNAL_STATE (11) query: RSSI SIM_MBIM_RSSI (99, unknown, with the radio off), error
  *     rate unknown; set (reporting thresholds) is NO_DEVICE_SUPPORT.
  *   PACKET_SERVICE (10) query/set: attach/detach (detach ends every session, with an
@@ -118,6 +119,7 @@ struct sim_mbim_options {
 	bool qmi_over_mbim;	   /* DEVICE_SERVICES lists the QMI-over-MBIM service */
 	uint32_t subscriber_state; /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* the SIM's own number; "" none (as many SIMs) */
+	char roaming_file[256]; /* registered roaming while it exists ("" = always home) */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
 	/* By mux id; session id = mux id - 1. */

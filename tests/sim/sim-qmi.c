@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sim-qmi.h"
@@ -116,6 +117,7 @@ struct sim_qmi {
 	bool in_handle;
 	bool reset_pending;
 	gint64 registered_at; /* g_get_monotonic_time() from which it is registered */
+	bool low_power;	      /* DMS Set Operating Mode low power: radio off, deregistered */
 	struct sim_qmi_stats stats;
 };
 
@@ -712,11 +714,49 @@ static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_IMSI));
 }
 
-/* Online: the sim is never in low power (a locked SIM does not change that). */
+/* Online, or low power once asked (a locked SIM does not change that). */
 static void dms_get_operating_mode(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	reply(q, r, resp, put_u8(resp, 0x01, QMI_DMS_OPERATING_MODE_ONLINE));
+	reply(q, r, resp,
+	      put_u8(resp, 0x01,
+		     q->low_power ? QMI_DMS_OPERATING_MODE_LOW_POWER
+				  : QMI_DMS_OPERATING_MODE_ONLINE));
+}
+
+/*
+ * Low power switches the radio off: the modem deregisters at once. Online again, it
+ * registers after quirks.register_delay_ms as when it started. Going low ends every
+ * session as a network drop does (sim_qmi_drop_all). Only the two modes a host
+ * switches between for airplane mode; the others (offline, reset, shutting down) would end
+ * the sim, so they are refused as an invalid argument.
+ */
+static void dms_set_operating_mode(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t mode;
+
+	if (get_u8(r, 0x01, &mode) <= 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (mode != QMI_DMS_OPERATING_MODE_ONLINE && mode != QMI_DMS_OPERATING_MODE_LOW_POWER) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	bool low = mode == QMI_DMS_OPERATING_MODE_LOW_POWER;
+	bool was = q->low_power;
+
+	q->low_power = low;
+	q->stats.low_power = low;
+	if (!low && was)
+		q->registered_at =
+			g_get_monotonic_time() + (gint64)q->opts.quirks.register_delay_ms * 1000;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+	/* The radio is off: the network side of every data call is gone (after the answer,
+	 * as firmware indicates it). */
+	if (low && !was)
+		sim_qmi_drop_all(q);
 }
 
 static void dms_get_hardware_revision(struct sim_qmi *q, const struct req *r)
@@ -1024,9 +1064,15 @@ static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
 #define SIM_RSRP (-95) /* dBm */
 #define SIM_SNR	 130   /* 0.1 dB */
 
+/* Registered in a visited network: the test's switch (quirks.roaming_file) exists. */
+static bool roaming(const struct sim_qmi *q)
+{
+	return q->opts.quirks.roaming_file[0] && access(q->opts.quirks.roaming_file, F_OK) == 0;
+}
+
 static bool registered(const struct sim_qmi *q)
 {
-	return g_get_monotonic_time() >= q->registered_at;
+	return !q->low_power && g_get_monotonic_time() >= q->registered_at;
 }
 
 /*
@@ -1052,8 +1098,9 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 	if (sim_locked(q) || !registered(q)) {
 		nas_serving_system_unregistered(
 			q, r,
-			sim_locked(q) ? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
-				      : QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
+			sim_locked(q) || q->low_power
+				? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
+				: QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
 		return;
 	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
@@ -1069,7 +1116,9 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 		  qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
 		  qmi_message_tlv_write_complete(resp, off, NULL);
 
-	ok = ok && put_u8(resp, 0x10, QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
+	ok = ok && put_u8(resp, 0x10,
+			  roaming(q) ? QMI_NAS_ROAMING_INDICATOR_STATUS_ON
+				     : QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
 
 	off = ok ? qmi_message_tlv_write_init(resp, 0x11, NULL) : 0;
 	ok = off && qmi_message_tlv_write_guint8(resp, 1, NULL) &&
@@ -1845,6 +1894,7 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0025, dms_get_ids },
 	{ QMI_SERVICE_DMS, 0x002C, dms_get_hardware_revision },
 	{ QMI_SERVICE_DMS, 0x002D, dms_get_operating_mode },
+	{ QMI_SERVICE_DMS, 0x002E, dms_set_operating_mode },
 	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },

@@ -21,11 +21,14 @@
  *   DMS 0x0020 Get Capabilities (LTE only), 0x0021 Get Manufacturer, 0x0022 Get Model,
  *       0x0023 Get Revision, 0x0024 Get MSISDN (quirks.msisdn; NOT_PROVISIONED (16)
  *       without; ACCESS_DENIED while PIN1 is not verified), 0x0025 Get IDs (IMEI SIM_QMI_IMEI), 0x002C Get Hardware Revision
- *       (SIM_QMI_HW_REVISION), 0x002D Get Operating Mode (online), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
+ *       (SIM_QMI_HW_REVISION), 0x002D Get Operating Mode (online, or low power), 0x002E Set
+ *       Operating Mode (online or low power only: low power deregisters and
+ *       ends the sessions), 0x003C UIM Get ICCID (SIM_QMI_ICCID), 0x0043 UIM Get IMSI
  *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
  *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
  *       DMS UIM messages are INVALID_QMI_COMMAND (71), as on Sierra MDM9x30.
- *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home, LTE, PS
+ *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home (roaming while
+ *       quirks.roaming_file exists), LTE, PS
  *       attached, PLMN 001/01 "Test Network"; while the SIM waits for its PIN: not
  *       registered, detached, no radio), 0x0034 Get System Selection Preference (mode LTE,
  *       LTE bands SIM_QMI_LTE_BANDS), 0x004F Get Signal Info (LTE RSSI -65 dBm,
@@ -209,6 +212,9 @@ struct sim_qmi_quirks {
 	/* The SIM card: PIN1 enabled with this PIN ("" = PIN1 disabled), locked at start. */
 	char sim_pin[SIM_QMI_PIN_MAX + 1];
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* "" = not provisioned, as on many SIMs */
+	/* While this file exists the modem is registered roaming (a visited network), not
+	 * home: a test switches it at run time. "" = always home. */
+	char roaming_file[256];
 };
 
 struct sim_qmi_options {
@@ -239,6 +245,7 @@ struct sim_qmi_stats {
 	uint64_t binds_with_endpoint;  /* Bind Mux Data Port requests with Endpoint Info */
 	uint64_t bind_interface;       /* the interface number the last of them named */
 	uint64_t qmi_clients;	       /* client ids allocated now, all services (a gauge) */
+	uint64_t low_power;	       /* 1 while DMS says low power (a gauge) */
 };
 
 struct sim_qmi_callbacks {

@@ -2250,6 +2250,7 @@ static int sim_new_mbim(struct sim *s)
 	m->qmi_over_mbim = o->qmi_over_mbim;
 	m->subscriber_state = o->mbim_sim_state;
 	snprintf(m->msisdn, sizeof(m->msisdn), "%s", o->quirks.msisdn);
+	snprintf(m->roaming_file, sizeof(m->roaming_file), "%s", o->quirks.roaming_file);
 	memcpy(m->apn, o->apn, sizeof(m->apn));
 	m->n_apn = o->n_apn;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
@@ -2700,6 +2701,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(binds_with_endpoint);
 	Q(bind_interface);
 	Q(qmi_clients);
+	Q(low_power);
 #undef Q
 	/* A gauge: the muxes with a QMI session up now (what the network sees of the host). */
 	unsigned muxes_connected = 0;

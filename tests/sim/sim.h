@@ -106,6 +106,7 @@
  *     qmi_indications, qmi_malformed, qmi_errors, qmi_sessions_started,
  *     qmi_sessions_failed, qmi_sessions_dropped, data_format_sets, qmi_silenced,
  *     endpoint_missing, endpoint_wrong, binds_with_endpoint, bind_interface, qmi_clients,
+ *     low_power (a gauge: 1 while DMS is in low power),
  *     qmi_muxes_connected (a gauge), then the MBIM side's (struct sim_mbim_stats, 0 in QMI mode): mbim_requests,
  *     mbim_responses, mbim_indications, mbim_malformed, mbim_not_opened, mbim_errors,
  *     mbim_unsupported, mbim_fragments_in, mbim_fragments_out, mbim_sessions_started,

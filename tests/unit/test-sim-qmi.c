@@ -1039,6 +1039,46 @@ TEST(session_failures)
 	EXPECT_EQ(st->qmi_sessions_started, 1);
 }
 
+/* DMS Set Operating Mode: low power deregisters and ends the sessions, online registers
+ * again (no --register-delay: at once); only those two modes are taken. */
+TEST(operating_mode)
+{
+	engine_new();
+	uint8_t dms = allocate(QMI_SERVICE_DMS), nas = allocate(QMI_SERVICE_NAS);
+	uint8_t c = wds_client(1, 0);
+
+	EXPECT_EQ(result_of(start(c, NULL, NULL, NULL)), 0);
+	QmiMessage *req = request(QMI_SERVICE_DMS, dms, 0x002E);
+	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_LOW_POWER);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_EQ(sim_qmi_get_stats(q)->qmi_sessions_dropped, 1);
+	EXPECT_EQ(sim_qmi_get_stats(q)->low_power, 1);
+	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
+		  QMI_DMS_OPERATING_MODE_LOW_POWER);
+	guint16 len;
+	const guint8 *v = tlv(exchange(request(QMI_SERVICE_NAS, nas, 0x0024)), 0x01, &len);
+	EXPECT_TRUE(v && len >= 1 && v[0] == QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED);
+	QmiMessage *resp = start(c, NULL, NULL, NULL);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_CALL_FAILED);
+	EXPECT_EQ(tlv_u16(resp, 0x10), QMI_WDS_CALL_END_REASON_GENERIC_NO_SERVICE);
+
+	/* Offline, reset and the rest are not for a host to ask here. */
+	req = request(QMI_SERVICE_DMS, dms, 0x002E);
+	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_OFFLINE);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x002E), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+
+	req = request(QMI_SERVICE_DMS, dms, 0x002E);
+	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_ONLINE);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_EQ(sim_qmi_get_stats(q)->low_power, 0);
+	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
+		  QMI_DMS_OPERATING_MODE_ONLINE);
+	v = tlv(exchange(request(QMI_SERVICE_NAS, nas, 0x0024)), 0x01, &len);
+	EXPECT_TRUE(v && len >= 1 && v[0] == QMI_NAS_REGISTRATION_STATE_REGISTERED);
+	EXPECT_EQ(result_of(start(c, NULL, NULL, NULL)), 0);
+}
+
 /* Each of these is not one well-formed host request: counted, never answered. */
 TEST(malformed)
 {

@@ -104,7 +104,7 @@ static bool check_types(GVariant *dict, GError **error)
 }
 
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
-		       GError **error)
+		       bool *allow_roaming, GError **error)
 {
 	g_autoptr(MMBearerProperties) props = NULL;
 	const char *ip = NULL;
@@ -133,6 +133,8 @@ bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct
 		return false;
 
 	config_mux_init_defaults(cfg, CONFIG_MUX_ID_MIN);
+	/* NetworkManager's gsm.home-only; libmm-glib's default (absent) is allowed. */
+	*allow_roaming = mm_bearer_properties_get_allow_roaming(props);
 	cfg->client_managed = true;
 	cfg->default_route = false;
 	cfg->autoconnect = true;
@@ -175,10 +177,11 @@ bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct
 	return true;
 }
 
-static GVariant *properties_dict(const struct config_mux *cfg)
+static GVariant *properties_dict(const struct config_mux *cfg, bool allow_roaming)
 {
 	g_autoptr(MMBearerProperties) p = mm_bearer_properties_new();
 
+	mm_bearer_properties_set_allow_roaming(p, allow_roaming);
 	mm_bearer_properties_set_apn(p, cfg->apn);
 	mm_bearer_properties_set_ip_type(
 		p, cfg->ip_type == CONFIG_IP_TYPE_IPV4	 ? MM_BEARER_IP_FAMILY_IPV4
@@ -323,7 +326,7 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	mm_gdbus_bearer_set_connected(i, connected);
 	mm_gdbus_bearer_set_ip4_config(i, ip_config(s, AF_INET));
 	mm_gdbus_bearer_set_ip6_config(i, ip_config(s, AF_INET6));
-	mm_gdbus_bearer_set_properties(i, properties_dict(&b->cfg));
+	mm_gdbus_bearer_set_properties(i, properties_dict(&b->cfg, b->allow_roaming));
 
 	GVariantBuilder st;
 	g_variant_builder_init(&st, G_VARIANT_TYPE("a{sv}"));
@@ -361,6 +364,14 @@ static unsigned free_mux_id(struct mmd_modem *mm)
 	return 0;
 }
 
+bool mmd_bearer_roaming_forbidden(const struct mmd_bearer *b)
+{
+	struct modem_view view;
+
+	return b->from_dbus && !b->allow_roaming && modem_view(b->mm->modem, &view) &&
+	       view.registration == MODEM_REGISTRATION_ROAMING;
+}
+
 void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool simple)
 {
 	struct mmd_modem *mm = b->mm;
@@ -381,6 +392,12 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 	}
 	if (mmd_sim_locked(mm)) { /* as Simple.Connect: SimPin / SimPuk, not a failed session */
 		mmd_reject_locked(mm, inv);
+		return;
+	}
+	if (mmd_bearer_roaming_forbidden(b)) {
+		mmd_reject(d, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNAUTHORIZED,
+			   "Not allowed to connect bearer in 3GPP network: 'Registered in roaming "
+			   "network, and roaming not allowed'");
 		return;
 	}
 	if (!b->from_dbus) {
@@ -522,6 +539,7 @@ struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned
 	b->from_dbus = from_dbus;
 	b->mux_id = mux_id;
 	b->cfg = *cfg;
+	b->allow_roaming = true;
 	snprintf(b->path, sizeof(b->path), MMD_PATH "/Bearer/%u", mm->bus->next_bearer_index++);
 	b->iface = mm_gdbus_bearer_skeleton_new();
 	MmGdbusBearer *i = b->iface;

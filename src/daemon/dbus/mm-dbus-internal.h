@@ -32,6 +32,7 @@ struct mmd_bearer {
 	bool from_dbus;	       /* created over D-Bus: its mux comes and goes with Connect */
 	unsigned mux_id;       /* 0 = no mux (a D-Bus bearer not connected) */
 	struct config_mux cfg; /* what its mux is created with (from_dbus) */
+	bool allow_roaming;    /* its allow-roaming (from_dbus; default true) */
 	GDBusMethodInvocation *connect; /* a Connect waiting for the session */
 	bool connect_simple;		/* ... from Simple.Connect: answers with the path */
 	gint64 connect_deadline;	/* g_get_monotonic_time() at which it gives up */
@@ -47,6 +48,7 @@ struct mmd_wait {
 	struct mmd_wait *next;
 	GDBusMethodInvocation *inv;
 	struct config_mux cfg;
+	bool allow_roaming;
 	gint64 deadline; /* g_get_monotonic_time() */
 };
 
@@ -72,7 +74,8 @@ struct mmd_modem {
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
-	struct mmd_pin_call *pin_call; /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 };
 
 struct mm_dbus {
@@ -113,6 +116,8 @@ void mmd_modem_sync(struct mmd_modem *mm);
 /* The bus went away: its bearers and SIM leave the connection (the modem object goes with
  * the object manager's); the next sync exports them again. */
 void mmd_modem_bus_lost(struct mmd_modem *mm);
+/* Start the muxes Enable(false) stopped again: the modem is enabled. */
+void mmd_modem_enable(struct mmd_modem *mm);
 
 /* mm-dbus-bearer.c */
 struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
@@ -130,7 +135,10 @@ struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path);
 /* A bearer's settings from a ModemManager a{sv} (CreateBearer, Simple.Connect); false with
  * an InvalidArgs error in *error. */
 bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct config_mux *cfg,
-		       GError **error);
+		       bool *allow_roaming, GError **error);
+/* A D-Bus bearer with allow-roaming=false on a modem registered roaming: it may not connect,
+ * and is disconnected if it is (ModemManager's mm-base-bearer.c). */
+bool mmd_bearer_roaming_forbidden(const struct mmd_bearer *b);
 
 /* Answer with error and count it by its D-Bus name (takes nothing: error stays the caller's). */
 void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error);
@@ -142,6 +150,15 @@ void mmd_sim_free(struct mmd_modem *mm);
 bool mmd_sim_locked(const struct mmd_modem *mm);
 /* Refuse a call that needs the SIM unlocked: SimPin / SimPuk, as ModemManager does. */
 void mmd_reject_locked(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
+/* mm-dbus-power.c: SetPowerState (low power / on through the control plane). */
+void mmd_power_init(struct mmd_modem *mm);
+void mmd_power_free(struct mmd_modem *mm);
+/* The modem reports low power now. */
+bool mmd_power_low(const struct mmd_modem *mm);
+/* Power up, then enable and answer inv (Enable(true)); inv NULL: power up only, nobody to
+ * answer (Simple.Connect, whose connect waits for registration). */
+void mmd_power_up_enable(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 
 /* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
 /* Whether a method of one of ModemManager's interfaces changes state (pure; anything not

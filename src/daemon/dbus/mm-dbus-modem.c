@@ -350,6 +350,17 @@ static void sync_bearers(struct mmd_modem *mm)
 		*tail = b;
 		mmd_bearer_export(b);
 	}
+	/* The modem started roaming: a connected bearer that may not roam goes down. */
+	for (struct mmd_bearer *b = mm->bearers; b; b = b->next) {
+		char err[256];
+
+		if (!b->mux_id || !mmd_bearer_roaming_forbidden(b))
+			continue;
+		log_info("dbus: modem %s is roaming: %s (allow-roaming no) disconnected",
+			 modem_name(mm->modem), b->path);
+		if (mmd_bearer_disconnect(b, err, sizeof(err)) < 0)
+			log_warning("dbus: modem %s: %s: %s", modem_name(mm->modem), b->path, err);
+	}
 	for (struct mmd_bearer *b = mm->bearers; b; b = b->next)
 		mmd_bearer_sync(b);
 }
@@ -431,7 +442,7 @@ static void modem_disable(struct mmd_modem *mm)
 	mm->disabled = true;
 }
 
-static void modem_enable(struct mmd_modem *mm)
+void mmd_modem_enable(struct mmd_modem *mm)
 {
 	char err[256];
 
@@ -492,7 +503,7 @@ void mmd_modem_sync(struct mmd_modem *mm)
 				mmd_bearer_disconnect(b, err, sizeof(err));
 		/* Enable(false) was the bus's: the modem comes back as qmapd.conf has it. */
 		if (mm->n_parked)
-			modem_enable(mm);
+			mmd_modem_enable(mm);
 		modem_unexport(mm);
 		return;
 	}
@@ -519,25 +530,14 @@ static gboolean handle_enable(MmGdbusModem *iface, GDBusMethodInvocation *inv, g
 	mm->bus->calls++;
 	if (!enable && !mm->disabled)
 		modem_disable(mm);
-	else if (enable && mm->disabled)
-		modem_enable(mm);
+	else if (enable && mm->disabled && mmd_power_low(mm)) {
+		/* Enabling powers the modem up first, as ModemManager's does: answered then. */
+		mmd_power_up_enable(mm, inv);
+		return TRUE;
+	} else if (enable && mm->disabled)
+		mmd_modem_enable(mm);
 	mmd_schedule_sync(mm->bus);
 	mm_gdbus_modem_complete_enable(iface, inv);
-	return TRUE;
-}
-
-static gboolean handle_set_power_state(MmGdbusModem *iface, GDBusMethodInvocation *inv, guint state,
-				       gpointer user_data)
-{
-	struct mmd_modem *mm = user_data;
-
-	mm->bus->calls++;
-	if (state != MM_MODEM_POWER_STATE_ON) {
-		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_UNSUPPORTED,
-			   "qmapd keeps the modem powered on");
-		return TRUE;
-	}
-	mm_gdbus_modem_complete_set_power_state(iface, inv);
 	return TRUE;
 }
 
@@ -556,13 +556,15 @@ static gboolean handle_list_bearers(MmGdbusModem *iface, GDBusMethodInvocation *
 	return TRUE;
 }
 
-static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg)
+static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg,
+					  bool allow_roaming)
 {
 	struct mmd_bearer *b = mmd_bearer_new(mm, true, 0, cfg);
 	struct mmd_bearer **tail = &mm->bearers;
 
 	if (!b)
 		return NULL;
+	b->allow_roaming = allow_roaming;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = b;
@@ -578,13 +580,14 @@ static gboolean handle_create_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 	struct mmd_modem *mm = user_data;
 	g_autoptr(GError) error = NULL;
 	struct config_mux cfg;
+	bool allow_roaming;
 
 	mm->bus->calls++;
-	if (!mmd_bearer_config(mm, props, false, &cfg, &error)) {
+	if (!mmd_bearer_config(mm, props, false, &cfg, &allow_roaming, &error)) {
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
-	struct mmd_bearer *b = add_dbus_bearer(mm, &cfg);
+	struct mmd_bearer *b = add_dbus_bearer(mm, &cfg, allow_roaming);
 	if (!b) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
 		return TRUE;
@@ -631,7 +634,7 @@ static gboolean handle_delete_bearer(MmGdbusModem *iface, GDBusMethodInvocation 
 /* Simple.Connect on a registered modem: a bearer of the same settings is used, connected or
  * not, as ModemManager does; otherwise a new one. */
 static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
-			const struct config_mux *cfg)
+			const struct config_mux *cfg, bool allow_roaming)
 {
 	struct mmd_bearer *b = NULL;
 
@@ -639,10 +642,11 @@ static void connect_now(struct mmd_modem *mm, GDBusMethodInvocation *inv,
 		if (o->from_dbus && strcmp(o->cfg.apn, cfg->apn) == 0 &&
 		    o->cfg.ip_type == cfg->ip_type && strcmp(o->cfg.user, cfg->user) == 0 &&
 		    strcmp(o->cfg.password, cfg->password) == 0 &&
-		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0)
+		    strcmp(o->cfg.allowed_auth, cfg->allowed_auth) == 0 &&
+		    o->allow_roaming == allow_roaming)
 			b = o;
 	if (!b)
-		b = add_dbus_bearer(mm, cfg);
+		b = add_dbus_bearer(mm, cfg, allow_roaming);
 	if (!b) {
 		mmd_reject(mm->bus, inv, MM_CORE_ERROR, MM_CORE_ERROR_FAILED, "out of memory");
 		return;
@@ -672,7 +676,7 @@ static void waits_run(struct mmd_modem *mm)
 		if (registered) {
 			log_info("dbus: modem %s registered: the waiting connect goes on",
 				 modem_name(mm->modem));
-			connect_now(mm, w->inv, &w->cfg);
+			connect_now(mm, w->inv, &w->cfg, w->allow_roaming);
 		} else if (denied) {
 			mmd_reject(mm->bus, w->inv, MM_MOBILE_EQUIPMENT_ERROR,
 				   MM_MOBILE_EQUIPMENT_ERROR_NETWORK_NOT_ALLOWED,
@@ -692,15 +696,18 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 	struct mmd_modem *mm = user_data;
 	g_autoptr(GError) error = NULL;
 	struct config_mux cfg;
+	bool allow_roaming;
 
 	(void)iface;
 	mm->bus->calls++;
-	if (!mmd_bearer_config(mm, props, true, &cfg, &error)) {
+	if (!mmd_bearer_config(mm, props, true, &cfg, &allow_roaming, &error)) {
 		mmd_reject(mm->bus, inv, error->domain, error->code, "%s", error->message);
 		return TRUE;
 	}
+	if (mm->disabled && mmd_power_low(mm))
+		mmd_power_up_enable(mm, NULL); /* the connect waits for registration */
 	if (mm->disabled)
-		modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
+		mmd_modem_enable(mm); /* Simple.Connect enables, as ModemManager's does */
 	sync_properties(mm);
 	if (mm->state == MM_MODEM_STATE_LOCKED) {
 		mmd_reject_locked(mm, inv);
@@ -724,6 +731,7 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 		}
 		w->inv = inv;
 		w->cfg = cfg;
+		w->allow_roaming = allow_roaming;
 		w->deadline =
 			g_get_monotonic_time() + MMD_REGISTRATION_TIMEOUT_SECONDS * G_USEC_PER_SEC;
 		w->next = mm->waiting;
@@ -733,7 +741,7 @@ static gboolean handle_simple_connect(MmGdbusModemSimple *iface, GDBusMethodInvo
 			 MMD_REGISTRATION_TIMEOUT_SECONDS);
 		return TRUE;
 	}
-	connect_now(mm, inv, &cfg);
+	connect_now(mm, inv, &cfg, allow_roaming);
 	return TRUE;
 }
 
@@ -832,8 +840,6 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	set_unknowns(mm);
 	set_sim_unknowns(mm->sim);
 	g_signal_connect(mm->iface, "handle-enable", G_CALLBACK(handle_enable), mm);
-	g_signal_connect(mm->iface, "handle-set-power-state", G_CALLBACK(handle_set_power_state),
-			 mm);
 	g_signal_connect(mm->iface, "handle-list-bearers", G_CALLBACK(handle_list_bearers), mm);
 	g_signal_connect(mm->iface, "handle-create-bearer", G_CALLBACK(handle_create_bearer), mm);
 	g_signal_connect(mm->iface, "handle-delete-bearer", G_CALLBACK(handle_delete_bearer), mm);
@@ -841,6 +847,7 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
+	mmd_power_init(mm);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);
@@ -863,6 +870,7 @@ void mmd_modem_free(struct mmd_modem *mm)
 	mmd_auth_unwatch(mm->bus, mm->m3gpp);
 	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_sim_free(mm);
+	mmd_power_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);

@@ -86,6 +86,9 @@ enum modem_pin_result {
 typedef void (*modem_pin_done)(void *userdata, enum modem_pin_result result, int retries,
 			       const char *message);
 
+/* A power change done: r 0, or -errno with message saying why (the modem's words). */
+typedef void (*modem_power_done)(void *userdata, int r, const char *message);
+
 struct modem_control;
 
 struct modem_control_ops {
@@ -107,6 +110,10 @@ struct modem_control_ops {
 	 * A verified PIN makes the control plane read the SIM and the radio again. */
 	void (*verify_pin)(struct modem_control *c, const char *pin, modem_pin_done done,
 			   void *userdata);
+	/* Radio on (online) or off (low power: the modem deregisters, no session connects);
+	 * done() is called exactly once (possibly at once). modem_info.power then follows
+	 * what the modem reports (QMI: DMS Get Operating Mode; MBIM: RADIO_STATE). */
+	void (*set_power)(struct modem_control *c, bool on, modem_power_done done, void *userdata);
 };
 
 struct modem_control {

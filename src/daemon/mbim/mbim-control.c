@@ -166,6 +166,12 @@ static void control_session_ready(struct modem_control *c, struct session *s)
 	mbim_session_modem_ready(s, mbim(c)->device);
 }
 
+static void control_set_power(struct modem_control *c, bool on, modem_power_done done,
+			      void *userdata)
+{
+	mbim_modem_set_power(mbim(c), on, done, userdata);
+}
+
 /* No verify_pin: MBIM_CID_PIN is not implemented. */
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
@@ -176,6 +182,7 @@ static const struct modem_control_ops mbim_control_ops = {
 	.status = control_status,
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
+	.set_power = control_set_power,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

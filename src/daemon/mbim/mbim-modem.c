@@ -320,6 +320,61 @@ static void radio_state_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	attach(mm);
 }
 
+/* ---- power: RADIO_STATE set ---------------------------------------------------------- */
+
+struct power_ctx {
+	struct mbim_modem *mm;
+	bool on;
+	modem_power_done done;
+	void *userdata;
+};
+
+/* The answer is the new RADIO_STATE_INFO: that, not what was asked, is the power. */
+static void power_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct power_ctx ctx = *(struct power_ctx *)user_data;
+
+	g_free(user_data);
+	if (mbim_step_cancelled(error)) {
+		ctx.done(ctx.userdata, -ENODEV, "the modem went away");
+		return;
+	}
+	struct mbim_modem *mm = ctx.mm;
+	if (!resp) {
+		log_modem_warning(mm->path, "radio %s: %s", ctx.on ? "on" : "off", error->message);
+		ctx.done(ctx.userdata, -EIO, error->message);
+		return;
+	}
+	if (!take_radio_state(mm, resp, &error))
+		log_modem_debug(mm->path, "radio %s: %s", ctx.on ? "on" : "off", error->message);
+	log_modem_info(mm->path, "radio switched %s: power %s", ctx.on ? "on" : "off",
+		       mbim_map_power_to_string(mm->power));
+	/* On again: attach as at open (registration follows); off: deregistered now. */
+	if (ctx.on)
+		attach(mm);
+	else
+		query_register_state(mm);
+	ctx.done(ctx.userdata, 0, "");
+}
+
+void mbim_modem_set_power(struct mbim_modem *mm, bool on, modem_power_done done, void *userdata)
+{
+	if (mm->state != MBIM_MODEM_STATE_READY) {
+		done(userdata, -EAGAIN, "the modem is not ready");
+		return;
+	}
+	struct power_ctx *ctx = g_new(struct power_ctx, 1);
+	MbimMessage *msg = mbim_message_radio_state_set_new(
+		on ? MBIM_RADIO_SWITCH_STATE_ON : MBIM_RADIO_SWITCH_STATE_OFF, NULL);
+
+	*ctx = (struct power_ctx){ .mm = mm, .on = on, .done = done, .userdata = userdata };
+	mbim_device_command(mm->device, msg, MBIM_TIMEOUT_SECONDS, mm->cancellable, power_set_ready,
+			    ctx);
+	mbim_message_unref(msg);
+}
+
 static void home_provider_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;

@@ -105,6 +105,9 @@ struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
 /* The transport says the modem is there / gone. */
 void mbim_modem_start(struct mbim_modem *mm);
 void mbim_modem_stop(struct mbim_modem *mm);
+/* RADIO_STATE set on or off; done() exactly once (MBIM_MODEM_STATE_READY needed; cancelled:
+ * -ENODEV). Power then is what the modem answered. */
+void mbim_modem_set_power(struct mbim_modem *mm, bool on, modem_power_done done, void *userdata);
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state);
 

@@ -121,6 +121,12 @@ static void control_verify_pin(struct modem_control *c, const char *pin, modem_p
 	qmi_info_verify_pin(qmi(c), pin, done, userdata);
 }
 
+static void control_set_power(struct modem_control *c, bool on, modem_power_done done,
+			      void *userdata)
+{
+	qmi_info_set_power(qmi(c), on, done, userdata);
+}
+
 static const struct modem_control_ops qmi_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -131,6 +137,7 @@ static const struct modem_control_ops qmi_control_ops = {
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
 	.verify_pin = control_verify_pin,
+	.set_power = control_set_power,
 };
 
 int qmi_control_new(struct ev_loop *loop, const char *path,

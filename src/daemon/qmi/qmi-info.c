@@ -498,6 +498,83 @@ void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done d
 				  qm->cancellable, uim_verify_pin_ready, ctx);
 }
 
+/* ---- power: DMS Set Operating Mode ----------------------------------------------------- */
+
+struct power_ctx {
+	struct qmi_modem *qm;
+	bool on;
+	modem_power_done done;
+	void *userdata;
+};
+
+/* What the modem says it is in now: that, not what was asked, is the power clients see. */
+static void power_mode_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageDmsGetOperatingModeOutput) out =
+		qmi_client_dms_get_operating_mode_finish(QMI_CLIENT_DMS(src), res, &error);
+	struct power_ctx ctx = *(struct power_ctx *)user_data;
+	QmiDmsOperatingMode mode;
+
+	g_free(user_data);
+	if (qmi_step_cancelled(error)) {
+		ctx.done(ctx.userdata, -ENODEV, "the modem went away");
+		return;
+	}
+	struct qmi_modem *qm = ctx.qm;
+	if (out && qmi_message_dms_get_operating_mode_output_get_result(out, &error) &&
+	    qmi_message_dms_get_operating_mode_output_get_mode(out, &mode, NULL))
+		qm->info.operating_mode = (int)mode;
+	else
+		log_modem_debug(qm->path, "operating mode: %s",
+				error ? error->message : "not in the answer");
+	/* Registration follows the radio: deregistered in low power, searching once on. */
+	qmi_modem_query_radio(qm);
+	ctx.done(ctx.userdata, 0, "");
+}
+
+static void power_set_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageDmsSetOperatingModeOutput) out =
+		qmi_client_dms_set_operating_mode_finish(QMI_CLIENT_DMS(src), res, &error);
+	struct power_ctx *ctx = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		ctx->done(ctx->userdata, -ENODEV, "the modem went away");
+		g_free(ctx);
+		return;
+	}
+	struct qmi_modem *qm = ctx->qm;
+	if (!out || !qmi_message_dms_set_operating_mode_output_get_result(out, &error)) {
+		log_modem_warning(qm->path, "operating mode %s not set: %s",
+				  ctx->on ? "online" : "low power", error->message);
+		ctx->done(ctx->userdata, -EIO, error->message);
+		g_free(ctx);
+		return;
+	}
+	log_modem_info(qm->path, "operating mode %s set", ctx->on ? "online" : "low power");
+	qmi_client_dms_get_operating_mode(QMI_CLIENT_DMS(qm->dms), NULL, QMI_INFO_TIMEOUT_SECONDS,
+					  qm->cancellable, power_mode_ready, ctx);
+}
+
+void qmi_info_set_power(struct qmi_modem *qm, bool on, modem_power_done done, void *userdata)
+{
+	if (qm->state != MODEM_CONTROL_READY || !qm->dms) {
+		done(userdata, -EAGAIN, "the modem is not ready");
+		return;
+	}
+	g_autoptr(QmiMessageDmsSetOperatingModeInput) in =
+		qmi_message_dms_set_operating_mode_input_new();
+	struct power_ctx *ctx = g_new(struct power_ctx, 1);
+
+	*ctx = (struct power_ctx){ .qm = qm, .on = on, .done = done, .userdata = userdata };
+	qmi_message_dms_set_operating_mode_input_set_mode(
+		in, on ? QMI_DMS_OPERATING_MODE_ONLINE : QMI_DMS_OPERATING_MODE_LOW_POWER, NULL);
+	qmi_client_dms_set_operating_mode(QMI_CLIENT_DMS(qm->dms), in, QMI_INFO_TIMEOUT_SECONDS,
+					  qm->cancellable, power_set_ready, ctx);
+}
+
 /* ---- WDS: the default profile ------------------------------------------------------- */
 
 static void wds_profile_settings_ready(GObject *src, GAsyncResult *res, gpointer user_data)

@@ -122,6 +122,9 @@ bool qmi_info_sim_locked(const struct qmi_modem_info *info);
  * (the modem went away: then done() gets MODEM_PIN_NO_SERVICE from the cancellation). */
 void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done done,
 			 void *userdata);
+/* DMS Set Operating Mode online or low power, then the mode read back; done() as for the
+ * PIN (MODEM_CONTROL_READY needed; cancelled: -ENODEV). */
+void qmi_info_set_power(struct qmi_modem *qm, bool on, modem_power_done done, void *userdata);
 
 /* ---- sessions (qmi-session.c): per IP family of the mux's ip-type a WDS client bound to
  * the mux (bind mux data port, set IP family, start network, get current settings) ---- */
