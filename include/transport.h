@@ -241,6 +241,9 @@ struct transport {
 	 * manufacturer or model (DEVICE_CAPS), and ModemManager names MBIM modems by these.
 	 * 128: a string descriptor holds at most 126 characters. */
 	char manufacturer[128], product[128];
+	/* Its idVendor and idProduct (ModemManager's DeviceIdentifier hashes them); 0 unknown
+	 * (the sim). */
+	uint16_t vid, pid;
 
 	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
 	enum transport_framing framing;

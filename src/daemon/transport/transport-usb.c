@@ -849,6 +849,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	t->data_interface = s->data_ifnum;
 	usb_device_names(h, dd, t->manufacturer, sizeof(t->manufacturer), t->product,
 			 sizeof(t->product));
+	t->vid = dd->idVendor;
+	t->pid = dd->idProduct;
 	log_info("%s: claimed (%s), '%s' '%s', serial '%s', %u bulk IN transfers of %u bytes in "
 		 "flight%s",
 		 s->name, how, t->manufacturer, t->product, serial, t->n_rx, s->rx_len,
