@@ -101,6 +101,18 @@ expect_eq "Model" "$(jq -r .modem.generic.model <<<"$m")" "Simulated QMAP modem"
 expect_eq "EquipmentIdentifier" "$(jq -r '.modem.generic["equipment-identifier"]' <<<"$m")" 350000000000006
 expect_eq "3GPP IMEI" "$(jq -r '.modem["3gpp"].imei' <<<"$m")" 350000000000006
 expect_eq "Plugin" "$(jq -r .modem.generic.plugin <<<"$m")" qmapd
+# DeviceIdentifier as ModemManager computes it (mm_create_device_identifier(), ATI and ATI1
+# "" for QMI): SHA-1 of the USB IDs (none over the sim) and IMEI, revision, model,
+# manufacturer without white space or non-ASCII bytes; reimplemented here, not qmapd's code.
+want_ident=$(jq -r '.modem.generic | [."equipment-identifier", .revision, .model,
+	.manufacturer] | map(if . == "--" then "" else . end) | .[]' <<<"$m" | python3 -c '
+import hashlib, sys
+h = hashlib.sha1()
+for s in sys.stdin.read().split("\n"):
+    h.update(bytes(c for c in s.encode() if c < 0x80 and c not in b" \t\n\v\f\r"))
+print(h.hexdigest())')
+expect_eq "DeviceIdentifier (ModemManager's)" \
+	"$(jq -r '.modem.generic["device-identifier"]' <<<"$m")" "$want_ident"
 expect_eq "PrimaryPort" "$(jq -r '.modem.generic["primary-port"]' <<<"$m")" a.qmi
 jq -e '.modem.generic.ports | index("a.1 (net)")' <<<"$m" >/dev/null ||
 	fail "the config's mux device is not a NET port: $(jq -c .modem.generic.ports <<<"$m")"

@@ -211,12 +211,10 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_revision(i, str(qm->revision));
 	mm_gdbus_modem_set_equipment_identifier(i, str(qm->imei));
 	mm_gdbus_modem_set_device(i, modem_device(mm->modem));
-	/* ModemManager's "unique enough" identifier: a digest of what tells modems apart. */
-	g_autofree char *ident =
-		g_strdup_printf("%s|%s|%s|%s", modem_device(mm->modem), str(qm->manufacturer),
-				str(qm->model), str(qm->revision));
-	g_autofree char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA1, ident, -1);
-	mm_gdbus_modem_set_device_identifier(i, digest);
+	/* ModemManager's own digest, so profiles made against it still match. */
+	g_autofree char *ident = mmd_device_identifier(qm->usb_vid, qm->usb_pid, qm->imei,
+						       qm->revision, qm->model, qm->manufacturer);
+	mm_gdbus_modem_set_device_identifier(i, str(ident));
 	mm_gdbus_modem_set_primary_port(i, link);
 	mm_gdbus_modem_set_ports(i, g_variant_builder_end(&ports));
 	mm_gdbus_modem_set_bearers(i, paths);
