@@ -473,6 +473,22 @@ grep -q "InterfacesAdded (objectpath '/org/freedesktop/ModemManager1/Modem/1'" "
 	fail "no InterfacesAdded for Modem/1: $(head -c 600 "$E2E_TMP/monitor.log")"
 echo "ok: a modem appears (InterfacesAdded) and leaves (InterfacesRemoved) with its sim"
 
+# Every method of every exported interface answers: a reply or a ModemManager error
+# (Core.Unsupported for what qmapd does not do), never UnknownMethod. Last, as Enable(false),
+# Simple.Disconnect('/') and the like act on modem a.
+MMI=org.freedesktop.ModemManager1
+CALL_ALL=("$(dirname "$0")/mm-call-every-method.py")
+"${CALL_ALL[@]}" "$BEARER" $MMI.Bearer >"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" "$SIM" $MMI.Sim >>"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" /org/freedesktop/ModemManager1 $MMI >>"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" "$MODEM" $MMI.Modem.Modem3gpp $MMI.Modem.Simple $MMI.Modem \
+		>>"$E2E_TMP/methods.log" 2>&1 ||
+	fail "a method answered other than ModemManager does: $(grep -E 'FAIL|Traceback' -A3 "$E2E_TMP/methods.log")"
+grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /' | tee -a "$E2E_TMP/transcript"
+grep -q "^$MMI.Modem.Modem3gpp: .* [1-9][0-9]* Unsupported" "$E2E_TMP/methods.log" ||
+	fail "Modem3gpp's methods do not answer Unsupported"
+echo "ok: every exported method answers a reply or a ModemManager error"
+
 # Neither mmcli nor qmapd complained (GLib's warnings and criticals).
 if grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then
 	fail "mmcli printed GLib warnings"

@@ -832,6 +832,10 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-disconnect", G_CALLBACK(handle_simple_disconnect), mm);
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
+	mmd_answer_unsupported(d, mm->iface);
+	mmd_answer_unsupported(d, mm->simple);
+	mmd_answer_unsupported(d, mm->m3gpp);
+	mmd_answer_unsupported(d, mm->sim);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);
