@@ -244,6 +244,10 @@ struct transport {
 	/* Its idVendor and idProduct (ModemManager's DeviceIdentifier hashes them); 0 unknown
 	 * (the sim). */
 	uint16_t vid, pid;
+	/* The kernel's name for the control interface while its driver held it (cdc-wdm0, what
+	 * ModemManager shows as PrimaryPort), read before qmapd detaches the driver; ""
+	 * unknown (the sim, or no driver was bound). */
+	char control_port[32];
 
 	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
 	enum transport_framing framing;

@@ -295,6 +295,7 @@ bool modem_view(const struct modem *m, struct modem_view *ret)
 	if (t) {
 		ret->usb_vid = t->vid;
 		ret->usb_pid = t->pid;
+		ret->control_port = t->control_port[0] ? t->control_port : NULL;
 	}
 	return true;
 }

@@ -187,8 +187,12 @@ static void sync_properties(struct mmd_modem *mm)
 	unsigned n_paths = 0;
 
 	g_variant_builder_init(&ports, G_VARIANT_TYPE("a(su)"));
+	/* The control port as ModemManager names it (the kernel's cdc-wdmN, known when a driver
+	 * held the interface before qmapd claimed it), else the control link's name. */
 	const char *link = strrchr(dev->control_link, '/');
 	link = link ? link + 1 : dev->control_link;
+	if (qm->control_port)
+		link = qm->control_port;
 	g_variant_builder_add(&ports, "(su)", link,
 			      qm->mbim ? MM_MODEM_PORT_TYPE_MBIM : MM_MODEM_PORT_TYPE_QMI);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
