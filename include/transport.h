@@ -241,6 +241,13 @@ struct transport {
 	 * manufacturer or model (DEVICE_CAPS), and ModemManager names MBIM modems by these.
 	 * 128: a string descriptor holds at most 126 characters. */
 	char manufacturer[128], product[128];
+	/* Its idVendor and idProduct (ModemManager's DeviceIdentifier hashes them); 0 unknown
+	 * (the sim). */
+	uint16_t vid, pid;
+	/* The kernel's name for the control interface while its driver held it (cdc-wdm0, what
+	 * ModemManager shows as PrimaryPort), read before qmapd detaches the driver; ""
+	 * unknown (the sim, or no driver was bound). */
+	char control_port[32];
 
 	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
 	enum transport_framing framing;

@@ -292,6 +292,11 @@ bool modem_view(const struct modem *m, struct modem_view *ret)
 		ret->manufacturer = t->manufacturer;
 	if (t && ret->mbim && t->product[0])
 		ret->model = t->product;
+	if (t) {
+		ret->usb_vid = t->vid;
+		ret->usb_pid = t->pid;
+		ret->control_port = t->control_port[0] ? t->control_port : NULL;
+	}
 	return true;
 }
 

@@ -101,6 +101,18 @@ expect_eq "Model" "$(jq -r .modem.generic.model <<<"$m")" "Simulated QMAP modem"
 expect_eq "EquipmentIdentifier" "$(jq -r '.modem.generic["equipment-identifier"]' <<<"$m")" 350000000000006
 expect_eq "3GPP IMEI" "$(jq -r '.modem["3gpp"].imei' <<<"$m")" 350000000000006
 expect_eq "Plugin" "$(jq -r .modem.generic.plugin <<<"$m")" qmapd
+# DeviceIdentifier as ModemManager computes it (mm_create_device_identifier(), ATI and ATI1
+# "" for QMI): SHA-1 of the USB IDs (none over the sim) and IMEI, revision, model,
+# manufacturer without white space or non-ASCII bytes; reimplemented here, not qmapd's code.
+want_ident=$(jq -r '.modem.generic | [."equipment-identifier", .revision, .model,
+	.manufacturer] | map(if . == "--" then "" else . end) | .[]' <<<"$m" | python3 -c '
+import hashlib, sys
+h = hashlib.sha1()
+for s in sys.stdin.read().split("\n"):
+    h.update(bytes(c for c in s.encode() if c < 0x80 and c not in b" \t\n\v\f\r"))
+print(h.hexdigest())')
+expect_eq "DeviceIdentifier (ModemManager's)" \
+	"$(jq -r '.modem.generic["device-identifier"]' <<<"$m")" "$want_ident"
 expect_eq "PrimaryPort" "$(jq -r '.modem.generic["primary-port"]' <<<"$m")" a.qmi
 jq -e '.modem.generic.ports | index("a.1 (net)")' <<<"$m" >/dev/null ||
 	fail "the config's mux device is not a NET port: $(jq -c .modem.generic.ports <<<"$m")"
@@ -460,6 +472,22 @@ wait_for 5 "InterfacesRemoved" grep -q "InterfacesRemoved" "$E2E_TMP/monitor.log
 grep -q "InterfacesAdded (objectpath '/org/freedesktop/ModemManager1/Modem/1'" "$E2E_TMP/monitor.log" ||
 	fail "no InterfacesAdded for Modem/1: $(head -c 600 "$E2E_TMP/monitor.log")"
 echo "ok: a modem appears (InterfacesAdded) and leaves (InterfacesRemoved) with its sim"
+
+# Every method of every exported interface answers: a reply or a ModemManager error
+# (Core.Unsupported for what qmapd does not do), never UnknownMethod. Last, as Enable(false),
+# Simple.Disconnect('/') and the like act on modem a.
+MMI=org.freedesktop.ModemManager1
+CALL_ALL=("$(dirname "$0")/mm-call-every-method.py")
+"${CALL_ALL[@]}" "$BEARER" $MMI.Bearer >"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" "$SIM" $MMI.Sim >>"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" /org/freedesktop/ModemManager1 $MMI >>"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" "$MODEM" $MMI.Modem.Modem3gpp $MMI.Modem.Simple $MMI.Modem \
+		>>"$E2E_TMP/methods.log" 2>&1 ||
+	fail "a method answered other than ModemManager does: $(grep -E 'FAIL|Traceback' -A3 "$E2E_TMP/methods.log")"
+grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /' | tee -a "$E2E_TMP/transcript"
+grep -q "^$MMI.Modem.Modem3gpp: .* [1-9][0-9]* Unsupported" "$E2E_TMP/methods.log" ||
+	fail "Modem3gpp's methods do not answer Unsupported"
+echo "ok: every exported method answers a reply or a ModemManager error"
 
 # Neither mmcli nor qmapd complained (GLib's warnings and criticals).
 if grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then

@@ -204,3 +204,43 @@ TEST(errors)
 	expect_name(&e, "org.freedesktop.ModemManager1.Error.Core.Failed");
 #undef ME
 }
+
+/*
+ * Expected values from an independent reimplementation of ModemManager's
+ * mm_create_device_identifier() (ATI and ATI1 "", as its QMI and MBIM modems pass them):
+ *
+ *   import hashlib
+ *   def mm(vid, pid, parts):
+ *       h = hashlib.sha1()
+ *       if vid: h.update(b"%08x" % vid)
+ *       if pid: h.update(b"%08x" % pid)
+ *       for s in parts:
+ *           if s: h.update(bytes(c for c in s.encode()
+ *                                if c < 0x80 and c not in b" \t\n\v\f\r"))
+ *       return h.hexdigest()
+ */
+static void expect_ident(unsigned vid, unsigned pid, const char *imei, const char *revision,
+			 const char *model, const char *manufacturer, const char *want)
+{
+	g_autofree char *got = mmd_device_identifier(vid, pid, imei, revision, model, manufacturer);
+
+	EXPECT_STR_EQ(got ? got : "(null)", want ? want : "(null)");
+}
+
+TEST(device_identifier)
+{
+	expect_ident(0x2c7c, 0x0125, "867698040123456", "EG25GGBR07A08M2G", "EG25",
+		     "QUALCOMM INCORPORATED", "f96c6446c08cc7d3f72c04c623c36b26d88262e9");
+	/* The sim has no USB IDs: both left out. */
+	expect_ident(0, 0, "867698040123456", "EG25GGBR07A08M2G", "EG25", "QUALCOMM INCORPORATED",
+		     "8bd0620fb22712e5c1291002725f7b4421e75da5");
+	/* No IMEI, pid 0, spaces stripped. */
+	expect_ident(0x1199, 0, NULL,
+		     "SWI9X30C_02.33.03.00 r8209 CARMD-EV-FRMWR2 2019/08/21 23:16:12", "EM7455",
+		     "Sierra Wireless, Incorporated", "b1bc8c89b82bfde70c5c63db3b0444353111ff6d");
+	/* Non-ASCII bytes and white space (a tab) dropped. */
+	expect_ident(0, 0, "35", "\xc3\xa9\tx", NULL, NULL,
+		     "fb9febde9321f6ff5fe0b25b027eb18f081a027e");
+	/* Nothing to hash: ModemManager has no identifier either. */
+	expect_ident(0x2c7c, 0x0125, NULL, "", "", NULL, NULL);
+}

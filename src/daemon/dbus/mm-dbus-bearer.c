@@ -552,6 +552,7 @@ struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned
 	set_connection_error(b, NULL);
 	g_signal_connect(i, "handle-connect", G_CALLBACK(handle_connect), b);
 	g_signal_connect(i, "handle-disconnect", G_CALLBACK(handle_disconnect), b);
+	mmd_answer_unsupported(mm->bus, i);
 	mmd_auth_watch(mm->bus, i);
 	mmd_bearer_sync(b);
 	return b;

@@ -168,6 +168,10 @@ bool mmd_method_changes_state(const char *iface, const char *method);
 void mmd_auth_watch(struct mm_dbus *d, gpointer skeleton);
 void mmd_auth_unwatch(struct mm_dbus *d, gpointer skeleton);
 
+/* Connect every method of skeleton that has no handler yet to one that answers
+ * Core.Unsupported; call once all of its handlers are connected. */
+void mmd_answer_unsupported(struct mm_dbus *d, gpointer skeleton);
+
 /* Answer with a ModemManager error and count it. */
 void mmd_reject(struct mm_dbus *d, GDBusMethodInvocation *inv, GQuark domain, gint code,
 		const char *fmt, ...) G_GNUC_PRINTF(5, 6);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qmapd's state in ModemManager's terms (mm-dbus-map.h). */
 #include <libmm-glib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "macro.h"
@@ -246,4 +247,37 @@ void mmd_error_from_end(const struct session_end *end, GQuark *ret_domain, gint 
 	}
 	*ret_domain = MM_CORE_ERROR;
 	*ret_code = MM_CORE_ERROR_FAILED;
+}
+
+char *mmd_device_identifier(unsigned vid, unsigned pid, const char *imei, const char *revision,
+			    const char *model, const char *manufacturer)
+{
+	/* ModemManager's QMI and MBIM modems pass "" for ATI and ATI1: what is left is
+	 * EquipmentIdentifier, Revision, Model, Manufacturer, in that order. */
+	const char *parts[] = { imei, revision, model, manufacturer };
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA1);
+	bool any = false;
+	char hex[9];
+
+	for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
+		any = any || (parts[k] && *parts[k]);
+	if (!any)
+		return NULL;
+	/* Each ID as 8 lower-case hex digits, left out when 0. */
+	if (vid) {
+		snprintf(hex, sizeof(hex), "%08x", vid);
+		g_checksum_update(sum, (const guchar *)hex, 8);
+	}
+	if (pid) {
+		snprintf(hex, sizeof(hex), "%08x", pid);
+		g_checksum_update(sum, (const guchar *)hex, 8);
+	}
+	/* The strings without white space and without bytes past ASCII. */
+	for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
+		for (const char *p = parts[k]; p && *p; p++) {
+			unsigned char c = (unsigned char)*p;
+			if (c < 0x80 && !g_ascii_isspace(c) && c != '\v')
+				g_checksum_update(sum, &c, 1);
+		}
+	return g_strdup(g_checksum_get_string(sum));
 }

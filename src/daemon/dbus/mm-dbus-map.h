@@ -52,6 +52,17 @@ MMModemStateFailedReason mmd_failed_reason(enum modem_failed_reason reason);
 MMModem3gppPacketServiceState mmd_packet_service_state(enum modem_packet_service ps);
 
 /*
+ * Modem.DeviceIdentifier as ModemManager 1.20 computes it for a QMI or MBIM modem
+ * (mm_create_device_identifier() with "" for ATI and ATI1): the SHA-1, in hex, of the
+ * USB vendor and product IDs as "%08x" each (one left out when 0), then the IMEI, revision,
+ * model and manufacturer strings without white space and without non-ASCII bytes. So a
+ * NetworkManager profile bound to a modem's identifier under ModemManager still matches.
+ * NULL (g_free the rest) when every string is NULL or empty: ModemManager has none then.
+ */
+char *mmd_device_identifier(unsigned vid, unsigned pid, const char *imei, const char *revision,
+			    const char *model, const char *manufacturer);
+
+/*
  * The ModemManager error (domain and code of libmm-glib's registered error domains, so the
  * D-Bus name is ModemManager's) for a session's failed start or drop: 3GPP causes as
  * MobileEquipment errors, no reason at all as Core.Failed.

@@ -187,8 +187,12 @@ static void sync_properties(struct mmd_modem *mm)
 	unsigned n_paths = 0;
 
 	g_variant_builder_init(&ports, G_VARIANT_TYPE("a(su)"));
+	/* The control port as ModemManager names it (the kernel's cdc-wdmN, known when a driver
+	 * held the interface before qmapd claimed it), else the control link's name. */
 	const char *link = strrchr(dev->control_link, '/');
 	link = link ? link + 1 : dev->control_link;
+	if (qm->control_port)
+		link = qm->control_port;
 	g_variant_builder_add(&ports, "(su)", link,
 			      qm->mbim ? MM_MODEM_PORT_TYPE_MBIM : MM_MODEM_PORT_TYPE_QMI);
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
@@ -211,12 +215,10 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_revision(i, str(qm->revision));
 	mm_gdbus_modem_set_equipment_identifier(i, str(qm->imei));
 	mm_gdbus_modem_set_device(i, modem_device(mm->modem));
-	/* ModemManager's "unique enough" identifier: a digest of what tells modems apart. */
-	g_autofree char *ident =
-		g_strdup_printf("%s|%s|%s|%s", modem_device(mm->modem), str(qm->manufacturer),
-				str(qm->model), str(qm->revision));
-	g_autofree char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA1, ident, -1);
-	mm_gdbus_modem_set_device_identifier(i, digest);
+	/* ModemManager's own digest, so profiles made against it still match. */
+	g_autofree char *ident = mmd_device_identifier(qm->usb_vid, qm->usb_pid, qm->imei,
+						       qm->revision, qm->model, qm->manufacturer);
+	mm_gdbus_modem_set_device_identifier(i, str(ident));
 	mm_gdbus_modem_set_primary_port(i, link);
 	mm_gdbus_modem_set_ports(i, g_variant_builder_end(&ports));
 	mm_gdbus_modem_set_bearers(i, paths);
@@ -848,6 +850,10 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
 	mmd_power_init(mm);
+	mmd_answer_unsupported(d, mm->iface);
+	mmd_answer_unsupported(d, mm->simple);
+	mmd_answer_unsupported(d, mm->m3gpp);
+	mmd_answer_unsupported(d, mm->sim);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);

@@ -365,6 +365,7 @@ int mm_dbus_new(struct manager *manager, enum config_dbus bus, const char *addre
 	mm_gdbus_org_freedesktop_modem_manager1_set_version(d->iface, version);
 	g_signal_connect(d->iface, "handle-scan-devices", G_CALLBACK(handle_scan_devices), d);
 	g_signal_connect(d->iface, "handle-set-logging", G_CALLBACK(handle_set_logging), d);
+	mmd_answer_unsupported(d, d->iface);
 	mmd_auth_watch(d, d->iface);
 	manager_set_observer(manager, &observer, d);
 	on_sync(d); /* the modems that exist: their objects, before the bus sees any */

@@ -71,6 +71,8 @@ struct modem_view {
 	int rssi;		 /* dBm */
 	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
 	struct modem_info info;
+	uint16_t usb_vid, usb_pid; /* the USB device's; 0 unknown (the sim) */
+	const char *control_port;  /* the kernel's cdc-wdm name for it; NULL unknown */
 };
 
 /* The outcome of a PIN verification, in the terms clients need. */

@@ -69,6 +69,16 @@ int usb_mbim_find(libusb_device *dev, int iface, struct usb_mbim_iface *ret);
  */
 int usb_function_probe(const char *spec, bool *mbim);
 
+/*
+ * The name the kernel's cdc-wdm gave interface ifnum of configuration cfg of the device at
+ * path ("BUS-PORT.PORT...") while qmi_wwan or cdc_mbim holds it: the cdc-wdm* entry of
+ * SYSFS/bus/usb/devices/PATH:CFG.IFNUM/usbmisc/, into buf (left alone on failure). 0,
+ * -ENOENT when there is none (no driver bound, or no such interface), -ENAMETOOLONG when it
+ * does not fit, or another -errno.
+ */
+int usb_wdm_name(const char *sysfs, const char *path, unsigned cfg, unsigned ifnum, char *buf,
+		 size_t len);
+
 /* "BUS-PORT.PORT..." as the kernel names dev; "" if it does not fit. Returns buf. */
 const char *usb_device_path(libusb_device *dev, char *buf, size_t len);
 /* Whether dev sits on this bus and port chain. */

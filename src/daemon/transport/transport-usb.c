@@ -771,6 +771,13 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	s->h = h;
 	t->framing = TRANSPORT_FRAMING_QMAP;
 
+	/* The kernel's name for the control port while its driver still holds it; an earlier
+	 * claim's stays when the driver had let go already. */
+	char path[USB_SPEC_PATH_MAX];
+	int cfg = 0;
+	if (libusb_get_configuration(h, &cfg) == 0 && cfg > 0)
+		usb_wdm_name("/sys", usb_device_path(dev, path, sizeof(path)), (unsigned)cfg,
+			     s->ifnum, t->control_port, sizeof(t->control_port));
 	/* cdc_mbim binds the communications interface and claims the data interface. */
 	if (usb_detach(s, s->ifnum, s->mbim ? "cdc_mbim" : "qmi_wwan") < 0 ||
 	    (s->mbim && usb_detach(s, s->data_ifnum, "cdc_mbim") < 0))
@@ -849,6 +856,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	t->data_interface = s->data_ifnum;
 	usb_device_names(h, dd, t->manufacturer, sizeof(t->manufacturer), t->product,
 			 sizeof(t->product));
+	t->vid = dd->idVendor;
+	t->pid = dd->idProduct;
 	log_info("%s: claimed (%s), '%s' '%s', serial '%s', %u bulk IN transfers of %u bytes in "
 		 "flight%s",
 		 s->name, how, t->manufacturer, t->product, serial, t->n_rx, s->rx_len,

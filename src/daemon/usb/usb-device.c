@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Recognising a QMI modem's interface or an MBIM function, and a device's path and serial (usb-device.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "usb-device.h"
@@ -253,4 +255,31 @@ void usb_device_names(libusb_device_handle *h, const struct libusb_device_descri
 {
 	usb_device_string(h, dd->iManufacturer, manufacturer, manufacturer_len);
 	usb_device_string(h, dd->iProduct, product, product_len);
+}
+
+int usb_wdm_name(const char *sysfs, const char *path, unsigned cfg, unsigned ifnum, char *buf,
+		 size_t len)
+{
+	char dir[256];
+	int r = -ENOENT;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/bus/usb/devices/%s:%u.%u/usbmisc", sysfs, path,
+			     cfg, ifnum) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, "cdc-wdm", 7) != 0)
+			continue;
+		if (strlen(e->d_name) >= len) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		snprintf(buf, len, "%s", e->d_name);
+		r = 0;
+		break;
+	}
+	closedir(d);
+	return r;
 }
