@@ -93,6 +93,10 @@ ct_setup() {
 		*) ln -sf /dev/null "$CT_ROOT/etc/systemd/system/$u" ;;
 		esac
 	done
+	# A Docker image's /usr/sbin/policy-rc.d (exit 101) makes deb-systemd-invoke refuse to
+	# start or stop any unit: a package's prerm would leave its daemon running while dpkg
+	# deletes the files. A booted Debian has none; in the overlay only, the host keeps its own.
+	rm -f "$CT_ROOT/usr/sbin/policy-rc.d"
 	# A persistent journal, in the overlay: what happened during the container's shutdown
 	# can be read after it (journalctl -D $CT_ROOT/var/log/journal).
 	mkdir -p "$CT_ROOT/var/log/journal"

@@ -6,6 +6,14 @@
 # as a named check. Every check runs, a failed one does not hide the next; the summary lists
 # them all. Needs root; skips (77) only where overlayfs or systemd-nspawn cannot work.
 #
+# The checks, in this order (CHECKS at the bottom): start_ready (READY=1, the unit as
+# installed) journal_clean sandbox mux_ping reload group_access dbus_mm (the name, mmcli -L)
+# watchdog dbus_restart reload_refused stop socket_activation dbus_activation (through the
+# alias), mm_switch (to Debian's modemmanager package and back with the commands of README.md
+# and debian/README.Debian), purge (apt-get purge leaves only the qmapd group; qmapd is
+# installed again after it), poweroff (every session stopped on the modem; ends the container).
+# mm_switch needs the modemmanager .deb: apt-get download, once, into $QMAPD_TEST_CACHE/debs.
+#
 # Known failures: checks for what the daemon or the unit does not do yet. They run, and
 # their failure is printed as KNOWN FAILURE, not counted; one of them passing fails the test
 # (take it off the list). QMAPD_SYSTEMD_KNOWN_FAILURES overrides the list ("" = none).
@@ -26,6 +34,14 @@ need ping iputils-ping
 need setpriv util-linux
 need jq jq
 need /usr/libexec/qmi-proxy libqmi-proxy
+# Debian's modemmanager package, for the switch to ModemManager and back (check mm_switch):
+# downloaded once, never installed on the host; the container, with no network, installs it
+# from the file (its dependencies are those of qmapd's build and tests, already on the host).
+MM_DEB_CACHE=$QMAPD_TEST_CACHE/debs
+if ! ls "$MM_DEB_CACHE"/modemmanager_*.deb >/dev/null 2>&1; then
+	mkdir -p "$MM_DEB_CACHE" && (cd "$MM_DEB_CACHE" && apt-get download -q modemmanager \
+		>/dev/null 2>&1) || unavailable "modemmanager: apt-get download failed (no network?)"
+fi
 # The daemon as installed: /usr and /etc, the build tree's own configuration otherwise.
 INSTALL_BUILD=${QMAPD_INSTALL_BUILD:-$BUILD_DIR/systemd-usr}
 if [ ! -x "$SOURCE_DIR/scripts/build-deb.sh" ]; then
@@ -301,6 +317,138 @@ check_dbus_activation() {
 	wait_for 30 "both sessions connected" muxes_connected
 }
 
+# dpkg's status of a package in the container: "ii" installed, "rc" removed with its
+# conffiles, "" never installed or purged.
+pkg_status() {
+	in_ct dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | tr -d ' ' || true
+}
+mm_owner() { in_ct busctl --system status org.freedesktop.ModemManager1 2>/dev/null | sed -n 's/^PID=//p'; }
+apt_ct() { # apt-get in the container, its output in $CT_DIR/apt.log
+	in_ct apt-get -y -q "$@" >>"$CT_DIR/apt.log" 2>&1 ||
+		{ tail -n 20 "$CT_DIR/apt.log" >&2; fail "apt-get $* failed"; }
+}
+
+# The switch to Debian's ModemManager and back, with the commands README.md ("Installing")
+# and debian/README.Debian give; apt-get on local files, as the container has no network.
+check_mm_switch() {
+	ensure_running
+	cp "$MM_DEB_CACHE"/modemmanager_*.deb "$CT_ROOT/var/cache/qmapd-debs/"
+	# Debian's ModemManager.service has ConditionVirtualization=!container: in a container it
+	# is skipped, not started. The test's business, not the switch's: the condition is reset.
+	mkdir -p "$CT_ROOT/etc/systemd/system/ModemManager.service.d"
+	printf '[Unit]\nConditionVirtualization=\n' \
+		>"$CT_ROOT/etc/systemd/system/ModemManager.service.d/container.conf"
+	# Back to ModemManager: systemctl disable --now qmapd qmapd.socket; apt install
+	# modemmanager; systemctl enable --now ModemManager. --no-install-recommends:
+	# usb-modeswitch, which it recommends, is not on the host and cannot be downloaded here.
+	in_ct systemctl disable --quiet --now qmapd qmapd.socket ||
+		fail "systemctl disable --now qmapd qmapd.socket"
+	expect_eq "qmapd.socket" "$(prop qmapd.socket ActiveState)" inactive
+	in_ct sh -c 'apt-get install -y -q --no-install-recommends /var/cache/qmapd-debs/modemmanager_*.deb' \
+		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing modemmanager"; }
+	expect_eq "modemmanager" "$(pkg_status modemmanager)" ii
+	case $(pkg_status qmapd-mm-compat) in ii) fail "qmapd-mm-compat still installed" ;; esac
+	echo "ok: installing modemmanager removed qmapd-mm-compat"
+	in_ct systemctl enable --now ModemManager.service || fail "systemctl enable --now ModemManager"
+	local mmpid
+	mmpid=$(prop ModemManager.service MainPID)
+	[ "$mmpid" != 0 ] && [ "$(mm_owner)" = "$mmpid" ] ||
+		fail "ModemManager does not own org.freedesktop.ModemManager1:" \
+			"$(in_ct systemctl status --no-pager -n 10 ModemManager.service)"
+	local out
+	out=$(in_ct /opt/qmapd-test/mmcli -L) || fail "mmcli -L against ModemManager failed"
+	[[ $out == *"No modems were found"* ]] || fail "mmcli -L against ModemManager: $out"
+	expect_eq "the alias" "$(in_ct systemctl show -P Id dbus-org.freedesktop.ModemManager1.service)" \
+		ModemManager.service
+	# With the socket stopped a qmapctl call starts nothing: ModemManager stays.
+	ctl status >/dev/null 2>&1 && fail "qmapctl status answered with qmapd disabled"
+	expect_eq "qmapd" "$(prop qmapd.service ActiveState)" inactive
+	expect_eq "ModemManager" "$(prop ModemManager.service ActiveState)" active
+	echo "ok: ModemManager (pid $mmpid) owns the name; mmcli -L: $(echo $out)"
+
+	# Back to qmapd: apt install ./qmapd_*.deb ./qmapd-mm-compat_*.deb;
+	# systemctl enable --now qmapd.
+	in_ct sh -c 'apt-get install -y -q /var/cache/qmapd-debs/qmapd_*.deb /var/cache/qmapd-debs/qmapd-mm-compat_*.deb' \
+		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing qmapd-mm-compat"; }
+	expect_eq "qmapd-mm-compat" "$(pkg_status qmapd-mm-compat)" ii
+	case $(pkg_status modemmanager) in ii) fail "modemmanager still installed" ;; esac
+	echo "ok: installing qmapd-mm-compat removed modemmanager ($(pkg_status modemmanager))"
+	in_ct systemctl enable --now qmapd.service || fail "systemctl enable --now qmapd"
+	expect_eq "ModemManager" "$(prop ModemManager.service ActiveState)" inactive
+	wait_for 10 "qmapd owning org.freedesktop.ModemManager1" \
+		eval '[ "$(mm_owner)" = "$(prop qmapd.service MainPID)" ]'
+	wait_for 10 "mmcli -L listing the modem" \
+		eval 'in_ct /opt/qmapd-test/mmcli -L 2>/dev/null | grep -q /Modem/'
+	expect_eq "the alias" "$(in_ct systemctl show -P Id dbus-org.freedesktop.ModemManager1.service)" \
+		qmapd.service
+	local dangling
+	dangling=$(in_ct find /etc/systemd/system -xtype l)
+	echo "ok: qmapd owns the name again${dangling:+; dangling in /etc/systemd/system: $dangling}"
+	wait_for 30 "both sessions connected" muxes_connected
+}
+
+# apt-get purge: nothing of qmapd left but what Debian policy keeps (the system group), then
+# qmapd installed again for the checks after this one.
+check_purge() {
+	ensure_running
+	local rc=0
+	(purge_and_look) || rc=$?
+	# qmapd again, as before the purge, for the checks that follow, even when it failed.
+	in_ct sh -c 'apt-get install -y -q /var/cache/qmapd-debs/qmapd_*.deb /var/cache/qmapd-debs/qmapd-mm-compat_*.deb' \
+		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing qmapd again"; }
+	cp "$CT_DIR/qmapd.conf.good" "$CT_ROOT/etc/qmapd/qmapd.conf"
+	# The socket first: `enable --now qmapd.service qmapd.socket` may start the service
+	# before the socket's job exists, and qmapd then binds /run/qmapd/control itself, so
+	# qmapd.socket fails (address in use).
+	in_ct systemctl enable --quiet --now qmapd.socket || fail "systemctl enable --now qmapd.socket again"
+	in_ct systemctl enable --quiet --now qmapd.service || fail "systemctl enable --now qmapd again"
+	wait_for 30 "both sessions connected" muxes_connected
+	return $rc
+}
+purge_and_look() {
+	local files conffiles
+	files=$(in_ct dpkg-query -L qmapd qmapd-mm-compat) || fail "dpkg-query -L"
+	conffiles=$(in_ct dpkg-query -W -f='${Conffiles}\n' qmapd qmapd-mm-compat | awk 'NF {print $1}')
+	[ -n "$conffiles" ] || fail "no conffiles recorded for qmapd"
+	apt_ct purge qmapd qmapd-mm-compat
+	expect_eq "qmapd" "$(pkg_status qmapd)" ""
+	expect_eq "qmapd-mm-compat" "$(pkg_status qmapd-mm-compat)" ""
+	# Files and links of the packages and the conffiles: gone. Directories: gone unless
+	# another package owns them or something else lives in them.
+	local left
+	left=$(printf '%s\n' $files $conffiles | sort -u | in_ct sh -c '
+		while read -r f; do
+			if [ -d "$f" ]; then # /lib and /bin too, links to usr/ on a merged /usr
+				dpkg-query -S "$f" >/dev/null 2>&1 || [ -n "$(ls -A "$f")" ] || echo "$f (empty directory)"
+			elif [ -e "$f" ] || [ -L "$f" ]; then
+				echo "$f"
+			fi
+		done')
+	[ -z "$left" ] || fail "left after the purge:"$'\n'"$left"
+	echo "ok: none of the $(echo "$files" | wc -l) paths of dpkg -L nor the conffiles ($(echo $conffiles)) left"
+	in_ct test -e /etc/qmapd && fail "/etc/qmapd left: $(in_ct ls -la /etc/qmapd)"
+	in_ct test -e /lib/udev/rules.d/70-qmapd.rules && fail "the udev rule left"
+	expect_eq "qmapd.service" "$(prop qmapd.service LoadState)" not-found
+	expect_eq "qmapd.socket" "$(prop qmapd.socket LoadState)" not-found
+	# qmapd's enablement links and deb-systemd-helper's record of them. modemmanager, removed
+	# but not purged by the switch above, keeps its own (its ModemManager.service links and
+	# their record): dpkg keeps a removed package's configuration until it is purged.
+	local links dangling
+	links=$(in_ct find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled \
+		/var/lib/systemd/deb-systemd-helper-masked \( -name '*qmapd*' -o -lname '*qmapd*' \) \
+		2>/dev/null)
+	[ -z "$links" ] || fail "enablement links or state left: $links"
+	dangling=$(in_ct find /etc/systemd/system -xtype l ! -lname '*/ModemManager.service')
+	[ -z "$dangling" ] || fail "dangling links in /etc/systemd/system: $dangling"
+	echo "ok: /etc/qmapd, the units, their links and the udev rule are gone"
+	# /run is a tmpfs: what the stopped units left there (qmapd.socket's socket file, which
+	# systemd keeps without RemoveOnStop=) goes at the next boot; said, not counted.
+	in_ct test -e /run/qmapd &&
+		echo "ok: left in /run until the next boot: $(in_ct find /run/qmapd | tr '\n' ' ')"
+	# Kept by policy: the system group sysusers created (a group may own files elsewhere).
+	echo "ok: kept: $(in_ct getent group qmapd || echo 'no group qmapd')"
+}
+
 check_poweroff() {
 	ensure_running
 	local s0 r0
@@ -316,7 +464,7 @@ check_poweroff() {
 }
 
 CHECKS=(start_ready journal_clean sandbox mux_ping reload group_access dbus_mm watchdog dbus_restart
-	reload_refused stop socket_activation dbus_activation poweroff)
+	reload_refused stop socket_activation dbus_activation mm_switch purge poweroff)
 RESULTS=()
 failed=0
 for c in "${CHECKS[@]}"; do
