@@ -322,9 +322,12 @@ check_dbus_activation() {
 pkg_status() {
 	in_ct dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | tr -d ' ' || true
 }
-mm_owner() { in_ct busctl --system status org.freedesktop.ModemManager1 2>/dev/null | sed -n 's/^PID=//p'; }
-apt_ct() { # apt-get in the container, its output in $CT_DIR/apt.log
-	in_ct apt-get -y -q "$@" >>"$CT_DIR/apt.log" 2>&1 ||
+mm_owner() {
+	in_ct busctl --system status org.freedesktop.ModemManager1 2>/dev/null | sed -n 's/^PID=//p'
+}
+apt_ct() { # apt-get in the container, in the directory of the .deb files (./qmapd_*.deb
+	# as README.md has it); its output in $CT_DIR/apt.log
+	in_ct sh -c "cd /var/cache/qmapd-debs && apt-get -y -q $*" >>"$CT_DIR/apt.log" 2>&1 ||
 		{ tail -n 20 "$CT_DIR/apt.log" >&2; fail "apt-get $* failed"; }
 }
 
@@ -344,8 +347,7 @@ check_mm_switch() {
 	in_ct systemctl disable --quiet --now qmapd qmapd.socket ||
 		fail "systemctl disable --now qmapd qmapd.socket"
 	expect_eq "qmapd.socket" "$(prop qmapd.socket ActiveState)" inactive
-	in_ct sh -c 'apt-get install -y -q --no-install-recommends /var/cache/qmapd-debs/modemmanager_*.deb' \
-		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing modemmanager"; }
+	apt_ct install --no-install-recommends ./modemmanager_*.deb
 	expect_eq "modemmanager" "$(pkg_status modemmanager)" ii
 	case $(pkg_status qmapd-mm-compat) in ii) fail "qmapd-mm-compat still installed" ;; esac
 	echo "ok: installing modemmanager removed qmapd-mm-compat"
@@ -368,8 +370,7 @@ check_mm_switch() {
 
 	# Back to qmapd: apt install ./qmapd_*.deb ./qmapd-mm-compat_*.deb;
 	# systemctl enable --now qmapd.
-	in_ct sh -c 'apt-get install -y -q /var/cache/qmapd-debs/qmapd_*.deb /var/cache/qmapd-debs/qmapd-mm-compat_*.deb' \
-		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing qmapd-mm-compat"; }
+	apt_ct install ./qmapd_*.deb ./qmapd-mm-compat_*.deb
 	expect_eq "qmapd-mm-compat" "$(pkg_status qmapd-mm-compat)" ii
 	case $(pkg_status modemmanager) in ii) fail "modemmanager still installed" ;; esac
 	echo "ok: installing qmapd-mm-compat removed modemmanager ($(pkg_status modemmanager))"
@@ -394,13 +395,12 @@ check_purge() {
 	local rc=0
 	(purge_and_look) || rc=$?
 	# qmapd again, as before the purge, for the checks that follow, even when it failed.
-	in_ct sh -c 'apt-get install -y -q /var/cache/qmapd-debs/qmapd_*.deb /var/cache/qmapd-debs/qmapd-mm-compat_*.deb' \
-		>>"$CT_DIR/apt.log" 2>&1 || { tail -n 20 "$CT_DIR/apt.log" >&2; fail "installing qmapd again"; }
+	apt_ct install ./qmapd_*.deb ./qmapd-mm-compat_*.deb
 	cp "$CT_DIR/qmapd.conf.good" "$CT_ROOT/etc/qmapd/qmapd.conf"
 	# The socket first: `enable --now qmapd.service qmapd.socket` may start the service
 	# before the socket's job exists, and qmapd then binds /run/qmapd/control itself, so
 	# qmapd.socket fails (address in use).
-	in_ct systemctl enable --quiet --now qmapd.socket || fail "systemctl enable --now qmapd.socket again"
+	in_ct systemctl enable --quiet --now qmapd.socket || fail "enable --now qmapd.socket again"
 	in_ct systemctl enable --quiet --now qmapd.service || fail "systemctl enable --now qmapd again"
 	wait_for 30 "both sessions connected" muxes_connected
 	return $rc
@@ -425,7 +425,8 @@ purge_and_look() {
 			fi
 		done')
 	[ -z "$left" ] || fail "left after the purge:"$'\n'"$left"
-	echo "ok: none of the $(echo "$files" | wc -l) paths of dpkg -L nor the conffiles ($(echo $conffiles)) left"
+	echo "ok: none of the $(echo "$files" | wc -l) paths of dpkg -L nor the conffiles" \
+		"($(echo $conffiles)) left"
 	in_ct test -e /etc/qmapd && fail "/etc/qmapd left: $(in_ct ls -la /etc/qmapd)"
 	in_ct test -e /lib/udev/rules.d/70-qmapd.rules && fail "the udev rule left"
 	expect_eq "qmapd.service" "$(prop qmapd.service LoadState)" not-found
