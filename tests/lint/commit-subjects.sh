@@ -12,6 +12,10 @@ git rev-parse --is-inside-work-tree >/dev/null 2>&1 || skip "$SOURCE_DIR is not 
 mapfile -t areas < <(awk '/^## Commits/ { on = 1; next } /^## / { on = 0 }
 	on && /^\| `/ { split($0, col, "|"); print col[2] }' HACKING.md | grep -o '`[^`]*`' | tr -d '`')
 [ ${#areas[@]} -ge 10 ] || fail "HACKING.md lists only ${#areas[@]} commit areas"
+# A lookup table, not `printf | grep -q`: with pipefail, grep -q leaving early can fail the
+# pipeline with SIGPIPE.
+declare -A known
+for a in "${areas[@]}"; do known[$a]=1; done
 
 base=$(git log --diff-filter=A --format=%H -- tests/lint/commit-subjects.sh | tail -n 1)
 [ -n "$base" ] || skip "the commit that added this test is not in this clone (shallow?)"
@@ -27,8 +31,7 @@ while IFS=$'\t' read -r hash subject; do
 	else
 		IFS=, read -ra used <<<"${BASH_REMATCH[1]// /}"
 		for a in "${used[@]}"; do
-			printf '%s\n' "${areas[@]}" | grep -qxF "$a" ||
-				why="area '$a' is not one of HACKING.md's"
+			[ -n "${known[$a]:-}" ] || why="area '$a' is not one of HACKING.md's"
 		done
 	fi
 	if [ -n "$why" ]; then
