@@ -26,24 +26,7 @@ ROAM="$E2E_TMP/roaming"
 touch "$ROAM"
 SIM_ALWAYS_CONNECTED=no
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/25 --mux 2=192.0.2.130/25)
-cat >"$E2E_TMP/qmapd.conf" <<CONF
-[device]
-control-socket = $E2E_TMP/control
-discovery = no
-
-[dbus]
-enabled = no
-
-[modem.q]
-device = sim:$E2E_TMP/sim.sock
-control = qmi
-control-link = $E2E_TMP/q.qmi
-
-[modem.m]
-device = sim:$E2E_TMP/mbim.sock
-control = mbim
-control-link = $E2E_TMP/m.mbim
-CONF
+write_qmi_mbim_config
 
 start_sim --apn internet --roaming-file "$ROAM"
 ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/mbim.sock" --netdev simnet-m \

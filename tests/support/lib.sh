@@ -201,6 +201,30 @@ write_config() {
 	} >"$file"
 }
 
+# Two modems of qmapd-sim, a QMI one ("q", $E2E_TMP/sim.sock) and an MBIM one ("m",
+# $E2E_TMP/mbim.sock), in $E2E_TMP/qmapd.conf; D-Bus off in the file (the test passes its
+# private bus with --dbus-address).
+write_qmi_mbim_config() {
+	cat >"$E2E_TMP/qmapd.conf" <<CONF
+[device]
+control-socket = $E2E_TMP/control
+discovery = no
+
+[dbus]
+enabled = no
+
+[modem.q]
+device = sim:$E2E_TMP/sim.sock
+control = qmi
+control-link = $E2E_TMP/q.qmi
+
+[modem.m]
+device = sim:$E2E_TMP/mbim.sock
+control = mbim
+control-link = $E2E_TMP/m.mbim
+CONF
+}
+
 # start_sim [extra qmapd-sim options...]
 # Data-plane tests run without QMI (or MBIM) control, so the sim carries data on every mux
 # (--always-connected); control-plane tests set SIM_ALWAYS_CONNECTED=no, and then only muxes
