@@ -488,6 +488,11 @@ grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /' | tee -a "$E2E_TMP/
 grep -q "^$MMI.Modem.Modem3gpp: .* [1-9][0-9]* Unsupported" "$E2E_TMP/methods.log" ||
 	fail "Modem3gpp's methods do not answer Unsupported"
 echo "ok: every exported method answers a reply or a ModemManager error"
+# The coverage of ModemManager's API read from the sources agrees with what the bus answered.
+"$(dirname "$0")/mm-api-coverage.py" --check-log "$E2E_TMP/methods.log" "$(dirname "$0")/../.." \
+	>"$E2E_TMP/coverage.md" || fail "API coverage: $(grep FAIL "$E2E_TMP/coverage.md")"
+sed 's/^/figure: /' "$E2E_TMP/coverage.md" | tee -a "$E2E_TMP/transcript"
+echo "ok: the API coverage read from the sources matches the methods' answers"
 
 # Neither mmcli nor qmapd complained (GLib's warnings and criticals).
 if grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then
