@@ -211,14 +211,15 @@ static void on_polkit(GObject *src, GAsyncResult *res, gpointer user_data)
 		return;
 	}
 	if (!reply) {
-		/* polkitd left between the watch and the call: the rule without it. */
-		if (g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN) ||
-		    g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
-			ask_bus(c);
-			return;
-		}
-		call_refuse(c, "is not allowed: polkit did not answer for %s: %s", c->action,
-			    error->message);
+		/* polkitd left between the watch and the call, or cannot decide (an action it
+		 * does not know: ModemManager's file is not installed): the rule without it,
+		 * as if polkit were not there, so root (NetworkManager) is never locked out. */
+		if (!c->d->polkit_failed)
+			log_warning("dbus: polkit cannot decide %s (%s); the admin-group rule "
+				    "decides instead",
+				    c->action, error->message);
+		c->d->polkit_failed = true;
+		ask_bus(c);
 		return;
 	}
 	g_variant_get(reply, "((bb@a{ss}))", &authorized, &challenge, NULL);
@@ -283,7 +284,12 @@ static gboolean on_authorize(GDBusInterfaceSkeleton *iface, GDBusMethodInvocatio
 	c->skeleton = g_object_ref(iface);
 	c->inv = inv;
 	c->action = action;
-	g_main_context_invoke(g_main_context_default(), on_call, c);
+	/* An idle source, not g_main_context_invoke(), which would run on_call() right here
+	 * should the loop not hold the context at that moment. */
+	GSource *idle = g_idle_source_new();
+	g_source_set_callback(idle, on_call, c, NULL);
+	g_source_attach(idle, g_main_context_default());
+	g_source_unref(idle);
 	return FALSE; /* GDBus dispatches nothing: on_call() does, or answers */
 }
 
@@ -307,6 +313,7 @@ static void on_polkit_appeared(GDBusConnection *conn, const gchar *name, const g
 	if (!d->polkit)
 		log_info("dbus: %s is on the bus: it authorizes state-changing calls", name);
 	d->polkit = true;
+	d->polkit_failed = false;
 }
 
 static void on_polkit_vanished(GDBusConnection *conn, const gchar *name, gpointer user_data)

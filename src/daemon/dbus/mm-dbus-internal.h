@@ -104,6 +104,7 @@ struct mm_dbus {
 	GHashTable *errors; /* error name -> count (GUINT_TO_POINTER) */
 	guint polkit_watch; /* polkit's name on the bus */
 	bool polkit;	    /* polkitd is on the bus: it authorizes (mm-dbus-auth.c) */
+	bool polkit_failed; /* ... but failed to answer once (logged once) */
 	char admin_group[sizeof(((struct config_device *)0)->admin_group)]; /* "" = root only */
 };
 
