@@ -7,8 +7,9 @@
 # in /etc/polkit-1/rules.d that grants Device.Control to the user nobody; both are removed at
 # the end, also on failure. SendPin as nobody (mmcli, from the Debian package, unpacked):
 # refused with Core.Unauthorized without the rule (though nobody is in qmapd.conf's
-# admin-group: polkit decides, not the group), accepted with it (the SIM unlocks); with
-# polkitd gone, the admin-group rule decides again. Needs root; namespaces it creates and
+# admin-group: polkit decides, not the group), accepted with it (the SIM unlocks); polkitd
+# without the action file cannot decide, and the admin-group rule does; with polkitd gone,
+# the admin-group rule decides again. qmapd exits 0 at the end. Needs root; namespaces it creates and
 # deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -122,6 +123,27 @@ out=$(as_nobody -m "$MODEM" --enable 2>&1) || rc=$?
 mm -m "$MODEM" --enable >/dev/null || fail "Enable as root with polkit: $(tail -1 "$E2E_TMP/mmcli.stderr")"
 echo "ok: the rule removed: nobody refused again, root allowed"
 
+# polkitd without the action file (qmapd without its package's file): polkit cannot decide,
+# and qmapd falls back to the admin-group rule rather than refuse everyone, root included.
+if [ "$INSTALLED_ACTIONS" = yes ]; then
+	rm -f "$ACTIONS"
+	polkit_undecided() {
+		as_nobody -m "$MODEM" --enable >"$E2E_TMP/enable.out" 2>&1 &&
+			grep -q "polkit cannot decide org.freedesktop.ModemManager1.Device.Control" \
+				"$E2E_TMP/qmapd.log"
+	}
+	wait_for 10 "Enable as nobody allowed by the admin group with polkit undecided" \
+		polkit_undecided
+	rc=0
+	out=$(as_outsider -m "$MODEM" --enable 2>&1) || rc=$?
+	[ "$rc" -ne 0 ] || fail "Enable by an outsider allowed with polkit undecided"
+	[[ $out == *$UNAUTHORIZED*"membership in group 'nogroup'"* ]] ||
+		fail "Enable by an outsider with polkit undecided: $out"
+	echo "ok: polkit without the action: the admin-group rule decides"
+else
+	echo "the action file was there before the test: the undecided polkit is not tried"
+fi
+
 # polkitd gone: the admin group decides (nobody in nogroup may, the outsider may not).
 kill -TERM "$POLKITD_PID"
 wait_for 10 "polkitd to exit" not_running "$POLKITD_PID"
@@ -134,3 +156,5 @@ out=$(as_outsider -m "$MODEM" --enable 2>&1) || rc=$?
 [[ $out == *$UNAUTHORIZED*"membership in group 'nogroup'"* ]] ||
 	fail "Enable by an outsider without polkitd: $out"
 echo "ok: without polkitd the admin-group rule decides"
+# qmapd ends cleanly after all this (exit 0: no leak report under the sanitizers).
+stop_qmapd
