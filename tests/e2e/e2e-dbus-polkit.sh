@@ -9,8 +9,8 @@
 # refused with Core.Unauthorized without the rule (though nobody is in qmapd.conf's
 # admin-group: polkit decides, not the group), accepted with it (the SIM unlocks); polkitd
 # without the action file cannot decide, and the admin-group rule does; with polkitd gone,
-# the admin-group rule decides again. qmapd exits 0 at the end. Needs root; namespaces it creates and
-# deletes.
+# the admin-group rule decides again. qmapd exits 0 at the end. Needs root; namespaces it
+# creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 POLKITD=/usr/lib/polkit-1/polkitd
