@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <libmm-glib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "admin-auth.h"
@@ -78,4 +79,35 @@ TEST(methods)
 	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "GetStatus"));
 	EXPECT_TRUE(mmd_method_changes_state(NULL, "GetStatus"));
 	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, NULL));
+}
+
+static bool action_is(const char *iface, const char *method, const char *want)
+{
+	const char *got = mmd_auth_action(iface, method);
+
+	return got && strcmp(got, want) == 0;
+}
+
+TEST(polkit_actions)
+{
+	/* ModemManager's ids: SIM and PIN management, power, connect are the device's control. */
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_SIM, "SendPin", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_SIM, "SendPuk", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_SIM, "EnablePin", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_SIM, "ChangePin", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM, "Enable", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM, "SetPowerState", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_SIMPLE, "Connect", MMD_AUTH_DEVICE_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_BEARER, "Disconnect", MMD_AUTH_DEVICE_CONTROL));
+	/* The daemon's own methods, and the interfaces with their own action. */
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE, "ScanDevices", MMD_AUTH_MANAGER_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE, "SetLogging", MMD_AUTH_MANAGER_CONTROL));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_MESSAGING, "Create", MMD_AUTH_MESSAGING));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_SMS, "Send", MMD_AUTH_MESSAGING));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_LOCATION, "GetLocation", MMD_AUTH_LOCATION));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_MODEM3GPP_USSD, "Initiate", MMD_AUTH_USSD));
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_FIRMWARE, "Select", MMD_AUTH_FIRMWARE));
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "ListBearers") == NULL);
+	/* An interface whose name starts like one with its own action is not that one. */
+	EXPECT_TRUE(action_is(MM_DBUS_INTERFACE_MODEM_MODEM3GPP, "Scan", MMD_AUTH_DEVICE_CONTROL));
 }

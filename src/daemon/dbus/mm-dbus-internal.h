@@ -102,6 +102,9 @@ struct mm_dbus {
 	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
 	uint64_t calls, rejected, invalid, connects, connect_failures;
 	GHashTable *errors; /* error name -> count (GUINT_TO_POINTER) */
+	guint polkit_watch; /* polkit's name on the bus */
+	bool polkit;	    /* polkitd is on the bus: it authorizes (mm-dbus-auth.c) */
+	bool polkit_failed; /* ... but failed to answer once (logged once) */
 	char admin_group[sizeof(((struct config_device *)0)->admin_group)]; /* "" = root only */
 };
 
@@ -160,13 +163,28 @@ bool mmd_power_low(const struct mmd_modem *mm);
  * answer (Simple.Connect, whose connect waits for registration). */
 void mmd_power_up_enable(struct mmd_modem *mm, GDBusMethodInvocation *inv);
 
-/* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
-/* Whether a method of one of ModemManager's interfaces changes state (pure; anything not
- * known to be read-only does). */
+/* mm-dbus-auth.c: state-changing methods need polkit's authorization for ModemManager's
+ * action (polkit on the bus), else root or qmapd.conf's admin-group. The action ids are
+ * ModemManager's (data/org.freedesktop.ModemManager1.policy.in), shipped by qmapd in
+ * polkit/org.freedesktop.ModemManager1.policy. */
+#define MMD_AUTH_MANAGER_CONTROL "org.freedesktop.ModemManager1.Control"
+#define MMD_AUTH_DEVICE_CONTROL	 "org.freedesktop.ModemManager1.Device.Control"
+#define MMD_AUTH_MESSAGING	 "org.freedesktop.ModemManager1.Messaging"
+#define MMD_AUTH_LOCATION	 "org.freedesktop.ModemManager1.Location"
+#define MMD_AUTH_USSD		 "org.freedesktop.ModemManager1.USSD"
+#define MMD_AUTH_FIRMWARE	 "org.freedesktop.ModemManager1.Firmware"
+/* The polkit action a method of one of ModemManager's interfaces needs, NULL for a read-only
+ * one (pure; anything not known to be read-only needs one). A new method needs nothing here
+ * unless ModemManager asks another action than Device.Control for it. */
+const char *mmd_auth_action(const char *iface, const char *method);
 bool mmd_method_changes_state(const char *iface, const char *method);
-/* Check the callers of skeleton's state-changing methods / stop doing so before it goes. */
+/* Check the callers of skeleton's state-changing methods / stop doing so before it goes:
+ * every handler of a watched skeleton runs only once its caller is allowed. */
 void mmd_auth_watch(struct mm_dbus *d, gpointer skeleton);
 void mmd_auth_unwatch(struct mm_dbus *d, gpointer skeleton);
+/* A connection to the bus is up (watch polkit's name on it) / gone. */
+void mmd_auth_bus_up(struct mm_dbus *d);
+void mmd_auth_bus_down(struct mm_dbus *d);
 
 /* Connect every method of skeleton that has no handler yet to one that answers
  * Core.Unsupported; call once all of its handlers are connected. */

@@ -212,6 +212,7 @@ static void unexport_all(struct mm_dbus *d)
 		d->owner_id = 0;
 	}
 	d->owned = false;
+	mmd_auth_bus_down(d);
 	for (struct mmd_modem *mm = d->modems; mm; mm = mm->next)
 		mmd_modem_bus_lost(mm);
 	g_dbus_object_manager_server_set_connection(d->om, NULL);
@@ -313,6 +314,7 @@ static void on_connection(GObject *src, GAsyncResult *res, gpointer user_data)
 	d->conn = conn;
 	g_dbus_connection_set_exit_on_close(conn, FALSE);
 	d->closed_id = g_signal_connect(conn, "closed", G_CALLBACK(on_closed), d);
+	mmd_auth_bus_up(d);
 	/* Export before the name is requested, so that a client that sees the name finds the
 	 * objects. */
 	export_all(d);
@@ -400,6 +402,7 @@ struct mm_dbus *mm_dbus_free(struct mm_dbus *d)
 		g_source_remove(d->ready_id);
 	if (d->owner_id)
 		g_bus_unown_name(d->owner_id);
+	mmd_auth_bus_down(d);
 	if (d->closed_id)
 		g_signal_handler_disconnect(d->conn, d->closed_id);
 	if (d->conn)
