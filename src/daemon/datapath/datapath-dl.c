@@ -97,10 +97,8 @@ int datapath_set_batch_writes(struct datapath *dp, bool on)
 	return uring_new(mux_write_done, &dp->uring);
 }
 
-/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
-void datapath_gro_flush(void *userdata)
+void datapath_dl_batch_flush(struct datapath *dp)
 {
-	struct datapath *dp = userdata;
 	unsigned n = dp->n_gro_dirty;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -120,14 +118,22 @@ void datapath_gro_flush(void *userdata)
 	}
 }
 
-/* Count a downlink IP packet of the mux and hand it to GRO or write it: QMAP's and NTB's. */
-static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
-							     uint8_t *pkt, size_t len, bool ipv6,
-							     unsigned gro_flags)
+/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
+void datapath_gro_flush(void *userdata)
 {
-	/* Counted as received from the modem; drops are counted where the write fails. */
-	m->stats.rx_packets++;
-	m->stats.rx_bytes += len;
+	struct datapath *dp = userdata;
+
+	datapath_dl_batch_flush(dp);
+	/* What the batch queued in the shaper may go at once, as far as the rate allows. */
+	if (_unlikely_(dp->dlq != NULL) && dp->dlq->packets > 0)
+		datapath_dlq_release(dp);
+}
+
+/* Hand a downlink IP packet of the mux to GRO or write it. */
+static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, struct mux *m,
+							   uint8_t *pkt, size_t len, bool ipv6,
+							   unsigned gro_flags)
+{
 	if (m->gro) {
 		gro_add(m->gro, pkt, len, gro_flags);
 		/* Also when nothing is held: the batch's end checks headroom's window too. */
@@ -147,6 +153,26 @@ static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp
 		mux_write(m, iov, 2, false, 1);
 	else
 		mux_write(m, iov + 1, 1, false, 1);
+}
+
+void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
+		       unsigned gro_flags)
+{
+	dl_write(dp, m, pkt, len, ipv6, gro_flags);
+}
+
+/* Count a downlink IP packet of the mux and write it, or queue it in the shaper: QMAP's and
+ * NTB's. */
+static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
+							     uint8_t *pkt, size_t len, bool ipv6,
+							     unsigned gro_flags)
+{
+	/* Counted as received from the modem; drops are counted where the write fails. */
+	m->stats.rx_packets++;
+	m->stats.rx_bytes += len;
+	if (_unlikely_(dp->dlq != NULL) && datapath_dlq_enqueue(dp, m, pkt, len, ipv6, gro_flags))
+		return;
+	dl_write(dp, m, pkt, len, ipv6, gro_flags);
 }
 
 static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
