@@ -131,10 +131,11 @@ static void window_close(struct dl_auto *a, uint64_t now)
 		a->last_cut = now;
 		a->bloat_hist = 0;
 		a->cuts++;
-	} else if (a->bps && a->window_backlog && a->window_delay_ns >= 0 &&
-		   a->window_delay_ns < (int64_t)DL_AUTO_DELAY_LOW_NS) {
-		unsigned pct = now - a->last_cut >= DL_AUTO_FAST_AFTER_NS ? DL_AUTO_UP_FAST_PCT
-									  : DL_AUTO_UP_SLOW_PCT;
+	} else if (a->bps && arrived_bps(a) >= a->bps * DL_AUTO_LOAD_PCT / 100 &&
+		   a->window_delay_ns >= 0 && a->window_delay_ns < (int64_t)DL_AUTO_DELAY_LOW_NS) {
+		uint64_t doublings = (now - a->last_cut) / DL_AUTO_STEP_DOUBLE_NS;
+		unsigned pct =
+			doublings >= 3 ? DL_AUTO_UP_MAX_PCT : DL_AUTO_UP_MIN_PCT << doublings;
 		a->bps = a->bps * (100 + pct) / 100;
 		if (a->bps > DL_AUTO_MAX_BPS)
 			a->bps = 0;
@@ -156,15 +157,13 @@ static void window_close(struct dl_auto *a, uint64_t now)
 	a->window_backlog = false;
 }
 
-uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, bool backlog,
-			uint64_t now)
+uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	uint32_t key, tsval;
 
 	if (now - a->window_start >= DL_AUTO_WINDOW_NS)
 		window_close(a, now);
 	a->window_bytes += len;
-	a->window_backlog |= backlog;
 	if (dl_auto_tsval(pkt, len, &key, &tsval))
 		sample(a, key, tsval, now);
 	return a->bps;

@@ -16,9 +16,11 @@
  * Bloat (above DL_AUTO_DELAY_HIGH_NS in 2 of the last 4 windows, as cake-autorate counts
  * detections over a few samples) cuts the rate to 90% of what arrived over the last windows
  * (the link delivered that much: it was saturated), then no cut for DL_AUTO_REFRACTORY_NS
- * while the buffer drains. While the delay stays below DL_AUTO_DELAY_LOW_NS and the shaper
- * holds packets back (it is the limit), the rate rises 2% per window, 6% once
- * DL_AUTO_FAST_AFTER_NS passed without bloat (a faster cell is found within ~1.5 s). It starts
+ * while the buffer drains. While the delay stays below DL_AUTO_DELAY_LOW_NS and packets arrive
+ * at DL_AUTO_LOAD_PCT of the rate or more (the link delivers what the shaper lets go: it may
+ * deliver more), the rate rises by a step that starts at 1% per window
+ * after a cut and doubles every DL_AUTO_STEP_DOUBLE_NS without bloat, up to 8%: gently just
+ * above the rate the last cut found, fast when the cell became faster (4x in ~1.5 s). It starts
  * with no shaper (pass-through) and goes back to it when a cut would land above
  * DL_AUTO_MAX_BPS (not a cellular rate: there the copy costs more than it saves) or no sample
  * came for DL_AUTO_SILENT_NS (nothing to steer by: do no harm).
@@ -33,21 +35,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DL_AUTO_WINDOW_NS     50000000ULL
-#define DL_AUTO_DELAY_HIGH_NS 12000000ULL
-#define DL_AUTO_DELAY_LOW_NS  4000000ULL
-#define DL_AUTO_REFRACTORY_NS 300000000ULL
-#define DL_AUTO_FAST_AFTER_NS 500000000ULL
-#define DL_AUTO_SILENT_NS     10000000000ULL
-#define DL_AUTO_FLOW_IDLE_NS  10000000000ULL /* a flow entry this old starts afresh */
-#define DL_AUTO_MAX_BPS	      1000000000ULL
-#define DL_AUTO_MIN_BPS	      1000000ULL
-#define DL_AUTO_CUT_PCT	      90
-#define DL_AUTO_UP_SLOW_PCT   2
-#define DL_AUTO_UP_FAST_PCT   6
-#define DL_AUTO_FLOWS	      64
-#define DL_AUTO_RATE_WINDOWS  4 /* the arrival rate a cut uses: the last 200 ms */
-#define DL_AUTO_BASE_UP_SHIFT 9 /* baselines rise by 1/512 of the gap per window */
+#define DL_AUTO_WINDOW_NS      50000000ULL
+#define DL_AUTO_DELAY_HIGH_NS  12000000ULL
+#define DL_AUTO_DELAY_LOW_NS   4000000ULL
+#define DL_AUTO_REFRACTORY_NS  300000000ULL
+#define DL_AUTO_STEP_DOUBLE_NS 250000000ULL
+#define DL_AUTO_SILENT_NS      10000000000ULL
+#define DL_AUTO_FLOW_IDLE_NS   10000000000ULL /* a flow entry this old starts afresh */
+#define DL_AUTO_MAX_BPS	       1000000000ULL
+#define DL_AUTO_MIN_BPS	       1000000ULL
+#define DL_AUTO_CUT_PCT	       90
+#define DL_AUTO_LOAD_PCT       95
+#define DL_AUTO_UP_MIN_PCT     1
+#define DL_AUTO_UP_MAX_PCT     8
+#define DL_AUTO_FLOWS	       64
+#define DL_AUTO_RATE_WINDOWS   4 /* the arrival rate a cut uses: the last 200 ms */
+#define DL_AUTO_BASE_UP_SHIFT  9 /* baselines rise by 1/512 of the gap per window */
 
 struct dl_auto_flow {
 	uint32_t key;	    /* hash of the 5-tuple; 0 = unused */
@@ -77,12 +80,14 @@ struct dl_auto {
 
 void dl_auto_init(struct dl_auto *a, uint64_t now);
 
-/*
- * A downlink IP packet of len bytes arrived at now; backlog: the shaper holds packets back.
- * Returns the shaper's rate (0: pass-through).
- */
-uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, bool backlog,
-			uint64_t now);
+/* A downlink IP packet of len bytes arrived at now. Returns the shaper's rate (0: pass-through). */
+uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, uint64_t now);
+
+/* The shaper held packets back after a release: it is the limit (a raise may help). */
+static inline void dl_auto_held(struct dl_auto *a)
+{
+	a->window_backlog = true;
+}
 
 /* A TCP packet's flow key and TSval; false without a timestamp option (exposed for tests). */
 bool dl_auto_tsval(const uint8_t *pkt, size_t len, uint32_t *ret_key, uint32_t *ret_tsval);

@@ -75,7 +75,7 @@ bool datapath_dlq_enqueue(struct datapath *dp, struct mux *m, const uint8_t *pkt
 	uint64_t now = datapath_now_ns(dp);
 
 	if (dp->dl_auto) {
-		dp->dl_shaper.rate_bps = dl_auto_packet(dp->dl_auto, pkt, len, q->packets > 0, now);
+		dp->dl_shaper.rate_bps = dl_auto_packet(dp->dl_auto, pkt, len, now);
 		/* Pass-through while nothing waits: no copy, as without a shaper. */
 		if (dp->dl_shaper.rate_bps == 0 && q->packets == 0)
 			return false;
@@ -126,6 +126,8 @@ void datapath_dlq_release(struct datapath *dp)
 	}
 	if (q->packets == 0)
 		return;
+	if (dp->dl_auto)
+		dl_auto_held(dp->dl_auto);
 	uint64_t wait = ulq_shaper_wait(&dp->dl_shaper, now);
 	ev_timer_set(&dp->dl_shaper_timer, (double)(wait ?: 100000) / 1e9, 0.);
 	ev_timer_start(dp->loop, &dp->dl_shaper_timer);
