@@ -161,24 +161,28 @@ void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t 
 	dl_write(dp, m, pkt, len, ipv6, gro_flags);
 }
 
-/* Count a downlink IP packet of the mux and write it, or queue it in the shaper: QMAP's and
- * NTB's. */
+/*
+ * Count a downlink IP packet of the mux and write it, or queue it in the shaper: QMAP's and
+ * NTB's. shaped is a constant in each copy of the receive loops (one test per transfer), so
+ * without a shaper the loop is what it was before there was one.
+ */
 static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
 							     uint8_t *pkt, size_t len, bool ipv6,
-							     unsigned gro_flags)
+							     unsigned gro_flags, const bool shaped)
 {
 	/* Counted as received from the modem; drops are counted where the write fails. */
 	m->stats.rx_packets++;
 	m->stats.rx_bytes += len;
-	if (_unlikely_(dp->dlq != NULL) && datapath_dlq_enqueue(dp, m, pkt, len, ipv6, gro_flags))
+	if (shaped && datapath_dlq_enqueue(dp, m, pkt, len, ipv6, gro_flags))
 		return;
 	dl_write(dp, m, pkt, len, ipv6, gro_flags);
 }
 
-static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+static inline __attribute__((always_inline)) void
+mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f, const bool shaped)
 {
 	dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
-		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
+		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0, shaped);
 }
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -258,7 +262,8 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 }
 
 /* An NTB (MBIM function): walked in place, each datagram on QMAP's path to its mux. */
-static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
+static inline __attribute__((always_inline)) void
+datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool shaped)
 {
 	struct ntb_parser p;
 	struct ntb_datagram d;
@@ -281,7 +286,7 @@ static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
 			continue;
 		}
 		/* MBIM carries no checksum-valid hint: GRO checks what it merges. */
-		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0);
+		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0, shaped);
 	}
 	if (datagrams) {
 		dp->stats.dl_aggregates++;
@@ -291,19 +296,15 @@ static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
 	}
 }
 
-void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+static inline __attribute__((always_inline)) void
+datapath_qmap_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool shaped)
 {
-	struct datapath *dp = userdata;
 	struct qmap_iter it;
 	struct qmap_frame f;
 	enum qmap_error err;
 	uint64_t datagrams = 0;
 	int r;
 
-	if (datapath_is_ntb(dp)) {
-		datapath_ntb_bulk_in(dp, buf, len);
-		return;
-	}
 	qmap_iter_init(&it, buf, len, dp->version);
 	it.min_padding = dp->dl_min_padding;
 	while ((r = qmap_next(&it, &f, &err)) != 0) {
@@ -321,7 +322,7 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 			dp->stats.dl_unknown_mux++;
 			continue;
 		}
-		mux_deliver(dp, m, &f);
+		mux_deliver(dp, m, &f, shaped);
 	}
 	if (datagrams) {
 		dp->stats.dl_aggregates++;
@@ -329,4 +330,21 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 		if (datagrams > dp->stats.dl_datagrams_max)
 			dp->stats.dl_datagrams_max = datagrams;
 	}
+}
+
+void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+
+	if (datapath_is_ntb(dp)) {
+		if (_unlikely_(dp->dlq != NULL))
+			datapath_ntb_bulk_in(dp, buf, len, true);
+		else
+			datapath_ntb_bulk_in(dp, buf, len, false);
+		return;
+	}
+	if (_unlikely_(dp->dlq != NULL))
+		datapath_qmap_bulk_in(dp, buf, len, true);
+	else
+		datapath_qmap_bulk_in(dp, buf, len, false);
 }
