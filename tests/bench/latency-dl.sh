@@ -23,6 +23,7 @@
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 source "$(dirname "$0")/../support/lib.sh"
+source "$(dirname "$0")/latency-lib.sh"
 
 RATES=${RATES:-"10 50 200"}
 MODES=${MODES:-"none fixed auto"}
@@ -33,29 +34,7 @@ ECN=${ECN:-0}
 MOVING=${MOVING:-}
 PHASE=${PHASE:-10}
 SETTLE=${SETTLE:-2}
-command -v iperf3 >/dev/null || skip "iperf3 not installed"
-command -v jq >/dev/null || skip "jq not installed"
-
-e2e_setup
-in_host sysctl -qw net.ipv4.tcp_ecn="$ECN"
-in_net sysctl -qw net.ipv4.tcp_ecn="$ECN"
-start_iperf3_server
-in_net iperf3 -s -p 5202 -D --pidfile "$E2E_TMP/iperf3b.pid" --logfile "$E2E_TMP/iperf3b.log"
-wait_for 5 "second iperf3 server" test -s "$E2E_TMP/iperf3b.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3b.pid"))
-
-pct() {
-	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan"; exit }
-		i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] }'
-}
-rtts() { sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$1"; }
-
-stop_pair() {
-	kill -TERM "$QMAPD_PID" "$SIM_PID" 2>/dev/null
-	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null
-	rm -f "$E2E_TMP/sim.sock"
-}
+latency_setup "$ECN"
 
 # start_pair MODE RATE(Mbit/s, 0 = no radio) [SIM-ARGS...]
 start_pair() {
