@@ -182,7 +182,7 @@ TEST(silent_pass_through)
 	EXPECT_EQ(dl_auto_packet(&a, p, sizeof(p), 10000 * MS), 0u);
 }
 
-/* Bloat at 2 Gbit/s (a CPU stall looks like one): a cut would land above 1 Gbit/s, no shaper. */
+/* Bloat at 2 Gbit/s (a CPU stall looks like one): no shaper. */
 TEST(gigabit_stays_pass_through)
 {
 	struct dl_auto a;
@@ -191,6 +191,21 @@ TEST(gigabit_stays_pass_through)
 	/* 250000 bytes per ms as 1250-byte packets, 200 per ms; the queue grows from 100 ms. */
 	for (uint64_t t = 0; t < 1000; t++)
 		for (int i = 0; i < 200; i++)
+			EXPECT_EQ(feed(&a, t, t < 100 ? 0 : (uint32_t)(t - 100) / 5, 1250), 0u);
+	EXPECT_TRUE(a.cuts >= 1);
+}
+
+/*
+ * Just above 1 Gbit/s (1.05: 105 packets of 1250 bytes per ms) a cut to 90% would land at
+ * 945 Mbit/s, under the pass-through bound: what arrived decides, and it stays off.
+ */
+TEST(just_above_gigabit_stays_pass_through)
+{
+	struct dl_auto a;
+
+	dl_auto_init(&a, 0);
+	for (uint64_t t = 0; t < 1000; t++)
+		for (int i = 0; i < 105; i++)
 			EXPECT_EQ(feed(&a, t, t < 100 ? 0 : (uint32_t)(t - 100) / 5, 1250), 0u);
 	EXPECT_TRUE(a.cuts >= 1);
 }

@@ -21,8 +21,8 @@
  * deliver more), the rate rises by a step that starts at 1% per window
  * after a cut and doubles every DL_AUTO_STEP_DOUBLE_NS without bloat, up to 8%: gently just
  * above the rate the last cut found, fast when the cell became faster (4x in ~1.5 s). It starts
- * with no shaper (pass-through) and goes back to it when a cut would land above
- * DL_AUTO_MAX_BPS (not a cellular rate: there the copy costs more than it saves) or no sample
+ * with no shaper (pass-through) and goes back to it when what arrived before a cut reached
+ * DL_AUTO_MAX_BPS (not a cellular rate: the delay is a stalled CPU, not a base station) or no sample
  * came for DL_AUTO_SILENT_NS (nothing to steer by: do no harm).
  *
  * Baselines: the minimum per flow falls at once and rises by 1/512 of the gap per window, so
