@@ -209,3 +209,22 @@ TEST(just_above_gigabit_stays_pass_through)
 			EXPECT_EQ(feed(&a, t, t < 100 ? 0 : (uint32_t)(t - 100) / 5, 1250), 0u);
 	EXPECT_TRUE(a.cuts >= 1);
 }
+
+/*
+ * A path at 2 Gbit/s stalls: 600 ms of 1250 bytes per ms (10 Mbit/s) with the delay growing,
+ * as a host whose CPU is busy elsewhere delivers. The 2 Gbit/s window 0.1 s before says it is
+ * no cellular link: no cut.
+ */
+TEST(stall_after_gigabit_no_cut)
+{
+	struct dl_auto a;
+	uint64_t t;
+
+	dl_auto_init(&a, 0);
+	for (t = 0; t < 200; t++)
+		for (int i = 0; i < 200; i++)
+			feed(&a, t, 0, 1250);
+	for (; t < 800; t++)
+		EXPECT_EQ(feed(&a, t, (uint32_t)(t - 200) / 5, 1250), 0u);
+	EXPECT_TRUE(a.cuts >= 1);
+}

@@ -118,6 +118,12 @@ static void window_close(struct dl_auto *a, uint64_t now)
 	a->arrived_ns[a->arrived_next] = elapsed;
 	a->arrived_next = (a->arrived_next + 1) % DL_AUTO_RATE_WINDOWS;
 	a->bloat_hist = (uint8_t)((a->bloat_hist << 1 | bloated) & 15);
+	/* The fastest window of the last DL_AUTO_PEAK_HOLD_NS: a stall must not hide it. */
+	uint64_t w = elapsed ? a->window_bytes * 8 * 1000000000ULL / elapsed : 0;
+	if (w >= a->peak_bps || now - a->peak_at >= DL_AUTO_PEAK_HOLD_NS) {
+		a->peak_bps = w;
+		a->peak_at = now;
+	}
 	a->delay_ns = a->window_delay_ns;
 
 	if (bloated && __builtin_popcount(a->bloat_hist) >= 2 &&
@@ -129,9 +135,12 @@ static void window_close(struct dl_auto *a, uint64_t now)
 		/*
 		 * Delivered above DL_AUTO_MAX_BPS: no cellular link is that fast, the delay is
 		 * a stall of some CPU on the way (measured: a cut to 984 Mbit/s of a 2 Gbit/s
-		 * path cost a quarter of its throughput). Pass through.
+		 * path cost a quarter of its throughput). A stall lowers what arrives as well: a
+		 * window that fast in the last 2 s counts too. Pass through.
 		 */
-		r = r >= DL_AUTO_MAX_BPS ? 0 : r * DL_AUTO_CUT_PCT / 100;
+		r = r >= DL_AUTO_MAX_BPS || a->peak_bps >= DL_AUTO_MAX_BPS
+			    ? 0
+			    : r * DL_AUTO_CUT_PCT / 100;
 		a->bps = r == 0 ? 0 : r < DL_AUTO_MIN_BPS ? DL_AUTO_MIN_BPS : r;
 		a->last_cut = now;
 		a->bloat_hist = 0;

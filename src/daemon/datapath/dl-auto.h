@@ -18,12 +18,12 @@
  * (the link delivered that much: it was saturated), then no cut for DL_AUTO_REFRACTORY_NS
  * while the buffer drains. While the delay stays below DL_AUTO_DELAY_LOW_NS and packets arrive
  * at DL_AUTO_LOAD_PCT of the rate or more (the link delivers what the shaper lets go: it may
- * deliver more), the rate rises by a step that starts at 1% per window
- * after a cut and doubles every DL_AUTO_STEP_DOUBLE_NS without bloat, up to 8%: gently just
- * above the rate the last cut found, fast when the cell became faster (4x in ~1.5 s). It starts
- * with no shaper (pass-through) and goes back to it when what arrived before a cut reached
- * DL_AUTO_MAX_BPS (not a cellular rate: the delay is a stalled CPU, not a base station) or no sample
- * came for DL_AUTO_SILENT_NS (nothing to steer by: do no harm).
+ * deliver more), the rate rises by a step that starts at 1% per window after a cut and
+ * doubles every DL_AUTO_STEP_DOUBLE_NS without bloat, up to 8%: gently just above the rate the
+ * last cut found, fast when the cell became faster (4x in ~1.5 s). It starts with no shaper
+ * (pass-through) and goes back to it when what arrived before a cut, or in a window of the
+ * last 2 s, reached DL_AUTO_MAX_BPS (not a cellular rate: the delay is a stalled CPU, not a
+ * base station) or no sample came for DL_AUTO_SILENT_NS (nothing to steer by: do no harm).
  *
  * Baselines: the minimum per flow falls at once and rises by 1/512 of the gap per window, so
  * clock drift between the hosts (up to ~0.1 ms/s) does not read as a growing queue.
@@ -42,6 +42,7 @@
 #define DL_AUTO_STEP_DOUBLE_NS 250000000ULL
 #define DL_AUTO_SILENT_NS      10000000000ULL
 #define DL_AUTO_FLOW_IDLE_NS   10000000000ULL /* a flow entry this old starts afresh */
+#define DL_AUTO_PEAK_HOLD_NS   2000000000ULL  /* a window that fast this recently: no cut */
 #define DL_AUTO_MAX_BPS	       1000000000ULL
 #define DL_AUTO_MIN_BPS	       1000000ULL
 #define DL_AUTO_CUT_PCT	       90
@@ -69,6 +70,8 @@ struct dl_auto {
 	uint64_t arrived_ns[DL_AUTO_RATE_WINDOWS];
 	unsigned arrived_next;
 	uint8_t bloat_hist; /* bit 0: the last window was bloated */
+	uint64_t peak_bps;  /* the fastest window's arrivals lately */
+	uint64_t peak_at;
 	uint64_t last_cut;
 	uint64_t last_sample;
 	/* For qmapctl stats. */
