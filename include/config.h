@@ -29,6 +29,7 @@
 #define CONFIG_UL_MAX_SIZE_DEFAULT	16384
 #define CONFIG_UL_MAX_DATAGRAMS_DEFAULT 32
 #define CONFIG_MAX_PACKET_SIZE_DEFAULT	512
+#define CONFIG_DOWNLINK_BUFFER_DEFAULT	(2u << 20) /* downlink-buffer: 2 MiB */
 #define CONFIG_MTU_DEFAULT		1500
 #define CONFIG_CONTROL_LINK_DEFAULT	"/run/qmapd/qmi0"
 #define CONFIG_CONTROL_SOCKET_DEFAULT	"/run/qmapd/control"
@@ -141,6 +142,9 @@ struct config_device {
 	bool persist_devices;	   /* keep the network devices when qmapd exits */
 	uint64_t uplink_rate;	   /* shaper, bits per second; 0 = off */
 	bool uplink_rate_auto;	   /* uplink-rate = auto: the shaper follows the estimate */
+	uint64_t downlink_rate;	   /* downlink shaper, bits per second; 0 = off */
+	bool downlink_rate_auto;   /* downlink-rate = auto: follows the downlink's delay */
+	uint32_t downlink_buffer;  /* bytes the downlink shaper holds at most */
 	enum config_control
 		control;   /* with control_auto: qmi until the modem's function is known */
 	bool control_auto; /* control = auto (the default): qmi or mbim as the modem's function */

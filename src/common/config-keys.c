@@ -570,10 +570,11 @@ static int parse_duration_us(struct config_setter *s, const struct config_key *k
 }
 
 /*
- * Bits per second, decimal, with an optional k, M or G (powers of 1000); 0 = no shaper;
- * auto = the shaper follows the modem's rate estimated from OUT completions.
+ * Bits per second, decimal, with an optional k, M or G (powers of 1000), into *ret; 0 = no
+ * shaper; "auto" sets *ret_auto (and *ret = 0): the shaper follows a measured rate.
  */
-static int parse_uplink_rate(struct config_setter *s, const struct config_key *k, const char *value)
+static int parse_rate(struct config_setter *s, const struct config_key *k, const char *value,
+		      uint64_t *ret, bool *ret_auto)
 {
 	static const char *const why =
 		"expected bits per second such as 20M, 950k, 0 (off) or auto";
@@ -582,9 +583,9 @@ static int parse_uplink_rate(struct config_setter *s, const struct config_key *k
 	uint64_t mult = 1;
 	uint32_t v;
 
-	s->device->uplink_rate_auto = strcmp(value, "auto") == 0;
-	if (s->device->uplink_rate_auto) {
-		s->device->uplink_rate = 0;
+	*ret_auto = strcmp(value, "auto") == 0;
+	if (*ret_auto) {
+		*ret = 0;
 		return 0;
 	}
 	if (n == 0 || n >= sizeof(digits))
@@ -602,8 +603,22 @@ static int parse_uplink_rate(struct config_setter *s, const struct config_key *k
 	if (config_keys_parse_u32(digits, &v) < 0 || (uint64_t)v * mult > 100000000000ULL ||
 	    (v != 0 && (uint64_t)v * mult < 64000))
 		return invalid(s, k, value, "must be 0 or 64k..100G");
-	s->device->uplink_rate = (uint64_t)v * mult;
+	*ret = (uint64_t)v * mult;
 	return 0;
+}
+
+/* auto: the shaper follows the modem's rate estimated from OUT completions. */
+static int parse_uplink_rate(struct config_setter *s, const struct config_key *k, const char *value)
+{
+	return parse_rate(s, k, value, &s->device->uplink_rate, &s->device->uplink_rate_auto);
+}
+
+/* off is 0's other name here; auto: the shaper follows the downlink's one-way delay. */
+static int parse_downlink_rate(struct config_setter *s, const struct config_key *k,
+			       const char *value)
+{
+	return parse_rate(s, k, strcmp(value, "off") == 0 ? "0" : value, &s->device->downlink_rate,
+			  &s->device->downlink_rate_auto);
 }
 
 static const struct config_key_value qmap_versions[] = { { "1", QMAP_V1 }, { "5", QMAP_V5 }, {} };
@@ -697,6 +712,9 @@ const struct config_key config_keys[] = {
 	{ "codel-target", CONFIG_SECTION_MUX, DURATION(MUX(codel_target_us), 100, 1000000) },
 	{ "codel-interval", CONFIG_SECTION_MUX, DURATION(MUX(codel_interval_us), 1000, 10000000) },
 	{ "uplink-rate", CONFIG_SECTION_DEVICE, CUSTOM(parse_uplink_rate) },
+	{ "downlink-rate", CONFIG_SECTION_DEVICE, CUSTOM(parse_downlink_rate) },
+	/* Bytes of packets qmapd holds at most for the downlink shaper: 64 KiB .. 64 MiB. */
+	{ "downlink-buffer", CONFIG_SECTION_DEVICE, U32(DEVICE(downlink_buffer), 65536, 67108864) },
 	{ "name", CONFIG_SECTION_DEVICE, CUSTOM(parse_name), DAEMON_WIDE },
 	/* Specs separated by blanks; the key may be given again, each adds to the list. */
 	{ "exclude", CONFIG_SECTION_DEVICE, CUSTOM(parse_exclude), DAEMON_WIDE,
@@ -990,6 +1008,7 @@ void config_device_init_defaults(struct config_device *d)
 	d->ul_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT;
 	d->max_packet_size = CONFIG_MAX_PACKET_SIZE_DEFAULT;
 	d->persist_devices = false;
+	d->downlink_buffer = CONFIG_DOWNLINK_BUFFER_DEFAULT;
 	d->control = CONFIG_CONTROL_QMI;
 	d->control_auto = true;
 	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);

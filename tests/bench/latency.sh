@@ -20,6 +20,7 @@
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 source "$(dirname "$0")/../support/lib.sh"
+source "$(dirname "$0")/latency-lib.sh"
 
 RATES=${RATES:-"10 50 200"}
 MODES=${MODES:-"fifo fq-codel shaper"}
@@ -28,30 +29,7 @@ SECS=${SECS:-10}
 ECN=${ECN:-0}
 MODEM_BUFFER=${MODEM_BUFFER:-32768}
 DELAY=${DELAY:-10}
-command -v iperf3 >/dev/null || skip "iperf3 not installed"
-command -v jq >/dev/null || skip "jq not installed"
-
-e2e_setup
-in_host sysctl -qw net.ipv4.tcp_ecn="$ECN"
-in_net sysctl -qw net.ipv4.tcp_ecn="$ECN"
-start_iperf3_server
-in_net iperf3 -s -p 5202 -D --pidfile "$E2E_TMP/iperf3b.pid" --logfile "$E2E_TMP/iperf3b.log"
-wait_for 5 "second iperf3 server" test -s "$E2E_TMP/iperf3b.pid"
-E2E_PIDS+=($(cat "$E2E_TMP/iperf3b.pid"))
-
-# pct FILE P: the P-th percentile of the numbers in FILE (one per line).
-pct() {
-	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan"; exit }
-		i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] }'
-}
-rtts() { sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$1"; }
-
-stop_pair() {
-	kill -TERM "$QMAPD_PID" "$SIM_PID" 2>/dev/null
-	wait "$QMAPD_PID" "$SIM_PID" 2>/dev/null
-	rm -f "$E2E_TMP/sim.sock"
-}
+latency_setup "$ECN"
 
 printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "rate" "queue" "load" \
 	"idle p50 ms" "added p50/p99/max ms" "ping loss" "up goodput" "down Mbit/s" \

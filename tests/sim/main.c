@@ -49,6 +49,7 @@ enum {
 	OPT_MODEM_BUFFER,
 	OPT_NETWORK_DELAY,
 	OPT_RATE_FILE,
+	OPT_DL_BUFFER,
 	OPT_MBIM,
 	OPT_NTB,
 	OPT_NTB_IN_MAX_SIZE,
@@ -98,6 +99,7 @@ static const struct option options[] = {
 	{ "modem-buffer", required_argument, NULL, OPT_MODEM_BUFFER },
 	{ "network-delay", required_argument, NULL, OPT_NETWORK_DELAY },
 	{ "rate-file", required_argument, NULL, OPT_RATE_FILE },
+	{ "dl-buffer", required_argument, NULL, OPT_DL_BUFFER },
 	{ "mbim", no_argument, NULL, OPT_MBIM },
 	{ "ntb", required_argument, NULL, OPT_NTB },
 	{ "ntb-in-max-size", required_argument, NULL, OPT_NTB_IN_MAX_SIZE },
@@ -191,6 +193,8 @@ static void usage(FILE *f)
 		"                             full, OUT transfers stay pending (NAKed)\n"
 		"  --network-delay MS         one-way delay on the network side (both halves of\n"
 		"                             the round trip are applied to the uplink)\n"
+		"  --dl-buffer PACKETS        the network's downlink buffer in front of --dl-rate\n"
+		"                             (a base station's; default the TUN's 500)\n"
 		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
 		"  --mbim                     an MBIM function: MBIM control, NTB data; session\n"
 		"                             N carries mux N+1\n"
@@ -401,6 +405,10 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		case OPT_NETWORK_DELAY:
 			if (parse_u32("--network-delay", optarg, 0, 10000, &o->network_delay_ms) <
 			    0)
+				return -EINVAL;
+			break;
+		case OPT_DL_BUFFER:
+			if (parse_u32("--dl-buffer", optarg, 1, 100000, &o->dl_buffer) < 0)
 				return -EINVAL;
 			break;
 		case OPT_RATE_FILE:

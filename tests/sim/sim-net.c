@@ -5,9 +5,14 @@
  * brings up to 64 KiB (one syscall where there were ~45) and an uplink write takes as much.
  */
 #include <errno.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <linux/virtio_net.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -66,6 +71,22 @@ int sim_net_new(struct rtnl *rtnl, const char *name, uint32_t mtu, bool offload,
 	}
 	*ret = n;
 	return 0;
+}
+
+int sim_net_set_queue_len(struct sim_net *n, uint32_t packets)
+{
+	struct ifreq ifr = { .ifr_qlen = (int)packets };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", n->nd.name);
+	/* The TUN's ring follows the queue length (NETDEV_CHANGE_TX_QUEUE_LEN). */
+	if (ioctl(fd, SIOCSIFTXQLEN, &ifr) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 struct sim_net *sim_net_free(struct sim_net *n)

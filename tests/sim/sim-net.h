@@ -37,6 +37,11 @@ typedef void (*sim_net_written_fn)(void *userdata, uint8_t mux_id, unsigned pack
 /* Create the TUN device `name` (up, with this MTU). Returns 0 or -errno (not logged). */
 int sim_net_new(struct rtnl *rtnl, const char *name, uint32_t mtu, bool offload,
 		sim_net_written_fn written, void *userdata, struct sim_net **ret);
+/*
+ * The network's downlink buffer (a base station's, in front of --dl-rate): the TUN's queue of
+ * `packets` (its transmit queue length; the kernel's default is 500). 0 or -errno.
+ */
+int sim_net_set_queue_len(struct sim_net *n, uint32_t packets);
 /* Close the device (the kernel removes it). Held uplink packets are dropped. NULL-safe. */
 struct sim_net *sim_net_free(struct sim_net *n);
 

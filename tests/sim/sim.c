@@ -2425,6 +2425,9 @@ int sim_start(struct sim *s)
 				       s->opts.offload ? " with offloads (try --no-offload)" : "");
 	const struct netdev *nd = sim_net_device(s->net);
 	s->net_name = nd->name;
+	if (s->opts.dl_buffer && (r = sim_net_set_queue_len(s->net, s->opts.dl_buffer)) < 0)
+		return log_error_errno(r, "sim %s: cannot set the downlink buffer to %u packets",
+				       s->net_name, s->opts.dl_buffer);
 
 	for (unsigned i = 0; i < s->opts.n_net_address; i++) {
 		const struct config_prefix *a = &s->opts.net_address[i];

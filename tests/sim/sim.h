@@ -45,8 +45,9 @@
  * uplink packets go through a modem buffer, an air interface at ul_rate and the network delay
  * before the TUN; while the buffer cannot take the next OUT transfer the socket is left unread
  * (ul_modem_stalls), so the transfer stays pending in qmapd. Downlink, the TUN is read no
- * faster than dl_rate (dl_paced), so the network's queue is the TUN's. SIGHUP re-reads the
- * rate file.
+ * faster than dl_rate (dl_paced), so the network's queue is the TUN's: a base station's buffer
+ * of dl_buffer packets (--dl-buffer; the kernel's 500 by default), where a download's standing
+ * queue forms unless qmapd's downlink shaper keeps it. SIGHUP re-reads the rate file.
  *
  * Control side (sim-qmi.h): every TRANSPORT_EP_CONTROL message is one QMUX message for the
  * QMI responder; its responses and indications go back as TRANSPORT_EP_CONTROL messages,
@@ -238,6 +239,7 @@ struct sim_options {
 	uint64_t dl_rate;	   /* the same downlink: the TUN is read no faster */
 	uint32_t modem_buffer;	   /* bytes the modem takes before it NAKs OUT transfers */
 	uint32_t network_delay_ms; /* one way, on the network side */
+	uint32_t dl_buffer;	   /* packets the network's downlink queue holds; 0: the kernel's */
 	char rate_file[256];	   /* "ul-rate=BITS dl-rate=BITS", read again on SIGHUP */
 
 	/* Control side. */

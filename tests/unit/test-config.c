@@ -35,6 +35,8 @@ static const char full[] = "# a comment\n"
 			   "max-packet-size = 1024\n"
 			   "persist-devices = yes\n"
 			   "uplink-rate = 19M\n"
+			   "downlink-rate = 7600k\n"
+			   "downlink-buffer = 1048576\n"
 			   "control = none\n"
 			   "control-link = /dev/cdc-wdm0\n"
 			   "control-socket = /run/qmapd/ctl.sock\n"
@@ -135,6 +137,9 @@ TEST(full)
 	EXPECT_EQ(m->codel_target_us, 500);
 	EXPECT_EQ(m->codel_interval_us, 1000000);
 	EXPECT_EQ(c->device.uplink_rate, 19000000);
+	EXPECT_EQ(c->device.downlink_rate, 7600000);
+	EXPECT_EQ(c->device.downlink_rate_auto, false);
+	EXPECT_EQ(c->device.downlink_buffer, 1048576);
 	EXPECT_EQ(m->ipv4_address.family, 0);
 	EXPECT_TRUE(is_prefix(&m->ipv6_address, AF_INET6, "2001:db8:7::2", 64));
 	EXPECT_EQ(m->n_routes, 3);
@@ -173,6 +178,9 @@ TEST(defaults)
 	EXPECT_EQ(d.n_exclude, 0);
 	EXPECT_EQ(d.n_modems, 0);
 	EXPECT_PTR_EQ(d.modem, NULL);
+	EXPECT_EQ(d.device.downlink_rate, 0); /* off until the figures say otherwise */
+	EXPECT_EQ(d.device.downlink_rate_auto, false);
+	EXPECT_EQ(d.device.downlink_buffer, CONFIG_DOWNLINK_BUFFER_DEFAULT);
 
 	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n[mux.3]\n", NAME,
 				     &c, err, sizeof(err)),
@@ -529,6 +537,12 @@ static const struct error_case error_cases[] = {
 	{ DEV "uplink-rate = 20Mbit\n",
 	  NAME ":3: ", "invalid uplink-rate '20Mbit' in [device]: expected bits per second" },
 	{ DEV "uplink-rate = 1k\n", NAME ":3: ", "invalid uplink-rate '1k' in [device]: must be" },
+	{ DEV "downlink-rate = fast\n",
+	  NAME ":3: ", "invalid downlink-rate 'fast' in [device]: expected bits per second" },
+	{ DEV "downlink-rate = 200G\n",
+	  NAME ":3: ", "invalid downlink-rate '200G' in [device]: must be 0 or 64k..100G" },
+	{ DEV "downlink-buffer = 1000\n",
+	  NAME ":3: ", "invalid downlink-buffer '1000' in [device]" },
 	{ DEV "[mux.1]\nipv4-address = 2001:db8::1\n",
 	  NAME ":4: ", "invalid ipv4-address '2001:db8::1' in [mux.1]" },
 	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/33\n",
@@ -1843,4 +1857,31 @@ TEST(example_default)
 #else
 	fprintf(stderr, "example_default: QMAPD_SOURCE_DIR not defined, conf/ not checked\n");
 #endif
+}
+
+/* downlink-rate: auto sets the flag and no fixed rate; off is 0. */
+TEST(downlink_rate_values)
+{
+	struct config *c = NULL;
+	char err[CONFIG_ERROR_MAX];
+
+	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n"
+				     "downlink-rate = auto\n",
+				     NAME, &c, err, sizeof(err)),
+		  0);
+	if (!c)
+		return;
+	EXPECT_EQ(c->device.downlink_rate, 0);
+	EXPECT_EQ(c->device.downlink_rate_auto, true);
+	config_free(c);
+	c = NULL;
+	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n"
+				     "downlink-rate = off\n",
+				     NAME, &c, err, sizeof(err)),
+		  0);
+	if (!c)
+		return;
+	EXPECT_EQ(c->device.downlink_rate, 0);
+	EXPECT_EQ(c->device.downlink_rate_auto, false);
+	config_free(c);
 }

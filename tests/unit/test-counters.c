@@ -104,7 +104,8 @@ TEST(device)
 		" ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
 		" resp_errors=32 resp_polled=33 ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
 		" ul_rate_estimate=0 ul_reader_fifo=wait-out ul_reader_fq_codel=queue-full"
-		" ul_reader_transitions=34");
+		" ul_reader_transitions=34 downlink_rate=0 dl_delay_us=0 dl_rate_cuts=0"
+		" dl_rate_raises=0");
 	free(text);
 	text = to_json(NULL);
 	EXPECT_STR_EQ(
@@ -117,7 +118,8 @@ TEST(device)
 		"\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,\"ul-inflight\":0,"
 		"\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0,"
 		"\"ul-reader-fifo\":\"wait-out\",\"ul-reader-fq-codel\":\"queue-full\","
-		"\"ul-reader-transitions\":34}");
+		"\"ul-reader-transitions\":34,\"downlink-rate\":0,\"dl-delay-us\":0,"
+		"\"dl-rate-cuts\":0,\"dl-rate-raises\":0}");
 	free(text);
 }
 
@@ -156,7 +158,9 @@ TEST(mux)
 			    " uplink_queue=fifo ulq_queued_bytes=0 ulq_queued_packets=0"
 			    " ulq_drops_codel=0 ulq_drops_overlimit=0 ulq_drops_flushed=0"
 			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
-			    " ulq_sojourn_max_us=0");
+			    " ulq_sojourn_max_us=0 dlq_queued_bytes=0 dlq_queued_packets=0"
+			    " dlq_drops_codel=0 dlq_drops_overlimit=0 dlq_ecn_marks=0"
+			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0");
 	free(text);
 
 	m.gro = &gro;
@@ -175,21 +179,25 @@ TEST(mux)
 			    " uplink_queue=fifo ulq_queued_bytes=0 ulq_queued_packets=0"
 			    " ulq_drops_codel=0 ulq_drops_overlimit=0 ulq_drops_flushed=0"
 			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
-			    " ulq_sojourn_max_us=0");
+			    " ulq_sojourn_max_us=0 dlq_queued_bytes=0 dlq_queued_packets=0"
+			    " dlq_drops_codel=0 dlq_drops_overlimit=0 dlq_ecn_marks=0"
+			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0");
 	free(text);
 	text = to_json(&m);
-	EXPECT_STR_EQ(
-		text,
-		"{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
-		"\"rx-dropped-write-error\":4,\"tx-packets\":8,\"tx-bytes\":9,"
-		"\"tx-dropped-not-ip\":10,\"tx-dropped-too-big\":11,"
-		"\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
-		"\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
-		"\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
-		"\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
-		"\"device\":\"tap+xdp\",\"headroom-switches\":7,\"uplink-queue\":\"fifo\","
-		"\"ulq-queued-bytes\":0,\"ulq-queued-packets\":0,\"ulq-drops-codel\":0,"
-		"\"ulq-drops-overlimit\":0,\"ulq-drops-flushed\":0,\"ulq-ecn-marks\":0,"
-		"\"ulq-sojourn-p50-us\":0,\"ulq-sojourn-p99-us\":0,\"ulq-sojourn-max-us\":0}");
+	EXPECT_STR_EQ(text,
+		      "{\"rx-packets\":1,\"rx-bytes\":2,\"rx-dropped-queue-full\":3,"
+		      "\"rx-dropped-write-error\":4,\"tx-packets\":8,\"tx-bytes\":9,"
+		      "\"tx-dropped-not-ip\":10,\"tx-dropped-too-big\":11,"
+		      "\"tx-dropped-link-down\":12,\"commands\":15,\"rx-writes\":5,"
+		      "\"gro\":\"off\",\"gro-merged\":6,\"gro-super-packets\":2,"
+		      "\"merge-ratio\":1.5,\"tx-gso-segments\":14,\"tx-dropped-bad-gso\":13,"
+		      "\"rx-silent-drops\":6,\"tx-dropped-device\":16,\"headroom\":\"auto\","
+		      "\"device\":\"tap+xdp\",\"headroom-switches\":7,\"uplink-queue\":\"fifo\","
+		      "\"ulq-queued-bytes\":0,\"ulq-queued-packets\":0,\"ulq-drops-codel\":0,"
+		      "\"ulq-drops-overlimit\":0,\"ulq-drops-flushed\":0,\"ulq-ecn-marks\":0,"
+		      "\"ulq-sojourn-p50-us\":0,\"ulq-sojourn-p99-us\":0,\"ulq-sojourn-max-us\":0,"
+		      "\"dlq-queued-bytes\":0,\"dlq-queued-packets\":0,\"dlq-drops-codel\":0,"
+		      "\"dlq-drops-overlimit\":0,\"dlq-ecn-marks\":0,\"dlq-sojourn-p50-us\":0,"
+		      "\"dlq-sojourn-p99-us\":0}");
 	free(text);
 }

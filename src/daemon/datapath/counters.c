@@ -104,6 +104,33 @@ static uint64_t device_uplink_rate(const struct datapath *dp, const struct mux *
 	return dp->shaper.rate_bps;
 }
 
+/* The downlink shaper's rate now (downlink-rate, or what auto set; 0: off or passing through). */
+static uint64_t device_downlink_rate(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->dlq ? dp->dl_shaper.rate_bps : 0;
+}
+
+/* downlink-rate = auto: the base station's queue delay the last window saw (us, 0: none). */
+static uint64_t device_dl_delay(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->dl_auto && dp->dl_auto->delay_ns > 0 ? (uint64_t)dp->dl_auto->delay_ns / 1000
+							: 0;
+}
+
+static uint64_t device_dl_rate_cuts(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->dl_auto ? dp->dl_auto->cuts : 0;
+}
+
+static uint64_t device_dl_rate_raises(const struct datapath *dp, const struct mux *m)
+{
+	(void)m;
+	return dp->dl_auto ? dp->dl_auto->raises : 0;
+}
+
 /* Whether each uplink reader reads its devices, and what it waits for if not (ul-reader.h). */
 static const char *device_ul_reader_fifo(const struct datapath *dp, const struct mux *m)
 {
@@ -165,6 +192,10 @@ static const struct counter device_counters[] = {
 	{ "ul_reader_fifo", "ul-reader-fifo", .string = device_ul_reader_fifo },
 	{ "ul_reader_fq_codel", "ul-reader-fq-codel", .string = device_ul_reader_fq_codel },
 	{ "ul_reader_transitions", "ul-reader-transitions", .u64 = device_ul_reader_transitions },
+	{ "downlink_rate", "downlink-rate", .u64 = device_downlink_rate },
+	{ "dl_delay_us", "dl-delay-us", .u64 = device_dl_delay },
+	{ "dl_rate_cuts", "dl-rate-cuts", .u64 = device_dl_rate_cuts },
+	{ "dl_rate_raises", "dl-rate-raises", .u64 = device_dl_rate_raises },
 };
 
 static const char *mux_device(const struct datapath *dp, const struct mux *m)
@@ -236,6 +267,21 @@ static uint64_t mux_ulq_sojourn_max(const struct datapath *dp, const struct mux 
 	return m->ulq ? m->ulq->stats.sojourn_max_ns / 1000 : 0;
 }
 
+/* The downlink shaper's queue of the mux (dl-shaper.c); 0 without a shaper. */
+#define DLQ_GETTER(name, expr)                                                         \
+	static uint64_t mux_dlq_##name(const struct datapath *dp, const struct mux *m) \
+	{                                                                              \
+		(void)dp;                                                              \
+		return m->dlq ? (expr) : 0;                                            \
+	}
+DLQ_GETTER(queued_bytes, m->dlq->stats.queued_bytes)
+DLQ_GETTER(queued_packets, m->dlq->stats.queued_packets)
+DLQ_GETTER(drops_codel, m->dlq->stats.drops_codel)
+DLQ_GETTER(drops_overlimit, m->dlq->stats.drops_overlimit)
+DLQ_GETTER(ecn_marks, m->dlq->stats.ecn_marks)
+DLQ_GETTER(sojourn_p50, m->dlq->stats.sojourn_p50_ns / 1000)
+DLQ_GETTER(sojourn_p99, m->dlq->stats.sojourn_p99_ns / 1000)
+
 /* The text and the JSON place the device mode and the GRO state apart: two rows each. */
 static const struct counter mux_counters[] = {
 	{ "mode", NULL, .string = mux_device }, /* JSON: "device", below */
@@ -273,6 +319,13 @@ static const struct counter mux_counters[] = {
 	{ "ulq_sojourn_p50_us", "ulq-sojourn-p50-us", .u64 = mux_ulq_sojourn_p50 },
 	{ "ulq_sojourn_p99_us", "ulq-sojourn-p99-us", .u64 = mux_ulq_sojourn_p99 },
 	{ "ulq_sojourn_max_us", "ulq-sojourn-max-us", .u64 = mux_ulq_sojourn_max },
+	{ "dlq_queued_bytes", "dlq-queued-bytes", .u64 = mux_dlq_queued_bytes },
+	{ "dlq_queued_packets", "dlq-queued-packets", .u64 = mux_dlq_queued_packets },
+	{ "dlq_drops_codel", "dlq-drops-codel", .u64 = mux_dlq_drops_codel },
+	{ "dlq_drops_overlimit", "dlq-drops-overlimit", .u64 = mux_dlq_drops_overlimit },
+	{ "dlq_ecn_marks", "dlq-ecn-marks", .u64 = mux_dlq_ecn_marks },
+	{ "dlq_sojourn_p50_us", "dlq-sojourn-p50-us", .u64 = mux_dlq_sojourn_p50 },
+	{ "dlq_sojourn_p99_us", "dlq-sojourn-p99-us", .u64 = mux_dlq_sojourn_p99 },
 };
 
 static uint64_t counter_u64(const struct counter *c, const struct datapath *dp, const struct mux *m)

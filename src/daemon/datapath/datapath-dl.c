@@ -97,10 +97,8 @@ int datapath_set_batch_writes(struct datapath *dp, bool on)
 	return uring_new(mux_write_done, &dp->uring);
 }
 
-/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
-void datapath_gro_flush(void *userdata)
+void datapath_dl_batch_flush(struct datapath *dp)
 {
-	struct datapath *dp = userdata;
 	unsigned n = dp->n_gro_dirty;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -120,14 +118,22 @@ void datapath_gro_flush(void *userdata)
 	}
 }
 
-/* Count a downlink IP packet of the mux and hand it to GRO or write it: QMAP's and NTB's. */
-static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
-							     uint8_t *pkt, size_t len, bool ipv6,
-							     unsigned gro_flags)
+/* Flush the flows GRO holds: before any transfer buffer goes back to the ring. */
+void datapath_gro_flush(void *userdata)
 {
-	/* Counted as received from the modem; drops are counted where the write fails. */
-	m->stats.rx_packets++;
-	m->stats.rx_bytes += len;
+	struct datapath *dp = userdata;
+
+	datapath_dl_batch_flush(dp);
+	/* What the batch queued in the shaper may go at once, as far as the rate allows. */
+	if (_unlikely_(dp->dlq != NULL) && dp->dlq->packets > 0)
+		datapath_dlq_release(dp);
+}
+
+/* Hand a downlink IP packet of the mux to GRO or write it. */
+static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, struct mux *m,
+							   uint8_t *pkt, size_t len, bool ipv6,
+							   unsigned gro_flags)
+{
 	if (m->gro) {
 		gro_add(m->gro, pkt, len, gro_flags);
 		/* Also when nothing is held: the batch's end checks headroom's window too. */
@@ -149,10 +155,34 @@ static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp
 		mux_write(m, iov + 1, 1, false, 1);
 }
 
-static void mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f)
+void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
+		       unsigned gro_flags)
+{
+	dl_write(dp, m, pkt, len, ipv6, gro_flags);
+}
+
+/*
+ * Count a downlink IP packet of the mux and write it, or queue it in the shaper: QMAP's and
+ * NTB's. shaped is a constant in each copy of the receive loops (one test per transfer), so
+ * without a shaper the loop is what it was before there was one.
+ */
+static inline __attribute__((always_inline)) void dl_deliver(struct datapath *dp, struct mux *m,
+							     uint8_t *pkt, size_t len, bool ipv6,
+							     unsigned gro_flags, const bool shaped)
+{
+	/* Counted as received from the modem; drops are counted where the write fails. */
+	m->stats.rx_packets++;
+	m->stats.rx_bytes += len;
+	if (shaped && datapath_dlq_enqueue(dp, m, pkt, len, ipv6, gro_flags))
+		return;
+	dl_write(dp, m, pkt, len, ipv6, gro_flags);
+}
+
+static inline __attribute__((always_inline)) void
+mux_deliver(struct datapath *dp, struct mux *m, const struct qmap_frame *f, const bool shaped)
 {
 	dl_deliver(dp, m, f->payload, f->len, f->flags & QMAP_FRAME_IPV6,
-		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
+		   (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0, shaped);
 }
 
 /* Put one ACK frame into the uplink aggregate; false if no OUT buffer is free. */
@@ -232,7 +262,8 @@ static void datapath_command(struct datapath *dp, const struct qmap_frame *f)
 }
 
 /* An NTB (MBIM function): walked in place, each datagram on QMAP's path to its mux. */
-static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
+static inline __attribute__((always_inline)) void
+datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool shaped)
 {
 	struct ntb_parser p;
 	struct ntb_datagram d;
@@ -255,7 +286,7 @@ static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
 			continue;
 		}
 		/* MBIM carries no checksum-valid hint: GRO checks what it merges. */
-		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0);
+		dl_deliver(dp, m, d.data, d.len, d.flags & NTB_DATAGRAM_IPV6, 0, shaped);
 	}
 	if (datagrams) {
 		dp->stats.dl_aggregates++;
@@ -265,19 +296,15 @@ static void datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len)
 	}
 }
 
-void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+static inline __attribute__((always_inline)) void
+datapath_qmap_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool shaped)
 {
-	struct datapath *dp = userdata;
 	struct qmap_iter it;
 	struct qmap_frame f;
 	enum qmap_error err;
 	uint64_t datagrams = 0;
 	int r;
 
-	if (datapath_is_ntb(dp)) {
-		datapath_ntb_bulk_in(dp, buf, len);
-		return;
-	}
 	qmap_iter_init(&it, buf, len, dp->version);
 	it.min_padding = dp->dl_min_padding;
 	while ((r = qmap_next(&it, &f, &err)) != 0) {
@@ -295,7 +322,7 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 			dp->stats.dl_unknown_mux++;
 			continue;
 		}
-		mux_deliver(dp, m, &f);
+		mux_deliver(dp, m, &f, shaped);
 	}
 	if (datagrams) {
 		dp->stats.dl_aggregates++;
@@ -303,4 +330,21 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 		if (datagrams > dp->stats.dl_datagrams_max)
 			dp->stats.dl_datagrams_max = datagrams;
 	}
+}
+
+void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
+{
+	struct datapath *dp = userdata;
+
+	if (datapath_is_ntb(dp)) {
+		if (_unlikely_(dp->dlq != NULL))
+			datapath_ntb_bulk_in(dp, buf, len, true);
+		else
+			datapath_ntb_bulk_in(dp, buf, len, false);
+		return;
+	}
+	if (_unlikely_(dp->dlq != NULL))
+		datapath_qmap_bulk_in(dp, buf, len, true);
+	else
+		datapath_qmap_bulk_in(dp, buf, len, false);
 }

@@ -6,6 +6,7 @@
 #include <ev.h>
 
 #include "datapath.h"
+#include "dl-auto.h"
 #include "gro.h"
 #include "gso.h"
 #include "mux.h"
@@ -106,6 +107,18 @@ struct datapath {
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
 	struct ulq_auto ul_auto;
 
+	/*
+	 * Downlink shaper (downlink-rate, dl-shaper.c): NULL = off, and then the downlink costs
+	 * one test of this pointer per packet. Packets wait in dlq's slots (FQ-CoDel, the uplink's
+	 * queue code) and dl_shaper_timer releases them at dl_shaper's rate, set by dl_auto with
+	 * downlink-rate = auto.
+	 */
+	struct ulq *dlq;
+	struct ulq_shaper dl_shaper;
+	ev_timer dl_shaper_timer;
+	struct dl_auto *dl_auto;
+	uint64_t dl_shaper_fixed; /* the configured rate; 0 with auto */
+
 	/* The uplink aggregate being filled; with NTB framing ul_ntb builds it. */
 	struct transport_out *ul_out;
 	struct ntb_builder ul_ntb;
@@ -141,6 +154,27 @@ static inline uint8_t datapath_mux_session(const struct mux *m)
 
 /* Downlink (datapath-dl.c). */
 void datapath_gro_flush(void *userdata);
+/* Write one downlink packet of the mux (through GRO): the shaper's release. */
+void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
+		       unsigned gro_flags);
+/* End a batch of downlink writes: flush GRO and the ring, headroom's per-batch check. */
+void datapath_dl_batch_flush(struct datapath *dp);
+
+/* Downlink shaper (dl-shaper.c). */
+#define DATAPATH_DLQ_BURST_NS	   2000000ULL /* timers resolve ~1 ms: a burst of two */
+#define DATAPATH_DLQ_RELEASE_BATCH 64
+#define DATAPATH_DLQ_F_IPV6	   1
+#define DATAPATH_DLQ_F_CSUM_VALID  2
+/* Set up the shaper if the device asks for one (downlink-rate). 0 or -ENOMEM. */
+int datapath_dlq_new(struct datapath *dp, const struct config_device *dev);
+void datapath_dlq_free(struct datapath *dp);
+/* The mux's flows in the shaper (no-op when off). 0 or -ENOMEM. */
+int datapath_dlq_mux_add(struct datapath *dp, struct mux *m, const struct ulq_codel_params *cp);
+/* Take a downlink packet into the shaper: true when it is queued (or dropped, counted). */
+bool datapath_dlq_enqueue(struct datapath *dp, struct mux *m, const uint8_t *pkt, size_t len,
+			  bool ipv6, unsigned gro_flags);
+/* Write what the rate allows now; arm the timer for the rest. */
+void datapath_dlq_release(struct datapath *dp);
 void datapath_write_flush(struct datapath *dp);
 void datapath_send_pending_acks(struct datapath *dp);
 

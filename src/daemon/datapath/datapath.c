@@ -29,6 +29,8 @@ static void datapath_on_headroom_tick(struct ev_loop *loop, ev_timer *w, int rev
 			mux_sync_gro(m);
 			if (m->ulq)
 				ulq_mux_tick(m->ulq, datapath_now_ns(dp));
+			if (m->dlq)
+				ulq_mux_tick(m->dlq, datapath_now_ns(dp));
 		}
 	}
 }
@@ -217,6 +219,11 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 	dp->shaper_timer.data = dp;
 	ulq_shaper_init(&dp->shaper, dev->uplink_rate, DATAPATH_SHAPER_BURST_NS);
 	dp->shaper_auto = dev->uplink_rate_auto;
+	r = datapath_dlq_new(dp, dev);
+	if (r < 0) {
+		datapath_free(dp);
+		return r;
+	}
 
 	struct transport_params params = {
 		.dl_max_size = dev->dl_max_size,
@@ -377,6 +384,7 @@ struct datapath *datapath_free(struct datapath *dp)
 		dp->mux[id] = mux_free(dp->mux[id]);
 	transport_free(dp->transport);
 	dp->ulq = ulq_free(dp->ulq); /* after the muxes: they hand their flows back */
+	datapath_dlq_free(dp);
 	free(dp->ulq_scratch);
 	free(dp->ul_scratch);
 	free(dp);

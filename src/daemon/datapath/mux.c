@@ -141,6 +141,20 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 						   "cannot set up the uplink queue");
 		}
 	}
+	/* The downlink shaper's flows: CoDel as the uplink's (RFC 8290's values by default). */
+	struct ulq_codel_params dcp = {
+		.target_ns =
+			(uint64_t)(cfg->codel_target_us ?: CONFIG_CODEL_TARGET_DEFAULT_US) * 1000,
+		.interval_ns =
+			(uint64_t)(cfg->codel_interval_us ?: CONFIG_CODEL_INTERVAL_DEFAULT_US) *
+			1000,
+		.ecn = true,
+	};
+	if ((r = datapath_dlq_mux_add(dp, m, &dcp)) < 0) {
+		mux_free(m);
+		return log_mux_error_errno(NULL, cfg->id, cfg->interface, r,
+					   "cannot set up the downlink shaper");
+	}
 	log_mux_info(NULL, m->id, m->nd.name, "device ready, %s, mtu %u, uplink-queue %s",
 		     m->nd.status, m->mtu, m->ulq ? "fq-codel" : "fifo");
 	*ret = m;
@@ -157,6 +171,7 @@ struct mux *mux_free(struct mux *m)
 		netdev_close(&m->nd);
 	free(m->gro);
 	m->ulq = ulq_mux_free(m->ulq); /* its queued packets are dropped (drops_flushed) */
+	m->dlq = ulq_mux_free(m->dlq);
 	free(m);
 	return NULL;
 }

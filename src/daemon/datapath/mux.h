@@ -21,6 +21,7 @@ struct mux {
 	bool flow_off;	     /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
 	struct gro *gro;     /* with a virtio-net header: downlink coalescing, else NULL */
 	struct ulq_mux *ulq; /* uplink-queue = fq-codel: its flows; NULL: fifo */
+	struct ulq_mux *dlq; /* its flows in the downlink shaper; NULL: no shaper */
 	enum config_headroom headroom;
 	struct {
 		uint64_t last_packets, last_merged; /* GRO counters at the previous decision */

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The downlink shaper against a base station's buffer: qmapd-sim's downlink at 8 Mbit/s behind
+# a buffer of 500 packets (--dl-buffer, 750 ms at that rate), 10 ms of network delay each way.
+# A ping alongside four TCP downloads waits in that buffer without a shaper (the run must see
+# +70 ms or more, or the test proves nothing), and stays within 40 ms of its idle round trip
+# with downlink-rate at 95% of the link (the queue forms in qmapd, where CoDel keeps it near
+# 5 ms), with a goodput of at least 80% of the link; the counters show the shaper at work.
+# Needs root; namespaces it creates and deletes.
+source "$(dirname "$0")/../support/lib.sh" || exit 1
+
+need iperf3 iperf3
+e2e_setup
+start_iperf3_server
+in_host sysctl -qw net.ipv4.tcp_ecn=1
+in_net sysctl -qw net.ipv4.tcp_ecn=1
+
+# rtt_ms PING-OUTPUT PERCENTILE: that percentile of the replies' round trips, in ms.
+rtt_ms() {
+	sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$1" | sort -n |
+		awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] }'
+}
+
+# run NAME [CONFIG-LINE]: qmapd with that line in [device]; sets ADDED (ping p95 under the
+# downloads minus idle p50, ms) and GOODPUT (download Mbit/s).
+run() {
+	local name=$1
+	shift
+	write_config "$E2E_TMP/qmapd.conf" "$@"
+	start_sim --ul-rate 40M --dl-rate 8M --dl-buffer 500 --network-delay 10
+	start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
+	in_host ping -c 10 -i 0.1 -W 2 198.51.100.1 >"$E2E_TMP/idle.log" || fail "ping while idle"
+	local idle
+	idle=$(rtt_ms "$E2E_TMP/idle.log" 50)
+	in_host iperf3 -c 198.51.100.1 -R -t 9 -P 4 >"$E2E_TMP/iperf-$name.log" 2>&1 &
+	local iperf=$!
+	sleep 3 # slow start over: the standing queue, wherever it is, has formed
+	in_host ping -c 50 -i 0.1 -W 3 198.51.100.1 >"$E2E_TMP/load-$name.log" || true
+	wait "$iperf" || fail "iperf3 ($name): $(tail -3 "$E2E_TMP/iperf-$name.log")"
+	refresh_stats
+	local p95
+	p95=$(rtt_ms "$E2E_TMP/load-$name.log" 95)
+	ADDED=$(awk -v a="$p95" -v b="$idle" 'BEGIN { printf "%d", a - b + 0.5 }')
+	GOODPUT=$(sed -n 's/.*SUM.* \([0-9.]*\) Mbits\/sec .*receiver/\1/p' "$E2E_TMP/iperf-$name.log")
+	echo "$name: idle ${idle} ms, under load p95 ${p95} ms (+${ADDED} ms), download ${GOODPUT} Mbit/s"
+}
+
+run none
+# Without qmapd's help the ping waits behind the downloads in the network's buffer.
+[ "$ADDED" -ge 70 ] ||
+	fail "without a shaper the ping added only ${ADDED} ms: the simulated buffer did not fill"
+expect_eq "downlink-rate without a shaper" "$(qstat device: downlink_rate)" 0
+stop_qmapd
+stop_process qmapd-sim "$SIM_PID"
+rm -f "$E2E_TMP/sim.sock"
+
+run fixed "downlink-rate = 7600k"
+[ "$ADDED" -le 40 ] || fail "with the shaper the ping added ${ADDED} ms: more than 40 ms"
+awk -v g="$GOODPUT" 'BEGIN { exit !(g >= 6.4) }' || fail "download goodput $GOODPUT Mbit/s < 6.4"
+echo "ok: with downlink-rate = 7600k the ping added ${ADDED} ms, download $GOODPUT Mbit/s of 8"
+expect_eq "downlink-rate with the shaper" "$(qstat device: downlink_rate)" 7600000
+marks=$(qstat "mux 1 " dlq_ecn_marks)
+drops=$(qstat "mux 1 " dlq_drops_codel)
+expect_ge "downlink CoDel ECN marks + drops on mux 1" "$((marks + drops))" 1
+qstat "mux 1 " dlq_sojourn_p99_us >/dev/null
+stop_qmapd
+echo "e2e-downlink-shaper: passed"
