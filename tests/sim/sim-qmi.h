@@ -134,6 +134,8 @@
 #include "config.h"
 #include "qmap.h"
 
+#define SIM_QMI_SMS_MAX	       32 /* messages in NV storage */
+#define SIM_QMI_SMS_PDU_MAX    176
 #define SIM_QMI_MAX_APNS       8
 #define SIM_QMI_APN_MAX	       100 /* 3GPP TS 23.003: an APN is at most 100 octets */
 #define SIM_QMI_CREDENTIAL_MAX 127 /* what fits a PAP/CHAP field with room to spare */
@@ -215,6 +217,9 @@ struct sim_qmi_quirks {
 	/* While this file exists the modem is registered roaming (a visited network), not
 	 * home: a test switches it at run time. "" = always home. */
 	char roaming_file[256];
+	/* Every SMS-SUBMIT sent (WMS Raw Send) is appended here as a line of hex ("" = not
+	 * recorded). */
+	char sms_outbox[256];
 };
 
 struct sim_qmi_options {
@@ -233,8 +238,9 @@ struct sim_qmi_stats {
 	uint64_t qmi_requests;	/* well-formed requests */
 	uint64_t qmi_responses; /* responses sent, errors included */
 	uint64_t qmi_indications;
-	uint64_t qmi_malformed; /* messages not answered */
-	uint64_t qmi_errors;	/* error responses sent */
+	uint64_t sms_received, sms_sent, sms_refused, sms_deleted; /* WMS */
+	uint64_t qmi_malformed;					   /* messages not answered */
+	uint64_t qmi_errors;					   /* error responses sent */
 	uint64_t qmi_sessions_started;
 	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
 	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
@@ -291,6 +297,11 @@ void sim_qmi_reset(struct sim_qmi *q);
 /* The network ends every connected session (indication with a call end reason). Returns
  * how many ended. */
 unsigned sim_qmi_drop_all(struct sim_qmi *q);
+
+/* An SMS-DELIVER (with its SMSC address) from the network: stored in NV as not read, an
+ * Event Report to every WMS client that asked. Returns its index, -ENOSPC (storage full) or
+ * -EINVAL (not a PDU). */
+int sim_qmi_deliver_sms(struct sim_qmi *q, const uint8_t *pdu, size_t len);
 
 /* A session of either family is up on this mux: the data side may carry its traffic. */
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);

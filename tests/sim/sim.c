@@ -2607,6 +2607,13 @@ int sim_reload_rates(struct sim *s)
 	return 0;
 }
 
+int sim_deliver_sms(struct sim *s, const uint8_t *pdu, size_t len)
+{
+	if (s->mbim)
+		return -EOPNOTSUPP; /* MBIM SMS is not simulated yet */
+	return sim_qmi_deliver_sms(s->qmi, pdu, len);
+}
+
 unsigned sim_drop_sessions(struct sim *s)
 {
 	if (s->mbim)
@@ -2689,6 +2696,10 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(qmi_requests);
 	Q(qmi_responses);
 	Q(qmi_indications);
+	Q(sms_received);
+	Q(sms_sent);
+	Q(sms_refused);
+	Q(sms_deleted);
 	Q(qmi_malformed);
 	Q(qmi_errors);
 	Q(qmi_sessions_started);

@@ -28,6 +28,7 @@ bool mmd_method_changes_state(const char *iface, const char *method)
 	} read_only[] = {
 		{ MM_DBUS_INTERFACE_MODEM, "ListBearers" },
 		{ MM_DBUS_INTERFACE_MODEM_SIMPLE, "GetStatus" },
+		{ MM_DBUS_INTERFACE_MODEM_MESSAGING, "List" },
 	};
 
 	if (!iface || !method)
