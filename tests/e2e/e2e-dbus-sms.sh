@@ -3,8 +3,10 @@
 # Messaging (SMS) with mmcli (from the Debian package, unpacked) on a private bus, on a QMI
 # modem: a message created with --messaging-create-sms and sent with -s N --send reaches
 # qmapd-sim (WMS Raw Send) as an SMS-SUBMIT whose number and text this script decodes itself
-# (TS 23.040, GSM 7-bit unpacked here, not by qmapd's codec). Needs root; namespaces it
-# creates and deletes.
+# (TS 23.040, GSM 7-bit unpacked here, not by qmapd's codec); a message from the network
+# (qmapd-sim --sms-inbox and SIGRTMIN+2: stored in NV, WMS Event Report) appears in
+# --messaging-list-sms with its sender and text; --messaging-delete-sms removes it from the
+# bus and from the modem's storage. Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -19,9 +21,10 @@ start_system_bus
 mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
 mmj() { mm -J "$@"; }
 
+INBOX="$E2E_TMP/inbox"
 OUTBOX="$E2E_TMP/outbox"
 SIM_ALWAYS_CONNECTED=no
-start_sim --apn internet --sms-outbox "$OUTBOX"
+start_sim --apn internet --sms-inbox "$INBOX" --sms-outbox "$OUTBOX"
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 control = qmi
@@ -78,6 +81,32 @@ PY
 ) || fail "the submitted PDU does not decode: $(head -1 "$OUTBOX")"
 expect_eq "submitted PDU (number|text)" "$decoded" "$NUMBER|$TEXT"
 echo "ok: created, sent; the network got an SMS-SUBMIT to $NUMBER with the text"
+
+# Received: a widely published SMS-DELIVER, from +31641600986, "How are you?".
+echo 07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07 >"$INBOX"
+kill -RTMIN+2 "$SIM_PID"
+received() {
+	local s
+	for s in $(sms_list); do
+		if [ "$(mmj -s "$s" | jq -r '.sms.properties["pdu-type"]')" = deliver ]; then
+			echo "$s"
+		fi
+	done
+}
+has_received() { [ -n "$(received)" ]; }
+wait_for 20 "the message from the network on the bus" has_received
+R=$(received)
+expect_eq "received SMS text" "$(mmj -s "$R" | jq -r .sms.content.text)" "How are you?"
+expect_eq "received SMS number" "$(mmj -s "$R" | jq -r .sms.content.number)" "+31641600986"
+expect_eq "received SMS state" "$(mmj -s "$R" | jq -r .sms.properties.state)" received
+echo "ok: an SMS from the network is listed with its sender and text"
+
+mm -m "$Q" --messaging-delete-sms="$R" >/dev/null || fail "delete: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+sms_list | grep -qx "$R" && fail "$R still listed after delete"
+# The modem's storage too: qmapd-sim counts a WMS Delete that found the message.
+sim_deleted() { kill -USR1 "$SIM_PID" && grep -qx "sms_deleted=1" "$E2E_TMP/sim.stats"; }
+wait_for 10 "qmapd-sim's count of deleted messages" sim_deleted
+echo "ok: deleted from the bus and from the modem's storage"
 
 if grep -E "GLib.*(CRITICAL|WARNING)" "$E2E_TMP/qmapd.log" "$E2E_TMP/mmcli.stderr"; then
 	fail "GLib warnings"
