@@ -6,13 +6,18 @@
 # (TS 23.040, GSM 7-bit unpacked here, not by qmapd's codec); a message from the network
 # (qmapd-sim --sms-inbox and SIGRTMIN+2: stored in NV, WMS Event Report) appears in
 # --messaging-list-sms with its sender and text; --messaging-delete-sms removes it from the
-# bus and from the modem's storage. Needs root; namespaces it creates and deletes.
+# bus and from the modem's storage. Location: --location-enable-3gpp, then --location-get
+# shows the sim's cell (NAS Get Serving System: PLMN 001/01, TAC 1, cell id 0x1A2D1), and
+# --location-enable-gps-nmea is refused. Every method of Messaging, Sms and Location answers
+# a reply or a ModemManager error (mm-call-every-method.py). Needs root; namespaces it
+# creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need dbus-daemon dbus
 need jq jq
 need python3 python3
+need gdbus libglib2.0-bin
 MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
 e2e_setup
 chmod 755 "$E2E_TMP"
@@ -107,6 +112,28 @@ sms_list | grep -qx "$R" && fail "$R still listed after delete"
 sim_deleted() { kill -USR1 "$SIM_PID" && grep -qx "sms_deleted=1" "$E2E_TMP/sim.stats"; }
 wait_for 10 "qmapd-sim's count of deleted messages" sim_deleted
 echo "ok: deleted from the bus and from the modem's storage"
+
+# Location: the 3GPP source only, with the cell the sim serves.
+expect_eq "location capabilities" \
+	"$(mmj -m "$Q" --location-status | jq -r '.modem.location.capabilities | join(",")')" 3gpp-lac-ci
+mm -m "$Q" --location-enable-3gpp >/dev/null || fail "enable 3gpp: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+expect_eq "location enabled" \
+	"$(mmj -m "$Q" --location-status | jq -r '.modem.location.enabled | join(",")')" 3gpp-lac-ci
+loc=$(mmj -m "$Q" --location-get | jq -c '.modem.location["3gpp"]')
+expect_eq "3GPP location (mcc, mnc, lac, tac, cid)" \
+	"$(jq -r '[.mcc, .mnc, .lac, .tac, .cid] | join(" ")' <<<"$loc")" "001 01 0000 000001 0001A2D1"
+mm -m "$Q" --location-enable-gps-nmea >/dev/null 2>&1 && fail "GPS NMEA enabled"
+echo "ok: 3GPP location $loc; GPS not offered"
+
+# Every method answers a reply or a ModemManager error, never UnknownMethod.
+MMI=org.freedesktop.ModemManager1
+CALL_ALL=("$(dirname "$0")/mm-call-every-method.py")
+S2=$(mm -m "$Q" --messaging-create-sms="text='x',number='+1'" | grep -o '/org/freedesktop/ModemManager1/SMS/[0-9]*' | head -1)
+"${CALL_ALL[@]}" "$S2" $MMI.Sms >"$E2E_TMP/methods.log" 2>&1 &&
+	"${CALL_ALL[@]}" "$Q" $MMI.Modem.Messaging $MMI.Modem.Location >>"$E2E_TMP/methods.log" 2>&1 ||
+	fail "a method answered other than ModemManager does: $(grep -E 'FAIL|Traceback' -A3 "$E2E_TMP/methods.log")"
+grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /'
+echo "ok: every Messaging, Sms and Location method answers"
 
 if grep -E "GLib.*(CRITICAL|WARNING)" "$E2E_TMP/qmapd.log" "$E2E_TMP/mmcli.stderr"; then
 	fail "GLib warnings"

@@ -78,6 +78,7 @@ struct mmd_modem {
 	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 	struct mmd_messaging *messaging;   /* Messaging and its SMS objects (mm-dbus-messaging.c) */
+	struct mmd_location *location;	   /* Location, 3GPP LAC/CI (mm-dbus-location.c) */
 };
 
 struct mm_dbus {
@@ -173,6 +174,18 @@ void mmd_messaging_sync(struct mmd_modem *mm);
 void mmd_messaging_unexport(struct mmd_modem *mm);
 /* The SMS object at path of this modem, or NULL. */
 struct mmd_sms *mmd_messaging_find(struct mmd_modem *mm, const char *path);
+
+/* mm-dbus-location.c: Modem.Location with the 3GPP LAC/CI source, while the control plane
+ * tells the serving cell. */
+void mmd_location_init(struct mmd_modem *mm);
+void mmd_location_free(struct mmd_modem *mm);
+/* Put the interface on the modem object once it can tell its cell; the Location property
+ * follows the cell while signalled. mm->object exported. */
+void mmd_location_sync(struct mmd_modem *mm);
+void mmd_location_unexport(struct mmd_modem *mm);
+/* MCC,MNC,LAC,CI,TAC (hex) as ModemManager writes the 3GPP location; NULL without a cell or
+ * operator (pure; g_free() it). */
+char *mmd_location_3gpp_string(const char *operator_code, const struct modem_cell *cell);
 
 /* mm-dbus-sms.c: one SMS object (SMS/N), received (from the modem's storage) or created. */
 struct mmd_sms {

@@ -76,6 +76,9 @@ struct modem_view {
 	 * counts the modem's "new message stored" indications: a change means list again. */
 	bool tells_sms;
 	unsigned sms_received;
+	/* The serving cell: the control plane can tell it (QMI: NAS Get Serving System; basic
+	 * MBIM cannot), and what it says now. */
+	bool tells_cell;
 	struct modem_cell cell;
 	const char *control_port; /* the kernel's cdc-wdm name for it; NULL unknown */
 };

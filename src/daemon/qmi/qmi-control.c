@@ -52,6 +52,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 		.tells_registration = qm->nas != NULL,
 		.tells_sms = qm->wms != NULL,
 		.sms_received = qm->sms_received,
+		.tells_cell = qm->nas != NULL,
 		.cell = qm->cell,
 	};
 	qmi_map_info(&qm->info, &ret->info);
