@@ -14,8 +14,8 @@
  *
  * Answered (anything else on a known service: error INVALID_QMI_COMMAND):
  *   CTL 0x0021 Get Version Info (CTL 1.5, WDS 1.67, DMS 1.14, NAS 1.25, WDA 1.16,
- *       UIM 1.46),
- *       0x0022 Allocate CID (WDS, DMS, NAS, WDA, UIM; others INVALID_SERVICE_TYPE),
+ *       UIM 1.46, WMS 1.10),
+ *       0x0022 Allocate CID (WDS, DMS, NAS, WDA, UIM, WMS; others INVALID_SERVICE_TYPE),
  *       0x0023 Release CID, 0x0026 Set Data Format (raw IP), 0x0027 Sync (releases every
  *       client and ends every session, without indications, as a modem reset does).
  *   DMS 0x0020 Get Capabilities (LTE only), 0x0021 Get Manufacturer, 0x0022 Get Model,
@@ -55,6 +55,16 @@
  *       0x002D Get Current Settings,
  *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
+ *   WMS (3GPP mode only; messages in NV storage, SIM_QMI_SMS_MAX of them; the SIM's
+ *       storage (UIM) is empty): 0x0001 Set Event Report (TLV 0x10: new MT message
+ *       indications), 0x0020 Raw Send (an SMS-SUBMIT after its SMSC address, else
+ *       WMS_ENCODING; recorded in quirks.sms_outbox; message id TLV 0x01), 0x0022 Raw Read
+ *       (tag, format 6, PDU), 0x0024 Delete (by index; without one the whole storage),
+ *       0x0031 List Messages (optionally by tag), 0x0032 Set Routes (point-to-point routes
+ *       with a known storage and action); an unknown index INVALID_INDEX, 3GPP2 mode
+ *       INVALID_ARGUMENT. sim_qmi_deliver_sms() stores a message from the network and sends
+ *       indication 0x0001 Event Report (TLV 0x10 storage NV + index, 0x12 mode) to each
+ *       client that asked.
  *
  * Error responses (result TLV 0x02 = {1, error}):
  *   client id not allocated for that service     INVALID_CLIENT_ID (7)
