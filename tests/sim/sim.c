@@ -2251,6 +2251,7 @@ static int sim_new_mbim(struct sim *s)
 	m->subscriber_state = o->mbim_sim_state;
 	snprintf(m->msisdn, sizeof(m->msisdn), "%s", o->quirks.msisdn);
 	snprintf(m->roaming_file, sizeof(m->roaming_file), "%s", o->quirks.roaming_file);
+	snprintf(m->sms_outbox, sizeof(m->sms_outbox), "%s", o->quirks.sms_outbox);
 	memcpy(m->apn, o->apn, sizeof(m->apn));
 	m->n_apn = o->n_apn;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
@@ -2610,7 +2611,7 @@ int sim_reload_rates(struct sim *s)
 int sim_deliver_sms(struct sim *s, const uint8_t *pdu, size_t len)
 {
 	if (s->mbim)
-		return -EOPNOTSUPP; /* MBIM SMS is not simulated yet */
+		return sim_mbim_deliver_sms(s->mbim, pdu, len);
 	return sim_qmi_deliver_sms(s->qmi, pdu, len);
 }
 
@@ -2726,6 +2727,10 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	M(mbim_requests);
 	M(mbim_responses);
 	M(mbim_indications);
+	M(sms_received);
+	M(sms_sent);
+	M(sms_refused);
+	M(sms_deleted);
 	M(mbim_malformed);
 	M(mbim_not_opened);
 	M(mbim_errors);
