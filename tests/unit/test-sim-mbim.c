@@ -322,7 +322,7 @@ TEST(sms)
 	MbimSmsStorageState state;
 	MbimSmsFormat format;
 	guint32 max = 0, n = 0, ref = 0, index = 0;
-	MbimSmsStatusFlag flag;
+	MbimSmsStatusFlag flag = MBIM_SMS_STATUS_FLAG_NONE;
 
 	MbimMessage *resp = exchange(mbim_message_sms_configuration_query_new(NULL));
 	EXPECT_TRUE(mbim_message_sms_configuration_response_parse(resp, &state, &format, &max, NULL,
