@@ -50,10 +50,18 @@
  *     indication); starts attached, as a modem that attaches on its own.
  *   CONNECT (12) set/query per session id, see below.
  *   IP_CONFIGURATION (15) query per session id: see below.
- *   DEVICE_SERVICES (16) query: BASIC_CONNECT with the CIDs above and, when
+ *   DEVICE_SERVICES (16) query: BASIC_CONNECT with the CIDs above, SMS with its five, and, when
  *     opts.qmi_over_mbim, the QMI-over-MBIM service (which is otherwise absent; its messages
  *     get NO_DEVICE_SUPPORT either way: the sim does not tunnel QMI).
  *   DEVICE_SERVICE_SUBSCRIBE_LIST (19) set: accepted, answered with the list as sent.
+ * Service SMS (one store of SIM_MBIM_SMS_MAX messages, index from 1; PDU format only, CDMA
+ * INVALID_PARAMETERS): CONFIGURATION (1) query (initialized, PDU, the store's size, no SC
+ * address), READ (2) query (all, by index, new, old: PDU records with their status; an
+ * index not stored INVALID_MEMORY_INDEX), SEND (3) set (an SMS-SUBMIT after its SMSC
+ * address, recorded in opts.sms_outbox; else INVALID_PARAMETERS; answers a message
+ * reference), DELETE (4) set (by index or all), MESSAGE_STORE_STATUS (5) query (store full
+ * or not); sim_mbim_deliver_sms() stores a message from the network as new and indicates
+ * MESSAGE_STORE_STATUS with the new-message flag and its index.
  * A request whose information buffer is shorter than its fixed part, or whose OL pairs point
  * outside it: INVALID_PARAMETERS (21).
  *
