@@ -318,6 +318,35 @@ void modem_set_power(struct modem *m, bool on, modem_power_done done, void *user
 	m->ctl->ops->set_power(m->ctl, on, done, userdata);
 }
 
+void modem_sms_list(struct modem *m, modem_sms_list_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->sms_list) {
+		done(userdata, -EOPNOTSUPP, "not supported by this control plane", NULL, 0);
+		return;
+	}
+	m->ctl->ops->sms_list(m->ctl, done, userdata);
+}
+
+void modem_sms_send(struct modem *m, const uint8_t *pdu, size_t len, modem_sms_done done,
+		    void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->sms_send) {
+		done(userdata, -EOPNOTSUPP, "not supported by this control plane");
+		return;
+	}
+	m->ctl->ops->sms_send(m->ctl, pdu, len, done, userdata);
+}
+
+void modem_sms_delete(struct modem *m, enum modem_sms_storage storage, uint32_t index,
+		      modem_sms_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->sms_delete) {
+		done(userdata, -EOPNOTSUPP, "not supported by this control plane");
+		return;
+	}
+	m->ctl->ops->sms_delete(m->ctl, storage, index, done, userdata);
+}
+
 bool modem_can_set_power(const struct modem *m)
 {
 	return m->ctl && m->ctl->ops->set_power;

@@ -112,6 +112,12 @@ bool modem_can_verify_pin(const struct modem *m);
 /* Radio on or low power through the control plane (modem_control_ops.set_power). */
 void modem_set_power(struct modem *m, bool on, modem_power_done done, void *userdata);
 bool modem_can_set_power(const struct modem *m);
+/* Messaging through the control plane (modem_control_ops.sms_*): -EOPNOTSUPP without. */
+void modem_sms_list(struct modem *m, modem_sms_list_done done, void *userdata);
+void modem_sms_send(struct modem *m, const uint8_t *pdu, size_t len, modem_sms_done done,
+		    void *userdata);
+void modem_sms_delete(struct modem *m, enum modem_sms_storage storage, uint32_t index,
+		      modem_sms_done done, void *userdata);
 /*
  * Read access for the D-Bus side (mm-dbus), per mux id: its settings, device name, session
  * (NULL with control = none) and counters; NULL when the modem has no such mux.

@@ -330,6 +330,15 @@ def seeds():
         b"\x05" + spn,
         b"\x30" + b"\x01\x80\x00\x4e\x04\x1c\x20\xac\xff\xff",
     ]
+    # fuzz-sms-pdu: an SMS-DELIVER with its SMSC address (also read as "number NUL text")
+    s["fuzz-sms-pdu"] = [
+        bytes.fromhex("07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07"),
+        bytes.fromhex("00040B911346610089F600082080629173140A0A004800E920ACD83DDE00"),
+        bytes.fromhex("00440B911346610089F600002080629173140809050003010201D069"),
+        bytes.fromhex("000407D0D4F29C0E00F020806291731408049BF28607"),
+        b"+46708251358\0hellohello",
+        b"+1\0H\xc3\xa9\xf0\x9f\x98\x80",
+    ]
     return s
 
 

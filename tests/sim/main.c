@@ -65,6 +65,8 @@ enum {
 	OPT_SIM_PIN,
 	OPT_MSISDN,
 	OPT_ROAMING_FILE,
+	OPT_SMS_INBOX,
+	OPT_SMS_OUTBOX,
 	OPT_NO_DMS_UIM,
 	OPT_SIM_STATE,
 };
@@ -115,6 +117,8 @@ static const struct option options[] = {
 	{ "sim-pin", required_argument, NULL, OPT_SIM_PIN },
 	{ "msisdn", required_argument, NULL, OPT_MSISDN },
 	{ "roaming-file", required_argument, NULL, OPT_ROAMING_FILE },
+	{ "sms-inbox", required_argument, NULL, OPT_SMS_INBOX },
+	{ "sms-outbox", required_argument, NULL, OPT_SMS_OUTBOX },
 	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
 	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -123,6 +127,7 @@ static const struct option options[] = {
 };
 
 static const char *stats_file;
+static char sms_inbox[256]; /* --sms-inbox */
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -215,6 +220,11 @@ static void usage(FILE *f)
 		"                             this PIN, 3 tries; after --profile\n"
 		"  --msisdn NUMBER            the SIM's own number, QMI and MBIM (default: not\n"
 		"                             provisioned)\n"
+		"  --sms-inbox PATH           SIGRTMIN+2 delivers the SMS-DELIVER PDUs in PATH "
+		"(hex,\n"
+		"                             one a line, SMSC address first), then removes "
+		"it\n"
+		"  --sms-outbox PATH          append every SMS-SUBMIT sent as a hex line\n"
 		"  --roaming-file PATH        registered roaming while PATH exists (default:\n"
 		"                             home), QMI and MBIM\n"
 		"  --no-dms-uim               firmware without DMS UIM messages: SIM via UIM only\n"
@@ -504,6 +514,20 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			snprintf(o->quirks.roaming_file, sizeof(o->quirks.roaming_file), "%s",
 				 optarg);
 			break;
+		case OPT_SMS_INBOX:
+			if (!*optarg || strlen(optarg) >= sizeof(sms_inbox)) {
+				fprintf(stderr, "qmapd-sim: invalid --sms-inbox '%s'\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(sms_inbox, sizeof(sms_inbox), "%s", optarg);
+			break;
+		case OPT_SMS_OUTBOX:
+			if (!*optarg || strlen(optarg) >= sizeof(o->quirks.sms_outbox)) {
+				fprintf(stderr, "qmapd-sim: invalid --sms-outbox '%s'\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.sms_outbox, sizeof(o->quirks.sms_outbox), "%s", optarg);
+			break;
 		case OPT_NO_DMS_UIM:
 			o->quirks.no_dms_uim = true;
 			break;
@@ -573,6 +597,37 @@ static void on_usr2(struct ev_loop *loop, ev_signal *w, int revents)
 	log_info("qmapd-sim: SIGUSR2, the network dropped %u session%s", n, n == 1 ? "" : "s");
 }
 
+/* SIGRTMIN+2: the network delivers the SMS-DELIVER PDUs of --sms-inbox (one hex line each,
+ * SMSC address first), then the file is removed. */
+static void on_sms(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	char line[2 * 176 + 2];
+	(void)loop;
+	(void)revents;
+	FILE *f = sms_inbox[0] ? fopen(sms_inbox, "re") : NULL;
+
+	if (!f) {
+		log_warning("qmapd-sim: no --sms-inbox to deliver from");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		uint8_t pdu[176];
+		size_t n = 0;
+		line[strcspn(line, "\r\n")] = '\0';
+		for (const char *p = line; p[0] && p[1] && n < sizeof(pdu); p += 2) {
+			unsigned v;
+			if (sscanf(p, "%2x", &v) != 1)
+				break;
+			pdu[n++] = (uint8_t)v;
+		}
+		int r = sim_deliver_sms(w->data, pdu, n);
+		if (r < 0)
+			log_warning_errno(r, "qmapd-sim: cannot deliver an SMS of %zu bytes", n);
+	}
+	fclose(f);
+	unlink(sms_inbox);
+}
+
 static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	(void)loop;
@@ -599,7 +654,8 @@ int main(int argc, char **argv)
 {
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
-	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on, sig_hup;
+	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on, sig_hup,
+		sig_sms;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -637,6 +693,9 @@ int main(int argc, char **argv)
 	sig_flow_off.data = sig_flow_on.data = s;
 	ev_signal_start(loop, &sig_flow_off);
 	ev_signal_start(loop, &sig_flow_on);
+	ev_signal_init(&sig_sms, on_sms, SIGRTMIN + 2);
+	sig_sms.data = s;
+	ev_signal_start(loop, &sig_sms);
 	ev_signal_init(&sig_hup, on_hup, SIGHUP);
 	sig_hup.data = s;
 	ev_signal_start(loop, &sig_hup);

@@ -78,6 +78,15 @@ struct sim_mbim {
 	size_t frag_len;
 	uint32_t frag_tid, frag_total, frag_next;
 
+	/* SMS: the message store (index = position + 1), MBIM_SMS_SEND_INFO references. */
+	struct sim_mbim_sms {
+		bool used;
+		uint32_t status; /* MbimSmsStatus */
+		uint8_t pdu[SIM_MBIM_SMS_PDU_MAX];
+		uint16_t len;
+	} sms[SIM_MBIM_SMS_MAX];
+	uint32_t next_message_reference;
+
 	struct sim_mbim_stats stats;
 };
 
@@ -828,6 +837,243 @@ static void answer_ip_configuration(struct sim_mbim *m, const struct req *r)
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
+/* ---- SMS: one store of SIM_MBIM_SMS_MAX messages, PDU format only (sim-mbim.h) ---- */
+
+static const uint32_t sms_cids[] = {
+	MBIM_CID_SMS_CONFIGURATION,
+	MBIM_CID_SMS_READ,
+	MBIM_CID_SMS_SEND,
+	MBIM_CID_SMS_DELETE,
+	MBIM_CID_SMS_MESSAGE_STORE_STATUS,
+};
+
+static const uint8_t *sms_uuid(void)
+{
+	return (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_SMS);
+}
+
+/* MBIM_SMS_CONFIGURATION_INFO: storage initialized, PDU format, the store's size, no SC. */
+static void answer_sms_configuration(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	info_init(&ib, 24);
+	info_u32(&ib, 0, MBIM_SMS_STORAGE_STATE_INITIALIZED);
+	info_u32(&ib, 4, MBIM_SMS_FORMAT_PDU);
+	info_u32(&ib, 8, SIM_MBIM_SMS_MAX);
+	info_u32(&ib, 12, 0);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/* MBIM_SMS_READ_REQ {format, flag, index} -> MBIM_SMS_READ_INFO with PDU records. */
+static void answer_sms_read(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	if (r->info_len < 12) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t format = get_le32(r->info), flag = get_le32(r->info + 4);
+	uint32_t index = get_le32(r->info + 8);
+	if (format != MBIM_SMS_FORMAT_PDU || flag > MBIM_SMS_FLAG_DRAFT) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	if (flag == MBIM_SMS_FLAG_INDEX &&
+	    (index < 1 || index > SIM_MBIM_SMS_MAX || !m->sms[index - 1].used)) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_MEMORY_INDEX, NULL);
+		return;
+	}
+	bool pick[SIM_MBIM_SMS_MAX];
+	uint32_t n = 0;
+	for (unsigned i = 0; i < SIM_MBIM_SMS_MAX; i++) {
+		const struct sim_mbim_sms *s = &m->sms[i];
+		pick[i] = s->used &&
+			  (flag == MBIM_SMS_FLAG_ALL ||
+			   (flag == MBIM_SMS_FLAG_INDEX && i + 1 == index) ||
+			   (flag == MBIM_SMS_FLAG_NEW && s->status == MBIM_SMS_STATUS_NEW) ||
+			   (flag == MBIM_SMS_FLAG_OLD && s->status == MBIM_SMS_STATUS_OLD));
+		n += pick[i];
+	}
+	info_init(&ib, 8 + 8 * (size_t)n);
+	info_u32(&ib, 0, MBIM_SMS_FORMAT_PDU);
+	info_u32(&ib, 4, n);
+	unsigned e = 0;
+	for (unsigned i = 0; i < SIM_MBIM_SMS_MAX; i++) {
+		if (!pick[i])
+			continue;
+		/* MBIM_SMS_PDU_RECORD: index, status, PduData (offset from the record). */
+		uint8_t rec[16 + SIM_MBIM_SMS_PDU_MAX + 3];
+		const struct sim_mbim_sms *s = &m->sms[i];
+		put_le32(rec, i + 1);
+		put_le32(rec + 4, s->status);
+		put_le32(rec + 8, 16);
+		put_le32(rec + 12, s->len);
+		memcpy(rec + 16, s->pdu, s->len);
+		size_t len = 16 + s->len;
+		uint32_t off = info_append(&ib, rec, len);
+		if (!off) {
+			respond(m, r, MBIM_STATUS_ERROR_FAILURE, NULL);
+			return;
+		}
+		info_u32(&ib, 8 + 8 * e, off);
+		info_u32(&ib, 12 + 8 * e, (uint32_t)len);
+		e++;
+	}
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/* MBIM_SMS_SEND {format, MBIM_SMS_SEND_PDU {OL to PduData}}: an SMS-SUBMIT after its
+ * SMSC address, recorded in opts.sms_outbox; MBIM_SMS_SEND_INFO {message reference}. */
+static void answer_sms_send(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	if (r->info_len < 12 || get_le32(r->info) != MBIM_SMS_FORMAT_PDU) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	/* The MBIM_SMS_SEND_PDU follows the format inline, as libmbim (and so ModemManager)
+	 * builds it: its PduData pair counts from the record's start. */
+	const uint8_t *rec = r->info + 4;
+	uint32_t rsize = r->info_len - 4;
+	uint32_t poff = get_le32(rec), psize = get_le32(rec + 4);
+	if (poff > rsize || psize > rsize - poff) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	const uint8_t *pdu = rec + poff;
+	if (psize < 2 || pdu[0] > 11 || (size_t)pdu[0] + 2 > psize ||
+	    (pdu[pdu[0] + 1] & 0x03) != 0x01 || psize > SIM_MBIM_SMS_PDU_MAX) {
+		m->stats.sms_refused++;
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	if (m->opts.sms_outbox[0]) {
+		FILE *f = fopen(m->opts.sms_outbox, "ae");
+		if (f) {
+			for (uint32_t i = 0; i < psize; i++)
+				fprintf(f, "%02X", pdu[i]);
+			fputc('\n', f);
+			fclose(f);
+		}
+	}
+	m->stats.sms_sent++;
+	mlog(m, LOG_INFO, "mbim: message sent (%u bytes)", psize);
+	info_init(&ib, 4);
+	info_u32(&ib, 0, m->next_message_reference++);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/* MBIM_SMS_DELETE {flag, index}: by index, or all. */
+static void answer_sms_delete(struct sim_mbim *m, const struct req *r)
+{
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	if (r->info_len < 8) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t flag = get_le32(r->info), index = get_le32(r->info + 4);
+	if (flag == MBIM_SMS_FLAG_INDEX) {
+		if (index < 1 || index > SIM_MBIM_SMS_MAX || !m->sms[index - 1].used) {
+			respond(m, r, MBIM_STATUS_ERROR_INVALID_MEMORY_INDEX, NULL);
+			return;
+		}
+		m->sms[index - 1] = (struct sim_mbim_sms){ 0 };
+	} else if (flag == MBIM_SMS_FLAG_ALL) {
+		memset(m->sms, 0, sizeof(m->sms));
+	} else {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	m->stats.sms_deleted++;
+	respond(m, r, MBIM_STATUS_ERROR_NONE, NULL);
+}
+
+/* MBIM_SMS_STATUS_INFO {flags, index}: the store full or not, nothing new since asked. */
+static void answer_sms_store_status(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+	bool full = true;
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+		return;
+	}
+	for (unsigned i = 0; i < SIM_MBIM_SMS_MAX; i++)
+		full &= m->sms[i].used;
+	info_init(&ib, 8);
+	info_u32(&ib, 0,
+		 full ? MBIM_SMS_STATUS_FLAG_MESSAGE_STORE_FULL : MBIM_SMS_STATUS_FLAG_NONE);
+	info_u32(&ib, 4, 0);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+static void handle_sms(struct sim_mbim *m, const struct req *r)
+{
+	switch (r->cid) {
+	case MBIM_CID_SMS_CONFIGURATION:
+		answer_sms_configuration(m, r);
+		return;
+	case MBIM_CID_SMS_READ:
+		answer_sms_read(m, r);
+		return;
+	case MBIM_CID_SMS_SEND:
+		answer_sms_send(m, r);
+		return;
+	case MBIM_CID_SMS_DELETE:
+		answer_sms_delete(m, r);
+		return;
+	case MBIM_CID_SMS_MESSAGE_STORE_STATUS:
+		answer_sms_store_status(m, r);
+		return;
+	default:
+		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+	}
+}
+
+int sim_mbim_deliver_sms(struct sim_mbim *m, const uint8_t *pdu, size_t len)
+{
+	unsigned i = 0;
+	uint8_t info[8];
+
+	if (len < 2 || len > SIM_MBIM_SMS_PDU_MAX)
+		return -EINVAL;
+	while (i < SIM_MBIM_SMS_MAX && m->sms[i].used)
+		i++;
+	if (i == SIM_MBIM_SMS_MAX)
+		return -ENOSPC;
+	m->sms[i] = (struct sim_mbim_sms){ .used = true,
+					   .status = MBIM_SMS_STATUS_NEW,
+					   .len = (uint16_t)len };
+	memcpy(m->sms[i].pdu, pdu, len);
+	m->stats.sms_received++;
+	mlog(m, LOG_INFO, "mbim: message from the network stored at %u", i + 1);
+	if (!m->open)
+		return (int)(i + 1);
+	put_le32(info, MBIM_SMS_STATUS_FLAG_NEW_MESSAGE);
+	put_le32(info + 4, i + 1);
+	send_command_message(m, true, 0, sms_uuid(), MBIM_CID_SMS_MESSAGE_STORE_STATUS, 0, info,
+			     sizeof(info));
+	return (int)(i + 1);
+}
+
 static const uint32_t basic_connect_cids[] = {
 	MBIM_CID_DEVICE_CAPS,	  MBIM_CID_SUBSCRIBER_READY_STATUS,
 	MBIM_CID_RADIO_STATE,	  MBIM_CID_REGISTER_STATE,
@@ -858,15 +1104,16 @@ static void answer_device_services(struct sim_mbim *m, const struct req *r)
 {
 	static const uint32_t qmi_cids[] = { 1 }; /* MBIM_CID_QMI_MSG */
 	struct info ib;
-	unsigned n = m->opts.qmi_over_mbim ? 2 : 1;
+	unsigned n = m->opts.qmi_over_mbim ? 3 : 2;
 
 	info_init(&ib, 8 + 8 * n);
 	info_u32(&ib, 0, n);
 	info_u32(&ib, 4, 0); /* MaxDssSessions */
 	put_service(&ib, 8, MBIM_SERVICE_BASIC_CONNECT, basic_connect_cids,
 		    ARRAY_SIZE(basic_connect_cids));
+	put_service(&ib, 16, MBIM_SERVICE_SMS, sms_cids, ARRAY_SIZE(sms_cids));
 	if (m->opts.qmi_over_mbim)
-		put_service(&ib, 16, MBIM_SERVICE_QMI, qmi_cids, ARRAY_SIZE(qmi_cids));
+		put_service(&ib, 24, MBIM_SERVICE_QMI, qmi_cids, ARRAY_SIZE(qmi_cids));
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
@@ -891,6 +1138,10 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 	bool query = r->type == MBIM_MESSAGE_COMMAND_TYPE_QUERY;
 
 	m->stats.mbim_requests++;
+	if (memcmp(r->service, sms_uuid(), 16) == 0) {
+		handle_sms(m, r);
+		return;
+	}
 	if (memcmp(r->service, (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
 		   16) != 0) {
 		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);

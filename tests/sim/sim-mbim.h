@@ -50,10 +50,18 @@
  *     indication); starts attached, as a modem that attaches on its own.
  *   CONNECT (12) set/query per session id, see below.
  *   IP_CONFIGURATION (15) query per session id: see below.
- *   DEVICE_SERVICES (16) query: BASIC_CONNECT with the CIDs above and, when
+ *   DEVICE_SERVICES (16) query: BASIC_CONNECT with the CIDs above, SMS with its five, and, when
  *     opts.qmi_over_mbim, the QMI-over-MBIM service (which is otherwise absent; its messages
  *     get NO_DEVICE_SUPPORT either way: the sim does not tunnel QMI).
  *   DEVICE_SERVICE_SUBSCRIBE_LIST (19) set: accepted, answered with the list as sent.
+ * Service SMS (one store of SIM_MBIM_SMS_MAX messages, index from 1; PDU format only, CDMA
+ * INVALID_PARAMETERS): CONFIGURATION (1) query (initialized, PDU, the store's size, no SC
+ * address), READ (2) query (all, by index, new, old: PDU records with their status; an
+ * index not stored INVALID_MEMORY_INDEX), SEND (3) set (an SMS-SUBMIT after its SMSC
+ * address, recorded in opts.sms_outbox; else INVALID_PARAMETERS; answers a message
+ * reference), DELETE (4) set (by index or all), MESSAGE_STORE_STATUS (5) query (store full
+ * or not); sim_mbim_deliver_sms() stores a message from the network as new and indicates
+ * MESSAGE_STORE_STATUS with the new-message flag and its index.
  * A request whose information buffer is shorter than its fixed part, or whose OL pairs point
  * outside it: INVALID_PARAMETERS (21).
  *
@@ -110,6 +118,8 @@
 #define SIM_MBIM_HOME_PROVIDER_ID	 "00101" /* SIM_MBIM_IMSI's MCC and MNC */
 #define SIM_MBIM_HOME_PROVIDER_NAME	 SIM_QMI_SPN
 #define SIM_MBIM_NW_REGULAR_DEACTIVATION 36 /* 3GPP TS 24.008 cause 36 */
+#define SIM_MBIM_SMS_MAX		 32 /* the SMS store */
+#define SIM_MBIM_SMS_PDU_MAX		 176
 #define SIM_MBIM_RSSI			 20 /* SIGNAL_STATE: -113 + 2 * 20 = -73 dBm */
 
 struct sim_mbim_options {
@@ -120,6 +130,7 @@ struct sim_mbim_options {
 	uint32_t subscriber_state; /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* the SIM's own number; "" none (as many SIMs) */
 	char roaming_file[256]; /* registered roaming while it exists ("" = always home) */
+	char sms_outbox[256];	/* every SMS-SUBMIT sent, a hex line each ("" = not kept) */
 	struct sim_qmi_apn apn[SIM_QMI_MAX_APNS];
 	unsigned n_apn; /* 0: one APN SIM_QMI_APN_DEFAULT without credentials */
 	/* By mux id; session id = mux id - 1. */
@@ -127,11 +138,12 @@ struct sim_mbim_options {
 };
 
 struct sim_mbim_stats {
-	uint64_t mbim_requests;	     /* well-formed messages handled (OPEN, CLOSE, COMMAND) */
-	uint64_t mbim_responses;     /* OPEN_DONE, CLOSE_DONE, COMMAND_DONE sent */
-	uint64_t mbim_indications;   /* INDICATE_STATUS sent */
-	uint64_t mbim_malformed;     /* see the framing rules above */
-	uint64_t mbim_not_opened;    /* COMMAND before OPEN */
+	uint64_t mbim_requests;	   /* well-formed messages handled (OPEN, CLOSE, COMMAND) */
+	uint64_t mbim_responses;   /* OPEN_DONE, CLOSE_DONE, COMMAND_DONE sent */
+	uint64_t mbim_indications; /* INDICATE_STATUS sent */
+	uint64_t sms_received, sms_sent, sms_refused, sms_deleted; /* the SMS service */
+	uint64_t mbim_malformed;				   /* see the framing rules above */
+	uint64_t mbim_not_opened;				   /* COMMAND before OPEN */
 	uint64_t mbim_errors;	     /* COMMAND_DONE with a status other than success */
 	uint64_t mbim_unsupported;   /* of those: NO_DEVICE_SUPPORT */
 	uint64_t mbim_fragments_in;  /* COMMAND fragments reassembled (beyond the first) */
@@ -171,6 +183,10 @@ void sim_mbim_reset(struct sim_mbim *m);
 
 /* The network ends every active session (INDICATE_STATUS CONNECT). Returns how many. */
 unsigned sim_mbim_drop_all(struct sim_mbim *m);
+/* An SMS-DELIVER (SMSC address first) from the network: stored as new, indicated with
+ * SMS_MESSAGE_STORE_STATUS (new message, its index) while the function is open. Returns its
+ * index (from 1), -ENOSPC (store full) or -EINVAL. */
+int sim_mbim_deliver_sms(struct sim_mbim *m, const uint8_t *pdu, size_t len);
 
 /* An IP context is active on this session id: the data side may carry its traffic. */
 bool sim_mbim_session_active(const struct sim_mbim *m, unsigned session_id);

@@ -57,17 +57,18 @@ enum svc {
 	SVC_NAS,
 	SVC_WDA,
 	SVC_UIM,
+	SVC_WMS,
 	_SVC_MAX,
 };
 
 static const uint8_t svc_ids[_SVC_MAX] = {
 	[SVC_WDS] = QMI_SERVICE_WDS, [SVC_DMS] = QMI_SERVICE_DMS, [SVC_NAS] = QMI_SERVICE_NAS,
-	[SVC_WDA] = QMI_SERVICE_WDA, [SVC_UIM] = QMI_SERVICE_UIM,
+	[SVC_WDA] = QMI_SERVICE_WDA, [SVC_UIM] = QMI_SERVICE_UIM, [SVC_WMS] = QMI_SERVICE_WMS,
 };
 
 static const char *const svc_names[_SVC_MAX] = {
 	[SVC_WDS] = "wds", [SVC_DMS] = "dms", [SVC_NAS] = "nas",
-	[SVC_WDA] = "wda", [SVC_UIM] = "uim",
+	[SVC_WDA] = "wda", [SVC_UIM] = "uim", [SVC_WMS] = "wms",
 };
 
 /* What Get Version Info lists; plausible for a current Qualcomm firmware. */
@@ -77,6 +78,7 @@ static const struct {
 } versions[] = {
 	{ QMI_SERVICE_CTL, 1, 5 },  { QMI_SERVICE_WDS, 1, 67 }, { QMI_SERVICE_DMS, 1, 14 },
 	{ QMI_SERVICE_NAS, 1, 25 }, { QMI_SERVICE_WDA, 1, 16 }, { QMI_SERVICE_UIM, 1, 46 },
+	{ QMI_SERVICE_WMS, 1, 10 },
 };
 
 struct wds_client {
@@ -118,6 +120,15 @@ struct sim_qmi {
 	bool reset_pending;
 	gint64 registered_at; /* g_get_monotonic_time() from which it is registered */
 	bool low_power;	      /* DMS Set Operating Mode low power: radio off, deregistered */
+	/* WMS: the messages in NV storage, and which clients asked for Event Reports. */
+	struct sim_sms {
+		bool used;
+		uint8_t tag; /* QmiWmsMessageTagType */
+		uint8_t pdu[SIM_QMI_SMS_PDU_MAX];
+		uint16_t len;
+	} sms[SIM_QMI_SMS_MAX];
+	bool wms_report[256];
+	uint16_t next_message_id;
 	struct sim_qmi_stats stats;
 };
 
@@ -294,6 +305,8 @@ static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
 		session_end(q, cid);
 		q->wds[cid] = (struct wds_client){ 0 };
 	}
+	if (svc == SVC_WMS)
+		q->wms_report[cid] = false;
 	cid_set(q, svc, cid, false);
 }
 
@@ -1880,6 +1893,255 @@ struct handler {
 	void (*fn)(struct sim_qmi *q, const struct req *r);
 };
 
+/* ---- WMS: messages in NV storage (sim-qmi.h) ---- */
+
+/* Message Mode TLV: 3GPP only (3GPP2 INVALID_ARGUMENT); absent is 3GPP. */
+static int wms_mode_ok(const struct req *r, uint8_t type)
+{
+	uint8_t mode = QMI_WMS_MESSAGE_MODE_GSM_WCDMA;
+	int k = get_u8(r, type, &mode);
+
+	return k < 0 ? -EBADMSG : mode == QMI_WMS_MESSAGE_MODE_GSM_WCDMA ? 0 : -EINVAL;
+}
+
+static bool wms_storage_known(uint8_t storage)
+{
+	return storage == QMI_WMS_STORAGE_TYPE_NV || storage == QMI_WMS_STORAGE_TYPE_UIM;
+}
+
+static void wms_set_event_report(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t on = 0;
+
+	if (get_u8(r, 0x10, &on) < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	q->wms_report[r->cid] = on != 0;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+/* Routes: a list of {type, class, storage, receipt action}; accepted when every entry is
+ * point-to-point with a known storage and action. */
+static void wms_set_routes(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (len < 2 || len != 2 + 4 * get_le16(v)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	for (unsigned i = 0; i < get_le16(v); i++) {
+		const uint8_t *e = v + 2 + 4 * i;
+		if (e[0] != QMI_WMS_MESSAGE_TYPE_POINT_TO_POINT ||
+		    e[1] > QMI_WMS_MESSAGE_CLASS_CDMA ||
+		    (!wms_storage_known(e[2]) && e[2] != QMI_WMS_STORAGE_TYPE_NONE) ||
+		    e[3] > QMI_WMS_RECEIPT_ACTION_TRANSFER_AND_ACK) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+			return;
+		}
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+static void wms_list_messages(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t storage, tag = 0xFF;
+	int m = wms_mode_ok(r, 0x12);
+
+	if (get_u8(r, 0x01, &storage) <= 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (m < 0 || get_u8(r, 0x11, &tag) < 0 || !wms_storage_known(storage)) {
+		reply_error(q, r,
+			    m == -EBADMSG ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+					  : QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool nv = storage == QMI_WMS_STORAGE_TYPE_NV;
+	uint32_t n = 0;
+	/* The SIM card stores no messages here: its list is empty. */
+	for (unsigned i = 0; nv && i < SIM_QMI_SMS_MAX; i++)
+		n += q->sms[i].used && (tag == 0xFF || q->sms[i].tag == tag);
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	bool ok = off && qmi_message_tlv_write_guint32(resp, QMI_ENDIAN_LITTLE, n, NULL);
+	for (unsigned i = 0; ok && nv && i < SIM_QMI_SMS_MAX; i++)
+		if (q->sms[i].used && (tag == 0xFF || q->sms[i].tag == tag))
+			ok = qmi_message_tlv_write_guint32(resp, QMI_ENDIAN_LITTLE, i, NULL) &&
+			     qmi_message_tlv_write_guint8(resp, q->sms[i].tag, NULL);
+	ok = ok && qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+/* The message at {storage, index}; replies the error itself when there is none. */
+static struct sim_sms *wms_find(struct sim_qmi *q, const struct req *r, uint8_t storage,
+				uint32_t index)
+{
+	if (!wms_storage_known(storage)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return NULL;
+	}
+	if (storage != QMI_WMS_STORAGE_TYPE_NV || index >= SIM_QMI_SMS_MAX || !q->sms[index].used) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_INDEX);
+		return NULL;
+	}
+	return &q->sms[index];
+}
+
+static void wms_raw_read(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+	int m = wms_mode_ok(r, 0x10);
+
+	if (!v) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (len != 5 || m < 0) {
+		reply_error(q, r,
+			    len != 5 || m == -EBADMSG ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+						      : QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	uint32_t index =
+		(uint32_t)v[1] | (uint32_t)v[2] << 8 | (uint32_t)v[3] << 16 | (uint32_t)v[4] << 24;
+	struct sim_sms *sms = wms_find(q, r, v[0], index);
+	if (!sms)
+		return;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
+	bool ok = off && qmi_message_tlv_write_guint8(resp, sms->tag, NULL) &&
+		  qmi_message_tlv_write_guint8(
+			  resp, QMI_WMS_MESSAGE_FORMAT_GSM_WCDMA_POINT_TO_POINT, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, sms->len, NULL);
+	for (unsigned i = 0; ok && i < sms->len; i++)
+		ok = qmi_message_tlv_write_guint8(resp, sms->pdu[i], NULL);
+	ok = ok && qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+static void wms_delete(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t storage;
+	uint32_t index = 0;
+	int have_index = get_u32(r, 0x10, &index);
+	int m = wms_mode_ok(r, 0x12);
+
+	if (get_u8(r, 0x01, &storage) <= 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (have_index < 0 || m < 0) {
+		reply_error(q, r,
+			    have_index < 0 || m == -EBADMSG ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+							    : QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	if (have_index) {
+		struct sim_sms *sms = wms_find(q, r, storage, index);
+		if (!sms)
+			return;
+		*sms = (struct sim_sms){ 0 };
+	} else if (!wms_storage_known(storage)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	} else if (storage == QMI_WMS_STORAGE_TYPE_NV) {
+		memset(q->sms, 0, sizeof(q->sms)); /* no index: the whole storage */
+	}
+	q->stats.sms_deleted++;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+/* Raw Send: an SMS-SUBMIT with its SMSC address, handed to the "network": recorded as a hex
+ * line in quirks.sms_outbox for the test to read. */
+static void wms_raw_send(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len;
+	const uint8_t *v = get_raw(r, 0x01, &len);
+
+	if (!v) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (len < 3 || len != 3 + get_le16(v + 1)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	const uint8_t *pdu = v + 3;
+	size_t n = len - 3u;
+	if (v[0] != QMI_WMS_MESSAGE_FORMAT_GSM_WCDMA_POINT_TO_POINT) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	/* The SMSC address, then the TPDU: an SMS-SUBMIT (TP-MTI 01), else the modem cannot
+	 * send it (WMS_ENCODING, as firmware answers a PDU it cannot parse). */
+	if (n < 2 || pdu[0] > 11 || (size_t)pdu[0] + 2 > n || (pdu[pdu[0] + 1] & 0x03) != 0x01 ||
+	    n > SIM_QMI_SMS_PDU_MAX) {
+		q->stats.sms_refused++;
+		reply_error(q, r, QMI_PROTOCOL_ERROR_WMS_ENCODING);
+		return;
+	}
+	if (q->opts.quirks.sms_outbox[0]) {
+		FILE *f = fopen(q->opts.quirks.sms_outbox, "ae");
+		if (f) {
+			for (size_t i = 0; i < n; i++)
+				fprintf(f, "%02X", pdu[i]);
+			fputc('\n', f);
+			fclose(f);
+		}
+	}
+	q->stats.sms_sent++;
+	qlog(q, LOG_INFO, "sim qmi wms client %u: message sent (%zu bytes)", r->cid, n);
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, put_u16(resp, 0x01, q->next_message_id++));
+}
+
+int sim_qmi_deliver_sms(struct sim_qmi *q, const uint8_t *pdu, size_t len)
+{
+	unsigned i = 0;
+
+	if (len < 2 || len > SIM_QMI_SMS_PDU_MAX)
+		return -EINVAL;
+	while (i < SIM_QMI_SMS_MAX && q->sms[i].used)
+		i++;
+	if (i == SIM_QMI_SMS_MAX)
+		return -ENOSPC; /* memory full: the network keeps it */
+	q->sms[i] = (struct sim_sms){ .used = true,
+				      .tag = QMI_WMS_MESSAGE_TAG_TYPE_MT_NOT_READ,
+				      .len = (uint16_t)len };
+	memcpy(q->sms[i].pdu, pdu, len);
+	q->stats.sms_received++;
+	for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++) {
+		if (!q->wms_report[cid])
+			continue;
+		g_autoptr(QmiMessage) m = qmi_message_new(QMI_SERVICE_WMS, (guint8)cid, 0, 0x0001);
+		m->data[3] = QMUX_FLAG_MODEM;
+		m->data[SDU_OFFSET] = SVC_FLAG_INDICATION;
+		gsize off = qmi_message_tlv_write_init(m, 0x10, NULL);
+		bool ok = off && qmi_message_tlv_write_guint8(m, QMI_WMS_STORAGE_TYPE_NV, NULL) &&
+			  qmi_message_tlv_write_guint32(m, QMI_ENDIAN_LITTLE, i, NULL) &&
+			  qmi_message_tlv_write_complete(m, off, NULL) &&
+			  put_u8(m, 0x12, QMI_WMS_MESSAGE_MODE_GSM_WCDMA);
+		if (!ok)
+			continue;
+		q->stats.qmi_indications++;
+		send_raw(q, m);
+	}
+	qlog(q, LOG_INFO, "sim qmi wms: message from the network stored at NV %u", i);
+	return (int)i;
+}
+
 static const struct handler handlers[] = {
 	{ QMI_SERVICE_CTL, 0x0021, ctl_get_version_info },
 	{ QMI_SERVICE_CTL, 0x0022, ctl_allocate_cid },
@@ -1916,6 +2178,12 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_WDS, 0x0049, wds_get_default_profile_number },
 	{ QMI_SERVICE_WDS, 0x004D, wds_set_ip_family },
 	{ QMI_SERVICE_WDS, 0x00A2, wds_bind_mux_data_port },
+	{ QMI_SERVICE_WMS, 0x0001, wms_set_event_report },
+	{ QMI_SERVICE_WMS, 0x0020, wms_raw_send },
+	{ QMI_SERVICE_WMS, 0x0022, wms_raw_read },
+	{ QMI_SERVICE_WMS, 0x0024, wms_delete },
+	{ QMI_SERVICE_WMS, 0x0031, wms_list_messages },
+	{ QMI_SERVICE_WMS, 0x0032, wms_set_routes },
 };
 
 /* Exactly one host request with consistent lengths and whole TLVs. */

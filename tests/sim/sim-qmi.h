@@ -14,8 +14,8 @@
  *
  * Answered (anything else on a known service: error INVALID_QMI_COMMAND):
  *   CTL 0x0021 Get Version Info (CTL 1.5, WDS 1.67, DMS 1.14, NAS 1.25, WDA 1.16,
- *       UIM 1.46),
- *       0x0022 Allocate CID (WDS, DMS, NAS, WDA, UIM; others INVALID_SERVICE_TYPE),
+ *       UIM 1.46, WMS 1.10),
+ *       0x0022 Allocate CID (WDS, DMS, NAS, WDA, UIM, WMS; others INVALID_SERVICE_TYPE),
  *       0x0023 Release CID, 0x0026 Set Data Format (raw IP), 0x0027 Sync (releases every
  *       client and ends every session, without indications, as a modem reset does).
  *   DMS 0x0020 Get Capabilities (LTE only), 0x0021 Get Manufacturer, 0x0022 Get Model,
@@ -55,6 +55,16 @@
  *       0x002D Get Current Settings,
  *       0x004D Set IP Family, 0x00A2 Bind Mux Data Port;
  *       indication 0x0022 Packet Service Status to the client owning the session.
+ *   WMS (3GPP mode only; messages in NV storage, SIM_QMI_SMS_MAX of them; the SIM's
+ *       storage (UIM) is empty): 0x0001 Set Event Report (TLV 0x10: new MT message
+ *       indications), 0x0020 Raw Send (an SMS-SUBMIT after its SMSC address, else
+ *       WMS_ENCODING; recorded in quirks.sms_outbox; message id TLV 0x01), 0x0022 Raw Read
+ *       (tag, format 6, PDU), 0x0024 Delete (by index; without one the whole storage),
+ *       0x0031 List Messages (optionally by tag), 0x0032 Set Routes (point-to-point routes
+ *       with a known storage and action); an unknown index INVALID_INDEX, 3GPP2 mode
+ *       INVALID_ARGUMENT. sim_qmi_deliver_sms() stores a message from the network and sends
+ *       indication 0x0001 Event Report (TLV 0x10 storage NV + index, 0x12 mode) to each
+ *       client that asked.
  *
  * Error responses (result TLV 0x02 = {1, error}):
  *   client id not allocated for that service     INVALID_CLIENT_ID (7)
@@ -134,6 +144,8 @@
 #include "config.h"
 #include "qmap.h"
 
+#define SIM_QMI_SMS_MAX	       32 /* messages in NV storage */
+#define SIM_QMI_SMS_PDU_MAX    176
 #define SIM_QMI_MAX_APNS       8
 #define SIM_QMI_APN_MAX	       100 /* 3GPP TS 23.003: an APN is at most 100 octets */
 #define SIM_QMI_CREDENTIAL_MAX 127 /* what fits a PAP/CHAP field with room to spare */
@@ -215,6 +227,9 @@ struct sim_qmi_quirks {
 	/* While this file exists the modem is registered roaming (a visited network), not
 	 * home: a test switches it at run time. "" = always home. */
 	char roaming_file[256];
+	/* Every SMS-SUBMIT sent (WMS Raw Send) is appended here as a line of hex ("" = not
+	 * recorded). */
+	char sms_outbox[256];
 };
 
 struct sim_qmi_options {
@@ -233,8 +248,9 @@ struct sim_qmi_stats {
 	uint64_t qmi_requests;	/* well-formed requests */
 	uint64_t qmi_responses; /* responses sent, errors included */
 	uint64_t qmi_indications;
-	uint64_t qmi_malformed; /* messages not answered */
-	uint64_t qmi_errors;	/* error responses sent */
+	uint64_t sms_received, sms_sent, sms_refused, sms_deleted; /* WMS */
+	uint64_t qmi_malformed;					   /* messages not answered */
+	uint64_t qmi_errors;					   /* error responses sent */
 	uint64_t qmi_sessions_started;
 	uint64_t qmi_sessions_failed;  /* CALL_FAILED responses */
 	uint64_t qmi_sessions_dropped; /* network-initiated (sim_qmi_drop_all) */
@@ -291,6 +307,11 @@ void sim_qmi_reset(struct sim_qmi *q);
 /* The network ends every connected session (indication with a call end reason). Returns
  * how many ended. */
 unsigned sim_qmi_drop_all(struct sim_qmi *q);
+
+/* An SMS-DELIVER (with its SMSC address) from the network: stored in NV as not read, an
+ * Event Report to every WMS client that asked. Returns its index, -ENOSPC (storage full) or
+ * -EINVAL (not a PDU). */
+int sim_qmi_deliver_sms(struct sim_qmi *q, const uint8_t *pdu, size_t len);
 
 /* A session of either family is up on this mux: the data side may carry its traffic. */
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);

@@ -2251,6 +2251,7 @@ static int sim_new_mbim(struct sim *s)
 	m->subscriber_state = o->mbim_sim_state;
 	snprintf(m->msisdn, sizeof(m->msisdn), "%s", o->quirks.msisdn);
 	snprintf(m->roaming_file, sizeof(m->roaming_file), "%s", o->quirks.roaming_file);
+	snprintf(m->sms_outbox, sizeof(m->sms_outbox), "%s", o->quirks.sms_outbox);
 	memcpy(m->apn, o->apn, sizeof(m->apn));
 	m->n_apn = o->n_apn;
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
@@ -2610,6 +2611,13 @@ int sim_reload_rates(struct sim *s)
 	return 0;
 }
 
+int sim_deliver_sms(struct sim *s, const uint8_t *pdu, size_t len)
+{
+	if (s->mbim)
+		return sim_mbim_deliver_sms(s->mbim, pdu, len);
+	return sim_qmi_deliver_sms(s->qmi, pdu, len);
+}
+
 unsigned sim_drop_sessions(struct sim *s)
 {
 	if (s->mbim)
@@ -2692,6 +2700,10 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(qmi_requests);
 	Q(qmi_responses);
 	Q(qmi_indications);
+	Q(sms_received);
+	Q(sms_sent);
+	Q(sms_refused);
+	Q(sms_deleted);
 	Q(qmi_malformed);
 	Q(qmi_errors);
 	Q(qmi_sessions_started);
@@ -2718,6 +2730,10 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	M(mbim_requests);
 	M(mbim_responses);
 	M(mbim_indications);
+	M(sms_received);
+	M(sms_sent);
+	M(sms_refused);
+	M(sms_deleted);
 	M(mbim_malformed);
 	M(mbim_not_opened);
 	M(mbim_errors);

@@ -376,6 +376,8 @@ int sim_parse_rate(const char *arg, uint64_t *ret);
 int sim_reload_rates(struct sim *s);
 /* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
 unsigned sim_drop_sessions(struct sim *s);
+/* An SMS from the network (SMS-DELIVER PDU with SMSC address): sim_qmi_deliver_sms(). */
+int sim_deliver_sms(struct sim *s, const uint8_t *pdu, size_t len);
 /*
  * Flow control as a modem does it: one transfer with a FLOW_DISABLE (enable false) or
  * FLOW_ENABLE REQUEST command frame for every configured mux. Returns the number of commands

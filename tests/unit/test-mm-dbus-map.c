@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 #include <libmm-glib.h>
 
+#include "mm-dbus-internal.h"
 #include "mm-dbus-map.h"
 #include "test-case.h"
 
@@ -243,4 +244,26 @@ TEST(device_identifier)
 		     "fb9febde9321f6ff5fe0b25b027eb18f081a027e");
 	/* Nothing to hash: ModemManager has no identifier either. */
 	expect_ident(0x2c7c, 0x0125, NULL, "", "", NULL, NULL);
+}
+
+static void expect_location(const char *op, struct modem_cell cell, const char *want)
+{
+	g_autofree char *got = mmd_location_3gpp_string(op, &cell);
+
+	EXPECT_STR_EQ(got ? got : "(null)", want ? want : "(null)");
+}
+
+TEST(location_3gpp_string)
+{
+	/* ModemManager's "MCC,MNC,LAC,CI,TAC", hex upper case without padding. */
+	expect_location("00101", (struct modem_cell){ true, 0x1a2d1, 0, 1 }, "001,01,0,1A2D1,1");
+	expect_location("310410", (struct modem_cell){ true, 0x0ABCDEF, 0x2B, 0 },
+			"310,410,2B,ABCDEF,0");
+	/* Not registered, no cell id, neither LAC nor TAC, no or a bad operator: none. */
+	expect_location("00101", (struct modem_cell){ false, 0x1a2d1, 0, 1 }, NULL);
+	expect_location("00101", (struct modem_cell){ true, 0, 0, 1 }, NULL);
+	expect_location("00101", (struct modem_cell){ true, 5, 0, 0 }, NULL);
+	expect_location(NULL, (struct modem_cell){ true, 5, 0, 1 }, NULL);
+	expect_location("0010", (struct modem_cell){ true, 5, 0, 1 }, NULL);
+	expect_location("0010x", (struct modem_cell){ true, 5, 0, 1 }, NULL);
 }

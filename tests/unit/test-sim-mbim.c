@@ -234,13 +234,15 @@ TEST(caps)
 	EXPECT_EQ(ps, MBIM_PACKET_SERVICE_STATE_ATTACHED);
 	EXPECT_TRUE(dl_speed > 0);
 
-	/* DEVICE_SERVICES: basic connect with CONNECT, no QMI-over-MBIM. */
+	/* DEVICE_SERVICES: basic connect with CONNECT, SMS, no QMI-over-MBIM. */
 	g_autoptr(MbimDeviceServiceElementArray) services = NULL;
 	guint32 n = 0;
 	resp = exchange(mbim_message_device_services_query_new(NULL));
 	EXPECT_TRUE(mbim_message_device_services_response_parse(resp, &n, NULL, &services, NULL));
-	EXPECT_EQ(n, 1);
-	if (services && n == 1) {
+	EXPECT_EQ(n, 2);
+	if (services && n == 2) {
+		EXPECT_EQ(mbim_uuid_to_service(&services[1]->device_service_id), MBIM_SERVICE_SMS);
+		EXPECT_EQ(services[1]->cids_count, 5u);
 		EXPECT_EQ(mbim_uuid_to_service(&services[0]->device_service_id),
 			  MBIM_SERVICE_BASIC_CONNECT);
 		bool has_connect = false, has_home_provider = false;
@@ -258,7 +260,7 @@ TEST(caps)
 	uint64_t unsupported = st->mbim_unsupported;
 	resp = exchange(mbim_message_preferred_providers_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
-	resp = exchange(mbim_message_sms_configuration_query_new(NULL));
+	resp = exchange(mbim_message_phonebook_configuration_query_new(NULL));
 	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT);
 	EXPECT_EQ(st->mbim_unsupported, unsupported + 2);
 }
@@ -302,12 +304,74 @@ TEST(qmi_over_mbim_listed)
 	open_device(4096);
 	MbimMessage *resp = exchange(mbim_message_device_services_query_new(NULL));
 	EXPECT_TRUE(mbim_message_device_services_response_parse(resp, &n, NULL, &services, NULL));
-	EXPECT_EQ(n, 2);
-	if (services && n == 2)
-		EXPECT_EQ(mbim_uuid_to_service(&services[1]->device_service_id), MBIM_SERVICE_QMI);
+	EXPECT_EQ(n, 3);
+	if (services && n == 3)
+		EXPECT_EQ(mbim_uuid_to_service(&services[2]->device_service_id), MBIM_SERVICE_QMI);
 	opts.qmi_over_mbim = false;
 	engine_new();
 	open_device(4096);
+}
+
+/* SMS: configuration, a message from the network indicated, read, deleted; a SUBMIT sent,
+ * a DELIVER refused. */
+TEST(sms)
+{
+	static const uint8_t deliver[] = { 0x00, 0x04, 0x0B, 0x91, 0x13, 0x46, 0x61,
+					   0x00, 0x89, 0xF6, 0x00, 0x00, 0x20, 0x80,
+					   0x62, 0x91, 0x73, 0x14, 0x08, 0x01, 0x31 };
+	MbimSmsStorageState state;
+	MbimSmsFormat format;
+	guint32 max = 0, n = 0, ref = 0, index = 0;
+	MbimSmsStatusFlag flag = MBIM_SMS_STATUS_FLAG_NONE;
+
+	MbimMessage *resp = exchange(mbim_message_sms_configuration_query_new(NULL));
+	EXPECT_TRUE(mbim_message_sms_configuration_response_parse(resp, &state, &format, &max, NULL,
+								  NULL, NULL));
+	EXPECT_EQ(state, MBIM_SMS_STORAGE_STATE_INITIALIZED);
+	EXPECT_EQ(format, MBIM_SMS_FORMAT_PDU);
+	EXPECT_EQ(max, SIM_MBIM_SMS_MAX);
+
+	g_ptr_array_set_size(sent, 0);
+	EXPECT_EQ(sim_mbim_deliver_sms(m, deliver, sizeof(deliver)), 1);
+	EXPECT_EQ(sent->len, 1);
+	MbimMessage *ind = sent->len ? g_ptr_array_index(sent, 0) : NULL;
+	EXPECT_TRUE(ind && mbim_message_sms_message_store_status_notification_parse(ind, &flag,
+										    &index, NULL));
+	EXPECT_EQ(flag, MBIM_SMS_STATUS_FLAG_NEW_MESSAGE);
+	EXPECT_EQ(index, 1u);
+
+	MbimSmsPduReadRecordArray *records = NULL;
+	resp = exchange(
+		mbim_message_sms_read_query_new(MBIM_SMS_FORMAT_PDU, MBIM_SMS_FLAG_ALL, 0, NULL));
+	EXPECT_TRUE(mbim_message_sms_read_response_parse(resp, NULL, &n, &records, NULL, NULL));
+	EXPECT_EQ(n, 1u);
+	if (records && n == 1) {
+		EXPECT_EQ(records[0]->message_index, 1u);
+		EXPECT_EQ(records[0]->message_status, MBIM_SMS_STATUS_NEW);
+		EXPECT_EQ(records[0]->pdu_data_size, sizeof(deliver));
+		EXPECT_TRUE(memcmp(records[0]->pdu_data, deliver, sizeof(deliver)) == 0);
+	}
+	if (records)
+		mbim_sms_pdu_read_record_array_free(records);
+	resp = exchange(
+		mbim_message_sms_read_query_new(MBIM_SMS_FORMAT_CDMA, MBIM_SMS_FLAG_ALL, 0, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_INVALID_PARAMETERS);
+
+	resp = exchange(mbim_message_sms_delete_set_new(MBIM_SMS_FLAG_INDEX, 1, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NONE);
+	resp = exchange(mbim_message_sms_delete_set_new(MBIM_SMS_FLAG_INDEX, 1, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_INVALID_MEMORY_INDEX);
+
+	uint8_t submit[] = { 0x00, 0x01, 0x00, 0x01, 0x91, 0xF1, 0x00, 0x00, 0x01, 0x31 };
+	MbimSmsPduSendRecord rec = { .pdu_data_size = sizeof(submit), .pdu_data = submit };
+	resp = exchange(mbim_message_sms_send_set_new(MBIM_SMS_FORMAT_PDU, &rec, NULL, NULL));
+	EXPECT_TRUE(mbim_message_sms_send_response_parse(resp, &ref, NULL));
+	uint8_t bad[sizeof(deliver)];
+	memcpy(bad, deliver, sizeof(bad));
+	rec = (MbimSmsPduSendRecord){ .pdu_data_size = sizeof(bad), .pdu_data = bad };
+	resp = exchange(mbim_message_sms_send_set_new(MBIM_SMS_FORMAT_PDU, &rec, NULL, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_INVALID_PARAMETERS);
+	EXPECT_EQ(sim_mbim_get_stats(m)->sms_sent, 1u);
 }
 
 static MbimMessage *connect_set(uint32_t session, MbimActivationCommand cmd, const char *apn,

@@ -277,11 +277,11 @@ TEST(ctl)
 	guint16 len;
 	const guint8 *v = tlv(resp, 0x01, &len);
 	EXPECT_EQ(result_of(resp), 0);
-	EXPECT_TRUE(v && len == 1 + 6 * 5);
-	if (v && len == 1 + 6 * 5) {
+	EXPECT_TRUE(v && len == 1 + 7 * 5);
+	if (v && len == 1 + 7 * 5) {
 		bool seen[0x1b] = { false };
-		EXPECT_EQ(v[0], 6);
-		for (unsigned i = 0; i < 6; i++) {
+		EXPECT_EQ(v[0], 7);
+		for (unsigned i = 0; i < 7; i++) {
 			const guint8 *e = v + 1 + 5 * i;
 			if (e[0] < sizeof(seen))
 				seen[e[0]] = true;
@@ -289,7 +289,8 @@ TEST(ctl)
 		}
 		EXPECT_TRUE(seen[QMI_SERVICE_CTL] && seen[QMI_SERVICE_WDS] &&
 			    seen[QMI_SERVICE_DMS] && seen[QMI_SERVICE_NAS] &&
-			    seen[QMI_SERVICE_WDA] && seen[QMI_SERVICE_UIM]);
+			    seen[QMI_SERVICE_WDA] && seen[QMI_SERVICE_UIM] &&
+			    seen[QMI_SERVICE_WMS]);
 	}
 
 	uint8_t d1 = allocate(QMI_SERVICE_DMS), d2 = allocate(QMI_SERVICE_DMS);
@@ -1657,4 +1658,88 @@ TEST(profiles_wds)
 	resp = profile_request(wds, 0x0049, QMI_WDS_PROFILE_TYPE_3GPP2, 0);
 	EXPECT_EQ(tlv_u16(resp, 0xE0), QMI_WDS_DS_PROFILE_ERROR_INVALID_PROFILE_TYPE);
 	EXPECT_EQ(simple(QMI_SERVICE_WDS, wds, 0x002B), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+}
+
+TEST(wms)
+{
+	/* A published SMS-DELIVER with its SMSC address: from +31641600986. */
+	static const uint8_t deliver[] = { 0x07, 0x91, 0x13, 0x26, 0x04, 0x00, 0x00,
+					   0xF0, 0x04, 0x0B, 0x91, 0x13, 0x46, 0x61,
+					   0x00, 0x89, 0xF6, 0x00, 0x00, 0x20, 0x80,
+					   0x62, 0x91, 0x73, 0x14, 0x08, 0x01, 0xC8 };
+	engine_new();
+	uint8_t c = allocate(QMI_SERVICE_WMS);
+	EXPECT_EQ(c, 1);
+
+	/* Event reports asked: a message from the network is indicated with its index. */
+	QmiMessage *req = request(QMI_SERVICE_WMS, c, 0x0001);
+	add_u8(req, 0x10, 1);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	sent_clear();
+	EXPECT_EQ(sim_qmi_deliver_sms(q, deliver, sizeof(deliver)), 0);
+	QmiMessage *ind = sent_at(0);
+	EXPECT_TRUE(ind && qmi_message_is_indication(ind) &&
+		    qmi_message_get_message_id(ind) == 0x0001);
+	guint16 len = 0;
+	const guint8 *v = ind ? tlv(ind, 0x10, &len) : NULL;
+	EXPECT_TRUE(v && len == 5 && v[0] == QMI_WMS_STORAGE_TYPE_NV && v[1] == 0);
+
+	/* Listed (NV: one, not read; UIM: none), read back byte for byte. */
+	req = request(QMI_SERVICE_WMS, c, 0x0031);
+	add_u8(req, 0x01, QMI_WMS_STORAGE_TYPE_NV);
+	QmiMessage *resp = exchange(req);
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && len == 4 + 5 && v[0] == 1 && v[4] == 0 &&
+		    v[8] == QMI_WMS_MESSAGE_TAG_TYPE_MT_NOT_READ);
+	req = request(QMI_SERVICE_WMS, c, 0x0031);
+	add_u8(req, 0x01, QMI_WMS_STORAGE_TYPE_UIM);
+	resp = exchange(req);
+	EXPECT_EQ(tlv_u32(resp, 0x01), 0);
+	req = request(QMI_SERVICE_WMS, c, 0x0022);
+	add_bytes(req, 0x01, "\x01\x00\x00\x00\x00", 5);
+	resp = exchange(req);
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && len == 4 + sizeof(deliver) && v[1] == 6 &&
+		    memcmp(v + 4, deliver, sizeof(deliver)) == 0);
+	/* 3GPP2 mode, an index not stored, a storage that does not exist. */
+	req = request(QMI_SERVICE_WMS, c, 0x0022);
+	add_bytes(req, 0x01, "\x01\x00\x00\x00\x00", 5);
+	add_u8(req, 0x10, QMI_WMS_MESSAGE_MODE_CDMA);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	req = request(QMI_SERVICE_WMS, c, 0x0022);
+	add_bytes(req, 0x01, "\x01\x05\x00\x00\x00", 5);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_INDEX);
+	req = request(QMI_SERVICE_WMS, c, 0x0031);
+	add_u8(req, 0x01, 7);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+
+	/* Deleted: gone from the list, a second delete finds nothing. */
+	req = request(QMI_SERVICE_WMS, c, 0x0024);
+	add_u8(req, 0x01, QMI_WMS_STORAGE_TYPE_NV);
+	add_u32(req, 0x10, 0);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	req = request(QMI_SERVICE_WMS, c, 0x0024);
+	add_u8(req, 0x01, QMI_WMS_STORAGE_TYPE_NV);
+	add_u32(req, 0x10, 0);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_INDEX);
+
+	/* Raw Send: an SMS-SUBMIT is sent (message id), a DELIVER is refused. */
+	static const uint8_t submit[] = { 6,	10,   0,    0x00, 0x01, 0x00, 0x01,
+					  0x91, 0xF1, 0x00, 0x00, 0x01, 0x31 };
+	req = request(QMI_SERVICE_WMS, c, 0x0020);
+	add_bytes(req, 0x01, submit, sizeof(submit));
+	resp = exchange(req);
+	EXPECT_EQ(result_of(resp), 0);
+	EXPECT_EQ(tlv_u16(resp, 0x01), 0);
+	uint8_t bad[3 + sizeof(deliver)] = { 6, sizeof(deliver), 0 };
+	memcpy(bad + 3, deliver, sizeof(deliver));
+	req = request(QMI_SERVICE_WMS, c, 0x0020);
+	add_bytes(req, 0x01, bad, sizeof(bad));
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_WMS_ENCODING);
+	/* Routes: ModemManager's (every class to NV, store and notify) are taken. */
+	req = request(QMI_SERVICE_WMS, c, 0x0032);
+	add_bytes(req, 0x01, "\x01\x00\x00\x04\x01\x01", 6);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	/* Unknown WMS messages stay unknown. */
+	EXPECT_EQ(simple(QMI_SERVICE_WMS, c, 0x0042), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
 }

@@ -41,6 +41,7 @@ const char *mmd_auth_action(const char *iface, const char *method)
 	} rules[] = {
 		{ MM_DBUS_INTERFACE_MODEM, "ListBearers", NULL },
 		{ MM_DBUS_INTERFACE_MODEM_SIMPLE, "GetStatus", NULL },
+		{ MM_DBUS_INTERFACE_MODEM_MESSAGING, "List", NULL },
 		{ MM_DBUS_INTERFACE, NULL, MMD_AUTH_MANAGER_CONTROL },
 		{ MM_DBUS_INTERFACE_MODEM_MESSAGING, NULL, MMD_AUTH_MESSAGING },
 		{ MM_DBUS_INTERFACE_SMS, NULL, MMD_AUTH_MESSAGING },

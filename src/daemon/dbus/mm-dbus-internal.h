@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "mm-dbus.h"
+#include "modem-model.h"
 
 #define MMD_PATH     "/org/freedesktop/ModemManager1"
 #define MMD_PATH_MAX 80
@@ -76,6 +77,8 @@ struct mmd_modem {
 	MMModemState state;
 	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
+	struct mmd_messaging *messaging;   /* Messaging and its SMS objects (mm-dbus-messaging.c) */
+	struct mmd_location *location;	   /* Location, 3GPP LAC/CI (mm-dbus-location.c) */
 };
 
 struct mm_dbus {
@@ -98,6 +101,7 @@ struct mm_dbus {
 	unsigned next_modem_index;
 	unsigned next_bearer_index;
 	unsigned next_sim_index;
+	unsigned next_sms_index;
 	guint sync_id; /* the idle source of a pending sync */
 	guint poll_id; /* radio state (signal, registration) is polled, not signalled */
 	uint64_t calls, rejected, invalid, connects, connect_failures;
@@ -162,6 +166,49 @@ bool mmd_power_low(const struct mmd_modem *mm);
 /* Power up, then enable and answer inv (Enable(true)); inv NULL: power up only, nobody to
  * answer (Simple.Connect, whose connect waits for registration). */
 void mmd_power_up_enable(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
+/* mm-dbus-messaging.c: Modem.Messaging, while the control plane reads and sends SMS. */
+void mmd_messaging_init(struct mmd_modem *mm);
+void mmd_messaging_free(struct mmd_modem *mm);
+/* Put the interface on the modem object once the modem has messaging, list the modem's
+ * messages when it said a new one arrived; mm->object exported. */
+void mmd_messaging_sync(struct mmd_modem *mm);
+/* The modem object leaves the bus: so do its SMS objects. */
+void mmd_messaging_unexport(struct mmd_modem *mm);
+/* The SMS object at path of this modem, or NULL. */
+struct mmd_sms *mmd_messaging_find(struct mmd_modem *mm, const char *path);
+
+/* mm-dbus-location.c: Modem.Location with the 3GPP LAC/CI source, while the control plane
+ * tells the serving cell. */
+void mmd_location_init(struct mmd_modem *mm);
+void mmd_location_free(struct mmd_modem *mm);
+/* Put the interface on the modem object once it can tell its cell; the Location property
+ * follows the cell while signalled. mm->object exported. */
+void mmd_location_sync(struct mmd_modem *mm);
+void mmd_location_unexport(struct mmd_modem *mm);
+/* MCC,MNC,LAC,CI,TAC (hex) as ModemManager writes the 3GPP location; NULL without a cell or
+ * operator (pure; g_free() it). */
+char *mmd_location_3gpp_string(const char *operator_code, const struct modem_cell *cell);
+
+/* mm-dbus-sms.c: one SMS object (SMS/N), received (from the modem's storage) or created. */
+struct mmd_sms {
+	struct mmd_sms *next;
+	struct mmd_modem *mm;
+	char path[MMD_PATH_MAX]; /* "" while not on the bus */
+	MmGdbusSms *iface;
+	bool stored; /* in the modem's storage, at storage/index */
+	enum modem_sms_storage storage;
+	uint32_t index;
+	bool busy; /* a Send or Delete waits for the modem */
+};
+/* A received message from the modem's storage, decoded; NULL (logged) when the PDU is not
+ * an SMS-DELIVER qmapd can read. */
+struct mmd_sms *mmd_sms_new_received(struct mmd_modem *mm, const struct modem_sms *m);
+/* A message to send, from Messaging.Create's properties; NULL with *error set. */
+struct mmd_sms *mmd_sms_new_created(struct mmd_modem *mm, GVariant *props, GError **error);
+void mmd_sms_export(struct mmd_sms *s);
+void mmd_sms_unexport(struct mmd_sms *s);
+void mmd_sms_free(struct mmd_sms *s);
 
 /* mm-dbus-auth.c: state-changing methods need polkit's authorization for ModemManager's
  * action (polkit on the bus), else root or qmapd.conf's admin-group. The action ids are

@@ -478,6 +478,8 @@ static void modem_unexport(struct mmd_modem *mm)
 	waits_abort(mm, "The modem is gone");
 	bearers_free(mm, "the modem is gone");
 	sim_unexport(mm);
+	mmd_messaging_unexport(mm);
+	mmd_location_unexport(mm);
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
 	g_clear_object(&mm->object);
 	mm->path[0] = '\0';
@@ -519,6 +521,8 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	sync_bearers(mm);
 	sync_sim(mm);
 	sync_properties(mm);
+	mmd_messaging_sync(mm);
+	mmd_location_sync(mm);
 	waits_run(mm);
 }
 
@@ -850,6 +854,8 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	g_signal_connect(mm->simple, "handle-get-status", G_CALLBACK(handle_simple_get_status), mm);
 	mmd_sim_init(mm);
 	mmd_power_init(mm);
+	mmd_messaging_init(mm);
+	mmd_location_init(mm);
 	mmd_answer_unsupported(d, mm->iface);
 	mmd_answer_unsupported(d, mm->simple);
 	mmd_answer_unsupported(d, mm->m3gpp);
@@ -877,6 +883,8 @@ void mmd_modem_free(struct mmd_modem *mm)
 	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_sim_free(mm);
 	mmd_power_free(mm);
+	mmd_messaging_free(mm);
+	mmd_location_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);

@@ -72,7 +72,15 @@ struct modem_view {
 	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
 	struct modem_info info;
 	uint16_t usb_vid, usb_pid; /* the USB device's; 0 unknown (the sim) */
-	const char *control_port;  /* the kernel's cdc-wdm name for it; NULL unknown */
+	/* Messaging: the control plane reads and sends SMS (QMI: WMS client). sms_received
+	 * counts the modem's "new message stored" indications: a change means list again. */
+	bool tells_sms;
+	unsigned sms_received;
+	/* The serving cell: the control plane can tell it (QMI: NAS Get Serving System; basic
+	 * MBIM cannot), and what it says now. */
+	bool tells_cell;
+	struct modem_cell cell;
+	const char *control_port; /* the kernel's cdc-wdm name for it; NULL unknown */
 };
 
 /* The outcome of a PIN verification, in the terms clients need. */
@@ -90,6 +98,12 @@ typedef void (*modem_pin_done)(void *userdata, enum modem_pin_result result, int
 
 /* A power change done: r 0, or -errno with message saying why (the modem's words). */
 typedef void (*modem_power_done)(void *userdata, int r, const char *message);
+
+/* A message operation done: r 0, or -errno with message saying why (the modem's words). */
+typedef void (*modem_sms_done)(void *userdata, int r, const char *message);
+/* The messages the modem stores: n of them in msgs (valid during the call). */
+typedef void (*modem_sms_list_done)(void *userdata, int r, const char *message,
+				    const struct modem_sms *msgs, size_t n);
 
 struct modem_control;
 
@@ -116,6 +130,16 @@ struct modem_control_ops {
 	 * done() is called exactly once (possibly at once). modem_info.power then follows
 	 * what the modem reports (QMI: DMS Get Operating Mode; MBIM: RADIO_STATE). */
 	void (*set_power)(struct modem_control *c, bool on, modem_power_done done, void *userdata);
+	/* Messaging (NULL: not supported); each done() is called exactly once (possibly at
+	 * once). The modem's messages in every storage it has, 3GPP only (QMI: WMS List
+	 * Messages and Raw Read). */
+	void (*sms_list)(struct modem_control *c, modem_sms_list_done done, void *userdata);
+	/* Send one SMS-SUBMIT PDU (with its SMSC address in front) now (QMI: WMS Raw Send). */
+	void (*sms_send)(struct modem_control *c, const uint8_t *pdu, size_t len,
+			 modem_sms_done done, void *userdata);
+	/* Delete one stored message (QMI: WMS Delete). */
+	void (*sms_delete)(struct modem_control *c, enum modem_sms_storage storage, uint32_t index,
+			   modem_sms_done done, void *userdata);
 };
 
 struct modem_control {

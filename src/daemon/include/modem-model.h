@@ -183,6 +183,37 @@ struct session_end {
 	char text[120]; /* the modem's reason in words, as last_error shows it; "" none */
 };
 
+/* Where a modem keeps a short message (MMSmsStorage). */
+enum modem_sms_storage {
+	MODEM_SMS_STORAGE_UNKNOWN = 0,
+	MODEM_SMS_STORAGE_SM = 1, /* the SIM (QMI: UIM) */
+	MODEM_SMS_STORAGE_ME = 2, /* the modem's own memory (QMI: NV) */
+	MODEM_SMS_STORAGE_MT = 3,
+	MODEM_SMS_STORAGE_SR = 4,
+	MODEM_SMS_STORAGE_BM = 5,
+	MODEM_SMS_STORAGE_TA = 6,
+};
+
+/* The longest PDU a modem stores: SMSC address and TPDU (sms-pdu.h's SMS_PDU_MAX). */
+#define MODEM_SMS_PDU_MAX 176
+
+/* A message the modem stores, as it stores it: the PDU is decoded by whoever shows it. */
+struct modem_sms {
+	enum modem_sms_storage storage;
+	uint32_t index;
+	bool received; /* mobile terminated (else one stored for sending) */
+	uint8_t pdu[MODEM_SMS_PDU_MAX];
+	size_t len;
+};
+
+/* The cell the modem is camped on, for the 3GPP LAC/CI location source. */
+struct modem_cell {
+	bool known; /* registered, and the modem told its cell */
+	uint32_t cell_id;
+	uint16_t lac; /* 0 unknown (LTE has a TAC instead) */
+	uint32_t tac; /* 0 unknown */
+};
+
 /* The words status and the logs use ("home", "lte", ...), one table for QMI and MBIM. */
 const char *modem_registration_to_string(enum modem_registration r);
 enum modem_registration modem_registration_from_string(const char *s);

@@ -102,6 +102,8 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 		.have_signal = mm->have_signal,
 		.rssi = mm->rssi,
 		.tells_registration = true,
+		.tells_sms = mm->sms_ready,
+		.sms_received = mm->sms_received,
 		.info = { .hardware_revision = mm->hardware,
 			  .own_number = mm->n_own_numbers ? mm->own_numbers[0] : NULL,
 			  .sim_operator_id = mm->sim_operator_id[0] ? mm->sim_operator_id : NULL,
@@ -173,6 +175,23 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 }
 
 /* No verify_pin: MBIM_CID_PIN is not implemented. */
+static void control_sms_list(struct modem_control *c, modem_sms_list_done done, void *userdata)
+{
+	mbim_sms_list(mbim(c), done, userdata);
+}
+
+static void control_sms_send(struct modem_control *c, const uint8_t *pdu, size_t len,
+			     modem_sms_done done, void *userdata)
+{
+	mbim_sms_send(mbim(c), pdu, len, done, userdata);
+}
+
+static void control_sms_delete(struct modem_control *c, enum modem_sms_storage storage,
+			       uint32_t index, modem_sms_done done, void *userdata)
+{
+	mbim_sms_delete(mbim(c), storage, index, done, userdata);
+}
+
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -183,6 +202,9 @@ static const struct modem_control_ops mbim_control_ops = {
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
 	.set_power = control_set_power,
+	.sms_list = control_sms_list,
+	.sms_send = control_sms_send,
+	.sms_delete = control_sms_delete,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

@@ -43,6 +43,7 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 		g_clear_object(&mm->cancellable);
 	}
 	ev_timer_stop(mm->loop, &mm->radio_poll);
+	mbim_sms_stop(mm);
 	if (mm->device && mbim_device_is_open(mm->device))
 		/* Through the proxy this only lets go of our client: the function stays open for
 		 * others (mbimcli -p) and is closed by the proxy when nobody is left. */
@@ -208,6 +209,7 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 		       mm->sim_operator_name[0] ? ")" : "", mm->n_own_numbers,
 		       mm->n_own_numbers == 1 ? "" : "s");
 	ev_timer_again(mm->loop, &mm->radio_poll);
+	mbim_sms_start(mm);
 	if (mm->cb.on_ready)
 		mm->cb.on_ready(mm->userdata);
 }

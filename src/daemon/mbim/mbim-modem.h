@@ -96,6 +96,10 @@ struct mbim_modem {
 	/* DEVICE_SERVICES */
 	bool services_known;
 	bool qmi_over_mbim; /* the QMI-over-MBIM service is offered (and not used) */
+	/* SMS (mbim-sms.c): storage initialized (SMS_CONFIGURATION), new-message indications */
+	bool sms_ready;
+	unsigned sms_received;
+	gulong indicate_id; /* the device's indicate-status handler */
 };
 
 int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
@@ -110,6 +114,16 @@ void mbim_modem_stop(struct mbim_modem *mm);
 void mbim_modem_set_power(struct mbim_modem *mm, bool on, modem_power_done done, void *userdata);
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state);
+
+/* ---- SMS (mbim-sms.c): SMS_CONFIGURATION once ready, SMS_READ (PDU, all), SMS_SEND (PDU),
+ * SMS_DELETE (by index); SMS_MESSAGE_STORE_STATUS indications count new messages ---- */
+void mbim_sms_start(struct mbim_modem *mm);
+void mbim_sms_stop(struct mbim_modem *mm);
+void mbim_sms_list(struct mbim_modem *mm, modem_sms_list_done done, void *userdata);
+void mbim_sms_send(struct mbim_modem *mm, const uint8_t *pdu, size_t len, modem_sms_done done,
+		   void *userdata);
+void mbim_sms_delete(struct mbim_modem *mm, enum modem_sms_storage storage, uint32_t index,
+		     modem_sms_done done, void *userdata);
 
 /* ---- sessions (mbim-session.c) ---- */
 

@@ -50,6 +50,10 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 		.have_signal = qm->have_signal,
 		.rssi = qm->rssi,
 		.tells_registration = qm->nas != NULL,
+		.tells_sms = qm->wms != NULL,
+		.sms_received = qm->sms_received,
+		.tells_cell = qm->nas != NULL,
+		.cell = qm->cell,
 	};
 	qmi_map_info(&qm->info, &ret->info);
 }
@@ -127,6 +131,23 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 	qmi_info_set_power(qmi(c), on, done, userdata);
 }
 
+static void control_sms_list(struct modem_control *c, modem_sms_list_done done, void *userdata)
+{
+	qmi_sms_list(qmi(c), done, userdata);
+}
+
+static void control_sms_send(struct modem_control *c, const uint8_t *pdu, size_t len,
+			     modem_sms_done done, void *userdata)
+{
+	qmi_sms_send(qmi(c), pdu, len, done, userdata);
+}
+
+static void control_sms_delete(struct modem_control *c, enum modem_sms_storage storage,
+			       uint32_t index, modem_sms_done done, void *userdata)
+{
+	qmi_sms_delete(qmi(c), storage, index, done, userdata);
+}
+
 static const struct modem_control_ops qmi_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -138,6 +159,9 @@ static const struct modem_control_ops qmi_control_ops = {
 	.session_ready = control_session_ready,
 	.verify_pin = control_verify_pin,
 	.set_power = control_set_power,
+	.sms_list = control_sms_list,
+	.sms_send = control_sms_send,
+	.sms_delete = control_sms_delete,
 };
 
 int qmi_control_new(struct ev_loop *loop, const char *path,

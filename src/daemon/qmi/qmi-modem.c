@@ -20,9 +20,13 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 		g_clear_object(&qm->cancellable);
 	}
 	ev_timer_stop(qm->loop, &qm->radio_poll);
+	qmi_sms_stop(qm);
+	qm->cell = (struct modem_cell){ 0 };
 	if (qm->device && qm->state == MODEM_CONTROL_READY) {
 		/* Give the client ids back so the modem does not run out of them. */
-		QmiClient **clients[] = { &qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds };
+		QmiClient **clients[] = {
+			&qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds, &qm->wms
+		};
 		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
 			if (*clients[i])
 				qmi_device_release_client(
@@ -35,6 +39,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->wda);
 	g_clear_object(&qm->uim);
 	g_clear_object(&qm->wds);
+	g_clear_object(&qm->wms);
 	qmi_info_clear(&qm->info);
 	if (qm->device)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
@@ -165,6 +170,19 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		break;
 	}
 	snprintf(qm->registration, sizeof(qm->registration), "%s", state);
+	/* The cell, for the 3GPP location source (ModemManager reads the same TLVs). */
+	guint32 cid = 0;
+	guint16 lac = 0, tac = 0;
+	bool have_cid = qmi_message_nas_get_serving_system_output_get_cid_3gpp(out, &cid, NULL);
+	if (!qmi_message_nas_get_serving_system_output_get_lac_3gpp(out, &lac, NULL))
+		lac = 0;
+	if (!qmi_message_nas_get_serving_system_output_get_lte_tac(out, &tac, NULL))
+		tac = 0;
+	qm->cell = (struct modem_cell){ .known = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED &&
+						 have_cid,
+					.cell_id = cid,
+					.lac = lac,
+					.tac = tac };
 	qm->radio_poll.repeat = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED
 					? QMI_RADIO_POLL_SECONDS
 					: QMI_RADIO_SEARCH_POLL_SECONDS;
@@ -359,6 +377,7 @@ static void qmi_modem_ready(struct qmi_modem *qm)
 		       qm->requested.ul_max_datagrams);
 	qmi_modem_query_identity(qm);
 	qmi_info_query(qm);
+	qmi_sms_start(qm);
 	qmi_modem_query_radio(qm);
 	ev_timer_again(qm->loop, &qm->radio_poll);
 	if (qm->cb.on_ready)

@@ -72,8 +72,12 @@ struct qmi_modem {
 	QmiClient *dms;
 	QmiClient *nas;
 	QmiClient *wda;
-	QmiClient *uim; /* optional: allocated once ready, if the modem has the service */
-	QmiClient *wds; /* the modem's own, for its profiles (sessions have theirs) */
+	QmiClient *uim;		/* optional: allocated once ready, if the modem has the service */
+	QmiClient *wds;		/* the modem's own, for its profiles (sessions have theirs) */
+	QmiClient *wms;		/* optional: messaging (qmi-sms.c), if the modem has the service */
+	gulong wms_event_id;	/* its Event Report handler */
+	unsigned sms_received;	/* Event Reports of a new stored message */
+	struct modem_cell cell; /* NAS Get Serving System's cell id, LAC, TAC */
 	GCancellable *cancellable; /* cancels everything of the current open attempt */
 	ev_timer radio_poll;
 	ev_timer retry;
@@ -125,6 +129,19 @@ void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done d
 /* DMS Set Operating Mode online or low power, then the mode read back; done() as for the
  * PIN (MODEM_CONTROL_READY needed; cancelled: -ENODEV). */
 void qmi_info_set_power(struct qmi_modem *qm, bool on, modem_power_done done, void *userdata);
+
+/* ---- messaging (qmi-sms.c): WMS as ModemManager sets it up (routes: store in NV and
+ * notify; Event Report for new messages), list/read, send, delete ---- */
+
+/* Allocate the WMS client and set it up (once ready); forget it (on reset, before the
+ * clients are released). */
+void qmi_sms_start(struct qmi_modem *qm);
+void qmi_sms_stop(struct qmi_modem *qm);
+void qmi_sms_list(struct qmi_modem *qm, modem_sms_list_done done, void *userdata);
+void qmi_sms_send(struct qmi_modem *qm, const uint8_t *pdu, size_t len, modem_sms_done done,
+		  void *userdata);
+void qmi_sms_delete(struct qmi_modem *qm, enum modem_sms_storage storage, uint32_t index,
+		    modem_sms_done done, void *userdata);
 
 /* ---- sessions (qmi-session.c): per IP family of the mux's ip-type a WDS client bound to
  * the mux (bind mux data port, set IP family, start network, get current settings) ---- */
