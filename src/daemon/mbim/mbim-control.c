@@ -172,7 +172,7 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 	mbim_modem_set_power(mbim(c), on, done, userdata);
 }
 
-/* No verify_pin: MBIM_CID_PIN is not implemented. */
+/* No pin yet: MBIM_CID_PIN is not implemented. */
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
