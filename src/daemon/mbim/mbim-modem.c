@@ -450,13 +450,17 @@ static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data
 				"%u of %u telephone numbers kept (empty or too long ones, or "
 				"more than %d, left out)",
 				mm->n_own_numbers, n_numbers, MBIM_MODEM_OWN_NUMBERS_MAX);
-	/* Read again below: the SIM may have changed since the last attempt. */
-	mm->sim_operator_id[0] = mm->sim_operator_name[0] = '\0';
 	/* Which code it waits for, and whether PIN1 guards it (also once it is ready). */
 	if (state == MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED ||
 	    state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED ||
 	    state == MBIM_SUBSCRIBER_READY_STATE_BAD_SIM)
 		mbim_pin_query(mm);
+	/* Asked again while ready (a code was taken) and still initialized: the SIM's state
+	 * was all there was to learn. */
+	if (mm->state == MBIM_MODEM_STATE_READY && state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED)
+		return;
+	/* Read again below: the SIM may have changed since the last attempt. */
+	mm->sim_operator_id[0] = mm->sim_operator_name[0] = '\0';
 	if (state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED) {
 		mbim_modem_wait_sim(mm);
 		return;
@@ -571,14 +575,11 @@ void mbim_modem_stop(struct mbim_modem *mm)
 
 void mbim_modem_check_sim(struct mbim_modem *mm)
 {
-	if (!mm->device)
-		return;
-	if (mm->sim_wait) {
+	if (!mm->device || mm->state == MBIM_MODEM_STATE_OPENING)
+		return; /* the open reads the SIM anyway */
+	if (mm->sim_wait)
 		ev_timer_stop(mm->loop, &mm->retry);
-		query_subscriber(mm);
-	} else {
-		mbim_pin_query(mm);
-	}
+	query_subscriber(mm);
 }
 
 static void mbim_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
