@@ -9,8 +9,8 @@
 # IncorrectPassword with one PUK try less; the right PUK with a new PIN unlocks it;
 # EnablePin(false/true) shows in EnabledFacilityLocks; after ChangePin the old PIN is
 # IncorrectPassword and the new one works. Each of the two modems without a SIM: FAILED with
-# StateFailedReason sim-missing and no SIM object. Needs root; namespaces it creates and
-# deletes.
+# StateFailedReason sim-missing and no SIM object; an MBIM modem with a bad SIM: sim-error.
+# Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
@@ -32,16 +32,18 @@ declare -A SIM_ARGS=(
 	[m]="--net-address 198.51.100.2/32 --mbim --sim-pin $PIN"
 	[qn]="--net-address 198.51.100.3/32 --no-sim"
 	[mn]="--net-address 198.51.100.4/32 --mbim --no-sim"
+	[mb]="--net-address 198.51.100.5/32 --mbim --sim-state bad-sim"
 )
-declare -A CONTROL=([q]=qmi [m]=mbim [qn]=qmi [mn]=mbim)
+declare -A CONTROL=([q]=qmi [m]=mbim [qn]=qmi [mn]=mbim [mb]=mbim)
+NAMES=(q m qn mn mb)
 {
 	printf '[device]\ncontrol-socket = %s\ndiscovery = no\n\n[dbus]\nenabled = no\n' "$E2E_TMP/control"
-	for name in q m qn mn; do
+	for name in "${NAMES[@]}"; do
 		printf '\n[modem.%s]\ndevice = sim:%s\ncontrol = %s\ncontrol-link = %s\n' \
 			"$name" "$E2E_TMP/$name.sock" "${CONTROL[$name]}" "$E2E_TMP/$name.${CONTROL[$name]}"
 	done
 } >"$E2E_TMP/qmapd.conf"
-for name in q m qn mn; do
+for name in "${NAMES[@]}"; do
 	# shellcheck disable=SC2086 # the arguments are words
 	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
 		${SIM_ARGS[$name]} --apn internet >>"$E2E_TMP/sim-$name.log" 2>&1 &
@@ -51,7 +53,7 @@ done
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
 modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
-wait_for 20 "four modems on the bus" modem_count_is 4
+wait_for 20 "five modems on the bus" modem_count_is 5
 modem_of() {
 	local p
 	for p in $(mmj -L | jq -r '."modem-list"[]'); do
@@ -124,21 +126,24 @@ codes() {
 	echo "ok: $name: EnablePin and ChangePin"
 }
 
-missing() {
+# failed NAME REASON SIM: the modem FAILED with StateFailedReason REASON, its Sim SIM.
+failed() {
 	local name=$1 M
 	M=$(modem_of "$name.${CONTROL[$name]}")
 	[ -n "$M" ] || fail "$name: not on the bus"
 	wait_for 20 "$name failed" gen_is "$M" .state failed
 	mm -m "$M" | tee -a "$E2E_TMP/transcript"
-	expect_eq "$name: StateFailedReason" "$(gen "$M" '["state-failed-reason"]')" sim-missing
-	expect_eq "$name: Sim" "$(gen "$M" .sim)" --
-	echo "ok: $name: no SIM is sim-missing"
+	expect_eq "$name: StateFailedReason" "$(gen "$M" '["state-failed-reason"]')" "$2"
+	expect_eq "$name: Sim" "$(gen "$M" .sim)" "$3"
+	echo "ok: $name: $2"
 }
 
 codes q
 codes m
-missing qn
-missing mn
+failed qn sim-missing --
+failed mn sim-missing --
+# A SIM the modem calls bad (MBIM BAD_SIM): sim-error (no SIM object: it tells no ICCID).
+failed mb sim-error --
 if [ -s "$E2E_TMP/mmcli.stderr" ] && grep -E "CRITICAL|WARNING" "$E2E_TMP/mmcli.stderr"; then
 	fail "GLib warnings on mmcli's stderr"
 fi
