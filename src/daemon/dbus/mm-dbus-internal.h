@@ -74,7 +74,7 @@ struct mmd_modem {
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
-	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_pin_call *pin_call; /* a SIM code call waiting for the modem (mm-dbus-sim.c) */
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 };
 
