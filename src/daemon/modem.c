@@ -300,13 +300,14 @@ bool modem_view(const struct modem *m, struct modem_view *ret)
 	return true;
 }
 
-void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, void *userdata)
+void modem_pin(struct modem *m, enum modem_pin_op op, const char *code, const char *new_code,
+	       modem_pin_done done, void *userdata)
 {
-	if (!m->ctl || !m->ctl->ops->verify_pin) {
+	if (!m->ctl || !m->ctl->ops->pin) {
 		done(userdata, MODEM_PIN_NO_SERVICE, -1, "not supported by this control plane");
 		return;
 	}
-	m->ctl->ops->verify_pin(m->ctl, pin, done, userdata);
+	m->ctl->ops->pin(m->ctl, op, code, new_code, done, userdata);
 }
 
 void modem_set_power(struct modem *m, bool on, modem_power_done done, void *userdata)
@@ -352,9 +353,9 @@ bool modem_can_set_power(const struct modem *m)
 	return m->ctl && m->ctl->ops->set_power;
 }
 
-bool modem_can_verify_pin(const struct modem *m)
+bool modem_can_pin(const struct modem *m)
 {
-	return m->ctl && m->ctl->ops->verify_pin;
+	return m->ctl && m->ctl->ops->pin;
 }
 
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)

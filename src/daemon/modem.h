@@ -105,10 +105,12 @@ int modem_mux_del(struct modem *m, unsigned id, char *err, size_t errlen);
  * D-Bus side); false with control = none: no control plane to speak of.
  */
 bool modem_view(const struct modem *m, struct modem_view *ret);
-/* Verify the SIM's PIN1 (SendPin); done() is called exactly once, possibly at once. */
-void modem_verify_pin(struct modem *m, const char *pin, modem_pin_done done, void *userdata);
-/* Whether the control plane takes a PIN at all (MBIM: not implemented). */
-bool modem_can_verify_pin(const struct modem *m);
+/* A SIM code operation (SendPin, SendPuk, EnablePin, ChangePin; modem_control_ops.pin);
+ * done() is called exactly once, possibly at once. */
+void modem_pin(struct modem *m, enum modem_pin_op op, const char *code, const char *new_code,
+	       modem_pin_done done, void *userdata);
+/* Whether the control plane takes SIM codes at all. */
+bool modem_can_pin(const struct modem *m);
 /* Radio on or low power through the control plane (modem_control_ops.set_power). */
 void modem_set_power(struct modem *m, bool on, modem_power_done done, void *userdata);
 bool modem_can_set_power(const struct modem *m);

@@ -487,6 +487,10 @@ CALL_ALL=("$(dirname "$0")/mm-call-every-method.py")
 grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /' | tee -a "$E2E_TMP/transcript"
 grep -q "^$MMI.Modem.Modem3gpp: .* [1-9][0-9]* Unsupported" "$E2E_TMP/methods.log" ||
 	fail "Modem3gpp's methods do not answer Unsupported"
+# The SIM's codes are implemented (SendPin, SendPuk, EnablePin, ChangePin): only
+# SetPreferredNetworks answers Unsupported.
+grep -q "^$MMI.Sim: .* 1 Unsupported" "$E2E_TMP/methods.log" ||
+	fail "Sim: not only SetPreferredNetworks Unsupported: $(grep "^$MMI.Sim:" "$E2E_TMP/methods.log")"
 echo "ok: every exported method answers a reply or a ModemManager error"
 # The coverage of ModemManager's API read from the sources agrees with what the bus answered.
 "$(dirname "$0")/mm-api-coverage.py" --check-log "$E2E_TMP/methods.log" "$(dirname "$0")/../.." \

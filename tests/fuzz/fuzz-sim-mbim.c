@@ -257,6 +257,10 @@ static void fuzz_control(uint8_t cfg, const uint8_t *data, size_t size)
 
 	sim_mbim_options_init(&opts);
 	opts.qmi_over_mbim = cfg & 0x10;
+	/* The same bit a PIN-locked SIM (MBIM_CID_PIN reachable), two others together no SIM. */
+	if (cfg & 0x10)
+		memcpy(opts.sim_pin, "1234", 5);
+	opts.no_sim = (cfg & 0x60) == 0x60;
 	opts.max_sessions = cfg & 0x20 ? 1 : 3;
 	opts.max_control_message = cfg & 0x40 ? 65535 : SIM_MBIM_MAX_CONTROL_DEFAULT;
 	if (cfg & 0x80) {

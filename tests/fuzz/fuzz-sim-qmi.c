@@ -71,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* And another bit a PIN-locked SIM. */
 	if ((size >> 5) & 1)
 		memcpy(opts.quirks.sim_pin, "1234", 5);
+	/* And one more no SIM card at all. */
+	opts.quirks.no_sim = (size >> 6) & 1;
 	opts.quirks.max_pdn_per_apn = size & 4 ? 1 : 0;
 	opts.no_qmapv5 = profile->no_qmapv5;
 	opts.limits.dl_max_size = profile->dl_max_size;

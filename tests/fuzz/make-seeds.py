@@ -213,6 +213,14 @@ def seeds():
     prof = [qmux(1, 1, 0x49, tlv(1, b"\x00\x00")), qmux(1, 1, 0x2B, tlv(1, b"\x00\x01"))]
     s["fuzz-sim-qmi"] += [sq(*uim), sq(*extra), sq(*prof), sq(*uim[3:], *extra[:2]),
                           sq(*uim) + b"\0" * 32]
+    # UIM PIN1 protection off/on, Unblock PIN (PUK, new PIN), Change PIN; three wrong PINs first
+    slot1 = tlv(1, b"\x06\x00")
+    codes = [qmux(0x0b, 1, 0x26, slot1 + tlv(2, b"\x01\x04" + b"0000"))] * 3 + [
+        qmux(0x0b, 1, 0x27, slot1 + tlv(2, b"\x01\x08" + b"12345678" + b"\x04" + b"1111")),
+        qmux(0x0b, 1, 0x25, slot1 + tlv(2, b"\x01\x00\x04" + b"1111")),
+        qmux(0x0b, 1, 0x25, slot1 + tlv(2, b"\x01\x01\x04" + b"1111")),
+        qmux(0x0b, 1, 0x28, slot1 + tlv(2, b"\x01\x04" + b"1111" + b"\x04" + b"2222"))]
+    s["fuzz-sim-qmi"] += [sq(*codes), sq(*codes[3:], uim[0])]
     # ---- wdm: first byte = framing (odd: MBIM) and piece pattern, then the client stream
     q = alloc_wds + dms[4] + wda_set
     m = mbim(1, struct.pack("<I", 4096)) + mbim(3, bytes(16) + struct.pack("<II", 1, 0)) + mbim(2)
@@ -271,6 +279,18 @@ def seeds():
         sm(0x02, mcmd(12, 1, connect_set(session=1, ip_type=2), 2)),
         sm(0x02, mcmd(12, 1, connect_set(apn="a" * 300), 2)),
         sm(0x02, mcmd(19, 1, bytes(4200 - 48), 2), mcmd(19, 1, bytes(64), 3)),
+    ]
+    # MBIM_CID_PIN query and set (PinType, PinOperation, Pin, NewPin), PIN_LIST; a locked SIM
+    def pin_set(ptype, op, pin, new=""):
+        a, b = utf16(pin), utf16(new)
+        return struct.pack("<IIIIII", ptype, op, 24 if a else 0, len(a), 24 + len(a) if b else 0,
+                           len(b)) + a + b
+    s["fuzz-sim-mbim"] += [
+        sm(0x10, opn, mcmd(4, 0), mcmd(5, 0), mcmd(4, 1, pin_set(2, 0, "0000"), 3),
+           mcmd(4, 1, pin_set(2, 0, "1234"), 4), mcmd(4, 1, pin_set(2, 3, "1234", "5678"), 5)),
+        sm(0x10, opn, *[mcmd(4, 1, pin_set(2, 0, "0000"), 3 + i) for i in range(3)],
+           mcmd(4, 1, pin_set(11, 0, "12345678", "1111"), 7), mcmd(4, 1, pin_set(2, 2, "1111"), 8)),
+        sm(0x60, opn, mcmd(2, 0), mcmd(4, 0), mcmd(5, 0)),
     ]
     def ntb16(dgrams, seq=1, align=4):
         # datagrams after the NTH, each at a multiple of 4; one NDP per session at the end

@@ -68,6 +68,7 @@ enum {
 	OPT_SMS_INBOX,
 	OPT_SMS_OUTBOX,
 	OPT_NO_DMS_UIM,
+	OPT_NO_SIM,
 	OPT_SIM_STATE,
 };
 
@@ -120,6 +121,7 @@ static const struct option options[] = {
 	{ "sms-inbox", required_argument, NULL, OPT_SMS_INBOX },
 	{ "sms-outbox", required_argument, NULL, OPT_SMS_OUTBOX },
 	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
+	{ "no-sim", no_argument, NULL, OPT_NO_SIM },
 	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -217,7 +219,10 @@ static void usage(FILE *f)
 		"  --max-sessions N           MBIM sessions active at once (default %d)\n"
 		"  --qmi-over-mbim            list the QMI-over-MBIM service (not served)\n"
 		"  --sim-pin PIN              the SIM's PIN1 is enabled (locked at start) with\n"
-		"                             this PIN, 3 tries; after --profile\n"
+		"                             this PIN, 3 tries, PUK 12345678 with 10 tries\n"
+		"                             (without: PIN1 1234, disabled); QMI and MBIM;\n"
+		"                             after --profile\n"
+		"  --no-sim                   no SIM card in the slot, QMI and MBIM\n"
 		"  --msisdn NUMBER            the SIM's own number, QMI and MBIM (default: not\n"
 		"                             provisioned)\n"
 		"  --sms-inbox PATH           SIGRTMIN+2 delivers the SMS-DELIVER PDUs in PATH "
@@ -530,6 +535,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_NO_DMS_UIM:
 			o->quirks.no_dms_uim = true;
+			break;
+		case OPT_NO_SIM:
+			o->quirks.no_sim = true;
 			break;
 		case OPT_QMI_OVER_MBIM:
 			o->qmi_over_mbim = true;

@@ -19,6 +19,7 @@
 #include "byteorder.h"
 #include "log.h"
 #include "macro.h"
+#include "sim-card.h"
 #include "sim-mbim.h"
 
 #define MSG_HDR	 12 /* MessageType, MessageLength, TransactionId */
@@ -32,6 +33,8 @@
 #define MBIM_CID_DEVICE_CAPS		       1
 #define MBIM_CID_SUBSCRIBER_READY_STATUS       2
 #define MBIM_CID_RADIO_STATE		       3
+#define MBIM_CID_PIN			       4
+#define MBIM_CID_PIN_LIST		       5
 #define MBIM_CID_HOME_PROVIDER		       6
 #define MBIM_CID_REGISTER_STATE		       9
 #define MBIM_CID_PACKET_SERVICE		       10
@@ -71,6 +74,7 @@ struct sim_mbim {
 	uint32_t max_transfer; /* the host's MaxControlTransfer, clamped */
 	bool radio_on;
 	bool attached;
+	struct sim_card card; /* PIN1 and PUK1 (sim-card.c) */
 	struct session sessions[SIM_MBIM_SESSIONS];
 
 	/* Reassembly of a fragmented COMMAND. */
@@ -136,10 +140,29 @@ int sim_mbim_parse_sim_state(const char *word, uint32_t *ret)
 	return -EINVAL;
 }
 
+/*
+ * SUBSCRIBER_READY_STATUS's ReadyState: no card SIM_NOT_INSERTED, PIN1 or PUK1 pending
+ * DEVICE_LOCKED (MBIM 1.0 10.5.2: the PIN query then says which), a card blocked for good
+ * BAD_SIM; --sim-state's not-initialized and bad-sim stay as they were asked.
+ */
+static uint32_t ready_state(const struct sim_mbim *m)
+{
+	if (!m->card.present)
+		return MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED;
+	if (m->opts.subscriber_state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED &&
+	    m->opts.subscriber_state != MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED)
+		return m->opts.subscriber_state;
+	if (m->card.pin1 == SIM_CARD_PIN_PERMANENTLY_BLOCKED)
+		return MBIM_SUBSCRIBER_READY_STATE_BAD_SIM;
+	if (sim_card_locked(&m->card))
+		return MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED;
+	return MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+}
+
 /* What a CID that needs the SIM answers while it is not initialized (NONE when it is). */
 static uint32_t sim_status(const struct sim_mbim *m)
 {
-	switch (m->opts.subscriber_state) {
+	switch (ready_state(m)) {
 	case MBIM_SUBSCRIBER_READY_STATE_INITIALIZED:
 		return MBIM_STATUS_ERROR_NONE;
 	case MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED:
@@ -174,6 +197,14 @@ int sim_mbim_new(const struct sim_mbim_options *opts, const struct sim_mbim_call
 	m->userdata = userdata;
 	m->radio_on = true;
 	m->attached = true;
+	/* --sim-state device-locked without --sim-pin: PIN1 enabled with the default PIN. */
+	bool locked = opts->subscriber_state == MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED;
+	sim_card_init(&m->card,
+		      !opts->no_sim && opts->subscriber_state !=
+					       MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED,
+		      opts->sim_pin[0] ? opts->sim_pin
+		      : locked	       ? SIM_CARD_PIN_DEFAULT
+				       : "");
 	*ret = m;
 	return 0;
 }
@@ -405,14 +436,15 @@ static void answer_subscriber_ready(struct sim_mbim *m, const struct req *r)
 {
 	struct info ib;
 
-	bool ready = m->opts.subscriber_state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
+	uint32_t state = ready_state(m);
+	bool ready = state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED;
 	/* EF_MSISDN needs the SIM: no number until it is initialized. */
 	unsigned n_numbers = ready && m->opts.msisdn[0] ? 1 : 0;
 
 	/* ReadyState, SubscriberId, SimIccId, ReadyInfo, ElementCount, then an OL pair per
 	 * telephone number. */
 	info_init(&ib, 28 + 8 * n_numbers);
-	info_u32(&ib, 0, m->opts.subscriber_state);
+	info_u32(&ib, 0, state);
 	info_string(&ib, 4, ready ? SIM_MBIM_IMSI : "");
 	info_string(&ib, 12, ready ? SIM_MBIM_ICCID : "");
 	info_u32(&ib, 20, MBIM_READY_INFO_FLAG_NONE);
@@ -1080,7 +1112,8 @@ static const uint32_t basic_connect_cids[] = {
 	MBIM_CID_PACKET_SERVICE,  MBIM_CID_SIGNAL_STATE,
 	MBIM_CID_CONNECT,	  MBIM_CID_IP_CONFIGURATION,
 	MBIM_CID_DEVICE_SERVICES, MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
-	MBIM_CID_HOME_PROVIDER,
+	MBIM_CID_HOME_PROVIDER,	  MBIM_CID_PIN,
+	MBIM_CID_PIN_LIST,
 };
 
 /* One MBIM_DEVICE_SERVICE_ELEMENT; its OL pair at pair_off. */
@@ -1133,6 +1166,126 @@ static void answer_subscribe_list(struct sim_mbim *m, const struct req *r)
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
+/* MBIM_PIN_INFO: the code the card waits for (PIN1, PUK1; none, unlocked, when it waits
+ * for none) and its tries left. */
+static void pin_info(const struct sim_mbim *m, struct info *ib)
+{
+	const struct sim_card *c = &m->card;
+
+	info_init(ib, 12);
+	if (c->pin1 == SIM_CARD_PIN_ENABLED_NOT_VERIFIED) {
+		info_u32(ib, 0, MBIM_PIN_TYPE_PIN1);
+		info_u32(ib, 4, MBIM_PIN_STATE_LOCKED);
+		info_u32(ib, 8, c->pin_retries);
+	} else if (c->pin1 == SIM_CARD_PIN_BLOCKED || c->pin1 == SIM_CARD_PIN_PERMANENTLY_BLOCKED) {
+		info_u32(ib, 0, MBIM_PIN_TYPE_PUK1);
+		info_u32(ib, 4, MBIM_PIN_STATE_LOCKED);
+		info_u32(ib, 8, c->puk_retries);
+	} else {
+		info_u32(ib, 0, MBIM_PIN_TYPE_UNKNOWN);
+		info_u32(ib, 4, MBIM_PIN_STATE_UNLOCKED);
+		info_u32(ib, 8, 0);
+	}
+}
+
+/*
+ * MBIM_CID_PIN. Query: pin_info(). Set {PinType, PinOperation, Pin, NewPin}: PIN1 enter,
+ * enable, disable, change; PUK1 enter with the new PIN1. A wrong code is FAILURE with the
+ * PIN_INFO of the code now waited for (PIN1 and its tries, PUK1 once blocked), as
+ * ModemManager reads it; PIN1 disabled for enter, change or disable is PIN_DISABLED; enable
+ * when enabled succeeds with nothing to do (MBIM 1.0 names no error for it). Only PIN1 and
+ * PUK1 are simulated: another PIN type is INVALID_PARAMETERS.
+ */
+static void answer_pin(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (!m->card.present) {
+		respond(m, r, MBIM_STATUS_ERROR_SIM_NOT_INSERTED, NULL);
+		return;
+	}
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_SET) {
+		pin_info(m, &ib);
+		respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+		return;
+	}
+	char code[SIM_CARD_PIN_MAX + 1], new_code[SIM_CARD_PIN_MAX + 1];
+	if (r->info_len < 24 || !req_string(r, 8, code, sizeof(code)) ||
+	    !req_string(r, 16, new_code, sizeof(new_code))) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return;
+	}
+	uint32_t type = get_le32(r->info), op = get_le32(r->info + 4);
+	enum sim_card_result res;
+	if (type == MBIM_PIN_TYPE_PUK1 && op == MBIM_PIN_OPERATION_ENTER)
+		res = sim_card_unblock(&m->card, code, new_code);
+	else if (type != MBIM_PIN_TYPE_PIN1)
+		res = SIM_CARD_INVALID_CODE;
+	else if (op == MBIM_PIN_OPERATION_ENTER)
+		res = sim_card_verify(&m->card, code);
+	else if (op == MBIM_PIN_OPERATION_ENABLE || op == MBIM_PIN_OPERATION_DISABLE)
+		res = sim_card_set_protection(&m->card, op == MBIM_PIN_OPERATION_ENABLE, code);
+	else if (op == MBIM_PIN_OPERATION_CHANGE)
+		res = sim_card_change(&m->card, code, new_code);
+	else
+		res = SIM_CARD_INVALID_CODE;
+	mlog(m, LOG_INFO, "sim mbim: PIN type %u operation %u: %d (PIN %u, PUK %u tries left)",
+	     type, op, res, m->card.pin_retries, m->card.puk_retries);
+	pin_info(m, &ib);
+	switch (res) {
+	case SIM_CARD_OK:
+		respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+		break;
+	case SIM_CARD_WRONG:
+		/* PIN1 verified or disabled and a wrong one given to change or disable it: the
+		 * PIN_INFO names PIN1 with its tries all the same. */
+		if (type == MBIM_PIN_TYPE_PIN1 &&
+		    m->card.pin1 != SIM_CARD_PIN_ENABLED_NOT_VERIFIED) {
+			info_u32(&ib, 0, MBIM_PIN_TYPE_PIN1);
+			info_u32(&ib, 4, MBIM_PIN_STATE_UNLOCKED);
+			info_u32(&ib, 8, m->card.pin_retries);
+		}
+		respond(m, r, MBIM_STATUS_ERROR_FAILURE, &ib);
+		break;
+	case SIM_CARD_BLOCKED:
+	case SIM_CARD_DEAD:
+		respond(m, r, MBIM_STATUS_ERROR_FAILURE, &ib);
+		break;
+	case SIM_CARD_NO_EFFECT:
+		if (op == MBIM_PIN_OPERATION_ENABLE)
+			respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+		else
+			respond(m, r, MBIM_STATUS_ERROR_PIN_DISABLED, NULL);
+		break;
+	case SIM_CARD_NOT_INSERTED:
+		respond(m, r, MBIM_STATUS_ERROR_SIM_NOT_INSERTED, NULL);
+		break;
+	case SIM_CARD_INVALID_CODE:
+	default:
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		break;
+	}
+}
+
+/* MBIM_CID_PIN_LIST: ten MBIM_PIN_DESC {PinMode, PinFormat, PinLengthMin, PinLengthMax};
+ * only PIN1 is simulated, the others NOT_SUPPORTED. */
+static void answer_pin_list(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (!m->card.present) {
+		respond(m, r, MBIM_STATUS_ERROR_SIM_NOT_INSERTED, NULL);
+		return;
+	}
+	info_init(&ib, 10 * 16);
+	info_u32(&ib, 0,
+		 sim_card_pin_enabled(&m->card) ? MBIM_PIN_MODE_ENABLED : MBIM_PIN_MODE_DISABLED);
+	info_u32(&ib, 4, MBIM_PIN_FORMAT_NUMERIC);
+	info_u32(&ib, 8, 4);
+	info_u32(&ib, 12, SIM_CARD_PIN_MAX);
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
 static void handle_command(struct sim_mbim *m, const struct req *r)
 {
 	bool query = r->type == MBIM_MESSAGE_COMMAND_TYPE_QUERY;
@@ -1163,6 +1316,15 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 	case MBIM_CID_RADIO_STATE:
 		answer_radio_state(m, r);
 		return;
+	case MBIM_CID_PIN:
+		answer_pin(m, r);
+		return;
+	case MBIM_CID_PIN_LIST:
+		if (query) {
+			answer_pin_list(m, r);
+			return;
+		}
+		break;
 	case MBIM_CID_REGISTER_STATE:
 		answer_register_state(m, r);
 		return;

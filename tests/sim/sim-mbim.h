@@ -37,8 +37,17 @@
  *     SIM_NOT_INSERTED (3), BAD_SIM (4), PIN_REQUIRED (5) for a locked one,
  *     NOT_INITIALIZED (14) while it is starting (Microsoft's MBIM implementation
  *     guidelines name the first three for a HOME_PROVIDER query).
+ *     The ready state follows the card (sim-card.c): DEVICE_LOCKED while PIN1 or PUK1 is
+ *     pending (opts.sim_pin), SIM_NOT_INSERTED with opts.no_sim, BAD_SIM once the PUK is
+ *     used up.
  *   RADIO_STATE (3) query/set: hardware and software radio on; set switches the software
  *     state (off: every session ends, with an indication).
+ *   PIN (4) query: the code waited for (PIN1 or PUK1, locked, tries left; none, unlocked);
+ *     set: PIN1 enter, enable, disable, change, PUK1 enter with a new PIN1; a wrong code
+ *     FAILURE (2) with the PIN_INFO, PIN1 disabled PIN_DISABLED (6), no card
+ *     SIM_NOT_INSERTED (3).
+ *   PIN_LIST (5) query: PIN1 enabled or disabled, numeric, 4..8 digits; the other nine
+ *     NOT_SUPPORTED.
  *   HOME_PROVIDER (6) query: the SIM's operator, SIM_MBIM_HOME_PROVIDER_ID (the IMSI's
  *     MCC+MNC) named SIM_MBIM_HOME_PROVIDER_NAME (the SPN the QMI side reads), state home;
  *     set (provisioning a home provider) is NO_DEVICE_SUPPORT.
@@ -126,8 +135,10 @@ struct sim_mbim_options {
 	uint32_t max_control_message; /* wMaxControlMessage */
 	uint32_t max_sessions;	      /* DEVICE_CAPS MaxSessions, and the limit */
 	uint32_t session_mtu;
-	bool qmi_over_mbim;	   /* DEVICE_SERVICES lists the QMI-over-MBIM service */
-	uint32_t subscriber_state; /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
+	bool qmi_over_mbim;		   /* DEVICE_SERVICES lists the QMI-over-MBIM service */
+	uint32_t subscriber_state;	   /* MbimSubscriberReadyState; 0 from _init: INITIALIZED */
+	char sim_pin[SIM_QMI_PIN_MAX + 1]; /* PIN1 enabled (locked at start) with it; "" off */
+	bool no_sim;			   /* no card (SIM_NOT_INSERTED) */
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* the SIM's own number; "" none (as many SIMs) */
 	char roaming_file[256]; /* registered roaming while it exists ("" = always home) */
 	char sms_outbox[256];	/* every SMS-SUBMIT sent, a hex line each ("" = not kept) */

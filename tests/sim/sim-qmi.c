@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sim-card.h"
 #include "sim-qmi.h"
 
 #ifndef QMAPD_VERSION
@@ -114,7 +115,7 @@ struct sim_qmi {
 	uint32_t next_handle;
 
 	/* The SIM card's PIN1: state (QmiUimPinState) and retries left. */
-	uint8_t pin1_state, pin1_retries, puk1_retries;
+	struct sim_card card; /* PIN1 and PUK1 (sim-card.c) */
 
 	bool in_handle;
 	bool reset_pending;
@@ -695,8 +696,8 @@ static void dms_get_ids(struct sim_qmi *q, const struct req *r)
 /* PIN1 is enabled and not verified (or blocked): the card's PIN-protected files are closed. */
 static bool sim_locked(const struct sim_qmi *q)
 {
-	return q->pin1_state != QMI_UIM_PIN_STATE_DISABLED &&
-	       q->pin1_state != QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
+	/* No card: nothing of it is readable either. */
+	return !q->card.present || sim_card_locked(&q->card);
 }
 
 static void dms_uim_get_iccid(struct sim_qmi *q, const struct req *r)
@@ -705,6 +706,12 @@ static void dms_uim_get_iccid(struct sim_qmi *q, const struct req *r)
 
 	if (q->opts.quirks.no_dms_uim) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+		return;
+	}
+	/* No card: UIM_UNINITIALIZED, what ModemManager takes for "SIM not inserted" from
+	 * DMS UIM. */
+	if (!q->card.present) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
 		return;
 	}
 	reply(q, r, resp, put_string(resp, 0x01, SIM_QMI_ICCID));
@@ -716,6 +723,10 @@ static void dms_uim_get_imsi(struct sim_qmi *q, const struct req *r)
 
 	if (q->opts.quirks.no_dms_uim) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+		return;
+	}
+	if (!q->card.present) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
 		return;
 	}
 	/* EF_IMSI needs PIN1 (TS 31.102); what DMS answers then is in no public capture:
@@ -817,17 +828,63 @@ static void dms_get_band_capabilities(struct sim_qmi *q, const struct req *r)
 static const uint8_t usim_aid[] = { 0xA0, 0x00, 0x00, 0x00, 0x87, 0x10, 0x02, 0xFF,
 				    0x33, 0xFF, 0xFF, 0x89, 0x06, 0x06, 0x00, 0x00 };
 
+static uint8_t qmi_pin_state(const struct sim_card *c)
+{
+	switch (c->pin1) {
+	case SIM_CARD_PIN_DISABLED:
+		return QMI_UIM_PIN_STATE_DISABLED;
+	case SIM_CARD_PIN_ENABLED_NOT_VERIFIED:
+		return QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED;
+	case SIM_CARD_PIN_ENABLED_VERIFIED:
+		return QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
+	case SIM_CARD_PIN_BLOCKED:
+		return QMI_UIM_PIN_STATE_BLOCKED;
+	case SIM_CARD_PIN_PERMANENTLY_BLOCKED:
+		return QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED;
+	}
+	return QMI_UIM_PIN_STATE_NOT_INITIALIZED;
+}
+
+/* No card in the slot: the slot listed absent, no application, no GW primary index
+ * (0xFFFF), as ModemManager reads a modem without SIM. */
+static void uim_card_status_absent(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x10, NULL);
+	bool ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 0xFFFF, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 1, NULL) /* cards */ &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_CARD_STATE_ABSENT, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_PIN_STATE_NOT_INITIALIZED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPIN retries */ &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPUK retries */ &&
+		  qmi_message_tlv_write_guint8(resp, QMI_UIM_CARD_ERROR_NO_ATR_RECEIVED, NULL) &&
+		  qmi_message_tlv_write_guint8(resp, 0, NULL) /* applications */ &&
+		  qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
 static void uim_get_card_status(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 	uint8_t app_state;
+	uint8_t pin1_state = qmi_pin_state(&q->card);
 
-	switch (q->pin1_state) {
-	case QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED:
+	if (!q->card.present) {
+		uim_card_status_absent(q, r);
+		return;
+	}
+	switch (q->card.pin1) {
+	case SIM_CARD_PIN_ENABLED_NOT_VERIFIED:
 		app_state = QMI_UIM_CARD_APPLICATION_STATE_PIN1_OR_UPIN_PIN_REQUIRED;
 		break;
-	case QMI_UIM_PIN_STATE_BLOCKED:
+	case SIM_CARD_PIN_BLOCKED:
 		app_state = QMI_UIM_CARD_APPLICATION_STATE_PUK1_OR_UPIN_PUK_REQUIRED;
+		break;
+	case SIM_CARD_PIN_PERMANENTLY_BLOCKED:
+		app_state = QMI_UIM_CARD_APPLICATION_STATE_PIN1_BLOCKED;
 		break;
 	default:
 		app_state = QMI_UIM_CARD_APPLICATION_STATE_READY;
@@ -857,9 +914,9 @@ static void uim_get_card_status(struct sim_qmi *q, const struct req *r)
 	for (size_t i = 0; ok && i < sizeof(usim_aid); i++)
 		ok = qmi_message_tlv_write_guint8(resp, usim_aid[i], NULL);
 	ok = ok && qmi_message_tlv_write_guint8(resp, 0, NULL) /* UPIN replaces PIN1: no */ &&
-	     qmi_message_tlv_write_guint8(resp, q->pin1_state, NULL) &&
-	     qmi_message_tlv_write_guint8(resp, q->pin1_retries, NULL) &&
-	     qmi_message_tlv_write_guint8(resp, q->puk1_retries, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, pin1_state, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, (uint8_t)q->card.pin_retries, NULL) &&
+	     qmi_message_tlv_write_guint8(resp, (uint8_t)q->card.puk_retries, NULL) &&
 	     qmi_message_tlv_write_guint8(resp, QMI_UIM_PIN_STATE_DISABLED, NULL) /* PIN2 */ &&
 	     qmi_message_tlv_write_guint8(resp, SIM_QMI_PIN_RETRIES, NULL) &&
 	     qmi_message_tlv_write_guint8(resp, SIM_QMI_PUK_RETRIES, NULL) &&
@@ -931,6 +988,10 @@ static void uim_read_transparent(struct sim_qmi *q, const struct req *r)
 					 : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
 		return;
 	}
+	if (!q->card.present) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
+		return;
+	}
 	if (flen < 3 || flen != 3u + file[2] || rlen != 4) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
 		return;
@@ -997,62 +1058,169 @@ static bool put_retries(QmiMessage *m, uint8_t verify, uint8_t unblock)
 	       qmi_message_tlv_write_complete(m, off, NULL);
 }
 
-/*
- * Verify PIN: 0x01 session, 0x02 {u8 PIN id, u8 length, PIN}. A wrong PIN1 is answered
- * ACCESS_DENIED with the retries left (0x10) and status words 63 Cx (0x11), as real firmware
- * does (ModemManager fc47fa7f); the last wrong one blocks PIN1 (PIN_BLOCKED, 69 83).
- */
-static void uim_verify_pin(struct sim_qmi *q, const struct req *r)
+/* A PIN TLV's code {u8 length, digits} at v (len bytes left) into out; the bytes it took,
+ * or -1 when it does not fit. */
+static int take_code(const uint8_t *v, size_t len, char *out, size_t outlen)
+{
+	if (len < 1 || len < 1u + v[0] || v[0] >= outlen)
+		return -1;
+	memcpy(out, v + 1, v[0]);
+	out[v[0]] = '\0';
+	return 1 + v[0];
+}
+
+/* What the card said, as UIM answers it: the result, the retries left (0x10: PIN1, PUK1)
+ * and, where the message has it (card_result_type, 0 none), the card's status words. A
+ * wrong code is ACCESS_DENIED with 63 Cx (ModemManager fc47fa7f); Set PIN Protection has no
+ * card result TLV (libqmi uim.json), so it names the wrong PIN INCORRECT_PIN, the error
+ * ModemManager reads the same way. A blocked PIN1 is PIN_BLOCKED with 69 83, a card blocked
+ * for good PIN_ALWAYS_BLOCKED; no public capture shows the last two with status words:
+ * those are TS 102 221's. */
+static void uim_pin_answer(struct sim_qmi *q, const struct req *r, enum sim_card_result res,
+			   bool unblock, uint8_t card_result_type)
+{
+	QmiProtocolError e;
+	uint8_t sw1 = 0x90, sw2 = 0x00;
+	unsigned left = unblock ? q->card.puk_retries : q->card.pin_retries;
+
+	switch (res) {
+	case SIM_CARD_OK:
+		e = QMI_PROTOCOL_ERROR_NONE;
+		break;
+	case SIM_CARD_WRONG:
+		e = card_result_type ? QMI_PROTOCOL_ERROR_ACCESS_DENIED
+				     : QMI_PROTOCOL_ERROR_INCORRECT_PIN;
+		sw1 = 0x63;
+		sw2 = (uint8_t)(0xC0 | (left & 0x0F));
+		break;
+	case SIM_CARD_BLOCKED:
+		e = QMI_PROTOCOL_ERROR_PIN_BLOCKED;
+		sw1 = 0x69;
+		sw2 = 0x83;
+		break;
+	case SIM_CARD_DEAD:
+		e = QMI_PROTOCOL_ERROR_PIN_ALWAYS_BLOCKED;
+		sw1 = 0x69;
+		sw2 = 0x83;
+		break;
+	case SIM_CARD_NO_EFFECT:
+		/* Nothing to do: the card answers that PIN1 is not as the command needs. */
+		e = QMI_PROTOCOL_ERROR_NO_EFFECT;
+		card_result_type = 0;
+		break;
+	case SIM_CARD_NOT_INSERTED:
+		reply_error(q, r, QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
+		return;
+	case SIM_CARD_INVALID_CODE:
+	default:
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, e);
+	bool ok = put_retries(resp, (uint8_t)q->card.pin_retries, (uint8_t)q->card.puk_retries) &&
+		  (!card_result_type || put_card_result(resp, card_result_type, sw1, sw2));
+	reply(q, r, resp, ok);
+}
+
+/* The session and the info TLV 0x02 {u8 PIN id, codes...} of the four PIN commands: the
+ * codes into a and b (b NULL: one code; extra: a u8 before the codes, Set PIN Protection's
+ * "enabled"). false when answered already (malformed, missing, not PIN1). */
+static bool uim_pin_request(struct sim_qmi *q, const struct req *r, bool extra, uint8_t *ret_extra,
+			    char *a, char *b)
 {
 	uint16_t len;
 	const uint8_t *info = get_raw(r, 0x02, &len);
 	int session = uim_session(r);
-	const char *pin = q->opts.quirks.sim_pin;
 
 	if (!info || session < 0) {
 		reply_error(q, r,
 			    info ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
 				 : QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
-		return;
+		return false;
 	}
-	if (len < 2 || len != 2u + info[1]) {
+	size_t at = extra ? 2 : 1;
+	if (len < at + 1) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
-		return;
+		return false;
 	}
-	if (info[0] != QMI_UIM_PIN_ID_PIN1 || info[1] < 4 || info[1] > SIM_QMI_PIN_MAX) {
+	if (extra)
+		*ret_extra = info[1];
+	int n = take_code(info + at, len - at, a, SIM_CARD_PIN_MAX + 1);
+	if (n >= 0) {
+		at += (size_t)n;
+		if (b) {
+			n = at < len ? take_code(info + at, len - at, b, SIM_CARD_PIN_MAX + 1) : -1;
+			at += n >= 0 ? (size_t)n : 0;
+		}
+	}
+	if (n < 0 || at != len) {
+		/* A code longer than 8 digits is an argument no card takes. */
+		reply_error(q, r,
+			    n < 0 && len > at ? QMI_PROTOCOL_ERROR_INVALID_ARGUMENT
+					      : QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return false;
+	}
+	if (info[0] != QMI_UIM_PIN_ID_PIN1) {
+		/* Only PIN1 is simulated. */
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return false;
+	}
+	return true;
+}
+
+/* Verify PIN: 0x01 session, 0x02 {u8 PIN id, u8 length, PIN}; card result in 0x13 (0x11 is
+ * the encrypted PIN1 there, libqmi uim.json). */
+static void uim_verify_pin(struct sim_qmi *q, const struct req *r)
+{
+	char pin[SIM_CARD_PIN_MAX + 1];
+
+	if (!uim_pin_request(q, r, false, NULL, pin, NULL))
+		return;
+	enum sim_card_result res = sim_card_verify(&q->card, pin);
+	qlog(q, LOG_INFO, "sim qmi uim: verify PIN1: %d, %u tries left", res, q->card.pin_retries);
+	uim_pin_answer(q, r, res, false, 0x13);
+}
+
+/* Unblock PIN: 0x02 {u8 PIN id, u8 length, PUK, u8 length, new PIN}; card result 0x13. */
+static void uim_unblock_pin(struct sim_qmi *q, const struct req *r)
+{
+	char puk[SIM_CARD_PIN_MAX + 1], pin[SIM_CARD_PIN_MAX + 1];
+
+	if (!uim_pin_request(q, r, false, NULL, puk, pin))
+		return;
+	enum sim_card_result res = sim_card_unblock(&q->card, puk, pin);
+	qlog(q, LOG_INFO, "sim qmi uim: unblock PIN1: %d, PUK %u tries left", res,
+	     q->card.puk_retries);
+	uim_pin_answer(q, r, res, true, 0x13);
+}
+
+/* Set PIN Protection: 0x02 {u8 PIN id, u8 enabled, u8 length, PIN}; no card result. */
+static void uim_set_pin_protection(struct sim_qmi *q, const struct req *r)
+{
+	char pin[SIM_CARD_PIN_MAX + 1];
+	uint8_t enable = 0;
+
+	if (!uim_pin_request(q, r, true, &enable, pin, NULL))
+		return;
+	if (enable > 1) {
 		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
 		return;
 	}
-	g_autoptr(QmiMessage) resp = NULL;
-	bool ok;
-	if (q->pin1_state == QMI_UIM_PIN_STATE_DISABLED) {
-		/* Nothing to verify: the card answers that PIN1 is not enabled. */
-		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NO_EFFECT);
-		ok = put_retries(resp, q->pin1_retries, q->puk1_retries);
-	} else if (q->pin1_state == QMI_UIM_PIN_STATE_BLOCKED) {
-		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
-		ok = put_retries(resp, 0, q->puk1_retries) &&
-		     put_card_result(resp, 0x13, 0x69, 0x83);
-	} else if (info[1] == strlen(pin) && memcmp(info + 2, pin, info[1]) == 0) {
-		q->pin1_state = QMI_UIM_PIN_STATE_ENABLED_VERIFIED;
-		q->pin1_retries = SIM_QMI_PIN_RETRIES;
-		qlog(q, LOG_INFO, "sim qmi uim: PIN1 verified");
-		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
-		     put_card_result(resp, 0x13, 0x90, 0x00);
-	} else if (--q->pin1_retries == 0) {
-		q->pin1_state = QMI_UIM_PIN_STATE_BLOCKED;
-		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, now blocked");
-		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_PIN_BLOCKED);
-		ok = put_retries(resp, 0, q->puk1_retries) &&
-		     put_card_result(resp, 0x13, 0x69, 0x83);
-	} else {
-		qlog(q, LOG_INFO, "sim qmi uim: wrong PIN1, %u tries left", q->pin1_retries);
-		resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_ACCESS_DENIED);
-		ok = put_retries(resp, q->pin1_retries, q->puk1_retries) &&
-		     put_card_result(resp, 0x13, 0x63, (uint8_t)(0xC0 | q->pin1_retries));
-	}
-	reply(q, r, resp, ok);
+	enum sim_card_result res = sim_card_set_protection(&q->card, enable, pin);
+	qlog(q, LOG_INFO, "sim qmi uim: PIN1 protection %s: %d", enable ? "on" : "off", res);
+	uim_pin_answer(q, r, res, false, 0);
+}
+
+/* Change PIN: 0x02 {u8 PIN id, u8 length, old PIN, u8 length, new PIN}; card result 0x13. */
+static void uim_change_pin(struct sim_qmi *q, const struct req *r)
+{
+	char old[SIM_CARD_PIN_MAX + 1], pin[SIM_CARD_PIN_MAX + 1];
+
+	if (!uim_pin_request(q, r, false, NULL, old, pin))
+		return;
+	enum sim_card_result res = sim_card_change(&q->card, old, pin);
+	qlog(q, LOG_INFO, "sim qmi uim: change PIN1: %d", res);
+	uim_pin_answer(q, r, res, false, 0x13);
 }
 
 static void dms_get_capabilities(struct sim_qmi *q, const struct req *r)
@@ -2165,7 +2333,10 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_NAS, 0x0034, nas_get_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },
 	{ QMI_SERVICE_UIM, 0x0020, uim_read_transparent },
+	{ QMI_SERVICE_UIM, 0x0025, uim_set_pin_protection },
 	{ QMI_SERVICE_UIM, 0x0026, uim_verify_pin },
+	{ QMI_SERVICE_UIM, 0x0027, uim_unblock_pin },
+	{ QMI_SERVICE_UIM, 0x0028, uim_change_pin },
 	{ QMI_SERVICE_UIM, 0x002F, uim_get_card_status },
 	{ QMI_SERVICE_WDA, 0x0020, wda_set_data_format },
 	{ QMI_SERVICE_WDA, 0x0021, wda_get_data_format },
@@ -2310,10 +2481,7 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	}
 	for (int svc = 0; svc < _SVC_MAX; svc++)
 		q->next_cid[svc] = CID_MIN;
-	q->pin1_state = q->opts.quirks.sim_pin[0] ? QMI_UIM_PIN_STATE_ENABLED_NOT_VERIFIED
-						  : QMI_UIM_PIN_STATE_DISABLED;
-	q->pin1_retries = SIM_QMI_PIN_RETRIES;
-	q->puk1_retries = SIM_QMI_PUK_RETRIES;
+	sim_card_init(&q->card, !q->opts.quirks.no_sim, q->opts.quirks.sim_pin);
 
 	*ret = q;
 	return 0;

@@ -43,8 +43,14 @@
  *       beyond the file INVALID_ARGUMENT + 6B 00),
  *       0x0026 Verify PIN (PIN1: right -> verified, retries 0x10, 90 00 in 0x13; wrong ->
  *       ACCESS_DENIED (82) + retries left + 63 Cx, the last try -> PIN_BLOCKED (35) +
- *       69 83; PIN1 disabled -> NO_EFFECT). While PIN1 is not verified the modem does not
- *       register and Start Network fails (CALL_FAILED, no service, CM 2001).
+ *       69 83; PIN1 disabled -> NO_EFFECT), 0x0027 Unblock PIN (PUK SIM_CARD_PUK_DEFAULT
+ *       and a new PIN; the answer as Verify PIN's with the PUK tries, the tenth wrong PUK ->
+ *       PIN_ALWAYS_BLOCKED), 0x0025 Set PIN Protection (a wrong PIN INCORRECT_PIN: the
+ *       answer has no card result; already so -> NO_EFFECT), 0x0028 Change PIN (as Verify
+ *       PIN). While PIN1 is not verified the modem does not register and Start Network
+ *       fails (CALL_FAILED, no service, CM 2001). quirks.no_sim: the card is absent (Get
+ *       Card Status lists it ABSENT without applications; DMS UIM, Read Transparent and the
+ *       PIN commands UIM_UNINITIALIZED), the modem never registers.
  *   WDA 0x0020 Set Data Format, 0x0021 Get Data Format.
  *   WDS 0x0020 Start Network, 0x0021 Stop Network, 0x0022 Get Packet Service Status,
  *       0x0024 Get Packet Statistics (byte counters 0x19/0x1A, 0; OUT_OF_CALL without a
@@ -223,6 +229,7 @@ struct sim_qmi_quirks {
 	bool no_dms_uim;
 	/* The SIM card: PIN1 enabled with this PIN ("" = PIN1 disabled), locked at start. */
 	char sim_pin[SIM_QMI_PIN_MAX + 1];
+	bool no_sim; /* no card in the slot (QMI: UIM card absent; MBIM: SIM_NOT_INSERTED) */
 	char msisdn[SIM_QMI_MSISDN_MAX + 1]; /* "" = not provisioned, as on many SIMs */
 	/* While this file exists the modem is registered roaming (a visited network), not
 	 * home: a test switches it at run time. "" = always home. */

@@ -2249,6 +2249,8 @@ static int sim_new_mbim(struct sim *s)
 	m->session_mtu = o->session_mtu;
 	m->qmi_over_mbim = o->qmi_over_mbim;
 	m->subscriber_state = o->mbim_sim_state;
+	snprintf(m->sim_pin, sizeof(m->sim_pin), "%s", o->quirks.sim_pin);
+	m->no_sim = o->quirks.no_sim;
 	snprintf(m->msisdn, sizeof(m->msisdn), "%s", o->quirks.msisdn);
 	snprintf(m->roaming_file, sizeof(m->roaming_file), "%s", o->quirks.roaming_file);
 	snprintf(m->sms_outbox, sizeof(m->sms_outbox), "%s", o->quirks.sms_outbox);

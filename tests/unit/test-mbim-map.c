@@ -86,11 +86,77 @@ TEST(sim)
 	i = (struct modem_info){ 0 };
 	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED), &i);
 	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PIN);
-	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
+	EXPECT_EQ(i.sim, MODEM_SIM_PRESENT);
+	EXPECT_TRUE(i.sim_pin_enabled && modem_info_sim_locked(&i));
 	i = (struct modem_info){ 0 };
 	mbim_map_sim(mbim_map_subscriber(MBIM_SUBSCRIBER_READY_STATE_NOT_INITIALIZED), &i);
 	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
 	EXPECT_TRUE(!i.tells_lock);
+}
+
+/* MBIM_CID_PIN's answer refines the lock and gives the tries of the code it names. */
+TEST(pin)
+{
+	struct modem_info i = { 0 };
+
+	mbim_map_sim("device-locked", &i);
+	mbim_map_pin(true, MBIM_PIN_TYPE_PIN1, MBIM_PIN_STATE_LOCKED, 2, -1, &i);
+	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PIN);
+	EXPECT_TRUE(i.have_pin_retries && !i.have_puk_retries);
+	EXPECT_EQ(i.pin_retries, 2);
+	i = (struct modem_info){ 0 };
+	mbim_map_sim("device-locked", &i);
+	mbim_map_pin(true, MBIM_PIN_TYPE_PUK1, MBIM_PIN_STATE_LOCKED, 10, 1, &i);
+	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PUK);
+	EXPECT_TRUE(!i.have_pin_retries && i.have_puk_retries);
+	EXPECT_EQ(i.puk_retries, 10);
+	EXPECT_TRUE(modem_info_sim_locked(&i));
+	/* Unlocked, PIN1 enabled (PIN_LIST): no lock, the facility lock on. */
+	i = (struct modem_info){ 0 };
+	mbim_map_sim("initialized", &i);
+	mbim_map_pin(true, MBIM_PIN_TYPE_UNKNOWN, MBIM_PIN_STATE_UNLOCKED, 0, 1, &i);
+	EXPECT_EQ(i.lock, MODEM_LOCK_NONE);
+	EXPECT_TRUE(i.sim_pin_enabled && !i.have_pin_retries && !i.have_puk_retries);
+	mbim_map_pin(true, MBIM_PIN_TYPE_UNKNOWN, MBIM_PIN_STATE_UNLOCKED, 0, 0, &i);
+	EXPECT_TRUE(!i.sim_pin_enabled);
+	/* No SIM: nothing to say about codes. */
+	i = (struct modem_info){ 0 };
+	mbim_map_sim("sim-not-inserted", &i);
+	mbim_map_pin(true, MBIM_PIN_TYPE_PIN1, MBIM_PIN_STATE_LOCKED, 3, 1, &i);
+	EXPECT_TRUE(!i.tells_lock && !i.have_pin_retries && !i.sim_pin_enabled);
+}
+
+TEST(pin_result)
+{
+	int left;
+
+	EXPECT_EQ(mbim_map_pin_result(true, MBIM_STATUS_ERROR_NONE, true, MBIM_PIN_TYPE_UNKNOWN, 0,
+				      MODEM_PIN_OP_VERIFY, &left),
+		  MODEM_PIN_OK);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_FAILURE, true, MBIM_PIN_TYPE_PIN1, 2,
+				      MODEM_PIN_OP_VERIFY, &left),
+		  MODEM_PIN_WRONG);
+	EXPECT_EQ(left, 2);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_FAILURE, true, MBIM_PIN_TYPE_PUK1,
+				      10, MODEM_PIN_OP_VERIFY, &left),
+		  MODEM_PIN_BLOCKED);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_FAILURE, true, MBIM_PIN_TYPE_PUK1, 9,
+				      MODEM_PIN_OP_UNBLOCK, &left),
+		  MODEM_PIN_WRONG);
+	EXPECT_EQ(left, 9);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_FAILURE, true, MBIM_PIN_TYPE_PUK1, 0,
+				      MODEM_PIN_OP_UNBLOCK, &left),
+		  MODEM_PIN_SIM_BLOCKED);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_FAILURE, false, 0, 0,
+				      MODEM_PIN_OP_VERIFY, &left),
+		  MODEM_PIN_FAILED);
+	EXPECT_EQ(left, -1);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_PIN_DISABLED, false, 0, 0,
+				      MODEM_PIN_OP_DISABLE, &left),
+		  MODEM_PIN_NOT_NEEDED);
+	EXPECT_EQ(mbim_map_pin_result(false, MBIM_STATUS_ERROR_SIM_NOT_INSERTED, false, 0, 0,
+				      MODEM_PIN_OP_VERIFY, &left),
+		  MODEM_PIN_NO_SERVICE);
 }
 
 TEST(status_words)

@@ -50,6 +50,21 @@ TEST(state)
 	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_LOCKED);
 	in.control = MODEM_CONTROL_OPENING;
 	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_ENABLING);
+	/* MBIM stops at a locked SIM (failed, device open): LOCKED, so clients ask for it. */
+	in.control = MODEM_CONTROL_FAILED;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_LOCKED);
+
+	/* No SIM: FAILED though ready and searching (QMI), and when failed (MBIM). */
+	in = (struct mmd_state_input){ .control = MODEM_CONTROL_READY,
+				       .registration = MODEM_REGISTRATION_SEARCHING,
+				       .sim_failed = true };
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_FAILED);
+	in.control = MODEM_CONTROL_FAILED;
+	EXPECT_EQ(mmd_modem_state(&in), MM_MODEM_STATE_FAILED);
+	EXPECT_EQ(mmd_failed_reason(MODEM_FAILED_SIM_MISSING),
+		  MM_MODEM_STATE_FAILED_REASON_SIM_MISSING);
+	EXPECT_EQ(mmd_failed_reason(MODEM_FAILED_SIM_ERROR),
+		  MM_MODEM_STATE_FAILED_REASON_SIM_ERROR);
 }
 
 TEST(modes)

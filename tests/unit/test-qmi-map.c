@@ -65,7 +65,8 @@ TEST(info)
 	EXPECT_EQ(i.packet_service, MODEM_PACKET_SERVICE_UNKNOWN);
 	EXPECT_EQ(i.sim, MODEM_SIM_UNKNOWN);
 	EXPECT_EQ(i.lock, MODEM_LOCK_UNKNOWN);
-	EXPECT_TRUE(!i.tells_lock && !i.have_retries && !i.sim_pin_enabled);
+	EXPECT_TRUE(!i.tells_lock && !i.have_pin_retries && !i.have_puk_retries &&
+		    !i.sim_pin_enabled);
 	EXPECT_TRUE(!i.sim_operator_id && !i.attach_apn && !i.own_number);
 	EXPECT_EQ(i.attach_ip_family, MODEM_IP_FAMILY_NONE);
 	EXPECT_TRUE(!modem_info_sim_locked(&i));
@@ -84,7 +85,7 @@ TEST(info)
 	q.ps_attached = 1;
 	snprintf(q.operator_id, sizeof(q.operator_id), "00101");
 	qmi_map_info(&q, &i);
-	EXPECT_TRUE(i.tells_lock && i.have_retries && i.sim_pin_enabled);
+	EXPECT_TRUE(i.tells_lock && i.have_pin_retries && i.have_puk_retries && i.sim_pin_enabled);
 	EXPECT_EQ(i.lock, MODEM_LOCK_SIM_PIN);
 	EXPECT_EQ(i.pin_retries, 3);
 	EXPECT_EQ(i.puk_retries, 10);

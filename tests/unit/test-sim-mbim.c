@@ -294,6 +294,108 @@ TEST(own_number)
 	open_device(4096);
 }
 
+static void expect_pin(MbimMessage *resp, MbimPinType type, MbimPinState state, guint32 left)
+{
+	MbimPinType t = 99;
+	MbimPinState st = 99;
+	guint32 n = 99;
+
+	EXPECT_TRUE(mbim_message_pin_response_parse(resp, &t, &st, &n, NULL));
+	EXPECT_EQ(t, type);
+	EXPECT_EQ(st, state);
+	EXPECT_EQ(n, left);
+}
+
+static MbimMessage *pin_set(MbimPinType type, MbimPinOperation op, const char *a, const char *b)
+{
+	return exchange(mbim_message_pin_set_new(type, op, a, b, NULL));
+}
+
+static MbimSubscriberReadyState ready_state(void)
+{
+	MbimSubscriberReadyState ready = 99;
+
+	EXPECT_TRUE(mbim_message_subscriber_ready_status_response_parse(
+		exchange(mbim_message_subscriber_ready_status_query_new(NULL)), &ready, NULL, NULL,
+		NULL, NULL, NULL, NULL));
+	return ready;
+}
+
+static bool pin1_enabled(void)
+{
+	g_autoptr(MbimPinDesc) pin1 = NULL;
+
+	EXPECT_TRUE(mbim_message_pin_list_response_parse(
+		exchange(mbim_message_pin_list_query_new(NULL)), &pin1, NULL, NULL, NULL, NULL,
+		NULL, NULL, NULL, NULL, NULL, NULL));
+	return pin1 && pin1->pin_mode == MBIM_PIN_MODE_ENABLED;
+}
+
+/* MBIM_CID_PIN and PIN_LIST on a PIN-locked card: enter, block, PUK, enable, change. */
+TEST(pin)
+{
+	snprintf(opts.sim_pin, sizeof(opts.sim_pin), "1234");
+	engine_new();
+	open_device(4096);
+	EXPECT_EQ(ready_state(), MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED);
+	expect_pin(exchange(mbim_message_pin_query_new(NULL)), MBIM_PIN_TYPE_PIN1,
+		   MBIM_PIN_STATE_LOCKED, 3);
+	EXPECT_TRUE(pin1_enabled());
+	/* Wrong: FAILURE with the PIN_INFO and a try less; right: initialized. */
+	MbimMessage *resp = pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_ENTER, "0000", "");
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_FAILURE);
+	expect_pin(resp, MBIM_PIN_TYPE_PIN1, MBIM_PIN_STATE_LOCKED, 2);
+	resp = pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_ENTER, "1234", "");
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NONE);
+	expect_pin(resp, MBIM_PIN_TYPE_UNKNOWN, MBIM_PIN_STATE_UNLOCKED, 0);
+	EXPECT_EQ(ready_state(), MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
+	/* Three wrong PINs (to change): PUK1 locked, the SIM device-locked again. */
+	pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_CHANGE, "0000", "1111");
+	pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_CHANGE, "0000", "1111");
+	resp = pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_CHANGE, "0000", "1111");
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_FAILURE);
+	expect_pin(resp, MBIM_PIN_TYPE_PUK1, MBIM_PIN_STATE_LOCKED, 10);
+	EXPECT_EQ(ready_state(), MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED);
+	resp = pin_set(MBIM_PIN_TYPE_PUK1, MBIM_PIN_OPERATION_ENTER, "87654321", "5555");
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_FAILURE);
+	expect_pin(resp, MBIM_PIN_TYPE_PUK1, MBIM_PIN_STATE_LOCKED, 9);
+	resp = pin_set(MBIM_PIN_TYPE_PUK1, MBIM_PIN_OPERATION_ENTER, "12345678", "5555");
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_NONE);
+	EXPECT_EQ(ready_state(), MBIM_SUBSCRIBER_READY_STATE_INITIALIZED);
+	/* Disable, enable, change. */
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_DISABLE, "5555", "")),
+		  MBIM_STATUS_ERROR_NONE);
+	EXPECT_TRUE(!pin1_enabled());
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_DISABLE, "5555", "")),
+		  MBIM_STATUS_ERROR_PIN_DISABLED);
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_ENABLE, "5555", "")),
+		  MBIM_STATUS_ERROR_NONE);
+	EXPECT_TRUE(pin1_enabled());
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_CHANGE, "5555", "6666")),
+		  MBIM_STATUS_ERROR_NONE);
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_DISABLE, "5555", "")),
+		  MBIM_STATUS_ERROR_FAILURE);
+	/* Only PIN1 and PUK1 are simulated; a code of 9 digits never reaches the card. */
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN2, MBIM_PIN_OPERATION_ENTER, "6666", "")),
+		  MBIM_STATUS_ERROR_INVALID_PARAMETERS);
+	EXPECT_EQ(status_of(pin_set(MBIM_PIN_TYPE_PIN1, MBIM_PIN_OPERATION_ENTER, "123456789", "")),
+		  MBIM_STATUS_ERROR_INVALID_PARAMETERS);
+
+	/* No card: SIM_NOT_INSERTED for the state and both CIDs. */
+	opts.sim_pin[0] = '\0';
+	opts.no_sim = true;
+	engine_new();
+	open_device(4096);
+	EXPECT_EQ(ready_state(), MBIM_SUBSCRIBER_READY_STATE_SIM_NOT_INSERTED);
+	EXPECT_EQ(status_of(exchange(mbim_message_pin_query_new(NULL))),
+		  MBIM_STATUS_ERROR_SIM_NOT_INSERTED);
+	EXPECT_EQ(status_of(exchange(mbim_message_pin_list_query_new(NULL))),
+		  MBIM_STATUS_ERROR_SIM_NOT_INSERTED);
+	opts.no_sim = false;
+	engine_new();
+	open_device(4096);
+}
+
 TEST(qmi_over_mbim_listed)
 {
 	g_autoptr(MbimDeviceServiceElementArray) services = NULL;

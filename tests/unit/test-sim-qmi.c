@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "qmap.h"
+#include "sim-card.h"
 #include "sim-qmi.h"
 #include "sim.h"
 #include "test-loop.h"
@@ -1626,6 +1627,122 @@ TEST(uim)
 	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
 		  QMI_DMS_OPERATING_MODE_ONLINE);
 	EXPECT_EQ(simple(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0034), 0);
+}
+
+/* A UIM PIN command: 0x02 {PIN1, [flag,] length, a, [length, b]}. */
+static QmiMessage *pin_command(uint8_t cid, uint16_t message, int flag, const char *a,
+			       const char *b)
+{
+	QmiMessage *req = request(QMI_SERVICE_UIM, cid, message);
+	uint8_t info[3 + 2 * 9];
+	size_t n = 0;
+
+	info[n++] = QMI_UIM_PIN_ID_PIN1;
+	if (flag >= 0)
+		info[n++] = (uint8_t)flag;
+	info[n++] = (uint8_t)strlen(a);
+	memcpy(info + n, a, strlen(a));
+	n += strlen(a);
+	if (b) {
+		info[n++] = (uint8_t)strlen(b);
+		memcpy(info + n, b, strlen(b));
+		n += strlen(b);
+	}
+	add_bytes(req, 0x01, (uint8_t[]){ QMI_UIM_SESSION_TYPE_CARD_SLOT_1, 0 }, 2);
+	add_bytes(req, 0x02, info, n);
+	return exchange(req);
+}
+
+/* PIN1 state and PIN/PUK tries from Get Card Status. */
+static void expect_codes(uint8_t cid, QmiUimPinState state, guint8 pin, guint8 puk)
+{
+	QmiMessage *resp = exchange(request(QMI_SERVICE_UIM, cid, 0x002F));
+	guint16 len;
+	const guint8 *v = tlv(resp, 0x10, &len);
+
+	EXPECT_TRUE(v && len == CARD_STATUS_PIN1 + 6);
+	if (!v || len != CARD_STATUS_PIN1 + 6)
+		return;
+	EXPECT_EQ(v[CARD_STATUS_PIN1], state);
+	EXPECT_EQ(v[CARD_STATUS_PIN1 + 1], pin);
+	EXPECT_EQ(v[CARD_STATUS_PIN1 + 2], puk);
+}
+
+/* Unblock PIN (0x27), Set PIN Protection (0x25), Change PIN (0x28) on the card, and a modem
+ * without a card. */
+TEST(uim_codes)
+{
+	struct sim_qmi_options saved = opts;
+	guint16 len;
+
+	snprintf(opts.quirks.sim_pin, sizeof(opts.quirks.sim_pin), "1234");
+	engine_new();
+	uint8_t uim = allocate(QMI_SERVICE_UIM);
+	for (int i = 0; i < 3; i++)
+		result_of(verify_pin(uim, "0000"));
+	expect_codes(uim, QMI_UIM_PIN_STATE_BLOCKED, 0, SIM_QMI_PUK_RETRIES);
+	/* A wrong PUK: ACCESS_DENIED, a PUK try less, 63 C9. */
+	QmiMessage *resp = pin_command(uim, 0x0027, -1, "87654321", "5555");
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	const guint8 *v = tlv(resp, 0x10, &len);
+	EXPECT_TRUE(v && len == 2 && v[0] == 0 && v[1] == SIM_QMI_PUK_RETRIES - 1);
+	v = tlv(resp, 0x13, &len);
+	EXPECT_TRUE(v && len == 2 && v[0] == 0x63 && v[1] == 0xC9);
+	/* The right PUK with a new PIN: verified, both counters back. */
+	EXPECT_EQ(result_of(pin_command(uim, 0x0027, -1, SIM_CARD_PUK_DEFAULT, "5555")), 0);
+	expect_codes(uim, QMI_UIM_PIN_STATE_ENABLED_VERIFIED, SIM_QMI_PIN_RETRIES,
+		     SIM_QMI_PUK_RETRIES);
+	/* Protection off: the wrong PIN is INCORRECT_PIN (no card result in this answer). */
+	resp = pin_command(uim, 0x0025, 0, "1234", NULL);
+	EXPECT_EQ(result_of(resp), QMI_PROTOCOL_ERROR_INCORRECT_PIN);
+	EXPECT_TRUE(tlv(resp, 0x13, &len) == NULL);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0025, 0, "5555", NULL)), 0);
+	expect_codes(uim, QMI_UIM_PIN_STATE_DISABLED, SIM_QMI_PIN_RETRIES, SIM_QMI_PUK_RETRIES);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0025, 0, "5555", NULL)),
+		  QMI_PROTOCOL_ERROR_NO_EFFECT);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0028, -1, "5555", "6666")),
+		  QMI_PROTOCOL_ERROR_NO_EFFECT);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0025, 2, "5555", NULL)),
+		  QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0025, 1, "5555", NULL)), 0);
+	/* Change: the old PIN no longer works, the new one does. */
+	EXPECT_EQ(result_of(pin_command(uim, 0x0028, -1, "1111", "6666")),
+		  QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0028, -1, "5555", "6666")), 0);
+	EXPECT_EQ(result_of(verify_pin(uim, "5555")), QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	EXPECT_EQ(result_of(verify_pin(uim, "6666")), 0);
+	/* Malformed: a second code missing, a code of 9 digits. */
+	EXPECT_EQ(result_of(pin_command(uim, 0x0028, -1, "6666", NULL)),
+		  QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0026, -1, "123456789", NULL)),
+		  QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+
+	/* Ten wrong PUKs: blocked for good. */
+	for (int i = 0; i < SIM_QMI_PUK_RETRIES - 1; i++)
+		EXPECT_EQ(result_of(pin_command(uim, 0x0027, -1, "87654321", "5555")),
+			  QMI_PROTOCOL_ERROR_ACCESS_DENIED);
+	EXPECT_EQ(result_of(pin_command(uim, 0x0027, -1, "87654321", "5555")),
+		  QMI_PROTOCOL_ERROR_PIN_ALWAYS_BLOCKED);
+	expect_codes(uim, QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED, 0, 0);
+
+	/* No card: absent, without applications; the rest UIM_UNINITIALIZED. */
+	opts = saved;
+	opts.quirks.no_sim = true;
+	engine_new();
+	uim = allocate(QMI_SERVICE_UIM);
+	uint8_t dms = allocate(QMI_SERVICE_DMS);
+	resp = exchange(request(QMI_SERVICE_UIM, uim, 0x002F));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x10, &len);
+	EXPECT_TRUE(v && len == 15 && v[0] == 0xFF && v[1] == 0xFF && v[8] == 1 &&
+		    v[9] == QMI_UIM_CARD_STATE_ABSENT && v[14] == 0);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x003C), QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
+	EXPECT_EQ(simple(QMI_SERVICE_DMS, dms, 0x0043), QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
+	EXPECT_EQ(result_of(verify_pin(uim, "1234")), QMI_PROTOCOL_ERROR_UIM_UNINITIALIZED);
+	resp = exchange(request(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0024));
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && len >= 1 && v[0] == QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED);
+	opts = saved;
 }
 
 static QmiMessage *profile_request(uint8_t cid, uint16_t message, uint8_t type, uint8_t second)

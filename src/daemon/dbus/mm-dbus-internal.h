@@ -75,7 +75,7 @@ struct mmd_modem {
 	unsigned n_parked;
 	struct mmd_wait *waiting;
 	MMModemState state;
-	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
+	struct mmd_pin_call *pin_call; /* a SIM code call waiting for the modem (mm-dbus-sim.c) */
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 	struct mmd_messaging *messaging;   /* Messaging and its SMS objects (mm-dbus-messaging.c) */
 	struct mmd_location *location;	   /* Location, 3GPP LAC/CI (mm-dbus-location.c) */

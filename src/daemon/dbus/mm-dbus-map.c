@@ -69,10 +69,16 @@ MMModemState mmd_modem_state(const struct mmd_state_input *in)
 	case MODEM_CONTROL_OPENING:
 		return MM_MODEM_STATE_ENABLING;
 	case MODEM_CONTROL_FAILED:
-		return MM_MODEM_STATE_FAILED;
+		/* MBIM stops short of ready while the SIM waits for its code: LOCKED all the
+		 * same, so that clients ask for it. */
+		return in->locked ? MM_MODEM_STATE_LOCKED : MM_MODEM_STATE_FAILED;
 	case MODEM_CONTROL_READY:
 		break;
 	}
+	/* No SIM (or a broken one): ModemManager's FAILED with the reason, whatever the
+	 * radio does (a QMI modem without SIM keeps searching for emergency service). */
+	if (in->sim_failed)
+		return MM_MODEM_STATE_FAILED;
 	/* A SIM waiting for its PIN keeps the modem off the network (ModemManager: LOCKED). */
 	if (in->locked)
 		return MM_MODEM_STATE_LOCKED;

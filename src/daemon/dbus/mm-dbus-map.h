@@ -21,6 +21,7 @@ struct mmd_state_input {
 	unsigned connected, connecting, disconnecting; /* muxes by session state */
 	bool disabled;				       /* Enable(false) was called */
 	bool locked;				       /* the SIM waits for a PIN or PUK */
+	bool sim_failed; /* no SIM, or one the modem cannot use (a failed reason) */
 };
 
 MMModemState mmd_modem_state(const struct mmd_state_input *in);

@@ -151,10 +151,10 @@ static void sync_info(struct mmd_modem *mm)
 	if (info->tells_lock)
 		mm_gdbus_modem_set_unlock_required(i, mmd_lock(info->lock));
 	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
-	if (info->have_retries) {
+	if (info->have_pin_retries)
 		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PIN, info->pin_retries);
+	if (info->have_puk_retries)
 		g_variant_builder_add(&b, "{uu}", MM_MODEM_LOCK_SIM_PUK, info->puk_retries);
-	}
 	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
 
 	MmGdbusModem3gpp *g = mm->m3gpp;
@@ -224,9 +224,16 @@ static void sync_properties(struct mmd_modem *mm)
 	mm_gdbus_modem_set_bearers(i, paths);
 	mm_gdbus_modem_set_unlock_required(
 		i, qm->state == MODEM_CONTROL_READY ? MM_MODEM_LOCK_NONE : MM_MODEM_LOCK_UNKNOWN);
-	if (qm->state == MODEM_CONTROL_READY)
+	/* A modem that stopped at its SIM (MBIM: locked, absent) still says why. */
+	if (qm->state == MODEM_CONTROL_READY ||
+	    (qm->state == MODEM_CONTROL_FAILED && qm->info.tells_lock))
 		sync_info(mm);
 	in.locked = modem_info_sim_locked(&qm->info);
+	in.sim_failed = qm->info.failed_reason != MODEM_FAILED_NONE &&
+			(qm->state == MODEM_CONTROL_READY || qm->state == MODEM_CONTROL_FAILED);
+	mm_gdbus_modem_set_state_failed_reason(
+		i, in.sim_failed ? mmd_failed_reason(qm->info.failed_reason)
+				 : MM_MODEM_STATE_FAILED_REASON_NONE);
 
 	MMModemAccessTechnology act = qm->state == MODEM_CONTROL_READY
 					      ? mmd_access_technology(qm->access_technology)
@@ -275,6 +282,11 @@ static void sync_sim(struct mmd_modem *mm)
 	g_autoptr(GError) error = NULL;
 
 	modem_view(mm->modem, &view);
+	/* No card: no SIM object, Sim "/" (ModemManager's, with the failed reason). */
+	if (qm->info.sim == MODEM_SIM_ABSENT) {
+		sim_unexport(mm);
+		return;
+	}
 	/* A card UIM reports present is a SIM even before its files are read (NetworkManager
 	 * waits for the object). */
 	if (!qm->iccid && !qm->imsi && qm->info.sim != MODEM_SIM_PRESENT)

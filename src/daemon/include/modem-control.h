@@ -86,13 +86,25 @@ struct modem_view {
 /* The outcome of a PIN verification, in the terms clients need. */
 enum modem_pin_result {
 	MODEM_PIN_OK,
-	MODEM_PIN_WRONG,      /* retries left in retries */
-	MODEM_PIN_BLOCKED,    /* PUK needed now */
-	MODEM_PIN_NOT_NEEDED, /* PIN1 disabled */
-	MODEM_PIN_NO_SERVICE, /* the modem cannot take a PIN now (not ready, no SIM service) */
-	MODEM_PIN_FAILED,     /* anything else; the message says what */
+	MODEM_PIN_WRONG,       /* retries left in retries */
+	MODEM_PIN_BLOCKED,     /* PUK needed now */
+	MODEM_PIN_NOT_NEEDED,  /* PIN1 disabled (verify, change), or already as asked */
+	MODEM_PIN_SIM_BLOCKED, /* the PUK is used up too: no code opens the SIM again */
+	MODEM_PIN_NO_SERVICE,  /* the modem cannot take a PIN now (not ready, no SIM service) */
+	MODEM_PIN_FAILED,      /* anything else; the message says what */
 };
 
+/* What is done with a SIM code (ModemManager's SendPin, SendPuk, EnablePin, ChangePin). */
+enum modem_pin_op {
+	MODEM_PIN_OP_VERIFY,  /* code: PIN1 */
+	MODEM_PIN_OP_UNBLOCK, /* code: PUK1, new_code: the new PIN1 */
+	MODEM_PIN_OP_ENABLE,  /* code: PIN1; PIN1 guards the SIM from now on */
+	MODEM_PIN_OP_DISABLE, /* code: PIN1 */
+	MODEM_PIN_OP_CHANGE,  /* code: PIN1, new_code: the new PIN1 */
+};
+
+/* retries: what the modem says is left of the code that was wrong (PIN1, or PUK1 with
+ * MODEM_PIN_OP_UNBLOCK), -1 unknown. */
 typedef void (*modem_pin_done)(void *userdata, enum modem_pin_result result, int retries,
 			       const char *message);
 
@@ -122,10 +134,11 @@ struct modem_control_ops {
 			   const struct session_callbacks *cb, void *userdata,
 			   struct session **ret);
 	void (*session_ready)(struct modem_control *c, struct session *s);
-	/* Verify PIN1; done() is called exactly once (possibly at once). NULL: not supported.
-	 * A verified PIN makes the control plane read the SIM and the radio again. */
-	void (*verify_pin)(struct modem_control *c, const char *pin, modem_pin_done done,
-			   void *userdata);
+	/* A SIM code operation (enum modem_pin_op); done() is called exactly once (possibly at
+	 * once). NULL: not supported. A SIM that opens up makes the control plane read the SIM
+	 * and the radio again. */
+	void (*pin)(struct modem_control *c, enum modem_pin_op op, const char *code,
+		    const char *new_code, modem_pin_done done, void *userdata);
 	/* Radio on (online) or off (low power: the modem deregisters, no session connects);
 	 * done() is called exactly once (possibly at once). modem_info.power then follows
 	 * what the modem reports (QMI: DMS Get Operating Mode; MBIM: RADIO_STATE). */

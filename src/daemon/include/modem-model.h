@@ -147,7 +147,8 @@ struct modem_info {
 	enum modem_lock lock;
 	bool sim_blocked;     /* for good: no code opens it (lock UNKNOWN) */
 	bool sim_pin_enabled; /* PIN1 guards the SIM (ModemManager's SIM facility lock) */
-	bool have_retries;
+	/* Tries left: QMI's card status tells both; MBIM's PIN query only the code it asks for. */
+	bool have_pin_retries, have_puk_retries;
 	unsigned pin_retries, puk_retries;
 	const char *sim_operator_id;   /* MCC+MNC of the SIM's home network; NULL unknown */
 	const char *sim_operator_name; /* EF_SPN (MBIM: HOME_PROVIDER); NULL unknown */

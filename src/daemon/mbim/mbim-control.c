@@ -112,6 +112,8 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 			  .power = control_power(mm->power) },
 	};
 	mbim_map_sim(mm->subscriber, &ret->info);
+	mbim_map_pin(mm->have_pin, mm->pin_type, mm->pin_state, mm->pin_attempts, mm->pin1_enabled,
+		     &ret->info);
 	if (strcmp(mm->packet_service, "attached") == 0)
 		ret->info.packet_service = MODEM_PACKET_SERVICE_ATTACHED;
 	else if (strcmp(mm->packet_service, "detached") == 0)
@@ -174,7 +176,12 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 	mbim_modem_set_power(mbim(c), on, done, userdata);
 }
 
-/* No verify_pin: MBIM_CID_PIN is not implemented. */
+static void control_pin(struct modem_control *c, enum modem_pin_op op, const char *code,
+			const char *new_code, modem_pin_done done, void *userdata)
+{
+	mbim_modem_pin(mbim(c), op, code, new_code, done, userdata);
+}
+
 static void control_sms_list(struct modem_control *c, modem_sms_list_done done, void *userdata)
 {
 	mbim_sms_list(mbim(c), done, userdata);
@@ -201,6 +208,7 @@ static const struct modem_control_ops mbim_control_ops = {
 	.status = control_status,
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
+	.pin = control_pin,
 	.set_power = control_set_power,
 	.sms_list = control_sms_list,
 	.sms_send = control_sms_send,

@@ -176,11 +176,12 @@ void mbim_map_sim(const char *subscriber, struct modem_info *info)
 		info->tells_lock = true;
 		info->lock = MODEM_LOCK_NONE;
 	} else if (strcmp(subscriber, "device-locked") == 0) {
-		/* PIN1 (MBIM_CID_PIN would say which code): the card is not claimed present,
-		 * MBIM stops the modem here (failed), and the D-Bus side answers as for any
-		 * failed modem, not as for a locked SIM. */
+		/* The card is there and waits for a code: PIN1 until MBIM_CID_PIN says which
+		 * (mbim_map_pin). */
+		info->sim = MODEM_SIM_PRESENT;
 		info->tells_lock = true;
 		info->lock = MODEM_LOCK_SIM_PIN;
+		info->sim_pin_enabled = true;
 	} else if (strcmp(subscriber, "sim-not-inserted") == 0) {
 		info->sim = MODEM_SIM_ABSENT;
 		info->failed_reason = MODEM_FAILED_SIM_MISSING;
@@ -189,5 +190,68 @@ void mbim_map_sim(const char *subscriber, struct modem_info *info)
 		info->failed_reason = MODEM_FAILED_SIM_ERROR;
 	} else if (strcmp(subscriber, "no-esim-profile") == 0) {
 		info->failed_reason = MODEM_FAILED_ESIM_WITHOUT_PROFILES;
+	}
+}
+
+void mbim_map_pin(bool have, MbimPinType type, MbimPinState state, uint32_t attempts,
+		  int pin1_enabled, struct modem_info *info)
+{
+	if (info->sim != MODEM_SIM_PRESENT)
+		return;
+	if (pin1_enabled >= 0)
+		info->sim_pin_enabled = pin1_enabled > 0 || info->lock != MODEM_LOCK_NONE;
+	if (!have)
+		return;
+	/* The answer names one code, PIN1 or PUK1, with its tries; the other's stay unknown. */
+	if (type == MBIM_PIN_TYPE_PIN1) {
+		info->have_pin_retries = true;
+		info->pin_retries = attempts;
+	} else if (type == MBIM_PIN_TYPE_PUK1) {
+		info->have_puk_retries = true;
+		info->puk_retries = attempts;
+	}
+	if (state == MBIM_PIN_STATE_UNLOCKED)
+		return;
+	info->tells_lock = true;
+	if (type == MBIM_PIN_TYPE_PIN1)
+		info->lock = MODEM_LOCK_SIM_PIN;
+	else if (type == MBIM_PIN_TYPE_PUK1)
+		info->lock = MODEM_LOCK_SIM_PUK;
+	else if (type == MBIM_PIN_TYPE_PIN2)
+		info->lock = MODEM_LOCK_SIM_PIN2;
+	else if (type == MBIM_PIN_TYPE_PUK2)
+		info->lock = MODEM_LOCK_SIM_PUK2;
+}
+
+enum modem_pin_result mbim_map_pin_result(bool ok, MbimStatusError status, bool parsed,
+					  MbimPinType type, uint32_t attempts, enum modem_pin_op op,
+					  int *ret_retries)
+{
+	*ret_retries = parsed ? (int)attempts : -1;
+	if (ok)
+		return MODEM_PIN_OK;
+	switch (status) {
+	case MBIM_STATUS_ERROR_PIN_DISABLED:
+		return MODEM_PIN_NOT_NEEDED;
+	case MBIM_STATUS_ERROR_SIM_NOT_INSERTED:
+	case MBIM_STATUS_ERROR_NOT_INITIALIZED:
+	case MBIM_STATUS_ERROR_BUSY:
+		return MODEM_PIN_NO_SERVICE;
+	case MBIM_STATUS_ERROR_FAILURE:
+		/* A wrong code: the PIN_INFO names the code now waited for (ModemManager reads
+		 * it so): PUK1 after a PIN means the PIN is blocked now; after a PUK, its tries
+		 * left, none meaning the card is blocked for good. */
+		if (!parsed)
+			return MODEM_PIN_FAILED;
+		if (type == MBIM_PIN_TYPE_PUK1) {
+			if (op == MODEM_PIN_OP_UNBLOCK)
+				return attempts == 0 ? MODEM_PIN_SIM_BLOCKED : MODEM_PIN_WRONG;
+			return MODEM_PIN_BLOCKED;
+		}
+		if (type == MBIM_PIN_TYPE_PIN1)
+			return op == MODEM_PIN_OP_UNBLOCK ? MODEM_PIN_FAILED : MODEM_PIN_WRONG;
+		return MODEM_PIN_FAILED;
+	default:
+		return MODEM_PIN_FAILED;
 	}
 }

@@ -14,6 +14,7 @@
 #define MBIM_RADIO_POLL_SECONDS 30.0
 #define MBIM_RETRY_MIN_SECONDS	1.0
 #define MBIM_RETRY_MAX_SECONDS	30.0
+#define MBIM_SIM_POLL_SECONDS	5.0 /* a SIM that is not ready yet, with the device open */
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state)
 {
@@ -50,6 +51,7 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 		mbim_device_close(mm->device, 1, NULL, NULL, NULL);
 	g_clear_object(&mm->device);
 	mm->state = MBIM_MODEM_STATE_CLOSED;
+	mm->sim_wait = false;
 }
 
 static void mbim_modem_fail(struct mbim_modem *mm, const char *what, const char *why)
@@ -402,6 +404,28 @@ static void home_provider_ready(GObject *src, GAsyncResult *res, gpointer user_d
 		radio_state_ready);
 }
 
+/*
+ * The SIM is not ready (locked, absent, bad, still starting): nothing to connect with, so
+ * the modem has failed, but its device stays open: a PIN can be entered (mbim-pin.c) and
+ * the SIM is asked again every MBIM_SIM_POLL_SECONDS (a SIM that is starting becomes ready,
+ * one inserted is seen).
+ */
+static void mbim_modem_wait_sim(struct mbim_modem *mm)
+{
+	bool again = mm->sim_wait;
+
+	snprintf(mm->last_error, sizeof(mm->last_error), "SIM not ready: %s", mm->subscriber);
+	if (!again)
+		log_modem_warning(mm->path, "%s", mm->last_error);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	mm->sim_wait = true;
+	ev_timer_stop(mm->loop, &mm->retry);
+	ev_timer_set(&mm->retry, MBIM_SIM_POLL_SECONDS, 0.);
+	ev_timer_start(mm->loop, &mm->retry);
+	if (!again && mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
+}
+
 static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
@@ -428,16 +452,36 @@ static void subscriber_ready(GObject *src, GAsyncResult *res, gpointer user_data
 				"%u of %u telephone numbers kept (empty or too long ones, or "
 				"more than %d, left out)",
 				mm->n_own_numbers, n_numbers, MBIM_MODEM_OWN_NUMBERS_MAX);
+	/* Which code it waits for, and whether PIN1 guards it (also once it is ready). */
+	if (state == MBIM_SUBSCRIBER_READY_STATE_DEVICE_LOCKED ||
+	    state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED ||
+	    state == MBIM_SUBSCRIBER_READY_STATE_BAD_SIM)
+		mbim_pin_query(mm);
+	/* Asked again while ready (a code was taken) and still initialized: the SIM's state
+	 * was all there was to learn. */
+	if (mm->state == MBIM_MODEM_STATE_READY && state == MBIM_SUBSCRIBER_READY_STATE_INITIALIZED)
+		return;
 	/* Read again below: the SIM may have changed since the last attempt. */
 	mm->sim_operator_id[0] = mm->sim_operator_name[0] = '\0';
 	if (state != MBIM_SUBSCRIBER_READY_STATE_INITIALIZED) {
-		/* No SIM, a locked one, one still starting: nothing to connect with. Retried:
-		 * a SIM that is still initializing becomes ready. */
-		mbim_modem_fail(mm, "SIM not ready", mm->subscriber);
+		mbim_modem_wait_sim(mm);
 		return;
+	}
+	if (mm->sim_wait) {
+		log_modem_info(mm->path, "SIM ready: opening on");
+		mm->sim_wait = false;
+		mm->state = MBIM_MODEM_STATE_OPENING;
+		mm->last_error[0] = '\0';
+		ev_timer_stop(mm->loop, &mm->retry);
 	}
 	command(mm, mbim_message_home_provider_query_new(NULL), MBIM_TIMEOUT_SECONDS,
 		home_provider_ready);
+}
+
+static void query_subscriber(struct mbim_modem *mm)
+{
+	command(mm, mbim_message_subscriber_ready_status_query_new(NULL), MBIM_TIMEOUT_SECONDS,
+		subscriber_ready);
 }
 
 static void device_caps_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -460,8 +504,7 @@ static void device_caps_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 	replace_string(&mm->firmware, firmware);
 	replace_string(&mm->hardware, hardware);
 	mm->max_sessions = max_sessions;
-	command(mm, mbim_message_subscriber_ready_status_query_new(NULL), MBIM_TIMEOUT_SECONDS,
-		subscriber_ready);
+	query_subscriber(mm);
 }
 
 static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -517,6 +560,8 @@ void mbim_modem_start(struct mbim_modem *mm)
 	ev_timer_stop(mm->loop, &mm->retry);
 	mm->state = MBIM_MODEM_STATE_OPENING;
 	mm->cancellable = g_cancellable_new();
+	mm->have_pin = false;
+	mm->pin1_enabled = -1;
 
 	g_autoptr(GFile) file = g_file_new_for_path(mm->path);
 	mbim_device_new(file, mm->cancellable, device_new_ready, mm);
@@ -530,11 +575,25 @@ void mbim_modem_stop(struct mbim_modem *mm)
 	mm->power = MBIM_MODEM_POWER_UNKNOWN; /* gone: nothing to say */
 }
 
+void mbim_modem_check_sim(struct mbim_modem *mm)
+{
+	if (!mm->device || mm->state == MBIM_MODEM_STATE_OPENING)
+		return; /* the open reads the SIM anyway */
+	if (mm->sim_wait)
+		ev_timer_stop(mm->loop, &mm->retry);
+	query_subscriber(mm);
+}
+
 static void mbim_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct mbim_modem *mm = w->data;
+
 	(void)loop;
 	(void)revents;
-	mbim_modem_start(w->data);
+	if (mm->sim_wait && mm->device)
+		query_subscriber(mm);
+	else
+		mbim_modem_start(mm);
 }
 
 int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,

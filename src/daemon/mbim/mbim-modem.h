@@ -73,6 +73,14 @@ struct mbim_modem {
 	/* SUBSCRIBER_READY_STATUS */
 	char subscriber[32]; /* "initialized", "sim-not-inserted", "device-locked", ... */
 	char *imsi, *iccid;
+	bool sim_wait; /* stopped at the SIM (locked, absent, starting), the device kept open:
+			* the SIM is polled, and a PIN can be entered (mbim-pin.c) */
+	/* MBIM_CID_PIN: the code the SIM waits for (mbim-pin.c) */
+	bool have_pin;
+	uint32_t pin_type;  /* MbimPinType; UNKNOWN: none */
+	uint32_t pin_state; /* MbimPinState */
+	uint32_t pin_attempts;
+	int pin1_enabled; /* PIN_LIST: 1 enabled, 0 disabled, -1 unknown */
 	/* its TelephoneNumbers: the SIM's own numbers (MSISDN), the first is the one to show */
 	char own_numbers[MBIM_MODEM_OWN_NUMBERS_MAX][MBIM_MODEM_NUMBER_LEN];
 	unsigned n_own_numbers;
@@ -114,6 +122,18 @@ void mbim_modem_stop(struct mbim_modem *mm);
 void mbim_modem_set_power(struct mbim_modem *mm, bool on, modem_power_done done, void *userdata);
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state);
+/* The SIM may have changed (a code was taken): read its state and codes again, and go on
+ * with the open if it waited for the SIM. */
+void mbim_modem_check_sim(struct mbim_modem *mm);
+
+/* ---- the SIM's codes (mbim-pin.c) ---- */
+
+/* MBIM_CID_PIN and PIN_LIST queries into have_pin, pin_* and pin1_enabled (status only). */
+void mbim_pin_query(struct mbim_modem *mm);
+/* MBIM_CID_PIN set; done() exactly once (cancelled: MODEM_PIN_NO_SERVICE). Needs the device
+ * open: ready, or stopped at the SIM. */
+void mbim_modem_pin(struct mbim_modem *mm, enum modem_pin_op op, const char *code,
+		    const char *new_code, modem_pin_done done, void *userdata);
 
 /* ---- SMS (mbim-sms.c): SMS_CONFIGURATION once ready, SMS_READ (PDU, all), SMS_SEND (PDU),
  * SMS_DELETE (by index); SMS_MESSAGE_STORE_STATUS indications count new messages ---- */
@@ -165,6 +185,16 @@ const char *mbim_map_subscriber(MbimSubscriberReadyState s);
 /* What that word (mbim_map_subscriber()'s) says of the SIM: card state, lock, failed
  * reason in info; what it does not say is left as it is. */
 void mbim_map_sim(const char *subscriber, struct modem_info *info);
+/* MBIM_CID_PIN's answer (have: one was read) in info: the lock and its tries, for a SIM
+ * that is there (info->sim PRESENT); pin1_enabled from PIN_LIST (-1 unknown). */
+void mbim_map_pin(bool have, MbimPinType type, MbimPinState state, uint32_t attempts,
+		  int pin1_enabled, struct modem_info *info);
+/* A PIN set's outcome: ok, or the status (FAILURE when not an MBIM status) and the
+ * PIN_INFO it carried (parsed); the tries left of the code asked into ret_retries (-1
+ * unknown). */
+enum modem_pin_result mbim_map_pin_result(bool ok, MbimStatusError status, bool parsed,
+					  MbimPinType type, uint32_t attempts, enum modem_pin_op op,
+					  int *ret_retries);
 /* REGISTER_STATE as status shows it (the words QMI sessions use): "home", "roaming", ... */
 const char *mbim_map_registration(MbimRegisterState s);
 /* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */

@@ -119,10 +119,10 @@ static void control_session_ready(struct modem_control *c, struct session *s)
 	qmi_session_modem_ready(s, qmi(c)->device, qmi(c)->data_interface);
 }
 
-static void control_verify_pin(struct modem_control *c, const char *pin, modem_pin_done done,
-			       void *userdata)
+static void control_pin(struct modem_control *c, enum modem_pin_op op, const char *code,
+			const char *new_code, modem_pin_done done, void *userdata)
 {
-	qmi_info_verify_pin(qmi(c), pin, done, userdata);
+	qmi_info_pin(qmi(c), op, code, new_code, done, userdata);
 }
 
 static void control_set_power(struct modem_control *c, bool on, modem_power_done done,
@@ -157,7 +157,7 @@ static const struct modem_control_ops qmi_control_ops = {
 	.status = control_status,
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
-	.verify_pin = control_verify_pin,
+	.pin = control_pin,
 	.set_power = control_set_power,
 	.sms_list = control_sms_list,
 	.sms_send = control_sms_send,

@@ -420,65 +420,118 @@ static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	uim_card_status(qm);
 }
 
-/* ---- PIN ------------------------------------------------------------------------------- */
+/* ---- PIN: UIM Verify PIN, Unblock PIN, Set PIN Protection, Change PIN ---------------- */
 
 struct pin_ctx {
 	struct qmi_modem *qm;
+	enum modem_pin_op op;
 	modem_pin_done done;
 	void *userdata;
 };
 
-static void uim_verify_pin_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageUimVerifyPinOutput) out =
-		qmi_client_uim_verify_pin_finish(QMI_CLIENT_UIM(src), res, &error);
-	struct pin_ctx ctx = *(struct pin_ctx *)user_data;
-	guint8 left = 0, unblock = 0;
-	guint8 sw1 = 0, sw2 = 0;
+/* What each of the four answers says, read alike. */
+struct pin_answer {
+	bool ok;
+	bool have_left; /* retries remaining: PIN1 (verify), PUK1 (unblock) */
+	guint8 left, unblock;
+	bool have_sw;
+	guint8 sw1, sw2;
+};
 
-	g_free(user_data);
-	if (qmi_step_cancelled(error)) {
-		ctx.done(ctx.userdata, MODEM_PIN_NO_SERVICE, -1, "the modem went away");
-		return;
+static const char *pin_op_name(enum modem_pin_op op)
+{
+	switch (op) {
+	case MODEM_PIN_OP_VERIFY:
+		return "PIN1 verification";
+	case MODEM_PIN_OP_UNBLOCK:
+		return "PIN1 unblock";
+	case MODEM_PIN_OP_ENABLE:
+		return "PIN1 protection on";
+	case MODEM_PIN_OP_DISABLE:
+		return "PIN1 protection off";
+	case MODEM_PIN_OP_CHANGE:
+		return "PIN1 change";
 	}
-	struct qmi_modem *qm = ctx.qm;
-	bool have_left = out && qmi_message_uim_verify_pin_output_get_retries_remaining(
-					out, &left, &unblock, NULL);
-	bool have_sw =
-		out && qmi_message_uim_verify_pin_output_get_card_result(out, &sw1, &sw2, NULL);
-	if (out && qmi_message_uim_verify_pin_output_get_result(out, &error)) {
-		log_modem_info(qm->path, "PIN1 verified");
-		/* The card opens up: read what PIN1 kept closed, the network follows. */
-		uim_card_status(qm);
-		qmi_modem_query_radio(qm);
-		ctx.done(ctx.userdata, MODEM_PIN_OK, have_left ? left : -1, "");
-		return;
-	}
-	if (have_left) {
-		qm->info.pin1_retries = left;
-		qm->info.puk1_retries = unblock;
-	}
-	/* A wrong PIN: INCORRECT_PIN, or ACCESS_DENIED with the card's 63 Cx (ModemManager
-	 * fc47fa7f); the last wrong one blocks it. */
-	enum modem_pin_result r = MODEM_PIN_FAILED;
-	if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_INCORRECT_PIN) ||
-	    (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_ACCESS_DENIED) &&
-	     have_sw && sw1 == 0x63))
-		r = MODEM_PIN_WRONG;
-	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_BLOCKED) ||
-		 g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_ALWAYS_BLOCKED))
-		r = MODEM_PIN_BLOCKED;
-	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT))
-		r = MODEM_PIN_NOT_NEEDED;
-	log_modem_info(qm->path, "PIN1 not verified: %s (%d tries left)",
-		       error ? error->message : "?", have_left ? left : -1);
-	if (r == MODEM_PIN_WRONG || r == MODEM_PIN_BLOCKED)
-		uim_card_status(qm);
-	ctx.done(ctx.userdata, r, have_left ? left : -1, error ? error->message : "failed");
+	return "PIN1";
 }
 
-void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done done, void *userdata)
+static void pin_finish(struct pin_ctx ctx, const struct pin_answer *a, GError *error)
+{
+	struct qmi_modem *qm = ctx.qm;
+	bool unblock = ctx.op == MODEM_PIN_OP_UNBLOCK;
+
+	if (a->ok) {
+		log_modem_info(qm->path, "%s done", pin_op_name(ctx.op));
+		/* The card may have opened up: read what PIN1 kept closed, the network
+		 * follows; the card status tells the new PIN1 state either way. */
+		uim_card_status(qm);
+		qmi_modem_query_radio(qm);
+		ctx.done(ctx.userdata, MODEM_PIN_OK, -1, "");
+		return;
+	}
+	if (a->have_left) {
+		qm->info.pin1_retries = a->left;
+		qm->info.puk1_retries = a->unblock;
+	}
+	int left = a->have_left ? (unblock ? a->unblock : a->left) : -1;
+	/* A wrong code: INCORRECT_PIN, or ACCESS_DENIED with the card's 63 Cx (ModemManager
+	 * fc47fa7f); the last wrong PIN blocks PIN1, the last wrong PUK the card. */
+	enum modem_pin_result r = MODEM_PIN_FAILED;
+	bool wrong =
+		g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_INCORRECT_PIN) ||
+		(g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_ACCESS_DENIED) &&
+		 a->have_sw && a->sw1 == 0x63);
+	if (wrong)
+		r = MODEM_PIN_WRONG;
+	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_ALWAYS_BLOCKED))
+		r = MODEM_PIN_SIM_BLOCKED;
+	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_PIN_BLOCKED))
+		/* With a PUK: the PUK was the last one (the card answers PIN_ALWAYS_BLOCKED
+		 * from then on); else the PIN is blocked and the PUK is needed. */
+		r = unblock ? MODEM_PIN_SIM_BLOCKED : MODEM_PIN_BLOCKED;
+	else if (g_error_matches(error, QMI_PROTOCOL_ERROR, QMI_PROTOCOL_ERROR_NO_EFFECT))
+		r = MODEM_PIN_NOT_NEEDED;
+	log_modem_info(qm->path, "%s refused: %s (%d tries left)", pin_op_name(ctx.op),
+		       error ? error->message : "?", left);
+	if (r == MODEM_PIN_WRONG || r == MODEM_PIN_BLOCKED || r == MODEM_PIN_SIM_BLOCKED)
+		uim_card_status(qm);
+	ctx.done(ctx.userdata, r, left, error ? error->message : "failed");
+}
+
+/* One ready callback per message: the outputs differ only in type. */
+#define UIM_PIN_READY(name, Name, has_sw)                                                        \
+	static void uim_##name##_ready(GObject *src, GAsyncResult *res, gpointer user_data)      \
+	{                                                                                        \
+		g_autoptr(GError) error = NULL;                                                  \
+		g_autoptr(QmiMessageUim##Name##Output) out =                                     \
+			qmi_client_uim_##name##_finish(QMI_CLIENT_UIM(src), res, &error);        \
+		struct pin_ctx ctx = *(struct pin_ctx *)user_data;                               \
+		struct pin_answer a = { 0 };                                                     \
+                                                                                                 \
+		g_free(user_data);                                                               \
+		if (qmi_step_cancelled(error)) {                                                 \
+			ctx.done(ctx.userdata, MODEM_PIN_NO_SERVICE, -1, "the modem went away"); \
+			return;                                                                  \
+		}                                                                                \
+		a.have_left = out && qmi_message_uim_##name##_output_get_retries_remaining(      \
+					     out, &a.left, &a.unblock, NULL);                    \
+		a.have_sw = has_sw;                                                              \
+		a.ok = out && qmi_message_uim_##name##_output_get_result(out, &error);           \
+		pin_finish(ctx, &a, error);                                                      \
+	}
+
+#define UIM_PIN_SW(name) \
+	(out && qmi_message_uim_##name##_output_get_card_result(out, &a.sw1, &a.sw2, NULL))
+UIM_PIN_READY(verify_pin, VerifyPin, UIM_PIN_SW(verify_pin))
+UIM_PIN_READY(unblock_pin, UnblockPin, UIM_PIN_SW(unblock_pin))
+UIM_PIN_READY(change_pin, ChangePin, UIM_PIN_SW(change_pin))
+/* Set PIN Protection carries no card result (libqmi uim.json). */
+UIM_PIN_READY(set_pin_protection, SetPinProtection, false)
+#undef UIM_PIN_SW
+#undef UIM_PIN_READY
+
+void qmi_info_pin(struct qmi_modem *qm, enum modem_pin_op op, const char *code,
+		  const char *new_code, modem_pin_done done, void *userdata)
 {
 	if (qm->state != MODEM_CONTROL_READY || !qm->uim) {
 		done(userdata, MODEM_PIN_NO_SERVICE, -1,
@@ -486,16 +539,57 @@ void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done d
 						      : "the modem has no UIM service");
 		return;
 	}
-	g_autoptr(QmiMessageUimVerifyPinInput) in = qmi_message_uim_verify_pin_input_new();
 	g_autoptr(GArray) aid = g_array_new(FALSE, FALSE, 1);
+	QmiClientUim *uim = QMI_CLIENT_UIM(qm->uim);
 	struct pin_ctx *ctx = g_new(struct pin_ctx, 1);
 
-	*ctx = (struct pin_ctx){ .qm = qm, .done = done, .userdata = userdata };
-	qmi_message_uim_verify_pin_input_set_session(in, QMI_UIM_SESSION_TYPE_CARD_SLOT_1, aid,
-						     NULL);
-	qmi_message_uim_verify_pin_input_set_info(in, QMI_UIM_PIN_ID_PIN1, pin, NULL);
-	qmi_client_uim_verify_pin(QMI_CLIENT_UIM(qm->uim), in, QMI_INFO_TIMEOUT_SECONDS,
-				  qm->cancellable, uim_verify_pin_ready, ctx);
+	*ctx = (struct pin_ctx){ .qm = qm, .op = op, .done = done, .userdata = userdata };
+	/* PIN1 is the card's (slot 1), as ModemManager's QMI SIM addresses it. */
+	switch (op) {
+	case MODEM_PIN_OP_VERIFY: {
+		g_autoptr(QmiMessageUimVerifyPinInput) in = qmi_message_uim_verify_pin_input_new();
+		qmi_message_uim_verify_pin_input_set_session(in, QMI_UIM_SESSION_TYPE_CARD_SLOT_1,
+							     aid, NULL);
+		qmi_message_uim_verify_pin_input_set_info(in, QMI_UIM_PIN_ID_PIN1, code, NULL);
+		qmi_client_uim_verify_pin(uim, in, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+					  uim_verify_pin_ready, ctx);
+		break;
+	}
+	case MODEM_PIN_OP_UNBLOCK: {
+		g_autoptr(QmiMessageUimUnblockPinInput) in =
+			qmi_message_uim_unblock_pin_input_new();
+		qmi_message_uim_unblock_pin_input_set_session(in, QMI_UIM_SESSION_TYPE_CARD_SLOT_1,
+							      aid, NULL);
+		qmi_message_uim_unblock_pin_input_set_info(in, QMI_UIM_PIN_ID_PIN1, code, new_code,
+							   NULL);
+		qmi_client_uim_unblock_pin(uim, in, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+					   uim_unblock_pin_ready, ctx);
+		break;
+	}
+	case MODEM_PIN_OP_ENABLE:
+	case MODEM_PIN_OP_DISABLE: {
+		g_autoptr(QmiMessageUimSetPinProtectionInput) in =
+			qmi_message_uim_set_pin_protection_input_new();
+		qmi_message_uim_set_pin_protection_input_set_session(
+			in, QMI_UIM_SESSION_TYPE_CARD_SLOT_1, aid, NULL);
+		qmi_message_uim_set_pin_protection_input_set_info(
+			in, QMI_UIM_PIN_ID_PIN1, op == MODEM_PIN_OP_ENABLE, code, NULL);
+		qmi_client_uim_set_pin_protection(uim, in, QMI_INFO_TIMEOUT_SECONDS,
+						  qm->cancellable, uim_set_pin_protection_ready,
+						  ctx);
+		break;
+	}
+	case MODEM_PIN_OP_CHANGE: {
+		g_autoptr(QmiMessageUimChangePinInput) in = qmi_message_uim_change_pin_input_new();
+		qmi_message_uim_change_pin_input_set_session(in, QMI_UIM_SESSION_TYPE_CARD_SLOT_1,
+							     aid, NULL);
+		qmi_message_uim_change_pin_input_set_info(in, QMI_UIM_PIN_ID_PIN1, code, new_code,
+							  NULL);
+		qmi_client_uim_change_pin(uim, in, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
+					  uim_change_pin_ready, ctx);
+		break;
+	}
+	}
 }
 
 /* ---- power: DMS Set Operating Mode ----------------------------------------------------- */

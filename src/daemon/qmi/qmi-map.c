@@ -133,7 +133,8 @@ void qmi_map_info(const struct qmi_modem_info *info, struct modem_info *ret)
 				    info->pin1_state == QMI_UIM_PIN_STATE_ENABLED_VERIFIED ||
 				    info->pin1_state == QMI_UIM_PIN_STATE_BLOCKED ||
 				    info->pin1_state == QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED),
-		.have_retries = info->have_pin1,
+		.have_pin_retries = info->have_pin1,
+		.have_puk_retries = info->have_pin1,
 		.pin_retries = info->pin1_retries,
 		.puk_retries = info->puk1_retries,
 		.sim_operator_id = info->operator_id[0] ? info->operator_id : NULL,

@@ -122,10 +122,11 @@ void qmi_info_clear(struct qmi_modem_info *info);
 void qmi_info_query_sim(struct qmi_modem *qm);
 /* PIN1 locks the SIM now: the modem waits for it. */
 bool qmi_info_sim_locked(const struct qmi_modem_info *info);
-/* Verify PIN1 through UIM; done() is called exactly once, unless the attempt is cancelled
- * (the modem went away: then done() gets MODEM_PIN_NO_SERVICE from the cancellation). */
-void qmi_info_verify_pin(struct qmi_modem *qm, const char *pin, modem_pin_done done,
-			 void *userdata);
+/* PIN1 through UIM (Verify PIN, Unblock PIN, Set PIN Protection, Change PIN); done() is
+ * called exactly once, unless the attempt is cancelled (the modem went away: then done()
+ * gets MODEM_PIN_NO_SERVICE from the cancellation). */
+void qmi_info_pin(struct qmi_modem *qm, enum modem_pin_op op, const char *code,
+		  const char *new_code, modem_pin_done done, void *userdata);
 /* DMS Set Operating Mode online or low power, then the mode read back; done() as for the
  * PIN (MODEM_CONTROL_READY needed; cancelled: -ENODEV). */
 void qmi_info_set_power(struct qmi_modem *qm, bool on, modem_power_done done, void *userdata);
