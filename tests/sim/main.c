@@ -64,6 +64,7 @@ enum {
 	OPT_SIM_PIN,
 	OPT_MSISDN,
 	OPT_ROAMING_FILE,
+	OPT_SIGNAL_FILE,
 	OPT_NO_DMS_UIM,
 	OPT_SIM_STATE,
 };
@@ -113,6 +114,7 @@ static const struct option options[] = {
 	{ "sim-pin", required_argument, NULL, OPT_SIM_PIN },
 	{ "msisdn", required_argument, NULL, OPT_MSISDN },
 	{ "roaming-file", required_argument, NULL, OPT_ROAMING_FILE },
+	{ "signal-file", required_argument, NULL, OPT_SIGNAL_FILE },
 	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
 	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -213,6 +215,8 @@ static void usage(FILE *f)
 		"                             provisioned)\n"
 		"  --roaming-file PATH        registered roaming while PATH exists (default:\n"
 		"                             home), QMI and MBIM\n"
+		"  --signal-file PATH         QMI LTE signal \"RSSI RSRQ RSRP SNR\" (dBm, dB,\n"
+		"                             dBm, 0.1 dB) read from PATH while it exists\n"
 		"  --no-dms-uim               firmware without DMS UIM messages: SIM via UIM only\n"
 		"  --sim-state STATE          MBIM SIM: initialized (default), not-initialized,\n"
 		"                             sim-not-inserted, bad-sim, device-locked (PIN)\n"
@@ -494,6 +498,14 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 				return -EINVAL;
 			}
 			snprintf(o->quirks.roaming_file, sizeof(o->quirks.roaming_file), "%s",
+				 optarg);
+			break;
+		case OPT_SIGNAL_FILE:
+			if (!*optarg || strlen(optarg) >= sizeof(o->quirks.signal_file)) {
+				fprintf(stderr, "qmapd-sim: invalid --signal-file '%s'\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.signal_file, sizeof(o->quirks.signal_file), "%s",
 				 optarg);
 			break;
 		case OPT_NO_DMS_UIM:
