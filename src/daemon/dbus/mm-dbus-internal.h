@@ -52,6 +52,26 @@ struct mmd_wait {
 	gint64 deadline; /* g_get_monotonic_time() */
 };
 
+/*
+ * A method call waiting for the modem (modes, bands, scan, registration); it outlives its
+ * modem object if that goes first: mm is NULL then, and the call is answered Aborted.
+ */
+struct mmd_call {
+	struct mmd_modem *mm;
+	struct mm_dbus *bus;
+	GDBusMethodInvocation *inv;
+	struct mmd_call **slot; /* where the modem object keeps it */
+};
+
+/* A call for mm kept in *slot (which must be free), or NULL (inv answered: out of memory). */
+struct mmd_call *mmd_call_new(struct mmd_modem *mm, GDBusMethodInvocation *inv,
+			      struct mmd_call **slot);
+/* The modem answered: the call leaves its slot. Returns whether its modem is still there
+ * (else inv was answered Aborted and the caller only frees the call). */
+bool mmd_call_done(struct mmd_call *c);
+/* The modem object goes: its waiting call is left to the modem's answer. */
+void mmd_call_orphan(struct mmd_call **slot);
+
 struct mmd_modem {
 	struct mmd_modem *next;
 	struct mm_dbus *bus;
@@ -76,6 +96,10 @@ struct mmd_modem {
 	MMModemState state;
 	struct mmd_pin_call *pin_call;	   /* a SendPin waiting for the modem (mm-dbus-sim.c) */
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
+	struct mmd_call *modes_call;	   /* SetCurrentModes/Bands waiting (mm-dbus-modes.c) */
+	struct mmd_call *m3gpp_call;	   /* Scan or Register waiting (mm-dbus-3gpp.c) */
+	MmGdbusModemSignal *signal; /* exported where the modem measures (mm-dbus-signal.c) */
+	guint signal_timer;	    /* Setup(rate): the polling */
 };
 
 struct mm_dbus {
@@ -159,6 +183,24 @@ bool mmd_power_low(const struct mmd_modem *mm);
 /* Power up, then enable and answer inv (Enable(true)); inv NULL: power up only, nobody to
  * answer (Simple.Connect, whose connect waits for registration). */
 void mmd_power_up_enable(struct mmd_modem *mm, GDBusMethodInvocation *inv);
+
+/* mm-dbus-modes.c: SetCurrentModes, SetCurrentBands (Modem). */
+void mmd_modes_init(struct mmd_modem *mm);
+void mmd_modes_free(struct mmd_modem *mm);
+
+/* mm-dbus-3gpp.c: Scan, Register (Modem3gpp). */
+void mmd_3gpp_init(struct mmd_modem *mm);
+void mmd_3gpp_free(struct mmd_modem *mm);
+
+/* mm-dbus-signal.c: the Signal interface, on modems whose control plane measures. */
+void mmd_signal_init(struct mmd_modem *mm);
+void mmd_signal_free(struct mmd_modem *mm);
+/* Whether the modem object carries it. */
+bool mmd_signal_exported(const struct mmd_modem *mm);
+/* Its properties from the last measurement (with a rate set; else they stay empty). */
+void mmd_signal_sync(struct mmd_modem *mm);
+/* The modem left the bus: polling stops. */
+void mmd_signal_stop(struct mmd_modem *mm);
 
 /* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
 /* Whether a method of one of ModemManager's interfaces changes state (pure; anything not

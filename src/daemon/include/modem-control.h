@@ -71,8 +71,9 @@ struct modem_view {
 	int rssi;		 /* dBm */
 	bool tells_registration; /* registration is queried (QMI: NAS client; MBIM: always) */
 	struct modem_info info;
-	uint16_t usb_vid, usb_pid; /* the USB device's; 0 unknown (the sim) */
-	const char *control_port;  /* the kernel's cdc-wdm name for it; NULL unknown */
+	uint16_t usb_vid, usb_pid;  /* the USB device's; 0 unknown (the sim) */
+	const char *control_port;   /* the kernel's cdc-wdm name for it; NULL unknown */
+	struct modem_signal signal; /* the last detailed measurement; none valid unknown */
 };
 
 /* The outcome of a PIN verification, in the terms clients need. */
@@ -90,6 +91,14 @@ typedef void (*modem_pin_done)(void *userdata, enum modem_pin_result result, int
 
 /* A power change done: r 0, or -errno with message saying why (the modem's words). */
 typedef void (*modem_power_done)(void *userdata, int r, const char *message);
+
+/* A request to the modem done: r 0, or -errno with message saying why (the modem's words);
+ * -EOPNOTSUPP: the modem (or its control plane) cannot do it. */
+typedef void (*modem_done)(void *userdata, int r, const char *message);
+
+/* A network scan done: as modem_done, with the networks found (valid during the call). */
+typedef void (*modem_scan_done)(void *userdata, int r, const char *message,
+				const struct modem_network *networks, size_t n);
 
 struct modem_control;
 
@@ -116,6 +125,23 @@ struct modem_control_ops {
 	 * done() is called exactly once (possibly at once). modem_info.power then follows
 	 * what the modem reports (QMI: DMS Get Operating Mode; MBIM: RADIO_STATE). */
 	void (*set_power)(struct modem_control *c, bool on, modem_power_done done, void *userdata);
+	/* The modes the modem may use (QMI: NAS System Selection Preference's mode
+	 * preference); modem_info.current_modes then follows what the modem reports. preferred
+	 * is MODEM_MODE_NONE or one of allowed. NULL: not supported. done() exactly once. */
+	void (*set_modes)(struct modem_control *c, enum modem_mode allowed,
+			  enum modem_mode preferred, modem_done done, void *userdata);
+	/* The LTE bands it may use (bit band - 1, within modem_info.lte_bands). NULL: not
+	 * supported. */
+	void (*set_bands)(struct modem_control *c, const uint64_t lte_bands[MODEM_LTE_BAND_WORDS],
+			  modem_done done, void *userdata);
+	/* Scan for networks (minutes on a real modem). NULL: not supported. */
+	void (*scan)(struct modem_control *c, modem_scan_done done, void *userdata);
+	/* Register in the network operator_id (MCC+MNC), or "" to let the modem choose
+	 * (automatic). NULL: not supported. */
+	void (*register_network)(struct modem_control *c, const char *operator_id, modem_done done,
+				 void *userdata);
+	/* Measure the signal again now (modem_view.signal follows). NULL: not supported. */
+	void (*refresh_signal)(struct modem_control *c);
 };
 
 struct modem_control {

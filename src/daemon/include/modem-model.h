@@ -183,6 +183,36 @@ struct session_end {
 	char text[120]; /* the modem's reason in words, as last_error shows it; "" none */
 };
 
+/* What a network scan says of one network (MMModem3gppNetworkAvailability). */
+enum modem_network_status {
+	MODEM_NETWORK_UNKNOWN = 0,
+	MODEM_NETWORK_AVAILABLE = 1,
+	MODEM_NETWORK_CURRENT = 2,
+	MODEM_NETWORK_FORBIDDEN = 3,
+};
+
+/* One network a scan found. */
+struct modem_network {
+	char operator_code[8];	/* MCC+MNC */
+	char operator_long[48]; /* the network's name for itself; "" unknown */
+	enum modem_network_status status;
+	enum modem_access_technology access_technology; /* UNKNOWN when not said */
+};
+
+/*
+ * The signal as the modem measured it, per radio (ModemManager's Signal interface):
+ * NaN for what it did not say. dBm for powers, dB for ratios.
+ */
+struct modem_signal_values {
+	bool valid;
+	double rssi, rsrq, rsrp, snr; /* rsrq, rsrp, snr: LTE and 5G */
+	double ecio;		      /* UMTS */
+};
+
+struct modem_signal {
+	struct modem_signal_values gsm, umts, lte, nr5g;
+};
+
 /* The words status and the logs use ("home", "lte", ...), one table for QMI and MBIM. */
 const char *modem_registration_to_string(enum modem_registration r);
 enum modem_registration modem_registration_from_string(const char *s);

@@ -50,6 +50,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 		.have_signal = qm->have_signal,
 		.rssi = qm->rssi,
 		.tells_registration = qm->nas != NULL,
+		.signal = qm->signal,
 	};
 	qmi_map_info(&qm->info, &ret->info);
 }
@@ -127,6 +128,38 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 	qmi_info_set_power(qmi(c), on, done, userdata);
 }
 
+static void control_set_modes(struct modem_control *c, enum modem_mode allowed,
+			      enum modem_mode preferred, modem_done done, void *userdata)
+{
+	/* The preference among allowed modes (acquisition order) is not set: the D-Bus side
+	 * offers no combination with one. */
+	(void)preferred;
+	qmi_nas_set_modes(qmi(c), allowed, done, userdata);
+}
+
+static void control_set_bands(struct modem_control *c,
+			      const uint64_t lte_bands[MODEM_LTE_BAND_WORDS], modem_done done,
+			      void *userdata)
+{
+	qmi_nas_set_bands(qmi(c), lte_bands, done, userdata);
+}
+
+static void control_scan(struct modem_control *c, modem_scan_done done, void *userdata)
+{
+	qmi_nas_scan(qmi(c), done, userdata);
+}
+
+static void control_register_network(struct modem_control *c, const char *operator_id,
+				     modem_done done, void *userdata)
+{
+	qmi_nas_register(qmi(c), operator_id, done, userdata);
+}
+
+static void control_refresh_signal(struct modem_control *c)
+{
+	qmi_nas_query_signal(qmi(c));
+}
+
 static const struct modem_control_ops qmi_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -138,6 +171,11 @@ static const struct modem_control_ops qmi_control_ops = {
 	.session_ready = control_session_ready,
 	.verify_pin = control_verify_pin,
 	.set_power = control_set_power,
+	.set_modes = control_set_modes,
+	.set_bands = control_set_bands,
+	.scan = control_scan,
+	.register_network = control_register_network,
+	.refresh_signal = control_refresh_signal,
 };
 
 int qmi_control_new(struct ev_loop *loop, const char *path,
