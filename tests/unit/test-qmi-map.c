@@ -153,3 +153,69 @@ TEST(end)
 	EXPECT_EQ(e.kind, SESSION_END_NONE);
 	EXPECT_STR_EQ(e.text, "");
 }
+
+/* SetCurrentModes into NAS's mode preference and back: 3GPP radios only. */
+TEST(mode_to_preference)
+{
+	EXPECT_EQ(qmi_map_mode_to_preference(MODEM_MODE_4G), QMI_NAS_RAT_MODE_PREFERENCE_LTE);
+	EXPECT_EQ(qmi_map_mode_to_preference(MODEM_MODE_2G | MODEM_MODE_3G | MODEM_MODE_5G),
+		  QMI_NAS_RAT_MODE_PREFERENCE_GSM | QMI_NAS_RAT_MODE_PREFERENCE_UMTS |
+			  QMI_NAS_RAT_MODE_PREFERENCE_5GNR);
+	EXPECT_EQ(qmi_map_mode_to_preference(MODEM_MODE_NONE), 0);
+	for (enum modem_mode m = MODEM_MODE_2G; m <= MODEM_MODE_5G; m <<= 1)
+		EXPECT_EQ(qmi_map_mode_preference(qmi_map_mode_to_preference(m)), m);
+}
+
+/* A scan's network status and radio, as ModemManager reads them. */
+TEST(scan)
+{
+	EXPECT_EQ(qmi_map_network_status(QMI_NAS_NETWORK_STATUS_CURRENT_SERVING |
+					 QMI_NAS_NETWORK_STATUS_HOME),
+		  MODEM_NETWORK_CURRENT);
+	EXPECT_EQ(qmi_map_network_status(QMI_NAS_NETWORK_STATUS_AVAILABLE |
+					 QMI_NAS_NETWORK_STATUS_ROAMING),
+		  MODEM_NETWORK_AVAILABLE);
+	EXPECT_EQ(qmi_map_network_status(QMI_NAS_NETWORK_STATUS_AVAILABLE |
+					 QMI_NAS_NETWORK_STATUS_FORBIDDEN),
+		  MODEM_NETWORK_FORBIDDEN);
+	/* Forbidden but not available: ModemManager says unknown. */
+	EXPECT_EQ(qmi_map_network_status(QMI_NAS_NETWORK_STATUS_FORBIDDEN), MODEM_NETWORK_UNKNOWN);
+	EXPECT_EQ(qmi_map_network_status(0), MODEM_NETWORK_UNKNOWN);
+	EXPECT_EQ(qmi_map_radio_interface(QMI_NAS_RADIO_INTERFACE_LTE), MODEM_ACCESS_LTE);
+	EXPECT_EQ(qmi_map_radio_interface(QMI_NAS_RADIO_INTERFACE_GSM), MODEM_ACCESS_GSM);
+	EXPECT_EQ(qmi_map_radio_interface(QMI_NAS_RADIO_INTERFACE_UMTS), MODEM_ACCESS_UMTS);
+	EXPECT_EQ(qmi_map_radio_interface(QMI_NAS_RADIO_INTERFACE_5GNR), MODEM_ACCESS_5GNR);
+	EXPECT_EQ(qmi_map_radio_interface(QMI_NAS_RADIO_INTERFACE_NONE), MODEM_ACCESS_UNKNOWN);
+	EXPECT_EQ(qmi_map_radio_interface(-1), MODEM_ACCESS_UNKNOWN);
+}
+
+TEST(operator_code)
+{
+	char buf[8];
+	uint16_t mcc, mnc;
+	bool mnc3;
+
+	qmi_map_operator_code(1, 1, buf, sizeof(buf));
+	EXPECT_STR_EQ(buf, "00101");
+	qmi_map_operator_code(310, 260, buf, sizeof(buf));
+	EXPECT_STR_EQ(buf, "310260");
+	qmi_map_operator_code(262, 2, buf, sizeof(buf));
+	EXPECT_STR_EQ(buf, "26202");
+	/* Out of range from the modem: still 6 digits at most. */
+	qmi_map_operator_code(65535, 65535, buf, sizeof(buf));
+	EXPECT_STR_EQ(buf, "535535");
+
+	EXPECT_TRUE(qmi_map_parse_operator_id("26202", &mcc, &mnc, &mnc3));
+	EXPECT_EQ(mcc, 262);
+	EXPECT_EQ(mnc, 2);
+	EXPECT_TRUE(!mnc3);
+	EXPECT_TRUE(qmi_map_parse_operator_id("310026", &mcc, &mnc, &mnc3));
+	EXPECT_EQ(mcc, 310);
+	EXPECT_EQ(mnc, 26);
+	EXPECT_TRUE(mnc3);
+	EXPECT_TRUE(!qmi_map_parse_operator_id("", &mcc, &mnc, &mnc3));
+	EXPECT_TRUE(!qmi_map_parse_operator_id("2620", &mcc, &mnc, &mnc3));
+	EXPECT_TRUE(!qmi_map_parse_operator_id("2620211", &mcc, &mnc, &mnc3));
+	EXPECT_TRUE(!qmi_map_parse_operator_id("2620a", &mcc, &mnc, &mnc3));
+	EXPECT_TRUE(!qmi_map_parse_operator_id("-2620", &mcc, &mnc, &mnc3));
+}
