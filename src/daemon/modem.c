@@ -375,6 +375,15 @@ void modem_refresh_signal(struct modem *m)
 		m->ctl->ops->refresh_signal(m->ctl);
 }
 
+void modem_network_time(struct modem *m, modem_time_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->network_time) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED, NULL);
+		return;
+	}
+	m->ctl->ops->network_time(m->ctl, done, userdata);
+}
+
 bool modem_can_set_modes(const struct modem *m)
 {
 	return m->ctl && m->ctl->ops->set_modes;

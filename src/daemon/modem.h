@@ -122,6 +122,7 @@ void modem_scan(struct modem *m, modem_scan_done done, void *userdata);
 void modem_register_network(struct modem *m, const char *operator_id, modem_done done,
 			    void *userdata);
 void modem_refresh_signal(struct modem *m);
+void modem_network_time(struct modem *m, modem_time_done done, void *userdata);
 bool modem_can_set_modes(const struct modem *m);
 bool modem_can_set_bands(const struct modem *m);
 bool modem_can_scan(const struct modem *m);

@@ -8,8 +8,9 @@
 # --3gpp-register-in-operator moves the modem to another network, a forbidden one is denied
 # (MobileEquipment.NetworkNotAllowed), --3gpp-register-home goes back; --signal-setup=5 then
 # --signal-get shows the sim's LTE values and follows them when the test changes them
-# (--signal-file). MBIM (no vendor extensions): the same methods answer Core.Unsupported and
-# no Signal interface is exported, as with ModemManager's generic MBIM modem. Needs root;
+# (--signal-file); --time answers the sim's clock in its zone (NAS Get Network Time). MBIM (no
+# vendor extensions): the same methods answer Core.Unsupported and neither Signal nor Time is
+# exported, as with ModemManager's generic MBIM modem. Needs root;
 # namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -67,6 +68,8 @@ bands_are() { [ "$(g "$Q" '.modem.generic["current-bands"] | join(",")')" = "$1"
 ALL_BANDS="eutran-1,eutran-3,eutran-7,eutran-8,eutran-20,eutran-28"
 wait_for 20 "modem q registered" reg_is "$Q" home
 wait_for 10 "modem q's bands read" bands_are "$ALL_BANDS"
+
+ifaces() { gdbus introspect --system --dest org.freedesktop.ModemManager1 --object-path "$1"; }
 
 # ---- modes and bands (QMI) ----
 mm -m "$Q" --set-allowed-modes=4g >/dev/null ||
@@ -138,18 +141,34 @@ mm -m "$Q" --signal-setup=0 >/dev/null || fail "--signal-setup=0: $(tail -2 "$E2
 expect_eq "Lte after polling stopped" "$(sig rssi)" "--"
 echo "ok: --signal-setup polls NAS Get Signal Info, --signal-get shows the sim's values"
 
+# ---- network time (QMI: NAS Get Network Time, the sim's clock in UTC+01:00) ----
+has_time() { ifaces "$Q" | grep -q "interface org.freedesktop.ModemManager1.Modem.Time "; }
+wait_for 10 "modem q's Time interface" has_time
+T=$(mmj -m "$Q" --time) || fail "--time: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+echo "$T" >>"$E2E_TMP/transcript"
+net_time=$(jq -r '.modem.time.current' <<<"$T")
+[[ "$net_time" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+01(:00)?$ ]] ||
+	fail "--time: '$net_time' is not ISO 8601 in +01"
+# The same instant as this host's clock (the sim's), within a few seconds.
+skew=$(($(date -d "$net_time" +%s) - $(date +%s)))
+[ "${skew#-}" -le 5 ] || fail "--time: $net_time is $skew s from the host's clock"
+expect_eq "NetworkTimezone offset" "$(jq -r '.modem.timezone.current' <<<"$T")" 60
+expect_eq "NetworkTimezone dst-offset" "$(jq -r '.modem.time["dst-offset"]' <<<"$T")" 0
+echo "ok: --time answers the network's time in its zone"
+
 # ---- MBIM: none of it without extensions ----
 expect_error "MBIM --set-allowed-modes" Core.Unsupported -m "$M" --set-allowed-modes=4g
 expect_error "MBIM --set-current-bands" Core.Unsupported -m "$M" --set-current-bands=eutran-1
 expect_error "MBIM --3gpp-scan" Core.Unsupported -m "$M" --3gpp-scan
 expect_error "MBIM --3gpp-register-home" Core.Unsupported -m "$M" --3gpp-register-home
-ifaces() { gdbus introspect --system --dest org.freedesktop.ModemManager1 --object-path "$1"; }
 ifaces "$Q" | grep -q "interface org.freedesktop.ModemManager1.Modem.Signal " ||
 	fail "modem q has no Signal interface"
-if ifaces "$M" | grep -q "interface org.freedesktop.ModemManager1.Modem.Signal "; then
-	fail "modem m exports a Signal interface it cannot serve"
-fi
-echo "ok: MBIM answers Unsupported and has no Signal interface"
+for i in Signal Time; do
+	if ifaces "$M" | grep -q "interface org.freedesktop.ModemManager1.Modem.$i "; then
+		fail "modem m exports a $i interface it cannot serve"
+	fi
+done
+echo "ok: MBIM answers Unsupported and has no Signal or Time interface"
 
 if grep -E "GLib.*(CRITICAL|WARNING)" "$E2E_TMP/qmapd.log"; then
 	fail "qmapd printed GLib warnings"

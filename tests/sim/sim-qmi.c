@@ -1394,6 +1394,42 @@ static void nas_initiate_network_register(struct sim_qmi *q, const struct req *r
 	reply(q, r, resp, true);
 }
 
+/*
+ * Get Network Time (0x007D): the 3GPP time TLV 0x11 {UTC year u16, month, day, hour, minute,
+ * second, day of week (0 Monday), zone i8 in 15 min, DST u8 hours, radio i8}, the host's
+ * clock in SIM_QMI_TIME_ZONE_QUARTERS, while registered (the network's NITZ came with
+ * registration); not registered: success without the TLV (nothing heard). libqmi's
+ * definition; MODEMS.md has no capture.
+ */
+static void nas_get_network_time(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool ok = true;
+
+	if (!sim_locked(q) && registered(q) && !q->manual_denied) {
+		g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+		gsize off = qmi_message_tlv_write_init(resp, 0x11, NULL);
+		ok = off &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE,
+						   (guint16)g_date_time_get_year(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_month(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_day_of_month(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_hour(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_minute(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_second(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(
+			     resp, (guint8)(g_date_time_get_day_of_week(now) - 1), NULL) &&
+		     qmi_message_tlv_write_gint8(resp, SIM_QMI_TIME_ZONE_QUARTERS, NULL) &&
+		     qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+		     qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
+		     qmi_message_tlv_write_complete(resp, off, NULL);
+	}
+	reply(q, r, resp, ok);
+}
+
 /* ---- WDA ---- */
 
 static uint32_t wda_protocol(enum qmap_version v)
@@ -2113,6 +2149,7 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_NAS, 0x0033, nas_set_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x0034, nas_get_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },
+	{ QMI_SERVICE_NAS, 0x007D, nas_get_network_time },
 	{ QMI_SERVICE_UIM, 0x0020, uim_read_transparent },
 	{ QMI_SERVICE_UIM, 0x0026, uim_verify_pin },
 	{ QMI_SERVICE_UIM, 0x002F, uim_get_card_status },

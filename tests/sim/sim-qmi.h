@@ -40,7 +40,9 @@
  *       outside SIM_QMI_LTE_BANDS: INVALID_ARGUMENT), 0x0034 Get System Selection
  *       Preference (mode and LTE bands as last set: LTE, SIM_QMI_LTE_BANDS at first),
  *       0x004F Get Signal Info (LTE RSSI -65 dBm, RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB, or
- *       quirks.signal_file's values while it exists).
+ *       quirks.signal_file's values while it exists), 0x007D Get Network Time (3GPP time
+ *       0x11: the host's UTC clock, zone SIM_QMI_TIME_ZONE_QUARTERS, no DST, LTE; only while
+ *       registered, else no time TLV).
  *       MODEMS.md has no capture of these: TLVs as libqmi's qmi-service-nas.json defines them.
  *   UIM (one card, one USIM application, PIN1 enabled with quirks.sim_pin, else disabled;
  *       3 PIN tries, 10 PUK tries):
@@ -169,10 +171,11 @@
 #define SIM_QMI_HW_REVISION  "10000"		   /* DMS Get Hardware Revision */
 #define SIM_QMI_LTE_BANDS \
 	((1ull << 0) | (1ull << 2) | (1ull << 6) | (1ull << 7) | (1ull << 19) | (1ull << 27))
-#define SIM_QMI_DNS4_PRIMARY   "198.51.100.53"
-#define SIM_QMI_DNS4_SECONDARY "198.51.100.54"
-#define SIM_QMI_DNS6_PRIMARY   "2001:db8:ff::53"
-#define SIM_QMI_DNS6_SECONDARY "2001:db8:ff::54"
+#define SIM_QMI_TIME_ZONE_QUARTERS 4 /* the network's zone: UTC+01:00 */
+#define SIM_QMI_DNS4_PRIMARY	   "198.51.100.53"
+#define SIM_QMI_DNS4_SECONDARY	   "198.51.100.54"
+#define SIM_QMI_DNS6_PRIMARY	   "2001:db8:ff::53"
+#define SIM_QMI_DNS6_SECONDARY	   "2001:db8:ff::54"
 
 struct sim_qmi_apn {
 	char name[SIM_QMI_APN_MAX + 1];

@@ -162,6 +162,34 @@ TEST(signal_dict)
 		  MODEM_MODE_2G | MODEM_MODE_3G | MODEM_MODE_4G | MODEM_MODE_5G);
 }
 
+/* GetNetworkTime's string and NetworkTimezone. */
+TEST(network_time)
+{
+	struct modem_network_time t = { .year = 2026,
+					.month = 12,
+					.day = 2,
+					.hour = 23,
+					.minute = 4,
+					.second = 28,
+					.have_zone = true,
+					.offset_minutes = 60 };
+	g_autofree char *local = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(local, "2026-12-03T00:04:28+01");
+	t.offset_minutes = -210;
+	g_autofree char *west = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(west, "2026-12-02T19:34:28-03:30");
+	t.have_zone = false;
+	g_autofree char *utc = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(utc, "2026-12-02T23:04:28Z");
+	t.day = 31;
+	t.month = 11;
+	EXPECT_TRUE(mmd_network_time_iso8601(&t) == NULL);
+	g_autoptr(GVariant) tz = g_variant_ref_sink(mmd_network_timezone(120, 60));
+	gint32 v;
+	EXPECT_TRUE(g_variant_lookup(tz, "offset", "i", &v) && v == 120);
+	EXPECT_TRUE(g_variant_lookup(tz, "dst-offset", "i", &v) && v == 60);
+}
+
 TEST(sim_locks)
 {
 	EXPECT_EQ(mmd_lock(MODEM_LOCK_SIM_PIN), MM_MODEM_LOCK_SIM_PIN);

@@ -5,6 +5,7 @@
  * PDP type as IP family, what qmi_modem_info holds as modem_info, and WDS call ends as
  * session_end (3GPP causes by number, as MBIM gives them, so D-Bus names them the same).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "qmi-modem.h"
@@ -218,4 +219,57 @@ TEST(operator_code)
 	EXPECT_TRUE(!qmi_map_parse_operator_id("2620211", &mcc, &mnc, &mnc3));
 	EXPECT_TRUE(!qmi_map_parse_operator_id("2620a", &mcc, &mnc, &mnc3));
 	EXPECT_TRUE(!qmi_map_parse_operator_id("-2620", &mcc, &mnc, &mnc3));
+}
+
+/* NAS Get Network Time read by hand (libqmi may be built without it). */
+static QmiMessage *time_response(const void *result, const void *tlv11, size_t len11)
+{
+	/* The parser reads TLVs by type: a message of the same id carries them as well. */
+	QmiMessage *m = qmi_message_new(QMI_SERVICE_NAS, 1, 1, 0x007D);
+
+	qmi_message_add_raw_tlv(m, 0x02, result, 4, NULL);
+	if (tlv11)
+		qmi_message_add_raw_tlv(m, 0x11, tlv11, len11, NULL);
+	return m;
+}
+
+TEST(network_time)
+{
+	static const guint8 ok[4] = { 0, 0, 0, 0 };
+	static const guint8 invalid_command[4] = { 1, 0, 0x47, 0 };
+	/* 2026-12-02 06:04:28 UTC, Wednesday, zone +8 quarters, DST 1 h, LTE. */
+	static const guint8 t[11] = { 0xEA, 0x07, 12, 2, 6, 4, 28, 2, 8, 1, 8 };
+	struct modem_network_time nt;
+	int err;
+
+	g_autoptr(QmiMessage) m = time_response(ok, t, sizeof(t));
+	EXPECT_EQ(qmi_time_parse(m, &nt, &err), 0);
+	EXPECT_EQ(nt.year, 2026);
+	EXPECT_EQ(nt.month, 12);
+	EXPECT_EQ(nt.day, 2);
+	EXPECT_EQ(nt.hour, 6);
+	EXPECT_EQ(nt.second, 28);
+	EXPECT_TRUE(nt.have_zone);
+	EXPECT_EQ(nt.offset_minutes, 120);
+	EXPECT_EQ(nt.dst_minutes, 60);
+	/* Negative zones are signed quarters. */
+	guint8 west[11];
+	memcpy(west, t, sizeof(west));
+	west[8] = (guint8)-20;
+	g_autoptr(QmiMessage) w = time_response(ok, west, sizeof(west));
+	EXPECT_EQ(qmi_time_parse(w, &nt, &err), 0);
+	EXPECT_EQ(nt.offset_minutes, -300);
+	/* No time heard, a refusal, a short TLV, a 13th month. */
+	g_autoptr(QmiMessage) none = time_response(ok, NULL, 0);
+	EXPECT_EQ(qmi_time_parse(none, &nt, &err), -ENOMSG);
+	g_autoptr(QmiMessage) refused = time_response(invalid_command, NULL, 0);
+	EXPECT_EQ(qmi_time_parse(refused, &nt, &err), -EIO);
+	EXPECT_EQ(err, QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+	g_autoptr(QmiMessage) shrt = time_response(ok, t, 10);
+	EXPECT_EQ(qmi_time_parse(shrt, &nt, &err), -EPROTO);
+	guint8 bad[11];
+	memcpy(bad, t, sizeof(bad));
+	bad[2] = 13;
+	g_autoptr(QmiMessage) b = time_response(ok, bad, sizeof(bad));
+	EXPECT_EQ(qmi_time_parse(b, &nt, &err), -EPROTO);
 }

@@ -453,6 +453,13 @@ TEST(nas_selection_scan_register)
 	EXPECT_TRUE(v && v[0] == QMI_NAS_REGISTRATION_STATE_REGISTERED);
 	v = tlv(resp, 0x12, &len);
 	EXPECT_TRUE(v && len > 4 && v[2] == 1);
+	/* Network time: the 3GPP TLV, in the sim's zone, while registered. */
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x007D));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 11 && (int8_t)v[8] == SIM_QMI_TIME_ZONE_QUARTERS &&
+		    v[10] == QMI_NAS_RADIO_INTERFACE_LTE);
+	EXPECT_TRUE(v && len == 11 && v[2] >= 1 && v[2] <= 12 && (v[0] | v[1] << 8) >= 2024);
 	/* Still strict: a NAS message it does not know. */
 	EXPECT_EQ(simple(QMI_SERVICE_NAS, nas, 0x0099), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
 }

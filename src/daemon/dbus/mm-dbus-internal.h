@@ -100,6 +100,9 @@ struct mmd_modem {
 	struct mmd_call *m3gpp_call;	   /* Scan or Register waiting (mm-dbus-3gpp.c) */
 	MmGdbusModemSignal *signal; /* exported where the modem measures (mm-dbus-signal.c) */
 	guint signal_timer;	    /* Setup(rate): the polling */
+	MmGdbusModemTime *time; /* on the object once the modem tells the time (mm-dbus-time.c) */
+	bool time_exported;
+	struct mmd_call *time_call; /* GetNetworkTime waiting */
 };
 
 struct mm_dbus {
@@ -201,6 +204,12 @@ bool mmd_signal_exported(const struct mmd_modem *mm);
 void mmd_signal_sync(struct mmd_modem *mm);
 /* The modem left the bus: polling stops. */
 void mmd_signal_stop(struct mmd_modem *mm);
+
+/* mm-dbus-time.c: the Time interface, added to the modem object once the modem has shown it
+ * tells the network's time (as ModemManager checks support first). */
+void mmd_time_init(struct mmd_modem *mm);
+void mmd_time_free(struct mmd_modem *mm);
+void mmd_time_sync(struct mmd_modem *mm);
 
 /* mm-dbus-auth.c: state-changing methods are for root and qmapd.conf's admin-group. */
 /* Whether a method of one of ModemManager's interfaces changes state (pure; anything not

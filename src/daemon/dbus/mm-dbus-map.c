@@ -231,6 +231,30 @@ GVariant *mmd_signal_dict(const struct modem_signal_values *v)
 	return g_variant_builder_end(&b);
 }
 
+char *mmd_network_time_iso8601(const struct modem_network_time *t)
+{
+	g_autoptr(GDateTime) utc =
+		g_date_time_new_utc(t->year, t->month, t->day, t->hour, t->minute, t->second);
+
+	if (!utc)
+		return NULL;
+	if (!t->have_zone)
+		return g_date_time_format_iso8601(utc);
+	g_autoptr(GTimeZone) tz = g_time_zone_new_offset(t->offset_minutes * 60);
+	g_autoptr(GDateTime) local = g_date_time_to_timezone(utc, tz);
+	return local ? g_date_time_format_iso8601(local) : NULL;
+}
+
+GVariant *mmd_network_timezone(int offset_minutes, int dst_minutes)
+{
+	GVariantBuilder b;
+
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+	g_variant_builder_add(&b, "{sv}", "offset", g_variant_new_int32(offset_minutes));
+	g_variant_builder_add(&b, "{sv}", "dst-offset", g_variant_new_int32(dst_minutes));
+	return g_variant_builder_end(&b);
+}
+
 MMModemCapability mmd_capability(enum modem_capability caps)
 {
 	return (MMModemCapability)caps;

@@ -59,6 +59,13 @@ enum modem_mode mmd_modes_from_mm(MMModemMode modes);
  * those measured), or an empty dict when the radio was not measured. Floating. */
 GVariant *mmd_signal_dict(const struct modem_signal_values *v);
 
+/* GetNetworkTime's answer: ISO 8601 in the network's zone ("2026-12-02T07:04:28+01", GLib's form; "Z"
+ * for UTC, and without a zone), as ModemManager's mm_new_iso8601_time() writes it (with the
+ * time read as UTC, which 3GPP's is). NULL for a date that does not exist. g_free. */
+char *mmd_network_time_iso8601(const struct modem_network_time *t);
+/* NetworkTimezone: offset and dst-offset in minutes. Floating. */
+GVariant *mmd_network_timezone(int offset_minutes, int dst_minutes);
+
 MMModemCapability mmd_capability(enum modem_capability caps);
 MMModemMode mmd_modes(enum modem_mode modes);
 MMModemLock mmd_lock(enum modem_lock lock);

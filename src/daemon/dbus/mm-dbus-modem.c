@@ -481,6 +481,7 @@ static void modem_unexport(struct mmd_modem *mm)
 	bearers_free(mm, "the modem is gone");
 	sim_unexport(mm);
 	mmd_signal_stop(mm);
+	mm->time_exported = false; /* it goes with the object */
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
 	g_clear_object(&mm->object);
 	mm->path[0] = '\0';
@@ -517,12 +518,14 @@ void mmd_modem_sync(struct mmd_modem *mm)
 		sync_sim(mm);
 		sync_properties(mm);
 		modem_export(mm);
+		mmd_time_sync(mm);
 		return;
 	}
 	sync_bearers(mm);
 	sync_sim(mm);
 	sync_properties(mm);
 	mmd_signal_sync(mm);
+	mmd_time_sync(mm);
 	waits_run(mm);
 }
 
@@ -857,16 +860,19 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	mmd_modes_init(mm);
 	mmd_3gpp_init(mm);
 	mmd_signal_init(mm);
+	mmd_time_init(mm);
 	mmd_answer_unsupported(d, mm->iface);
 	mmd_answer_unsupported(d, mm->simple);
 	mmd_answer_unsupported(d, mm->m3gpp);
 	mmd_answer_unsupported(d, mm->sim);
 	mmd_answer_unsupported(d, mm->signal);
+	mmd_answer_unsupported(d, mm->time);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);
 	mmd_auth_watch(d, mm->sim);
 	mmd_auth_watch(d, mm->signal);
+	mmd_auth_watch(d, mm->time);
 	return mm;
 }
 
@@ -885,11 +891,13 @@ void mmd_modem_free(struct mmd_modem *mm)
 	mmd_auth_unwatch(mm->bus, mm->m3gpp);
 	mmd_auth_unwatch(mm->bus, mm->sim);
 	mmd_auth_unwatch(mm->bus, mm->signal);
+	mmd_auth_unwatch(mm->bus, mm->time);
 	mmd_sim_free(mm);
 	mmd_power_free(mm);
 	mmd_modes_free(mm);
 	mmd_3gpp_free(mm);
 	mmd_signal_free(mm);
+	mmd_time_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);

@@ -100,6 +100,10 @@ typedef void (*modem_done)(void *userdata, int r, const char *message);
 typedef void (*modem_scan_done)(void *userdata, int r, const char *message,
 				const struct modem_network *networks, size_t n);
 
+/* The network's time: as modem_done, t valid during the call when r is 0. */
+typedef void (*modem_time_done)(void *userdata, int r, const char *message,
+				const struct modem_network_time *t);
+
 struct modem_control;
 
 struct modem_control_ops {
@@ -137,11 +141,14 @@ struct modem_control_ops {
 	/* Scan for networks (minutes on a real modem). NULL: not supported. */
 	void (*scan)(struct modem_control *c, modem_scan_done done, void *userdata);
 	/* Register in the network operator_id (MCC+MNC), or "" to let the modem choose
-	 * (automatic). NULL: not supported. */
+	 * (automatic): -EACCES when the network denies it. NULL: not supported. */
 	void (*register_network)(struct modem_control *c, const char *operator_id, modem_done done,
 				 void *userdata);
 	/* Measure the signal again now (modem_view.signal follows). NULL: not supported. */
 	void (*refresh_signal)(struct modem_control *c);
+	/* The network's time now (QMI: NAS Get Network Time); modem_info's zone follows. NULL:
+	 * not supported. */
+	void (*network_time)(struct modem_control *c, modem_time_done done, void *userdata);
 };
 
 struct modem_control {

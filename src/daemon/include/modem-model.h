@@ -152,6 +152,12 @@ struct modem_info {
 	const char *sim_operator_id;   /* MCC+MNC of the SIM's home network; NULL unknown */
 	const char *sim_operator_name; /* EF_SPN (MBIM: HOME_PROVIDER); NULL unknown */
 
+	/* The network's time: whether the modem tells it (QMI: NAS Get Network Time answered)
+	 * and its zone, last heard. */
+	bool tells_time;
+	bool have_zone;
+	int zone_offset_minutes, zone_dst_minutes;
+
 	/* The default profile: what LTE attaches with. */
 	const char *attach_apn; /* NULL unknown */
 	enum modem_ip_family attach_ip_family;
@@ -211,6 +217,14 @@ struct modem_signal_values {
 
 struct modem_signal {
 	struct modem_signal_values gsm, umts, lte, nr5g;
+};
+
+/* The network's time (NITZ) as the modem last heard it. */
+struct modem_network_time {
+	int year, month, day, hour, minute, second; /* UTC */
+	bool have_zone;				    /* the zone below is the network's */
+	int offset_minutes;			    /* local time - UTC, DST included */
+	int dst_minutes;			    /* of which daylight saving time */
 };
 
 /* The words status and the logs use ("home", "lte", ...), one table for QMI and MBIM. */

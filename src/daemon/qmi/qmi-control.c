@@ -160,6 +160,11 @@ static void control_refresh_signal(struct modem_control *c)
 	qmi_nas_query_signal(qmi(c));
 }
 
+static void control_network_time(struct modem_control *c, modem_time_done done, void *userdata)
+{
+	qmi_time_query(qmi(c), done, userdata);
+}
+
 static const struct modem_control_ops qmi_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -176,6 +181,7 @@ static const struct modem_control_ops qmi_control_ops = {
 	.scan = control_scan,
 	.register_network = control_register_network,
 	.refresh_signal = control_refresh_signal,
+	.network_time = control_network_time,
 };
 
 int qmi_control_new(struct ev_loop *loop, const char *path,

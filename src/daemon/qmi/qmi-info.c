@@ -29,9 +29,9 @@ void qmi_info_clear(struct qmi_modem_info *info)
 	free(info->msisdn);
 	free(info->spn);
 	free(info->attach_apn);
-	*info = (struct qmi_modem_info){ .ps_attached = -1,
-					 .attach_pdp_type = -1,
-					 .operating_mode = -1 };
+	*info = (struct qmi_modem_info){
+		.ps_attached = -1, .attach_pdp_type = -1, .operating_mode = -1, .network_time = -1
+	};
 }
 
 bool qmi_info_sim_locked(const struct qmi_modem_info *info)
@@ -676,6 +676,8 @@ void qmi_info_query(struct qmi_modem *qm)
 		qmi_client_nas_get_system_selection_preference(
 			QMI_CLIENT_NAS(qm->nas), NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
 			nas_selection_preference_ready, qm);
+	if (qm->nas)
+		qmi_time_query(qm, NULL, NULL);
 	if (!qm->wds)
 		qmi_device_allocate_client(qm->device, QMI_SERVICE_WDS, QMI_CID_NONE,
 					   QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,

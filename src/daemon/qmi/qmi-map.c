@@ -125,6 +125,10 @@ void qmi_map_info(const struct qmi_modem_info *info, struct modem_info *ret)
 		       : info->card == QMI_CARD_ERROR  ? MODEM_SIM_ERROR
 						       : MODEM_SIM_UNKNOWN,
 		.tells_lock = info->uim,
+		.tells_time = info->network_time > 0,
+		.have_zone = info->have_zone,
+		.zone_offset_minutes = info->zone_quarters * 15,
+		.zone_dst_minutes = info->zone_dst * 60,
 		.lock = info->have_pin1 ? qmi_map_lock(info->pin1_state) : MODEM_LOCK_UNKNOWN,
 		.sim_blocked = info->have_pin1 &&
 			       info->pin1_state == QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED,

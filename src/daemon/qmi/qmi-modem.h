@@ -55,6 +55,13 @@ struct qmi_modem_info {
 	char *spn;	     /* EF_SPN; NULL unknown */
 	char operator_id[8]; /* MCC+MNC from EF_IMSI and EF_AD; "" unknown */
 
+	/* NAS Get Network Time: 1 answered, 0 refused (not in the firmware), -1 not asked; the
+	 * 3GPP zone of the last answer that had one. */
+	int network_time;
+	bool have_zone;
+	int8_t zone_quarters; /* local - UTC in 15 minutes, DST included */
+	uint8_t zone_dst;     /* hours of daylight saving time in it */
+
 	/* The default 3GPP profile (WDS), what LTE attaches with. */
 	char *attach_apn;    /* NULL unknown */
 	int attach_pdp_type; /* QmiWdsPdpType; -1 unknown */
@@ -146,6 +153,14 @@ void qmi_nas_register(struct qmi_modem *qm, const char *operator_id, modem_done 
 		      void *userdata);
 /* NAS Get Signal Info into qm->signal. */
 void qmi_nas_query_signal(struct qmi_modem *qm);
+
+/* qmi-time.c: NAS Get Network Time (sent as a raw message: libqmi builds without it);
+ * done() NULL: only learn whether the modem tells it and its zone. */
+void qmi_time_query(struct qmi_modem *qm, modem_time_done done, void *userdata);
+/* A Get Network Time response's result and 3GPP time TLV (0x11), else 3GPP2's (0x10):
+ * 0, -ENOMSG (answered without a time), -EPROTO (malformed), or the QMI error as -EIO with
+ * *qmi_error set. Pure: unit tested. */
+int qmi_time_parse(QmiMessage *resp, struct modem_network_time *ret, int *qmi_error);
 
 /* ---- sessions (qmi-session.c): per IP family of the mux's ip-type a WDS client bound to
  * the mux (bind mux data port, set IP family, start network, get current settings) ---- */
