@@ -110,6 +110,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 			  .power = control_power(mm->power) },
 	};
 	mbim_map_sim(mm->subscriber, &ret->info);
+	mbim_map_signal(ret->access_technology, mm->have_signal, mm->rssi, &ret->signal);
 	if (strcmp(mm->packet_service, "attached") == 0)
 		ret->info.packet_service = MODEM_PACKET_SERVICE_ATTACHED;
 	else if (strcmp(mm->packet_service, "detached") == 0)
@@ -173,6 +174,12 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 }
 
 /* No verify_pin: MBIM_CID_PIN is not implemented. */
+/* SIGNAL_STATE: RSSI only in MBIM 1.0 (no modes, bands, scan or NITZ without extensions). */
+static void control_refresh_signal(struct modem_control *c)
+{
+	mbim_modem_query_signal(mbim(c));
+}
+
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -183,6 +190,7 @@ static const struct modem_control_ops mbim_control_ops = {
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
 	.set_power = control_set_power,
+	.refresh_signal = control_refresh_signal,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

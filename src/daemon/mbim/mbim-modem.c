@@ -181,6 +181,12 @@ static void query_register_state(struct mbim_modem *mm)
 		signal_state_ready);
 }
 
+void mbim_modem_query_signal(struct mbim_modem *mm)
+{
+	if (mm->state == MBIM_MODEM_STATE_READY)
+		query_register_state(mm);
+}
+
 static void mbim_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;

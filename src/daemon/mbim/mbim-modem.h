@@ -104,6 +104,8 @@ struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
 
 /* The transport says the modem is there / gone. */
 void mbim_modem_start(struct mbim_modem *mm);
+/* SIGNAL_STATE and REGISTER_STATE again now (the Signal interface's polling). */
+void mbim_modem_query_signal(struct mbim_modem *mm);
 void mbim_modem_stop(struct mbim_modem *mm);
 /* RADIO_STATE set on or off; done() exactly once (MBIM_MODEM_STATE_READY needed; cancelled:
  * -ENODEV). Power then is what the modem answered. */
@@ -155,6 +157,11 @@ void mbim_map_sim(const char *subscriber, struct modem_info *info);
 const char *mbim_map_registration(MbimRegisterState s);
 /* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */
 const char *mbim_map_access_technology(MbimDataClass c);
+/* SIGNAL_STATE's RSSI (dBm, have false: 99 unknown) as the Signal interface's dict of the
+ * radio in use, as ModemManager's generic MBIM modem puts it (MBIM 1.0 says nothing of the
+ * radio: the access technology decides; none known, no dict). */
+void mbim_map_signal(enum modem_access_technology act, bool have, int rssi_dbm,
+		     struct modem_signal *ret);
 /* RADIO_STATE's hardware and software switches as power. */
 enum mbim_modem_power mbim_map_power(MbimRadioSwitchState hw, MbimRadioSwitchState sw);
 /* "unknown", "low", "on". */
