@@ -9,8 +9,9 @@
 # (MobileEquipment.NetworkNotAllowed), --3gpp-register-home goes back; --signal-setup=5 then
 # --signal-get shows the sim's LTE values and follows them when the test changes them
 # (--signal-file); --time answers the sim's clock in its zone (NAS Get Network Time). MBIM (no
-# vendor extensions): the same methods answer Core.Unsupported, Time is not exported, and the
-# Signal interface has SIGNAL_STATE's RSSI, as with ModemManager's generic MBIM modem. Needs root;
+# vendor extensions, as ModemManager's generic MBIM modem): modes and bands answer
+# Core.Unsupported, scan and registration go through VISIBLE_PROVIDERS and REGISTER_STATE,
+# Time is not exported, and the Signal interface has SIGNAL_STATE's RSSI. Needs root;
 # namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -112,20 +113,27 @@ grep -q "operator-code: 00103, operator-name: Barred Network, access-technologie
 	fail "scan: no forbidden 00103: $networks"
 echo "ok: --3gpp-scan lists current, available and forbidden networks with their technology"
 
-op_is() { [ "$(g "$Q" '.modem["3gpp"]["operator-code"]')" = "$1" ]; }
-mm -m "$Q" --3gpp-register-in-operator=00102 >/dev/null ||
-	fail "--3gpp-register-in-operator=00102: $(tail -2 "$E2E_TMP/mmcli.stderr")"
-wait_for 10 "registered in 00102" op_is 00102
-expect_eq "operator name in 00102" "$(g "$Q" '.modem["3gpp"]["operator-name"]')" "Other Network"
-expect_error "--3gpp-register-in-operator=00103 (forbidden)" MobileEquipment.NetworkNotAllowed \
-	-m "$Q" --3gpp-register-in-operator=00103
-wait_for 10 "modem q denied" reg_is "$Q" denied
-expect_error "--3gpp-register-in-operator=abc" Core.InvalidArgs \
-	-m "$Q" --3gpp-register-in-operator=abc
-mm -m "$Q" --3gpp-register-home >/dev/null ||
-	fail "--3gpp-register-home: $(tail -2 "$E2E_TMP/mmcli.stderr")"
-wait_for 10 "modem q home again" reg_is "$Q" home
-expect_eq "operator after --3gpp-register-home" "$(g "$Q" '.modem["3gpp"]["operator-code"]')" 00101
+# register_checks MODEM: manual registration in 00102, the barred 00103 denied, home again.
+register_checks() {
+	local X=$1
+	op_is() { [ "$(g "$X" '.modem["3gpp"]["operator-code"]')" = "$1" ]; }
+	mm -m "$X" --3gpp-register-in-operator=00102 >/dev/null ||
+		fail "modem $X --3gpp-register-in-operator=00102: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+	wait_for 10 "modem $X registered in 00102" op_is 00102
+	expect_eq "modem $X operator name in 00102" "$(g "$X" '.modem["3gpp"]["operator-name"]')" \
+		"Other Network"
+	expect_error "modem $X --3gpp-register-in-operator=00103 (forbidden)" \
+		MobileEquipment.NetworkNotAllowed -m "$X" --3gpp-register-in-operator=00103
+	wait_for 10 "modem $X denied" reg_is "$X" denied
+	expect_error "modem $X --3gpp-register-in-operator=abc" Core.InvalidArgs \
+		-m "$X" --3gpp-register-in-operator=abc
+	mm -m "$X" --3gpp-register-home >/dev/null ||
+		fail "modem $X --3gpp-register-home: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+	wait_for 10 "modem $X home again" reg_is "$X" home
+	expect_eq "modem $X operator after --3gpp-register-home" \
+		"$(g "$X" '.modem["3gpp"]["operator-code"]')" 00101
+}
+register_checks "$Q"
 echo "ok: manual registration in 00102, 00103 denied, automatic back home"
 
 # ---- signal (QMI) ----
@@ -156,15 +164,28 @@ expect_eq "NetworkTimezone offset" "$(jq -r '.modem.timezone.current' <<<"$T")" 
 expect_eq "NetworkTimezone dst-offset" "$(jq -r '.modem.time["dst-offset"]' <<<"$T")" 0
 echo "ok: --time answers the network's time in its zone"
 
-# ---- MBIM: none of it without extensions ----
+# ---- MBIM (basic commands, no extensions) ----
 expect_error "MBIM --set-allowed-modes" Core.Unsupported -m "$M" --set-allowed-modes=4g
 expect_error "MBIM --set-current-bands" Core.Unsupported -m "$M" --set-current-bands=eutran-1
-expect_error "MBIM --3gpp-scan" Core.Unsupported -m "$M" --3gpp-scan
-expect_error "MBIM --3gpp-register-home" Core.Unsupported -m "$M" --3gpp-register-home
+echo "ok: MBIM --set-allowed-modes and --set-current-bands answer Unsupported"
+# VISIBLE_PROVIDERS: the same networks, technology unknown (MBIM 1.0 does not say it).
+SCAN=$(mmj -m "$M" --3gpp-scan --timeout=60) ||
+	fail "MBIM --3gpp-scan: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+echo "$SCAN" >>"$E2E_TMP/transcript"
+networks=$(jq -r '.modem["3gpp"]["scan-networks"][]' <<<"$SCAN")
+expect_eq "MBIM networks found" "$(wc -l <<<"$networks")" 3
+for want in "00101, operator-name: Test Network, .*availability: current" \
+	"00102, operator-name: Other Network, .*availability: available" \
+	"00103, operator-name: Barred Network, .*availability: forbidden"; do
+	grep -q "operator-code: $want" <<<"$networks" || fail "MBIM scan: no $want: $networks"
+done
+echo "ok: MBIM --3gpp-scan lists VISIBLE_PROVIDERS"
+register_checks "$M"
+echo "ok: MBIM registration through REGISTER_STATE set"
 if ifaces "$M" | grep -q "interface org.freedesktop.ModemManager1.Modem.Time "; then
 	fail "modem m exports a Time interface it cannot serve"
 fi
-echo "ok: MBIM answers Unsupported and has no Time interface"
+echo "ok: MBIM has no Time interface"
 # MBIM 1.0's SIGNAL_STATE: the RSSI alone, in the dict of the radio in use (LTE).
 mm -m "$M" --signal-setup=5 >/dev/null || fail "MBIM --signal-setup=5: $(tail -2 "$E2E_TMP/mmcli.stderr")"
 msig() { mmj -m "$M" --signal-get | jq -r ".modem.signal.lte.$1"; }

@@ -181,3 +181,17 @@ TEST(signal)
 	mbim_map_signal(MODEM_ACCESS_LTE, false, 0, &s);
 	EXPECT_TRUE(!s.lte.valid);
 }
+
+/* A visible provider's state, as ModemManager reads it. */
+TEST(provider_state)
+{
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_HOME | MBIM_PROVIDER_STATE_VISIBLE |
+					  MBIM_PROVIDER_STATE_REGISTERED),
+		  MODEM_NETWORK_CURRENT);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_VISIBLE), MODEM_NETWORK_AVAILABLE);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_VISIBLE |
+					  MBIM_PROVIDER_STATE_FORBIDDEN),
+		  MODEM_NETWORK_FORBIDDEN);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_FORBIDDEN), MODEM_NETWORK_FORBIDDEN);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_HOME), MODEM_NETWORK_UNKNOWN);
+}

@@ -174,7 +174,18 @@ static void control_set_power(struct modem_control *c, bool on, modem_power_done
 }
 
 /* No verify_pin: MBIM_CID_PIN is not implemented. */
-/* SIGNAL_STATE: RSSI only in MBIM 1.0 (no modes, bands, scan or NITZ without extensions). */
+static void control_scan(struct modem_control *c, modem_scan_done done, void *userdata)
+{
+	mbim_provider_scan(mbim(c), done, userdata);
+}
+
+static void control_register_network(struct modem_control *c, const char *operator_id,
+				     modem_done done, void *userdata)
+{
+	mbim_provider_register(mbim(c), operator_id, done, userdata);
+}
+
+/* SIGNAL_STATE: RSSI only in MBIM 1.0 (no modes, bands or NITZ without extensions). */
 static void control_refresh_signal(struct modem_control *c)
 {
 	mbim_modem_query_signal(mbim(c));
@@ -191,6 +202,8 @@ static const struct modem_control_ops mbim_control_ops = {
 	.session_ready = control_session_ready,
 	.set_power = control_set_power,
 	.refresh_signal = control_refresh_signal,
+	.scan = control_scan,
+	.register_network = control_register_network,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

@@ -214,3 +214,14 @@ void mbim_map_signal(enum modem_access_technology act, bool have, int rssi_dbm,
 		.valid = true, .rssi = rssi_dbm, .rsrq = NAN, .rsrp = NAN, .snr = NAN, .ecio = NAN
 	};
 }
+
+enum modem_network_status mbim_map_provider_state(uint32_t s)
+{
+	if (s & MBIM_PROVIDER_STATE_REGISTERED)
+		return MODEM_NETWORK_CURRENT;
+	if (s & MBIM_PROVIDER_STATE_FORBIDDEN)
+		return MODEM_NETWORK_FORBIDDEN;
+	if (s & MBIM_PROVIDER_STATE_VISIBLE)
+		return MODEM_NETWORK_AVAILABLE;
+	return MODEM_NETWORK_UNKNOWN;
+}
