@@ -29,7 +29,11 @@ static void clear_values(MmGdbusModemSignal *s)
 
 bool mmd_signal_exported(const struct mmd_modem *mm)
 {
-	return modem_can_refresh_signal(mm->modem);
+	struct modem_view view;
+
+	/* The control plane measures, and its radio side is there (QMI: a NAS client). */
+	return modem_can_refresh_signal(mm->modem) && modem_view(mm->modem, &view) &&
+	       view.tells_registration;
 }
 
 void mmd_signal_sync(struct mmd_modem *mm)
