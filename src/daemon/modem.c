@@ -358,6 +358,87 @@ bool modem_can_pin(const struct modem *m)
 	return m->ctl && m->ctl->ops->pin;
 }
 
+#define NOT_SUPPORTED "not supported by this control plane"
+
+void modem_set_modes(struct modem *m, enum modem_mode allowed, enum modem_mode preferred,
+		     modem_done done, void *userdata)
+{
+	if (!modem_can_set_modes(m)) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED);
+		return;
+	}
+	m->ctl->ops->set_modes(m->ctl, allowed, preferred, done, userdata);
+}
+
+void modem_set_bands(struct modem *m, const uint64_t lte_bands[MODEM_LTE_BAND_WORDS],
+		     modem_done done, void *userdata)
+{
+	if (!modem_can_set_bands(m)) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED);
+		return;
+	}
+	m->ctl->ops->set_bands(m->ctl, lte_bands, done, userdata);
+}
+
+void modem_scan(struct modem *m, modem_scan_done done, void *userdata)
+{
+	if (!modem_can_scan(m)) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED, NULL, 0);
+		return;
+	}
+	m->ctl->ops->scan(m->ctl, done, userdata);
+}
+
+void modem_register_network(struct modem *m, const char *operator_id, modem_done done,
+			    void *userdata)
+{
+	if (!modem_can_register_network(m)) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED);
+		return;
+	}
+	m->ctl->ops->register_network(m->ctl, operator_id, done, userdata);
+}
+
+void modem_refresh_signal(struct modem *m)
+{
+	if (modem_can_refresh_signal(m))
+		m->ctl->ops->refresh_signal(m->ctl);
+}
+
+void modem_network_time(struct modem *m, modem_time_done done, void *userdata)
+{
+	if (!m->ctl || !m->ctl->ops->network_time) {
+		done(userdata, -EOPNOTSUPP, NOT_SUPPORTED, NULL);
+		return;
+	}
+	m->ctl->ops->network_time(m->ctl, done, userdata);
+}
+
+bool modem_can_set_modes(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->set_modes;
+}
+
+bool modem_can_set_bands(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->set_bands;
+}
+
+bool modem_can_scan(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->scan;
+}
+
+bool modem_can_register_network(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->register_network;
+}
+
+bool modem_can_refresh_signal(const struct modem *m)
+{
+	return m->ctl && m->ctl->ops->refresh_signal;
+}
+
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
 {
 	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))

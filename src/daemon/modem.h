@@ -120,6 +120,22 @@ void modem_sms_send(struct modem *m, const uint8_t *pdu, size_t len, modem_sms_d
 		    void *userdata);
 void modem_sms_delete(struct modem *m, enum modem_sms_storage storage, uint32_t index,
 		      modem_sms_done done, void *userdata);
+/* Modes, bands, scan, registration and signal through the control plane (modem_control_ops):
+ * -EOPNOTSUPP to done() when it cannot; modem_can_* tell beforehand. */
+void modem_set_modes(struct modem *m, enum modem_mode allowed, enum modem_mode preferred,
+		     modem_done done, void *userdata);
+void modem_set_bands(struct modem *m, const uint64_t lte_bands[MODEM_LTE_BAND_WORDS],
+		     modem_done done, void *userdata);
+void modem_scan(struct modem *m, modem_scan_done done, void *userdata);
+void modem_register_network(struct modem *m, const char *operator_id, modem_done done,
+			    void *userdata);
+void modem_refresh_signal(struct modem *m);
+void modem_network_time(struct modem *m, modem_time_done done, void *userdata);
+bool modem_can_set_modes(const struct modem *m);
+bool modem_can_set_bands(const struct modem *m);
+bool modem_can_scan(const struct modem *m);
+bool modem_can_register_network(const struct modem *m);
+bool modem_can_refresh_signal(const struct modem *m);
 /*
  * Read access for the D-Bus side (mm-dbus), per mux id: its settings, device name, session
  * (NULL with control = none) and counters; NULL when the modem has no such mux.

@@ -481,7 +481,8 @@ CALL_ALL=("$(dirname "$0")/mm-call-every-method.py")
 "${CALL_ALL[@]}" "$BEARER" $MMI.Bearer >"$E2E_TMP/methods.log" 2>&1 &&
 	"${CALL_ALL[@]}" "$SIM" $MMI.Sim >>"$E2E_TMP/methods.log" 2>&1 &&
 	"${CALL_ALL[@]}" /org/freedesktop/ModemManager1 $MMI >>"$E2E_TMP/methods.log" 2>&1 &&
-	"${CALL_ALL[@]}" "$MODEM" $MMI.Modem.Modem3gpp $MMI.Modem.Simple $MMI.Modem \
+	"${CALL_ALL[@]}" "$MODEM" $MMI.Modem.Modem3gpp $MMI.Modem.Simple $MMI.Modem.Signal \
+		$MMI.Modem.Time $MMI.Modem \
 		>>"$E2E_TMP/methods.log" 2>&1 ||
 	fail "a method answered other than ModemManager does: $(grep -E 'FAIL|Traceback' -A3 "$E2E_TMP/methods.log")"
 grep -E "^$MMI" "$E2E_TMP/methods.log" | sed 's/^/figure: /' | tee -a "$E2E_TMP/transcript"

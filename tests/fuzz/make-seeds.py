@@ -221,6 +221,13 @@ def seeds():
         qmux(0x0b, 1, 0x25, slot1 + tlv(2, b"\x01\x01\x04" + b"1111")),
         qmux(0x0b, 1, 0x28, slot1 + tlv(2, b"\x01\x04" + b"1111" + b"\x04" + b"2222"))]
     s["fuzz-sim-qmi"] += [sq(*codes), sq(*codes[3:], uim[0])]
+    # NAS selection, scan, manual and automatic registration, network time
+    radio = [qmux(3, 1, 0x33, tlv(0x11, struct.pack("<H", 0x10)) + tlv(0x15, struct.pack("<Q", 0x80004))),
+             qmux(3, 1, 0x33, tlv(0x24, struct.pack("<QQQQ", 4, 0, 0, 0))),
+             qmux(3, 1, 0x21),
+             qmux(3, 1, 0x22, tlv(1, b"\x02") + tlv(0x10, struct.pack("<HHb", 1, 2, -1))),
+             qmux(3, 1, 0x22, tlv(1, b"\x01")), qmux(3, 1, 0x7D)]
+    s["fuzz-sim-qmi"] += [sq(alloc_wds, *radio)]
     # ---- wdm: first byte = framing (odd: MBIM) and piece pattern, then the client stream
     q = alloc_wds + dms[4] + wda_set
     m = mbim(1, struct.pack("<I", 4096)) + mbim(3, bytes(16) + struct.pack("<II", 1, 0)) + mbim(2)
@@ -266,6 +273,10 @@ def seeds():
            mcmd(12, 1, connect_set(cmd=0), 6)),
         sm(0x82, *fragmented, mcmd(15, 0, struct.pack("<I", 1) + bytes(56), 5)),
         sm(0x12, opn64, mcmd(1, 0), mcmd(2, 0), mcmd(9, 0), mcmd(16, 0)),
+        # VISIBLE_PROVIDERS, REGISTER_STATE set manual (00102) and automatic
+        sm(0x02, opn, mcmd(8, 0, struct.pack("<I", 0)),
+           mcmd(9, 1, struct.pack("<IIII", 16, 10, 1, 0) + utf16("00102") + b"\0\0"),
+           mcmd(9, 1, struct.pack("<IIII", 0, 0, 0, 0))),
         sm(0x02, mcmd(3, 1, struct.pack("<I", 0)), mcmd(3, 0), mcmd(10, 1, struct.pack("<I", 1)),
            mcmd(10, 0), mcmd(19, 1, struct.pack("<I", 0))),
         sm(0x02, mcmd(12, 1, connect_set(session=253, ip_type=2), 7),

@@ -67,6 +67,7 @@ enum {
 	OPT_ROAMING_FILE,
 	OPT_SMS_INBOX,
 	OPT_SMS_OUTBOX,
+	OPT_SIGNAL_FILE,
 	OPT_NO_DMS_UIM,
 	OPT_NO_SIM,
 	OPT_SIM_STATE,
@@ -120,6 +121,7 @@ static const struct option options[] = {
 	{ "roaming-file", required_argument, NULL, OPT_ROAMING_FILE },
 	{ "sms-inbox", required_argument, NULL, OPT_SMS_INBOX },
 	{ "sms-outbox", required_argument, NULL, OPT_SMS_OUTBOX },
+	{ "signal-file", required_argument, NULL, OPT_SIGNAL_FILE },
 	{ "no-dms-uim", no_argument, NULL, OPT_NO_DMS_UIM },
 	{ "no-sim", no_argument, NULL, OPT_NO_SIM },
 	{ "sim-state", required_argument, NULL, OPT_SIM_STATE },
@@ -232,6 +234,8 @@ static void usage(FILE *f)
 		"  --sms-outbox PATH          append every SMS-SUBMIT sent as a hex line\n"
 		"  --roaming-file PATH        registered roaming while PATH exists (default:\n"
 		"                             home), QMI and MBIM\n"
+		"  --signal-file PATH         QMI LTE signal \"RSSI RSRQ RSRP SNR\" (dBm, dB,\n"
+		"                             dBm, 0.1 dB) read from PATH while it exists\n"
 		"  --no-dms-uim               firmware without DMS UIM messages: SIM via UIM only\n"
 		"  --sim-state STATE          MBIM SIM: initialized (default), not-initialized,\n"
 		"                             sim-not-inserted, bad-sim, device-locked (PIN)\n"
@@ -532,6 +536,14 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 				return -EINVAL;
 			}
 			snprintf(o->quirks.sms_outbox, sizeof(o->quirks.sms_outbox), "%s", optarg);
+			break;
+		case OPT_SIGNAL_FILE:
+			if (!*optarg || strlen(optarg) >= sizeof(o->quirks.signal_file)) {
+				fprintf(stderr, "qmapd-sim: invalid --signal-file '%s'\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->quirks.signal_file, sizeof(o->quirks.signal_file), "%s",
+				 optarg);
 			break;
 		case OPT_NO_DMS_UIM:
 			o->quirks.no_dms_uim = true;

@@ -36,6 +36,7 @@
 #define MBIM_CID_PIN			       4
 #define MBIM_CID_PIN_LIST		       5
 #define MBIM_CID_HOME_PROVIDER		       6
+#define MBIM_CID_VISIBLE_PROVIDERS	       8
 #define MBIM_CID_REGISTER_STATE		       9
 #define MBIM_CID_PACKET_SERVICE		       10
 #define MBIM_CID_SIGNAL_STATE		       11
@@ -76,6 +77,8 @@ struct sim_mbim {
 	bool attached;
 	struct sim_card card; /* PIN1 and PUK1 (sim-card.c) */
 	struct session sessions[SIM_MBIM_SESSIONS];
+	const struct sim_mbim_provider *provider; /* registered in by hand; NULL: home, automatic */
+	bool register_denied;			  /* a manual choice the network refused */
 
 	/* Reassembly of a fragmented COMMAND. */
 	uint8_t *frag;
@@ -511,30 +514,124 @@ static void answer_radio_state(struct sim_mbim *m, const struct req *r)
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
+/* The networks VISIBLE_PROVIDERS finds, the first the home one (as the QMI side's). */
+static const struct sim_mbim_provider {
+	const char *id, *name;
+	uint32_t state; /* MbimProviderState */
+} providers[] = {
+	{ "00101", "Test Network", MBIM_PROVIDER_STATE_HOME | MBIM_PROVIDER_STATE_VISIBLE },
+	{ "00102", "Other Network", MBIM_PROVIDER_STATE_VISIBLE },
+	{ "00103", "Barred Network", MBIM_PROVIDER_STATE_FORBIDDEN | MBIM_PROVIDER_STATE_VISIBLE },
+};
+
+/*
+ * VISIBLE_PROVIDERS (8) query, action u32 (0 full scan, 1 restricted): MBIM_PROVIDERS, an
+ * element count and an OL pair per MBIM_PROVIDER {ProviderId OL, ProviderState, ProviderName
+ * OL, CellularClass, Rssi, ErrorRate} whose offsets count from the element's start (MBIM 1.0
+ * 10.5.8); the one registered in is REGISTERED. Radio off or SIM not ready: that status.
+ */
+static void answer_visible_providers(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+	const size_t n = sizeof(providers) / sizeof(providers[0]);
+	const struct sim_mbim_provider *cur = m->provider ? m->provider : &providers[0];
+
+	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY || r->info_len < 4 ||
+	    get_le32(r->info) > 1) {
+		respond(m, r,
+			r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY
+				? MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT
+				: MBIM_STATUS_ERROR_INVALID_PARAMETERS,
+			NULL);
+		return;
+	}
+	if (!m->radio_on || sim_status(m) != MBIM_STATUS_ERROR_NONE) {
+		respond(m, r, !m->radio_on ? MBIM_STATUS_ERROR_RADIO_POWER_OFF : sim_status(m),
+			NULL);
+		return;
+	}
+	info_init(&ib, 4 + 8 * n);
+	info_u32(&ib, 0, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		struct info e;
+		uint32_t state = providers[i].state;
+
+		if (&providers[i] == cur && !m->register_denied)
+			state |= MBIM_PROVIDER_STATE_REGISTERED;
+		info_init(&e, 32);
+		info_string(&e, 0, providers[i].id);
+		info_u32(&e, 8, state);
+		info_string(&e, 12, providers[i].name);
+		info_u32(&e, 20, MBIM_CELLULAR_CLASS_GSM);
+		info_u32(&e, 24, SIM_MBIM_RSSI);
+		info_u32(&e, 28, 99);
+		uint32_t off = info_append(&ib, e.b, e.len);
+		info_u32(&ib, 4 + 8 * i, off);
+		info_u32(&ib, 8 + 8 * i, (uint32_t)e.len);
+	}
+	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+/*
+ * REGISTER_STATE (9) set: ProviderId OL, RegisterAction (0 automatic, 1 manual), DataClass
+ * (MBIM 1.0 10.5.9). Automatic: home. Manual: the provider if VISIBLE_PROVIDERS lists it and
+ * it is not forbidden, else the network denies it (DENIED, nw_error 11 PLMN not allowed, TS
+ * 24.008). Answered with the state that follows; no public capture (libmbim's definition).
+ */
+static bool register_set(struct sim_mbim *m, const struct req *r)
+{
+	char id[8];
+
+	if (r->info_len < 16 || !req_string(r, 0, id, sizeof(id)) || get_le32(r->info + 8) > 1) {
+		respond(m, r, MBIM_STATUS_ERROR_INVALID_PARAMETERS, NULL);
+		return false;
+	}
+	m->provider = NULL;
+	m->register_denied = false;
+	if (get_le32(r->info + 8) == MBIM_REGISTER_ACTION_MANUAL) {
+		m->register_denied = true;
+		for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]); i++)
+			if (strcmp(providers[i].id, id) == 0 &&
+			    !(providers[i].state & MBIM_PROVIDER_STATE_FORBIDDEN)) {
+				m->provider = &providers[i];
+				m->register_denied = false;
+			}
+	}
+	mlog(m, LOG_INFO, "mbim: register %s%s: %s",
+	     get_le32(r->info + 8) == MBIM_REGISTER_ACTION_MANUAL ? "manually in "
+								  : "automatically",
+	     get_le32(r->info + 8) == MBIM_REGISTER_ACTION_MANUAL ? id : "",
+	     m->register_denied ? "denied" : "registered");
+	return true;
+}
+
 static void answer_register_state(struct sim_mbim *m, const struct req *r)
 {
 	struct info ib;
 
-	if (r->type != MBIM_MESSAGE_COMMAND_TYPE_QUERY) {
-		/* Manual registration is not simulated. */
-		respond(m, r, MBIM_STATUS_ERROR_NO_DEVICE_SUPPORT, NULL);
+	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET && !register_set(m, r))
 		return;
-	}
 	bool registered = m->radio_on && sim_status(m) == MBIM_STATUS_ERROR_NONE;
+	const struct sim_mbim_provider *cur = m->provider ? m->provider : &providers[0];
+	bool denied = registered && m->register_denied;
+	registered = registered && !denied;
 	/* A visited network while the test's switch exists. */
 	bool roaming = m->opts.roaming_file[0] && access(m->opts.roaming_file, F_OK) == 0;
 
 	info_init(&ib, 48);
-	info_u32(&ib, 0, MBIM_NW_ERROR_NONE);
+	info_u32(&ib, 0, denied ? 11 /* PLMN not allowed */ : MBIM_NW_ERROR_NONE);
 	info_u32(&ib, 4,
-		 !registered ? MBIM_REGISTER_STATE_DEREGISTERED
-		 : roaming   ? MBIM_REGISTER_STATE_ROAMING
-			     : MBIM_REGISTER_STATE_HOME);
-	info_u32(&ib, 8, MBIM_REGISTER_MODE_AUTOMATIC);
+		 denied	       ? MBIM_REGISTER_STATE_DENIED
+		 : !registered ? MBIM_REGISTER_STATE_DEREGISTERED
+		 : roaming     ? MBIM_REGISTER_STATE_ROAMING
+			       : MBIM_REGISTER_STATE_HOME);
+	info_u32(&ib, 8,
+		 m->provider || m->register_denied ? MBIM_REGISTER_MODE_MANUAL
+						   : MBIM_REGISTER_MODE_AUTOMATIC);
 	info_u32(&ib, 12, registered ? MBIM_DATA_CLASS_LTE : 0);
 	info_u32(&ib, 16, MBIM_CELLULAR_CLASS_GSM);
-	info_string(&ib, 20, registered ? "00101" : "");
-	info_string(&ib, 28, registered ? "Test Network" : "");
+	info_string(&ib, 20, registered ? cur->id : "");
+	info_string(&ib, 28, registered ? cur->name : "");
 	info_string(&ib, 36, "");
 	info_u32(&ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
@@ -1114,6 +1211,7 @@ static const uint32_t basic_connect_cids[] = {
 	MBIM_CID_DEVICE_SERVICES, MBIM_CID_DEVICE_SERVICE_SUBSCRIBE_LIST,
 	MBIM_CID_HOME_PROVIDER,	  MBIM_CID_PIN,
 	MBIM_CID_PIN_LIST,
+	MBIM_CID_VISIBLE_PROVIDERS,
 };
 
 /* One MBIM_DEVICE_SERVICE_ELEMENT; its OL pair at pair_off. */
@@ -1325,6 +1423,9 @@ static void handle_command(struct sim_mbim *m, const struct req *r)
 			return;
 		}
 		break;
+	case MBIM_CID_VISIBLE_PROVIDERS:
+		answer_visible_providers(m, r);
+		return;
 	case MBIM_CID_REGISTER_STATE:
 		answer_register_state(m, r);
 		return;

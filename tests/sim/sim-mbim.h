@@ -51,8 +51,13 @@
  *   HOME_PROVIDER (6) query: the SIM's operator, SIM_MBIM_HOME_PROVIDER_ID (the IMSI's
  *     MCC+MNC) named SIM_MBIM_HOME_PROVIDER_NAME (the SPN the QMI side reads), state home;
  *     set (provisioning a home provider) is NO_DEVICE_SUPPORT.
+ *   VISIBLE_PROVIDERS (8) query: 00101 "Test Network" home, 00102 "Other Network" visible,
+ *     00103 "Barred Network" forbidden, the one registered in REGISTERED; radio off or SIM
+ *     not ready: that status.
  *   REGISTER_STATE (9) query: registered home (roaming while opts.roaming_file exists),
- *     automatic, LTE, provider 00101 "Test Network".
+ *     automatic, LTE, provider 00101 "Test Network"; set: automatic (home) or manual (a
+ *     listed, not forbidden provider; else DENIED, nw_error 11), answered with the state
+ *     that follows. MODEMS.md has no capture of these: libmbim's definitions.
  *   SIGNAL_STATE (11) query: RSSI SIM_MBIM_RSSI (99, unknown, with the radio off), error
  *     rate unknown; set (reporting thresholds) is NO_DEVICE_SUPPORT.
  *   PACKET_SERVICE (10) query/set: attach/detach (detach ends every session, with an

@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <libqmi-glib.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,6 +131,11 @@ struct sim_qmi {
 	} sms[SIM_QMI_SMS_MAX];
 	bool wms_report[256];
 	uint16_t next_message_id;
+	/* NAS system selection: what Set System Selection Preference left. */
+	uint16_t mode_pref;		       /* QmiNasRatModePreference */
+	uint64_t lte_band_pref[4];	       /* bit band - 1 */
+	const struct sim_qmi_network *network; /* registered in (manual), NULL: home, automatic */
+	bool manual_denied;		       /* manual selection of a network not to be had */
 	struct sim_qmi_stats stats;
 };
 
@@ -1276,6 +1282,11 @@ static void nas_serving_system_unregistered(struct sim_qmi *q, const struct req 
 
 static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 {
+	if (!sim_locked(q) && registered(q) && q->manual_denied) {
+		nas_serving_system_unregistered(q, r,
+						QMI_NAS_REGISTRATION_STATE_REGISTRATION_DENIED);
+		return;
+	}
 	if (sim_locked(q) || !registered(q)) {
 		nas_serving_system_unregistered(
 			q, r,
@@ -1285,7 +1296,7 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 		return;
 	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	static const char plmn_name[] = "Test Network";
+	const struct sim_qmi_network *net = q->network ? q->network : &sim_qmi_networks[0];
 	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
 
 	bool ok = off &&
@@ -1306,11 +1317,12 @@ static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 	     qmi_message_tlv_write_guint8(resp, QMI_NAS_DATA_CAPABILITY_LTE, NULL) &&
 	     qmi_message_tlv_write_complete(resp, off, NULL);
 
-	/* PLMN 001/01, the 3GPP test network; the name inside a sequence has a u8 length. */
+	/* PLMN 001/01, the 3GPP test network, or the one chosen by hand; the name inside a
+	 * sequence has a u8 length. */
 	off = ok ? qmi_message_tlv_write_init(resp, 0x12, NULL) : 0;
-	ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 1, NULL) &&
-	     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, 1, NULL) &&
-	     qmi_message_tlv_write_string(resp, 1, plmn_name, -1, NULL) &&
+	ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, net->mcc, NULL) &&
+	     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, net->mnc, NULL) &&
+	     qmi_message_tlv_write_string(resp, 1, net->name, -1, NULL) &&
 	     qmi_message_tlv_write_complete(resp, off, NULL);
 
 	ok = ok && put_u32(resp, 0x1D, 0x0001a2d1) /* cell id */ &&
@@ -1335,36 +1347,268 @@ static bool put_i16(QmiMessage *m, uint8_t type, int16_t v)
 	       qmi_message_tlv_write_complete(m, off, NULL);
 }
 
+/* The LTE signal now: the defaults, or what quirks.signal_file says while it exists ("RSSI
+ * RSRQ RSRP SNR": dBm, dB, dBm, tenths of dB; a test changes it at run time). */
+struct lte_signal {
+	int rssi, rsrq, rsrp, snr;
+};
+
+static struct lte_signal lte_signal(struct sim_qmi *q)
+{
+	struct lte_signal v = { SIM_RSSI, SIM_RSRQ, SIM_RSRP, SIM_SNR };
+	struct lte_signal f;
+	FILE *file;
+
+	if (!q->opts.quirks.signal_file[0] || !(file = fopen(q->opts.quirks.signal_file, "re")))
+		return v;
+	if (fscanf(file, "%d %d %d %d", &f.rssi, &f.rsrq, &f.rsrp, &f.snr) == 4 &&
+	    f.rssi >= INT8_MIN && f.rssi <= INT8_MAX && f.rsrq >= INT8_MIN && f.rsrq <= INT8_MAX &&
+	    f.rsrp >= INT16_MIN && f.rsrp <= INT16_MAX && f.snr >= INT16_MIN && f.snr <= INT16_MAX)
+		v = f;
+	else
+		qlog(q, LOG_WARNING, "%s: not \"RSSI RSRQ RSRP SNR\": default signal",
+		     q->opts.quirks.signal_file);
+	fclose(file);
+	return v;
+}
+
 static void nas_get_signal_strength(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	struct lte_signal v = lte_signal(q);
 	/* The request mask only asks for extras; a modem answers what it has. */
-	bool ok = put_strength(resp, 0x01, SIM_RSSI) && put_strength(resp, 0x16, SIM_RSRQ) &&
-		  put_i16(resp, 0x17, SIM_SNR) && put_i16(resp, 0x18, SIM_RSRP);
+	bool ok = put_strength(resp, 0x01, (int8_t)v.rssi) &&
+		  put_strength(resp, 0x16, (int8_t)v.rsrq) && put_i16(resp, 0x17, (int16_t)v.snr) &&
+		  put_i16(resp, 0x18, (int16_t)v.rsrp);
 	reply(q, r, resp, ok);
 }
 
 static void nas_get_signal_info(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	struct lte_signal v = lte_signal(q);
 	gsize off = qmi_message_tlv_write_init(resp, 0x14, NULL);
-	bool ok = off && qmi_message_tlv_write_gint8(resp, SIM_RSSI, NULL) &&
-		  qmi_message_tlv_write_gint8(resp, SIM_RSRQ, NULL) &&
-		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, SIM_RSRP, NULL) &&
-		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, SIM_SNR, NULL) &&
+	bool ok = off && qmi_message_tlv_write_gint8(resp, (int8_t)v.rssi, NULL) &&
+		  qmi_message_tlv_write_gint8(resp, (int8_t)v.rsrq, NULL) &&
+		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, (int16_t)v.rsrp, NULL) &&
+		  qmi_message_tlv_write_gint16(resp, QMI_ENDIAN_LITTLE, (int16_t)v.snr, NULL) &&
 		  qmi_message_tlv_write_complete(resp, off, NULL);
 	reply(q, r, resp, ok);
 }
 
-/* Mode preference 0x11 (LTE, all this modem has) and LTE band preference 0x15 (every
- * band it supports): what a modem nobody restricted answers. */
+/* Mode preference 0x11 and LTE band preference 0x15 as last set (at first: LTE, all this
+ * modem has, and every band it supports, what a modem nobody restricted answers); the
+ * extended preference 0x23 too once a band above 64 could be in it (never on this modem). */
 static void nas_get_system_selection_preference(struct sim_qmi *q, const struct req *r)
 {
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
 	reply(q, r, resp,
-	      put_u8(resp, 0x10, 0) /* emergency mode off */ &&
-		      put_u16(resp, 0x11, QMI_NAS_RAT_MODE_PREFERENCE_LTE) &&
-		      put_u64(resp, 0x15, SIM_QMI_LTE_BANDS));
+	      put_u8(resp, 0x10, 0) /* emergency mode off */ && put_u16(resp, 0x11, q->mode_pref) &&
+		      put_u64(resp, 0x15, q->lte_band_pref[0]));
+}
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Set System Selection Preference: mode preference 0x11 (u16), LTE band preference 0x15
+ * (u64) or extended 0x24 (4 x u64); the other TLVs are taken and ignored (libqmi's
+ * definitions give their sizes; MODEMS.md has no capture). A mode or band this modem does
+ * not have is INVALID_ARGUMENT, nothing changed (no public capture: the strict answer).
+ */
+static void nas_set_system_selection_preference(struct sim_qmi *q, const struct req *r)
+{
+	uint16_t len, mode = q->mode_pref;
+	uint64_t bands[4];
+	const uint8_t *v;
+
+	memcpy(bands, q->lte_band_pref, sizeof(bands));
+	if ((v = get_raw(r, 0x11, &len))) {
+		if (len != 2) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+			return;
+		}
+		mode = get_le16(v);
+	}
+	if ((v = get_raw(r, 0x15, &len))) {
+		if (len != 8) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+			return;
+		}
+		memset(bands, 0, sizeof(bands));
+		bands[0] = le64_at(v);
+	}
+	if ((v = get_raw(r, 0x24, &len))) {
+		if (len != 32) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+			return;
+		}
+		for (int i = 0; i < 4; i++)
+			bands[i] = le64_at(v + 8 * i);
+	}
+	if (!(mode & QMI_NAS_RAT_MODE_PREFERENCE_LTE) ||
+	    (mode & ~QMI_NAS_RAT_MODE_PREFERENCE_LTE) || !bands[0] ||
+	    (bands[0] & ~SIM_QMI_LTE_BANDS) || bands[1] || bands[2] || bands[3]) {
+		qlog(q, LOG_INFO, "NAS: system selection mode %#x bands %#" PRIx64 " refused", mode,
+		     bands[0]);
+		reply_error(q, r, QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	q->mode_pref = mode;
+	memcpy(q->lte_band_pref, bands, sizeof(bands));
+	qlog(q, LOG_INFO, "NAS: system selection mode %#x LTE bands %#" PRIx64, mode, bands[0]);
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+const struct sim_qmi_network sim_qmi_networks[SIM_QMI_N_NETWORKS] = {
+	{ 1, 1, "Test Network",
+	  QMI_NAS_NETWORK_STATUS_CURRENT_SERVING | QMI_NAS_NETWORK_STATUS_HOME },
+	{ 1, 2, "Other Network",
+	  QMI_NAS_NETWORK_STATUS_AVAILABLE | QMI_NAS_NETWORK_STATUS_ROAMING },
+	{ 1, 3, "Barred Network",
+	  QMI_NAS_NETWORK_STATUS_AVAILABLE | QMI_NAS_NETWORK_STATUS_ROAMING |
+		  QMI_NAS_NETWORK_STATUS_FORBIDDEN },
+};
+
+/*
+ * Network Scan: the networks of sim_qmi_networks in TLV 0x10 (MCC, MNC, status, name with a
+ * u8 length) and their radio (LTE) in 0x11, as libqmi defines them; the one registered in is
+ * CURRENT_SERVING. Without radio (low power) or SIM: DEVICE_NOT_READY (no capture; strict).
+ */
+static void nas_network_scan(struct sim_qmi *q, const struct req *r)
+{
+	const struct sim_qmi_network *cur = q->network ? q->network : &sim_qmi_networks[0];
+
+	if (q->low_power || sim_locked(q)) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_DEVICE_NOT_READY);
+		return;
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	gsize off = qmi_message_tlv_write_init(resp, 0x10, NULL);
+	bool ok = off &&
+		  qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, SIM_QMI_N_NETWORKS, NULL);
+	for (size_t i = 0; ok && i < SIM_QMI_N_NETWORKS; i++) {
+		const struct sim_qmi_network *n = &sim_qmi_networks[i];
+		uint8_t status = n->status & ~QMI_NAS_NETWORK_STATUS_CURRENT_SERVING;
+
+		if (n == cur && !q->manual_denied)
+			status = (status & ~QMI_NAS_NETWORK_STATUS_AVAILABLE) |
+				 QMI_NAS_NETWORK_STATUS_CURRENT_SERVING;
+		ok = qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, n->mcc, NULL) &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, n->mnc, NULL) &&
+		     qmi_message_tlv_write_guint8(resp, status, NULL) &&
+		     qmi_message_tlv_write_string(resp, 1, n->name, -1, NULL);
+	}
+	ok = ok && qmi_message_tlv_write_complete(resp, off, NULL);
+	off = ok ? qmi_message_tlv_write_init(resp, 0x11, NULL) : 0;
+	ok = off &&
+	     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, SIM_QMI_N_NETWORKS, NULL);
+	for (size_t i = 0; ok && i < SIM_QMI_N_NETWORKS; i++)
+		ok = qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, sim_qmi_networks[i].mcc,
+						   NULL) &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, sim_qmi_networks[i].mnc,
+						   NULL) &&
+		     qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL);
+	ok = ok && qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, ok);
+}
+
+/*
+ * Initiate Network Register: action 0x01 (mandatory) automatic -> home, or manual with
+ * 0x10 {MCC, MNC, radio}: registered there when the scan lists it and it is not forbidden,
+ * else the modem tries and the network denies it (serving system REGISTRATION_DENIED, as
+ * TS 24.301 has it for a barred PLMN chosen by hand). No public capture of the response;
+ * libqmi's definition, success either way.
+ */
+static void nas_initiate_network_register(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t action;
+	uint16_t len;
+	const uint8_t *v;
+	int have = get_u8(r, 0x01, &action);
+
+	if (have < 0 || (have && action != QMI_NAS_NETWORK_REGISTER_TYPE_AUTOMATIC &&
+			 action != QMI_NAS_NETWORK_REGISTER_TYPE_MANUAL)) {
+		reply_error(q, r,
+			    have < 0 ? QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE
+				     : QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+		return;
+	}
+	if (!have) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+		return;
+	}
+	if (action == QMI_NAS_NETWORK_REGISTER_TYPE_AUTOMATIC) {
+		q->network = NULL;
+		q->manual_denied = false;
+		qlog(q, LOG_INFO, "NAS: automatic registration: home network");
+	} else {
+		v = get_raw(r, 0x10, &len);
+		if (!v) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+			return;
+		}
+		if (len != 5) {
+			reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+			return;
+		}
+		uint16_t mcc = get_le16(v), mnc = get_le16(v + 2);
+		q->network = NULL;
+		q->manual_denied = true;
+		for (size_t i = 0; i < SIM_QMI_N_NETWORKS; i++)
+			if (sim_qmi_networks[i].mcc == mcc && sim_qmi_networks[i].mnc == mnc &&
+			    !(sim_qmi_networks[i].status & QMI_NAS_NETWORK_STATUS_FORBIDDEN)) {
+				q->network = &sim_qmi_networks[i];
+				q->manual_denied = false;
+			}
+		qlog(q, LOG_INFO, "NAS: manual registration in %03u%02u: %s", mcc, mnc,
+		     q->manual_denied ? "denied" : "registered");
+	}
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
+
+/*
+ * Get Network Time (0x007D): the 3GPP time TLV 0x11 {UTC year u16, month, day, hour, minute,
+ * second, day of week (0 Monday), zone i8 in 15 min, DST u8 hours, radio i8}, the host's
+ * clock in SIM_QMI_TIME_ZONE_QUARTERS, while registered (the network's NITZ came with
+ * registration); not registered: success without the TLV (nothing heard). libqmi's
+ * definition; MODEMS.md has no capture.
+ */
+static void nas_get_network_time(struct sim_qmi *q, const struct req *r)
+{
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	bool ok = true;
+
+	if (!sim_locked(q) && registered(q) && !q->manual_denied) {
+		g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+		gsize off = qmi_message_tlv_write_init(resp, 0x11, NULL);
+		ok = off &&
+		     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE,
+						   (guint16)g_date_time_get_year(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_month(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_day_of_month(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_hour(now), NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_minute(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(resp, (guint8)g_date_time_get_second(now),
+						  NULL) &&
+		     qmi_message_tlv_write_guint8(
+			     resp, (guint8)(g_date_time_get_day_of_week(now) - 1), NULL) &&
+		     qmi_message_tlv_write_gint8(resp, SIM_QMI_TIME_ZONE_QUARTERS, NULL) &&
+		     qmi_message_tlv_write_guint8(resp, 0, NULL) &&
+		     qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
+		     qmi_message_tlv_write_complete(resp, off, NULL);
+	}
+	reply(q, r, resp, ok);
 }
 
 /* ---- WDA ---- */
@@ -2329,9 +2573,13 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },
 	{ QMI_SERVICE_NAS, 0x0020, nas_get_signal_strength },
+	{ QMI_SERVICE_NAS, 0x0021, nas_network_scan },
+	{ QMI_SERVICE_NAS, 0x0022, nas_initiate_network_register },
 	{ QMI_SERVICE_NAS, 0x0024, nas_get_serving_system },
+	{ QMI_SERVICE_NAS, 0x0033, nas_set_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x0034, nas_get_system_selection_preference },
 	{ QMI_SERVICE_NAS, 0x004F, nas_get_signal_info },
+	{ QMI_SERVICE_NAS, 0x007D, nas_get_network_time },
 	{ QMI_SERVICE_UIM, 0x0020, uim_read_transparent },
 	{ QMI_SERVICE_UIM, 0x0025, uim_set_pin_protection },
 	{ QMI_SERVICE_UIM, 0x0026, uim_verify_pin },
@@ -2471,6 +2719,8 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 		return -ENOMEM;
 	q->opts = *opts;
 	q->registered_at = g_get_monotonic_time() + (gint64)opts->quirks.register_delay_ms * 1000;
+	q->mode_pref = QMI_NAS_RAT_MODE_PREFERENCE_LTE;
+	q->lte_band_pref[0] = SIM_QMI_LTE_BANDS;
 	q->cb = *cb;
 	q->userdata = userdata;
 	q->format = opts->limits;

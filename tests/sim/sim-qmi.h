@@ -27,12 +27,23 @@
  *       (SIM_QMI_IMSI; ACCESS_DENIED while PIN1 is not verified), 0x0045 Get Band
  *       Capabilities (no GSM/WCDMA bands, LTE SIM_QMI_LTE_BANDS). quirks.no_dms_uim: the
  *       DMS UIM messages are INVALID_QMI_COMMAND (71), as on Sierra MDM9x30.
- *   NAS 0x0020 Get Signal Strength, 0x0024 Get Serving System (registered, home (roaming while
+  *   NAS 0x0020 Get Signal Strength, 0x0021 Network Scan (sim_qmi_networks: 001/01 "Test
+ *       Network" home, 001/02 "Other Network" available, 001/03 "Barred Network"
+ *       forbidden, all LTE; the one registered in CURRENT_SERVING; low power or SIM locked:
+ *       DEVICE_NOT_READY), 0x0022 Initiate Network Register (automatic: home; manual: the
+ *       network if listed and not forbidden, else REGISTRATION_DENIED in the serving system),
+ *       0x0024 Get Serving System (registered, home (roaming while
  *       quirks.roaming_file exists), LTE, PS
- *       attached, PLMN 001/01 "Test Network"; while the SIM waits for its PIN: not
- *       registered, detached, no radio), 0x0034 Get System Selection Preference (mode LTE,
- *       LTE bands SIM_QMI_LTE_BANDS), 0x004F Get Signal Info (LTE RSSI -65 dBm,
- *       RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB).
+ *       attached, the PLMN registered in, 001/01 "Test Network" at first; while the SIM waits
+ *       for its PIN: not registered, detached, no radio), 0x0033 Set System Selection
+ *       Preference (mode 0x11, LTE bands 0x15 or extended 0x24; anything but LTE, or a band
+ *       outside SIM_QMI_LTE_BANDS: INVALID_ARGUMENT), 0x0034 Get System Selection
+ *       Preference (mode and LTE bands as last set: LTE, SIM_QMI_LTE_BANDS at first),
+ *       0x004F Get Signal Info (LTE RSSI -65 dBm, RSRQ -9 dB, RSRP -95 dBm, SNR 13.0 dB, or
+ *       quirks.signal_file's values while it exists), 0x007D Get Network Time (3GPP time
+ *       0x11: the host's UTC clock, zone SIM_QMI_TIME_ZONE_QUARTERS, no DST, LTE; only while
+ *       registered, else no time TLV).
+ *       MODEMS.md has no capture of these: TLVs as libqmi's qmi-service-nas.json defines them.
  *   UIM (one card, one USIM application, PIN1 enabled with quirks.sim_pin, else disabled;
  *       3 PIN tries, 10 PUK tries):
  *       0x002F Get Card Status (TLV 0x10: card present, application state, PIN1 state
@@ -178,10 +189,11 @@
 #define SIM_QMI_HW_REVISION  "10000"		   /* DMS Get Hardware Revision */
 #define SIM_QMI_LTE_BANDS \
 	((1ull << 0) | (1ull << 2) | (1ull << 6) | (1ull << 7) | (1ull << 19) | (1ull << 27))
-#define SIM_QMI_DNS4_PRIMARY   "198.51.100.53"
-#define SIM_QMI_DNS4_SECONDARY "198.51.100.54"
-#define SIM_QMI_DNS6_PRIMARY   "2001:db8:ff::53"
-#define SIM_QMI_DNS6_SECONDARY "2001:db8:ff::54"
+#define SIM_QMI_TIME_ZONE_QUARTERS 4 /* the network's zone: UTC+01:00 */
+#define SIM_QMI_DNS4_PRIMARY	   "198.51.100.53"
+#define SIM_QMI_DNS4_SECONDARY	   "198.51.100.54"
+#define SIM_QMI_DNS6_PRIMARY	   "2001:db8:ff::53"
+#define SIM_QMI_DNS6_SECONDARY	   "2001:db8:ff::54"
 
 struct sim_qmi_apn {
 	char name[SIM_QMI_APN_MAX + 1];
@@ -237,6 +249,9 @@ struct sim_qmi_quirks {
 	/* Every SMS-SUBMIT sent (WMS Raw Send) is appended here as a line of hex ("" = not
 	 * recorded). */
 	char sms_outbox[256];
+	/* While this file exists its "RSSI RSRQ RSRP SNR" (dBm, dB, dBm, 0.1 dB) are the LTE
+	 * signal NAS reports: a test changes it at run time. "" = the defaults. */
+	char signal_file[256];
 };
 
 struct sim_qmi_options {
@@ -250,6 +265,16 @@ struct sim_qmi_options {
 	uint32_t dl_min_size; /* smallest DL aggregate the data side can fill */
 	struct sim_qmi_mux mux[CONFIG_MUX_ID_MAX + 1];
 };
+
+/* A network the modem's scan finds (NAS Network Scan), the first the home network. */
+struct sim_qmi_network {
+	uint16_t mcc, mnc;
+	const char *name;
+	uint8_t status; /* QmiNasNetworkStatus, CURRENT_SERVING where registered */
+};
+
+#define SIM_QMI_N_NETWORKS 3
+extern const struct sim_qmi_network sim_qmi_networks[SIM_QMI_N_NETWORKS];
 
 struct sim_qmi_stats {
 	uint64_t qmi_requests;	/* well-formed requests */

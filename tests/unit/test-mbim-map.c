@@ -6,6 +6,7 @@
  * facts, the values status shows, RADIO_STATE as power and the telephone numbers kept as
  * own numbers.
  */
+#include <math.h>
 #include <string.h>
 
 #include "mbim-modem.h"
@@ -225,4 +226,38 @@ TEST(own_numbers)
 	char *many[] = { "1", "2", "3", "4", "5", "6" };
 	EXPECT_EQ(mbim_map_own_numbers(many, 6, kept), MBIM_MODEM_OWN_NUMBERS_MAX);
 	EXPECT_STR_EQ(kept[MBIM_MODEM_OWN_NUMBERS_MAX - 1], "4");
+}
+
+/* SIGNAL_STATE's RSSI goes to the dict of the radio in use, nowhere when that is unknown. */
+TEST(signal)
+{
+	struct modem_signal s;
+
+	mbim_map_signal(MODEM_ACCESS_LTE, true, -73, &s);
+	EXPECT_TRUE(s.lte.valid && s.lte.rssi == -73 && isnan(s.lte.rsrp));
+	EXPECT_TRUE(!s.umts.valid && !s.gsm.valid && !s.nr5g.valid);
+	mbim_map_signal(MODEM_ACCESS_HSPA, true, -90, &s);
+	EXPECT_TRUE(s.umts.valid && s.umts.rssi == -90 && !s.lte.valid);
+	mbim_map_signal(MODEM_ACCESS_EDGE, true, -100, &s);
+	EXPECT_TRUE(s.gsm.valid && !s.umts.valid);
+	mbim_map_signal(MODEM_ACCESS_LTE | MODEM_ACCESS_5GNR, true, -80, &s);
+	EXPECT_TRUE(s.nr5g.valid && !s.lte.valid);
+	mbim_map_signal(MODEM_ACCESS_UNKNOWN, true, -73, &s);
+	EXPECT_TRUE(!s.lte.valid && !s.umts.valid && !s.gsm.valid && !s.nr5g.valid);
+	mbim_map_signal(MODEM_ACCESS_LTE, false, 0, &s);
+	EXPECT_TRUE(!s.lte.valid);
+}
+
+/* A visible provider's state, as ModemManager reads it. */
+TEST(provider_state)
+{
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_HOME | MBIM_PROVIDER_STATE_VISIBLE |
+					  MBIM_PROVIDER_STATE_REGISTERED),
+		  MODEM_NETWORK_CURRENT);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_VISIBLE), MODEM_NETWORK_AVAILABLE);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_VISIBLE |
+					  MBIM_PROVIDER_STATE_FORBIDDEN),
+		  MODEM_NETWORK_FORBIDDEN);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_FORBIDDEN), MODEM_NETWORK_FORBIDDEN);
+	EXPECT_EQ(mbim_map_provider_state(MBIM_PROVIDER_STATE_HOME), MODEM_NETWORK_UNKNOWN);
 }

@@ -4,8 +4,11 @@
  * properties, and session ends as the D-Bus error names NetworkManager translates (checked by name, through
  * libmm-glib's registered error domains, as a client receives them).
  */
+#include <errno.h>
 #include <gio/gio.h>
 #include <libmm-glib.h>
+#include <math.h>
+#include <string.h>
 
 #include "mm-dbus-internal.h"
 #include "mm-dbus-map.h"
@@ -110,6 +113,97 @@ TEST(bands)
 	EXPECT_EQ(n, 70);
 	for (size_t i = 0; i < n; i++)
 		EXPECT_TRUE(mm_modem_band_get_string(many[i]) != NULL);
+}
+
+/* SetCurrentBands' list into LTE bits, as ModemManager checks it. */
+TEST(bands_to_lte)
+{
+	uint64_t supported[4] = { (1ull << 0) | (1ull << 2) | (1ull << 19), 1ull << (85 - 65), 0,
+				  0 };
+	uint64_t lte[4];
+	guint32 bad;
+
+	guint32 two[] = { MM_MODEM_BAND_EUTRAN_3, MM_MODEM_BAND_EUTRAN_85 };
+	EXPECT_EQ(mmd_bands_to_lte(two, 2, supported, lte, &bad), 0);
+	EXPECT_EQ(lte[0], 1ull << 2);
+	EXPECT_EQ(lte[1], 1ull << (85 - 65));
+	EXPECT_EQ(lte[2] | lte[3], 0);
+	guint32 any[] = { MM_MODEM_BAND_ANY };
+	EXPECT_EQ(mmd_bands_to_lte(any, 1, supported, lte, &bad), 0);
+	EXPECT_TRUE(memcmp(lte, supported, sizeof(lte)) == 0);
+	/* A band the modem lacks, a band that is not LTE: unsupported, named. */
+	guint32 missing[] = { MM_MODEM_BAND_EUTRAN_1, MM_MODEM_BAND_EUTRAN_7 };
+	EXPECT_EQ(mmd_bands_to_lte(missing, 2, supported, lte, &bad), -ENOTSUP);
+	EXPECT_EQ(bad, MM_MODEM_BAND_EUTRAN_7);
+	guint32 gsm[] = { MM_MODEM_BAND_EGSM };
+	EXPECT_EQ(mmd_bands_to_lte(gsm, 1, supported, lte, &bad), -ENOTSUP);
+	EXPECT_EQ(bad, MM_MODEM_BAND_EGSM);
+	/* ANY with others, UNKNOWN, nothing: invalid. */
+	guint32 mixed[] = { MM_MODEM_BAND_EUTRAN_1, MM_MODEM_BAND_ANY };
+	EXPECT_EQ(mmd_bands_to_lte(mixed, 2, supported, lte, &bad), -EINVAL);
+	guint32 unknown[] = { MM_MODEM_BAND_UNKNOWN };
+	EXPECT_EQ(mmd_bands_to_lte(unknown, 1, supported, lte, &bad), -EINVAL);
+	EXPECT_EQ(mmd_bands_to_lte(NULL, 0, supported, lte, &bad), -EINVAL);
+	/* Band numbers both ways agree on every band ModemManager names. */
+	EXPECT_EQ(mmd_lte_band_number(MM_MODEM_BAND_EUTRAN_1), 1);
+	EXPECT_EQ(mmd_lte_band_number(MM_MODEM_BAND_EUTRAN_71), 71);
+	EXPECT_EQ(mmd_lte_band_number(MM_MODEM_BAND_EUTRAN_85), 85);
+	EXPECT_EQ(mmd_lte_band_number(MM_MODEM_BAND_UTRAN_1), 0);
+	uint64_t all[4] = { ~0ull, ~0ull, ~0ull, ~0ull };
+	MMModemBand named[256];
+	size_t n = mmd_lte_bands(all, named, 256);
+	for (size_t i = 0; i < n; i++)
+		EXPECT_TRUE(mmd_lte_band_number(named[i]) != 0);
+}
+
+/* The Signal interface's dict: only what was measured, as doubles. */
+TEST(signal_dict)
+{
+	struct modem_signal_values v = {
+		.valid = true, .rssi = -65, .rsrq = -9, .rsrp = -95, .snr = 13.5, .ecio = NAN
+	};
+	g_autoptr(GVariant) d = g_variant_ref_sink(mmd_signal_dict(&v));
+	double x;
+
+	EXPECT_EQ(g_variant_n_children(d), 4);
+	EXPECT_TRUE(g_variant_lookup(d, "rssi", "d", &x) && x == -65);
+	EXPECT_TRUE(g_variant_lookup(d, "snr", "d", &x) && x == 13.5);
+	EXPECT_TRUE(!g_variant_lookup(d, "ecio", "d", &x));
+	v.valid = false;
+	g_autoptr(GVariant) none = g_variant_ref_sink(mmd_signal_dict(&v));
+	EXPECT_EQ(g_variant_n_children(none), 0);
+	EXPECT_EQ(mmd_network_availability(MODEM_NETWORK_FORBIDDEN),
+		  MM_MODEM_3GPP_NETWORK_AVAILABILITY_FORBIDDEN);
+	EXPECT_EQ(mmd_modes_from_mm(MM_MODEM_MODE_ANY),
+		  MODEM_MODE_2G | MODEM_MODE_3G | MODEM_MODE_4G | MODEM_MODE_5G);
+}
+
+/* GetNetworkTime's string and NetworkTimezone. */
+TEST(network_time)
+{
+	struct modem_network_time t = { .year = 2026,
+					.month = 12,
+					.day = 2,
+					.hour = 23,
+					.minute = 4,
+					.second = 28,
+					.have_zone = true,
+					.offset_minutes = 60 };
+	g_autofree char *local = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(local, "2026-12-03T00:04:28+01");
+	t.offset_minutes = -210;
+	g_autofree char *west = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(west, "2026-12-02T19:34:28-03:30");
+	t.have_zone = false;
+	g_autofree char *utc = mmd_network_time_iso8601(&t);
+	EXPECT_STR_EQ(utc, "2026-12-02T23:04:28Z");
+	t.day = 31;
+	t.month = 11;
+	EXPECT_TRUE(mmd_network_time_iso8601(&t) == NULL);
+	g_autoptr(GVariant) tz = g_variant_ref_sink(mmd_network_timezone(120, 60));
+	gint32 v;
+	EXPECT_TRUE(g_variant_lookup(tz, "offset", "i", &v) && v == 120);
+	EXPECT_TRUE(g_variant_lookup(tz, "dst-offset", "i", &v) && v == 60);
 }
 
 TEST(sim_locks)

@@ -266,6 +266,52 @@ TEST(caps)
 }
 
 /* --msisdn: the one telephone number of SUBSCRIBER_READY_STATUS, once the SIM is up. */
+/* VISIBLE_PROVIDERS and REGISTER_STATE set, parsed by libmbim as a host does. */
+TEST(providers_register)
+{
+	g_autoptr(MbimProviderArray) providers = NULL;
+	guint32 n = 0;
+	MbimRegisterState reg = 0;
+	MbimNwError nw = 0;
+
+	MbimMessage *resp = exchange(mbim_message_visible_providers_query_new(
+		MBIM_VISIBLE_PROVIDERS_ACTION_FULL_SCAN, NULL));
+	EXPECT_TRUE(mbim_message_visible_providers_response_parse(resp, &n, &providers, NULL));
+	EXPECT_EQ(n, 3);
+	if (n == 3) {
+		EXPECT_STR_EQ(providers[0]->provider_id, "00101");
+		EXPECT_TRUE(providers[0]->provider_state & MBIM_PROVIDER_STATE_REGISTERED);
+		EXPECT_STR_EQ(providers[1]->provider_name, "Other Network");
+		EXPECT_TRUE(!(providers[1]->provider_state & MBIM_PROVIDER_STATE_REGISTERED));
+		EXPECT_TRUE(providers[2]->provider_state & MBIM_PROVIDER_STATE_FORBIDDEN);
+	}
+	g_autofree gchar *id = NULL;
+	resp = exchange(
+		mbim_message_register_state_set_new("00102", MBIM_REGISTER_ACTION_MANUAL, 0, NULL));
+	EXPECT_TRUE(mbim_message_register_state_response_parse(resp, &nw, &reg, NULL, NULL, NULL,
+							       &id, NULL, NULL, NULL, NULL));
+	EXPECT_EQ(reg, MBIM_REGISTER_STATE_HOME);
+	EXPECT_STR_EQ(id, "00102");
+	resp = exchange(
+		mbim_message_register_state_set_new("00103", MBIM_REGISTER_ACTION_MANUAL, 0, NULL));
+	EXPECT_TRUE(mbim_message_register_state_response_parse(resp, &nw, &reg, NULL, NULL, NULL,
+							       NULL, NULL, NULL, NULL, NULL));
+	EXPECT_EQ(reg, MBIM_REGISTER_STATE_DENIED);
+	EXPECT_EQ(nw, 11);
+	resp = exchange(
+		mbim_message_register_state_set_new("", MBIM_REGISTER_ACTION_AUTOMATIC, 0, NULL));
+	g_autofree gchar *home = NULL;
+	EXPECT_TRUE(mbim_message_register_state_response_parse(resp, &nw, &reg, NULL, NULL, NULL,
+							       &home, NULL, NULL, NULL, NULL));
+	EXPECT_EQ(reg, MBIM_REGISTER_STATE_HOME);
+	EXPECT_STR_EQ(home, "00101");
+	/* Radio off: no scan. */
+	exchange(mbim_message_radio_state_set_new(MBIM_RADIO_SWITCH_STATE_OFF, NULL));
+	resp = exchange(mbim_message_visible_providers_query_new(
+		MBIM_VISIBLE_PROVIDERS_ACTION_FULL_SCAN, NULL));
+	EXPECT_EQ(status_of(resp), MBIM_STATUS_ERROR_RADIO_POWER_OFF);
+}
+
 TEST(own_number)
 {
 	static const char number[] = "+15555550123";

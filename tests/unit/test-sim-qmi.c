@@ -388,6 +388,84 @@ TEST(dms_nas)
 	EXPECT_TRUE(v && len == 2 && (int8_t)v[0] == -65 && v[1] == 8);
 }
 
+/* NAS system selection, scan and registration as libqmi defines the messages. */
+TEST(nas_selection_scan_register)
+{
+	engine_new();
+	uint8_t nas = allocate(QMI_SERVICE_NAS);
+	guint16 len;
+	const guint8 *v;
+
+	/* Bands 3 and 20: set, then read back; band 2 (not this modem's) and GSM refused. */
+	QmiMessage *req = request(QMI_SERVICE_NAS, nas, 0x0033);
+	add_bytes(req, 0x15, "\x04\x00\x08\x00\x00\x00\x00\x00", 8);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	QmiMessage *resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0034));
+	v = tlv(resp, 0x15, &len);
+	EXPECT_TRUE(v && len == 8 && v[0] == 0x04 && v[2] == 0x08);
+	EXPECT_EQ(tlv_u16(resp, 0x11), QMI_NAS_RAT_MODE_PREFERENCE_LTE);
+	req = request(QMI_SERVICE_NAS, nas, 0x0033);
+	add_bytes(req, 0x15, "\x02\x00\x00\x00\x00\x00\x00\x00", 8);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	req = request(QMI_SERVICE_NAS, nas, 0x0033);
+	add_bytes(req, 0x11, "\x04\x00", 2); /* GSM */
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_INVALID_ARGUMENT);
+	req = request(QMI_SERVICE_NAS, nas, 0x0033);
+	add_bytes(req, 0x11, "\x10", 1);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0034));
+	v = tlv(resp, 0x15, &len);
+	EXPECT_TRUE(v && len == 8 && v[0] == 0x04 && v[2] == 0x08); /* unchanged */
+
+	/* Scan: three networks, the home one serving, all LTE. */
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0021));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x10, &len);
+	EXPECT_TRUE(v && len >= 2 && v[0] == 3 && v[1] == 0);
+	if (v && len >= 2 + 6 + 12)
+		EXPECT_MEM_EQ(v + 2, "\x01\x00\x01\x00\x05\x0cTest Network", 18);
+	v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 2 + 3 * 5 && v[2 + 4] == QMI_NAS_RADIO_INTERFACE_LTE);
+
+	/* Manual registration in 001/02, then in the barred 001/03, then automatic. */
+	req = request(QMI_SERVICE_NAS, nas, 0x0022);
+	add_u8(req, 0x01, QMI_NAS_NETWORK_REGISTER_TYPE_MANUAL);
+	add_bytes(req, 0x10, "\x01\x00\x02\x00\xff", 5);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0024));
+	v = tlv(resp, 0x12, &len);
+	EXPECT_TRUE(v && len > 4 && v[2] == 2);
+	req = request(QMI_SERVICE_NAS, nas, 0x0022);
+	add_u8(req, 0x01, QMI_NAS_NETWORK_REGISTER_TYPE_MANUAL);
+	add_bytes(req, 0x10, "\x01\x00\x03\x00\xff", 5);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0024));
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && v[0] == QMI_NAS_REGISTRATION_STATE_REGISTRATION_DENIED);
+	req = request(QMI_SERVICE_NAS, nas, 0x0022);
+	add_u8(req, 0x01, QMI_NAS_NETWORK_REGISTER_TYPE_MANUAL);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+	EXPECT_EQ(result_of(exchange(request(QMI_SERVICE_NAS, nas, 0x0022))),
+		  QMI_PROTOCOL_ERROR_MISSING_ARGUMENT);
+	req = request(QMI_SERVICE_NAS, nas, 0x0022);
+	add_u8(req, 0x01, QMI_NAS_NETWORK_REGISTER_TYPE_AUTOMATIC);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x0024));
+	v = tlv(resp, 0x01, &len);
+	EXPECT_TRUE(v && v[0] == QMI_NAS_REGISTRATION_STATE_REGISTERED);
+	v = tlv(resp, 0x12, &len);
+	EXPECT_TRUE(v && len > 4 && v[2] == 1);
+	/* Network time: the 3GPP TLV, in the sim's zone, while registered. */
+	resp = exchange(request(QMI_SERVICE_NAS, nas, 0x007D));
+	EXPECT_EQ(result_of(resp), 0);
+	v = tlv(resp, 0x11, &len);
+	EXPECT_TRUE(v && len == 11 && (int8_t)v[8] == SIM_QMI_TIME_ZONE_QUARTERS &&
+		    v[10] == QMI_NAS_RADIO_INTERFACE_LTE);
+	EXPECT_TRUE(v && len == 11 && v[2] >= 1 && v[2] <= 12 && (v[0] | v[1] << 8) >= 2024);
+	/* Still strict: a NAS message it does not know. */
+	EXPECT_EQ(simple(QMI_SERVICE_NAS, nas, 0x0099), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+}
+
 static QmiMessage *set_format(uint8_t cid, int32_t ul, int32_t dl, uint32_t dl_size,
 			      uint32_t dl_dgrams, uint32_t ul_size, uint32_t ul_dgrams)
 {

@@ -53,6 +53,26 @@ struct mmd_wait {
 	gint64 deadline; /* g_get_monotonic_time() */
 };
 
+/*
+ * A method call waiting for the modem (modes, bands, scan, registration); it outlives its
+ * modem object if that goes first: mm is NULL then, and the call is answered Aborted.
+ */
+struct mmd_call {
+	struct mmd_modem *mm;
+	struct mm_dbus *bus;
+	GDBusMethodInvocation *inv;
+	struct mmd_call **slot; /* where the modem object keeps it */
+};
+
+/* A call for mm kept in *slot (which must be free), or NULL (inv answered: out of memory). */
+struct mmd_call *mmd_call_new(struct mmd_modem *mm, GDBusMethodInvocation *inv,
+			      struct mmd_call **slot);
+/* The modem answered: the call leaves its slot. Returns whether its modem is still there
+ * (else inv was answered Aborted and the caller only frees the call). */
+bool mmd_call_done(struct mmd_call *c);
+/* The modem object goes: its waiting call is left to the modem's answer. */
+void mmd_call_orphan(struct mmd_call **slot);
+
 struct mmd_modem {
 	struct mmd_modem *next;
 	struct mm_dbus *bus;
@@ -79,6 +99,13 @@ struct mmd_modem {
 	struct mmd_power_call *power_call; /* a power change waiting (mm-dbus-power.c) */
 	struct mmd_messaging *messaging;   /* Messaging and its SMS objects (mm-dbus-messaging.c) */
 	struct mmd_location *location;	   /* Location, 3GPP LAC/CI (mm-dbus-location.c) */
+	struct mmd_call *modes_call;	   /* SetCurrentModes/Bands waiting (mm-dbus-modes.c) */
+	struct mmd_call *m3gpp_call;	   /* Scan or Register waiting (mm-dbus-3gpp.c) */
+	MmGdbusModemSignal *signal; /* exported where the modem measures (mm-dbus-signal.c) */
+	guint signal_timer;	    /* Setup(rate): the polling */
+	MmGdbusModemTime *time; /* on the object once the modem tells the time (mm-dbus-time.c) */
+	bool time_exported;
+	struct mmd_call *time_call; /* GetNetworkTime waiting */
 };
 
 struct mm_dbus {
@@ -224,6 +251,31 @@ void mmd_sms_free(struct mmd_sms *s);
  * one (pure; anything not known to be read-only needs one). A new method needs nothing here
  * unless ModemManager asks another action than Device.Control for it. */
 const char *mmd_auth_action(const char *iface, const char *method);
+
+/* mm-dbus-modes.c: SetCurrentModes, SetCurrentBands (Modem). */
+void mmd_modes_init(struct mmd_modem *mm);
+void mmd_modes_free(struct mmd_modem *mm);
+
+/* mm-dbus-3gpp.c: Scan, Register (Modem3gpp). */
+void mmd_3gpp_init(struct mmd_modem *mm);
+void mmd_3gpp_free(struct mmd_modem *mm);
+
+/* mm-dbus-signal.c: the Signal interface, on modems whose control plane measures. */
+void mmd_signal_init(struct mmd_modem *mm);
+void mmd_signal_free(struct mmd_modem *mm);
+/* Whether the modem object carries it. */
+bool mmd_signal_exported(const struct mmd_modem *mm);
+/* Its properties from the last measurement (with a rate set; else they stay empty). */
+void mmd_signal_sync(struct mmd_modem *mm);
+/* The modem left the bus: polling stops. */
+void mmd_signal_stop(struct mmd_modem *mm);
+
+/* mm-dbus-time.c: the Time interface, added to the modem object once the modem has shown it
+ * tells the network's time (as ModemManager checks support first). */
+void mmd_time_init(struct mmd_modem *mm);
+void mmd_time_free(struct mmd_modem *mm);
+void mmd_time_sync(struct mmd_modem *mm);
+
 bool mmd_method_changes_state(const char *iface, const char *method);
 /* Check the callers of skeleton's state-changing methods / stop doing so before it goes:
  * every handler of a watched skeleton runs only once its caller is allowed. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* qmapd's state in ModemManager's terms (mm-dbus-map.h). */
+#include <errno.h>
 #include <libmm-glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +53,10 @@ SAME(MODEM_CAPABILITY_GSM_UMTS, MM_MODEM_CAPABILITY_GSM_UMTS);
 SAME(MODEM_CAPABILITY_LTE, MM_MODEM_CAPABILITY_LTE);
 SAME(MODEM_CAPABILITY_5GNR, MM_MODEM_CAPABILITY_5GNR);
 SAME(MODEM_CAPABILITY_TDS, MM_MODEM_CAPABILITY_TDS);
+SAME(MODEM_NETWORK_UNKNOWN, MM_MODEM_3GPP_NETWORK_AVAILABILITY_UNKNOWN);
+SAME(MODEM_NETWORK_AVAILABLE, MM_MODEM_3GPP_NETWORK_AVAILABILITY_AVAILABLE);
+SAME(MODEM_NETWORK_CURRENT, MM_MODEM_3GPP_NETWORK_AVAILABILITY_CURRENT);
+SAME(MODEM_NETWORK_FORBIDDEN, MM_MODEM_3GPP_NETWORK_AVAILABILITY_FORBIDDEN);
 SAME(MODEM_MODE_2G, MM_MODEM_MODE_2G);
 SAME(MODEM_MODE_3G, MM_MODEM_MODE_3G);
 SAME(MODEM_MODE_4G, MM_MODEM_MODE_4G);
@@ -163,6 +169,96 @@ size_t mmd_lte_bands(const uint64_t bits[4], MMModemBand *bands, size_t max)
 			bands[n++] = (MMModemBand)(MM_MODEM_BAND_EUTRAN_1 + band - 1);
 	}
 	return n;
+}
+
+unsigned mmd_lte_band_number(MMModemBand band)
+{
+	/* The EUTRAN bands are one run from band 1 (mmd_lte_bands names the same ones). */
+	unsigned n = (unsigned)band - MM_MODEM_BAND_EUTRAN_1 + 1;
+
+	if (band < MM_MODEM_BAND_EUTRAN_1 || band > MM_MODEM_BAND_EUTRAN_85)
+		return 0;
+	return (n <= 71 && n != 15 && n != 16) || n == 85 ? n : 0;
+}
+
+int mmd_bands_to_lte(const guint32 *bands, size_t n, const uint64_t supported[4], uint64_t ret[4],
+		     guint32 *bad)
+{
+	memset(ret, 0, 4 * sizeof(ret[0]));
+	*bad = MM_MODEM_BAND_UNKNOWN;
+	if (n == 0)
+		return -EINVAL;
+	if (n == 1 && bands[0] == MM_MODEM_BAND_ANY) {
+		memcpy(ret, supported, 4 * sizeof(ret[0]));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned b = mmd_lte_band_number((MMModemBand)bands[i]);
+
+		*bad = bands[i];
+		if (bands[i] == MM_MODEM_BAND_ANY || bands[i] == MM_MODEM_BAND_UNKNOWN)
+			return -EINVAL;
+		if (!b || !(supported[(b - 1) / 64] & (1ull << ((b - 1) % 64))))
+			return -ENOTSUP;
+		ret[(b - 1) / 64] |= 1ull << ((b - 1) % 64);
+	}
+	*bad = MM_MODEM_BAND_UNKNOWN;
+	return 0;
+}
+
+MMModem3gppNetworkAvailability mmd_network_availability(enum modem_network_status s)
+{
+	return (MMModem3gppNetworkAvailability)s;
+}
+
+enum modem_mode mmd_modes_from_mm(MMModemMode modes)
+{
+	return (enum modem_mode)(modes & (MM_MODEM_MODE_2G | MM_MODEM_MODE_3G | MM_MODEM_MODE_4G |
+					  MM_MODEM_MODE_5G));
+}
+
+GVariant *mmd_signal_dict(const struct modem_signal_values *v)
+{
+	GVariantBuilder b;
+	const struct {
+		const char *key;
+		double value;
+	} keys[] = { { "rssi", v->rssi },
+		     { "rsrq", v->rsrq },
+		     { "rsrp", v->rsrp },
+		     { "snr", v->snr },
+		     { "ecio", v->ecio } };
+
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+	for (size_t i = 0; v->valid && i < ARRAY_SIZE(keys); i++)
+		if (!isnan(keys[i].value))
+			g_variant_builder_add(&b, "{sv}", keys[i].key,
+					      g_variant_new_double(keys[i].value));
+	return g_variant_builder_end(&b);
+}
+
+char *mmd_network_time_iso8601(const struct modem_network_time *t)
+{
+	g_autoptr(GDateTime) utc =
+		g_date_time_new_utc(t->year, t->month, t->day, t->hour, t->minute, t->second);
+
+	if (!utc)
+		return NULL;
+	if (!t->have_zone)
+		return g_date_time_format_iso8601(utc);
+	g_autoptr(GTimeZone) tz = g_time_zone_new_offset(t->offset_minutes * 60);
+	g_autoptr(GDateTime) local = g_date_time_to_timezone(utc, tz);
+	return local ? g_date_time_format_iso8601(local) : NULL;
+}
+
+GVariant *mmd_network_timezone(int offset_minutes, int dst_minutes)
+{
+	GVariantBuilder b;
+
+	g_variant_builder_init(&b, G_VARIANT_TYPE("a{sv}"));
+	g_variant_builder_add(&b, "{sv}", "offset", g_variant_new_int32(offset_minutes));
+	g_variant_builder_add(&b, "{sv}", "dst-offset", g_variant_new_int32(dst_minutes));
+	return g_variant_builder_end(&b);
 }
 
 MMModemCapability mmd_capability(enum modem_capability caps)

@@ -42,6 +42,31 @@ size_t mmd_supported_modes(MMModemMode modes, MMModemMode *allowed, size_t max);
  * bands, ascending; bands ModemManager has no name for are left out. Returns how many. */
 size_t mmd_lte_bands(const uint64_t bits[4], MMModemBand *bands, size_t max);
 
+/* The LTE band number of an EUTRAN band (1..256), 0 for any other band. */
+unsigned mmd_lte_band_number(MMModemBand band);
+/*
+ * SetCurrentBands' list as LTE band bits (bit band - 1), within what the modem supports
+ * (supported, same layout): ANY alone is all of them. Returns 0, or -EINVAL (ANY with others,
+ * UNKNOWN, an empty list) / -ENOTSUP (a band that is not LTE or not supported) with the
+ * offending band in *bad.
+ */
+int mmd_bands_to_lte(const guint32 *bands, size_t n, const uint64_t supported[4], uint64_t ret[4],
+		     guint32 *bad);
+/* A scanned network's status. */
+MMModem3gppNetworkAvailability mmd_network_availability(enum modem_network_status s);
+/* ModemManager's MMModemMode as the model's. */
+enum modem_mode mmd_modes_from_mm(MMModemMode modes);
+/* One radio's dict of the Signal interface (rssi, rsrq, rsrp, snr, ecio: doubles, only
+ * those measured), or an empty dict when the radio was not measured. Floating. */
+GVariant *mmd_signal_dict(const struct modem_signal_values *v);
+
+/* GetNetworkTime's answer: ISO 8601 in the network's zone ("2026-12-02T07:04:28+01", GLib's form; "Z"
+ * for UTC, and without a zone), as ModemManager's mm_new_iso8601_time() writes it (with the
+ * time read as UTC, which 3GPP's is). NULL for a date that does not exist. g_free. */
+char *mmd_network_time_iso8601(const struct modem_network_time *t);
+/* NetworkTimezone: offset and dst-offset in minutes. Floating. */
+GVariant *mmd_network_timezone(int offset_minutes, int dst_minutes);
+
 MMModemCapability mmd_capability(enum modem_capability caps);
 MMModemMode mmd_modes(enum modem_mode modes);
 MMModemLock mmd_lock(enum modem_lock lock);

@@ -68,7 +68,7 @@ static void set_unknowns(struct mmd_modem *mm)
 	mm_gdbus_modem_set_max_active_multiplexed_bearers(i, max);
 	g_variant_builder_init(&b, G_VARIANT_TYPE("a{uu}"));
 	mm_gdbus_modem_set_unlock_retries(i, g_variant_builder_end(&b));
-	/* qmapd neither reads nor restricts modes and bands: any mode, no band known. */
+	/* Until the modem tells its modes and bands: any mode, no band known. */
 	g_variant_builder_init(&b, G_VARIANT_TYPE("a(uu)"));
 	g_variant_builder_add(&b, "(uu)", MM_MODEM_MODE_ANY, MM_MODEM_MODE_NONE);
 	mm_gdbus_modem_set_supported_modes(i, g_variant_builder_end(&b));
@@ -388,6 +388,8 @@ static void modem_export(struct mmd_modem *mm)
 	mm_gdbus_object_skeleton_set_modem(mm->object, mm->iface);
 	mm_gdbus_object_skeleton_set_modem_simple(mm->object, mm->simple);
 	mm_gdbus_object_skeleton_set_modem3gpp(mm->object, mm->m3gpp);
+	if (mmd_signal_exported(mm))
+		mm_gdbus_object_skeleton_set_modem_signal(mm->object, mm->signal);
 	g_dbus_object_manager_server_export(mm->bus->om, G_DBUS_OBJECT_SKELETON(mm->object));
 	log_info("dbus: modem %s is %s", modem_name(mm->modem), mm->path);
 }
@@ -492,6 +494,8 @@ static void modem_unexport(struct mmd_modem *mm)
 	sim_unexport(mm);
 	mmd_messaging_unexport(mm);
 	mmd_location_unexport(mm);
+	mmd_signal_stop(mm);
+	mm->time_exported = false; /* it goes with the object */
 	g_dbus_object_manager_server_unexport(mm->bus->om, mm->path);
 	g_clear_object(&mm->object);
 	mm->path[0] = '\0';
@@ -528,6 +532,7 @@ void mmd_modem_sync(struct mmd_modem *mm)
 		sync_sim(mm);
 		sync_properties(mm);
 		modem_export(mm);
+		mmd_time_sync(mm);
 		return;
 	}
 	sync_bearers(mm);
@@ -535,6 +540,8 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	sync_properties(mm);
 	mmd_messaging_sync(mm);
 	mmd_location_sync(mm);
+	mmd_signal_sync(mm);
+	mmd_time_sync(mm);
 	waits_run(mm);
 }
 
@@ -868,14 +875,22 @@ struct mmd_modem *mmd_modem_new(struct mm_dbus *d, struct modem *modem)
 	mmd_power_init(mm);
 	mmd_messaging_init(mm);
 	mmd_location_init(mm);
+	mmd_modes_init(mm);
+	mmd_3gpp_init(mm);
+	mmd_signal_init(mm);
+	mmd_time_init(mm);
 	mmd_answer_unsupported(d, mm->iface);
 	mmd_answer_unsupported(d, mm->simple);
 	mmd_answer_unsupported(d, mm->m3gpp);
 	mmd_answer_unsupported(d, mm->sim);
+	mmd_answer_unsupported(d, mm->signal);
+	mmd_answer_unsupported(d, mm->time);
 	mmd_auth_watch(d, mm->iface);
 	mmd_auth_watch(d, mm->simple);
 	mmd_auth_watch(d, mm->m3gpp);
 	mmd_auth_watch(d, mm->sim);
+	mmd_auth_watch(d, mm->signal);
+	mmd_auth_watch(d, mm->time);
 	return mm;
 }
 
@@ -893,10 +908,16 @@ void mmd_modem_free(struct mmd_modem *mm)
 	mmd_auth_unwatch(mm->bus, mm->simple);
 	mmd_auth_unwatch(mm->bus, mm->m3gpp);
 	mmd_auth_unwatch(mm->bus, mm->sim);
+	mmd_auth_unwatch(mm->bus, mm->signal);
+	mmd_auth_unwatch(mm->bus, mm->time);
 	mmd_sim_free(mm);
 	mmd_power_free(mm);
 	mmd_messaging_free(mm);
 	mmd_location_free(mm);
+	mmd_modes_free(mm);
+	mmd_3gpp_free(mm);
+	mmd_signal_free(mm);
+	mmd_time_free(mm);
 	g_clear_object(&mm->iface);
 	g_clear_object(&mm->simple);
 	g_clear_object(&mm->m3gpp);

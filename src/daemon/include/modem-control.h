@@ -81,6 +81,7 @@ struct modem_view {
 	bool tells_cell;
 	struct modem_cell cell;
 	const char *control_port; /* the kernel's cdc-wdm name for it; NULL unknown */
+	struct modem_signal signal; /* the last detailed measurement; none valid unknown */
 };
 
 /* The outcome of a PIN verification, in the terms clients need. */
@@ -116,6 +117,17 @@ typedef void (*modem_sms_done)(void *userdata, int r, const char *message);
 /* The messages the modem stores: n of them in msgs (valid during the call). */
 typedef void (*modem_sms_list_done)(void *userdata, int r, const char *message,
 				    const struct modem_sms *msgs, size_t n);
+/* A request to the modem done: r 0, or -errno with message saying why (the modem's words);
+ * -EOPNOTSUPP: the modem (or its control plane) cannot do it. */
+typedef void (*modem_done)(void *userdata, int r, const char *message);
+
+/* A network scan done: as modem_done, with the networks found (valid during the call). */
+typedef void (*modem_scan_done)(void *userdata, int r, const char *message,
+				const struct modem_network *networks, size_t n);
+
+/* The network's time: as modem_done, t valid during the call when r is 0. */
+typedef void (*modem_time_done)(void *userdata, int r, const char *message,
+				const struct modem_network_time *t);
 
 struct modem_control;
 
@@ -153,6 +165,26 @@ struct modem_control_ops {
 	/* Delete one stored message (QMI: WMS Delete). */
 	void (*sms_delete)(struct modem_control *c, enum modem_sms_storage storage, uint32_t index,
 			   modem_sms_done done, void *userdata);
+	/* The modes the modem may use (QMI: NAS System Selection Preference's mode
+	 * preference); modem_info.current_modes then follows what the modem reports. preferred
+	 * is MODEM_MODE_NONE or one of allowed. NULL: not supported. done() exactly once. */
+	void (*set_modes)(struct modem_control *c, enum modem_mode allowed,
+			  enum modem_mode preferred, modem_done done, void *userdata);
+	/* The LTE bands it may use (bit band - 1, within modem_info.lte_bands). NULL: not
+	 * supported. */
+	void (*set_bands)(struct modem_control *c, const uint64_t lte_bands[MODEM_LTE_BAND_WORDS],
+			  modem_done done, void *userdata);
+	/* Scan for networks (minutes on a real modem). NULL: not supported. */
+	void (*scan)(struct modem_control *c, modem_scan_done done, void *userdata);
+	/* Register in the network operator_id (MCC+MNC), or "" to let the modem choose
+	 * (automatic): -EACCES when the network denies it. NULL: not supported. */
+	void (*register_network)(struct modem_control *c, const char *operator_id, modem_done done,
+				 void *userdata);
+	/* Measure the signal again now (modem_view.signal follows). NULL: not supported. */
+	void (*refresh_signal)(struct modem_control *c);
+	/* The network's time now (QMI: NAS Get Network Time); modem_info's zone follows. NULL:
+	 * not supported. */
+	void (*network_time)(struct modem_control *c, modem_time_done done, void *userdata);
 };
 
 struct modem_control {

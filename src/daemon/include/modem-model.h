@@ -153,6 +153,12 @@ struct modem_info {
 	const char *sim_operator_id;   /* MCC+MNC of the SIM's home network; NULL unknown */
 	const char *sim_operator_name; /* EF_SPN (MBIM: HOME_PROVIDER); NULL unknown */
 
+	/* The network's time: whether the modem tells it (QMI: NAS Get Network Time answered)
+	 * and its zone, last heard. */
+	bool tells_time;
+	bool have_zone;
+	int zone_offset_minutes, zone_dst_minutes;
+
 	/* The default profile: what LTE attaches with. */
 	const char *attach_apn; /* NULL unknown */
 	enum modem_ip_family attach_ip_family;
@@ -213,6 +219,42 @@ struct modem_cell {
 	uint32_t cell_id;
 	uint16_t lac; /* 0 unknown (LTE has a TAC instead) */
 	uint32_t tac; /* 0 unknown */
+/* What a network scan says of one network (MMModem3gppNetworkAvailability). */
+enum modem_network_status {
+	MODEM_NETWORK_UNKNOWN = 0,
+	MODEM_NETWORK_AVAILABLE = 1,
+	MODEM_NETWORK_CURRENT = 2,
+	MODEM_NETWORK_FORBIDDEN = 3,
+};
+
+/* One network a scan found. */
+struct modem_network {
+	char operator_code[8];	/* MCC+MNC */
+	char operator_long[48]; /* the network's name for itself; "" unknown */
+	enum modem_network_status status;
+	enum modem_access_technology access_technology; /* UNKNOWN when not said */
+};
+
+/*
+ * The signal as the modem measured it, per radio (ModemManager's Signal interface):
+ * NaN for what it did not say. dBm for powers, dB for ratios.
+ */
+struct modem_signal_values {
+	bool valid;
+	double rssi, rsrq, rsrp, snr; /* rsrq, rsrp, snr: LTE and 5G */
+	double ecio;		      /* UMTS */
+};
+
+struct modem_signal {
+	struct modem_signal_values gsm, umts, lte, nr5g;
+};
+
+/* The network's time (NITZ) as the modem last heard it. */
+struct modem_network_time {
+	int year, month, day, hour, minute, second; /* UTC */
+	bool have_zone;				    /* the zone below is the network's */
+	int offset_minutes;			    /* local time - UTC, DST included */
+	int dst_minutes;			    /* of which daylight saving time */
 };
 
 /* The words status and the logs use ("home", "lte", ...), one table for QMI and MBIM. */

@@ -114,6 +114,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 	mbim_map_sim(mm->subscriber, &ret->info);
 	mbim_map_pin(mm->have_pin, mm->pin_type, mm->pin_state, mm->pin_attempts, mm->pin1_enabled,
 		     &ret->info);
+	mbim_map_signal(ret->access_technology, mm->have_signal, mm->rssi, &ret->signal);
 	if (strcmp(mm->packet_service, "attached") == 0)
 		ret->info.packet_service = MODEM_PACKET_SERVICE_ATTACHED;
 	else if (strcmp(mm->packet_service, "detached") == 0)
@@ -199,6 +200,23 @@ static void control_sms_delete(struct modem_control *c, enum modem_sms_storage s
 	mbim_sms_delete(mbim(c), storage, index, done, userdata);
 }
 
+static void control_scan(struct modem_control *c, modem_scan_done done, void *userdata)
+{
+	mbim_provider_scan(mbim(c), done, userdata);
+}
+
+static void control_register_network(struct modem_control *c, const char *operator_id,
+				     modem_done done, void *userdata)
+{
+	mbim_provider_register(mbim(c), operator_id, done, userdata);
+}
+
+/* SIGNAL_STATE: RSSI only in MBIM 1.0 (no modes, bands or NITZ without extensions). */
+static void control_refresh_signal(struct modem_control *c)
+{
+	mbim_modem_query_signal(mbim(c));
+}
+
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -213,6 +231,9 @@ static const struct modem_control_ops mbim_control_ops = {
 	.sms_list = control_sms_list,
 	.sms_send = control_sms_send,
 	.sms_delete = control_sms_delete,
+	.refresh_signal = control_refresh_signal,
+	.scan = control_scan,
+	.register_network = control_register_network,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Pure mappings between MBIM values and what qmapd shows or asks (mbim-modem.h). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,4 +255,37 @@ enum modem_pin_result mbim_map_pin_result(bool ok, MbimStatusError status, bool 
 	default:
 		return MODEM_PIN_FAILED;
 	}
+}
+
+void mbim_map_signal(enum modem_access_technology act, bool have, int rssi_dbm,
+		     struct modem_signal *ret)
+{
+	struct modem_signal_values *v = NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	if (act & MODEM_ACCESS_5GNR)
+		v = &ret->nr5g;
+	else if (act & MODEM_ACCESS_LTE)
+		v = &ret->lte;
+	else if (act & (MODEM_ACCESS_UMTS | MODEM_ACCESS_HSDPA | MODEM_ACCESS_HSUPA |
+			MODEM_ACCESS_HSPA | MODEM_ACCESS_HSPA_PLUS))
+		v = &ret->umts;
+	else if (act & (MODEM_ACCESS_GSM | MODEM_ACCESS_GPRS | MODEM_ACCESS_EDGE))
+		v = &ret->gsm;
+	if (!v || !have)
+		return;
+	*v = (struct modem_signal_values){
+		.valid = true, .rssi = rssi_dbm, .rsrq = NAN, .rsrp = NAN, .snr = NAN, .ecio = NAN
+	};
+}
+
+enum modem_network_status mbim_map_provider_state(uint32_t s)
+{
+	if (s & MBIM_PROVIDER_STATE_REGISTERED)
+		return MODEM_NETWORK_CURRENT;
+	if (s & MBIM_PROVIDER_STATE_FORBIDDEN)
+		return MODEM_NETWORK_FORBIDDEN;
+	if (s & MBIM_PROVIDER_STATE_VISIBLE)
+		return MODEM_NETWORK_AVAILABLE;
+	return MODEM_NETWORK_UNKNOWN;
 }

@@ -93,24 +93,17 @@ static void command(struct mbim_modem *mm, MbimMessage *msg, guint timeout, GAsy
 
 /* ---- registration (status only; also polled) --------------------------------------- */
 
-static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *resp, GError **error)
 {
-	g_autoptr(GError) error = NULL;
-	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
-	struct mbim_modem *mm = user_data;
 	MbimNwError nw_error;
 	MbimRegisterState reg;
 	MbimDataClass classes;
 	g_autofree gchar *provider_id = NULL, *provider_name = NULL;
 
-	if (mbim_step_cancelled(error))
-		return;
-	if (!resp || !mbim_message_register_state_response_parse(
-			     resp, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
-			     &provider_name, NULL, NULL, &error)) {
-		log_modem_debug(mm->path, "register state: %s", error->message);
-		return;
-	}
+	if (!mbim_message_register_state_response_parse(resp, &nw_error, &reg, NULL, &classes, NULL,
+							&provider_id, &provider_name, NULL, NULL,
+							error))
+		return false;
 	snprintf(mm->registration, sizeof(mm->registration), "%s", mbim_map_registration(reg));
 	snprintf(mm->access_technology, sizeof(mm->access_technology), "%s",
 		 mbim_map_access_technology(classes));
@@ -122,6 +115,19 @@ static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_
 		snprintf(mm->operator_name, sizeof(mm->operator_name), "%s (%s)",
 			 provider_name && *provider_name ? provider_name : "unnamed", provider_id);
 	}
+	return true;
+}
+
+static void register_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = command_finish(MBIM_DEVICE(src), res, &error);
+	struct mbim_modem *mm = user_data;
+
+	if (mbim_step_cancelled(error))
+		return;
+	if (!resp || !mbim_modem_register_state(mm, resp, &error))
+		log_modem_debug(mm->path, "register state: %s", error->message);
 }
 
 static void signal_state_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -182,6 +188,12 @@ static void query_register_state(struct mbim_modem *mm)
 		register_state_ready);
 	command(mm, mbim_message_signal_state_query_new(NULL), MBIM_TIMEOUT_SECONDS,
 		signal_state_ready);
+}
+
+void mbim_modem_query_signal(struct mbim_modem *mm)
+{
+	if (mm->state == MBIM_MODEM_STATE_READY)
+		query_register_state(mm);
 }
 
 static void mbim_modem_on_radio_poll(struct ev_loop *loop, ev_timer *w, int revents)

@@ -116,6 +116,16 @@ struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
 
 /* The transport says the modem is there / gone. */
 void mbim_modem_start(struct mbim_modem *mm);
+/* A REGISTER_STATE answer read into registration, technology and provider; false (error
+ * set) when it does not parse. */
+bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *resp, GError **error);
+/* mbim-provider.c: VISIBLE_PROVIDERS (scan) and REGISTER_STATE set (manual or automatic
+ * registration); done() exactly once (cancelled: -ENODEV; denied: -EACCES). */
+void mbim_provider_scan(struct mbim_modem *mm, modem_scan_done done, void *userdata);
+void mbim_provider_register(struct mbim_modem *mm, const char *operator_id, modem_done done,
+			    void *userdata);
+/* SIGNAL_STATE and REGISTER_STATE again now (the Signal interface's polling). */
+void mbim_modem_query_signal(struct mbim_modem *mm);
 void mbim_modem_stop(struct mbim_modem *mm);
 /* RADIO_STATE set on or off; done() exactly once (MBIM_MODEM_STATE_READY needed; cancelled:
  * -ENODEV). Power then is what the modem answered. */
@@ -199,6 +209,13 @@ enum modem_pin_result mbim_map_pin_result(bool ok, MbimStatusError status, bool 
 const char *mbim_map_registration(MbimRegisterState s);
 /* The fastest data class in a set, as access technology: "lte", "umts", ... ("" none). */
 const char *mbim_map_access_technology(MbimDataClass c);
+/* SIGNAL_STATE's RSSI (dBm, have false: 99 unknown) as the Signal interface's dict of the
+ * radio in use, as ModemManager's generic MBIM modem puts it (MBIM 1.0 says nothing of the
+ * radio: the access technology decides; none known, no dict). */
+/* A visible provider's state (MbimProviderState bits), as ModemManager reads it. */
+enum modem_network_status mbim_map_provider_state(uint32_t state);
+void mbim_map_signal(enum modem_access_technology act, bool have, int rssi_dbm,
+		     struct modem_signal *ret);
 /* RADIO_STATE's hardware and software switches as power. */
 enum mbim_modem_power mbim_map_power(MbimRadioSwitchState hw, MbimRadioSwitchState sw);
 /* "unknown", "low", "on". */

@@ -54,6 +54,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 		.sms_received = qm->sms_received,
 		.tells_cell = qm->nas != NULL,
 		.cell = qm->cell,
+		.signal = qm->signal,
 	};
 	qmi_map_info(&qm->info, &ret->info);
 }
@@ -148,6 +149,43 @@ static void control_sms_delete(struct modem_control *c, enum modem_sms_storage s
 	qmi_sms_delete(qmi(c), storage, index, done, userdata);
 }
 
+static void control_set_modes(struct modem_control *c, enum modem_mode allowed,
+			      enum modem_mode preferred, modem_done done, void *userdata)
+{
+	/* The preference among allowed modes (acquisition order) is not set: the D-Bus side
+	 * offers no combination with one. */
+	(void)preferred;
+	qmi_nas_set_modes(qmi(c), allowed, done, userdata);
+}
+
+static void control_set_bands(struct modem_control *c,
+			      const uint64_t lte_bands[MODEM_LTE_BAND_WORDS], modem_done done,
+			      void *userdata)
+{
+	qmi_nas_set_bands(qmi(c), lte_bands, done, userdata);
+}
+
+static void control_scan(struct modem_control *c, modem_scan_done done, void *userdata)
+{
+	qmi_nas_scan(qmi(c), done, userdata);
+}
+
+static void control_register_network(struct modem_control *c, const char *operator_id,
+				     modem_done done, void *userdata)
+{
+	qmi_nas_register(qmi(c), operator_id, done, userdata);
+}
+
+static void control_refresh_signal(struct modem_control *c)
+{
+	qmi_nas_query_signal(qmi(c));
+}
+
+static void control_network_time(struct modem_control *c, modem_time_done done, void *userdata)
+{
+	qmi_time_query(qmi(c), done, userdata);
+}
+
 static const struct modem_control_ops qmi_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -162,6 +200,12 @@ static const struct modem_control_ops qmi_control_ops = {
 	.sms_list = control_sms_list,
 	.sms_send = control_sms_send,
 	.sms_delete = control_sms_delete,
+	.set_modes = control_set_modes,
+	.set_bands = control_set_bands,
+	.scan = control_scan,
+	.register_network = control_register_network,
+	.refresh_signal = control_refresh_signal,
+	.network_time = control_network_time,
 };
 
 int qmi_control_new(struct ev_loop *loop, const char *path,

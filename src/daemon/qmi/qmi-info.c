@@ -29,9 +29,9 @@ void qmi_info_clear(struct qmi_modem_info *info)
 	free(info->msisdn);
 	free(info->spn);
 	free(info->attach_apn);
-	*info = (struct qmi_modem_info){ .ps_attached = -1,
-					 .attach_pdp_type = -1,
-					 .operating_mode = -1 };
+	*info = (struct qmi_modem_info){
+		.ps_attached = -1, .attach_pdp_type = -1, .operating_mode = -1, .network_time = -1
+	};
 }
 
 bool qmi_info_sim_locked(const struct qmi_modem_info *info)
@@ -161,24 +161,13 @@ static void dms_band_capabilities_ready(GObject *src, GAsyncResult *res, gpointe
 
 /* ---- NAS ------------------------------------------------------------------------------- */
 
-static void nas_selection_preference_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+void qmi_info_selection_preference(struct qmi_modem *qm,
+				   QmiMessageNasGetSystemSelectionPreferenceOutput *out)
 {
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageNasGetSystemSelectionPreferenceOutput) out =
-		qmi_client_nas_get_system_selection_preference_finish(QMI_CLIENT_NAS(src), res,
-								      &error);
-	struct qmi_modem *qm = user_data;
 	QmiNasRatModePreference mode;
 	QmiNasLteBandPreference lte;
 	guint64 ext[QMI_LTE_BAND_WORDS];
 
-	if (qmi_step_cancelled(error))
-		return;
-	if (!out ||
-	    !qmi_message_nas_get_system_selection_preference_output_get_result(out, &error)) {
-		log_modem_debug(qm->path, "system selection preference: %s", error->message);
-		return;
-	}
 	if (qmi_message_nas_get_system_selection_preference_output_get_mode_preference(out, &mode,
 										       NULL)) {
 		qm->info.have_mode_preference = true;
@@ -191,6 +180,24 @@ static void nas_selection_preference_ready(GObject *src, GAsyncResult *res, gpoi
 	else if (qmi_message_nas_get_system_selection_preference_output_get_lte_band_preference(
 			 out, &lte, NULL))
 		qm->info.lte_bands_allowed[0] = lte;
+}
+
+static void nas_selection_preference_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageNasGetSystemSelectionPreferenceOutput) out =
+		qmi_client_nas_get_system_selection_preference_finish(QMI_CLIENT_NAS(src), res,
+								      &error);
+	struct qmi_modem *qm = user_data;
+
+	if (qmi_step_cancelled(error))
+		return;
+	if (!out ||
+	    !qmi_message_nas_get_system_selection_preference_output_get_result(out, &error)) {
+		log_modem_debug(qm->path, "system selection preference: %s", error->message);
+		return;
+	}
+	qmi_info_selection_preference(qm, out);
 }
 
 /* ---- UIM ------------------------------------------------------------------------------- */
@@ -763,6 +770,8 @@ void qmi_info_query(struct qmi_modem *qm)
 		qmi_client_nas_get_system_selection_preference(
 			QMI_CLIENT_NAS(qm->nas), NULL, QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,
 			nas_selection_preference_ready, qm);
+	if (qm->nas)
+		qmi_time_query(qm, NULL, NULL);
 	if (!qm->wds)
 		qmi_device_allocate_client(qm->device, QMI_SERVICE_WDS, QMI_CID_NONE,
 					   QMI_INFO_TIMEOUT_SECONDS, qm->cancellable,

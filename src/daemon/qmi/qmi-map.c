@@ -125,6 +125,10 @@ void qmi_map_info(const struct qmi_modem_info *info, struct modem_info *ret)
 		       : info->card == QMI_CARD_ERROR  ? MODEM_SIM_ERROR
 						       : MODEM_SIM_UNKNOWN,
 		.tells_lock = info->uim,
+		.tells_time = info->network_time > 0,
+		.have_zone = info->have_zone,
+		.zone_offset_minutes = info->zone_quarters * 15,
+		.zone_dst_minutes = info->zone_dst * 60,
 		.lock = info->have_pin1 ? qmi_map_lock(info->pin1_state) : MODEM_LOCK_UNKNOWN,
 		.sim_blocked = info->have_pin1 &&
 			       info->pin1_state == QMI_UIM_PIN_STATE_PERMANENTLY_BLOCKED,
@@ -192,4 +196,73 @@ bool qmi_map_end(bool have_verbose, QmiWdsVerboseCallEndReasonType vtype, gint16
 		ret->kind = SESSION_END_OTHER;
 	}
 	return !dropped && have_verbose && call_end_is_refusal(vtype, vreason);
+}
+
+uint16_t qmi_map_mode_to_preference(enum modem_mode modes)
+{
+	uint16_t p = 0;
+
+	if (modes & MODEM_MODE_2G)
+		p |= QMI_NAS_RAT_MODE_PREFERENCE_GSM;
+	if (modes & MODEM_MODE_3G)
+		p |= QMI_NAS_RAT_MODE_PREFERENCE_UMTS;
+	if (modes & MODEM_MODE_4G)
+		p |= QMI_NAS_RAT_MODE_PREFERENCE_LTE;
+	if (modes & MODEM_MODE_5G)
+		p |= QMI_NAS_RAT_MODE_PREFERENCE_5GNR;
+	return p;
+}
+
+enum modem_network_status qmi_map_network_status(uint8_t s)
+{
+	if (s & QMI_NAS_NETWORK_STATUS_CURRENT_SERVING)
+		return MODEM_NETWORK_CURRENT;
+	if (s & QMI_NAS_NETWORK_STATUS_AVAILABLE)
+		return (s & QMI_NAS_NETWORK_STATUS_FORBIDDEN) ? MODEM_NETWORK_FORBIDDEN
+							      : MODEM_NETWORK_AVAILABLE;
+	return MODEM_NETWORK_UNKNOWN;
+}
+
+enum modem_access_technology qmi_map_radio_interface(int r)
+{
+	switch (r) {
+	case QMI_NAS_RADIO_INTERFACE_GSM:
+		return MODEM_ACCESS_GSM;
+	case QMI_NAS_RADIO_INTERFACE_UMTS:
+	case QMI_NAS_RADIO_INTERFACE_TD_SCDMA:
+		return MODEM_ACCESS_UMTS;
+	case QMI_NAS_RADIO_INTERFACE_LTE:
+		return MODEM_ACCESS_LTE;
+	case QMI_NAS_RADIO_INTERFACE_5GNR:
+		return MODEM_ACCESS_5GNR;
+	case QMI_NAS_RADIO_INTERFACE_CDMA_1X:
+		return MODEM_ACCESS_1XRTT;
+	case QMI_NAS_RADIO_INTERFACE_CDMA_1XEVDO:
+		return MODEM_ACCESS_EVDO0;
+	default:
+		return MODEM_ACCESS_UNKNOWN;
+	}
+}
+
+void qmi_map_operator_code(uint16_t mcc, uint16_t mnc, char *buf, size_t len)
+{
+	snprintf(buf, len, mnc >= 100 ? "%03u%03u" : "%03u%02u", mcc % 1000u, mnc % 1000u);
+}
+
+bool qmi_map_parse_operator_id(const char *id, uint16_t *mcc, uint16_t *mnc, bool *mnc3)
+{
+	size_t n = strlen(id);
+	unsigned v = 0;
+
+	if ((n != 5 && n != 6) || strspn(id, "0123456789") != n)
+		return false;
+	for (size_t i = 0; i < 3; i++)
+		v = v * 10 + (unsigned)(id[i] - '0');
+	*mcc = (uint16_t)v;
+	v = 0;
+	for (size_t i = 3; i < n; i++)
+		v = v * 10 + (unsigned)(id[i] - '0');
+	*mnc = (uint16_t)v;
+	*mnc3 = n == 6;
+	return true;
 }

@@ -41,6 +41,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->wds);
 	g_clear_object(&qm->wms);
 	qmi_info_clear(&qm->info);
+	memset(&qm->signal, 0, sizeof(qm->signal));
 	if (qm->device)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
 	g_clear_object(&qm->device);
@@ -129,12 +130,6 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 	g_autoptr(QmiMessageNasGetServingSystemOutput) out =
 		qmi_client_nas_get_serving_system_finish(QMI_CLIENT_NAS(src), res, &error);
 	struct qmi_modem *qm = user_data;
-	QmiNasRegistrationState reg;
-	QmiNasAttachState ps;
-	QmiNasRoamingIndicatorStatus roaming;
-	GArray *radio = NULL;
-	guint16 mcc, mnc;
-	const char *desc = NULL;
 
 	if (qmi_step_cancelled(error))
 		return;
@@ -142,6 +137,18 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		log_modem_debug(qm->path, "serving system: %s", error->message);
 		return;
 	}
+	qmi_modem_serving_system(qm, out);
+}
+
+void qmi_modem_serving_system(struct qmi_modem *qm, QmiMessageNasGetServingSystemOutput *out)
+{
+	QmiNasRegistrationState reg;
+	QmiNasAttachState ps;
+	QmiNasRoamingIndicatorStatus roaming;
+	GArray *radio = NULL;
+	guint16 mcc, mnc;
+	const char *desc = NULL;
+
 	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, &ps,
 									  NULL, &radio, NULL))
 		return;
@@ -204,36 +211,13 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 	}
 }
 
-static void nas_signal_ready(GObject *src, GAsyncResult *res, gpointer user_data)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(QmiMessageNasGetSignalInfoOutput) out =
-		qmi_client_nas_get_signal_info_finish(QMI_CLIENT_NAS(src), res, &error);
-	struct qmi_modem *qm = user_data;
-	gint8 rssi, rsrq;
-	gint16 rsrp, snr;
-
-	if (qmi_step_cancelled(error))
-		return;
-	if (out && qmi_message_nas_get_signal_info_output_get_result(out, &error) &&
-	    qmi_message_nas_get_signal_info_output_get_lte_signal_strength(out, &rssi, &rsrq, &rsrp,
-									   &snr, NULL)) {
-		qm->have_signal = true;
-		qm->rssi = rssi;
-		qm->rsrq = rsrq;
-		qm->rsrp = rsrp;
-		qm->snr = snr;
-	}
-}
-
 void qmi_modem_query_radio(struct qmi_modem *qm)
 {
 	if (qm->nas) {
 		qmi_client_nas_get_serving_system(QMI_CLIENT_NAS(qm->nas), NULL,
 						  QMI_TIMEOUT_SECONDS, qm->cancellable,
 						  nas_serving_system_ready, qm);
-		qmi_client_nas_get_signal_info(QMI_CLIENT_NAS(qm->nas), NULL, QMI_TIMEOUT_SECONDS,
-					       qm->cancellable, nas_signal_ready, qm);
+		qmi_nas_query_signal(qm);
 	}
 }
 

@@ -55,6 +55,13 @@ struct qmi_modem_info {
 	char *spn;	     /* EF_SPN; NULL unknown */
 	char operator_id[8]; /* MCC+MNC from EF_IMSI and EF_AD; "" unknown */
 
+	/* NAS Get Network Time: 1 answered, 0 refused (not in the firmware), -1 not asked; the
+	 * 3GPP zone of the last answer that had one. */
+	int network_time;
+	bool have_zone;
+	int8_t zone_quarters; /* local - UTC in 15 minutes, DST included */
+	uint8_t zone_dst;     /* hours of daylight saving time in it */
+
 	/* The default 3GPP profile (WDS), what LTE attaches with. */
 	char *attach_apn;    /* NULL unknown */
 	int attach_pdp_type; /* QmiWdsPdpType; -1 unknown */
@@ -99,7 +106,8 @@ struct qmi_modem {
 	int8_t rssi;
 	int16_t rsrp;
 	int8_t rsrq;
-	int16_t snr; /* tenths of dB */
+	int16_t snr;		    /* tenths of dB */
+	struct modem_signal signal; /* NAS Get Signal Info, every radio it reported */
 	struct qmi_modem_info info;
 };
 
@@ -114,6 +122,9 @@ void qmi_modem_stop(struct qmi_modem *qm);
 
 /* Registration and signal again now (after a PIN was verified: the modem registers). */
 void qmi_modem_query_radio(struct qmi_modem *qm);
+
+/* A Get Serving System answer read into registration, technology and operator. */
+void qmi_modem_serving_system(struct qmi_modem *qm, QmiMessageNasGetServingSystemOutput *out);
 
 /* qmi-info.c: read the modem's facts and the SIM (on ready); forget them (on reset). */
 void qmi_info_query(struct qmi_modem *qm);
@@ -143,6 +154,30 @@ void qmi_sms_send(struct qmi_modem *qm, const uint8_t *pdu, size_t len, modem_sm
 		  void *userdata);
 void qmi_sms_delete(struct qmi_modem *qm, enum modem_sms_storage storage, uint32_t index,
 		    modem_sms_done done, void *userdata);
+/* The mode and LTE band preference of a Get System Selection Preference answer. */
+void qmi_info_selection_preference(struct qmi_modem *qm,
+				   QmiMessageNasGetSystemSelectionPreferenceOutput *out);
+
+/* ---- NAS requests (qmi-nas.c): modes, bands, scan, registration, signal; each calls done()
+ * exactly once (cancelled: -ENODEV), the modem not ready: -EAGAIN at once ---- */
+
+void qmi_nas_set_modes(struct qmi_modem *qm, enum modem_mode allowed, modem_done done,
+		       void *userdata);
+void qmi_nas_set_bands(struct qmi_modem *qm, const uint64_t lte_bands[QMI_LTE_BAND_WORDS],
+		       modem_done done, void *userdata);
+void qmi_nas_scan(struct qmi_modem *qm, modem_scan_done done, void *userdata);
+void qmi_nas_register(struct qmi_modem *qm, const char *operator_id, modem_done done,
+		      void *userdata);
+/* NAS Get Signal Info into qm->signal. */
+void qmi_nas_query_signal(struct qmi_modem *qm);
+
+/* qmi-time.c: NAS Get Network Time (sent as a raw message: libqmi builds without it);
+ * done() NULL: only learn whether the modem tells it and its zone. */
+void qmi_time_query(struct qmi_modem *qm, modem_time_done done, void *userdata);
+/* A Get Network Time response's result and 3GPP time TLV (0x11), else 3GPP2's (0x10):
+ * 0, -ENOMSG (answered without a time), -EPROTO (malformed), or the QMI error as -EIO with
+ * *qmi_error set. Pure: unit tested. */
+int qmi_time_parse(QmiMessage *resp, struct modem_network_time *ret, int *qmi_error);
 
 /* ---- sessions (qmi-session.c): per IP family of the mux's ip-type a WDS client bound to
  * the mux (bind mux data port, set IP family, start network, get current settings) ---- */
@@ -163,6 +198,18 @@ enum modem_capability qmi_map_capabilities(uint32_t radio_interfaces);
 enum modem_mode qmi_map_modes(uint32_t radio_interfaces);
 /* NAS System Selection Preference's mode preference (QmiNasRatModePreference). */
 enum modem_mode qmi_map_mode_preference(uint16_t mode_preference);
+/* SetCurrentModes' allowed modes as NAS's mode preference (3GPP radios; 0 none of them). */
+uint16_t qmi_map_mode_to_preference(enum modem_mode modes);
+/* A scanned network's status (QmiNasNetworkStatus bits), as ModemManager reads it. */
+enum modem_network_status qmi_map_network_status(uint8_t status);
+/* NAS's radio interface (QmiNasRadioInterface) as an access technology. */
+enum modem_access_technology qmi_map_radio_interface(int radio_interface);
+/* MCC and MNC as an operator code: 3 digits of MCC, MNC in 2 digits below 100 (as
+ * ModemManager guesses: the scan does not say), else 3. */
+void qmi_map_operator_code(uint16_t mcc, uint16_t mnc, char *buf, size_t len);
+/* "MCCMNC" (5 or 6 digits) as MCC, MNC and whether the MNC has 3 digits; false if it is
+ * not one. */
+bool qmi_map_parse_operator_id(const char *id, uint16_t *mcc, uint16_t *mnc, bool *mnc3);
 /* UIM's PIN1 state (QmiUimPinState) as the lock it puts the modem in. */
 enum modem_lock qmi_map_lock(QmiUimPinState pin1_state);
 /* DMS Get Operating Mode (QmiDmsOperatingMode, -1 unknown). */
