@@ -80,7 +80,7 @@ struct modem_view {
 	 * MBIM cannot), and what it says now. */
 	bool tells_cell;
 	struct modem_cell cell;
-	const char *control_port; /* the kernel's cdc-wdm name for it; NULL unknown */
+	const char *control_port;   /* the kernel's cdc-wdm name for it; NULL unknown */
 	struct modem_signal signal; /* the last detailed measurement; none valid unknown */
 };
 

@@ -219,6 +219,8 @@ struct modem_cell {
 	uint32_t cell_id;
 	uint16_t lac; /* 0 unknown (LTE has a TAC instead) */
 	uint32_t tac; /* 0 unknown */
+};
+
 /* What a network scan says of one network (MMModem3gppNetworkAvailability). */
 enum modem_network_status {
 	MODEM_NETWORK_UNKNOWN = 0,
