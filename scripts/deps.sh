@@ -29,8 +29,9 @@ CROSS_LIBS=(libqmi-glib-dev libmbim-glib-dev libmm-glib-dev libusb-1.0-0-dev lib
 	libinih-dev libjansson-dev liburing-dev libmnl-dev libglib2.0-dev)
 PACKAGES+=(gcc-mipsel-linux-gnu gcc-aarch64-linux-gnu "${CROSS_LIBS[@]/%/:arm64}")
 added=0
+foreign=$(dpkg --print-foreign-architectures)
 for a in "${CROSS_ARCHES[@]}"; do
-	if ! dpkg --print-foreign-architectures | grep -qx "$a"; then
+	if ! grep -qx "$a" <<<"$foreign"; then
 		dpkg --add-architecture "$a"
 		added=1
 	fi

@@ -26,7 +26,7 @@ prefix=/
 if [ "$arch" = mipsel ]; then
 	prefix=${CROSS_SYSROOT:-$QMAPD_TEST_CACHE/sysroot-mipsel}
 	if [ ! -d "$prefix" ]; then
-		dpkg --print-foreign-architectures | grep -qx mipsel ||
+		grep -qx mipsel <<<"$(dpkg --print-foreign-architectures)" ||
 			skip "dpkg has no mipsel architecture (scripts/deps.sh adds it)"
 		mkdir -p "$(dirname "$prefix")"
 		"$SOURCE_DIR/tests/cross/sysroot.sh" mipsel "$prefix" ||
