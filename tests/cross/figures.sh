@@ -46,7 +46,7 @@ if [ "${1:-}" = rss ]; then
 	# the host's libraries, its heap and stack, and the translated code: the one large
 	# anonymous executable mapping). What stays are the guest's mappings and the small
 	# anonymous ones of qemu, so still an upper bound.
-	guest=$rss
+	guest="$rss $(awk '/^RssAnon/ { print $2 }' "/proc/$QMAPD_PID/status")"
 	if [ "$qemu" != native ]; then
 		guest=$(awk '
 			/^[0-9a-f]+-[0-9a-f]+ / { perms = $2; path = $6; next }
@@ -55,7 +55,8 @@ if [ "${1:-}" = rss ]; then
 					(path == "" && perms ~ /x/ && $2 >= 16384)
 			}
 			/^Rss:/ && !host { sum += $2 }
-			END { print sum }' "/proc/$QMAPD_PID/smaps")
+			/^Anonymous:/ && !host { anon += $2 }
+			END { print sum, anon }' "/proc/$QMAPD_PID/smaps")
 	fi
 	stop_qmapd
 	rm -rf "$wrap"
@@ -92,12 +93,12 @@ for arch in "${arches[@]}"; do
 		"$strip" -o "$out/qmapctl.stripped" "$out/qmapctl"
 		line=$(bash "$0" rss "$arch-$dbus" "$prefix" "$qemu" "$out/qmapd" "$out/qmapd-sim" $dbus | grep '^RSS') ||
 			fail "RSS of $arch D-Bus $dbus"
-		read -r _ _ rss hwm guest <<<"$line"
-		rows+=("| $arch | $dbus | $(kib "$out/qmapd.stripped") | $(kib "$out/qmapctl.stripped") | $rss | $hwm | $guest | $([ "$qemu" = native ] && echo native || echo "$qemu") |")
+		read -r _ _ rss hwm guest anon <<<"$line"
+		rows+=("| $arch | $dbus | $(kib "$out/qmapd.stripped") | $(kib "$out/qmapctl.stripped") | $rss | $hwm | $guest | $anon | $([ "$qemu" = native ] && echo native || echo "$qemu") |")
 		echo "${rows[-1]}"
 	done
 done
 echo
-echo "| arch | D-Bus | qmapd KiB | qmapctl KiB | VmRSS KiB | VmHWM KiB | guest's KiB | run |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| arch | D-Bus | qmapd KiB | qmapctl KiB | VmRSS KiB | VmHWM KiB | guest's KiB | of it anonymous | run |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
