@@ -27,7 +27,8 @@ PACKAGES=(
 CROSS_ARCHES=(mipsel arm64)
 CROSS_LIBS=(libqmi-glib-dev libmbim-glib-dev libmm-glib-dev libusb-1.0-0-dev libev-dev
 	libinih-dev libjansson-dev liburing-dev libmnl-dev libglib2.0-dev)
-PACKAGES+=(gcc-mipsel-linux-gnu gcc-aarch64-linux-gnu "${CROSS_LIBS[@]/%/:arm64}")
+# pkgconf:arm64 is aarch64-linux-gnu-pkg-config, which cmake/aarch64-linux-gnu.cmake runs.
+PACKAGES+=(gcc-mipsel-linux-gnu gcc-aarch64-linux-gnu pkgconf:arm64 "${CROSS_LIBS[@]/%/:arm64}")
 added=0
 foreign=$(dpkg --print-foreign-architectures)
 for a in "${CROSS_ARCHES[@]}"; do
