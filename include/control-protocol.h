@@ -16,7 +16,8 @@
  *              "permission-denied" | "no-such-mux" | "exists" | "invalid-argument" | "failed" |
  *              "no-such-modem" | "ambiguous-modem"}
  * Results: status, mux-list and stats as manager.h describes them (stats gains a "control"
- * object with this server's counters); mux-add {"modem": NAME, "id": N, "interface":
+ * object with this server's counters; status without "modem" a "dbus" object {"built":
+ * bool, "state": what start decided about ModemManager's D-Bus API}); mux-add {"modem": NAME, "id": N, "interface":
  * "NAME.N"}; mux-del {"modem": NAME, "id": N}; reload {"added", "removed", "changed",
  * "modems-added", "modems-removed", "modems-recreated"}.
  *

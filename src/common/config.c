@@ -809,7 +809,8 @@ int config_load_file(const char *path, struct config **ret_config, char *errbuf,
 	}
 	if (strlen(path) >= sizeof(((struct config *)NULL)->path)) {
 		if (errbuf && errlen > 0)
-			snprintf(errbuf, errlen, "%s: path too long", path);
+			/* Bounded: gcc for 32-bit targets warns that a longer one overflows INT_MAX. */
+			snprintf(errbuf, errlen, "%.200s...: path too long", path);
 		return -ENAMETOOLONG;
 	}
 

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "atomic-file.h"
+#if QMAPD_DBUS
 #include "bus-address.h"
+#endif
 #include "config.h"
 #include "control-server.h"
 #include "dns.h"
@@ -46,6 +48,7 @@ struct qmapd {
 	const char *stats_file;
 	const char *dbus_address;
 	const char *control_socket;
+	const char *dbus_state; /* what start decided about D-Bus, for qmapctl status */
 	ev_signal sig_term;
 	ev_signal sig_int;
 	ev_signal sig_hup;
@@ -218,6 +221,7 @@ static int parse_args(int argc, char **argv, const char **ret_config, const char
 	return 1;
 }
 
+#if QMAPD_DBUS
 /*
  * [dbus] at start: the bus to offer ModemManager's API on, or CONFIG_DBUS_NONE; what was
  * decided and why in text. -ENOENT: enabled = yes and the bus is not there.
@@ -273,6 +277,47 @@ static char *dns_bus_address(const char *address_opt)
 	free(address);
 	return NULL;
 }
+#else
+/*
+ * Built without D-Bus (QMAPD_DBUS=OFF): auto and no are simply off; yes and --dbus-address
+ * ask for what this qmapd cannot do, and it says so rather than running without it.
+ */
+static int dbus_decide(const struct config *config, const char *address_opt, enum config_dbus *ret,
+		       char *text, size_t len)
+{
+	const struct config_dbus_settings *s = &config->dbus;
+
+	*ret = CONFIG_DBUS_NONE;
+	if (address_opt) {
+		snprintf(text, len,
+			 "qmapd was built without D-Bus (QMAPD_DBUS=OFF): --dbus-address %s "
+			 "cannot be used",
+			 address_opt);
+		return -EOPNOTSUPP;
+	}
+	switch (s->enabled) {
+	case CONFIG_DBUS_ENABLED_YES:
+		snprintf(text, len,
+			 "qmapd was built without D-Bus (QMAPD_DBUS=OFF): [dbus] enabled = yes in "
+			 "%s cannot be honoured; set enabled = no or auto",
+			 config->path);
+		return -EOPNOTSUPP;
+	case CONFIG_DBUS_ENABLED_AUTO:
+	case CONFIG_DBUS_ENABLED_NO:
+		break;
+	}
+	snprintf(text, len, "off: qmapd was built without D-Bus ([dbus] enabled = %s)",
+		 config_dbus_enabled_to_string(s->enabled));
+	return 0;
+}
+
+/* No D-Bus, no systemd-resolved: DNS servers always go to the files. */
+static char *dns_bus_address(const char *address_opt)
+{
+	(void)address_opt;
+	return NULL;
+}
+#endif
 
 /* The per-link DNS files: "resolv" beside the control socket (/run/qmapd/resolv). */
 static void dns_dir(const struct config *config, char *buf, size_t len)
@@ -370,7 +415,14 @@ static int check_config(const char *path, const struct config *config, const cha
 #define MANAGER(q) (((struct qmapd *)(q))->manager)
 static int ops_status(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
 {
-	return manager_status(MANAGER(q), modem, ret, err, errlen);
+	int r = manager_status(MANAGER(q), modem, ret, err, errlen);
+	const char *state = ((struct qmapd *)q)->dbus_state;
+
+	/* The daemon's own D-Bus side, in the whole-daemon answer only (as stats does). */
+	if (r == 0 && *ret && !modem && state)
+		json_object_set_new(*ret, "dbus",
+				    json_pack("{s:b, s:s}", "built", QMAPD_DBUS, "state", state));
+	return r;
 }
 
 static int ops_mux_list(void *q, const char *modem, json_t **ret, char *err, size_t errlen)
@@ -486,6 +538,7 @@ int main(int argc, char **argv)
 		goto finish;
 	}
 	log_info("ModemManager's D-Bus API: %s", dbus_text);
+	q.dbus_state = dbus_text;
 	dns_dir(config, dir, sizeof(dir));
 	char *dns_bus = dns_bus_address(q.dbus_address);
 	r = dns_init(dns_bus, dir);

@@ -209,6 +209,14 @@ void qmapctl_status_render(json_t *status, FILE *f)
 	}
 	if (first)
 		fprintf(f, "no modems\n");
+
+	/* Last, so that the modems stay first as scripts expect. */
+	json_t *dbus = json_object_get(status, "dbus");
+	const char *state = json_string_value(json_object_get(dbus, "state"));
+	char clean[512];
+	if (state)
+		fprintf(f, "\nModemManager D-Bus API: %s\n",
+			qmapctl_sanitize(clean, sizeof(clean), state));
 }
 
 int qmapctl_status(struct qmapctl *q, int argc, char **argv)

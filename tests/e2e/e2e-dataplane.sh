@@ -14,10 +14,15 @@ start_sim
 start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 
 # Each mux gets its own device, TAP with the XDP program attached for headroom.
-for dev in qmap1 qmap2; do
-	[[ $(ip -n "$NS_HOST" -d link show "$dev") == *"prog/xdp"* ]] || fail "$dev: no XDP program attached"
-done
-grep -q 'mode=tap+xdp' <(refresh_stats; cat "$E2E_TMP/qmapd.stats") || fail "mux not in tap+xdp mode"
+# E2E_EXPECT_XDP=no (tests/cross/: qemu-user has no bpf(2)): TUN, the fallback, instead.
+if [ "${E2E_EXPECT_XDP:-yes}" = yes ]; then
+	for dev in qmap1 qmap2; do
+		[[ $(ip -n "$NS_HOST" -d link show "$dev") == *"prog/xdp"* ]] || fail "$dev: no XDP program attached"
+	done
+	grep -q 'mode=tap+xdp' <(refresh_stats; cat "$E2E_TMP/qmapd.stats") || fail "mux not in tap+xdp mode"
+else
+	grep -q 'mode=tun' <(refresh_stats; cat "$E2E_TMP/qmapd.stats") || fail "mux not in tun mode"
+fi
 expect_ge "receive transfers posted" "$(qstat device: rx_transfers_posted)" 16
 
 for target in 198.51.100.1 198.51.100.2 2001:db8:ff::1 2001:db8:ff::2; do
@@ -72,7 +77,8 @@ done
 # headroom = auto: bulk downlink is mostly merged, so XDP came off at least once; no packet
 # written vanished without the device counting it.
 for m in 1 2; do
-	expect_ge "mux $m headroom switches" "$(qstat "mux $m " headroom_switches)" 1
+	[ "${E2E_EXPECT_XDP:-yes}" = no ] ||
+		expect_ge "mux $m headroom switches" "$(qstat "mux $m " headroom_switches)" 1
 	expect_eq "mux $m silent drops" "$(qstat "mux $m " rx_silent_drops)" 0
 	expect_ge "mux $m GRO merged segments" "$(qstat "mux $m " gro_merged)" 16
 done

@@ -440,6 +440,14 @@ TEST(render)
 		      "modem a\n  state:               absent\n\nno muxes\n");
 	/* Discovery and nothing plugged in. */
 	EXPECT_RENDER(qmapctl_status_render, "{\"modems\":[]}", "no modems\n");
+	/* The daemon's D-Bus side after the modems, a bad one skipped. */
+	EXPECT_RENDER(qmapctl_status_render,
+		      "{\"modems\":[],\"dbus\":{\"built\":false,\"state\":\"off: qmapd "
+		      "was built without D-Bus ([dbus] enabled = auto)\"}}",
+		      "no modems\n\nModemManager D-Bus API: off: qmapd was built without D-Bus "
+		      "([dbus] enabled = auto)\n");
+	EXPECT_RENDER(qmapctl_status_render, "{\"modems\":[],\"dbus\":{\"state\":7}}",
+		      "no modems\n");
 
 	EXPECT_RENDER(qmapctl_status_render,
 		      "{\"modems\":[{\"name\":\"x\\u001b\",\"modem\":{\"state\":\"ready\","

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The links' DNS servers to systemd-resolved, or to files (dns.h). */
+/*
+ * The links' DNS servers to systemd-resolved, or to files (dns.h). Built without D-Bus
+ * (QMAPD_DBUS=OFF), the resolved client is left out and every link gets a file.
+ */
 #include <errno.h>
+#if QMAPD_DBUS
 #include <gio/gio.h>
+#endif
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +36,13 @@ static struct {
 	char *dir;
 	enum bus_state bus;
 	char *address;
+#if QMAPD_DBUS
 	GDBusConnection *conn;
 	gulong closed_id;
 	guint retry_id;
 	unsigned retry_ms;
 	GCancellable *cancellable;
+#endif
 	struct dns_link *links;
 	bool warned; /* a failure was logged: later ones only counted */
 	uint64_t resolved_links, resolved_failures, files, file_failures, reverts;
@@ -79,6 +86,7 @@ static void link_write_file(struct dns_link *l)
 	dns.files++;
 }
 
+#if QMAPD_DBUS
 /* Whether resolved is simply not there: then the file is the answer, not a failure. */
 static bool no_resolved(const GError *error)
 {
@@ -164,6 +172,7 @@ static void link_send_resolved(struct dns_link *l)
 	resolve1_call("SetLinkDefaultRoute", g_variant_new("(ib)", l->ifindex, l->default_route),
 		      call_done, "systemd-resolved refused the default-route setting");
 }
+#endif
 
 static void link_push(struct dns_link *l)
 {
@@ -172,7 +181,9 @@ static void link_push(struct dns_link *l)
 	case BUS_LOST:
 		break; /* on_connection() sends it */
 	case BUS_READY:
+#if QMAPD_DBUS
 		link_send_resolved(l);
+#endif
 		break;
 	case BUS_NONE:
 		link_write_file(l);
@@ -180,6 +191,7 @@ static void link_push(struct dns_link *l)
 	}
 }
 
+#if QMAPD_DBUS
 static void connect_bus(void);
 
 static gboolean on_retry(gpointer user_data)
@@ -251,6 +263,7 @@ static void connect_bus(void)
 						  G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
 					  NULL, dns.cancellable, on_connection, NULL);
 }
+#endif
 
 int dns_init(const char *bus_address, const char *dir)
 {
@@ -265,9 +278,11 @@ int dns_init(const char *bus_address, const char *dir)
 	dns.address = strdup(bus_address);
 	if (!dns.address)
 		return -ENOMEM;
+#if QMAPD_DBUS
 	dns.bus = BUS_CONNECTING;
 	dns.cancellable = g_cancellable_new();
 	connect_bus();
+#endif
 	return 0;
 }
 
@@ -309,12 +324,14 @@ void dns_link_set(int ifindex, const char *ifname, const struct config_prefix *s
 
 static void link_revert(struct dns_link *l)
 {
+#if QMAPD_DBUS
 	if (l->resolved && dns.conn) {
 		/* No reply wanted: also sent on the way out, when nobody would read it. */
 		resolve1_call("RevertLink", g_variant_new("(i)", l->ifindex), NULL, NULL);
 		dns.reverts++;
 		log_info("dns: %s: reverted in systemd-resolved", l->ifname);
 	}
+#endif
 	if (l->file) {
 		int r = dns_file_remove(dns.dir, l);
 		if (r < 0) {
@@ -343,6 +360,7 @@ void dns_shutdown(void)
 		return;
 	while (dns.links)
 		dns_link_clear(dns.links->ifindex);
+#if QMAPD_DBUS
 	if (dns.cancellable)
 		g_cancellable_cancel(dns.cancellable);
 	if (dns.retry_id)
@@ -353,6 +371,7 @@ void dns_shutdown(void)
 		g_dbus_connection_flush_sync(dns.conn, NULL, NULL);
 	g_clear_object(&dns.conn);
 	g_clear_object(&dns.cancellable);
+#endif
 	free(dns.dir);
 	dns.dir = NULL;
 	free(dns.address);
