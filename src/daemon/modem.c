@@ -659,10 +659,26 @@ int modem_start(struct modem *m)
 void modem_stop(struct modem *m)
 {
 	m->stopping = true;
+	/* A restart: the modem keeps its sessions, the devices their addresses. */
+	if (session_handover())
+		datapath_keep_modem(m->dp);
+	for (unsigned id = 0; session_handover() && id <= CONFIG_MUX_ID_MAX; id++) {
+		struct mux *mux = datapath_mux(m->dp, id);
+		int r = mux && m->session[id] ? mux_keep_device(mux) : 0;
+		if (r < 0)
+			log_mux_warning_errno(m->name, id, mux_netdev(mux)->name, r,
+					      "cannot keep the device for the restart");
+	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		session_free_async(m->session[id]);
 		m->session[id] = NULL;
 	}
+}
+
+void modem_stop_control(struct modem *m)
+{
+	if (m->ctl)
+		m->ctl->ops->stop(m->ctl);
 }
 
 bool modem_stopped(const struct modem *m)

@@ -383,6 +383,11 @@ struct datapath *datapath_free(struct datapath *dp)
 	return NULL;
 }
 
+void datapath_keep_modem(struct datapath *dp)
+{
+	transport_keep_modem(dp->transport);
+}
+
 int datapath_start(struct datapath *dp)
 {
 	int r = transport_start(dp->transport);

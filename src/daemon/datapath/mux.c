@@ -186,6 +186,11 @@ unsigned mux_id(const struct mux *m)
 	return m->id;
 }
 
+int mux_keep_device(struct mux *m)
+{
+	return netdev_keep(&m->nd);
+}
+
 const struct netdev *mux_netdev(const struct mux *m)
 {
 	return &m->nd;

@@ -104,6 +104,14 @@ const char *session_state_to_string(enum session_state state);
 /* Sessions still stopping (for a clean shutdown). */
 unsigned session_stops_pending(void);
 
+/*
+ * A restart, not a stop (docs/ARCHITECTURE.md "Restart and crash"): from now on freeing a
+ * session leaves it up in the modem, its client ids allocated and recorded for the next
+ * qmapd to adopt. One flag per process: qmapd exits right after.
+ */
+void session_set_handover(bool on);
+bool session_handover(void);
+
 /* ---- for the control planes (session.c) ---- */
 
 /* Fill the common part (families from cfg's ip-type, the retry timer calling ops->connect). */

@@ -416,6 +416,7 @@ static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	qm->uim = client;
+	qmi_modem_record_clients(qm);
 	qm->info.uim = true;
 	uim_card_status(qm);
 }
@@ -640,6 +641,7 @@ static void wds_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	qm->wds = client;
+	qmi_modem_record_clients(qm);
 	g_autoptr(QmiMessageWdsGetDefaultProfileNumberInput) in =
 		qmi_message_wds_get_default_profile_number_input_new();
 	qmi_message_wds_get_default_profile_number_input_set_profile_type(
