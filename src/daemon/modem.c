@@ -659,12 +659,23 @@ int modem_start(struct modem *m)
 void modem_stop(struct modem *m)
 {
 	m->stopping = true;
-	/* A restart: the modem keeps its sessions, the devices their addresses. */
-	if (session_handover())
+	/*
+	 * A restart: the modem keeps its sessions, the devices their addresses. QMI only so
+	 * far: MBIM sessions are not taken over yet, so a restart ends them as a stop does.
+	 */
+	bool handover = session_handover() && control_qmi(m);
+	if (handover)
 		datapath_keep_modem(m->dp);
-	for (unsigned id = 0; session_handover() && id <= CONFIG_MUX_ID_MAX; id++) {
+	for (unsigned id = 0; handover && id <= CONFIG_MUX_ID_MAX; id++) {
 		struct mux *mux = datapath_mux(m->dp, id);
-		int r = mux && m->session[id] ? mux_keep_device(mux) : 0;
+		/*
+		 * Only the config's muxes: the next qmapd has those. A mux added at run time
+		 * (qmapctl, a D-Bus Connect) is not there after a restart: its session ends.
+		 */
+		if (!mux || !m->session[id] || !m->from_config[id])
+			continue;
+		m->session[id]->handover = true;
+		int r = mux_keep_device(mux);
 		if (r < 0)
 			log_mux_warning_errno(m->name, id, mux_netdev(mux)->name, r,
 					      "cannot keep the device for the restart");

@@ -87,6 +87,8 @@ struct session {
 	unsigned attempts;
 	ev_timer retry;
 	unsigned pending_stops;
+	/* Freed for a restart: left up in the modem for the next qmapd (session_set_handover()). */
+	bool handover;
 
 	/* The control plane's own part: one of them is set. */
 	struct qmi_session *qmi;   /* qmi-session.c: device, WDS clients, cancellable */

@@ -549,7 +549,7 @@ static void session_destroy(struct session *s)
 {
 	/* A handover leaves the clients to the next qmapd, recorded as they are. */
 	for (unsigned i = 0; i < s->n_fam; i++)
-		session_family_release(s, &s->fam[i], !session_handover());
+		session_family_release(s, &s->fam[i], !s->handover);
 	g_clear_object(&s->qmi->device);
 	g_clear_object(&s->qmi->cancellable);
 	free(s);
@@ -580,7 +580,7 @@ static void qmi_session_free_async(struct session *s)
 	session_stop_begin();
 	s->state = SESSION_STATE_DISCONNECTING;
 	s->pending_stops = 0;
-	if (session_handover()) {
+	if (s->handover) {
 		session_destroy(s);
 		return;
 	}
