@@ -125,12 +125,22 @@ int qmi_state_read_clients(const char *link, struct qmi_state_clients *ret)
 	return qmi_state_parse_clients(buf, len, ret);
 }
 
+size_t qmi_state_format_clients(const struct qmi_state_clients *c, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < c->n && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%u %u\n", c->c[i].service, c->c[i].cid);
+	return n < size ? n : size - 1;
+}
+
 static void print_clients(FILE *f, const void *userdata)
 {
-	const struct qmi_state_clients *c = userdata;
+	char buf[STATE_FILE_MAX];
 
-	for (unsigned i = 0; i < c->n; i++)
-		fprintf(f, "%u %u\n", c->c[i].service, c->c[i].cid);
+	qmi_state_format_clients(userdata, buf, sizeof(buf));
+	fputs(buf, f);
 }
 
 int qmi_state_write_clients(const char *link, const struct qmi_state_clients *c)
@@ -153,14 +163,24 @@ int qmi_state_read_mux(const char *link, unsigned mux_id, struct qmi_state_mux *
 	return qmi_state_parse_mux(buf, len, ret);
 }
 
+size_t qmi_state_format_mux(const struct qmi_state_mux *m, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 2 && n < size; i++)
+		if (m->fam[i].present)
+			n += (size_t)snprintf(buf + n, size - n, "v%c %u %" PRIu32 "\n",
+					      i ? '6' : '4', m->fam[i].cid, m->fam[i].handle);
+	return n < size ? n : size - 1;
+}
+
 static void print_mux(FILE *f, const void *userdata)
 {
-	const struct qmi_state_mux *m = userdata;
+	char buf[STATE_FILE_MAX];
 
-	for (unsigned i = 0; i < 2; i++)
-		if (m->fam[i].present)
-			fprintf(f, "v%c %u %" PRIu32 "\n", i ? '6' : '4', m->fam[i].cid,
-				m->fam[i].handle);
+	qmi_state_format_mux(userdata, buf, sizeof(buf));
+	fputs(buf, f);
 }
 
 int qmi_state_write_mux(const char *link, unsigned mux_id, const struct qmi_state_mux *m)

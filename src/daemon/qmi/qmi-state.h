@@ -39,6 +39,11 @@ struct qmi_state_mux {
 int qmi_state_parse_clients(const char *text, size_t len, struct qmi_state_clients *ret);
 int qmi_state_parse_mux(const char *text, size_t len, struct qmi_state_mux *ret);
 
+/* The text of a file (what the parsers read back), NUL-terminated in size > 0 bytes; its
+ * length (cut at size - 1). */
+size_t qmi_state_format_clients(const struct qmi_state_clients *c, char *buf, size_t size);
+size_t qmi_state_format_mux(const struct qmi_state_mux *m, char *buf, size_t size);
+
 /* The files: "<link>.clients" and "<link>.mux<id>". */
 int qmi_state_read_clients(const char *link, struct qmi_state_clients *ret);
 int qmi_state_write_clients(const char *link, const struct qmi_state_clients *c);
