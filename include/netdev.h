@@ -71,9 +71,10 @@ int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on);
 
 /*
  * Make the device outlive this fd (IFF_PERSIST) with its addresses, routes and XDP program,
- * for the next qmapd to attach to (a restart: docs/ARCHITECTURE.md "Restart and crash").
+ * for the next qmapd to attach to after a restart or a crash (docs/ARCHITECTURE.md "Restart
+ * and crash"), or (on = false) no longer. nd->persist, the config's wish, is left alone.
  */
-int netdev_keep(struct netdev *nd);
+int netdev_keep(struct netdev *nd, bool on);
 
 /* Close the fd; the kernel removes the device unless it was made persistent. */
 void netdev_close(struct netdev *nd);

@@ -24,7 +24,6 @@
 #include "mm-dbus.h"
 #include "modem.h"
 #include "notify.h"
-#include "restart-job.h"
 #include "session.h"
 #include "rtnl.h"
 #include "usb-device.h"
@@ -108,8 +107,8 @@ static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 		ev_break(loop, EVBREAK_ALL); /* second signal: do not wait any longer */
 		return;
 	}
-	if (w->signum == SIGUSR2 || restart_job_pending()) {
-		/* A restart: leave the sessions up for the next qmapd (session.h). */
+	if (w->signum == SIGUSR2) {
+		/* A restart (the unit's ExecStop= tells): leave the sessions up (session.h). */
 		log_info("received %s, exiting for a restart: sessions stay up",
 			 strsignal(w->signum));
 		session_set_handover(true);
@@ -186,7 +185,7 @@ static void help(void)
 	       "  -v, --verbose          debug logging\n"
 	       "  -h, --help             show this help\n"
 	       "      --version          show the version\n\n"
-	       "Signals: SIGTERM/SIGINT stop (a restart under systemd keeps the sessions),\n"
+	       "Signals: SIGTERM/SIGINT stop,\n"
 	       "SIGUSR2 exits for a restart keeping the sessions, SIGHUP reloads the "
 	       "configuration,\n"
 	       "SIGUSR1 prints the counters. qmapctl(8) talks to the running daemon.\n");

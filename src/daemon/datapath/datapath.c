@@ -369,6 +369,7 @@ struct datapath *datapath_free(struct datapath *dp)
 				continue;
 			if (dp->loop)
 				ev_io_stop(dp->loop, &dp->mux[id]->io);
+			mux_unkeep_device(dp->mux[id]);
 			nds[n++] = &dp->mux[id]->nd;
 		}
 		netdev_close_many(nds, n);

@@ -149,8 +149,14 @@ int datapath_control_send(struct datapath *dp, const uint8_t *buf, size_t len);
 unsigned mux_id(const struct mux *m);
 /* The mux's network device: name, ifindex, kind, headroom status. */
 const struct netdev *mux_netdev(const struct mux *m);
-/* Leave the device behind at exit for the next qmapd (netdev_keep()). */
+/*
+ * Keep the device while qmapd runs (IFF_PERSIST, netdev_keep()), so that it outlives a crash
+ * with its addresses and routes for the next qmapd; a stop or removal drops it as before
+ * (mux_unkeep_device()), a restart leaves it (mux_hand_over()).
+ */
 int mux_keep_device(struct mux *m);
+void mux_hand_over(struct mux *m);
+void mux_unkeep_device(struct mux *m);
 const struct mux_stats *mux_get_stats(const struct mux *m);
 
 /* The framing in use and, for NTB, what was negotiated (NULL with QMAP or while absent). */

@@ -621,11 +621,11 @@ static void allocate_next_client(struct qmi_modem *qm)
 
 /*
  * A qmapd killed before it could release its clients left their ids in the modem (and in
- * "<link>.clients"): give them back first, so that crashes do not exhaust the modem's ids.
- * The sessions' WDS clients are not among them: those are taken over (qmi-session.c).
+ * "<link>.clients"): give them back, so that crashes do not exhaust the modem's ids. All at
+ * once and without waiting: the modem gives new clients other ids meanwhile, and the
+ * sessions, which wait for the data format, come back sooner. The sessions' WDS clients
+ * are not among them: those are taken over (qmi-session.c).
  */
-static void release_next_stale(struct qmi_modem *qm);
-
 static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
@@ -636,38 +636,29 @@ static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		g_clear_object(&client);
 		return;
 	}
-	if (client) {
-		log_modem_info(qm->path, "releasing %s client %u the last run left",
-			       qmi_service_get_string(qmi_client_get_service(client)),
-			       qmi_client_get_cid(client));
-		qmi_device_release_client(qm->device, client,
-					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
-					  NULL, NULL);
-		g_object_unref(client);
-	}
-	release_next_stale(qm);
-}
-
-static void release_next_stale(struct qmi_modem *qm)
-{
-	if (qm->stale.n == 0) {
-		qmi_modem_record_clients(qm); /* none now */
-		allocate_next_client(qm);
+	if (!client)
 		return;
-	}
-	const struct qmi_state_client *c = &qm->stale.c[--qm->stale.n];
-	qmi_device_allocate_client(qm->device, (QmiService)c->service, c->cid, QMI_TIMEOUT_SECONDS,
-				   qm->cancellable, stale_client_ready, qm);
+	log_modem_info(qm->path, "releasing %s client %u the last run left",
+		       qmi_service_get_string(qmi_client_get_service(client)),
+		       qmi_client_get_cid(client));
+	qmi_device_release_client(qm->device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID,
+				  QMI_TIMEOUT_SECONDS, NULL, NULL, NULL);
+	g_object_unref(client);
 }
 
 static void release_stale_clients(struct qmi_modem *qm)
 {
-	int r = qmi_state_read_clients(qm->path, &qm->stale);
+	struct qmi_state_clients stale;
+	int r = qmi_state_read_clients(qm->path, &stale);
+
 	if (r < 0 && r != -ENOENT)
 		log_modem_warning_errno(qm->path, r, "ignoring the client ids the last run left");
-	if (r < 0)
-		qm->stale.n = 0;
-	release_next_stale(qm);
+	for (unsigned i = 0; r >= 0 && i < stale.n; i++)
+		qmi_device_allocate_client(qm->device, (QmiService)stale.c[i].service,
+					   stale.c[i].cid, QMI_TIMEOUT_SECONDS, qm->cancellable,
+					   stale_client_ready, qm);
+	qmi_modem_record_clients(qm); /* none of this run's yet */
+	allocate_next_client(qm);
 }
 
 static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_data)

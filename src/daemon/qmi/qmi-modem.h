@@ -98,7 +98,6 @@ struct qmi_modem {
 	int8_t rsrq;
 	int16_t snr; /* tenths of dB */
 	struct qmi_modem_info info;
-	struct qmi_state_clients stale; /* left by a crashed run, being released */
 };
 
 /* Record the modem's own client ids (qmi-state.h): call after each allocation. */

@@ -452,6 +452,12 @@ static void adopt_status_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		     session_family_name(f), a->cid, a->handle);
 	f->handle = a->handle;
 	a->present = false;
+	/*
+	 * The session carries traffic already, and after a restart the device still has its
+	 * addresses: carrier on now rather than after Get Current Settings, one round trip
+	 * less of the restart's gap.
+	 */
+	datapath_mux_set_link(s->dp, s->mux, true);
 	qfam(s, f)->indication_id = g_signal_connect(qfam(s, f)->client, "packet-service-status",
 						     G_CALLBACK(packet_service_status), s);
 	session_get_settings(s, f);
