@@ -3,8 +3,8 @@
 # A restart or a crash of qmapd keeps the modem's sessions (docs/ARCHITECTURE.md "Restart and
 # crash"). With a QMI modem whose sessions outlive the host process (qmapd-sim
 # --keep-sessions, as a USB modem when nobody drops DTR):
-# - a restart (SIGUSR2: what qmapd does on SIGTERM when systemd's job is a restart) keeps the
-#   sessions, the addresses and an open TCP connection, which carries data afterwards; the
+# - a restart (SIGUSR2: what the unit's ExecStop= sends when systemd's job is a restart)
+#   keeps the sessions, the addresses and an open TCP connection, which carries data afterwards; the
 #   largest gap between ping replies (every 10 ms) must stay within RESTART_GAP_MS (500 ms);
 #   the one between TCP echoes (one every 10 ms) is longer by TCP's retransmission timeout
 #   (200 ms at least, doubling) and must stay within TCP_GAP_MS (1000 ms);

@@ -116,7 +116,7 @@ notified() {
 }
 sim_stats() {
 	in_ct rm -f "$SIMSTATS"
-	in_ct systemctl kill -s USR1 qmapd-sim.service
+	in_ct systemctl kill -s USR1 --kill-whom=main qmapd-sim.service
 	wait_for 5 "qmapd-sim's counters" in_ct test -s "$SIMSTATS"
 }
 sim_counter() { in_ct sed -n "s/^$1=//p" "$SIMSTATS"; }
@@ -291,7 +291,7 @@ check_restart() {
 	wait_for 30 "both sessions connected after the restart" muxes_connected
 	wait "$ping_pid" || true
 	journal_qmapd | grep -q "exiting for a restart: sessions stay up" ||
-		fail "qmapd did not see the restart job ($(journal_qmapd -n 5 | tr '\n' ' '))"
+		fail "qmapd did not see the restart job: $(journal_qmapd | grep -E 'job: |received|Stopping' | tail -n 4 | tr '\n' ' ')"
 	gap=$(awk -F'[][]' '/bytes from/ { if (p) { g = $2 - p; if (g > m) m = g } p = $2 }
 		END { printf "%d", m * 1000 }' "$CT_DIR/restart-ping.log")
 	echo "restart: largest gap between ping replies $gap ms"
