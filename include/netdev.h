@@ -69,6 +69,13 @@ int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom head
 /* Attach (a freshly loaded XDP_PASS program) or detach; TAP only. Updates status. */
 int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on);
 
+/*
+ * Make the device outlive this fd (IFF_PERSIST) with its addresses, routes and XDP program,
+ * for the next qmapd to attach to after a restart or a crash (docs/ARCHITECTURE.md "Restart
+ * and crash"), or (on = false) no longer. nd->persist, the config's wish, is left alone.
+ */
+int netdev_keep(struct netdev *nd, bool on);
+
 /* Close the fd; the kernel removes the device unless it was made persistent. */
 void netdev_close(struct netdev *nd);
 

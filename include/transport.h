@@ -249,6 +249,12 @@ struct transport {
 	 * unknown (the sim, or no driver was bound). */
 	char control_port[32];
 
+	/* A restart (transport_keep_modem()): let go of the modem as a crashed process would,
+	 * without dropping DTR or giving the interface back to the kernel driver, so that its
+	 * sessions and client ids stay for the next qmapd (docs/ARCHITECTURE.md "Restart and
+	 * crash"). */
+	bool keep_modem;
+
 	/* QMAP unless the function is MBIM; then ntb holds the negotiated parameters. */
 	enum transport_framing framing;
 	struct transport_ntb ntb;
@@ -284,6 +290,8 @@ int transport_start(struct transport *t);
 /* Receive transfers of this size from now on (what the modem granted). -EINVAL if larger
  * than the buffers or 0. */
 int transport_set_dl_size(struct transport *t, uint32_t dl_max_size);
+/* Stop (and free) without telling the modem we are gone: transport.h's keep_modem. */
+void transport_keep_modem(struct transport *t);
 void transport_stop(struct transport *t);
 
 /* Borrow an OUT buffer, or NULL when all are in flight (on_out_ready follows). */

@@ -26,6 +26,7 @@
 #include "mm-dbus.h"
 #include "modem.h"
 #include "notify.h"
+#include "session.h"
 #include "rtnl.h"
 #include "usb-device.h"
 #include "usb-spec.h"
@@ -53,8 +54,10 @@ struct qmapd {
 	ev_signal sig_int;
 	ev_signal sig_hup;
 	ev_signal sig_usr1;
+	ev_signal sig_usr2;
 	ev_timer stop_poll;
 	ev_tstamp stop_deadline;
+	bool control_stopped; /* second stage of the stop begun (manager_stop_control()) */
 };
 
 static void qmapd_print_stats(FILE *f, const void *userdata)
@@ -81,7 +84,20 @@ static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
 	struct qmapd *q = w->data;
 	(void)revents;
 
-	if (manager_stopped(q->manager) || ev_now(loop) >= q->stop_deadline)
+	if (ev_now(loop) >= q->stop_deadline) {
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	if (!manager_stopped(q->manager))
+		return;
+	if (q->control_stopped) {
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	/* Sessions down: now the control planes may give back their own client ids. */
+	q->control_stopped = true;
+	manager_stop_control(q->manager);
+	if (manager_stopped(q->manager))
 		ev_break(loop, EVBREAK_ALL);
 }
 
@@ -94,7 +110,14 @@ static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 		ev_break(loop, EVBREAK_ALL); /* second signal: do not wait any longer */
 		return;
 	}
-	log_info("received %s, shutting down", strsignal(w->signum));
+	if (w->signum == SIGUSR2) {
+		/* A restart (the unit's ExecStop= tells): leave the sessions up (session.h). */
+		log_info("received %s, exiting for a restart: sessions stay up",
+			 strsignal(w->signum));
+		session_set_handover(true);
+	} else {
+		log_info("received %s, shutting down", strsignal(w->signum));
+	}
 	notify_stopping();
 	/* Stop the networks and release the client ids, so the modem is clean for the next run. */
 	manager_stop(q->manager);
@@ -165,7 +188,9 @@ static void help(void)
 	       "  -v, --verbose          debug logging\n"
 	       "  -h, --help             show this help\n"
 	       "      --version          show the version\n\n"
-	       "Signals: SIGTERM/SIGINT stop, SIGHUP reloads the configuration,\n"
+	       "Signals: SIGTERM/SIGINT stop,\n"
+	       "SIGUSR2 exits for a restart keeping the sessions, SIGHUP reloads the "
+	       "configuration,\n"
 	       "SIGUSR1 prints the counters. qmapctl(8) talks to the running daemon.\n");
 }
 
@@ -564,12 +589,15 @@ int main(int argc, char **argv)
 	ev_signal_init(&q.sig_int, on_terminate, SIGINT);
 	ev_signal_init(&q.sig_hup, on_reload, SIGHUP);
 	ev_signal_init(&q.sig_usr1, on_usr1, SIGUSR1);
+	ev_signal_init(&q.sig_usr2, on_terminate, SIGUSR2);
 	ev_timer_init(&q.stop_poll, on_stop_poll, QMAPD_STOP_POLL, QMAPD_STOP_POLL);
-	q.sig_term.data = q.sig_int.data = q.sig_hup.data = q.sig_usr1.data = q.stop_poll.data = &q;
+	q.sig_term.data = q.sig_int.data = q.sig_hup.data = q.sig_usr1.data = q.sig_usr2.data =
+		q.stop_poll.data = &q;
 	ev_signal_start(q.loop, &q.sig_term);
 	ev_signal_start(q.loop, &q.sig_int);
 	ev_signal_start(q.loop, &q.sig_hup);
 	ev_signal_start(q.loop, &q.sig_usr1);
+	ev_signal_start(q.loop, &q.sig_usr2);
 
 	r = manager_start(q.manager);
 	if (r < 0)

@@ -840,6 +840,12 @@ void manager_stop(struct manager *m)
 		modem_stop(e->modem);
 }
 
+void manager_stop_control(struct manager *m)
+{
+	for (struct entry *e = m->entries; e; e = e->next)
+		modem_stop_control(e->modem);
+}
+
 bool manager_stopped(const struct manager *m)
 {
 	for (const struct entry *e = m->entries; e; e = e->next)

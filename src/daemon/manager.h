@@ -47,6 +47,9 @@ int manager_start(struct manager *m);
 void manager_stop(struct manager *m);
 /* True once everything manager_stop() began has finished. */
 bool manager_stopped(const struct manager *m);
+/* Then, once the sessions are down: close the control planes, releasing their own client ids
+ * (counted like the sessions' stops, so manager_stopped() waits for them too). */
+void manager_stop_control(struct manager *m);
 struct manager *manager_free(struct manager *m);
 
 /*

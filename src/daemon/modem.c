@@ -241,6 +241,13 @@ static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_co
 		if (m->ctl->ops->state(m->ctl) == MODEM_CONTROL_READY)
 			m->ctl->ops->session_ready(m->ctl, *s);
 	}
+	/* Its device outlives a crash, for the next qmapd to take the session over. */
+	if (control_qmi(m) && from_config) {
+		r = mux_keep_device(mux);
+		if (r < 0)
+			log_mux_warning_errno(m->name, cfg->id, cfg->interface, r,
+					      "cannot keep the device across a crash");
+	}
 	m->from_config[cfg->id] = from_config;
 	m->mux_cfg[cfg->id] = *cfg;
 	modem_changed(m);
@@ -770,10 +777,35 @@ int modem_start(struct modem *m)
 void modem_stop(struct modem *m)
 {
 	m->stopping = true;
+	/*
+	 * A restart: the modem keeps its sessions, the devices their addresses. QMI only so
+	 * far: MBIM sessions are not taken over yet, so a restart ends them as a stop does.
+	 */
+	bool handover = session_handover() && control_qmi(m);
+	if (handover)
+		datapath_keep_modem(m->dp);
+	for (unsigned id = 0; handover && id <= CONFIG_MUX_ID_MAX; id++) {
+		struct mux *mux = datapath_mux(m->dp, id);
+		/*
+		 * Only the config's muxes: the next qmapd has those (and their devices are
+		 * kept, modem_add()). A mux added at run time (qmapctl, a D-Bus Connect) is
+		 * not there after a restart: its session ends.
+		 */
+		if (!mux || !m->session[id] || !m->from_config[id])
+			continue;
+		m->session[id]->handover = true;
+		mux_hand_over(mux);
+	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		session_free_async(m->session[id]);
 		m->session[id] = NULL;
 	}
+}
+
+void modem_stop_control(struct modem *m)
+{
+	if (m->ctl)
+		m->ctl->ops->stop(m->ctl);
 }
 
 bool modem_stopped(const struct modem *m)

@@ -70,6 +70,8 @@ void modem_stop(struct modem *m);
 /* True once everything modem_stop() began has finished (for every modem: sessions are
  * counted process-wide). */
 bool modem_stopped(const struct modem *m);
+/* After modem_stop() has finished: close the control plane (manager_stop_control()). */
+void modem_stop_control(struct modem *m);
 struct modem *modem_free(struct modem *m);
 
 const char *modem_name(const struct modem *m);

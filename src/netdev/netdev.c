@@ -363,6 +363,13 @@ int netdev_set_xdp(struct rtnl *rtnl, struct netdev *nd, bool on)
 	return 0;
 }
 
+int netdev_keep(struct netdev *nd, bool on)
+{
+	if (nd->fd < 0)
+		return -EBADF;
+	return netdev_set_persist(nd->fd, on);
+}
+
 void netdev_close(struct netdev *nd)
 {
 	if (!nd)

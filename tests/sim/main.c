@@ -37,6 +37,7 @@ enum {
 	OPT_NO_QMAPV5,
 	OPT_SESSION_MTU,
 	OPT_ALWAYS_CONNECTED,
+	OPT_KEEP_SESSIONS,
 	OPT_NO_OFFLOAD,
 	OPT_PROFILE,
 	OPT_DATA_INTERFACE,
@@ -91,6 +92,7 @@ static const struct option options[] = {
 	{ "no-qmapv5", no_argument, NULL, OPT_NO_QMAPV5 },
 	{ "session-mtu", required_argument, NULL, OPT_SESSION_MTU },
 	{ "always-connected", no_argument, NULL, OPT_ALWAYS_CONNECTED },
+	{ "keep-sessions", no_argument, NULL, OPT_KEEP_SESSIONS },
 	{ "no-offload", no_argument, NULL, OPT_NO_OFFLOAD },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "data-interface", required_argument, NULL, OPT_DATA_INTERFACE },
@@ -185,6 +187,9 @@ static void usage(FILE *f)
 		"modems\n"
 		"  --session-mtu N            MTU handed to the host with a session (default %d)\n"
 		"  --always-connected         carry data on every mux without a QMI session\n"
+		"  --keep-sessions            qmapd going away (its socket closing) ends no\n"
+		"                             session and keeps its client ids, as a USB modem\n"
+		"                             whose host process died without dropping DTR\n"
 		"  --qmap-version 1|5         QMAP version until WDA sets one (default 5)\n"
 		"  --dl-max-size N            bytes per downlink aggregate, %d..%d (default %d);\n"
 		"                             the most WDA grants\n"
@@ -375,6 +380,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_ALWAYS_CONNECTED:
 			o->always_connected = true;
+			break;
+		case OPT_KEEP_SESSIONS:
+			o->keep_sessions = true;
 			break;
 		case OPT_NO_OFFLOAD:
 			o->offload = false;

@@ -895,10 +895,16 @@ static void sim_disconnect(struct sim *s)
 	dl_reset(s);
 	s->dl_blocked = false;
 	ctl_clear(s);
-	/* The host's clients and sessions end with it, as when a modem sees DTR drop. */
-	sim_qmi_reset(s->qmi);
-	if (s->mbim)
-		sim_mbim_reset(s->mbim);
+	/*
+	 * The host's clients and sessions end with it, as when a modem sees DTR drop; or, with
+	 * keep_sessions, they stay, as when the host's process died and nobody dropped DTR:
+	 * the next qmapd finds them (docs/ARCHITECTURE.md "Restart and crash").
+	 */
+	if (!s->opts.keep_sessions) {
+		sim_qmi_reset(s->qmi);
+		if (s->mbim)
+			sim_mbim_reset(s->mbim);
+	}
 	s->held_n = s->held_next = 0;
 	if (s->net) {
 		s->stats.dl_dropped_disconnected += sim_net_discard(s->net);

@@ -244,6 +244,7 @@ struct sim_options {
 
 	/* Control side. */
 	bool always_connected; /* carry data without a QMI session */
+	bool keep_sessions;    /* a disconnect keeps clients and sessions (a host crash) */
 	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
 	uint32_t ul_max_size;  /* the most WDA grants uplink */
 	uint32_t ul_max_datagrams;

@@ -376,6 +376,7 @@ struct datapath *datapath_free(struct datapath *dp)
 				continue;
 			if (dp->loop)
 				ev_io_stop(dp->loop, &dp->mux[id]->io);
+			mux_unkeep_device(dp->mux[id]);
 			nds[n++] = &dp->mux[id]->nd;
 		}
 		netdev_close_many(nds, n);
@@ -389,6 +390,11 @@ struct datapath *datapath_free(struct datapath *dp)
 	free(dp->ul_scratch);
 	free(dp);
 	return NULL;
+}
+
+void datapath_keep_modem(struct datapath *dp)
+{
+	transport_keep_modem(dp->transport);
 }
 
 int datapath_start(struct datapath *dp)

@@ -167,6 +167,7 @@ struct mux *mux_free(struct mux *m)
 		return NULL;
 	if (m->dp && m->dp->loop)
 		ev_io_stop(m->dp->loop, &m->io);
+	mux_unkeep_device(m);
 	if (m->nd.fd >= 0)
 		netdev_close(&m->nd);
 	free(m->gro);
@@ -199,6 +200,27 @@ const char *mux_gro_state(const struct mux *m)
 unsigned mux_id(const struct mux *m)
 {
 	return m->id;
+}
+
+int mux_keep_device(struct mux *m)
+{
+	int r = netdev_keep(&m->nd, true);
+	if (r >= 0)
+		m->kept = true;
+	return r;
+}
+
+void mux_hand_over(struct mux *m)
+{
+	m->handed_over = true;
+}
+
+void mux_unkeep_device(struct mux *m)
+{
+	/* A stop (or a mux removed): the device goes with its fd, unless the config keeps it. */
+	if (m->kept && !m->handed_over && !m->nd.persist && m->nd.fd >= 0)
+		(void)netdev_keep(&m->nd, false);
+	m->kept = false;
 }
 
 const struct netdev *mux_netdev(const struct mux *m)

@@ -18,6 +18,8 @@ struct mux {
 	ev_io io;
 	bool reading;
 	bool link_up;	     /* the session is connected (or the addresses are static) */
+	bool kept;	     /* IFF_PERSIST for a restart or crash (mux_keep_device()) */
+	bool handed_over;    /* ...and left so at exit (mux_hand_over()) */
 	bool flow_off;	     /* the modem sent FLOW_DISABLE: leave the device unread until ENABLE */
 	struct gro *gro;     /* with a virtio-net header: downlink coalescing, else NULL */
 	struct ulq_mux *ulq; /* uplink-queue = fq-codel: its flows; NULL: fifo */

@@ -97,6 +97,8 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 struct datapath *datapath_free(struct datapath *dp);
 
 int datapath_start(struct datapath *dp);
+/* A restart: when freed, let go of the modem without ending its sessions (transport.h). */
+void datapath_keep_modem(struct datapath *dp);
 
 /*
  * Create the mux's device (and static addresses/routes from cfg) and start reading it.
@@ -147,6 +149,14 @@ int datapath_control_send(struct datapath *dp, const uint8_t *buf, size_t len);
 unsigned mux_id(const struct mux *m);
 /* The mux's network device: name, ifindex, kind, headroom status. */
 const struct netdev *mux_netdev(const struct mux *m);
+/*
+ * Keep the device while qmapd runs (IFF_PERSIST, netdev_keep()), so that it outlives a crash
+ * with its addresses and routes for the next qmapd; a stop or removal drops it as before
+ * (mux_unkeep_device()), a restart leaves it (mux_hand_over()).
+ */
+int mux_keep_device(struct mux *m);
+void mux_hand_over(struct mux *m);
+void mux_unkeep_device(struct mux *m);
 const struct mux_stats *mux_get_stats(const struct mux *m);
 
 /* The framing in use and, for NTB, what was negotiated (NULL with QMAP or while absent). */

@@ -87,6 +87,8 @@ struct session {
 	unsigned attempts;
 	ev_timer retry;
 	unsigned pending_stops;
+	/* Freed for a restart: left up in the modem for the next qmapd (session_set_handover()). */
+	bool handover;
 
 	/* The control plane's own part: one of them is set. */
 	struct qmi_session *qmi;   /* qmi-session.c: device, WDS clients, cancellable */
@@ -103,6 +105,14 @@ double session_retry_in(const struct session *s);
 const char *session_state_to_string(enum session_state state);
 /* Sessions still stopping (for a clean shutdown). */
 unsigned session_stops_pending(void);
+
+/*
+ * A restart, not a stop (docs/ARCHITECTURE.md "Restart and crash"): from now on freeing a
+ * session leaves it up in the modem, its client ids allocated and recorded for the next
+ * qmapd to adopt. One flag per process: qmapd exits right after.
+ */
+void session_set_handover(bool on);
+bool session_handover(void);
 
 /* ---- for the control planes (session.c) ---- */
 

@@ -423,6 +423,7 @@ static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	qm->uim = client;
+	qmi_modem_record_clients(qm);
 	qm->info.uim = true;
 	uim_card_status(qm);
 }
@@ -741,6 +742,7 @@ static void wds_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	qm->wds = client;
+	qmi_modem_record_clients(qm);
 	g_autoptr(QmiMessageWdsGetDefaultProfileNumberInput) in =
 		qmi_message_wds_get_default_profile_number_input_new();
 	qmi_message_wds_get_default_profile_number_input_set_profile_type(

@@ -6,6 +6,7 @@
 
 #include "log-modem.h"
 #include "qmi-modem.h"
+#include "qmi-state.h"
 
 #define QMI_TIMEOUT_SECONDS    10
 #define QMI_OPEN_TIMEOUT       15
@@ -13,8 +14,83 @@
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
 
+/* The modem's own clients (not the sessions'), for the next qmapd after a crash (qmi-state.h). */
+void qmi_modem_record_clients(struct qmi_modem *qm)
+{
+	QmiClient *clients[] = { qm->dms, qm->nas, qm->wda, qm->uim, qm->wds, qm->wms };
+	struct qmi_state_clients c = { 0 };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+		if (clients[i] && c.n < QMI_STATE_MAX_CLIENTS)
+			c.c[c.n++] = (struct qmi_state_client){
+				(uint8_t)qmi_client_get_service(clients[i]),
+				qmi_client_get_cid(clients[i]),
+			};
+	int r = qmi_state_write_clients(qm->path, &c);
+	if (r < 0)
+		log_modem_warning_errno(qm->path, r, "cannot record the QMI client ids");
+}
+
+/*
+ * The releases of one reset, in flight: the device is closed when the last one is answered
+ * (closing first would drop them), and each counts as a stop pending (session.h), so that
+ * qmapd's exit waits for them instead of leaking the ids in the modem at every stop.
+ */
+struct release_ctx {
+	QmiDevice *device;
+	unsigned pending;
+};
+
+static void release_ctx_done(struct release_ctx *rc)
+{
+	session_stop_end();
+	if (--rc->pending > 0)
+		return;
+	qmi_device_close_async(rc->device, 1, NULL, NULL, NULL);
+	g_object_unref(rc->device);
+	free(rc);
+}
+
+static void release_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!qmi_device_release_client_finish(QMI_DEVICE(src), res, &error))
+		log_debug("release client: %s", error->message);
+	release_ctx_done(user_data);
+}
+
+static bool release_clients(struct qmi_modem *qm)
+{
+	QmiClient *clients[] = { qm->dms, qm->nas, qm->wda, qm->uim, qm->wds, qm->wms };
+	struct release_ctx *rc = calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return false;
+	rc->device = g_object_ref(qm->device);
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+		if (clients[i])
+			rc->pending++;
+	if (rc->pending == 0) {
+		g_object_unref(rc->device);
+		free(rc);
+		return false;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++) {
+		if (!clients[i])
+			continue;
+		session_stop_begin();
+		qmi_device_release_client(qm->device, clients[i],
+					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
+					  release_ready, rc);
+	}
+	return true;
+}
+
 static void qmi_modem_reset(struct qmi_modem *qm)
 {
+	bool releasing = false;
+
 	if (qm->cancellable) {
 		g_cancellable_cancel(qm->cancellable);
 		g_clear_object(&qm->cancellable);
@@ -22,27 +98,20 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	ev_timer_stop(qm->loop, &qm->radio_poll);
 	qmi_sms_stop(qm);
 	qm->cell = (struct modem_cell){ 0 };
-	if (qm->device && qm->state == MODEM_CONTROL_READY) {
-		/* Give the client ids back so the modem does not run out of them. */
-		QmiClient **clients[] = {
-			&qm->dms, &qm->nas, &qm->wda, &qm->uim, &qm->wds, &qm->wms
-		};
-		for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
-			if (*clients[i])
-				qmi_device_release_client(
-					qm->device, *clients[i],
-					QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL, NULL,
-					NULL);
-	}
+	/* Give the client ids back so the modem does not run out of them. */
+	if (qm->device && qm->state == MODEM_CONTROL_READY)
+		releasing = release_clients(qm);
 	g_clear_object(&qm->dms);
 	g_clear_object(&qm->nas);
 	g_clear_object(&qm->wda);
 	g_clear_object(&qm->uim);
 	g_clear_object(&qm->wds);
 	g_clear_object(&qm->wms);
+	if (qm->device && qm->state == MODEM_CONTROL_READY)
+		qmi_modem_record_clients(qm); /* released: nothing left for a next run */
 	qmi_info_clear(&qm->info);
 	memset(&qm->signal, 0, sizeof(qm->signal));
-	if (qm->device)
+	if (qm->device && !releasing)
 		qmi_device_close_async(qm->device, 1, NULL, NULL, NULL);
 	g_clear_object(&qm->device);
 	qm->state = MODEM_CONTROL_CLOSED;
@@ -529,6 +598,7 @@ static void allocate_client_ready(GObject *src, GAsyncResult *res, gpointer user
 		g_object_unref(client);
 		break;
 	}
+	qmi_modem_record_clients(qm);
 	allocate_next_client(qm);
 }
 
@@ -548,6 +618,48 @@ static void allocate_next_client(struct qmi_modem *qm)
 	}
 	qmi_device_allocate_client(qm->device, service, QMI_CID_NONE, QMI_TIMEOUT_SECONDS,
 				   qm->cancellable, allocate_client_ready, qm);
+}
+
+/*
+ * A qmapd killed before it could release its clients left their ids in the modem (and in
+ * "<link>.clients"): give them back, so that crashes do not exhaust the modem's ids. All at
+ * once and without waiting: the modem gives new clients other ids meanwhile, and the
+ * sessions, which wait for the data format, come back sooner. The sessions' WDS clients
+ * are not among them: those are taken over (qmi-session.c).
+ */
+static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
+	struct qmi_modem *qm = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&client);
+		return;
+	}
+	if (!client)
+		return;
+	log_modem_info(qm->path, "releasing %s client %u the last run left",
+		       qmi_service_get_string(qmi_client_get_service(client)),
+		       qmi_client_get_cid(client));
+	qmi_device_release_client(qm->device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID,
+				  QMI_TIMEOUT_SECONDS, NULL, NULL, NULL);
+	g_object_unref(client);
+}
+
+static void release_stale_clients(struct qmi_modem *qm)
+{
+	struct qmi_state_clients stale;
+	int r = qmi_state_read_clients(qm->path, &stale);
+
+	if (r < 0 && r != -ENOENT)
+		log_modem_warning_errno(qm->path, r, "ignoring the client ids the last run left");
+	for (unsigned i = 0; r >= 0 && i < stale.n; i++)
+		qmi_device_allocate_client(qm->device, (QmiService)stale.c[i].service,
+					   stale.c[i].cid, QMI_TIMEOUT_SECONDS, qm->cancellable,
+					   stale_client_ready, qm);
+	qmi_modem_record_clients(qm); /* none of this run's yet */
+	allocate_next_client(qm);
 }
 
 static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_data)
@@ -573,7 +685,7 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 		return;
 	}
 	log_modem_debug(qm->path, "QMI device open");
-	allocate_next_client(qm);
+	release_stale_clients(qm);
 }
 
 static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data)

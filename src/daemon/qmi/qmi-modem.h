@@ -16,6 +16,7 @@
 
 #include "modem-control.h"
 #include "qmap.h"
+#include "qmi-state.h"
 #include "session.h"
 
 /* LTE bands 1..256, bit (band - 1). */
@@ -110,6 +111,9 @@ struct qmi_modem {
 	struct modem_signal signal; /* NAS Get Signal Info, every radio it reported */
 	struct qmi_modem_info info;
 };
+
+/* Record the modem's own client ids (qmi-state.h): call after each allocation. */
+void qmi_modem_record_clients(struct qmi_modem *qm);
 
 int qmi_modem_new(struct ev_loop *loop, const char *path,
 		  const struct modem_control_request *request,

@@ -8,6 +8,7 @@
 
 #include "log-mux.h"
 #include "qmi-modem.h"
+#include "qmi-state.h"
 #include "rtnl.h"
 
 #define WDS_TIMEOUT_SECONDS   10
@@ -20,7 +21,8 @@ struct qmi_session {
 	QmiDevice *device;  /* borrowed from the modem while it is ready */
 	int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
 	GCancellable *cancellable;
-	unsigned step_family; /* family being connected */
+	unsigned step_family;	    /* family being connected */
+	struct qmi_state_mux adopt; /* left by the qmapd before us: families to take over */
 	struct qmi_session_family {
 		QmiClientWds *client;
 		gulong indication_id;
@@ -42,6 +44,39 @@ static struct qmi_session_family *qfam(struct session *s, const struct session_f
 
 static void session_connect_family(struct session *s);
 
+static unsigned state_index(const struct session_family *f)
+{
+	return f->family == AF_INET ? 0 : 1;
+}
+
+/* What the next qmapd needs to take this mux's connected families over (qmi-state.h). */
+static void session_record(struct session *s)
+{
+	struct qmi_state_mux m = { 0 };
+	bool any = false;
+
+	if (!s->qmi->device)
+		return;
+	const char *link = qmi_device_get_path(s->qmi->device);
+	for (unsigned i = 0; i < s->n_fam; i++) {
+		struct session_family *f = &s->fam[i];
+		if (!qfam(s, f)->client || !f->handle)
+			continue;
+		m.fam[state_index(f)] = (struct qmi_state_family){
+			true, qmi_client_get_cid(QMI_CLIENT(qfam(s, f)->client)), f->handle
+		};
+		any = true;
+	}
+	if (!any) {
+		qmi_state_remove_mux(link, s->cfg.id);
+		return;
+	}
+	int r = qmi_state_write_mux(link, s->cfg.id, &m);
+	if (r < 0)
+		log_mux_warning_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+				      "cannot record the session for a restart");
+}
+
 static void session_family_release(struct session *s, struct session_family *f, bool tell_modem)
 {
 	if (!qfam(s, f)->client)
@@ -55,6 +90,8 @@ static void session_family_release(struct session *s, struct session_family *f, 
 					  NULL, NULL);
 	g_clear_object(&qfam(s, f)->client);
 	f->handle = 0;
+	if (tell_modem)
+		session_record(s); /* the others, or nothing left to take over */
 }
 
 /* The current family's attempt ended (connected or not): go on with the next one. */
@@ -80,6 +117,7 @@ static void session_family_done(struct session *s)
 		return;
 	}
 	s->attempts = 0;
+	session_record(s);
 	session_apply(s);
 	datapath_mux_set_link(s->dp, s->mux, true);
 	session_set_state(s, SESSION_STATE_CONNECTED);
@@ -381,8 +419,83 @@ static void allocate_wds_ready(GObject *src, GAsyncResult *res, gpointer user_da
 					  s->qmi->cancellable, bind_mux_ready, s);
 }
 
+/* ---- adopt: a family the qmapd before us left connected (qmi-state.h) ---------------- */
+
+static void adopt_status_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(QmiMessageWdsGetPacketServiceStatusOutput) out =
+		qmi_client_wds_get_packet_service_status_finish(QMI_CLIENT_WDS(src), res, &error);
+	struct session *s = user_data;
+	QmiWdsConnectionStatus status = QMI_WDS_CONNECTION_STATUS_UNKNOWN;
+
+	if (qmi_step_cancelled(error))
+		return;
+	struct session_family *f = &s->fam[s->qmi->step_family];
+	struct qmi_state_family *a = &s->qmi->adopt.fam[state_index(f)];
+	if (out && qmi_message_wds_get_packet_service_status_output_get_result(out, &error))
+		qmi_message_wds_get_packet_service_status_output_get_connection_status(out, &status,
+										       NULL);
+	if (status != QMI_WDS_CONNECTION_STATUS_CONNECTED) {
+		/* Gone meanwhile (or the modem reset): give the id back, connect afresh. */
+		log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+			     "%s session of the last run is gone (%s): connecting anew",
+			     session_family_name(f),
+			     error ? error->message : qmi_wds_connection_status_get_string(status));
+		a->present = false;
+		session_family_release(s, f, true);
+		session_connect_family(s);
+		return;
+	}
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+		     "%s session of the last run taken over (client %u, handle %u)",
+		     session_family_name(f), a->cid, a->handle);
+	f->handle = a->handle;
+	a->present = false;
+	/*
+	 * The session carries traffic already, and after a restart the device still has its
+	 * addresses: carrier on now rather than after Get Current Settings, one round trip
+	 * less of the restart's gap.
+	 */
+	datapath_mux_set_link(s->dp, s->mux, true);
+	qfam(s, f)->indication_id = g_signal_connect(qfam(s, f)->client, "packet-service-status",
+						     G_CALLBACK(packet_service_status), s);
+	session_get_settings(s, f);
+}
+
+static void adopt_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
+	struct session *s = user_data;
+
+	if (qmi_step_cancelled(error)) {
+		g_clear_object(&client);
+		return;
+	}
+	struct session_family *f = &s->fam[s->qmi->step_family];
+	if (!client) {
+		s->qmi->adopt.fam[state_index(f)].present = false;
+		session_connect_family(s);
+		return;
+	}
+	qfam(s, f)->client = QMI_CLIENT_WDS(client);
+	qmi_client_wds_get_packet_service_status(qfam(s, f)->client, NULL, WDS_TIMEOUT_SECONDS,
+						 s->qmi->cancellable, adopt_status_ready, s);
+}
+
 static void session_connect_family(struct session *s)
 {
+	struct session_family *f = &s->fam[s->qmi->step_family];
+	const struct qmi_state_family *a = &s->qmi->adopt.fam[state_index(f)];
+
+	if (a->present) {
+		/* The same client id, not a new one: libqmi sends nothing to the modem for it. */
+		qmi_device_allocate_client(s->qmi->device, QMI_SERVICE_WDS, a->cid,
+					   WDS_TIMEOUT_SECONDS, s->qmi->cancellable,
+					   adopt_client_ready, s);
+		return;
+	}
 	qmi_device_allocate_client(s->qmi->device, QMI_SERVICE_WDS, QMI_CID_NONE,
 				   WDS_TIMEOUT_SECONDS, s->qmi->cancellable, allocate_wds_ready, s);
 }
@@ -408,6 +521,13 @@ void qmi_session_modem_ready(struct session *s, QmiDevice *device, int data_inte
 	g_set_object(&s->qmi->device, device);
 	s->qmi->data_interface = data_interface;
 	s->attempts = 0;
+	/* Once per modem start: what a restart or crash left up is taken over, not doubled. */
+	int r = qmi_state_read_mux(qmi_device_get_path(device), s->cfg.id, &s->qmi->adopt);
+	if (r < 0 && r != -ENOENT)
+		log_mux_warning_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+				      "ignoring the state the last run left");
+	if (r < 0)
+		s->qmi->adopt = (struct qmi_state_mux){ 0 };
 	if (!s->cfg.autoconnect) {
 		session_set_state(s, SESSION_STATE_DISABLED);
 		return;
@@ -433,8 +553,9 @@ static void qmi_session_modem_lost(struct session *s)
 
 static void session_destroy(struct session *s)
 {
+	/* A handover leaves the clients to the next qmapd, recorded as they are. */
 	for (unsigned i = 0; i < s->n_fam; i++)
-		session_family_release(s, &s->fam[i], true);
+		session_family_release(s, &s->fam[i], !s->handover);
 	g_clear_object(&s->qmi->device);
 	g_clear_object(&s->qmi->cancellable);
 	free(s);
@@ -465,6 +586,10 @@ static void qmi_session_free_async(struct session *s)
 	session_stop_begin();
 	s->state = SESSION_STATE_DISCONNECTING;
 	s->pending_stops = 0;
+	if (s->handover) {
+		session_destroy(s);
+		return;
+	}
 	for (unsigned i = 0; i < s->n_fam; i++) {
 		struct session_family *f = &s->fam[i];
 		if (!qfam(s, f)->client || !f->handle || !s->qmi->device)

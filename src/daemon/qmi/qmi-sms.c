@@ -92,6 +92,7 @@ static void wms_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_da
 		return;
 	}
 	qm->wms = client;
+	qmi_modem_record_clients(qm); /* a crash must not leak it */
 	qm->wms_event_id =
 		g_signal_connect(client, "event-report", G_CALLBACK(on_event_report), qm);
 

@@ -18,6 +18,17 @@
 #define SESSION_REFUSED_MAX_SECONDS 600.0
 
 static unsigned stops_pending;
+static bool handover;
+
+void session_set_handover(bool on)
+{
+	handover = on;
+}
+
+bool session_handover(void)
+{
+	return handover;
+}
 
 unsigned session_stops_pending(void)
 {

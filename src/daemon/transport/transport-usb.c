@@ -565,6 +565,7 @@ enum usb_release_mode {
 	USB_RELEASE_GONE,      /* unplugged: only free what we hold */
 	USB_RELEASE_UNCLAIMED, /* claiming failed: give the kernel driver back */
 	USB_RELEASE_CLAIMED,   /* release, DTR off as on unbind, kernel driver back */
+	USB_RELEASE_KEEP,      /* release only, as a crash would: the sessions stay up */
 };
 
 static void usb_release(struct transport_usb *s, enum usb_release_mode mode)
@@ -581,7 +582,14 @@ static void usb_release(struct transport_usb *s, enum usb_release_mode mode)
 		}
 		libusb_release_interface(s->h, s->ifnum);
 	}
-	if (mode != USB_RELEASE_GONE && s->kernel_detached) {
+	if (mode == USB_RELEASE_KEEP) {
+		if (s->mbim)
+			libusb_release_interface(s->h, s->data_ifnum);
+		libusb_release_interface(s->h, s->ifnum);
+		s->kernel_detached =
+			false; /* the next qmapd claims it without a driver to detach */
+	}
+	if ((mode == USB_RELEASE_UNCLAIMED || mode == USB_RELEASE_CLAIMED) && s->kernel_detached) {
 		int r = libusb_attach_kernel_driver(s->h, s->ifnum);
 		if (r < 0)
 			log_warning_errno(usb_errno(r),
@@ -1132,7 +1140,7 @@ static void usb_stop(struct transport *t)
 		s->n_batch = 0;
 		usb_cancel_all(s);
 		usb_drain(s);
-		usb_release(s, USB_RELEASE_CLAIMED);
+		usb_release(s, t->keep_modem ? USB_RELEASE_KEEP : USB_RELEASE_CLAIMED);
 		s->state = USB_STATE_WAITING;
 	} else if (s->state == USB_STATE_DYING) {
 		usb_drain(s);

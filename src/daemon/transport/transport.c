@@ -147,6 +147,11 @@ int transport_set_dl_size(struct transport *t, uint32_t dl_max_size)
 	return 0;
 }
 
+void transport_keep_modem(struct transport *t)
+{
+	t->keep_modem = true;
+}
+
 void transport_stop(struct transport *t)
 {
 	t->ops->stop(t);

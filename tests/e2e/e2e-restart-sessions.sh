@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A restart or a crash of qmapd keeps the modem's sessions (docs/ARCHITECTURE.md "Restart and
+# crash"). With a QMI modem whose sessions outlive the host process (qmapd-sim
+# --keep-sessions, as a USB modem when nobody drops DTR):
+# - a restart (SIGUSR2: what the unit's ExecStop= sends when systemd's job is a restart)
+#   keeps the sessions, the addresses and an open TCP connection, which carries data afterwards; the
+#   largest gap between ping replies (every 10 ms) must stay within RESTART_GAP_MS (500 ms);
+#   the one between TCP echoes (one every 10 ms) is longer by TCP's retransmission timeout
+#   (200 ms at least, doubling) and must stay within TCP_GAP_MS (1000 ms);
+# - kill -9, 20 times in a row under traffic: each next qmapd takes the sessions over (same
+#   addresses, ping back within 2 s) and the modem's count of allocated client ids stays flat;
+# - a stop (SIGTERM) still ends the sessions and releases every client id.
+# qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem and the bearer
+# of the config's mux keep their object paths, and the bearer is connected again, after the
+# restart and after every crash. Needs root; namespaces it creates and deletes.
+source "$(dirname "$0")/../support/lib.sh" || exit 1
+
+need /usr/libexec/qmi-proxy libqmi-proxy
+need jq jq
+need python3 python3
+MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
+RESTART_GAP_MS=${RESTART_GAP_MS:-500}
+TCP_GAP_MS=${TCP_GAP_MS:-1000}
+CRASH_GAP_MS=${CRASH_GAP_MS:-2000}
+CRASHES=${CRASHES:-20}
+e2e_setup
+chmod 755 "$E2E_TMP"
+start_system_bus
+
+SIM_ALWAYS_CONNECTED=no
+cat >"$E2E_TMP/qmapd.conf" <<CONF
+[device]
+device = sim:$E2E_TMP/sim.sock
+control = qmi
+control-link = $E2E_TMP/qmi0
+control-socket = $E2E_TMP/control
+
+[mux.1]
+interface = qmap1
+routes = 198.51.100.1/32 2001:db8:ff::1/128
+CONF
+CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
+mux_connected() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[].muxes[] | select(.id == 1) | .state')" = connected ]; }
+addresses() { ip -n "$NS_HOST" -j addr show qmap1 | jq -c '[.[0].addr_info[] | select(.scope == "global") | .local + "/" + (.prefixlen | tostring)]'; }
+clients() { refresh_stats && sstat qmi_clients= qmi_clients; }
+started() { sstat qmi_sessions_started= qmi_sessions_started; }
+# "MODEM-PATH BEARER-PATH connected": what a D-Bus client sees of the config's mux.
+bearer() {
+	local m b
+	m=$("$MMCLI" -L -J 2>/dev/null | jq -r '.["modem-list"][0] // empty') && [ -n "$m" ] || return 1
+	b=$("$MMCLI" -m "$m" -J 2>/dev/null | jq -r '.modem.generic.bearers[0] // empty') && [ -n "$b" ] || return 1
+	echo "$m $b $("$MMCLI" -b "$b" -J 2>/dev/null | jq -r .bearer.status.connected)"
+}
+bearer_connected() { [[ "$(bearer)" == *" yes" ]]; }
+run_qmapd() {
+	start_qmapd_dbus "$E2E_TMP/qmapd.conf"
+	wait_for 30 "mux 1 connected" mux_connected
+	wait_for 10 "the bearer connected on D-Bus" bearer_connected
+}
+
+start_sim --keep-sessions
+run_qmapd
+bearer0=$(bearer)
+addr0=$(addresses)
+[ "$addr0" != "[]" ] || fail "qmap1 has no address"
+clients0=$(clients)
+started0=$(started)
+echo "ok: connected with $addr0, on D-Bus $bearer0, $clients0 client ids in the modem, $started0 sessions started"
+
+# A TCP echo server behind the modem and a client that sends a line every 10 ms over one
+# connection, logging when each echo comes back; it exits 1 if the connection breaks.
+cat >"$E2E_TMP/echo.py" <<'PY'
+import socket, sys, time, os
+mode, addr = sys.argv[1], sys.argv[2]
+if mode == "server":
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, 5001)); s.listen(1); open(sys.argv[3], "w").close()
+    c, _ = s.accept()
+    while (d := c.recv(4096)):
+        c.sendall(d)
+    sys.exit(0)
+stop, log = sys.argv[3], open(sys.argv[4], "w")
+c = socket.create_connection((addr, 5001), timeout=30)
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+n, buf = 0, b""
+while not os.path.exists(stop):
+    n += 1
+    c.sendall(b"%d\n" % n)
+    while b"\n" not in buf:
+        d = c.recv(4096)
+        if not d:
+            print("connection closed", file=sys.stderr); sys.exit(1)
+        buf += d
+    line, buf = buf.split(b"\n", 1)
+    assert int(line) == n, (line, n)
+    print("%.6f %d" % (time.time(), n), file=log, flush=True)
+    time.sleep(0.01)
+print("echoes %d" % n)
+PY
+in_net python3 "$E2E_TMP/echo.py" server 198.51.100.1 "$E2E_TMP/server.up" &
+E2E_PIDS+=($!)
+wait_for 5 "the echo server" test -e "$E2E_TMP/server.up"
+in_host python3 "$E2E_TMP/echo.py" client 198.51.100.1 "$E2E_TMP/stop" "$E2E_TMP/tcp.log" \
+	>"$E2E_TMP/client.out" 2>&1 &
+CLIENT_PID=$!
+E2E_PIDS+=($CLIENT_PID)
+in_host ping -D -n -i 0.01 198.51.100.1 >"$E2E_TMP/ping.log" 2>&1 &
+PING_PID=$!
+E2E_PIDS+=($PING_PID)
+wait_for 5 "TCP echoes" test -s "$E2E_TMP/tcp.log"
+sleep 1
+
+# max_gap_ms FILE FROM-SECONDS [TO-SECONDS]: the largest gap between two successive
+# timestamps (ping -D "[t]" or the client's "t n" lines) from FROM on.
+max_gap_ms() {
+	python3 - "$@" <<'PY'
+import re, sys
+f, lo = sys.argv[1], float(sys.argv[2])
+hi = float(sys.argv[3]) if len(sys.argv) > 3 else 1e18
+ts = []
+for l in open(f):
+    m = re.match(r"\[?(\d+\.\d+)\]?", l)
+    if m and ("bytes from" in l or "[" not in l):
+        t = float(m.group(1))
+        if lo <= t <= hi:
+            ts.append(t)
+print(int(max(b - a for a, b in zip(ts, ts[1:])) * 1000) if len(ts) > 1 else 999999)
+PY
+}
+
+# ---- restart ----
+t0=$(date +%s.%N)
+kill -USR2 "$QMAPD_PID"
+wait_for 10 "qmapd to exit for the restart" not_running "$QMAPD_PID"
+rc=0
+wait "$QMAPD_PID" || rc=$?
+expect_eq "qmapd's exit status after SIGUSR2" "$rc" 0
+run_qmapd
+sleep 2
+t1=$(date +%s.%N)
+grep -q "session of the last run taken over" "$E2E_TMP/qmapd.log" ||
+	fail "the new qmapd did not take the session over"
+expect_eq "addresses after the restart" "$(addresses)" "$addr0"
+expect_eq "modem, bearer and its state on D-Bus after the restart" "$(bearer)" "$bearer0"
+expect_eq "sessions started in the modem after the restart" "$(clients >/dev/null; started)" "$started0"
+expect_eq "client ids in the modem after the restart" "$(clients)" "$clients0"
+kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E_TMP/client.out")"
+ping_gap=$(max_gap_ms "$E2E_TMP/ping.log" "$t0" "$t1")
+tcp_gap=$(max_gap_ms "$E2E_TMP/tcp.log" "$t0" "$t1")
+echo "restart: largest gap between ping replies ${ping_gap} ms, between TCP echoes ${tcp_gap} ms"
+[ "$ping_gap" -le "$RESTART_GAP_MS" ] || fail "ping gap ${ping_gap} ms over ${RESTART_GAP_MS} ms"
+[ "$tcp_gap" -le "$TCP_GAP_MS" ] || fail "TCP gap ${tcp_gap} ms over ${TCP_GAP_MS} ms"
+echo "ok: a restart keeps the session, the addresses and the TCP connection"
+
+# ---- crashes ----
+worst=0
+for i in $(seq "$CRASHES"); do
+	t0=$(date +%s.%N)
+	kill -KILL "$QMAPD_PID"
+	wait "$QMAPD_PID" 2>/dev/null || true
+	run_qmapd
+	# Traffic is back once a ping sent after the kill is answered.
+	for _ in $(seq 100); do
+		last=$(sed -n 's/^\[\([0-9.]*\)\].*bytes from.*/\1/p' "$E2E_TMP/ping.log" | tail -n 1)
+		python3 -c "import sys; sys.exit(0 if float('$last') > $t0 + 0.02 else 1)" && break
+		sleep 0.05
+	done
+	back=$(python3 -c "print(int((float('$last') - $t0) * 1000))")
+	[ "$back" -gt "$worst" ] && worst=$back
+	echo "crash $i: traffic back after $back ms"
+	[ "$back" -le "$CRASH_GAP_MS" ] || fail "crash $i: traffic back after ${back} ms"
+	expect_eq "addresses after crash $i" "$(addresses)" "$addr0" >/dev/null
+	expect_eq "the bearer after crash $i" "$(bearer)" "$bearer0" >/dev/null
+	expect_eq "client ids in the modem after crash $i" "$(clients)" "$clients0" >/dev/null
+done
+expect_eq "sessions started in the modem after $CRASHES crashes" "$(started)" "$started0"
+kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E_TMP/client.out")"
+echo "ok: $CRASHES kill -9 in a row: sessions taken over, traffic back within ${worst} ms at" \
+	"worst, $clients0 client ids throughout"
+
+touch "$E2E_TMP/stop"
+wait_for 5 "the TCP client to finish" not_running "$CLIENT_PID"
+wait "$CLIENT_PID" || fail "the TCP client failed: $(cat "$E2E_TMP/client.out")"
+echo "ok: one TCP connection throughout: $(cat "$E2E_TMP/client.out")"
+kill "$PING_PID"
+
+# ---- stop ----
+stop_qmapd
+rm -f "$E2E_TMP/sim.stats"
+kill -USR1 "$SIM_PID"
+wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
+expect_eq "client ids in the modem after a stop" "$(sstat qmi_clients= qmi_clients)" 0
+grep -q "stopped by the host" "$E2E_TMP/sim.log" || fail "the stop did not end the session"
+[ ! -e "$E2E_TMP/qmi0.mux1" ] || fail "a stop left the session's state behind"
+! ip -n "$NS_HOST" link show qmap1 >/dev/null 2>&1 || fail "a stop left qmap1 behind"
+echo "ok: a stop ends the sessions and releases every client id"

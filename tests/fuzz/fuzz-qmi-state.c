@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the state files one qmapd leaves for the next (qmi-state.h): the input
+ * is a file's content, read as both kinds. Checked besides what the sanitizers see: what
+ * parses is within its limits (at most 16 clients, no client id 0 or 0xff, no handle 0), and
+ * formatting it gives text that parses back to the same thing.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qmi-state.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok)
+{
+	if (!ok)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct qmi_state_clients c, c2;
+	struct qmi_state_mux m, m2;
+	char text[1024];
+	size_t n;
+
+	if (qmi_state_parse_clients((const char *)data, size, &c) == 0) {
+		check(c.n <= QMI_STATE_MAX_CLIENTS);
+		for (unsigned i = 0; i < c.n; i++)
+			check(c.c[i].cid != 0 && c.c[i].cid != 0xff);
+		n = qmi_state_format_clients(&c, text, sizeof(text));
+		check(qmi_state_parse_clients(text, n, &c2) == 0);
+		check(c2.n == c.n && memcmp(c2.c, c.c, c.n * sizeof(c.c[0])) == 0);
+	}
+	if (qmi_state_parse_mux((const char *)data, size, &m) == 0) {
+		for (unsigned i = 0; i < 2; i++)
+			check(!m.fam[i].present ||
+			      (m.fam[i].cid != 0 && m.fam[i].cid != 0xff && m.fam[i].handle != 0));
+		n = qmi_state_format_mux(&m, text, sizeof(text));
+		check(qmi_state_parse_mux(text, n, &m2) == 0);
+		for (unsigned i = 0; i < 2; i++) {
+			check(m2.fam[i].present == m.fam[i].present);
+			if (m.fam[i].present)
+				check(m2.fam[i].cid == m.fam[i].cid &&
+				      m2.fam[i].handle == m.fam[i].handle);
+		}
+	}
+	return 0;
+}
