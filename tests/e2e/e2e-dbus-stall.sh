@@ -6,7 +6,7 @@
 # Modem.Enable calls reach qmapd just as the private dbus-daemon is stopped with SIGSTOP for
 # 5 s, so that their authorization waits for the stopped bus, while a ping runs through the
 # mux and a CreateBearer waits in the bus. The ping's 99th percentile may not pass the idle
-# one (measured before and after the stall, the larger) + 5 ms and no reply may be lost; qmapctl
+# maximum (measured before and after the stall, the larger) + 5 ms and no reply may be lost; qmapctl
 # answers during the stall; after SIGCONT every call completes (a synchronous lookup with a
 # timeout would refuse them). Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
@@ -55,9 +55,11 @@ connected() { call org.freedesktop.DBus.Properties.Get $MM.Modem State 2>/dev/nu
 wait_for 30 "the modem connected (the config's mux)" connected
 # The ping's path: qmapd's mux device in the host namespace, the sim's address behind it.
 # rtt_of PING-OUTPUT -> "received p99_ms max_ms": the 99th percentile of 400 replies is the
-# 5th latest. A loop blocked for 50 ms or more delays 5 pings in a row (one every 10 ms) by
-# up to as much; a loaded machine's scheduling delays hit single replies, now and then 100 ms
-# late, before, during and after the stall alike, so the maximum measures only the machine.
+# 5th latest. A loop blocked for B ms delays the pings of that time (one every 10 ms), the 5th
+# latest by B - 40 ms. A loaded machine does the same now and then (qmapd or qmapd-sim not
+# run for 20 to 150 ms) before, during and after the stall alike: the stall's maximum against
+# the idle ones failed one run in three, as the latest of three like samples is the stall's
+# one time in three. So the stall's 5th latest reply against the latest of the 800 idle ones.
 rtt_of() {
 	echo "$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$1")" \
 		"$(sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$1" | sort -n |
@@ -69,7 +71,7 @@ ping_rtt() { # count interval -> "received p99_ms max_ms"
 }
 wait_for 10 "a ping through the mux" ip netns exec "$NS_HOST" ping -n -q -c 1 -W 1 198.51.100.1
 
-# The same pings idle: their 99th percentile is the machine's noise the bound allows for.
+# The same pings idle: their maximum is the machine's noise the bound allows for.
 read -r idle_rx idle_p99 idle_max <<<"$(ping_rtt 400 0.01)"
 expect_eq "idle pings answered" "$idle_rx" 400
 echo "idle round trip before the stall: p99 $idle_p99 ms, max $idle_max ms over 400 pings"
@@ -109,16 +111,16 @@ echo "dbus-daemon resumed after $(awk -v a="$stopped" -v b="$resumed" 'BEGIN { p
 tail -3 "$E2E_TMP/ping.out"
 read -r rx p99 max <<<"$(rtt_of "$E2E_TMP/ping.out")"
 expect_eq "pings answered during the stall" "$rx" 400
-# Idle again, for a machine whose load changed meanwhile (the larger percentile counts).
-read -r idle_rx idle_p99b idle_max <<<"$(ping_rtt 400 0.01)"
+# Idle again, for a machine whose load changed meanwhile (the larger maximum counts).
+read -r idle_rx idle_p99 idle_max2 <<<"$(ping_rtt 400 0.01)"
 expect_eq "idle pings answered after the stall" "$idle_rx" 400
-echo "idle round trip after the stall: p99 $idle_p99b ms, max $idle_max ms over 400 pings"
-idle_p99=$(awk -v a="$idle_p99" -v b="$idle_p99b" 'BEGIN { print (a > b ? a : b) }')
-bound=$(awk -v m="$idle_p99" 'BEGIN { printf "%.3f", m + 5 }')
+echo "idle round trip after the stall: p99 $idle_p99 ms, max $idle_max2 ms over 400 pings"
+idle_max=$(awk -v a="$idle_max" -v b="$idle_max2" 'BEGIN { print (a > b ? a : b) }')
+bound=$(awk -v m="$idle_max" 'BEGIN { printf "%.3f", m + 5 }')
 awk -v m="$p99" -v b="$bound" 'BEGIN { exit !(m <= b) }' ||
-	fail "ping p99 $p99 ms during the stall, over the idle p99 $idle_p99 ms + 5 ms"
+	fail "ping p99 $p99 ms during the stall, over the idle maximum $idle_max ms + 5 ms"
 echo "ok: 400 pings through the mux during the stall, p99 $p99 ms, max $max ms" \
-	"(idle p99 $idle_p99 ms)"
+	"(idle max $idle_max ms)"
 [ "$ctl_ms" -lt 1000 ] || fail "qmapctl status took $ctl_ms ms during the stall"
 echo "ok: qmapctl answered in $ctl_ms ms during the stall"
 
