@@ -245,6 +245,8 @@ void mmd_sms_free(struct mmd_sms *s);
 #define MMD_AUTH_DEVICE_CONTROL	 "org.freedesktop.ModemManager1.Device.Control"
 #define MMD_AUTH_MESSAGING	 "org.freedesktop.ModemManager1.Messaging"
 #define MMD_AUTH_LOCATION	 "org.freedesktop.ModemManager1.Location"
+#define MMD_AUTH_TIME		 "org.freedesktop.ModemManager1.Time"
+#define MMD_AUTH_VOICE		 "org.freedesktop.ModemManager1.Voice"
 #define MMD_AUTH_USSD		 "org.freedesktop.ModemManager1.USSD"
 #define MMD_AUTH_FIRMWARE	 "org.freedesktop.ModemManager1.Firmware"
 /* The polkit action a method of one of ModemManager's interfaces needs, NULL for a read-only
