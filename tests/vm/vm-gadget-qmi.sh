@@ -25,6 +25,7 @@ usb_diag() {
 		echo "usb: ${d##*/} $(cat "$d"/{idVendor,idProduct,bInterfaceNumber,bInterfaceClass,bNumEndpoints} 2>/dev/null | tr '\n' ' ')driver $(basename "$(readlink "$d/driver" 2>/dev/null)")"
 	done >&2
 	od -An -tx1 /sys/bus/usb/devices/1-1/descriptors >&2
+	[ ! -f "$E2E_TMP/qmapd.log" ] || tail -n 30 "$E2E_TMP/qmapd.log" >&2
 	dmesg | tail -n 25 >&2
 	return $rc
 }
@@ -74,3 +75,54 @@ out=$(timeout 20 qmicli -d /dev/cdc-wdm0 --dms-get-ids 2>&1) || fail "qmicli --d
 echo "$out"
 [[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli's answer"
 echo "ok: DMS Get IDs answered through qmi_wwan/cdc-wdm and the gadget"
+
+# qmapd takes the modem from qmi_wwan: detach, claim, QMI over its own usbfs transfers, one
+# session, a ping through the mux; on exit the interface goes back to qmi_wwan.
+# Not yet by default (VM_QMAPD=1 runs it): qmapd detaches qmi_wwan, claims the interface with
+# usbfs memory and negotiates the data format, then its CTL client allocations time out after
+# "a response came without RESPONSE_AVAILABLE" (sim-ffs.c's response queue and notifications
+# across the driver switch are the first suspect). VM_KEEP=1 keeps the logs of such a run.
+if [ "${VM_QMAPD:-0}" != 1 ]; then
+	echo "vm-gadget-qmi: passed (qmapd on the gadget: VM_QMAPD=1, in progress)"
+	exit 0
+fi
+cat >"$E2E_TMP/qmapd.conf" <<CONF
+[device]
+device = usb:2c7c:0125
+control = qmi
+control-socket = $E2E_TMP/control
+
+[dbus]
+enabled = no
+
+[mux.1]
+interface = qmap1
+apn = internet
+routes = 198.51.100.1/32
+CONF
+t0=$(date +%s%N)
+ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd.conf" --stats-file "$E2E_TMP/qmapd.stats" \
+	>"$E2E_TMP/qmapd.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+# VM_KEEP: what a hang leaves behind, copied to the out share while the test runs.
+if [ "${VM_KEEP:-0}" = 1 ]; then
+	(while sleep 2; do
+		cp "$E2E_TMP/qmapd.log" "$E2E_TMP/sim.log" "$VM_OUT/" 2>/dev/null
+		dmesg >"$VM_OUT/dmesg"
+		ps -eo pid,stat,wchan:32,args >"$VM_OUT/ps"
+	done) &
+	E2E_PIDS+=($!)
+fi
+wait_for 30 "qmap1 with carrier" has_carrier "$NS_HOST" qmap1
+echo "ok: qmapd connected mux 1 in $((($(date +%s%N) - t0) / 1000000)) ms"
+grep -E "detached the kernel driver|claimed" "$E2E_TMP/qmapd.log"
+grep -q "detached the kernel driver (qmi_wwan)" "$E2E_TMP/qmapd.log" ||
+	fail "qmapd did not log detaching qmi_wwan"
+[ ! -e /sys/class/net/wwan0 ] || fail "wwan0 still there while qmapd holds the interface"
+in_host ping -c 3 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping through mux 1 over the gadget"
+echo "ok: ping through mux 1, the kernel's USB stack and the gadget"
+stop_qmapd
+wait_for 10 "cdc-wdm0 back (qmi_wwan re-bound)" test -c /dev/cdc-wdm0
+wait_for 5 "wwan0 back" test -e /sys/class/net/wwan0
+echo "ok: the interface handed back to $(basename "$(readlink /sys/class/net/wwan0/device/driver)")"

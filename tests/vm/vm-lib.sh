@@ -13,7 +13,8 @@
 # /sys and configfs are the guest's own; $VM_OUT (/tmp/vm-out) is a writable 9p share with a
 # host directory, where the exit status and log come back. The guest's console is kept in
 # $VM_CONSOLE for a failure's post-mortem. No network device: the guest's traffic stays in its
-# own namespaces.
+# own namespaces. VM_KEEP=1 keeps the host directory of a guest that did not finish (its out
+# share, console); VM_TIMEOUT (seconds, default 170) bounds one boot.
 #
 # There is no KVM for guests on the machines this runs on (nested virtualisation is not
 # offered), so qemu runs TCG; Debian's kernel boots in a few seconds that way.
@@ -133,7 +134,8 @@ vm_run() {
 	vm_initramfs "$w/ir" "$w/initrd.gz"
 	{
 		printf 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin VM_OUT=/tmp/vm-out'
-		printf ' BUILD_DIR=%q SOURCE_DIR=%q\n' "$BUILD_DIR" "$SOURCE_DIR"
+		printf ' BUILD_DIR=%q SOURCE_DIR=%q VM_KEEP=%q VM_QMAPD=%q\n' \
+			"$BUILD_DIR" "$SOURCE_DIR" "${VM_KEEP:-0}" "${VM_QMAPD:-0}"
 		printf 'cd /tmp\nexec bash %q' "$script"
 		printf ' %q' "$@"
 		echo
@@ -155,6 +157,7 @@ vm_run() {
 	if [ ! -s "$w/out/rc" ]; then
 		echo "vm: no exit status from the guest (qemu status $rc); console:" >&2
 		tail -n 40 "$VM_CONSOLE" >&2
+		[ "${VM_KEEP:-0}" = 1 ] && echo "vm: kept $w" >&2 && return 1
 		rm -rf "$w"
 		return 1
 	fi
