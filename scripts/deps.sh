@@ -13,12 +13,14 @@ PACKAGES=(
 	dpkg-dev debhelper lintian
 	systemd-container dbus
 	busybox
+	qemu-system-x86
 )
 # systemd-container (systemd-nspawn) boots the container of tests/systemd, from an overlay of
 # this system; dbus is that container's system bus.
 # polkitd: e2e-dbus-polkit.sh runs it on its private bus; on the system bus it starts only
 # when D-Bus activation asks for it. busybox is OpenWrt's shell (ash) for tests/openwrt, which
-# runs the netifd protocol handler under netifd as a router does.
+# runs the netifd protocol handler under netifd as a router does; tests/vm copies it (with
+# its libraries) into the guest's initramfs. qemu-system-x86 boots that guest (tests/vm).
 # mmcli (e2e-dbus.sh) and NetworkManager (e2e-networkmanager.sh) come from the modemmanager,
 # network-manager, libnm0, libndp0 and libteamdctl0 packages, which are not installed: their
 # daemons would start and take the modems and the network. tests/support/lib.sh need_unpacked fetches

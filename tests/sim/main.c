@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sim-ffs.h"
 #include "sim.h"
 
 enum {
@@ -52,6 +53,7 @@ enum {
 	OPT_RATE_FILE,
 	OPT_DL_BUFFER,
 	OPT_MBIM,
+	OPT_FFS,
 	OPT_NTB,
 	OPT_NTB_IN_MAX_SIZE,
 	OPT_NTB_OUT_MAX_SIZE,
@@ -107,6 +109,7 @@ static const struct option options[] = {
 	{ "rate-file", required_argument, NULL, OPT_RATE_FILE },
 	{ "dl-buffer", required_argument, NULL, OPT_DL_BUFFER },
 	{ "mbim", no_argument, NULL, OPT_MBIM },
+	{ "ffs", required_argument, NULL, OPT_FFS },
 	{ "ntb", required_argument, NULL, OPT_NTB },
 	{ "ntb-in-max-size", required_argument, NULL, OPT_NTB_IN_MAX_SIZE },
 	{ "ntb-out-max-size", required_argument, NULL, OPT_NTB_OUT_MAX_SIZE },
@@ -134,6 +137,8 @@ static const struct option options[] = {
 
 static const char *stats_file;
 static char sms_inbox[256]; /* --sms-inbox */
+/* --ffs DIR: also play the modem as a USB device through FunctionFS (sim-ffs.h). */
+static const char *ffs_dir;
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -210,6 +215,8 @@ static void usage(FILE *f)
 		"  --dl-buffer PACKETS        the network's downlink buffer in front of --dl-rate\n"
 		"                             (a base station's; default the TUN's 500)\n"
 		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
+		"  --ffs DIR                  also be a USB device: an EC25-style QMI function\n"
+		"                             on the functionfs mounted at DIR (QMI mode only)\n"
 		"  --mbim                     an MBIM function: MBIM control, NTB data; session\n"
 		"                             N carries mux N+1\n"
 		"  --ntb 16|32                NTB formats offered: NTB16 only (default), or\n"
@@ -447,6 +454,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_MBIM:
 			o->mbim = true;
+			break;
+		case OPT_FFS:
+			ffs_dir = optarg;
 			break;
 		case OPT_NTB:
 			if (strcmp(optarg, "16") == 0) {
@@ -730,6 +740,16 @@ int main(int argc, char **argv)
 
 	if (sim_start(s) < 0)
 		goto cleanup;
+	if (ffs_dir) {
+		struct sim_ffs *ffs;
+		if (opts->mbim) {
+			log_error("qmapd-sim: --ffs plays a QMI function only, not with --mbim");
+			goto cleanup;
+		}
+		/* The front end lives as long as the process: its threads block in the endpoints. */
+		if (sim_ffs_start(ffs_dir, opts->socket_path, &ffs) < 0)
+			goto cleanup;
+	}
 	log_info("qmapd-sim: ready");
 
 	ev_run(loop, 0);

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* qmapd-sim's FunctionFS front end (sim-ffs.h). */
+#include "sim-ffs.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/usb/ch9.h>
+#include <linux/usb/functionfs.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "transport.h"
+
+/* CDC class requests (CDC 1.2 §6.2) and the notification (§6.3). */
+#define CDC_SEND_ENCAPSULATED_COMMAND 0x00
+#define CDC_GET_ENCAPSULATED_RESPONSE 0x01
+#define CDC_SET_CONTROL_LINE_STATE    0x22
+#define CDC_NOTIFY_RESPONSE_AVAILABLE 0x01
+/* The EC25's QMI interface number: what the host's driver sees (the gadget's serial functions
+ * take 0-3), and what a notification's wIndex names. */
+#define FFS_QMI_INTERFACE 4
+/* htole*() are not constant expressions with glibc; these are, for the static descriptors. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LE16(x) ((uint16_t)(x))
+#define LE32(x) ((uint32_t)(x))
+#else
+#define LE16(x) __builtin_bswap16(x)
+#define LE32(x) __builtin_bswap32(x)
+#endif
+#define FFS_QUEUE	64
+#define FFS_MAX_CONTROL 4096
+
+struct ffs_msg {
+	uint32_t len;
+	uint8_t data[TRANSPORT_MAX_TRANSFER];
+};
+
+struct ffs_queue {
+	struct ffs_msg *slot[FFS_QUEUE];
+	unsigned head, count;
+	uint64_t dropped;
+};
+
+struct sim_ffs {
+	int ep0, ep_int, ep_in, ep_out, sock;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct ffs_queue control; /* responses waiting for GET_ENCAPSULATED_RESPONSE */
+	struct ffs_queue bulk_in; /* aggregates waiting for the host's bulk IN */
+	unsigned notify;	  /* RESPONSE_AVAILABLE still to send */
+};
+
+static const struct {
+	struct usb_functionfs_descs_head_v2 header;
+	__le32 fs_count;
+	__le32 hs_count;
+	struct {
+		struct usb_interface_descriptor intf;
+		struct usb_endpoint_descriptor_no_audio ep_int, ep_in, ep_out;
+	} __attribute__((packed)) fs, hs;
+} __attribute__((packed)) descriptors = {
+	.header = {
+		.magic = LE32(FUNCTIONFS_DESCRIPTORS_MAGIC_V2),
+		.flags = LE32(FUNCTIONFS_HAS_FS_DESC | FUNCTIONFS_HAS_HS_DESC),
+		.length = LE32(sizeof(descriptors)),
+	},
+	.fs_count = LE32(4),
+	.hs_count = LE32(4),
+#define FFS_FUNCTION(bulk_size, interval)                                     \
+	{                                                                     \
+		.intf = { .bLength = sizeof(struct usb_interface_descriptor), \
+			  .bDescriptorType = USB_DT_INTERFACE,                \
+			  .bNumEndpoints = 3,                                 \
+			  .bInterfaceClass = 0xff,                            \
+			  .bInterfaceSubClass = 0xff,                         \
+			  .bInterfaceProtocol = 0xff,                         \
+			  .iInterface = 1 },                                  \
+		.ep_int = { .bLength = USB_DT_ENDPOINT_SIZE,                  \
+			    .bDescriptorType = USB_DT_ENDPOINT,               \
+			    .bEndpointAddress = 1 | USB_DIR_IN,               \
+			    .bmAttributes = USB_ENDPOINT_XFER_INT,            \
+			    .wMaxPacketSize = LE16(8),                        \
+			    .bInterval = interval },                          \
+		.ep_in = { .bLength = USB_DT_ENDPOINT_SIZE,                   \
+			   .bDescriptorType = USB_DT_ENDPOINT,                \
+			   .bEndpointAddress = 2 | USB_DIR_IN,                \
+			   .bmAttributes = USB_ENDPOINT_XFER_BULK,            \
+			   .wMaxPacketSize = LE16(bulk_size) },               \
+		.ep_out = { .bLength = USB_DT_ENDPOINT_SIZE,                  \
+			    .bDescriptorType = USB_DT_ENDPOINT,               \
+			    .bEndpointAddress = 3 | USB_DIR_OUT,              \
+			    .bmAttributes = USB_ENDPOINT_XFER_BULK,           \
+			    .wMaxPacketSize = LE16(bulk_size) },              \
+	}
+	/* EC25: 8-byte interrupt endpoint, polled every 32 ms at full speed, 2^(9-1) microframes
+	 * at high speed. */
+	.fs = FFS_FUNCTION(64, 32),
+	.hs = FFS_FUNCTION(512, 9),
+};
+
+#define FFS_INTERFACE_NAME "Quectel EC25 QMI (qmapd-sim)"
+static const struct {
+	struct usb_functionfs_strings_head header;
+	struct {
+		__le16 code;
+		char str[sizeof(FFS_INTERFACE_NAME)];
+	} __attribute__((packed)) lang0;
+} __attribute__((packed)) strings = {
+	.header = { .magic = LE32(FUNCTIONFS_STRINGS_MAGIC),
+		    .length = LE32(sizeof(strings)),
+		    .str_count = LE32(1),
+		    .lang_count = LE32(1) },
+	.lang0 = { LE16(0x0409), FFS_INTERFACE_NAME },
+};
+
+/* Push m (taking it) or drop it when full; called with the lock held. */
+static void queue_push(struct ffs_queue *q, struct ffs_msg *m)
+{
+	if (q->count == FFS_QUEUE) {
+		q->dropped++;
+		free(m);
+		return;
+	}
+	q->slot[(q->head + q->count++) % FFS_QUEUE] = m;
+}
+
+static struct ffs_msg *queue_pop(struct ffs_queue *q)
+{
+	if (q->count == 0)
+		return NULL;
+	struct ffs_msg *m = q->slot[q->head];
+	q->head = (q->head + 1) % FFS_QUEUE;
+	q->count--;
+	return m;
+}
+
+static int sim_send(struct sim_ffs *f, enum transport_ep ep, const void *data, size_t len)
+{
+	struct transport_sim_header h = { .ep = ep };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)data, len } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	if (sendmsg(f->sock, &msg, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The sim's messages: control responses queued for ep0, aggregates for bulk IN. */
+static void *sock_thread(void *arg)
+{
+	struct sim_ffs *f = arg;
+	static uint8_t buf[sizeof(struct transport_sim_header) + TRANSPORT_MAX_TRANSFER];
+	for (;;) {
+		ssize_t n = recv(f->sock, buf, sizeof(buf), 0);
+		if (n <= 0) {
+			log_error("qmapd-sim: ffs: the sim closed its socket");
+			exit(EXIT_FAILURE);
+		}
+		if ((size_t)n < sizeof(struct transport_sim_header))
+			continue;
+		const struct transport_sim_header *h = (const void *)buf;
+		size_t len = (size_t)n - sizeof(*h);
+		if (h->ep != TRANSPORT_EP_CONTROL && h->ep != TRANSPORT_EP_BULK_IN)
+			continue; /* the descriptor message: this front end has its own */
+		struct ffs_msg *m = malloc(sizeof(*m));
+		if (!m) {
+			log_error_errno(ENOMEM, "qmapd-sim: ffs: cannot queue a message");
+			continue;
+		}
+		m->len = (uint32_t)len;
+		memcpy(m->data, buf + sizeof(*h), len);
+		pthread_mutex_lock(&f->lock);
+		if (h->ep == TRANSPORT_EP_CONTROL) {
+			queue_push(&f->control, m);
+			f->notify++;
+		} else {
+			queue_push(&f->bulk_in, m);
+		}
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->lock);
+	}
+	return NULL;
+}
+
+static void *notify_thread(void *arg)
+{
+	struct sim_ffs *f = arg;
+	const struct usb_ctrlrequest n = {
+		.bRequestType = USB_DIR_IN | USB_TYPE_CLASS | USB_RECIP_INTERFACE,
+		.bRequest = CDC_NOTIFY_RESPONSE_AVAILABLE,
+		.wIndex = htole16(FFS_QMI_INTERFACE),
+	};
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		while (f->notify == 0)
+			pthread_cond_wait(&f->cond, &f->lock);
+		f->notify--;
+		pthread_mutex_unlock(&f->lock);
+		/* Blocks until the host polls the interrupt endpoint (cdc-wdm open); fails while the
+		 * function is disabled, and the response stays queued for the next read. */
+		if (write(f->ep_int, &n, sizeof(n)) < 0 && errno != ESHUTDOWN)
+			log_warning_errno(errno, "qmapd-sim: ffs: interrupt IN");
+	}
+	return NULL;
+}
+
+static void *bulk_in_thread(void *arg)
+{
+	struct sim_ffs *f = arg;
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		struct ffs_msg *m;
+		while (!(m = queue_pop(&f->bulk_in)))
+			pthread_cond_wait(&f->cond, &f->lock);
+		pthread_mutex_unlock(&f->lock);
+		while (write(f->ep_in, m->data, m->len) < 0) {
+			if (errno != ESHUTDOWN && errno != EINTR) {
+				log_warning_errno(errno, "qmapd-sim: ffs: bulk IN");
+				break;
+			}
+			usleep(10000); /* the host has not configured the function yet */
+		}
+		free(m);
+	}
+	return NULL;
+}
+
+static void *bulk_out_thread(void *arg)
+{
+	struct sim_ffs *f = arg;
+	static uint8_t buf[TRANSPORT_MAX_TRANSFER];
+	for (;;) {
+		ssize_t n = read(f->ep_out, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno != ESHUTDOWN && errno != EINTR)
+				log_warning_errno(errno, "qmapd-sim: ffs: bulk OUT");
+			usleep(10000);
+			continue;
+		}
+		int r = sim_send(f, TRANSPORT_EP_BULK_OUT, buf, (size_t)n);
+		if (r < 0)
+			log_warning_errno(r, "qmapd-sim: ffs: cannot pass bulk OUT to the sim");
+	}
+	return NULL;
+}
+
+static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
+{
+	uint16_t len = le16toh(s->wLength);
+	uint8_t buf[FFS_MAX_CONTROL];
+	bool in = s->bRequestType & USB_DIR_IN;
+
+	if ((s->bRequestType & USB_TYPE_MASK) == USB_TYPE_CLASS) {
+		if (!in && s->bRequest == CDC_SEND_ENCAPSULATED_COMMAND && len <= sizeof(buf)) {
+			ssize_t n = read(f->ep0, buf, len);
+			if (n < 0) {
+				log_warning_errno(errno, "qmapd-sim: ffs: ep0 OUT data");
+				return;
+			}
+			int r = sim_send(f, TRANSPORT_EP_CONTROL, buf, (size_t)n);
+			if (r < 0)
+				log_warning_errno(r, "qmapd-sim: ffs: cannot pass a command on");
+			return;
+		}
+		if (in && s->bRequest == CDC_GET_ENCAPSULATED_RESPONSE) {
+			pthread_mutex_lock(&f->lock);
+			struct ffs_msg *m = queue_pop(&f->control);
+			pthread_mutex_unlock(&f->lock);
+			size_t n = m ? (m->len < len ? m->len : len) : 0;
+			if (write(f->ep0, m ? m->data : buf, n) < 0)
+				log_warning_errno(errno, "qmapd-sim: ffs: ep0 IN data");
+			free(m);
+			return;
+		}
+		if (!in && s->bRequest == CDC_SET_CONTROL_LINE_STATE) {
+			if (read(f->ep0, buf, 0) < 0)
+				log_warning_errno(errno, "qmapd-sim: ffs: ep0 status");
+			return;
+		}
+	}
+	log_info("qmapd-sim: ffs: stalling request %02x/%02x (wValue %u wIndex %u wLength %u)",
+		 s->bRequestType, s->bRequest, le16toh(s->wValue), le16toh(s->wIndex), len);
+	/* FunctionFS stalls ep0 on an I/O in the direction opposite to the request's. */
+	if (in)
+		(void)!read(f->ep0, buf, 0);
+	else
+		(void)!write(f->ep0, buf, 0);
+}
+
+static void *ep0_thread(void *arg)
+{
+	struct sim_ffs *f = arg;
+	struct usb_functionfs_event ev[4];
+	for (;;) {
+		ssize_t n = read(f->ep0, ev, sizeof(ev));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error_errno(errno, "qmapd-sim: ffs: ep0");
+			exit(EXIT_FAILURE);
+		}
+		for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++) {
+			switch (ev[i].type) {
+			case FUNCTIONFS_SETUP:
+				ep0_setup(f, &ev[i].u.setup);
+				break;
+			case FUNCTIONFS_ENABLE:
+				log_info("qmapd-sim: ffs: function enabled by the host");
+				break;
+			case FUNCTIONFS_DISABLE:
+				log_info("qmapd-sim: ffs: function disabled");
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int open_ep(const char *dir, const char *name, int flags, int *ret)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*ret = open(path, flags | O_CLOEXEC);
+	if (*ret < 0)
+		return log_error_errno(errno, "qmapd-sim: ffs: cannot open %s", path);
+	return 0;
+}
+
+int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret)
+{
+	struct sim_ffs *f = calloc(1, sizeof(*f));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	pthread_t t;
+	int r;
+
+	if (!f)
+		return log_error_errno(ENOMEM, "qmapd-sim: ffs: cannot allocate");
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	r = open_ep(dir, "ep0", O_RDWR, &f->ep0);
+	if (r < 0)
+		return r;
+	if (write(f->ep0, &descriptors, sizeof(descriptors)) < 0)
+		return log_error_errno(errno, "qmapd-sim: ffs: %s/ep0 refused the descriptors",
+				       dir);
+	if (write(f->ep0, &strings, sizeof(strings)) < 0)
+		return log_error_errno(errno, "qmapd-sim: ffs: %s/ep0 refused the strings", dir);
+	if ((r = open_ep(dir, "ep1", O_RDWR, &f->ep_int)) < 0 ||
+	    (r = open_ep(dir, "ep2", O_RDWR, &f->ep_in)) < 0 ||
+	    (r = open_ep(dir, "ep3", O_RDWR, &f->ep_out)) < 0)
+		return r;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
+	f->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (f->sock < 0 || connect(f->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_error_errno(errno, "qmapd-sim: ffs: cannot connect to %s", socket_path);
+
+	void *(*threads[])(void *) = { sock_thread, notify_thread, bulk_in_thread, bulk_out_thread,
+				       ep0_thread };
+	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		r = pthread_create(&t, NULL, threads[i], f);
+		if (r)
+			return log_error_errno(r, "qmapd-sim: ffs: cannot start a thread");
+		pthread_detach(t);
+	}
+	log_info("qmapd-sim: ffs: EC25 QMI function on %s", dir);
+	*ret = f;
+	return 0;
+}

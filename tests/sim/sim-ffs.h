@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qmapd-sim as a USB device (--ffs DIR): a FunctionFS front end that carries the sim's
+ * modem to a real USB host stack. DIR is a mounted functionfs instance (usb_f_fs) of a
+ * configfs gadget; this writes a Quectel EC25-style QMI function's descriptors (vendor
+ * interface ff/ff/ff, interrupt IN, bulk IN, bulk OUT; the gadget puts it at interface 4
+ * behind four serial functions) and serves it:
+ *   SEND_ENCAPSULATED_COMMAND on ep0   -> CONTROL message to the sim
+ *   CONTROL message from the sim       -> queued; RESPONSE_AVAILABLE on interrupt IN
+ *   GET_ENCAPSULATED_RESPONSE on ep0   <- the oldest queued response (0 bytes if none)
+ *   SET_CONTROL_LINE_STATE             acknowledged (qmi_wwan raises DTR on Quectel)
+ *   other class requests               stalled
+ *   bulk OUT                           -> BULK_OUT message; BULK_IN message -> bulk IN
+ * It reaches the sim's engine through the sim's own socket, as a host transport does
+ * (struct transport_sim_header messages), so the engine is the same one every other test
+ * drives. FunctionFS endpoints block; each one gets its own thread, which touches only its
+ * endpoint, the socket and the two queues here (never the engine or the event loop).
+ */
+#ifndef QMAPD_SIM_FFS_H
+#define QMAPD_SIM_FFS_H
+
+struct sim_ffs;
+
+/* Write the descriptors and strings to DIR/ep0, open the endpoints, connect to the sim at
+ * socket_path and start the threads. Returns 0 or -errno, logged once. */
+int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret);
+
+#endif
