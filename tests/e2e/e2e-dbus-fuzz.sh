@@ -102,8 +102,10 @@ before=$(sessions)
 
 half=$(((SECONDS_TOTAL + 1) / 2))
 echo "== as an unprivileged caller outside admin-group: $half s, seed $SEED"
+# A copy nobody can run: the build directory may sit where only root can reach (/root/...).
+install -m 755 "$FUZZ" "$E2E_TMP/mm-dbus-fuzz"
 setpriv --reuid=65534 --regid=65533 --clear-groups env DBUS_SYSTEM_BUS_ADDRESS="$BUS" \
-	"$FUZZ" --seed "$SEED" --seconds "$half" --count 100000000 --unprivileged \
+	"$E2E_TMP/mm-dbus-fuzz" --seed "$SEED" --seconds "$half" --count 100000000 --unprivileged \
 	>"$E2E_TMP/fuzz-user.out" 2>&1 || { cat "$E2E_TMP/fuzz-user.out"; fail "mm-dbus-fuzz as nobody"; }
 cat "$E2E_TMP/fuzz-user.out"
 grep -q ' org.freedesktop.ModemManager1.Error.Core.Unauthorized$' "$E2E_TMP/fuzz-user.out" ||
