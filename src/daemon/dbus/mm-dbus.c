@@ -21,6 +21,8 @@
 /* Start-up waits this long for the name before it says ready anyway (a bus that accepts
  * connections but does not answer must not hold up the boot until TimeoutStartSec=). */
 #define MMD_READY_TIMEOUT_SECONDS 10
+#define MMD_LOG_BURST		  20 /* refused calls logged at info per window */
+#define MMD_LOG_WINDOW_SECONDS	  10
 
 void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GError *error)
 {
@@ -31,7 +33,29 @@ void mmd_return_error(struct mm_dbus *d, GDBusMethodInvocation *inv, const GErro
 	/* Bad input from the caller, as opposed to a state or a network that said no. */
 	if (g_error_matches(error, MM_CORE_ERROR, MM_CORE_ERROR_INVALID_ARGS))
 		d->invalid++;
-	log_info("dbus: %s.%s from %s: %s: %s", g_dbus_method_invocation_get_interface_name(inv),
+	/* Any local user may call and be refused, as fast as the bus carries it (e2e-dbus-fuzz:
+	 * 40000 refusals in 2 minutes, each a line): MMD_LOG_BURST lines at info per window,
+	 * the rest at debug; qmapctl stats counts them all. */
+	static gint64 window_start;
+	static unsigned in_window;
+	static unsigned long quiet;
+	gint64 now = g_get_monotonic_time();
+	if (now - window_start >= MMD_LOG_WINDOW_SECONDS * G_USEC_PER_SEC) {
+		window_start = now;
+		in_window = 0;
+	}
+	int level = in_window < MMD_LOG_BURST ? LOG_INFO : LOG_DEBUG;
+	if (level == LOG_INFO) {
+		in_window++;
+		if (quiet)
+			log_info("dbus: %lu more refused calls were logged at debug level only",
+				 quiet);
+		quiet = 0;
+	} else {
+		quiet++;
+	}
+	log_full(level, "dbus: %s.%s from %s: %s: %s",
+		 g_dbus_method_invocation_get_interface_name(inv),
 		 g_dbus_method_invocation_get_method_name(inv),
 		 g_dbus_method_invocation_get_sender(inv) ?: "?", name, error->message);
 	g_hash_table_replace(d->errors, name, GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
