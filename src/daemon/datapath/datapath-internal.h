@@ -102,6 +102,8 @@ struct datapath {
 	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
 	unsigned ul_rr_next;	 /* the mux id whose turn is next when reads resume */
+	/* Fifo turns and the queue's drain take the freed in-flight room first in turn. */
+	bool ul_ulq_first;
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */
