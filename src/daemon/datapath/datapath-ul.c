@@ -864,19 +864,23 @@ static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, in
 		if (dp->ul_gso_mux)
 			return ULQ_READ_STOP; /* a super-packet waits for transfers */
 		if (datapath_ul_fifo_yields(dp)) {
+			dp->ul_fifo_held = true;
 			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
 					    "in-flight limit (fq-codel muxes beside)");
 			return ULQ_READ_STOP;
 		}
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
+			dp->ul_fifo_held = true;
 			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
 			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
 					    "every OUT transfer in flight");
 			return ULQ_READ_STOP;
 		}
-		if (!mux_ul_read(dp, m, out))
+		if (!mux_ul_read(dp, m, out)) {
+			dp->ul_fifo_held = false;
 			return ULQ_READ_EMPTY;
+		}
 	}
 	return ULQ_READ_MORE;
 }
