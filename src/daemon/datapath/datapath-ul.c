@@ -8,8 +8,9 @@
  * under their limit and the shaper allows, a packet still goes straight into the aggregate
  * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ulq_drain()
  * moves packets from the queue into aggregates (one copy) as far as the limit and the
- * shaper allow. A fifo mux is read only while OUT transfers are free, as before. Which
- * devices are read at all is the uplink reader's state (ul-reader.h).
+ * shaper allow. A fifo mux is read only while OUT transfers are free and, where fq-codel muxes
+ * share the modem, the bytes in flight are under their limit. Which devices are read at all
+ * is the uplink reader's state (ul-reader.h).
  *
  * With NTB framing (MBIM) the same paths put each packet where the NTB builder wants the
  * session's next datagram instead of after a QMAP header; ntb_build_finish() writes the NTH
