@@ -124,11 +124,12 @@ static void share(struct ev_loop *loop, struct datapath *dp, int fd, const char 
 }
 
 /*
- * A datapath on the in-memory transport, started, with muxes 1 and 2 (uplink-queue q) routing
+ * A datapath on the in-memory transport, started, with muxes 1 and 2 (uplink-queue q1, q2) routing
  * dst[1] and dst[2], in a network namespace of its own; *ret_fd a UDP socket to send from.
  * NULL (a failed check) when it cannot be set up.
  */
-static struct datapath *start(struct dp_fixture *f, enum config_uplink_queue q, int *ret_fd)
+static struct datapath *start_mixed(struct dp_fixture *f, enum config_uplink_queue q1,
+				    enum config_uplink_queue q2, int *ret_fd)
 {
 	struct datapath *dp = NULL;
 
@@ -149,7 +150,7 @@ static struct datapath *start(struct dp_fixture *f, enum config_uplink_queue q, 
 
 		snprintf(prefix, sizeof(prefix), "%s/32", dst[id]);
 		dp_fixture_route(&f->mux[id], prefix);
-		f->mux[id].uplink_queue = q;
+		f->mux[id].uplink_queue = id == 1 ? q1 : q2;
 		r = datapath_mux_add(dp, &f->mux[id], false, true, NULL);
 	}
 	if (r >= 0)
@@ -168,6 +169,11 @@ static struct datapath *start(struct dp_fixture *f, enum config_uplink_queue q, 
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
 	*ret_fd = fd;
 	return dp;
+}
+
+static struct datapath *start(struct dp_fixture *f, enum config_uplink_queue q, int *ret_fd)
+{
+	return start_mixed(f, q, q, ret_fd);
 }
 
 static void stop(struct dp_fixture *f, struct datapath *dp, int fd)
@@ -268,5 +274,54 @@ TEST(fifo_share)
 
 	turn(f.loop, 50);
 	share(f.loop, dp, fd, "fifo");
+	stop(&f, dp, fd);
+}
+
+/*
+ * Mux 1 fifo and backlogged, mux 2 fq-codel: a few packets of mux 2 wait behind what is in
+ * flight when they arrive, not behind mux 1's backlog in the kernel (a fifo bloats its own
+ * latency only), and mux 1 keeps no more in flight than the in-flight limit. The modem takes
+ * one transfer at a time; before the fifo kept to the limit, it took every freed transfer
+ * and mux 2's packets left after 93 of them.
+ */
+TEST(fifo_beside_fq_codel)
+{
+	struct dp_fixture f;
+	int fd;
+	struct datapath *dp =
+		start_mixed(&f, CONFIG_UPLINK_QUEUE_FIFO, CONFIG_UPLINK_QUEUE_FQ_CODEL, &fd);
+	if (!dp)
+		return;
+	struct ev_loop *loop = f.loop;
+	struct mux *m1 = dp->mux[1], *m2 = dp->mux[2];
+
+	warm_up(loop, dp, fd);
+	transport_mem_hold_out(dp->transport, true);
+	send_udp(fd, 1, 1500);
+	turn(loop, 50);
+	unsigned in_flight = dp->transport->n_out - dp->transport->n_out_free;
+	uint64_t base1 = m1->stats.tx_packets, base2 = m2->stats.tx_packets;
+	EXPECT_TRUE(in_flight >= 1);
+	send_udp(fd, 2, 5);
+	unsigned took = 0;
+	for (; took < 100 && m2->stats.tx_packets - base2 < 5; took++) {
+		turn(loop, 3);
+		transport_mem_complete_one(dp->transport);
+	}
+	fprintf(stderr,
+		"mux 2's 5 packets left after %u transfers completed (%u were in flight when they "
+		"came; mux 1 sent %llu meanwhile)\n",
+		took, in_flight, (unsigned long long)(m1->stats.tx_packets - base1));
+	EXPECT_EQ(m2->stats.tx_packets - base2, 5);
+	/* Behind what was in flight, then at least one packet for every transfer the modem
+	 * takes (the queue and the fifo turns take the freed room first in turn). */
+	EXPECT_TRUE(took <= in_flight + 5);
+	/* At most the limit, give or take the aggregate being filled: not every transfer. */
+	EXPECT_TRUE(in_flight < dp->transport->n_out - 2);
+	/* Mux 1 goes on meanwhile: it yields room in flight, not its turn. */
+	EXPECT_TRUE(m1->stats.tx_packets > base1);
+	transport_mem_hold_out(dp->transport, false);
+	transport_mem_complete_held(dp->transport);
+	turn(loop, 500);
 	stop(&f, dp, fd);
 }

@@ -102,6 +102,11 @@ struct datapath {
 	uint32_t ul_completed;	 /* OUT bytes completed since the in-flight limit last saw them */
 	bool ul_force_queue;	 /* benchmarks: always the queued path, never straight in */
 	unsigned ul_rr_next;	 /* the mux id whose turn is next when reads resume */
+	/* Fifo turns and the queue's drain take the freed in-flight room first in turn. */
+	bool ul_ulq_first;
+	/* A fifo mux's packets waited in the kernel for room in flight or a transfer since a
+	 * fifo device was last read empty: completions then come at the modem's rate. */
+	bool ul_fifo_held;
 	struct ulq_shaper shaper;
 	ev_timer shaper_timer;
 	bool shaper_auto; /* uplink-rate = auto: ul_auto sets the shaper's rate */

@@ -8,8 +8,9 @@
  * under their limit and the shaper allows, a packet still goes straight into the aggregate
  * (the zero-copy path); otherwise it is read into a queue slot, and datapath_ulq_drain()
  * moves packets from the queue into aggregates (one copy) as far as the limit and the
- * shaper allow. A fifo mux is read only while OUT transfers are free, as before. Which
- * devices are read at all is the uplink reader's state (ul-reader.h).
+ * shaper allow. A fifo mux is read only while OUT transfers are free and, where fq-codel muxes
+ * share the modem, the bytes in flight are under their limit. Which devices are read at all
+ * is the uplink reader's state (ul-reader.h).
  *
  * With NTB framing (MBIM) the same paths put each packet where the NTB builder wants the
  * session's next datagram instead of after a QMAP header; ntb_build_finish() writes the NTH
@@ -588,8 +589,8 @@ static bool mux_ul_read_queued(struct datapath *dp, struct mux *m, uint64_t now)
 	return true;
 }
 
-/* Bytes in flight plus the aggregate being filled stay within the limit; the shaper allows. */
-static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
+/* Bytes in flight plus the aggregate being filled stay within the limit. */
+static bool datapath_ul_inflight_ok(struct datapath *dp)
 {
 	datapath_ul_sync_completions(dp);
 	int64_t filling = dp->ul_out ? (int64_t)dp->ul_out->len : 0;
@@ -597,8 +598,14 @@ static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
 
 	if ((int64_t)ulq_dql_avail(&dp->dql) - filling < 0)
 		return false;
-	if (inflight > 0 &&
-	    inflight >= ulq_rate_cap(&dp->ul_rate, DATAPATH_INFLIGHT_NS, CONFIG_MTU_DEFAULT))
+	return inflight == 0 ||
+	       inflight < ulq_rate_cap(&dp->ul_rate, DATAPATH_INFLIGHT_NS, CONFIG_MTU_DEFAULT);
+}
+
+/* Within the in-flight limit, and the shaper allows. */
+static bool datapath_ul_may_send(struct datapath *dp, uint64_t now)
+{
+	if (!datapath_ul_inflight_ok(dp))
 		return false;
 	uint64_t wait = ulq_shaper_wait(&dp->shaper, now);
 	if (wait) {
@@ -723,9 +730,32 @@ static void datapath_ulq_drain_and_resume(struct datapath *dp)
 	datapath_ulq_check_paused(dp);
 }
 
+/*
+ * Where the modem also carries fq-codel muxes, fifo packets wait in the kernel beyond the
+ * in-flight limit: a fifo mux filling every OUT transfer kept the limit exceeded, so the
+ * queue never drained (another mux's ping waited seconds), and even yielding only while
+ * fq-codel packets waited left them behind every transfer the fifo had filled meanwhile. A
+ * fifo mux may bloat its own latency (in its device's ring), never another mux's.
+ */
+static bool datapath_ul_fifo_yields(struct datapath *dp)
+{
+	return dp->ulq && !datapath_ul_inflight_ok(dp);
+}
+
 void datapath_ul_prepare(struct datapath *dp)
 {
-	if (dp->ul_reader[UL_READER_FIFO] == UL_READER_RESUME) {
+	bool resume = dp->ul_reader[UL_READER_FIFO] == UL_READER_RESUME;
+
+	/*
+	 * Both kinds want the room freed in flight: the queue's drain and the fifo turns go
+	 * first in turn, or whichever always went first would take all of it.
+	 */
+	if (resume && dp->ulq && dp->ulq->packets > 0) {
+		dp->ul_ulq_first = !dp->ul_ulq_first;
+		if (dp->ul_ulq_first)
+			datapath_ulq_drain_and_resume(dp);
+	}
+	if (resume) {
 		/* Fifo muxes take turns before their devices are polled again; a turn may find
 		 * every transfer in flight again (WAIT_OUT). */
 		ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_READING, "OUT transfers freed");
@@ -834,15 +864,24 @@ static enum ulq_read_result mux_fifo_read(struct datapath *dp, struct mux *m, in
 	for (; budget > 0; budget--) {
 		if (dp->ul_gso_mux)
 			return ULQ_READ_STOP; /* a super-packet waits for transfers */
+		if (datapath_ul_fifo_yields(dp)) {
+			dp->ul_fifo_held = true;
+			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
+					    "in-flight limit (fq-codel muxes beside)");
+			return ULQ_READ_STOP;
+		}
 		struct transport_out *out = datapath_ul_room(dp, dp->ul_header_size + m->mtu);
 		if (!out) {
+			dp->ul_fifo_held = true;
 			/* Every OUT transfer is in flight: let the kernel queue until one frees. */
 			ul_reader_set_state(dp, UL_READER_FIFO, UL_READER_WAIT_OUT,
 					    "every OUT transfer in flight");
 			return ULQ_READ_STOP;
 		}
-		if (!mux_ul_read(dp, m, out))
+		if (!mux_ul_read(dp, m, out)) {
+			dp->ul_fifo_held = false;
 			return ULQ_READ_EMPTY;
+		}
 	}
 	return ULQ_READ_MORE;
 }

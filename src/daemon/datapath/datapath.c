@@ -80,6 +80,9 @@ static void datapath_on_out_complete(void *userdata, size_t len)
 
 	/* Batched, as NAPI does for BQL: datapath_ul_sync_completions() takes them in. */
 	dp->ul_completed += (uint32_t)len;
+	/* A fifo reader that waited for room in flight (datapath_ul_fifo_yields()) resumes in
+	 * the next prepare: no OUT get failed, so on_out_ready will not say so. */
+	datapath_ul_transfers_freed(dp);
 }
 
 void datapath_ul_sync_completions(struct datapath *dp)
@@ -91,13 +94,14 @@ void datapath_ul_sync_completions(struct datapath *dp)
 	now = datapath_now_ns(dp);
 	ulq_dql_completed(&dp->dql, dp->ul_completed, now);
 	/*
-	 * Held back: packets wait in the queue, or in the kernel while reads pause, and not for
-	 * the shaper (then completions come at our rate, not the modem's).
+	 * Held back: packets wait in the queue, or in the kernel while reads pause or fifo
+	 * packets wait for room in flight, and not for the shaper (then completions come at
+	 * our rate, not the modem's).
 	 */
-	bool held =
-		dp->ulq &&
-		(dp->ulq->packets > 0 || dp->ul_reader[UL_READER_FQ_CODEL] == UL_READER_PAUSED) &&
-		ulq_shaper_wait(&dp->shaper, now) == 0;
+	bool held = dp->ulq &&
+		    (dp->ulq->packets > 0 ||
+		     dp->ul_reader[UL_READER_FQ_CODEL] == UL_READER_PAUSED || dp->ul_fifo_held) &&
+		    ulq_shaper_wait(&dp->shaper, now) == 0;
 	ulq_rate_complete(&dp->ul_rate, dp->ul_completed, held, now);
 	if (dp->shaper_auto)
 		dp->shaper.rate_bps =

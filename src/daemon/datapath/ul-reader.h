@@ -30,8 +30,9 @@ enum ul_reader {
 enum ul_reader_state {
 	UL_READER_STOPPED, /* datapath_start() not called yet */
 	UL_READER_READING,
-	/* fifo: every OUT transfer is in flight, or a super-packet waits for one: the kernel
-	 * queues until one is free again. */
+	/* fifo: every OUT transfer is in flight, or a super-packet waits for one, or (beside
+	 * fq-codel muxes) the bytes in flight are at their limit: the kernel queues until a
+	 * transfer completes. */
 	UL_READER_WAIT_OUT,
 	/* fifo: a transfer freed while waiting; the loop's prepare gives each fifo mux a turn
 	 * before the devices are read again (never from inside a read). */
