@@ -132,13 +132,16 @@ TEST(single_spike_no_cut)
 }
 
 /*
- * Raises: a cut at t = 0 left 10 Mbit/s; arrivals at 10 Mbit/s, no delay. Windows closing at
- * 50..200 ms raise 1% each (doublings of 250 ms since the cut: 0), 250 ms 2%:
- * 10000000 -> 10100000 -> 10201000 -> 10303010 -> 10406040 -> 10614160. At 300 ms the rate is
- * above arrivals / 95% (10614160 * 0.95 = 10083452 > 10 Mbit/s): the shaper is not the limit,
- * no raise. The cell gets faster at 500 ms (20 Mbit/s, two packets per ms): windows closing at
- * 550..700 raise 4% (2 doublings) and 750 8% (capped): 11038726, 11480275, 11939486,
- * 12417065, 13410430.
+ * Raises: a cut at t = 0 left 10 Mbit/s; arrivals at 10 Mbit/s (what an application asks for),
+ * no delay. Each window lets 500000 bits go at 10 Mbit/s and 500000 arrive. Windows closing at
+ * 50..150 ms: fewer than four windows of rates in force in the ring, no raise. 200: 2000000 of
+ * 2000000 (>= 95%) raises 1% (doublings of 250 ms since the cut: 0) -> 10100000; 250: the
+ * ring let 500000 * 3 + 505000 go, 2000000 arrived, 2% -> 10302000; 300, 350, 400 2% (ring
+ * 2020100, 2045502, 2081412: 95% of each is below 2000000) -> 10508040, 10718200, 10932564;
+ * 450: the ring let 515100 + 525402 + 535910 + 546628 = 2123040 go, 95% of it 2016888 is more
+ * than arrived: the shaper is not the limit, no raise, and none after. The cell gets faster at
+ * 500 ms (20 Mbit/s, two packets per ms): windows closing at 550..700 raise 4% (2 doublings)
+ * and 750 8% (capped): 11369866, 11824660, 12297646, 12789551, 13812715.
  */
 TEST(raise_steps)
 {
@@ -148,23 +151,62 @@ TEST(raise_steps)
 	dl_auto_init(&a, 0);
 	a.bps = 10000000;
 	a.last_cut = 0;
-	for (t = 0; t <= 250; t++)
-		feed(&a, t, 0, 1250);
-	EXPECT_EQ(a.bps, 10614160u);
+	for (t = 0; t < 200; t++)
+		EXPECT_EQ(feed(&a, t, 0, 1250), 10000000u);
+	EXPECT_EQ(feed(&a, t++, 0, 1250), 10100000u);
 	for (; t < 500; t++)
 		feed(&a, t, 0, 1250);
-	EXPECT_EQ(a.bps, 10614160u);
+	EXPECT_EQ(a.bps, 10932564u);
 	for (; t <= 550; t++) {
 		feed(&a, t, 0, 1250);
 		feed(&a, t, 0, 1250);
 	}
-	EXPECT_EQ(a.bps, 11038726u);
+	EXPECT_EQ(a.bps, 11369866u);
 	for (; t <= 750; t++) {
 		feed(&a, t, 0, 1250);
 		feed(&a, t, 0, 1250);
 	}
-	EXPECT_EQ(a.bps, 13410430u);
+	EXPECT_EQ(a.bps, 13812715u);
 	EXPECT_EQ(a.raises, 10u);
+}
+
+/*
+ * A faster cell found within 2 s (issue 26), even right after a cut. The shaper sits at 15
+ * Mbit/s, the cell delivers 80; the senders are clocked by the shaper: each millisecond brings
+ * what the rate in force 20 ms earlier (the bench's round trip) let go, with no queue in front
+ * of qmapd. The windows of [0, 200 ms) fill the ring; a cut lands at 200 ms, the worst moment:
+ * the step starts again at 1%. Every window from 200 ms on raises, 1% at 200..400, 2% at
+ * 450..650, 4% at 700..900, 8% from 950 (rates truncated to bit/s):
+ * 15150000 15301500 15454515 15609060 15765150, 16080453 16402062 16730103 17064705 17405999,
+ * 18102238 18826327 19579380 20362555 21177057, 22871221 24700918 26676991 28811150 31116042
+ * 33605325 36293751 39197251 42333031 45719673 49377246 53327425 57593619: 70% of 80 Mbit/s
+ * at 1550 ms, 1.35 s after the cut. Before the raises were measured against the rates then in
+ * force, what arrived trailed the newest rate and every second raise failed: 3.1 s in the
+ * bench.
+ */
+TEST(raise_within_2s)
+{
+	static uint64_t rate_at[1600];
+	struct dl_auto a;
+	uint64_t t;
+
+	dl_auto_init(&a, 0);
+	a.bps = 15000000;
+	for (t = 0; t < 1600; t++) {
+		if (t == 200)
+			a.last_cut = 200 * MS;
+		uint64_t r = t < 20 ? 15000000 : rate_at[t - 20];
+		rate_at[t] = feed(&a, t, 0, (uint32_t)(r / 8000));
+		if (t == 199)
+			EXPECT_EQ(a.bps, 15000000u);
+		if (t == 900)
+			EXPECT_EQ(a.bps, 21177057u);
+		if (t == 1500)
+			EXPECT_EQ(a.bps, 53327425u);
+	}
+	EXPECT_EQ(a.bps, 57593619u);
+	EXPECT_EQ(a.raises, 28u);
+	EXPECT_EQ(a.cuts, 0u);
 }
 
 /* No timestamps for 10 s (UDP only): nothing to steer by, back to pass-through. */

@@ -16,9 +16,10 @@
  * Bloat (above DL_AUTO_DELAY_HIGH_NS in 2 of the last 4 windows, as cake-autorate counts
  * detections over a few samples) cuts the rate to 90% of what arrived over the last windows
  * (the link delivered that much: it was saturated), then no cut for DL_AUTO_REFRACTORY_NS
- * while the buffer drains. While the delay stays below DL_AUTO_DELAY_LOW_NS and packets arrive
- * at DL_AUTO_LOAD_PCT of the rate or more (the link delivers what the shaper lets go: it may
- * deliver more), the rate rises by a step that starts at 1% per window after a cut and
+ * while the buffer drains. While the delay stays below DL_AUTO_DELAY_LOW_NS and what arrived
+ * over the last windows is DL_AUTO_LOAD_PCT or more of what the rates then in force let go
+ * (the link delivers all the shaper releases: it may deliver more), the rate rises by a step
+ * that starts at 1% per window after a cut and
  * doubles every DL_AUTO_STEP_DOUBLE_NS without bloat, up to 8%: gently just above the rate the
  * last cut found, fast when the cell became faster (4x in ~1.5 s). It starts with no shaper
  * (pass-through) and goes back to it when what arrived before a cut, or in a window of the
@@ -68,6 +69,7 @@ struct dl_auto {
 	bool window_backlog;			/* the shaper held packets during the window */
 	uint64_t arrived[DL_AUTO_RATE_WINDOWS]; /* bytes of the last windows, ring */
 	uint64_t arrived_ns[DL_AUTO_RATE_WINDOWS];
+	uint64_t allowed_bits[DL_AUTO_RATE_WINDOWS]; /* what the rate then let go; 0: none */
 	unsigned arrived_next;
 	uint8_t bloat_hist; /* bit 0: the last window was bloated */
 	uint64_t peak_bps;  /* the fastest window's arrivals lately */
