@@ -14,16 +14,12 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
-need jq jq
 need gdbus libglib2.0-bin
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+need_mmcli
 e2e_setup
 chmod 755 "$E2E_TMP"
 
 start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
 
 PIN=2468
 MSISDN=15550100
@@ -62,17 +58,7 @@ start_modem_sim a
 start_modem_sim b
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
 wait_for 20 "two modems on the bus" modem_count_is 2
-# Which is which: the primary port names the control link.
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
 A=$(modem_of a.qmi)
 B=$(modem_of b.qmi)
 [ -n "$A" ] && [ -n "$B" ] || fail "modems a ($A) and b ($B) not both on the bus"
