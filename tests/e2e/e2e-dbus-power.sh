@@ -12,10 +12,7 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 need /usr/libexec/qmi-proxy libqmi-proxy
 need /usr/libexec/mbim-proxy libmbim-proxy
 need_mmcli
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 
 SIM_ALWAYS_CONNECTED=no
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/24)

@@ -19,10 +19,7 @@ need /usr/libexec/qmi-proxy libqmi-proxy
 need /usr/libexec/mbim-proxy libmbim-proxy
 need gdbus libglib2.0-bin
 need_mmcli
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 # expect_error WHAT ERROR mmcli-args...: the call fails with ModemManager's ERROR.
 expect_error() {
 	local what=$1 error=$2 rc=0

@@ -10,10 +10,7 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need_mmcli
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 BUS_PID=${E2E_PIDS[-1]}
 
 ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \

@@ -19,10 +19,7 @@ need /usr/libexec/qmi-proxy libqmi-proxy
 need python3 python3
 need gdbus libglib2.0-bin
 need_mmcli
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 
 SIM_ALWAYS_CONNECTED=no
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/25)

@@ -18,10 +18,7 @@ need dbus-send dbus-bin
 need ping iputils-ping
 need jq jq
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 BUS_PID=${E2E_PIDS[-1]}
 ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/a.sock" --netdev simnet-a \
 	--net-address 198.51.100.1/32 --mux 1=192.0.2.2/25 --apn internet --apn ims \

@@ -288,6 +288,14 @@ start_system_bus() {
 	export DBUS_SYSTEM_BUS_ADDRESS=$BUS
 }
 
+# e2e_setup_bus: e2e_setup, then start_system_bus (no extra policy). $E2E_TMP is opened to every
+# user, as callers of other users (setpriv to nobody) reach the bus's socket in it.
+e2e_setup_bus() {
+	e2e_setup
+	chmod 755 "$E2E_TMP"
+	start_system_bus
+}
+
 # start_qmapd_dbus CONFIG: qmapd offering ModemManager's API on the private bus.
 start_qmapd_dbus() {
 	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --dbus-address "$BUS" \
