@@ -56,11 +56,8 @@ rules_loaded() { [ "$(grep -c 'Finished loading, compiling and executing' "$E2E_
 start_polkitd
 
 PIN=2468
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/a.sock" --netdev simnet-a \
-	--net-address 198.51.100.1/32 --mux 1=192.0.2.2/24 --sim-pin "$PIN" --apn internet \
-	>>"$E2E_TMP/sim-a.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "qmapd-sim's socket" test -S "$E2E_TMP/a.sock"
+start_named_sim a --net-address 198.51.100.1/32 --mux 1=192.0.2.2/24 --sim-pin "$PIN" \
+	--apn internet
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 control = qmi

@@ -38,10 +38,7 @@ NAMES=(q m qn mn mb)
 } >"$E2E_TMP/qmapd.conf"
 for name in "${NAMES[@]}"; do
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet >>"$E2E_TMP/sim-$name.log" 2>&1 &
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$name" ${SIM_ARGS[$name]} --apn internet
 done
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 

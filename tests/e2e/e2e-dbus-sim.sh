@@ -25,12 +25,8 @@ declare -A SIM_ARGS=(
 	[b]="--net-address 198.51.100.2/32 --mux 1=203.0.113.2/24 --profile mdm9x30 --sim-pin $PIN --msisdn $MSISDN"
 )
 start_modem_sim() {
-	local name=$1
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet >>"$E2E_TMP/sim-$name.log" 2>&1 &
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$1" ${SIM_ARGS[$1]} --apn internet
 }
 
 cat >"$E2E_TMP/qmapd.conf" <<CONF

@@ -316,6 +316,20 @@ start_mbim_sim() {
 	wait_for 10 "the MBIM sim's socket" test -S "$E2E_TMP/mbim.sock"
 }
 
+# start_named_sim NAME [qmapd-sim options...]: one of a test's several modems: socket
+# $E2E_TMP/NAME.sock, network device simnet-NAME, log sim-NAME.log (appended to: a test may stop
+# it and start it again, and its old socket is removed first); sets NAMED_SIM_PID.
+start_named_sim() {
+	local name=$1
+	shift
+	rm -f "$E2E_TMP/$name.sock"
+	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
+		"$@" >>"$E2E_TMP/sim-$name.log" 2>&1 &
+	E2E_PIDS+=($!)
+	NAMED_SIM_PID=$!
+	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+}
+
 # need_mmcli: ModemManager's own client for the D-Bus tests, from the Debian package, unpacked
 # and never installed (ModemManager itself would take the modems); sets MMCLI. Also the
 # private bus's daemon and jq, which reads mmcli -J.
