@@ -41,12 +41,9 @@ declare -A SIM_ARGS=(
 declare -A SIM_PIDS=()
 for name in a b; do
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet --apn ims --stats-file "$E2E_TMP/sim-$name.stats" \
-		>>"$E2E_TMP/sim-$name.log" 2>&1 &
-	SIM_PIDS[$name]=$!
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$name" ${SIM_ARGS[$name]} --apn internet --apn ims \
+		--stats-file "$E2E_TMP/sim-$name.stats"
+	SIM_PIDS[$name]=$NAMED_SIM_PID
 done
 
 cat >"$E2E_TMP/qmapd.conf" <<CONF

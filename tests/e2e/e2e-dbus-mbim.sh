@@ -12,18 +12,14 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/mbim-proxy libmbim-proxy
-need dbus-daemon dbus
 need gdbus libglib2.0-bin
-need jq jq
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+need_mmcli
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 
 start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
 
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/25 --mux 2=203.0.113.2/24,2001:db8:2::2/64)
 SIM_ALWAYS_CONNECTED=no

@@ -15,11 +15,9 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 POLKITD=/usr/lib/polkit-1/polkitd
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
 need "$POLKITD" polkitd
-need jq jq
 need setpriv util-linux
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+need_mmcli
 [ "$(id -un 65534)" = nobody ] || skip "uid 65534 is not nobody here"
 
 ACTIONS=/usr/share/polkit-1/actions/org.freedesktop.ModemManager1.policy
@@ -42,8 +40,6 @@ grep -q 'action id="org.freedesktop.ModemManager1.Device.Control"' "$ACTIONS" ||
 
 # polkitd owns its name by the policy file of its package.
 start_system_bus "<include>/usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf</include>"
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
 # nobody with nogroup, qmapd.conf's admin-group; an outsider: nobody in another group.
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$MMCLI" "$@"; }
 as_outsider() { setpriv --reuid=65534 --regid=65533 --clear-groups "$MMCLI" "$@"; }
@@ -60,11 +56,8 @@ rules_loaded() { [ "$(grep -c 'Finished loading, compiling and executing' "$E2E_
 start_polkitd
 
 PIN=2468
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/a.sock" --netdev simnet-a \
-	--net-address 198.51.100.1/32 --mux 1=192.0.2.2/24 --sim-pin "$PIN" --apn internet \
-	>>"$E2E_TMP/sim-a.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "qmapd-sim's socket" test -S "$E2E_TMP/a.sock"
+start_named_sim a --net-address 198.51.100.1/32 --mux 1=192.0.2.2/24 --sim-pin "$PIN" \
+	--apn internet
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 control = qmi
@@ -82,7 +75,6 @@ CONF
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 wait_for 10 "qmapd sees polkit" grep -q "org.freedesktop.PolicyKit1 is on the bus" "$E2E_TMP/qmapd.log"
 
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
 wait_for 20 "the modem on the bus" modem_count_is 1
 MODEM=$(mmj -L | jq -r '."modem-list"[0]')
 state_is() { [ "$(mmj -m "$MODEM" | jq -r .modem.generic.state)" = "$1" ]; }

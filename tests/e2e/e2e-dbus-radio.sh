@@ -17,17 +17,9 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need /usr/libexec/mbim-proxy libmbim-proxy
-need dbus-daemon dbus
 need gdbus libglib2.0-bin
-need jq jq
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
-last_error() { grep -o "org.freedesktop.ModemManager1.Error.[A-Za-z.]*" "$E2E_TMP/mmcli.stderr" | tail -1; }
+need_mmcli
+e2e_setup_bus
 # expect_error WHAT ERROR mmcli-args...: the call fails with ModemManager's ERROR.
 expect_error() {
 	local what=$1 error=$2 rc=0
@@ -43,26 +35,9 @@ SIM_MUX_ARGS=(--mux 1=192.0.2.2/25)
 write_qmi_mbim_config
 
 start_sim --apn internet --signal-file "$SIGNAL"
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/mbim.sock" --netdev simnet-m \
-	--net-address 198.51.100.9/32 --mux 1=203.0.113.2/25 --mbim \
-	--apn internet >"$E2E_TMP/sim-mbim.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the MBIM sim's socket" test -S "$E2E_TMP/mbim.sock"
+start_mbim_sim --mux 1=203.0.113.2/25 --apn internet
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
-
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
-wait_for 20 "two modems on the bus" modem_count_is 2
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
-Q=$(modem_of q.qmi)
-M=$(modem_of m.mbim)
-[ -n "$Q" ] && [ -n "$M" ] || fail "modems q ($Q) and m ($M) not both on the bus"
+find_qmi_mbim_modems
 g() { mmj -m "$1" | jq -r "$2"; }
 reg_is() { [ "$(g "$1" '.modem["3gpp"]["registration-state"]')" = "$2" ]; }
 bands_are() { [ "$(g "$Q" '.modem.generic["current-bands"] | join(",")')" = "$1" ]; }

@@ -9,15 +9,9 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
-need jq jq
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+need_mmcli
+e2e_setup_bus
 BUS_PID=${E2E_PIDS[-1]}
-mmj() { "$MMCLI" -J "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
 
 ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/sim.sock" --netdev simnet0 \
 	--net-address 198.51.100.1/32 --mux 1=192.0.2.2/25 --apn internet \

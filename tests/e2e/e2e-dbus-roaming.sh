@@ -12,15 +12,8 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need /usr/libexec/mbim-proxy libmbim-proxy
-need dbus-daemon dbus
-need jq jq
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
+need_mmcli
+e2e_setup_bus
 
 ROAM="$E2E_TMP/roaming"
 touch "$ROAM"
@@ -29,31 +22,14 @@ SIM_MUX_ARGS=(--mux 1=192.0.2.2/25 --mux 2=192.0.2.130/25)
 write_qmi_mbim_config
 
 start_sim --apn internet --roaming-file "$ROAM"
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/mbim.sock" --netdev simnet-m \
-	--net-address 198.51.100.9/32 --mux 1=203.0.113.2/25 --mux 2=203.0.113.130/25 --mbim \
-	--apn internet --roaming-file "$ROAM" >"$E2E_TMP/sim-mbim.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "the MBIM sim's socket" test -S "$E2E_TMP/mbim.sock"
+start_mbim_sim --mux 1=203.0.113.2/25 --mux 2=203.0.113.130/25 --apn internet \
+	--roaming-file "$ROAM"
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
-
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
-wait_for 20 "two modems on the bus" modem_count_is 2
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
-Q=$(modem_of q.qmi)
-M=$(modem_of m.mbim)
-[ -n "$Q" ] && [ -n "$M" ] || fail "modems q ($Q) and m ($M) not both on the bus"
+find_qmi_mbim_modems
 reg() { mmj -m "$1" | jq -r '.modem["3gpp"]["registration-state"]'; }
 reg_is() { [ "$(reg "$1")" = "$2" ]; }
 connected() { mmj -b "$1" | jq -r .bearer.status.connected; }
 connected_is() { [ "$(connected "$1")" = "$2" ]; }
-last_error() { grep -o "org.freedesktop.ModemManager1.Error.[A-Za-z.]*" "$E2E_TMP/mmcli.stderr" | tail -1; }
 bearer_with() { # modem, allow-roaming as the bearer's properties say it (allowed|forbidden)
 	local b
 	for b in $(mmj -m "$1" | jq -r '.modem.generic.bearers[]'); do

@@ -15,15 +15,8 @@ source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
 need /usr/libexec/mbim-proxy libmbim-proxy
-need dbus-daemon dbus
-need jq jq
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
+need_mmcli
+e2e_setup_bus
 
 PIN=2468
 PUK=12345678
@@ -45,23 +38,11 @@ NAMES=(q m qn mn mb)
 } >"$E2E_TMP/qmapd.conf"
 for name in "${NAMES[@]}"; do
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet >>"$E2E_TMP/sim-$name.log" 2>&1 &
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$name" ${SIM_ARGS[$name]} --apn internet
 done
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
 wait_for 20 "five modems on the bus" modem_count_is 5
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
 gen() { mmj -m "$1" | jq -r ".modem.generic$2"; }
 gen_is() { [ "$(gen "$1" "$2")" = "$3" ]; }
 retries() { gen "$1" '["unlock-retries"] | join(",")'; }

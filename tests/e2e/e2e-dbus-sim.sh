@@ -14,16 +14,9 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
-need jq jq
 need gdbus libglib2.0-bin
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
+need_mmcli
+e2e_setup_bus
 
 PIN=2468
 MSISDN=15550100
@@ -32,12 +25,8 @@ declare -A SIM_ARGS=(
 	[b]="--net-address 198.51.100.2/32 --mux 1=203.0.113.2/24 --profile mdm9x30 --sim-pin $PIN --msisdn $MSISDN"
 )
 start_modem_sim() {
-	local name=$1
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet >>"$E2E_TMP/sim-$name.log" 2>&1 &
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$1" ${SIM_ARGS[$1]} --apn internet
 }
 
 cat >"$E2E_TMP/qmapd.conf" <<CONF
@@ -62,17 +51,7 @@ start_modem_sim a
 start_modem_sim b
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
 wait_for 20 "two modems on the bus" modem_count_is 2
-# Which is which: the primary port names the control link.
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
 A=$(modem_of a.qmi)
 B=$(modem_of b.qmi)
 [ -n "$A" ] && [ -n "$B" ] || fail "modems a ($A) and b ($B) not both on the bus"

@@ -16,45 +16,21 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
-need jq jq
 need python3 python3
 need gdbus libglib2.0-bin
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
+need_mmcli
+e2e_setup_bus
 
 SIM_ALWAYS_CONNECTED=no
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/25)
 write_qmi_mbim_config
 start_sim --apn internet --sms-inbox "$E2E_TMP/inbox-q" --sms-outbox "$E2E_TMP/outbox-q"
 SIM_Q=$SIM_PID
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/mbim.sock" --netdev simnet-m \
-	--net-address 198.51.100.9/32 --mux 1=203.0.113.2/25 --mbim --apn internet \
-	--sms-inbox "$E2E_TMP/inbox-m" --sms-outbox "$E2E_TMP/outbox-m" \
-	--stats-file "$E2E_TMP/sim-m.stats" >"$E2E_TMP/sim-mbim.log" 2>&1 &
-SIM_M=$!
-E2E_PIDS+=($!)
-wait_for 10 "the MBIM sim's socket" test -S "$E2E_TMP/mbim.sock"
+start_mbim_sim --mux 1=203.0.113.2/25 --apn internet --sms-inbox "$E2E_TMP/inbox-m" \
+	--sms-outbox "$E2E_TMP/outbox-m" --stats-file "$E2E_TMP/sim-m.stats"
+SIM_M=$SIM_MBIM_PID
 start_qmapd_dbus "$E2E_TMP/qmapd.conf"
-
-modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
-wait_for 20 "two modems on the bus" modem_count_is 2
-modem_of() {
-	local p
-	for p in $(mmj -L | jq -r '."modem-list"[]'); do
-		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
-			echo "$p"
-		fi
-	done
-}
-Q=$(modem_of q.qmi)
-M=$(modem_of m.mbim)
-[ -n "$Q" ] && [ -n "$M" ] || fail "modems q ($Q) and m ($M) not both on the bus"
+find_qmi_mbim_modems
 
 # messaging MODEM INBOX OUTBOX SIM-PID SIM-STATS: create, send, receive, delete.
 messaging() {

@@ -18,16 +18,9 @@ need dbus-send dbus-bin
 need ping iputils-ping
 need jq jq
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-e2e_setup
-chmod 755 "$E2E_TMP"
-
-start_system_bus
+e2e_setup_bus
 BUS_PID=${E2E_PIDS[-1]}
-ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/a.sock" --netdev simnet-a \
-	--net-address 198.51.100.1/32 --mux 1=192.0.2.2/25 --apn internet --apn ims \
-	>>"$E2E_TMP/sim-a.log" 2>&1 &
-E2E_PIDS+=($!)
-wait_for 10 "qmapd-sim's socket" test -S "$E2E_TMP/a.sock"
+start_named_sim a --net-address 198.51.100.1/32 --mux 1=192.0.2.2/25 --apn internet --apn ims
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 control = qmi

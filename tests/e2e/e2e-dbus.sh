@@ -21,19 +21,15 @@
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need /usr/libexec/qmi-proxy libqmi-proxy
-need dbus-daemon dbus
 need gdbus libglib2.0-bin
-need jq jq
 need iperf3 iperf3
-MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+need_mmcli
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 
 start_system_bus
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
-mmj() { mm -J "$@"; }
 
 declare -A SIM_ARGS=(
 	[a]="--net-address 198.51.100.1/32 --net-address 198.51.100.2/32 --net-address 198.51.100.4/32 --mux 1=192.0.2.2/25 --mux 2=203.0.113.2/24,2001:db8:2::2/64 --mux 3=203.0.113.130/25"
@@ -43,14 +39,10 @@ declare -A SIM_ARGS=(
 declare -A SIM_PIDS=()
 start_modem_sim() {
 	local name=$1
-	rm -f "$E2E_TMP/$name.sock"
 	# shellcheck disable=SC2086 # the arguments are words
-	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
-		${SIM_ARGS[$name]} --apn internet --apn ims --stats-file "$E2E_TMP/sim-$name.stats" \
-		>>"$E2E_TMP/sim-$name.log" 2>&1 &
-	SIM_PIDS[$name]=$!
-	E2E_PIDS+=($!)
-	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+	start_named_sim "$name" ${SIM_ARGS[$name]} --apn internet --apn ims \
+		--stats-file "$E2E_TMP/sim-$name.stats"
+	SIM_PIDS[$name]=$NAMED_SIM_PID
 }
 
 cat >"$E2E_TMP/qmapd.conf" <<CONF

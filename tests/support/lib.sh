@@ -288,6 +288,14 @@ start_system_bus() {
 	export DBUS_SYSTEM_BUS_ADDRESS=$BUS
 }
 
+# e2e_setup_bus: e2e_setup, then start_system_bus (no extra policy). $E2E_TMP is opened to every
+# user, as callers of other users (setpriv to nobody) reach the bus's socket in it.
+e2e_setup_bus() {
+	e2e_setup
+	chmod 755 "$E2E_TMP"
+	start_system_bus
+}
+
 # start_qmapd_dbus CONFIG: qmapd offering ModemManager's API on the private bus.
 start_qmapd_dbus() {
 	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --dbus-address "$BUS" \
@@ -295,6 +303,69 @@ start_qmapd_dbus() {
 	E2E_PIDS+=($!)
 	QMAPD_PID=$!
 	wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
+}
+
+# start_mbim_sim [extra qmapd-sim options...]: the MBIM modem of write_qmi_mbim_config
+# ($E2E_TMP/mbim.sock; network device simnet-m with 198.51.100.9), log sim-mbim.log; sets
+# SIM_MBIM_PID. The test gives its muxes and APNs, which differ from test to test.
+start_mbim_sim() {
+	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/mbim.sock" --netdev simnet-m \
+		--net-address 198.51.100.9/32 --mbim "$@" >"$E2E_TMP/sim-mbim.log" 2>&1 &
+	E2E_PIDS+=($!)
+	SIM_MBIM_PID=$!
+	wait_for 10 "the MBIM sim's socket" test -S "$E2E_TMP/mbim.sock"
+}
+
+# start_named_sim NAME [qmapd-sim options...]: one of a test's several modems: socket
+# $E2E_TMP/NAME.sock, network device simnet-NAME, log sim-NAME.log (appended to: a test may stop
+# it and start it again, and its old socket is removed first); sets NAMED_SIM_PID.
+start_named_sim() {
+	local name=$1
+	shift
+	rm -f "$E2E_TMP/$name.sock"
+	ip netns exec "$NS_NET" "$QMAPD_SIM" --socket "$E2E_TMP/$name.sock" --netdev "simnet-$name" \
+		"$@" >>"$E2E_TMP/sim-$name.log" 2>&1 &
+	E2E_PIDS+=($!)
+	NAMED_SIM_PID=$!
+	wait_for 10 "qmapd-sim $name's socket" test -S "$E2E_TMP/$name.sock"
+}
+
+# need_mmcli: ModemManager's own client for the D-Bus tests, from the Debian package, unpacked
+# and never installed (ModemManager itself would take the modems); sets MMCLI. Also the
+# private bus's daemon and jq, which reads mmcli -J.
+need_mmcli() {
+	need dbus-daemon dbus
+	need jq jq
+	MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
+}
+
+# mm ARGS...: mmcli on the private bus, its stderr kept in $E2E_TMP/mmcli.stderr (where
+# last_error finds ModemManager's error names); mmj: the same as JSON.
+mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
+mmj() { mm -J "$@"; }
+last_error() { grep -o "org.freedesktop.ModemManager1.Error.[A-Za-z.]*" "$E2E_TMP/mmcli.stderr" | tail -1; }
+
+# modem_count_is N: mmcli -L lists N modems.
+modem_count_is() { [ "$(mmj -L | jq -r '."modem-list" | length')" -eq "$1" ]; }
+
+# modem_of PORT: the modem's object path whose primary port is PORT. Which modem of the config
+# is which: the primary port names the control link, the bus's numbers follow the probe order.
+modem_of() {
+	local p
+	for p in $(mmj -L | jq -r '."modem-list"[]'); do
+		if [ "$(mmj -m "$p" | jq -r '.modem.generic["primary-port"]')" = "$1" ]; then
+			echo "$p"
+		fi
+	done
+}
+
+# find_qmi_mbim_modems: waits until both modems of write_qmi_mbim_config are on the bus; sets
+# Q and M to their object paths.
+find_qmi_mbim_modems() {
+	wait_for 20 "two modems on the bus" modem_count_is 2
+	Q=$(modem_of q.qmi)
+	M=$(modem_of m.mbim)
+	[ -n "$Q" ] && [ -n "$M" ] || fail "modems q ($Q) and m ($M) not both on the bus"
 }
 
 # start_qmapd CONFIG
