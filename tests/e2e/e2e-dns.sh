@@ -146,7 +146,6 @@ wait_for 10 "qmapd owning ModemManager's name over the read-only socket" \
 	grep -q "dbus: owning org.freedesktop.ModemManager1" "$E2E_TMP/qmapd.log"
 
 # A bearer over D-Bus: NetworkManager (or whoever connected) does its DNS, qmapd does not.
-mm() { "$MMCLI" "$@" 2>>"$E2E_TMP/mmcli.stderr"; }
 MODEM=$(mm -J -L | jq -r '."modem-list"[0]')
 [ "$MODEM" != null ] && [ -n "$MODEM" ] || fail "no modem on the bus"
 mm -m "$MODEM" --simple-connect="apn=internet,ip-type=ipv4" >/dev/null ||
