@@ -18,7 +18,7 @@
 # after the change the shaper's rate first lay within 70-100% of the new rate.
 # Usage: tests/bench/latency-dl.sh BUILD_DIR   env: RATES ("10 50 200"), MODES ("none fixed
 #        auto"), LOADS ("down updown"), SECS (10), DL_BUFFER (500), ECN (0), MOVING (""),
-#        PHASE (10), SETTLE (2)
+#        PHASE (10), SETTLE (2), CC (cubic: the senders' congestion control)
 # Needs root; runs in namespaces it creates and deletes, traffic on documentation ranges only.
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)

@@ -15,7 +15,7 @@
 # Usage: tests/bench/latency.sh BUILD_DIR   env: RATES ("10 50 200", Mbit/s),
 #        MODES ("fifo fq-codel shaper"), LOADS ("up updown"), SECS (10), ECN (0: TCP as
 #        Debian ships it, not asking for ECN; 1: the host asks), MODEM_BUFFER (32768),
-#        DELAY (10 ms one way)
+#        DELAY (10 ms one way), CC (cubic: the senders' congestion control)
 # Needs root; runs in namespaces it creates and deletes, traffic on documentation ranges only.
 BUILD_DIR=${1:?usage: $0 BUILD_DIR}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
