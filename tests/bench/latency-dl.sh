@@ -75,7 +75,7 @@ if [ -n "$MOVING" ]; then
 		idle=$(idle_p50)
 		rm -f "$E2E_TMP/trace"
 		t0=$(date +%s.%N)
-		in_host iperf3 -c 198.51.100.1 -R -t "$total" -P 4 -J >"$E2E_TMP/down.json" &
+		iperf_load -R -t "$total" -P 4 -J >"$E2E_TMP/down.json" &
 		down=$!
 		in_host ping -D -c $((total * 100 - 50)) -i 0.01 -W 2 198.51.100.1 \
 			>"$E2E_TMP/load.log" &
@@ -143,11 +143,11 @@ for rate in $RATES; do
 		start_pair "$mode" "$rate"
 		for load in $LOADS; do
 			idle=$(idle_p50)
-			in_host iperf3 -c 198.51.100.1 -R -t "$SECS" -P 4 -J >"$E2E_TMP/down.json" &
+			iperf_load -R -t "$SECS" -P 4 -J >"$E2E_TMP/down.json" &
 			down=$!
 			up=
 			if [ "$load" = updown ]; then
-				in_host iperf3 -c 198.51.100.1 -p 5202 -t "$SECS" -P 4 -J \
+				iperf_load -p 5202 -t "$SECS" -P 4 -J \
 					>"$E2E_TMP/up.json" &
 				up=$!
 			fi

@@ -64,11 +64,11 @@ for rate in $RATES; do
 			d0=$(qstat "mux 1 " ulq_drops_codel)
 			o0=$(qstat "mux 1 " ulq_drops_overlimit)
 			m0=$(qstat "mux 1 " ulq_ecn_marks)
-			in_host iperf3 -c 198.51.100.1 -t "$SECS" -P 4 -J >"$E2E_TMP/up.json" &
+			iperf_load -t "$SECS" -P 4 -J >"$E2E_TMP/up.json" &
 			up=$!
 			down=
 			if [ "$load" = updown ]; then
-				in_host iperf3 -c 198.51.100.1 -p 5202 -R -t "$SECS" -P 4 -J \
+				iperf_load -p 5202 -R -t "$SECS" -P 4 -J \
 					>"$E2E_TMP/down.json" &
 				down=$!
 			fi
