@@ -336,6 +336,8 @@ void datapath_bulk_in(void *userdata, uint8_t *buf, size_t len)
 {
 	struct datapath *dp = userdata;
 
+	if (_unlikely_(dp->dl_auto != NULL))
+		dp->dl_auto_now = datapath_clock_ns();
 	if (datapath_is_ntb(dp)) {
 		if (_unlikely_(dp->dlq != NULL))
 			datapath_ntb_bulk_in(dp, buf, len, true);

@@ -122,6 +122,13 @@ struct datapath {
 	struct ulq_shaper dl_shaper;
 	ev_timer dl_shaper_timer;
 	struct dl_auto *dl_auto;
+	/*
+	 * dl_auto's clock, read once per IN transfer: the loop's time is the time the loop woke,
+	 * and a packet handled later in the same turn (the host preempted qmapd, a long batch)
+	 * would read as sent later than it was; dl_auto's per-flow minimum takes such an early
+	 * reading as the empty path's delay and sees a queue that is not there ever after.
+	 */
+	uint64_t dl_auto_now;
 	uint64_t dl_shaper_fixed; /* the configured rate; 0 with auto */
 
 	/* The uplink aggregate being filled; with NTB framing ul_ntb builds it. */
@@ -216,6 +223,8 @@ void datapath_ul_transfers_freed(struct datapath *dp);
 /* The queue for fq-codel muxes, allocated once with the first. 0 or -ENOMEM. */
 int datapath_ulq_get(struct datapath *dp);
 uint64_t datapath_now_ns(const struct datapath *dp);
+/* CLOCK_MONOTONIC now, nanoseconds (a vDSO read, not the loop's cached time). */
+uint64_t datapath_clock_ns(void);
 /* Hand the OUT completions since the last call to the in-flight limit, as one batch. */
 void datapath_ul_sync_completions(struct datapath *dp);
 

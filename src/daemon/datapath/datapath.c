@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "counters.h"
 #include "datapath-internal.h"
@@ -55,6 +56,14 @@ static void datapath_on_shaper_timer(struct ev_loop *loop, ev_timer *w, int reve
 uint64_t datapath_now_ns(const struct datapath *dp)
 {
 	return (uint64_t)(ev_now(dp->loop) * 1e9);
+}
+
+uint64_t datapath_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 int datapath_ulq_get(struct datapath *dp)

@@ -44,7 +44,7 @@ int datapath_dlq_new(struct datapath *dp, const struct config_device *dev)
 		dp->dl_auto = malloc(sizeof(*dp->dl_auto));
 		if (!dp->dl_auto)
 			return log_error_errno(-ENOMEM, "datapath: out of memory");
-		dl_auto_init(dp->dl_auto, datapath_now_ns(dp));
+		dl_auto_init(dp->dl_auto, datapath_clock_ns());
 	}
 	r = ulq_new(&p, &dp->dlq);
 	if (r < 0)
@@ -75,7 +75,7 @@ bool datapath_dlq_enqueue(struct datapath *dp, struct mux *m, const uint8_t *pkt
 	uint64_t now = datapath_now_ns(dp);
 
 	if (dp->dl_auto) {
-		dp->dl_shaper.rate_bps = dl_auto_packet(dp->dl_auto, pkt, len, now);
+		dp->dl_shaper.rate_bps = dl_auto_packet(dp->dl_auto, pkt, len, dp->dl_auto_now);
 		/* Pass-through while nothing waits: no copy, as without a shaper. */
 		if (dp->dl_shaper.rate_bps == 0 && q->packets == 0)
 			return false;
