@@ -79,6 +79,9 @@ struct sim_mbim {
 	struct session sessions[SIM_MBIM_SESSIONS];
 	const struct sim_mbim_provider *provider; /* registered in by hand; NULL: home, automatic */
 	bool register_denied;			  /* a manual choice the network refused */
+	/* REGISTER_STATE as the host last heard it (FNV-1a of the information buffer; 0 =
+	 * not since OPEN): a change becomes an indication (sim_mbim_tick). */
+	uint32_t register_told;
 
 	/* Reassembly of a fragmented COMMAND. */
 	uint8_t *frag;
@@ -230,6 +233,7 @@ static void end_sessions(struct sim_mbim *m)
 void sim_mbim_reset(struct sim_mbim *m)
 {
 	m->open = false;
+	m->register_told = 0;
 	m->frag_total = 0;
 	end_sessions(m);
 }
@@ -605,12 +609,9 @@ static bool register_set(struct sim_mbim *m, const struct req *r)
 	return true;
 }
 
-static void answer_register_state(struct sim_mbim *m, const struct req *r)
+/* MBIM_REGISTRATION_STATE_INFO: what the REGISTER_STATE answer and indication carry. */
+static void register_state_info(const struct sim_mbim *m, struct info *ib)
 {
-	struct info ib;
-
-	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET && !register_set(m, r))
-		return;
 	bool registered = m->radio_on && sim_status(m) == MBIM_STATUS_ERROR_NONE;
 	const struct sim_mbim_provider *cur = m->provider ? m->provider : &providers[0];
 	bool denied = registered && m->register_denied;
@@ -618,23 +619,62 @@ static void answer_register_state(struct sim_mbim *m, const struct req *r)
 	/* A visited network while the test's switch exists. */
 	bool roaming = m->opts.roaming_file[0] && access(m->opts.roaming_file, F_OK) == 0;
 
-	info_init(&ib, 48);
-	info_u32(&ib, 0, denied ? 11 /* PLMN not allowed */ : MBIM_NW_ERROR_NONE);
-	info_u32(&ib, 4,
+	info_init(ib, 48);
+	info_u32(ib, 0, denied ? 11 /* PLMN not allowed */ : MBIM_NW_ERROR_NONE);
+	info_u32(ib, 4,
 		 denied	       ? MBIM_REGISTER_STATE_DENIED
 		 : !registered ? MBIM_REGISTER_STATE_DEREGISTERED
 		 : roaming     ? MBIM_REGISTER_STATE_ROAMING
 			       : MBIM_REGISTER_STATE_HOME);
-	info_u32(&ib, 8,
+	info_u32(ib, 8,
 		 m->provider || m->register_denied ? MBIM_REGISTER_MODE_MANUAL
 						   : MBIM_REGISTER_MODE_AUTOMATIC);
-	info_u32(&ib, 12, registered ? MBIM_DATA_CLASS_LTE : 0);
-	info_u32(&ib, 16, MBIM_CELLULAR_CLASS_GSM);
-	info_string(&ib, 20, registered ? cur->id : "");
-	info_string(&ib, 28, registered ? cur->name : "");
-	info_string(&ib, 36, "");
-	info_u32(&ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
+	info_u32(ib, 12, registered ? MBIM_DATA_CLASS_LTE : 0);
+	info_u32(ib, 16, MBIM_CELLULAR_CLASS_GSM);
+	info_string(ib, 20, registered ? cur->id : "");
+	info_string(ib, 28, registered ? cur->name : "");
+	info_string(ib, 36, "");
+	info_u32(ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
+}
+
+static uint32_t info_hash(const struct info *ib)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < ib->len; i++)
+		h = (h ^ ib->b[i]) * 16777619u;
+	return h ? h : 1;
+}
+
+static void answer_register_state(struct sim_mbim *m, const struct req *r)
+{
+	struct info ib;
+
+	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET && !register_set(m, r))
+		return;
+	register_state_info(m, &ib);
+	m->register_told = info_hash(&ib);
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
+}
+
+void sim_mbim_tick(struct sim_mbim *m)
+{
+	struct info ib;
+
+	if (!m->open)
+		return;
+	register_state_info(m, &ib);
+	uint32_t h = info_hash(&ib);
+	if (h == m->register_told)
+		return;
+	bool first = m->register_told == 0;
+	m->register_told = h;
+	if (first)
+		return; /* nothing told since OPEN: nothing changed for the host */
+	mlog(m, LOG_INFO, "mbim: registration changed: REGISTER_STATE indication");
+	send_command_message(m, true, 0,
+			     (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
+			     MBIM_CID_REGISTER_STATE, 0, ib.b, ib.len);
 }
 
 static void answer_packet_service(struct sim_mbim *m, const struct req *r)
@@ -1561,6 +1601,7 @@ int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len)
 		end_sessions(m);
 		m->frag_total = 0;
 		m->open = true;
+		m->register_told = 0;
 		m->max_transfer = max;
 		mlog(m, LOG_INFO, "mbim: opened, max control transfer %u", max);
 		send_libmbim(m, mbim_message_open_done_new(tid, MBIM_STATUS_ERROR_NONE));

@@ -206,6 +206,9 @@ int sim_mbim_deliver_sms(struct sim_mbim *m, const uint8_t *pdu, size_t len);
 
 /* An IP context is active on this session id: the data side may carry its traffic. */
 bool sim_mbim_session_active(const struct sim_mbim *m, unsigned session_id);
+/* Called a few times a second while open: a change of registration (roaming file, radio,
+ * PIN, a network chosen) becomes a REGISTER_STATE indication, as real devices send it. */
+void sim_mbim_tick(struct sim_mbim *m);
 bool sim_mbim_is_open(const struct sim_mbim *m);
 
 const struct sim_mbim_stats *sim_mbim_get_stats(const struct sim_mbim *m);

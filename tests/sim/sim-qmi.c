@@ -130,6 +130,10 @@ struct sim_qmi {
 		uint16_t len;
 	} sms[SIM_QMI_SMS_MAX];
 	bool wms_report[256];
+	/* NAS: the clients that asked for Serving System indications (Register Indications),
+	 * and the registration they were last told about (sim_qmi_tick). */
+	bool nas_serving_ind[256];
+	int serving_told; /* serving_state() when last compared; -1 never */
 	uint16_t next_message_id;
 	/* NAS system selection: what Set System Selection Preference left. */
 	uint16_t mode_pref;		       /* QmiNasRatModePreference */
@@ -314,6 +318,8 @@ static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
 	}
 	if (svc == SVC_WMS)
 		q->wms_report[cid] = false;
+	if (svc == SVC_NAS)
+		q->nas_serving_ind[cid] = false;
 	cid_set(q, svc, cid, false);
 }
 
@@ -1266,68 +1272,130 @@ static bool registered(const struct sim_qmi *q)
  * Not registered, detached, no radio in service: a modem whose SIM waits for its PIN
  * (NOT_REGISTERED) or one still searching after power-up (--register-delay).
  */
-static void nas_serving_system_unregistered(struct sim_qmi *q, const struct req *r,
-					    QmiNasRegistrationState state)
+static bool put_serving_unregistered(QmiMessage *m, QmiNasRegistrationState state)
 {
-	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
-	bool ok = off && qmi_message_tlv_write_guint8(resp, (uint8_t)state, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_NETWORK_TYPE_UNKNOWN, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, 0, NULL) &&
-		  qmi_message_tlv_write_complete(resp, off, NULL);
-	reply(q, r, resp, ok);
+	gsize off = qmi_message_tlv_write_init(m, 0x01, NULL);
+
+	return off && qmi_message_tlv_write_guint8(m, (uint8_t)state, NULL) &&
+	       qmi_message_tlv_write_guint8(m, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+	       qmi_message_tlv_write_guint8(m, QMI_NAS_ATTACH_STATE_DETACHED, NULL) &&
+	       qmi_message_tlv_write_guint8(m, QMI_NAS_NETWORK_TYPE_UNKNOWN, NULL) &&
+	       qmi_message_tlv_write_guint8(m, 0, NULL) &&
+	       qmi_message_tlv_write_complete(m, off, NULL);
+}
+
+/* The registration as Get Serving System and its indication tell it. */
+enum serving_state {
+	SERVING_DENIED,
+	SERVING_IDLE,
+	SERVING_SEARCHING,
+	SERVING_HOME,
+	SERVING_ROAMING
+};
+
+static enum serving_state serving_state(const struct sim_qmi *q)
+{
+	if (!sim_locked(q) && registered(q) && q->manual_denied)
+		return SERVING_DENIED;
+	if (sim_locked(q) || !registered(q))
+		return sim_locked(q) || q->low_power ? SERVING_IDLE : SERVING_SEARCHING;
+	return roaming(q) ? SERVING_ROAMING : SERVING_HOME;
+}
+
+/* The Serving System TLVs: the same in the Get answer and in the indication. */
+static bool put_serving_system(const struct sim_qmi *q, QmiMessage *m)
+{
+	enum serving_state st = serving_state(q);
+
+	if (st == SERVING_DENIED)
+		return put_serving_unregistered(m, QMI_NAS_REGISTRATION_STATE_REGISTRATION_DENIED);
+	if (st == SERVING_IDLE)
+		return put_serving_unregistered(m, QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED);
+	if (st == SERVING_SEARCHING)
+		return put_serving_unregistered(
+			m, QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
+
+	const struct sim_qmi_network *net = q->network ? q->network : &sim_qmi_networks[0];
+	gsize off = qmi_message_tlv_write_init(m, 0x01, NULL);
+	bool ok = off &&
+		  qmi_message_tlv_write_guint8(m, QMI_NAS_REGISTRATION_STATE_REGISTERED, NULL) &&
+		  qmi_message_tlv_write_guint8(m, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(m, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
+		  qmi_message_tlv_write_guint8(m, QMI_NAS_NETWORK_TYPE_3GPP, NULL) &&
+		  qmi_message_tlv_write_guint8(m, 1, NULL) &&
+		  qmi_message_tlv_write_gint8(m, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
+		  qmi_message_tlv_write_complete(m, off, NULL);
+
+	ok = ok && put_u8(m, 0x10,
+			  st == SERVING_ROAMING ? QMI_NAS_ROAMING_INDICATOR_STATUS_ON
+						: QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
+
+	off = ok ? qmi_message_tlv_write_init(m, 0x11, NULL) : 0;
+	ok = off && qmi_message_tlv_write_guint8(m, 1, NULL) &&
+	     qmi_message_tlv_write_guint8(m, QMI_NAS_DATA_CAPABILITY_LTE, NULL) &&
+	     qmi_message_tlv_write_complete(m, off, NULL);
+
+	/* PLMN 001/01, the 3GPP test network, or the one chosen by hand; the name inside a
+	 * sequence has a u8 length. */
+	off = ok ? qmi_message_tlv_write_init(m, 0x12, NULL) : 0;
+	ok = off && qmi_message_tlv_write_guint16(m, QMI_ENDIAN_LITTLE, net->mcc, NULL) &&
+	     qmi_message_tlv_write_guint16(m, QMI_ENDIAN_LITTLE, net->mnc, NULL) &&
+	     qmi_message_tlv_write_string(m, 1, net->name, -1, NULL) &&
+	     qmi_message_tlv_write_complete(m, off, NULL);
+
+	return ok && put_u32(m, 0x1D, 0x0001a2d1) /* cell id */ &&
+	       put_u16(m, 0x24, 0x0001) /* tracking area code */;
 }
 
 static void nas_get_serving_system(struct sim_qmi *q, const struct req *r)
 {
-	if (!sim_locked(q) && registered(q) && q->manual_denied) {
-		nas_serving_system_unregistered(q, r,
-						QMI_NAS_REGISTRATION_STATE_REGISTRATION_DENIED);
-		return;
-	}
-	if (sim_locked(q) || !registered(q)) {
-		nas_serving_system_unregistered(
-			q, r,
-			sim_locked(q) || q->low_power
-				? QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED
-				: QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING);
-		return;
-	}
 	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
-	const struct sim_qmi_network *net = q->network ? q->network : &sim_qmi_networks[0];
-	gsize off = qmi_message_tlv_write_init(resp, 0x01, NULL);
 
-	bool ok = off &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_REGISTRATION_STATE_REGISTERED, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_ATTACH_STATE_ATTACHED, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, QMI_NAS_NETWORK_TYPE_3GPP, NULL) &&
-		  qmi_message_tlv_write_guint8(resp, 1, NULL) &&
-		  qmi_message_tlv_write_gint8(resp, QMI_NAS_RADIO_INTERFACE_LTE, NULL) &&
-		  qmi_message_tlv_write_complete(resp, off, NULL);
+	reply(q, r, resp, put_serving_system(q, resp));
+}
 
-	ok = ok && put_u8(resp, 0x10,
-			  roaming(q) ? QMI_NAS_ROAMING_INDICATOR_STATUS_ON
-				     : QMI_NAS_ROAMING_INDICATOR_STATUS_OFF);
+/*
+ * Register Indications: each TLV an on/off byte for one kind of NAS indication. Serving System
+ * events (0x13) is the one the sim sends; the others are accepted and not sent, as a modem
+ * does for a radio it does not have.
+ */
+static void nas_register_indications(struct sim_qmi *q, const struct req *r)
+{
+	uint8_t on = 0;
+	int have = get_u8(r, 0x13, &on);
 
-	off = ok ? qmi_message_tlv_write_init(resp, 0x11, NULL) : 0;
-	ok = off && qmi_message_tlv_write_guint8(resp, 1, NULL) &&
-	     qmi_message_tlv_write_guint8(resp, QMI_NAS_DATA_CAPABILITY_LTE, NULL) &&
-	     qmi_message_tlv_write_complete(resp, off, NULL);
+	if (have < 0) {
+		reply_error(q, r, QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+		return;
+	}
+	if (have)
+		q->nas_serving_ind[r->cid] = on != 0;
+	g_autoptr(QmiMessage) resp = qmi_message_response_new(r->m, QMI_PROTOCOL_ERROR_NONE);
+	reply(q, r, resp, true);
+}
 
-	/* PLMN 001/01, the 3GPP test network, or the one chosen by hand; the name inside a
-	 * sequence has a u8 length. */
-	off = ok ? qmi_message_tlv_write_init(resp, 0x12, NULL) : 0;
-	ok = off && qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, net->mcc, NULL) &&
-	     qmi_message_tlv_write_guint16(resp, QMI_ENDIAN_LITTLE, net->mnc, NULL) &&
-	     qmi_message_tlv_write_string(resp, 1, net->name, -1, NULL) &&
-	     qmi_message_tlv_write_complete(resp, off, NULL);
+void sim_qmi_tick(struct sim_qmi *q)
+{
+	int now = (int)serving_state(q);
 
-	ok = ok && put_u32(resp, 0x1D, 0x0001a2d1) /* cell id */ &&
-	     put_u16(resp, 0x24, 0x0001) /* tracking area code */;
-	reply(q, r, resp, ok);
+	bool first = q->serving_told < 0;
+
+	if (q->serving_told == now)
+		return;
+	q->serving_told = now;
+	if (first)
+		return; /* the first look: nothing changed for anyone yet */
+	for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++) {
+		if (!q->nas_serving_ind[cid])
+			continue;
+		g_autoptr(QmiMessage) m = qmi_message_new(QMI_SERVICE_NAS, (guint8)cid, 0, 0x0024);
+		m->data[3] = QMUX_FLAG_MODEM;
+		m->data[SDU_OFFSET] = SVC_FLAG_INDICATION;
+		if (!put_serving_system(q, m))
+			continue;
+		q->stats.qmi_indications++;
+		send_raw(q, m);
+	}
 }
 
 static bool put_strength(QmiMessage *m, uint8_t type, int8_t value)
@@ -2572,6 +2640,7 @@ static const struct handler handlers[] = {
 	{ QMI_SERVICE_DMS, 0x003C, dms_uim_get_iccid },
 	{ QMI_SERVICE_DMS, 0x0043, dms_uim_get_imsi },
 	{ QMI_SERVICE_DMS, 0x0045, dms_get_band_capabilities },
+	{ QMI_SERVICE_NAS, 0x0003, nas_register_indications },
 	{ QMI_SERVICE_NAS, 0x0020, nas_get_signal_strength },
 	{ QMI_SERVICE_NAS, 0x0021, nas_network_scan },
 	{ QMI_SERVICE_NAS, 0x0022, nas_initiate_network_register },
@@ -2721,6 +2790,7 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	q->registered_at = g_get_monotonic_time() + (gint64)opts->quirks.register_delay_ms * 1000;
 	q->mode_pref = QMI_NAS_RAT_MODE_PREFERENCE_LTE;
 	q->lte_band_pref[0] = SIM_QMI_LTE_BANDS;
+	q->serving_told = -1;
 	q->cb = *cb;
 	q->userdata = userdata;
 	q->format = opts->limits;

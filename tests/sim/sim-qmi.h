@@ -335,6 +335,10 @@ int sim_qmi_handle(struct sim_qmi *q, const uint8_t *buf, size_t len);
  * nothing more is sent for the current message.
  */
 void sim_qmi_reset(struct sim_qmi *q);
+/* Called a few times a second: a change of registration (roaming file, register delay, PIN,
+ * low power, a network chosen) becomes a Serving System indication to the NAS clients that
+ * asked for one (Register Indications). */
+void sim_qmi_tick(struct sim_qmi *q);
 
 /* The network ends every connected session (indication with a call end reason). Returns
  * how many ended. */

@@ -113,6 +113,7 @@ struct sim {
 	ev_io io_conn_write;
 	ev_io io_tun;
 	ev_timer flush_timer;
+	ev_timer state_timer; /* registration changes become indications (sim_*_tick) */
 
 	/* Uplink: SIM_UL_BATCH messages of ul_msg_size, headers included. */
 	uint8_t *ul_buf;
@@ -1513,6 +1514,21 @@ static void on_tun_readable(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+/* A real modem tells its registration as it changes; the sim looks a few times a second. */
+#define SIM_STATE_TICK_SECONDS 0.2
+
+static void on_state_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sim *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (s->mbim)
+		sim_mbim_tick(s->mbim);
+	else
+		sim_qmi_tick(s->qmi);
+}
+
 static void on_flush_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct sim *s = w->data;
@@ -2305,6 +2321,9 @@ int sim_new(struct ev_loop *loop, const struct sim_options *opts, struct sim **r
 	ev_io_init(&s->io_conn_write, on_conn_writable, -1, EV_WRITE);
 	ev_io_init(&s->io_tun, on_tun_readable, -1, EV_READ);
 	ev_timer_init(&s->flush_timer, on_flush_timer, 0., 0.);
+	ev_timer_init(&s->state_timer, on_state_timer, SIM_STATE_TICK_SECONDS,
+		      SIM_STATE_TICK_SECONDS);
+	s->state_timer.data = s;
 	ev_io_init(&s->io_radio_timer, on_radio_timer, -1, EV_READ);
 	ev_timer_init(&s->dl_pace_timer, on_dl_pace_timer, 0., 0.);
 	s->io_radio_timer.data = s->dl_pace_timer.data = s;
@@ -2462,6 +2481,7 @@ int sim_start(struct sim *s)
 	ev_io_start(s->loop, &s->io_tun);
 	ev_io_set(&s->io_listen, s->listen_fd, EV_READ);
 	ev_io_start(s->loop, &s->io_listen);
+	ev_timer_start(s->loop, &s->state_timer);
 	const char *offload = !s->opts.offload ? "no offload"
 			      : nd->uso	       ? "checksum, TSO and USO offload"
 					       : "checksum and TSO offload";
@@ -2490,6 +2510,7 @@ struct sim *sim_free(struct sim *s)
 	ev_io_stop(s->loop, &s->io_listen);
 	ev_io_stop(s->loop, &s->io_tun);
 	ev_timer_stop(s->loop, &s->flush_timer);
+	ev_timer_stop(s->loop, &s->state_timer);
 	ev_io_stop(s->loop, &s->io_radio_timer);
 	ev_timer_stop(s->loop, &s->dl_pace_timer);
 	s->radio = sim_radio_free(s->radio);

@@ -388,6 +388,69 @@ TEST(dms_nas)
 	EXPECT_TRUE(v && len == 2 && (int8_t)v[0] == -65 && v[1] == 8);
 }
 
+/*
+ * Serving System indications: only to a NAS client that asked (Register Indications, TLV 0x13
+ * on), once per change of registration (the roaming switch), with the Get answer's TLVs; a
+ * malformed on/off byte is refused.
+ */
+TEST(nas_serving_system_indication)
+{
+	char roam[] = "/tmp/test-sim-qmi-roam.XXXXXX";
+	int fd = mkstemp(roam);
+
+	EXPECT_TRUE(fd >= 0);
+	close(fd);
+	unlink(roam);
+	snprintf(opts.quirks.roaming_file, sizeof(opts.quirks.roaming_file), "%s", roam);
+	engine_new();
+	uint8_t told = allocate(QMI_SERVICE_NAS), other = allocate(QMI_SERVICE_NAS);
+
+	QmiMessage *req = request(QMI_SERVICE_NAS, told, 0x0003);
+	add_bytes(req, 0x13, "\x01\x00", 2);
+	EXPECT_EQ(result_of(exchange(req)), QMI_PROTOCOL_ERROR_MALFORMED_MESSAGE);
+	req = request(QMI_SERVICE_NAS, told, 0x0003);
+	add_u8(req, 0x13, 1);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+
+	sent_clear();
+	sim_qmi_tick(q); /* the first look: nothing changed yet */
+	sim_qmi_tick(q);
+	EXPECT_EQ(sent->len, 0u);
+
+	fd = open(roam, O_CREAT | O_WRONLY, 0600);
+	EXPECT_TRUE(fd >= 0);
+	close(fd);
+	sim_qmi_tick(q);
+	EXPECT_EQ(sent->len, 1u);
+	QmiMessage *ind = sent_at(0);
+	EXPECT_TRUE(ind && qmi_message_is_indication(ind));
+	if (ind) {
+		EXPECT_EQ(qmi_message_get_service(ind), QMI_SERVICE_NAS);
+		EXPECT_EQ(qmi_message_get_client_id(ind), told);
+		EXPECT_EQ(qmi_message_get_message_id(ind), 0x0024);
+		EXPECT_EQ(tlv_u8(ind, 0x10), 0); /* roaming on */
+	}
+	sent_clear();
+	sim_qmi_tick(q); /* no change, no indication */
+	EXPECT_EQ(sent->len, 0u);
+	unlink(roam);
+	sim_qmi_tick(q);
+	EXPECT_EQ(sent->len, 1u);
+	EXPECT_EQ(tlv_u8(sent_at(0), 0x10), 1); /* home again */
+
+	/* Turned off: no more. */
+	req = request(QMI_SERVICE_NAS, told, 0x0003);
+	add_u8(req, 0x13, 0);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	(void)other;
+	fd = open(roam, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	sent_clear();
+	sim_qmi_tick(q);
+	EXPECT_EQ(sent->len, 0u);
+	unlink(roam);
+}
+
 /* NAS system selection, scan and registration as libqmi defines the messages. */
 TEST(nas_selection_scan_register)
 {
