@@ -45,6 +45,7 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 	}
 	ev_timer_stop(mm->loop, &mm->radio_poll);
 	mbim_sms_stop(mm);
+	mbim_register_watch_stop(mm);
 	if (mm->device && mbim_device_is_open(mm->device))
 		/* Through the proxy this only lets go of our client: the function stays open for
 		 * others (mbimcli -p) and is closed by the proxy when nobody is left. */
@@ -93,16 +94,22 @@ static void command(struct mbim_modem *mm, MbimMessage *msg, guint timeout, GAsy
 
 /* ---- registration (status only; also polled) --------------------------------------- */
 
-bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *resp, GError **error)
+bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *msg, GError **error)
 {
 	MbimNwError nw_error;
 	MbimRegisterState reg;
 	MbimDataClass classes;
 	g_autofree gchar *provider_id = NULL, *provider_name = NULL;
+	/* The answer and the indication carry the same MBIM_REGISTRATION_STATE_INFO. */
+	gboolean ok = mbim_message_get_message_type(msg) == MBIM_MESSAGE_TYPE_INDICATE_STATUS
+			      ? mbim_message_register_state_notification_parse(
+					msg, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
+					&provider_name, NULL, NULL, error)
+			      : mbim_message_register_state_response_parse(
+					msg, &nw_error, &reg, NULL, &classes, NULL, &provider_id,
+					&provider_name, NULL, NULL, error);
 
-	if (!mbim_message_register_state_response_parse(resp, &nw_error, &reg, NULL, &classes, NULL,
-							&provider_id, &provider_name, NULL, NULL,
-							error))
+	if (!ok)
 		return false;
 	snprintf(mm->registration, sizeof(mm->registration), "%s", mbim_map_registration(reg));
 	snprintf(mm->access_technology, sizeof(mm->access_technology), "%s",
@@ -224,6 +231,7 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 		       mm->n_own_numbers == 1 ? "" : "s");
 	ev_timer_again(mm->loop, &mm->radio_poll);
 	mbim_sms_start(mm);
+	mbim_register_watch_start(mm);
 	if (mm->cb.on_ready)
 		mm->cb.on_ready(mm->userdata);
 }

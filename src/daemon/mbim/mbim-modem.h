@@ -107,7 +107,8 @@ struct mbim_modem {
 	/* SMS (mbim-sms.c): storage initialized (SMS_CONFIGURATION), new-message indications */
 	bool sms_ready;
 	unsigned sms_received;
-	gulong indicate_id; /* the device's indicate-status handler */
+	gulong indicate_id;	     /* the device's indicate-status handler */
+	gulong register_indicate_id; /* the same, for REGISTER_STATE (mbim-register-watch.c) */
 };
 
 int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
@@ -116,9 +117,14 @@ struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
 
 /* The transport says the modem is there / gone. */
 void mbim_modem_start(struct mbim_modem *mm);
-/* A REGISTER_STATE answer read into registration, technology and provider; false (error
- * set) when it does not parse. */
-bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *resp, GError **error);
+/* A REGISTER_STATE answer or indication read into registration, technology and provider;
+ * false (error set) when it does not parse. */
+bool mbim_modem_register_state(struct mbim_modem *mm, MbimMessage *msg, GError **error);
+
+/* mbim-register-watch.c: REGISTER_STATE indications (registration as it changes, not at the
+ * next poll), from ready until the modem is reset. */
+void mbim_register_watch_start(struct mbim_modem *mm);
+void mbim_register_watch_stop(struct mbim_modem *mm);
 /* mbim-provider.c: VISIBLE_PROVIDERS (scan) and REGISTER_STATE set (manual or automatic
  * registration); done() exactly once (cancelled: -ENODEV; denied: -EACCES). */
 void mbim_provider_scan(struct mbim_modem *mm, modem_scan_done done, void *userdata);

@@ -97,6 +97,7 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	}
 	ev_timer_stop(qm->loop, &qm->radio_poll);
 	qmi_sms_stop(qm);
+	qmi_nas_watch_stop(qm);
 	qm->cell = (struct modem_cell){ 0 };
 	/* Give the client ids back so the modem does not run out of them. */
 	if (qm->device && qm->state == MODEM_CONTROL_READY)
@@ -206,31 +207,24 @@ static void nas_serving_system_ready(GObject *src, GAsyncResult *res, gpointer u
 		log_modem_debug(qm->path, "serving system: %s", error->message);
 		return;
 	}
-	qmi_modem_serving_system(qm, out);
+	struct qmi_serving sv;
+	QMI_SERVING_READ(qmi_message_nas_get_serving_system_output, out, &sv);
+	qmi_modem_serving_system(qm, &sv);
 }
 
-void qmi_modem_serving_system(struct qmi_modem *qm, QmiMessageNasGetServingSystemOutput *out)
+void qmi_modem_serving_system(struct qmi_modem *qm, const struct qmi_serving *sv)
 {
-	QmiNasRegistrationState reg;
-	QmiNasAttachState ps;
-	QmiNasRoamingIndicatorStatus roaming;
-	GArray *radio = NULL;
-	guint16 mcc, mnc;
-	const char *desc = NULL;
-
-	if (!qmi_message_nas_get_serving_system_output_get_serving_system(out, &reg, NULL, &ps,
-									  NULL, &radio, NULL))
+	if (!sv->valid)
 		return;
-	qm->info.ps_attached = ps == QMI_NAS_ATTACH_STATE_ATTACHED   ? 1
-			       : ps == QMI_NAS_ATTACH_STATE_DETACHED ? 0
-								     : -1;
+	QmiNasRegistrationState reg = sv->reg;
+	qm->info.ps_attached = sv->ps == QMI_NAS_ATTACH_STATE_ATTACHED	 ? 1
+			       : sv->ps == QMI_NAS_ATTACH_STATE_DETACHED ? 0
+									 : -1;
 	const char *state = "unknown";
 	switch (reg) {
 	case QMI_NAS_REGISTRATION_STATE_REGISTERED:
 		state = "home";
-		if (qmi_message_nas_get_serving_system_output_get_roaming_indicator(out, &roaming,
-										    NULL) &&
-		    roaming == QMI_NAS_ROAMING_INDICATOR_STATUS_ON)
+		if (sv->have_roaming && sv->roaming == QMI_NAS_ROAMING_INDICATOR_STATUS_ON)
 			state = "roaming";
 		break;
 	case QMI_NAS_REGISTRATION_STATE_NOT_REGISTERED_SEARCHING:
@@ -247,35 +241,28 @@ void qmi_modem_serving_system(struct qmi_modem *qm, QmiMessageNasGetServingSyste
 	}
 	snprintf(qm->registration, sizeof(qm->registration), "%s", state);
 	/* The cell, for the 3GPP location source (ModemManager reads the same TLVs). */
-	guint32 cid = 0;
-	guint16 lac = 0, tac = 0;
-	bool have_cid = qmi_message_nas_get_serving_system_output_get_cid_3gpp(out, &cid, NULL);
-	if (!qmi_message_nas_get_serving_system_output_get_lac_3gpp(out, &lac, NULL))
-		lac = 0;
-	if (!qmi_message_nas_get_serving_system_output_get_lte_tac(out, &tac, NULL))
-		tac = 0;
 	qm->cell = (struct modem_cell){ .known = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED &&
-						 have_cid,
-					.cell_id = cid,
-					.lac = lac,
-					.tac = tac };
+						 sv->have_cid,
+					.cell_id = sv->cid,
+					.lac = sv->lac,
+					.tac = sv->tac };
 	qm->radio_poll.repeat = reg == QMI_NAS_REGISTRATION_STATE_REGISTERED
 					? QMI_RADIO_POLL_SECONDS
 					: QMI_RADIO_SEARCH_POLL_SECONDS;
 	ev_timer_again(qm->loop, &qm->radio_poll);
 	qm->access_technology[0] = '\0';
-	if (radio && radio->len > 0) {
+	if (sv->radio && sv->radio->len > 0) {
 		const char *s = qmi_nas_radio_interface_get_string(
-			g_array_index(radio, QmiNasRadioInterface, 0));
+			g_array_index(sv->radio, QmiNasRadioInterface, 0));
 		snprintf(qm->access_technology, sizeof(qm->access_technology), "%s",
 			 s ? s : "unknown");
 	}
-	if (qmi_message_nas_get_serving_system_output_get_current_plmn(out, &mcc, &mnc, &desc,
-								       NULL)) {
+	if (sv->have_plmn) {
+		const char *desc = sv->desc;
 		snprintf(qm->operator_name, sizeof(qm->operator_name), "%s (%03u%02u)",
-			 desc && *desc ? desc : "unnamed", mcc, mnc);
-		snprintf(qm->operator_code, sizeof(qm->operator_code), "%03u%02u", mcc % 1000,
-			 mnc % 1000);
+			 desc && *desc ? desc : "unnamed", sv->mcc, sv->mnc);
+		snprintf(qm->operator_code, sizeof(qm->operator_code), "%03u%02u", sv->mcc % 1000,
+			 sv->mnc % 1000);
 		snprintf(qm->operator_desc, sizeof(qm->operator_desc), "%s", desc ? desc : "");
 	}
 }
@@ -431,6 +418,7 @@ static void qmi_modem_ready(struct qmi_modem *qm)
 	qmi_modem_query_identity(qm);
 	qmi_info_query(qm);
 	qmi_sms_start(qm);
+	qmi_nas_watch_start(qm);
 	qmi_modem_query_radio(qm);
 	ev_timer_again(qm->loop, &qm->radio_poll);
 	if (qm->cb.on_ready)

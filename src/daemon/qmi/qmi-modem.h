@@ -88,6 +88,7 @@ struct qmi_modem {
 	struct modem_cell cell; /* NAS Get Serving System's cell id, LAC, TAC */
 	GCancellable *cancellable; /* cancels everything of the current open attempt */
 	ev_timer radio_poll;
+	gulong nas_serving_id; /* the Serving System indication's handler (qmi-nas-watch.c) */
 	ev_timer retry;
 	unsigned attempts;
 	char last_error[160];
@@ -127,8 +128,46 @@ void qmi_modem_stop(struct qmi_modem *qm);
 /* Registration and signal again now (after a PIN was verified: the modem registers). */
 void qmi_modem_query_radio(struct qmi_modem *qm);
 
-/* A Get Serving System answer read into registration, technology and operator. */
-void qmi_modem_serving_system(struct qmi_modem *qm, QmiMessageNasGetServingSystemOutput *out);
+/* What NAS Get Serving System answers and its indication tells: the same TLVs. */
+struct qmi_serving {
+	bool valid; /* the mandatory Serving System TLV was there */
+	QmiNasRegistrationState reg;
+	QmiNasAttachState ps;
+	GArray *radio; /* QmiNasRadioInterface; owned by the message */
+	bool have_roaming;
+	QmiNasRoamingIndicatorStatus roaming;
+	bool have_cid;
+	guint32 cid;
+	guint16 lac, tac; /* 0 unknown */
+	bool have_plmn;
+	guint16 mcc, mnc;
+	const char *desc; /* owned by the message */
+};
+
+/* Fill *sv from a Get Serving System output or a Serving System indication (PREFIX names the
+ * type's getters: libqmi gives the two the same TLVs under two types). */
+#define QMI_SERVING_READ(PREFIX, out, sv)                                                          \
+	do {                                                                                       \
+		*(sv) = (struct qmi_serving){ 0 };                                                 \
+		(sv)->valid = PREFIX##_get_serving_system(out, &(sv)->reg, NULL, &(sv)->ps, NULL,  \
+							  &(sv)->radio, NULL);                     \
+		(sv)->have_roaming = PREFIX##_get_roaming_indicator(out, &(sv)->roaming, NULL);    \
+		(sv)->have_cid = PREFIX##_get_cid_3gpp(out, &(sv)->cid, NULL);                     \
+		if (!PREFIX##_get_lac_3gpp(out, &(sv)->lac, NULL))                                 \
+			(sv)->lac = 0;                                                             \
+		if (!PREFIX##_get_lte_tac(out, &(sv)->tac, NULL))                                  \
+			(sv)->tac = 0;                                                             \
+		(sv)->have_plmn =                                                                  \
+			PREFIX##_get_current_plmn(out, &(sv)->mcc, &(sv)->mnc, &(sv)->desc, NULL); \
+	} while (0)
+
+/* Registration, technology, cell and operator from what the modem said. */
+void qmi_modem_serving_system(struct qmi_modem *qm, const struct qmi_serving *sv);
+
+/* qmi-nas-watch.c: Serving System indications (registration as it changes, not at the next
+ * poll); asked for once the modem is ready, forgotten with the NAS client. */
+void qmi_nas_watch_start(struct qmi_modem *qm);
+void qmi_nas_watch_stop(struct qmi_modem *qm);
 
 /* qmi-info.c: read the modem's facts and the SIM (on ready); forget them (on reset). */
 void qmi_info_query(struct qmi_modem *qm);

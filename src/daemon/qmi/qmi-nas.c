@@ -233,8 +233,11 @@ static void register_serving_ready(GObject *src, GAsyncResult *res, gpointer use
 		ctx.done(ctx.userdata, -ENODEV, "the modem went away");
 		return;
 	}
-	if (out && qmi_message_nas_get_serving_system_output_get_result(out, &error))
-		qmi_modem_serving_system(ctx.qm, out);
+	if (out && qmi_message_nas_get_serving_system_output_get_result(out, &error)) {
+		struct qmi_serving sv;
+		QMI_SERVING_READ(qmi_message_nas_get_serving_system_output, out, &sv);
+		qmi_modem_serving_system(ctx.qm, &sv);
+	}
 	if (strcmp(ctx.qm->registration, "denied") == 0) {
 		log_modem_warning(ctx.qm->path, "registration denied by the network");
 		ctx.done(ctx.userdata, -EACCES, "registration denied by the network");
