@@ -20,6 +20,17 @@ struct loop_glib {
 	ev_io *ios;
 	gint n_fds;
 	gint capacity;
+	/*
+	 * GLib was active in the last iteration (an fd ready, a source dispatched): the next
+	 * prepare sets every watcher again even if the set looks the same. A number in the set
+	 * may name another file by now: libqmi and libmbim close their proxy socket and open a
+	 * new one, which gets the lowest free number, often the old one. epoll dropped the old
+	 * file when it was closed and libev only tells it about a watcher that is set again,
+	 * so the new socket would never be polled and every QMI answer would wait in it. Such
+	 * a change always shows as activity: GLib signals its wakeup fd (in the set) whenever
+	 * its poll set changes.
+	 */
+	bool rearm;
 };
 
 static void loop_glib_on_io(struct ev_loop *loop, ev_io *w, int revents)
@@ -89,9 +100,10 @@ static void loop_glib_on_prepare(struct ev_loop *loop, ev_prepare *w, int revent
 		n = G_N_ELEMENTS(query);
 	}
 
-	bool same = n == lg->n_fds;
+	bool same = n == lg->n_fds && !lg->rearm;
 	for (gint i = 0; same && i < n; i++)
 		same = query[i].fd == lg->fds[i].fd && query[i].events == lg->fds[i].events;
+	lg->rearm = false;
 	if (!same) {
 		for (gint i = 0; i < lg->n_fds; i++)
 			ev_io_stop(loop, &lg->ios[i]);
@@ -132,9 +144,13 @@ static void loop_glib_on_check(struct ev_loop *loop, ev_check *w, int revents)
 			lg->fds[i].revents |= lg->fds[i].events & (G_IO_IN | G_IO_HUP | G_IO_ERR);
 		if (pending & EV_WRITE)
 			lg->fds[i].revents |= lg->fds[i].events & G_IO_OUT;
+		if (lg->fds[i].revents)
+			lg->rearm = true;
 	}
-	if (g_main_context_check(lg->ctx, lg->priority, lg->fds, lg->n_fds))
+	if (g_main_context_check(lg->ctx, lg->priority, lg->fds, lg->n_fds)) {
 		g_main_context_dispatch(lg->ctx);
+		lg->rearm = true;
+	}
 }
 
 int loop_glib_attach(struct ev_loop *loop, struct loop_glib **ret)

@@ -2,8 +2,9 @@
 /*
  * One libev loop runs everything. GLib's main context (libqmi, libmbim) is driven from it:
  * an ev_prepare watcher asks GLib which fds and timeout it wants, an ev_check watcher hands
- * back what became ready and dispatches. Watchers are only changed when GLib's fd set
- * changes, so an idle GLib costs no syscalls per loop iteration.
+ * back what became ready and dispatches. Watchers are set again only after an iteration in
+ * which GLib was active (loop.c says why), so an idle GLib costs no syscalls per loop
+ * iteration.
  */
 #ifndef QMAPD_LOOP_H
 #define QMAPD_LOOP_H

@@ -55,12 +55,6 @@ start_pair() {
 	start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 }
 
-idle_p50() {
-	in_host ping -c 200 -i 0.01 -W 2 198.51.100.1 >"$E2E_TMP/idle.log" || fail "ping while idle"
-	rtts "$E2E_TMP/idle.log" >"$E2E_TMP/idle.rtt"
-	pct "$E2E_TMP/idle.rtt" 50
-}
-
 if [ -n "$MOVING" ]; then
 	set -- $MOVING
 	n_phases=$#
@@ -143,29 +137,13 @@ for rate in $RATES; do
 		start_pair "$mode" "$rate"
 		for load in $LOADS; do
 			idle=$(idle_p50)
-			iperf_load -R -t "$SECS" -P 4 -J >"$E2E_TMP/down.json" &
-			down=$!
-			up=
-			if [ "$load" = updown ]; then
-				iperf_load -p 5202 -t "$SECS" -P 4 -J \
-					>"$E2E_TMP/up.json" &
-				up=$!
-			fi
-			sleep 2 # past slow start: the standing queue, if any, has formed
-			n=$(((SECS - 3) * 100))
-			in_host ping -c "$n" -i 0.01 -W 2 198.51.100.1 >"$E2E_TMP/load.log" || true
-			wait "$down" || fail "iperf3 down: $(tail -3 "$E2E_TMP/down.json")"
-			[ -z "$up" ] || wait "$up" || fail "iperf3 up"
-			refresh_stats
-			rtts "$E2E_TMP/load.log" | awk -v i="$idle" '{ print $1 - i }' >"$E2E_TMP/load.rtt"
-			got=$(wc -l <"$E2E_TMP/load.rtt")
-			loss=$(awk -v n="$n" -v g="$got" 'BEGIN { printf "%.1f%%", 100 * (n - g) / n }')
-			downg=$(jq '.end.sum_received.bits_per_second' "$E2E_TMP/down.json")
-			downf=$(awk -v g="$downg" -v r="$bps" 'BEGIN {
-				if (r > 0) printf "%.2f", g / r; else printf "%.2f Gbit/s", g / 1e9 }')
+			other=
+			[ "$load" != updown ] || other=up
+			load_run down "$other" "$idle"
+			downf=$(goodput down "$bps")
 			printf '| %s | %s | %s | %.1f | %.1f / %.1f / %.1f | %s | %s | %s / %s | %.1f |\n' \
 				"$rate" "$mode" "$load" "$idle" "$(pct "$E2E_TMP/load.rtt" 50)" \
-				"$(pct "$E2E_TMP/load.rtt" 99)" "$(pct "$E2E_TMP/load.rtt" 100)" "$loss" \
+				"$(pct "$E2E_TMP/load.rtt" 99)" "$(pct "$E2E_TMP/load.rtt" 100)" "$LOSS" \
 				"$downf" "$(qstat "mux 1 " dlq_drops_codel)" \
 				"$(qstat "mux 1 " dlq_ecn_marks)" \
 				"$(awk -v r="$(qstat device: downlink_rate)" 'BEGIN { print r / 1e6 }')"

@@ -56,36 +56,17 @@ for rate in $RATES; do
 		start_sim "${radio[@]}"
 		start_qmapd "$E2E_TMP/qmapd.conf" qmap1 qmap2
 		for load in $LOADS; do
-			in_host ping -c 200 -i 0.01 -W 2 198.51.100.1 >"$E2E_TMP/idle.log" ||
-				fail "ping while idle"
-			rtts "$E2E_TMP/idle.log" >"$E2E_TMP/idle.rtt"
-			idle=$(pct "$E2E_TMP/idle.rtt" 50)
+			idle=$(idle_p50)
 			refresh_stats
 			d0=$(qstat "mux 1 " ulq_drops_codel)
 			o0=$(qstat "mux 1 " ulq_drops_overlimit)
 			m0=$(qstat "mux 1 " ulq_ecn_marks)
-			iperf_load -t "$SECS" -P 4 -J >"$E2E_TMP/up.json" &
-			up=$!
-			down=
-			if [ "$load" = updown ]; then
-				iperf_load -p 5202 -R -t "$SECS" -P 4 -J \
-					>"$E2E_TMP/down.json" &
-				down=$!
-			fi
-			sleep 2 # past slow start: the standing queue, if any, has formed
-			n=$(((SECS - 3) * 100))
-			in_host ping -c "$n" -i 0.01 -W 2 198.51.100.1 >"$E2E_TMP/load.log" || true
-			wait "$up" || fail "iperf3 up: $(tail -3 "$E2E_TMP/up.json")"
-			[ -z "$down" ] || wait "$down" || fail "iperf3 down"
-			refresh_stats
-			rtts "$E2E_TMP/load.log" | awk -v i="$idle" '{ print $1 - i }' >"$E2E_TMP/load.rtt"
-			got=$(wc -l <"$E2E_TMP/load.rtt")
-			loss=$(awk -v n="$n" -v g="$got" 'BEGIN { printf "%.1f%%", 100 * (n - g) / n }')
-			upg=$(jq '.end.sum_received.bits_per_second' "$E2E_TMP/up.json")
-			upf=$(awk -v g="$upg" -v r="$bps" 'BEGIN {
-				if (r > 0) printf "%.2f", g / r; else printf "%.2f Gbit/s", g / 1e9 }')
+			other=
+			[ "$load" != updown ] || other=down
+			load_run up "$other" "$idle"
+			upf=$(goodput up "$bps")
 			downg=-
-			[ -z "$down" ] ||
+			[ -z "$other" ] ||
 				downg=$(jq '.end.sum_received.bits_per_second / 1e6 | floor' "$E2E_TMP/down.json")
 			d=$(($(qstat "mux 1 " ulq_drops_codel) - d0))
 			o=$(($(qstat "mux 1 " ulq_drops_overlimit) - o0))
@@ -94,9 +75,9 @@ for rate in $RATES; do
 			p99=$(pct "$E2E_TMP/load.rtt" 99)
 			max=$(pct "$E2E_TMP/load.rtt" 100)
 			printf '| %s | %s | %s | %.1f | %.1f / %.1f / %.1f | %s | %s | %s | %s / %s | %s |\n' \
-				"$rate" "$mode" "$load" "$idle" "$p50" "$p99" "$max" "$loss" "$upf" \
+				"$rate" "$mode" "$load" "$idle" "$p50" "$p99" "$max" "$LOSS" "$upf" \
 				"$downg" "$d" "$o" "$m"
-			echo "RESULT $rate-$mode-$load added_p99_ms=$p99 loss=$loss up_fraction=$upf" \
+			echo "RESULT $rate-$mode-$load added_p99_ms=$p99 loss=$LOSS up_fraction=$upf" \
 				"inflight_limit=$(qstat device: ul_inflight_limit)" \
 				"rate_estimate=$(qstat device: ul_rate_estimate)" \
 				"sojourn_p99_us=$(qstat "mux 1 " ulq_sojourn_p99_us)" \

@@ -59,26 +59,26 @@ TEST(lookup)
 TEST(methods)
 {
 	/* Read-only: what the bus policy also lets everyone call. */
-	EXPECT_TRUE(!mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "ListBearers"));
-	EXPECT_TRUE(!mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM_SIMPLE, "GetStatus"));
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "ListBearers") == NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM_SIMPLE, "GetStatus") == NULL);
 	/* Changing state: every other method of every interface qmapd exports. */
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM_SIMPLE, "Connect"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM_SIMPLE, "Disconnect"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "Enable"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "CreateBearer"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "DeleteBearer"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "SetPowerState"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_BEARER, "Connect"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_BEARER, "Disconnect"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_SIM, "SendPin"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM_MODEM3GPP, "Register"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE, "SetLogging"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE, "ScanDevices"));
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM_SIMPLE, "Connect") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM_SIMPLE, "Disconnect") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "Enable") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "CreateBearer") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "DeleteBearer") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "SetPowerState") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_BEARER, "Connect") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_BEARER, "Disconnect") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_SIM, "SendPin") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM_MODEM3GPP, "Register") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE, "SetLogging") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE, "ScanDevices") != NULL);
 	/* A read-only name on another interface is not read-only there. */
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_SIM, "GetStatus"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, "GetStatus"));
-	EXPECT_TRUE(mmd_method_changes_state(NULL, "GetStatus"));
-	EXPECT_TRUE(mmd_method_changes_state(MM_DBUS_INTERFACE_MODEM, NULL));
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_SIM, "GetStatus") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, "GetStatus") != NULL);
+	EXPECT_TRUE(mmd_auth_action(NULL, "GetStatus") != NULL);
+	EXPECT_TRUE(mmd_auth_action(MM_DBUS_INTERFACE_MODEM, NULL) != NULL);
 }
 
 static bool action_is(const char *iface, const char *method, const char *want)

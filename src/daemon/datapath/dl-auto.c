@@ -190,7 +190,6 @@ static void window_close(struct dl_auto *a, uint64_t now)
 	a->window_start = now;
 	a->window_bytes = 0;
 	a->window_delay_ns = -1;
-	a->window_backlog = false;
 }
 
 uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, uint64_t now)

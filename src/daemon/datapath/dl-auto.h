@@ -66,7 +66,6 @@ struct dl_auto {
 	uint64_t window_start;
 	uint64_t window_bytes;
 	int64_t window_delay_ns;		/* the window's smallest delay; -1: no sample */
-	bool window_backlog;			/* the shaper held packets during the window */
 	uint64_t arrived[DL_AUTO_RATE_WINDOWS]; /* bytes of the last windows, ring */
 	uint64_t arrived_ns[DL_AUTO_RATE_WINDOWS];
 	uint64_t allowed_bits[DL_AUTO_RATE_WINDOWS]; /* what the rate then let go; 0: none */
@@ -87,12 +86,6 @@ void dl_auto_init(struct dl_auto *a, uint64_t now);
 
 /* A downlink IP packet of len bytes arrived at now. Returns the shaper's rate (0: pass-through). */
 uint64_t dl_auto_packet(struct dl_auto *a, const uint8_t *pkt, size_t len, uint64_t now);
-
-/* The shaper held packets back after a release: it is the limit (a raise may help). */
-static inline void dl_auto_held(struct dl_auto *a)
-{
-	a->window_backlog = true;
-}
 
 /* A TCP packet's flow key and TSval; false without a timestamp option (exposed for tests). */
 bool dl_auto_tsval(const uint8_t *pkt, size_t len, uint32_t *ret_key, uint32_t *ret_tsval);

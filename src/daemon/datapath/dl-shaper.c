@@ -126,8 +126,6 @@ void datapath_dlq_release(struct datapath *dp)
 	}
 	if (q->packets == 0)
 		return;
-	if (dp->dl_auto)
-		dl_auto_held(dp->dl_auto);
 	uint64_t wait = ulq_shaper_wait(&dp->dl_shaper, now);
 	ev_timer_set(&dp->dl_shaper_timer, (double)(wait ?: 100000) / 1e9, 0.);
 	ev_timer_start(dp->loop, &dp->dl_shaper_timer);

@@ -64,11 +64,6 @@ const char *mmd_auth_action(const char *iface, const char *method)
 	return MMD_AUTH_DEVICE_CONTROL;
 }
 
-bool mmd_method_changes_state(const char *iface, const char *method)
-{
-	return mmd_auth_action(iface, method) != NULL;
-}
-
 /* One state-changing call between g-authorize-method and its handler (or refusal). */
 struct auth_call {
 	struct mm_dbus *d; /* only compared until call_alive() says the skeleton is watched */

@@ -278,7 +278,6 @@ void mmd_time_init(struct mmd_modem *mm);
 void mmd_time_free(struct mmd_modem *mm);
 void mmd_time_sync(struct mmd_modem *mm);
 
-bool mmd_method_changes_state(const char *iface, const char *method);
 /* Check the callers of skeleton's state-changing methods / stop doing so before it goes:
  * every handler of a watched skeleton runs only once its caller is allowed. */
 void mmd_auth_watch(struct mm_dbus *d, gpointer skeleton);

@@ -409,21 +409,17 @@ static void uim_card_status(struct qmi_modem *qm)
 static void uim_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
-	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct qmi_modem *qm = user_data;
+	int r = qmi_modem_allocate_finish(qm, src, res, &error);
 
-	if (qmi_step_cancelled(error)) {
-		g_clear_object(&client);
+	if (r == -ECANCELED)
 		return;
-	}
-	if (!client) {
+	if (r < 0) {
 		/* Older firmware has no UIM: the SIM's identity then comes from DMS UIM. */
 		log_modem_info(qm->path, "no UIM service (%s): SIM through DMS only",
 			       error->message);
 		return;
 	}
-	qm->uim = client;
-	qmi_modem_record_clients(qm);
 	qm->info.uim = true;
 	uim_card_status(qm);
 }
@@ -730,19 +726,15 @@ static void wds_default_profile_ready(GObject *src, GAsyncResult *res, gpointer 
 static void wds_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
-	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct qmi_modem *qm = user_data;
+	int r = qmi_modem_allocate_finish(qm, src, res, &error);
 
-	if (qmi_step_cancelled(error)) {
-		g_clear_object(&client);
+	if (r == -ECANCELED)
 		return;
-	}
-	if (!client) {
+	if (r < 0) {
 		log_modem_debug(qm->path, "WDS client for profiles: %s", error->message);
 		return;
 	}
-	qm->wds = client;
-	qmi_modem_record_clients(qm);
 	g_autoptr(QmiMessageWdsGetDefaultProfileNumberInput) in =
 		qmi_message_wds_get_default_profile_number_input_new();
 	qmi_message_wds_get_default_profile_number_input_set_profile_type(

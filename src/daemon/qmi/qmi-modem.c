@@ -31,6 +31,46 @@ void qmi_modem_record_clients(struct qmi_modem *qm)
 		log_modem_warning_errno(qm->path, r, "cannot record the QMI client ids");
 }
 
+/* Where the modem keeps its own client of a service; NULL for one it has none of. */
+static QmiClient **client_slot(struct qmi_modem *qm, QmiService service)
+{
+	switch (service) {
+	case QMI_SERVICE_DMS:
+		return &qm->dms;
+	case QMI_SERVICE_NAS:
+		return &qm->nas;
+	case QMI_SERVICE_WDA:
+		return &qm->wda;
+	case QMI_SERVICE_UIM:
+		return &qm->uim;
+	case QMI_SERVICE_WDS:
+		return &qm->wds;
+	case QMI_SERVICE_WMS:
+		return &qm->wms;
+	default:
+		return NULL;
+	}
+}
+
+int qmi_modem_allocate_finish(struct qmi_modem *qm, GObject *src, GAsyncResult *res, GError **error)
+{
+	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, error);
+
+	if (qmi_step_cancelled(*error)) {
+		g_clear_object(&client);
+		return -ECANCELED;
+	}
+	if (!client)
+		return -EIO;
+	QmiClient **slot = client_slot(qm, qmi_client_get_service(client));
+	if (slot)
+		*slot = client;
+	else
+		g_object_unref(client); /* none of the modem's own: nobody asked for it */
+	qmi_modem_record_clients(qm);
+	return 0;
+}
+
 /*
  * The releases of one reset, in flight: the device is closed when the last one is answered
  * (closing first would drop them), and each counts as a stop pending (session.h), so that
@@ -561,32 +601,15 @@ static void allocate_next_client(struct qmi_modem *qm);
 static void allocate_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
-	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct qmi_modem *qm = user_data;
+	int r = qmi_modem_allocate_finish(qm, src, res, &error);
 
-	if (qmi_step_cancelled(error)) {
-		g_clear_object(&client);
+	if (r == -ECANCELED)
 		return;
-	}
-	if (!client) {
+	if (r < 0) {
 		qmi_modem_fail(qm, "allocate client", error);
 		return;
 	}
-	switch (qmi_client_get_service(client)) {
-	case QMI_SERVICE_DMS:
-		qm->dms = client;
-		break;
-	case QMI_SERVICE_NAS:
-		qm->nas = client;
-		break;
-	case QMI_SERVICE_WDA:
-		qm->wda = client;
-		break;
-	default:
-		g_object_unref(client);
-		break;
-	}
-	qmi_modem_record_clients(qm);
 	allocate_next_client(qm);
 }
 

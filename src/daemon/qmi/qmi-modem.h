@@ -115,6 +115,15 @@ struct qmi_modem {
 
 /* Record the modem's own client ids (qmi-state.h): call after each allocation. */
 void qmi_modem_record_clients(struct qmi_modem *qm);
+/*
+ * Finish the allocation of one of the modem's own clients (a qmi_device_allocate_client()
+ * callback's src and res): the client goes into its field of qm (dms, nas, ... by its
+ * service) and the ids are recorded, so that a crash does not leak it. 0; -ECANCELED: the
+ * attempt was cancelled, the client is dropped and qm must not be touched (qmi_step_cancelled);
+ * -EIO: the modem gave none, *error says why.
+ */
+int qmi_modem_allocate_finish(struct qmi_modem *qm, GObject *src, GAsyncResult *res,
+			      GError **error);
 
 int qmi_modem_new(struct ev_loop *loop, const char *path,
 		  const struct modem_control_request *request,

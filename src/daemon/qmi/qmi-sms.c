@@ -80,21 +80,17 @@ static void routes_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 static void wms_allocate_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
-	QmiClient *client = qmi_device_allocate_client_finish(QMI_DEVICE(src), res, &error);
 	struct qmi_modem *qm = user_data;
+	int r = qmi_modem_allocate_finish(qm, src, res, &error);
 
-	if (qmi_step_cancelled(error)) {
-		g_clear_object(&client);
+	if (r == -ECANCELED)
 		return;
-	}
-	if (!client) {
+	if (r < 0) {
 		log_modem_info(qm->path, "no messaging: %s", error->message);
 		return;
 	}
-	qm->wms = client;
-	qmi_modem_record_clients(qm); /* a crash must not leak it */
 	qm->wms_event_id =
-		g_signal_connect(client, "event-report", G_CALLBACK(on_event_report), qm);
+		g_signal_connect(qm->wms, "event-report", G_CALLBACK(on_event_report), qm);
 
 	g_autoptr(QmiMessageWmsSetRoutesInput) in = qmi_message_wms_set_routes_input_new();
 	g_autoptr(GArray) routes =
