@@ -176,6 +176,23 @@ TEST(shared_batches)
 	/* ...and tries again an interval later. */
 	run(&w, &f, WRITE_MODE_PROBE_MIN);
 	EXPECT_TRUE(w.probing);
+
+	/* With what another mux measured on this machine, a probe that gives up takes it. */
+	write_mode_init(&w, true);
+	write_mode_set_hint(&w, WRITE_MODE_URING);
+	run(&w, &f, WRITE_MODE_PROBE_TRIES + 1);
+	EXPECT_EQ(w.mode, WRITE_MODE_URING);
+	EXPECT_STR_EQ(write_mode_why_name(w.why), "other-mux");
+	EXPECT_EQ(w.probes, 0);
+	/* Its own measurement, once it has one, wins over the hint. */
+	f.shared = 0;
+	f.ns_per_pkt[WRITE_MODE_URING] = 3000;
+	run(&w, &f, WRITE_MODE_PROBE_MIN + 2 * WRITE_MODE_PROBE_BATCHES);
+	EXPECT_EQ(w.mode, WRITE_MODE_WRITEV);
+	EXPECT_STR_EQ(write_mode_why_name(w.why), "measured");
+	f.shared = 1;
+	run(&w, &f, 4 * WRITE_MODE_PROBE_MAX);
+	EXPECT_EQ(w.mode, WRITE_MODE_WRITEV);
 }
 
 TEST(forced)

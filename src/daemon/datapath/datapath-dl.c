@@ -124,6 +124,7 @@ void datapath_dl_modes_init(struct datapath *dp, struct mux *m)
 
 void datapath_force_dl_modes(struct datapath *dp, int write_mode, bool always_try_gro)
 {
+	dp->write_mode_measured = -1;
 	dp->write_mode_forced = write_mode < 0 ? 0 : write_mode + 1;
 	dp->gro_always_try = always_try_gro;
 	for (size_t i = 0; i < ARRAY_SIZE(dp->mux); i++)
@@ -153,6 +154,7 @@ static __attribute__((noinline)) void mux_batch_begin(struct datapath *dp, struc
 {
 	bool measure;
 
+	write_mode_set_hint(&m->wmode, dp->write_mode_measured);
 	m->batch_uring = write_mode_batch_begin(&m->wmode, &measure) == WRITE_MODE_URING;
 	m->batch_measure = measure;
 	if (_unlikely_(measure)) {
@@ -174,8 +176,12 @@ static __attribute__((noinline)) void mux_batch_measured(struct datapath *dp, st
 		write_mode_batch_skip(&m->wmode);
 		return;
 	}
+	uint64_t probes = m->wmode.probes;
 	write_mode_batch_end(&m->wmode, m->batch_uring ? WRITE_MODE_URING : WRITE_MODE_WRITEV,
 			     clock_ns() - dp->batch_t0, mux_dl_packets(m) - m->dl_packets0);
+	/* A probe ended: a hint for muxes that never carry a batch alone. */
+	if (m->wmode.probes != probes)
+		dp->write_mode_measured = (int)m->wmode.mode;
 }
 
 void datapath_dl_batch_flush(struct datapath *dp)

@@ -84,7 +84,8 @@ struct datapath {
 	/* Muxes with downlink packets in this receive batch, flushed when the transport ends it. */
 	uint8_t dl_dirty[256];
 	unsigned n_dl_dirty;
-	uint64_t batch_t0;     /* CLOCK_MONOTONIC ns at its first packet, when a probe times it */
+	uint64_t batch_t0;	 /* CLOCK_MONOTONIC ns at its first packet, when a probe times it */
+	int write_mode_measured; /* the mode the last probe of any mux chose, -1: none */
 	int write_mode_forced; /* 0: each mux measures (write-mode.h); else 1 + enum write_mode_kind */
 	bool gro_always_try; /* benchmarks: no gro-auto.h skipping */
 

@@ -282,6 +282,7 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 	 * system calls are expensive, 1.1x where they are cheap, tests/bench/RESULTS.md).
 	 * Without io_uring, plain writes, same counters.
 	 */
+	dp->write_mode_measured = -1;
 	r = datapath_set_batch_writes(dp, true);
 	if (r < 0)
 		log_info("datapath: io_uring unavailable (%s), one write per packet", strerror(-r));

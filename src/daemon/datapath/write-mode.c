@@ -13,6 +13,7 @@ void write_mode_init(struct write_mode *w, bool uring_available)
 	w->why = WRITE_MODE_WHY_UNMEASURED;
 	w->interval = WRITE_MODE_PROBE_MIN;
 	w->countdown = 1; /* the first batch starts the first probe */
+	w->hint = -1;
 	if (!uring_available)
 		write_mode_force(w, WRITE_MODE_WRITEV, WRITE_MODE_WHY_NO_URING);
 }
@@ -73,9 +74,15 @@ enum write_mode_kind write_mode_batch_begin(struct write_mode *w, bool *ret_meas
 		w->n[WRITE_MODE_WRITEV] = w->n[WRITE_MODE_URING] = 0;
 	}
 	if (w->tries == WRITE_MODE_PROBE_TRIES) {
-		/* Too few batches of this mux alone: keep the mode, try again later. */
+		/* Too few batches of this mux alone: another mux's choice, try again later. */
 		w->probing = false;
 		w->countdown = w->interval;
+		if (w->hint >= 0 && w->why != WRITE_MODE_WHY_MEASURED) {
+			if (w->mode != (enum write_mode_kind)w->hint)
+				w->switches++;
+			w->mode = (enum write_mode_kind)w->hint;
+			w->why = WRITE_MODE_WHY_OTHER_MUX;
+		}
 		return w->mode;
 	}
 	/* Alternate; once a mode has its samples, the other one until it has them too. */
@@ -111,10 +118,9 @@ const char *write_mode_name(enum write_mode_kind m)
 const char *write_mode_why_name(enum write_mode_why why)
 {
 	static const char *const names[_WRITE_MODE_WHY_MAX] = {
-		[WRITE_MODE_WHY_UNMEASURED] = "unmeasured",
-		[WRITE_MODE_WHY_MEASURED] = "measured",
-		[WRITE_MODE_WHY_NO_URING] = "no-io-uring",
-		[WRITE_MODE_WHY_FORCED] = "forced",
+		[WRITE_MODE_WHY_UNMEASURED] = "unmeasured", [WRITE_MODE_WHY_MEASURED] = "measured",
+		[WRITE_MODE_WHY_NO_URING] = "no-io-uring",  [WRITE_MODE_WHY_FORCED] = "forced",
+		[WRITE_MODE_WHY_OTHER_MUX] = "other-mux",
 	};
 	return (unsigned)why < ARRAY_SIZE(names) ? names[why] : "unknown";
 }

@@ -20,8 +20,9 @@
  *
  * Only a batch that carried this mux's packets alone is a sample (the caller decides: a batch
  * shared with other muxes mixes their costs); a probe that finds too few such batches within
- * WRITE_MODE_PROBE_TRIES gives up and keeps the mode. Until the first probe ends the mode is
- * writev, the plain path.
+ * WRITE_MODE_PROBE_TRIES gives up and takes what another mux of the same datapath measured
+ * last (the hint: the same machine and kind of device), or keeps its mode without one. Until
+ * the first probe ends the mode is writev, the plain path.
  *
  * Pure: no clock, no I/O. The caller passes each batch's measured ns; two clock reads per
  * probe batch, none between probes.
@@ -50,6 +51,7 @@ enum write_mode_why {
 	WRITE_MODE_WHY_MEASURED,   /* the last probe's figures (ns[]) */
 	WRITE_MODE_WHY_NO_URING,   /* io_uring unavailable: writev, never probed */
 	WRITE_MODE_WHY_FORCED,	   /* set by the caller (benchmarks) */
+	WRITE_MODE_WHY_OTHER_MUX,  /* no batch of its own to measure: another mux's choice */
 	_WRITE_MODE_WHY_MAX,
 };
 
@@ -63,7 +65,8 @@ struct write_mode {
 	unsigned n[_WRITE_MODE_MAX];
 	double sample[_WRITE_MODE_MAX][WRITE_MODE_PROBE_BATCHES]; /* ns per packet */
 	double ns[_WRITE_MODE_MAX]; /* the last probe's medians; 0: not measured */
-	uint64_t probes;	    /* probes that ended with both figures */
+	int hint;	 /* another mux's last measured mode, -1: none (write_mode_set_hint) */
+	uint64_t probes; /* probes that ended with both figures */
 	uint64_t switches;
 };
 
@@ -82,6 +85,11 @@ void write_mode_batch_end(struct write_mode *w, enum write_mode_kind mode, uint6
 			  uint64_t packets);
 /* The batch that was to be measured cannot be (shared with other muxes, no packets). */
 void write_mode_batch_skip(struct write_mode *w);
+/* What another mux measured last (-1: nothing yet), for a probe that cannot measure. */
+static inline void write_mode_set_hint(struct write_mode *w, int mode)
+{
+	w->hint = mode;
+}
 
 const char *write_mode_name(enum write_mode_kind m);
 const char *write_mode_why_name(enum write_mode_why why);
