@@ -85,7 +85,7 @@ enum gro_reason {
 	GRO_NM_BAD_CSUM,    /* failed software verification */
 	GRO_NM_PSH_ALONE,   /* a PSH segment that no flow could take: nothing may follow it */
 	GRO_NM_OFF,	    /* merging is switched off (ethtool -K DEV gro off) */
-	GRO_NM_SKIPPED,	    /* not tried: the caller knows nothing merges (gro_add_alone) */
+	GRO_NM_SKIPPED,	    /* not tried: the caller knows nothing merges (gro_alone_header) */
 	GRO_END_SEQ,	    /* not the next sequence number (loss, reordering, retransmit) */
 	GRO_END_HEADER,	    /* TTL/TOS/DF/ID/flow label, TCP options or ack differ */
 	GRO_END_SIZE,	    /* larger than the flow's segment size */
@@ -180,11 +180,19 @@ static inline enum gro_result gro_add_qmap(struct gro *g, const struct qmap_fram
 }
 
 /*
- * Emit pkt alone at once, as gro_add() does with a packet it cannot merge, without trying:
- * for a caller that measured that nothing merges (counted as GRO_NM_SKIPPED). Nothing of
- * pkt's flow may be held: call it only after a gro_flush(), for every packet until the next.
+ * For a caller that measured that nothing merges and writes a packet alone itself, without
+ * trying (counted as GRO_NM_SKIPPED, and as a packet and a write): the header block gro_add()
+ * would put in front of it, one of the fixed ones (valid as long as g). Nothing of the
+ * packet's flow may be held: use it only after a gro_flush(), for every packet until the next.
  */
-void gro_add_alone(struct gro *g, const uint8_t *pkt, size_t len, unsigned flags);
+static inline struct iovec gro_alone_header(struct gro *g, bool ipv6, unsigned flags)
+{
+	g->stats.packets++;
+	g->stats.writes++;
+	g->stats.reasons[GRO_NM_SKIPPED]++;
+	return (struct iovec){ .iov_base = g->single[ipv6][(flags & GRO_PKT_CSUM_VALID) != 0],
+			       .iov_len = g->cfg.vnet_hdr_len + g->cfg.l2_len };
+}
 
 /* Emit every held flow, oldest first. Afterwards no pointer into any packet is kept. */
 void gro_flush(struct gro *g);

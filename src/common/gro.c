@@ -540,13 +540,6 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, unsigned 
 	return GRO_RESULT_HELD;
 }
 
-void gro_add_alone(struct gro *g, const uint8_t *pkt, size_t len, unsigned flags)
-{
-	g->stats.packets++;
-	g->stats.reasons[GRO_NM_SKIPPED]++;
-	emit_single(g, pkt, len, flags & GRO_PKT_CSUM_VALID);
-}
-
 void gro_set_off(struct gro *g, bool off)
 {
 	if (off && !g->off)

@@ -53,6 +53,10 @@ void datapath_write_flush(struct datapath *dp)
 {
 	int r;
 
+	/* A batch written with writev queued nothing: no call into the ring at all. */
+	if (!dp->uring_queued)
+		return;
+	dp->uring_queued = false;
 	if (!dp->uring || (r = uring_flush(dp->uring)) >= 0)
 		return;
 	datapath_uring_failed(dp, r);
@@ -60,24 +64,24 @@ void datapath_write_flush(struct datapath *dp)
 
 /*
  * One downlink write into the mux's device: queued on the ring when this batch's mode for the
- * mux says so (submitted when the receive batch ends), else writev now. copy_head: iov[0] is a
- * header block the caller reuses after returning (GRO's), so the ring keeps a copy.
+ * mux says so (submitted when the receive batch ends), else writev now. len: the iovecs'
+ * total. copy_head: iov[0] is a header block the caller reuses after returning (GRO's), so the
+ * ring keeps a copy.
  */
-static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, bool copy_head,
-		      unsigned segments)
+static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, size_t len,
+		      bool copy_head, unsigned segments)
 {
 	struct datapath *dp = m->dp;
 
 	if (m->batch_uring && dp->uring) {
-		if (_likely_(uring_writev(dp->uring, m->nd.fd, iov, iovcnt, copy_head, m,
-					  segments) == 0))
+		if (_likely_(uring_writev(dp->uring, m->nd.fd, iov, iovcnt, len, copy_head, m,
+					  segments) == 0)) {
+			dp->uring_queued = true;
 			return;
+		}
 		/* Not queued: what is queued goes first, so the device sees its packets in order. */
 		datapath_write_flush(dp);
 	}
-	size_t len = 0;
-	for (int i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
 	ssize_t n =
 		iovcnt == 1 ? write(m->nd.fd, iov[0].iov_base, len) : writev(m->nd.fd, iov, iovcnt);
 	mux_write_result(m, segments, n < 0 ? -errno : n, len);
@@ -90,7 +94,11 @@ void datapath_dl_gro_emit(void *userdata, const struct iovec *iov, int iovcnt)
 	 * iov[0] holds the headers, every further iovec one segment's bytes. A lone packet's
 	 * header block is one of GRO's fixed ones (gro.h): only a super-packet's needs a copy.
 	 */
-	mux_write(userdata, iov, iovcnt, iovcnt > 2, iovcnt > 1 ? (unsigned)iovcnt - 1 : 1);
+	size_t len = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	mux_write(userdata, iov, iovcnt, len, iovcnt > 2, iovcnt > 1 ? (unsigned)iovcnt - 1 : 1);
 }
 
 int datapath_set_batch_writes(struct datapath *dp, bool on)
@@ -229,10 +237,14 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 	if (_unlikely_(!m->dl_dirty))
 		mux_batch_begin(dp, m);
 	if (m->gro) {
-		if (_likely_(!m->gro_auto.skip))
+		if (_likely_(!m->gro_auto.skip)) {
 			gro_add(m->gro, pkt, len, gro_flags);
-		else
-			gro_add_alone(m->gro, pkt, len, gro_flags);
+			return;
+		}
+		/* Nothing merges (gro-auto.h): written alone with GRO's fixed header, no copy. */
+		struct iovec iov[2] = { gro_alone_header(m->gro, ipv6, gro_flags),
+					{ .iov_base = pkt, .iov_len = len } };
+		mux_write(m, iov, 2, iov[0].iov_len + len, false, 1);
 		return;
 	}
 
@@ -241,10 +253,11 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = ETH_HEADER_SIZE },
 		{ .iov_base = pkt, .iov_len = len },
 	};
+	/* The length is at hand: mux_write need not sum the iovecs. */
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
-		mux_write(m, iov, 2, false, 1);
+		mux_write(m, iov, 2, ETH_HEADER_SIZE + len, false, 1);
 	else
-		mux_write(m, iov + 1, 1, false, 1);
+		mux_write(m, iov + 1, 1, len, false, 1);
 }
 
 void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,

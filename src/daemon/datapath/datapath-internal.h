@@ -66,6 +66,7 @@ struct datapath {
 	 * batch ends (or 64 are queued); NULL = one writev per packet. datapath_set_batch_writes.
 	 */
 	struct uring *uring;
+	bool uring_queued; /* writes were queued since the last flush */
 
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;

@@ -9,7 +9,7 @@
  * Per mux, on headroom.c's windows of segments (HEADROOM_WINDOW_PACKETS, or the timer's for
  * slower traffic): a window in which less than GRO_AUTO_SKIP_BELOW of the segments left merged
  * makes the next windows skip the attempt (each packet written alone with the same virtio-net
- * header GRO gives a lone packet, gro_add_alone()). What the skipped windows would have merged
+ * header GRO gives a lone packet, gro_alone_header()). What the skipped windows would have merged
  * is not known, so every so often one window tries again: after 1 skipped window, then 2, 4 ...
  * GRO_AUTO_BACKOFF_MAX while the tries keep finding nothing, and a try that merges
  * GRO_AUTO_RESUME_AT or more turns GRO back on (the gap between the two thresholds keeps a
