@@ -17,7 +17,9 @@
  * Lifetime contract: gro_add() keeps pointers into pkt. The bytes must stay valid and unchanged
  * until the packet has been emitted, which is at the latest when the next gro_flush() returns;
  * so a transfer buffer may go back to the ring only after gro_flush(). The iovecs handed to
- * emit (and the header block they point to) are valid only until emit returns.
+ * emit are valid only until emit returns; so is the header block of a super-packet (iovcnt
+ * > 2), while a lone packet's (iovcnt == 2) is one of four built by gro_init() and lives as
+ * long as g: a batched writer need not copy it.
  *
  * What merges (the kernel's tcp_gro_receive/udp_gro_receive rules, made a little stricter where
  * that costs nothing, see gro.c):
@@ -83,6 +85,7 @@ enum gro_reason {
 	GRO_NM_BAD_CSUM,    /* failed software verification */
 	GRO_NM_PSH_ALONE,   /* a PSH segment that no flow could take: nothing may follow it */
 	GRO_NM_OFF,	    /* merging is switched off (ethtool -K DEV gro off) */
+	GRO_NM_SKIPPED,	    /* not tried: the caller knows nothing merges (gro_alone_header) */
 	GRO_END_SEQ,	    /* not the next sequence number (loss, reordering, retransmit) */
 	GRO_END_HEADER,	    /* TTL/TOS/DF/ID/flow label, TCP options or ack differ */
 	GRO_END_SIZE,	    /* larger than the flow's segment size */
@@ -154,7 +157,8 @@ struct gro {
 	int last; /* the flow the previous packet went to: bulk traffic hits it again */
 	bool off; /* gro_set_off(): every packet goes out alone */
 	struct gro_flow flows[GRO_MAX_FLOWS];
-	uint8_t single[GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN]; /* header block for packets sent alone */
+	/* Header blocks for packets sent alone, [IPv6][checksum valid]: built once, never change. */
+	uint8_t single[2][2][GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN];
 	struct gro_stats stats;
 };
 
@@ -173,6 +177,21 @@ static inline enum gro_result gro_add_qmap(struct gro *g, const struct qmap_fram
 {
 	return gro_add(g, f->payload, f->len,
 		       (f->flags & QMAP_FRAME_CSUM_VALID) ? GRO_PKT_CSUM_VALID : 0);
+}
+
+/*
+ * For a caller that measured that nothing merges and writes a packet alone itself, without
+ * trying (counted as GRO_NM_SKIPPED, and as a packet and a write): the header block gro_add()
+ * would put in front of it, one of the fixed ones (valid as long as g). Nothing of the
+ * packet's flow may be held: use it only after a gro_flush(), for every packet until the next.
+ */
+static inline struct iovec gro_alone_header(struct gro *g, bool ipv6, unsigned flags)
+{
+	g->stats.packets++;
+	g->stats.writes++;
+	g->stats.reasons[GRO_NM_SKIPPED]++;
+	return (struct iovec){ .iov_base = g->single[ipv6][(flags & GRO_PKT_CSUM_VALID) != 0],
+			       .iov_len = g->cfg.vnet_hdr_len + g->cfg.l2_len };
 }
 
 /* Emit every held flow, oldest first. Afterwards no pointer into any packet is kept. */

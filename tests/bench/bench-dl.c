@@ -9,11 +9,18 @@
  *          same datapath and devices, its framing switched to NTB for those runs.
  * Both deliver IPv4/UDP to a bound UDP socket that is never read (a closed port would cost
  * an ICMP error per packet). Runs in a network namespace of its own; needs root.
- * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor.
+ * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor, then
+ * one verdict line per target.
+ *
+ * The write mode (writev per packet or io_uring per aggregate, write-mode.h) and GRO's
+ * skipping (gro-auto.h) are forced for the columns that show one mode, and left to qmapd
+ * ("auto", production) for the others; each run starts them afresh, so the auto columns
+ * include the probes that measure at start.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +40,7 @@
 #include "qmap.h"
 #include "rtnl.h"
 #include "transport-mem.h"
+#include "write-mode.h"
 
 #define FLOOR_ADDR "192.0.2.1"
 #define QMAPD_ADDR "203.0.113.1"
@@ -126,11 +134,17 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
 	return (bench_now_ns() - t0) / packets;
 }
 
+/* How a column runs: the write mode (-1: measured, as in production) and GRO's skipping. */
+#define AUTO (-1)
+
 /*
  * ns per packet for qmapd: aggregates through transport, codec, demux and device writes;
- * batch: the writes of each aggregate through io_uring (one submit per aggregate).
+ * wmode: WRITE_MODE_WRITEV (one writev per packet), WRITE_MODE_URING (the writes of each
+ * aggregate through io_uring, one submit per aggregate) or AUTO; always_try_gro: GRO tries
+ * every packet even when nothing merges (before gro-auto.h).
  */
-static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, bool batch)
+static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, int wmode,
+			bool always_try_gro)
 {
 	/* The framing is the transport's to say: the NTB blocks are the bigger buffers here. */
 	bool ntb = agg == b->ntb || agg == b->ntb_gro || agg == b->ntb_flows;
@@ -138,17 +152,65 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, b
 
 	b->dp->transport->framing = ntb ? TRANSPORT_FRAMING_NTB : TRANSPORT_FRAMING_QMAP;
 	b->dp->transport->ntb.format = NTB_FORMAT_16;
-	if (datapath_set_batch_writes(b->dp, batch) < 0) {
+	if (!b->dp->uring) {
 		fprintf(stderr, "io_uring unavailable\n");
 		exit(1);
 	}
+	datapath_force_dl_modes(b->dp, wmode, always_try_gro);
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
 	double t0 = bench_now_ns();
 	for (unsigned i = 0; i < aggs; i++)
 		transport_mem_replay(b->dp->transport, agg, agg_len);
-	double ns = (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
-	datapath_set_batch_writes(b->dp, false);
-	return ns;
+	return (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
+}
+
+/* What an auto run ended with on a mux: the write mode, its figures, GRO's state. */
+struct auto_state {
+	struct write_mode wmode;
+	struct gro_auto gro_auto;
+	uint64_t gro_skipped;
+};
+
+static void auto_state_save(struct auto_state *a, const struct mux *m)
+{
+	a->wmode = m->wmode;
+	a->gro_auto = m->gro_auto;
+	a->gro_skipped = m->gro ? m->gro->stats.reasons[GRO_NM_SKIPPED] : 0;
+}
+
+static void auto_state_print(const char *what, const struct auto_state *a, bool gro)
+{
+	printf(" %s %s (%s: writev %.0f, io_uring %.0f ns/pkt, %" PRIu64 " probes)", what,
+	       write_mode_name(a->wmode.mode), write_mode_why_name(a->wmode.why),
+	       a->wmode.ns[WRITE_MODE_WRITEV], a->wmode.ns[WRITE_MODE_URING], a->wmode.probes);
+	if (gro)
+		printf(" GRO %s", a->gro_auto.skip     ? "skipping"
+				  : a->gro_auto.trying ? "trying"
+						       : "merging");
+}
+
+/* One verdict line: ratio <= limit in every cell. */
+struct verdict {
+	const char *what;
+	double limit;
+	double value[2][8]; /* [QMAP, NTB16][size] */
+	bool ntb;	    /* the NTB16 row has this figure too */
+};
+
+static void verdict_print(const struct verdict *v, const size_t *sizes, size_t n_sizes)
+{
+	bool met = true;
+
+	for (int f = 0; f < (v->ntb ? 2 : 1); f++)
+		for (size_t s = 0; s < n_sizes; s++)
+			met = met && v->value[f][s] <= v->limit;
+	printf("verdict: %-52s <= %.2fx: %-4s", v->what, v->limit, met ? "met" : "MISS");
+	for (int f = 0; f < (v->ntb ? 2 : 1); f++) {
+		printf(" |%s", f ? " ntb16" : "");
+		for (size_t s = 0; s < n_sizes; s++)
+			printf(" %zu B %.2fx", sizes[s], v->value[f][s]);
+	}
+	printf("\n");
 }
 
 static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const char *dst,
@@ -320,16 +382,22 @@ int main(int argc, char **argv)
 	       b.dp->mux[2]->nd.status, b.dp->mux[2]->nd.uso ? "yes" : "no");
 	/*
 	 * Columns (the first ones as before, which scripts/bench.sh reads by position): floor;
-	 * qmapd per-packet; qmapd GRO (one flow); then the batched-write variants: the per-packet
-	 * mux with its writes through io_uring, and the GRO device fed a flow per packet (GRO
-	 * cannot merge: one write per packet) without and with io_uring.
+	 * qmapd per-packet, one writev per packet; qmapd GRO (one flow, production: auto); then
+	 * the batched-write variants: the per-packet mux with its writes through io_uring, and
+	 * the GRO device fed a flow per packet (GRO cannot merge: one write per packet), GRO
+	 * tried on every packet, without and with io_uring; last, production (write mode and GRO
+	 * skipping measured by qmapd): the per-packet mux, and the GRO device with nothing to
+	 * merge.
 	 */
-	printf("%6s %7s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %9s %6s | %9s %6s | %9s %6s\n",
+	printf("%6s %7s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %9s %6s | %9s %6s | %9s %6s |"
+	       " %9s %6s | %9s %6s\n",
 	       "size", "per-agg", "floor", "Gbit/s", "qmapd", "Gbit/s", "ratio", "qmapd+GRO",
-	       "Gbit/s", "ratio", "pp+uring", "ratio", "flows", "ratio", "fl+uring", "ratio");
-	printf("%6s %7s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %9s %6s | %9s %6s | %9s %6s\n",
+	       "Gbit/s", "ratio", "pp+uring", "ratio", "flows", "ratio", "fl+uring", "ratio",
+	       "pp auto", "ratio", "fl auto", "ratio");
+	printf("%6s %7s | %9s %7s | %9s %7s %6s | %9s %7s %6s | %9s %6s | %9s %6s | %9s %6s |"
+	       " %9s %6s | %9s %6s\n",
 	       "bytes", "frames", "ns/pkt", "", "ns/pkt", "", "", "ns/pkt", "", "", "ns/pkt", "",
-	       "ns/pkt", "", "ns/pkt", "");
+	       "ns/pkt", "", "ns/pkt", "", "ns/pkt", "", "ns/pkt", "");
 
 	enum {
 		FLOOR,
@@ -338,20 +406,55 @@ int main(int argc, char **argv)
 		PP_URING,
 		FLOWS,
 		FLOWS_URING,
+		PP_AUTO,
+		FLOWS_AUTO,
 		NTB_PP,
 		NTB_GRO,
 		NTB_PP_URING,
 		NTB_FLOWS_URING,
+		NTB_PP_AUTO,
+		NTB_FLOWS_AUTO,
 		N_COL
 	};
 	static const char *const col_name[N_COL] = {
-		"floor",       "qmapd", "qmapd+GRO", "pp+uring",     "flows",
-		"flows+uring", "ntb",	"ntb+GRO",   "ntb pp+uring", "ntb flows+uring",
+		"floor",       "qmapd",		 "qmapd+GRO",	 "pp+uring",
+		"flows",       "flows+uring",	 "pp auto",	 "flows auto",
+		"ntb",	       "ntb+GRO",	 "ntb pp+uring", "ntb flows+uring",
+		"ntb pp auto", "ntb flows auto",
 	};
+	/* Each column: its aggregates (0 QMAP per-packet, 1 GRO, 2 flows; +3 NTB16), modes. */
+	static const struct {
+		int agg;
+		int wmode;
+		bool always_try_gro;
+	} col_run[N_COL] = {
+		[PP] = { 0, WRITE_MODE_WRITEV, true },
+		[GRO] = { 1, AUTO, false },
+		[PP_URING] = { 0, WRITE_MODE_URING, true },
+		[FLOWS] = { 2, WRITE_MODE_WRITEV, true },
+		[FLOWS_URING] = { 2, WRITE_MODE_URING, true },
+		[PP_AUTO] = { 0, AUTO, false },
+		[FLOWS_AUTO] = { 2, AUTO, false },
+		[NTB_PP] = { 3, WRITE_MODE_WRITEV, true },
+		[NTB_GRO] = { 4, AUTO, false },
+		[NTB_PP_URING] = { 3, WRITE_MODE_URING, true },
+		[NTB_FLOWS_URING] = { 5, WRITE_MODE_URING, true },
+		[NTB_PP_AUTO] = { 3, AUTO, false },
+		[NTB_FLOWS_AUTO] = { 5, AUTO, false },
+	};
+	struct verdict v_pp = { "per-packet (auto) / floor", 1.05, .ntb = true };
+	struct verdict v_gro = { "GRO, one flow (auto) / floor", 0.85, .ntb = true };
+	struct verdict v_flows = { "GRO device, nothing merges (auto) / floor", 1.10, .ntb = true };
+	struct verdict v_best = { "auto / the faster forced write mode, per-packet", 1.05,
+				  .ntb = true };
+	struct verdict v_best_fl = { "auto / the faster forced write mode, nothing merges", 1.05 };
+	struct verdict v_plain = { "auto / plain writev (never slower), per-packet", 1.03,
+				   .ntb = true };
 	for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
 		size_t len = sizes[s];
 		double t[N_COL][MAX_RUNS];
 		uint64_t arrived[N_COL] = { 0 }, sent[N_COL] = { 0 };
+		struct auto_state st[N_COL];
 
 		build_packet(b.pkt, len, FLOOR_ADDR);
 		build_aggregate(&b, b.agg_flows, 2, GRO_ADDR, len, cfg->device.dl_max_size,
@@ -363,45 +466,26 @@ int main(int argc, char **argv)
 		build_aggregate(&b, b.agg, 1, QMAPD_ADDR, len, cfg->device.dl_max_size,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
 		build_ntb(&b, b.ntb, ntb_room, b.agg, 0);
+		const uint8_t *aggs[6] = { b.agg, b.agg_gro, b.agg_flows,
+					   b.ntb, b.ntb_gro, b.ntb_flows };
 		run_floor(&b, len, packets / 10); /* warm caches and neighbour state */
-		run_qmapd(&b, b.agg, packets / 10, false);
-		run_qmapd(&b, b.agg_gro, packets / 10, false);
-		run_qmapd(&b, b.agg, packets / 10, true);
-		run_qmapd(&b, b.agg_flows, packets / 10, false);
-		run_qmapd(&b, b.agg_flows, packets / 10, true);
-		run_qmapd(&b, b.ntb, packets / 10, false);
-		run_qmapd(&b, b.ntb_gro, packets / 10, false);
+		for (int col = PP; col < N_COL; col++)
+			run_qmapd(&b, aggs[col_run[col].agg], packets / 10, col_run[col].wmode,
+				  col_run[col].always_try_gro);
 		/* Interleave so that drift of the shared machine hits all alike. */
 		unsigned per_run = (packets + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
 		for (unsigned k = 0; k < runs; k++) {
 			for (int col = 0; col < N_COL; col++) {
 				uint64_t a0 = udp_arrived();
-				switch (col) {
-				case FLOOR:
+				if (col == FLOOR) {
 					t[col][k] = run_floor(&b, len, packets);
-					break;
-				case PP:
-				case PP_URING:
-					t[col][k] = run_qmapd(&b, b.agg, packets, col == PP_URING);
-					break;
-				case GRO:
-					t[col][k] = run_qmapd(&b, b.agg_gro, packets, false);
-					break;
-				case NTB_PP:
-				case NTB_PP_URING:
-					t[col][k] =
-						run_qmapd(&b, b.ntb, packets, col == NTB_PP_URING);
-					break;
-				case NTB_GRO:
-					t[col][k] = run_qmapd(&b, b.ntb_gro, packets, false);
-					break;
-				case NTB_FLOWS_URING:
-					t[col][k] = run_qmapd(&b, b.ntb_flows, packets, true);
-					break;
-				default:
-					t[col][k] = run_qmapd(&b, b.agg_flows, packets,
-							      col == FLOWS_URING);
-					break;
+				} else {
+					t[col][k] = run_qmapd(&b, aggs[col_run[col].agg], packets,
+							      col_run[col].wmode,
+							      col_run[col].always_try_gro);
+					/* mux 1 carries the per-packet aggregates, mux 2 the others. */
+					unsigned id = col_run[col].agg % 3 == 0 ? 1 : 2;
+					auto_state_save(&st[col], b.dp->mux[id]);
 				}
 				arrived[col] += udp_arrived() - a0;
 				sent[col] += col == FLOOR ? packets : per_run;
@@ -412,22 +496,52 @@ int main(int argc, char **argv)
 			m_ns[col] = bench_median(t[col], runs);
 		double f = m_ns[FLOOR], q = m_ns[PP], g = m_ns[GRO];
 		printf("%6zu %7u | %9.1f %7.2f | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
-		       "%5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",
+		       "%5.2fx | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",
 		       len, b.agg_frames, f, len * 8 / f, q, len * 8 / q, q / f, g, len * 8 / g,
 		       g / f, m_ns[PP_URING], m_ns[PP_URING] / f, m_ns[FLOWS], m_ns[FLOWS] / f,
-		       m_ns[FLOWS_URING], m_ns[FLOWS_URING] / f);
+		       m_ns[FLOWS_URING], m_ns[FLOWS_URING] / f, m_ns[PP_AUTO], m_ns[PP_AUTO] / f,
+		       m_ns[FLOWS_AUTO], m_ns[FLOWS_AUTO] / f);
 		/* The same columns for NTB16 (an MBIM modem), against the same floor. */
 		printf("%6s %7s | %9s %7s | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
-		       "%5.2fx | %9s %6s | %9.1f %5.2fx\n",
+		       "%5.2fx | %9s %6s | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",
 		       "ntb16", "", "", "", m_ns[NTB_PP], len * 8 / m_ns[NTB_PP], m_ns[NTB_PP] / f,
 		       m_ns[NTB_GRO], len * 8 / m_ns[NTB_GRO], m_ns[NTB_GRO] / f,
 		       m_ns[NTB_PP_URING], m_ns[NTB_PP_URING] / f, "", "", m_ns[NTB_FLOWS_URING],
-		       m_ns[NTB_FLOWS_URING] / f);
+		       m_ns[NTB_FLOWS_URING] / f, m_ns[NTB_PP_AUTO], m_ns[NTB_PP_AUTO] / f,
+		       m_ns[NTB_FLOWS_AUTO], m_ns[NTB_FLOWS_AUTO] / f);
 		printf("%6s %7s | arrived at UDP (of sent):", "", "");
 		for (int col = 0; col < N_COL; col++)
 			printf(" %s %.3f", col_name[col], (double)arrived[col] / sent[col]);
+		printf("\n%6s %7s | auto, last run:", "", "");
+		auto_state_print("pp", &st[PP_AUTO], false);
+		auto_state_print("; flows", &st[FLOWS_AUTO], true);
+		auto_state_print("; GRO", &st[GRO], true);
 		printf("\n");
+
+		v_pp.value[0][s] = m_ns[PP_AUTO] / f;
+		v_pp.value[1][s] = m_ns[NTB_PP_AUTO] / f;
+		v_gro.value[0][s] = g / f;
+		v_gro.value[1][s] = m_ns[NTB_GRO] / f;
+		v_flows.value[0][s] = m_ns[FLOWS_AUTO] / f;
+		v_flows.value[1][s] = m_ns[NTB_FLOWS_AUTO] / f;
+		v_best.value[0][s] = m_ns[PP_AUTO] / (q < m_ns[PP_URING] ? q : m_ns[PP_URING]);
+		v_best.value[1][s] =
+			m_ns[NTB_PP_AUTO] /
+			(m_ns[NTB_PP] < m_ns[NTB_PP_URING] ? m_ns[NTB_PP] : m_ns[NTB_PP_URING]);
+		/* Nothing merges: the faster of the forced modes, GRO tried (as before). */
+		v_best_fl.value[0][s] =
+			m_ns[FLOWS_AUTO] /
+			(m_ns[FLOWS] < m_ns[FLOWS_URING] ? m_ns[FLOWS] : m_ns[FLOWS_URING]);
+		v_plain.value[0][s] = m_ns[PP_AUTO] / q;
+		v_plain.value[1][s] = m_ns[NTB_PP_AUTO] / m_ns[NTB_PP];
 	}
+	printf("\n");
+	verdict_print(&v_pp, sizes, ARRAY_SIZE(sizes));
+	verdict_print(&v_gro, sizes, ARRAY_SIZE(sizes));
+	verdict_print(&v_flows, sizes, ARRAY_SIZE(sizes));
+	verdict_print(&v_plain, sizes, ARRAY_SIZE(sizes));
+	verdict_print(&v_best, sizes, ARRAY_SIZE(sizes));
+	verdict_print(&v_best_fl, sizes, ARRAY_SIZE(sizes));
 
 	for (unsigned id = 1; id <= 2; id++) {
 		const struct mux_stats *ms = &b.dp->mux[id]->stats;
@@ -439,13 +553,13 @@ int main(int argc, char **argv)
 		       (unsigned long)ms->rx_dropped_write_error,
 		       g ? (unsigned long)g->stats.segments_merged : 0UL);
 	}
-	printf("ratio = qmapd ns/packet / floor ns/packet (targets: per-packet <= 1.10, "
-	       "batched <= 0.85)\n"
-	       "pp+uring: the per-packet mux, its writes submitted through io_uring per "
-	       "aggregate;\n"
-	       "flows / fl+uring: the GRO device, a flow per packet (nothing merges), without / "
-	       "with "
-	       "io_uring\n"
+	printf("ratio = qmapd ns/packet / floor ns/packet\n"
+	       "qmapd: the per-packet mux, one writev per packet; pp+uring: its writes submitted "
+	       "through io_uring per aggregate;\n"
+	       "flows / fl+uring: the GRO device, a flow per packet (nothing merges), GRO tried on "
+	       "every packet, without / with io_uring;\n"
+	       "qmapd+GRO, pp auto, fl auto: as in production, write mode and GRO skipping "
+	       "measured by qmapd (write-mode.h, gro-auto.h);\n"
 	       "ntb16: the same packets and devices, in NTB16 blocks (MBIM) instead of QMAP\n");
 
 	close(sink_floor);

@@ -11,7 +11,14 @@
  *   v5-novalid: the same without the bit, so GRO verifies every checksum in software;
  *   ntb16:     the v1 packets in NTB16 blocks (an MBIM function, session 0 = mux 1);
  *   ntb16-gro: the same on session 1 = mux 2 with GRO (MBIM has no valid bit: software
- *              verification, as v5-novalid).
+ *              verification, as v5-novalid);
+ *   v1-writev: v1 with one writev per packet (the write mode qmapd measures cheaper where
+ *              system calls are cheap, write-mode.h);
+ *   flows-try: QMAPv1 on mux 2 (GRO), every packet a flow of its own (nothing merges), GRO
+ *              tried on every packet, one writev per packet;
+ *   flows-skip: the same with GRO skipped, as gro-auto.h decides for such traffic.
+ * The write mode and GRO's skipping are fixed per scenario (qmapd's measurement would time
+ * valgrind, not the code).
  * Each scenario is bracketed by callgrind client requests (zero, then dump with its name), so
  * every dump holds one scenario. The script collects only inside datapath_bulk_in() and the
  * GRO flush at the end of a batch: setup, building the aggregates and the memcpy that stands
@@ -47,6 +54,7 @@
 #include "qmap.h"
 #include "rtnl.h"
 #include "transport-mem.h"
+#include "write-mode.h"
 
 #define PKT_LEN	     1500
 #define TCP_PAYLOAD  (PKT_LEN - 40)
@@ -58,6 +66,9 @@ struct scenario {
 	uint8_t mux_id;
 	bool valid;
 	bool ntb; /* the packets of the QMAPv1 aggregate, in one NTB16 block */
+	enum write_mode_kind wmode;
+	bool flows; /* a TCP flow per packet: nothing for GRO to merge */
+	bool skip;  /* GRO skipped (gro-auto.h), else tried on every packet */
 };
 
 /* The QMAPv1 aggregate's packets as one NTB16 of session mux_id - 1; returns its length. */
@@ -106,7 +117,7 @@ static size_t build_aggregate(uint8_t *agg, size_t max, const struct scenario *s
 			.ack = 1,
 			.flags = TCP_FLAG_ACK,
 			.win = 1024,
-			.sport = 5001,
+			.sport = (uint16_t)(s->flows ? 5001 + n : 5001),
 			.dport = 40000,
 			.host = 1,
 			.plen = TCP_PAYLOAD,
@@ -124,11 +135,14 @@ static size_t build_aggregate(uint8_t *agg, size_t max, const struct scenario *s
 int main(int argc, char **argv)
 {
 	static const struct scenario scenarios[] = {
-		{ "v1", QMAP_V1, 1, false },
-		{ "v5-valid", QMAP_V5, 2, true },
-		{ "v5-novalid", QMAP_V5, 2, false },
-		{ "ntb16", QMAP_V1, 1, false, true },
-		{ "ntb16-gro", QMAP_V1, 2, false, true },
+		{ "v1", QMAP_V1, 1, false, false, WRITE_MODE_URING },
+		{ "v5-valid", QMAP_V5, 2, true, false, WRITE_MODE_URING },
+		{ "v5-novalid", QMAP_V5, 2, false, false, WRITE_MODE_URING },
+		{ "ntb16", QMAP_V1, 1, false, true, WRITE_MODE_URING },
+		{ "ntb16-gro", QMAP_V1, 2, false, true, WRITE_MODE_URING },
+		{ "v1-writev", QMAP_V1, 1, false, false, WRITE_MODE_WRITEV },
+		{ "flows-try", QMAP_V1, 2, false, false, WRITE_MODE_WRITEV, true, false },
+		{ "flows-skip", QMAP_V1, 2, false, false, WRITE_MODE_WRITEV, true, true },
 	};
 	unsigned aggregates = 1000;
 	struct rtnl *rtnl = NULL;
@@ -220,6 +234,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cannot switch the QMAP version\n");
 			return 1;
 		}
+		datapath_force_dl_modes(dp, s->wmode, true);
+		mx->gro_auto.skip = s->skip; /* never changed: gro_auto_window() is not called */
 		for (int k = 0; k < 10; k++) /* warm up: first-touch and lazy binding */
 			transport_mem_replay(dp->transport, buf, len);
 		struct mux_stats m0 = mx->stats;

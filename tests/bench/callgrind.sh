@@ -50,11 +50,14 @@ done
 
 describe() {
 	case $1 in
-	v1) echo "QMAPv1, per-packet path (one write per packet, io_uring)" ;;
+	v1) echo "QMAPv1, per-packet path (writes through io_uring)" ;;
 	v5-valid) echo "QMAPv5 + GRO, checksum-valid bit set" ;;
 	v5-novalid) echo "QMAPv5 + GRO, no valid bit (software verification)" ;;
 	ntb16) echo "MBIM NTB16, per-packet path (one write per packet, io_uring)" ;;
 	ntb16-gro) echo "MBIM NTB16 + GRO (no valid bit in MBIM: software verification)" ;;
+	v1-writev) echo "QMAPv1, per-packet path, one writev per packet" ;;
+	flows-try) echo "GRO device, a TCP flow per packet (nothing merges), GRO tried, writev" ;;
+	flows-skip) echo "GRO device, a TCP flow per packet, GRO skipped (gro-auto), writev" ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -160,7 +160,10 @@ TEST(mux)
 			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
 			    " ulq_sojourn_max_us=0 dlq_queued_bytes=0 dlq_queued_packets=0"
 			    " dlq_drops_codel=0 dlq_drops_overlimit=0 dlq_ecn_marks=0"
-			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0");
+			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0 dl_write=writev"
+			    " dl_write_why=unmeasured dl_write_ns_writev=0 dl_write_ns_uring=0"
+			    " dl_write_probes=0 dl_write_switches=0 gro_auto=none gro_auto_skips=0"
+			    " gro_skipped=0");
 	free(text);
 
 	m.gro = &gro;
@@ -168,7 +171,14 @@ TEST(mux)
 	gro.stats.segments_merged = 6;
 	gro.stats.super_packets = 2;
 	gro.off = true;
+	gro.stats.reasons[GRO_NM_SKIPPED] = 17;
 	m.flow_off = true;
+	m.wmode = (struct write_mode){ .mode = WRITE_MODE_URING,
+				       .why = WRITE_MODE_WHY_MEASURED,
+				       .ns = { 512.4, 301.6 },
+				       .probes = 3,
+				       .switches = 1 };
+	m.gro_auto = (struct gro_auto){ .skip = true, .skips = 2 };
 	text = print(&m);
 	EXPECT_STR_EQ(text, " mode=tap+xdp rx_packets=1 rx_bytes=2 rx_dropped_queue_full=3"
 			    " rx_dropped_write_error=4 tx_packets=8 tx_bytes=9 tx_dropped_not_ip=10"
@@ -181,7 +191,10 @@ TEST(mux)
 			    " ulq_ecn_marks=0 ulq_sojourn_p50_us=0 ulq_sojourn_p99_us=0"
 			    " ulq_sojourn_max_us=0 dlq_queued_bytes=0 dlq_queued_packets=0"
 			    " dlq_drops_codel=0 dlq_drops_overlimit=0 dlq_ecn_marks=0"
-			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0");
+			    " dlq_sojourn_p50_us=0 dlq_sojourn_p99_us=0 dl_write=io_uring"
+			    " dl_write_why=measured dl_write_ns_writev=512 dl_write_ns_uring=302"
+			    " dl_write_probes=3 dl_write_switches=1 gro_auto=skipping"
+			    " gro_auto_skips=2 gro_skipped=17");
 	free(text);
 	text = to_json(&m);
 	EXPECT_STR_EQ(text,
@@ -198,6 +211,10 @@ TEST(mux)
 		      "\"ulq-sojourn-p50-us\":0,\"ulq-sojourn-p99-us\":0,\"ulq-sojourn-max-us\":0,"
 		      "\"dlq-queued-bytes\":0,\"dlq-queued-packets\":0,\"dlq-drops-codel\":0,"
 		      "\"dlq-drops-overlimit\":0,\"dlq-ecn-marks\":0,\"dlq-sojourn-p50-us\":0,"
-		      "\"dlq-sojourn-p99-us\":0}");
+		      "\"dlq-sojourn-p99-us\":0,\"dl-write\":\"io_uring\","
+		      "\"dl-write-why\":\"measured\",\"dl-write-ns-writev\":512,"
+		      "\"dl-write-ns-uring\":302,\"dl-write-probes\":3,"
+		      "\"dl-write-switches\":1,\"gro-auto\":\"skipping\","
+		      "\"gro-auto-skips\":2,\"gro-skipped\":17}");
 	free(text);
 }

@@ -5,7 +5,8 @@
  * path and through GRO (a flow per packet, so each is written alone); a full device queue
  * (EAGAIN) is counted as rx_dropped_queue_full, batched or not; and where io_uring_setup is
  * refused (a seccomp filter here, as a sandbox or kernel.io_uring_disabled would) the datapath
- * falls back to plain writes that deliver the same. Needs root for a TAP in a network
+ * falls back to plain writes that deliver the same. Also: each mux's measured choice between
+ * the two (write-mode.h), and GRO skipped while nothing merges (gro-auto.h), keep the order. Needs root for a TAP in a network
  * namespace of its own; exits 77 otherwise.
  */
 #include <arpa/inet.h>
@@ -28,6 +29,7 @@
 #include "datapath-fixture.h"
 #include "datapath-internal.h"
 #include "datapath.h"
+#include "headroom.h"
 #include "log.h"
 #include "qmap.h"
 #include "test-case.h"
@@ -233,6 +235,8 @@ static bool batch_on(void)
 		TEST_SKIP("built without liburing: no batched writes");
 #endif
 	EXPECT_EQ(r, 0);
+	/* Every write through the ring: no probe's writev batches among them. */
+	datapath_force_dl_modes(fx_dp, WRITE_MODE_URING, true);
 	return r == 0;
 }
 
@@ -283,6 +287,51 @@ TEST(plain_queue_full)
 }
 
 /*
+ * Production: each mux probes both write modes on its own batches (write-mode.h), and the
+ * packets arrive in order across the switches between them.
+ */
+TEST(auto_mode)
+{
+	if (!batch_on())
+		return;
+	datapath_force_dl_modes(fx_dp, -1, false);
+	for (unsigned id = 1; id <= 2; id++) {
+		struct mux *m = fx_dp->mux[id];
+		EXPECT_STR_EQ(write_mode_why_name(m->wmode.why), "unmeasured");
+		/* A probe: PROBE_BATCHES batches of the mux alone in each mode. */
+		for (unsigned k = 0; k < 2 * WRITE_MODE_PROBE_BATCHES; k++)
+			check_sequence(fx_dp, sink[id], id, 10000 + k * N_PKTS);
+		EXPECT_EQ(m->wmode.probes, 1);
+		EXPECT_STR_EQ(write_mode_why_name(m->wmode.why), "measured");
+		EXPECT_TRUE(m->wmode.ns[WRITE_MODE_WRITEV] > 0);
+		EXPECT_TRUE(m->wmode.ns[WRITE_MODE_URING] > 0);
+		EXPECT_TRUE(!m->batch_uring && !m->batch_measure && !m->dl_dirty);
+	}
+}
+
+/*
+ * GRO on a flow per packet merges nothing: after a window the mux skips the attempt
+ * (gro-auto.h), and the packets still arrive in order, before and after.
+ */
+TEST(gro_skipped)
+{
+	struct mux *m = fx_dp->mux[2];
+	unsigned k = 0;
+
+	datapath_force_dl_modes(fx_dp, -1, false);
+	EXPECT_TRUE(!m->gro_auto.skip);
+	while (!m->gro_auto.skip && k < 2 * HEADROOM_WINDOW_PACKETS / N_PKTS)
+		check_sequence(fx_dp, sink[2], 2, 20000 + N_PKTS * k++);
+	EXPECT_TRUE(m->gro_auto.skip);
+	EXPECT_EQ(m->gro_auto.skips, 1);
+	EXPECT_EQ(m->gro->stats.reasons[GRO_NM_SKIPPED], 0);
+	for (unsigned i = 0; i < 4; i++)
+		check_sequence(fx_dp, sink[2], 2, 20000 + N_PKTS * k++);
+	EXPECT_EQ(m->gro->stats.reasons[GRO_NM_SKIPPED], 4 * N_PKTS);
+	EXPECT_EQ(m->gro->stats.segments_merged, 0);
+}
+
+/*
  * io_uring refused at run time: the request fails, plain writes carry on. The filter stays
  * for the life of the process: this case must stay the last in the file (cases run in file
  * order), so that it is the last whichever cases run.
@@ -294,6 +343,8 @@ TEST(refused)
 		TEST_SKIP("cannot install the seccomp filter");
 	EXPECT_EQ(datapath_set_batch_writes(fx_dp, true), -EOPNOTSUPP);
 	EXPECT_PTR_EQ(fx_dp->uring, NULL);
+	for (unsigned id = 1; id <= 2; id++)
+		EXPECT_STR_EQ(write_mode_why_name(fx_dp->mux[id]->wmode.why), "no-io-uring");
 	for (unsigned id = 1; id <= 2; id++)
 		check_sequence(fx_dp, sink[id], id, 7000);
 }

@@ -282,6 +282,59 @@ DLQ_GETTER(ecn_marks, m->dlq->stats.ecn_marks)
 DLQ_GETTER(sojourn_p50, m->dlq->stats.sojourn_p50_ns / 1000)
 DLQ_GETTER(sojourn_p99, m->dlq->stats.sojourn_p99_ns / 1000)
 
+/* The downlink write mode (write-mode.h), why, and the last probe's ns per packet of each. */
+static const char *mux_dl_write_mode(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return write_mode_name(m->wmode.mode);
+}
+
+static const char *mux_dl_write_why(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return write_mode_why_name(m->wmode.why);
+}
+
+static uint64_t mux_dl_write_ns_writev(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return (uint64_t)(m->wmode.ns[WRITE_MODE_WRITEV] + 0.5);
+}
+
+static uint64_t mux_dl_write_ns_uring(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return (uint64_t)(m->wmode.ns[WRITE_MODE_URING] + 0.5);
+}
+
+static uint64_t mux_dl_write_probes(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->wmode.probes;
+}
+
+static uint64_t mux_dl_write_switches(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->wmode.switches;
+}
+
+/* gro-auto.h: merging, skipping the attempt (nothing merged), or trying again. */
+static const char *mux_gro_auto(const struct datapath *dp, const struct mux *m)
+{
+	if (!m->gro)
+		return "none";
+	if (dp->gro_always_try)
+		return "always";
+	return m->gro_auto.skip ? "skipping" : m->gro_auto.trying ? "trying" : "merging";
+}
+
+static uint64_t mux_gro_auto_skips(const struct datapath *dp, const struct mux *m)
+{
+	(void)dp;
+	return m->gro_auto.skips;
+}
+
 /* The text and the JSON place the device mode and the GRO state apart: two rows each. */
 static const struct counter mux_counters[] = {
 	{ "mode", NULL, .string = mux_device }, /* JSON: "device", below */
@@ -326,6 +379,15 @@ static const struct counter mux_counters[] = {
 	{ "dlq_ecn_marks", "dlq-ecn-marks", .u64 = mux_dlq_ecn_marks },
 	{ "dlq_sojourn_p50_us", "dlq-sojourn-p50-us", .u64 = mux_dlq_sojourn_p50 },
 	{ "dlq_sojourn_p99_us", "dlq-sojourn-p99-us", .u64 = mux_dlq_sojourn_p99 },
+	{ "dl_write", "dl-write", .string = mux_dl_write_mode },
+	{ "dl_write_why", "dl-write-why", .string = mux_dl_write_why },
+	{ "dl_write_ns_writev", "dl-write-ns-writev", .u64 = mux_dl_write_ns_writev },
+	{ "dl_write_ns_uring", "dl-write-ns-uring", .u64 = mux_dl_write_ns_uring },
+	{ "dl_write_probes", "dl-write-probes", .u64 = mux_dl_write_probes },
+	{ "dl_write_switches", "dl-write-switches", .u64 = mux_dl_write_switches },
+	{ "gro_auto", "gro-auto", .string = mux_gro_auto },
+	{ "gro_auto_skips", "gro-auto-skips", .u64 = mux_gro_auto_skips },
+	{ "gro_skipped", "gro-skipped", GRO(reasons[GRO_NM_SKIPPED]) },
 };
 
 static uint64_t counter_u64(const struct counter *c, const struct datapath *dp, const struct mux *m)

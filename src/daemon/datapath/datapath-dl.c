@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "datapath-internal.h"
 #include "datapath.h"
@@ -41,6 +42,10 @@ static __attribute__((noinline, cold)) void datapath_uring_failed(struct datapat
 {
 	log_warning_errno(r, "datapath: io_uring submit failed, writing directly from now on");
 	dp->uring = uring_free(dp->uring);
+	for (size_t i = 0; i < ARRAY_SIZE(dp->mux); i++)
+		if (dp->mux[i])
+			write_mode_force(&dp->mux[i]->wmode, WRITE_MODE_WRITEV,
+					 WRITE_MODE_WHY_NO_URING);
 }
 
 /* Submit the batched writes and wait for them: the transfer buffers are about to be reused. */
@@ -48,31 +53,35 @@ void datapath_write_flush(struct datapath *dp)
 {
 	int r;
 
+	/* A batch written with writev queued nothing: no call into the ring at all. */
+	if (!dp->uring_queued)
+		return;
+	dp->uring_queued = false;
 	if (!dp->uring || (r = uring_flush(dp->uring)) >= 0)
 		return;
 	datapath_uring_failed(dp, r);
 }
 
 /*
- * One downlink write into the mux's device: queued on the ring when batching (submitted when
- * the receive batch ends), else writev now. copy_head: iov[0] is a header block the caller
- * reuses after returning (GRO's), so the ring keeps a copy.
+ * One downlink write into the mux's device: queued on the ring when this batch's mode for the
+ * mux says so (submitted when the receive batch ends), else writev now. len: the iovecs'
+ * total. copy_head: iov[0] is a header block the caller reuses after returning (GRO's), so the
+ * ring keeps a copy.
  */
-static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, bool copy_head,
-		      unsigned segments)
+static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, size_t len,
+		      bool copy_head, unsigned segments)
 {
 	struct datapath *dp = m->dp;
 
-	if (dp->uring) {
-		if (_likely_(uring_writev(dp->uring, m->nd.fd, iov, iovcnt, copy_head, m,
-					  segments) == 0))
+	if (m->batch_uring && dp->uring) {
+		if (_likely_(uring_writev(dp->uring, m->nd.fd, iov, iovcnt, len, copy_head, m,
+					  segments) == 0)) {
+			dp->uring_queued = true;
 			return;
+		}
 		/* Not queued: what is queued goes first, so the device sees its packets in order. */
 		datapath_write_flush(dp);
 	}
-	size_t len = 0;
-	for (int i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
 	ssize_t n =
 		iovcnt == 1 ? write(m->nd.fd, iov[0].iov_base, len) : writev(m->nd.fd, iov, iovcnt);
 	mux_write_result(m, segments, n < 0 ? -errno : n, len);
@@ -81,39 +90,129 @@ static void mux_write(struct mux *m, const struct iovec *iov, int iovcnt, bool c
 /* GRO's output: one write per super-packet or lone packet, from the transfer buffers. */
 void datapath_dl_gro_emit(void *userdata, const struct iovec *iov, int iovcnt)
 {
-	/* iov[0] holds the headers, every further iovec one segment's bytes. */
-	mux_write(userdata, iov, iovcnt, true, iovcnt > 1 ? (unsigned)iovcnt - 1 : 1);
+	/*
+	 * iov[0] holds the headers, every further iovec one segment's bytes. A lone packet's
+	 * header block is one of GRO's fixed ones (gro.h): only a super-packet's needs a copy.
+	 */
+	size_t len = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	mux_write(userdata, iov, iovcnt, len, iovcnt > 2, iovcnt > 1 ? (unsigned)iovcnt - 1 : 1);
 }
 
 int datapath_set_batch_writes(struct datapath *dp, bool on)
 {
+	int r = 0;
+
 	if (!on) {
 		datapath_write_flush(dp);
 		dp->uring = uring_free(dp->uring);
-		return 0;
+	} else if (!dp->uring) {
+		r = uring_new(mux_write_done, &dp->uring);
 	}
-	if (dp->uring)
-		return 0;
-	return uring_new(mux_write_done, &dp->uring);
+	for (size_t i = 0; i < ARRAY_SIZE(dp->mux); i++)
+		if (dp->mux[i])
+			datapath_dl_modes_init(dp, dp->mux[i]);
+	return r;
+}
+
+void datapath_dl_modes_init(struct datapath *dp, struct mux *m)
+{
+	if (!dp->uring)
+		write_mode_init(&m->wmode, false);
+	else if (dp->write_mode_forced > 0)
+		write_mode_force(&m->wmode, (enum write_mode_kind)(dp->write_mode_forced - 1),
+				 WRITE_MODE_WHY_FORCED);
+	else
+		write_mode_init(&m->wmode, true);
+	/* Between batches: GRO holds nothing, the next packet may take either path. */
+	gro_auto_init(&m->gro_auto);
+}
+
+void datapath_force_dl_modes(struct datapath *dp, int write_mode, bool always_try_gro)
+{
+	dp->write_mode_measured = -1;
+	dp->write_mode_forced = write_mode < 0 ? 0 : write_mode + 1;
+	dp->gro_always_try = always_try_gro;
+	for (size_t i = 0; i < ARRAY_SIZE(dp->mux); i++)
+		if (dp->mux[i])
+			datapath_dl_modes_init(dp, dp->mux[i]);
+}
+
+/* Packets of the mux written (or dropped at the write) so far: a probe's count. */
+static uint64_t mux_dl_packets(const struct mux *m)
+{
+	if (m->gro)
+		return m->gro->stats.packets;
+	return m->stats.rx_writes + m->stats.rx_dropped_queue_full +
+	       m->stats.rx_dropped_write_error;
+}
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The mux's first packet of a receive batch: its write mode for the batch. */
+static __attribute__((noinline)) void mux_batch_begin(struct datapath *dp, struct mux *m)
+{
+	bool measure;
+
+	write_mode_set_hint(&m->wmode, dp->write_mode_measured);
+	m->batch_uring = write_mode_batch_begin(&m->wmode, &measure) == WRITE_MODE_URING;
+	m->batch_measure = measure;
+	if (_unlikely_(measure)) {
+		m->dl_packets0 = mux_dl_packets(m);
+		/* Only a batch the mux starts can be its alone (checked at the end). */
+		if (dp->n_dl_dirty == 0)
+			dp->batch_t0 = clock_ns();
+	}
+	m->dl_dirty = true;
+	dp->dl_dirty[dp->n_dl_dirty++] = m->id;
+}
+
+/* A probe batch ended: its time per packet is the mux's sample if the batch was its alone. */
+static __attribute__((noinline)) void mux_batch_measured(struct datapath *dp, struct mux *m,
+							 unsigned n_muxes)
+{
+	m->batch_measure = false;
+	if (n_muxes != 1) {
+		write_mode_batch_skip(&m->wmode);
+		return;
+	}
+	uint64_t probes = m->wmode.probes;
+	write_mode_batch_end(&m->wmode, m->batch_uring ? WRITE_MODE_URING : WRITE_MODE_WRITEV,
+			     clock_ns() - dp->batch_t0, mux_dl_packets(m) - m->dl_packets0);
+	/* A probe ended: a hint for muxes that never carry a batch alone. */
+	if (m->wmode.probes != probes)
+		dp->write_mode_measured = (int)m->wmode.mode;
 }
 
 void datapath_dl_batch_flush(struct datapath *dp)
 {
-	unsigned n = dp->n_gro_dirty;
+	unsigned n = dp->n_dl_dirty;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct mux *m = dp->mux[dp->gro_dirty[i]];
-		if (m) {
+		struct mux *m = dp->mux[dp->dl_dirty[i]];
+		if (m && m->gro)
 			gro_flush(m->gro);
-			m->gro_dirty = false;
-		}
 	}
-	dp->n_gro_dirty = 0;
+	dp->n_dl_dirty = 0;
 	datapath_write_flush(dp);
 	/* headroom = auto decides per window of segments; after the writes, which it may not delay. */
 	for (unsigned i = 0; i < n; i++) {
-		struct mux *m = dp->mux[dp->gro_dirty[i]];
-		if (m)
+		struct mux *m = dp->mux[dp->dl_dirty[i]];
+		if (!m)
+			continue;
+		if (_unlikely_(m->batch_measure))
+			mux_batch_measured(dp, m, n);
+		m->dl_dirty = false;
+		m->batch_uring = false;
+		if (m->gro)
 			headroom_batch_done(dp, m);
 	}
 }
@@ -134,13 +233,18 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 							   uint8_t *pkt, size_t len, bool ipv6,
 							   unsigned gro_flags)
 {
+	/* Also with GRO when nothing is held: the batch's end checks headroom's window too. */
+	if (_unlikely_(!m->dl_dirty))
+		mux_batch_begin(dp, m);
 	if (m->gro) {
-		gro_add(m->gro, pkt, len, gro_flags);
-		/* Also when nothing is held: the batch's end checks headroom's window too. */
-		if (!m->gro_dirty) {
-			m->gro_dirty = true;
-			dp->gro_dirty[dp->n_gro_dirty++] = m->id;
+		if (_likely_(!m->gro_auto.skip)) {
+			gro_add(m->gro, pkt, len, gro_flags);
+			return;
 		}
+		/* Nothing merges (gro-auto.h): written alone with GRO's fixed header, no copy. */
+		struct iovec iov[2] = { gro_alone_header(m->gro, ipv6, gro_flags),
+					{ .iov_base = pkt, .iov_len = len } };
+		mux_write(m, iov, 2, iov[0].iov_len + len, false, 1);
 		return;
 	}
 
@@ -149,10 +253,11 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = ETH_HEADER_SIZE },
 		{ .iov_base = pkt, .iov_len = len },
 	};
+	/* The length is at hand: mux_write need not sum the iovecs. */
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
-		mux_write(m, iov, 2, false, 1);
+		mux_write(m, iov, 2, ETH_HEADER_SIZE + len, false, 1);
 	else
-		mux_write(m, iov + 1, 1, false, 1);
+		mux_write(m, iov + 1, 1, len, false, 1);
 }
 
 void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,

@@ -66,6 +66,7 @@ struct datapath {
 	 * batch ends (or 64 are queued); NULL = one writev per packet. datapath_set_batch_writes.
 	 */
 	struct uring *uring;
+	bool uring_queued; /* writes were queued since the last flush */
 
 	struct mux *mux[256]; /* by mux id; NULL = not configured */
 	unsigned n_mux;
@@ -82,8 +83,12 @@ struct datapath {
 	bool ul_gso_in_place;
 
 	/* Muxes with downlink packets in this receive batch, flushed when the transport ends it. */
-	uint8_t gro_dirty[256];
-	unsigned n_gro_dirty;
+	uint8_t dl_dirty[256];
+	unsigned n_dl_dirty;
+	uint64_t batch_t0;	 /* CLOCK_MONOTONIC ns at its first packet, when a probe times it */
+	int write_mode_measured; /* the mode the last probe of any mux chose, -1: none */
+	int write_mode_forced; /* 0: each mux measures (write-mode.h); else 1 + enum write_mode_kind */
+	bool gro_always_try; /* benchmarks: no gro-auto.h skipping */
 
 	/* Command ACKs waiting for an OUT buffer; a modem retries unanswered commands. */
 	uint8_t ack_pending[DATAPATH_ACKS_PENDING][DATAPATH_ACK_MAX];
@@ -188,6 +193,14 @@ bool datapath_dlq_enqueue(struct datapath *dp, struct mux *m, const uint8_t *pkt
 /* Write what the rate allows now; arm the timer for the rest. */
 void datapath_dlq_release(struct datapath *dp);
 void datapath_write_flush(struct datapath *dp);
+/*
+ * Benchmarks and tests: every mux's downlink writes in one mode (enum write_mode_kind), or each
+ * mux measuring again from now (-1, the default). always_try_gro: never skip GRO
+ * (gro-auto.h); false: each mux decides again from now.
+ */
+void datapath_force_dl_modes(struct datapath *dp, int write_mode, bool always_try_gro);
+/* A mux's downlink write and GRO state, as a new mux starts (mux_new). */
+void datapath_dl_modes_init(struct datapath *dp, struct mux *m);
 void datapath_send_pending_acks(struct datapath *dp);
 
 /* NTB framing, uplink (datapath-ntb.c). */

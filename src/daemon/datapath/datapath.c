@@ -286,9 +286,12 @@ int datapath_new_with_backend(struct ev_loop *loop, struct rtnl *rtnl,
 		return log_error_errno(r, "device %s: cannot set up transport", dev->device);
 	}
 	/*
-	 * Batched downlink writes are the default: 0.30-0.40x the ns per packet of one write per
-	 * packet on 6.18 (tests/bench/RESULTS.md). Without io_uring, plain writes, same counters.
+	 * The ring is there by default; each mux measures whether batching its writes through it
+	 * is cheaper than one writev per packet on this machine (write-mode.h: 0.3-0.9x where
+	 * system calls are expensive, 1.1x where they are cheap, tests/bench/RESULTS.md).
+	 * Without io_uring, plain writes, same counters.
 	 */
+	dp->write_mode_measured = -1;
 	r = datapath_set_batch_writes(dp, true);
 	if (r < 0)
 		log_info("datapath: io_uring unavailable (%s), one write per packet", strerror(-r));

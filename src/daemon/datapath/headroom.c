@@ -49,6 +49,21 @@ void headroom_decide(struct datapath *dp, struct mux *m)
 	uint64_t merged = m->gro->stats.segments_merged - m->hr.last_merged;
 	m->hr.last_packets = m->gro->stats.packets;
 	m->hr.last_merged = m->gro->stats.segments_merged;
+	/* A window that skipped GRO says nothing about merging: no XDP decision on it either. */
+	bool skipped = m->gro_auto.skip;
+	if (!dp->gro_always_try) {
+		uint64_t changes = m->gro_auto.skips + m->gro_auto.resumes;
+		bool skip = gro_auto_window(&m->gro_auto, packets, merged);
+		/* Debug: mixed traffic may change it every few windows. */
+		if (m->gro_auto.skips + m->gro_auto.resumes != changes)
+			log_mux_debug(NULL, m->id, m->nd.name,
+				      "%.0f%% of the last %" PRIu64
+				      " downlink segments merged, GRO %s",
+				      100.0 * (double)merged / (double)packets, packets,
+				      skip ? "skipped while nothing merges" : "on again");
+	}
+	if (skipped)
+		return;
 	if (packets)
 		m->hr.merge_share = (double)merged / (double)packets;
 

@@ -118,6 +118,7 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 						   "cannot set up GRO");
 		}
 	}
+	datapath_dl_modes_init(dp, m);
 	if (cfg->uplink_queue == CONFIG_UPLINK_QUEUE_FQ_CODEL) {
 		/* A config built without config_mux_init_defaults() gets RFC 8290's values. */
 		struct ulq_codel_params cp = {

@@ -6,6 +6,8 @@
 #include <ev.h>
 
 #include "datapath.h"
+#include "gro-auto.h"
+#include "write-mode.h"
 
 struct gro;
 struct ulq_mux;
@@ -31,8 +33,16 @@ struct mux {
 		double merge_share; /* merged share of the last interval with traffic */
 		double last_switch; /* ev_now() of the last switch (failed: later, slows retries) */
 		bool primed;
-	} hr;		/* headroom.c's bookkeeping */
-	bool gro_dirty; /* had downlink packets this receive batch: flush GRO, check headroom */
+	} hr;			  /* headroom.c's bookkeeping */
+	struct gro_auto gro_auto; /* with GRO: skip the attempt while nothing merges */
+	/* Downlink writes: writev or io_uring, by measured cost (write-mode.h). */
+	struct write_mode wmode;
+	/* This receive batch: the mux had downlink packets in it (flush GRO, check headroom),
+	 * its writes take the ring, it is a probe sample (packets counted from dl_packets0). */
+	bool dl_dirty;
+	bool batch_uring;
+	bool batch_measure;
+	uint64_t dl_packets0;
 	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
 	uint8_t eth_header[2][14];
 	struct mux_stats stats;

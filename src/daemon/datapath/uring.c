@@ -70,8 +70,8 @@ struct uring *uring_free(struct uring *u)
 	return NULL;
 }
 
-int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, bool copy_head,
-		 void *tag, uint32_t arg)
+int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, size_t len,
+		 bool copy_head, void *tag, uint32_t arg)
 {
 	if (iovcnt < 1 || iovcnt > URING_MAX_IOVECS ||
 	    (copy_head && iov[0].iov_len > URING_HEAD_ROOM))
@@ -93,9 +93,7 @@ int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, b
 	}
 	s->tag = tag;
 	s->arg = arg;
-	s->len = 0;
-	for (int i = 0; i < iovcnt; i++)
-		s->len += iov[i].iov_len;
+	s->len = len;
 	io_uring_prep_writev(sqe, fd, s->iov, iovcnt, 0);
 	/* Never wait for a full queue: -EAGAIN at once, as a non-blocking write() would. */
 	sqe->rw_flags = RWF_NOWAIT;
@@ -189,13 +187,14 @@ struct uring *uring_free(struct uring *u)
 	return NULL;
 }
 
-int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, bool copy_head,
-		 void *tag, uint32_t arg)
+int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, size_t len,
+		 bool copy_head, void *tag, uint32_t arg)
 {
 	(void)u;
 	(void)fd;
 	(void)iov;
 	(void)iovcnt;
+	(void)len;
 	(void)copy_head;
 	(void)tag;
 	(void)arg;

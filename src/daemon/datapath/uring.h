@@ -44,12 +44,13 @@ int uring_new(uring_done_fn done, struct uring **ret);
 struct uring *uring_free(struct uring *u);
 
 /*
- * Queue one writev(fd, iov, iovcnt); flushes first when every slot is taken. copy_head: copy
+ * Queue one writev(fd, iov, iovcnt) of len bytes (the iovecs' total, which the caller knows);
+ * flushes first when every slot is taken. copy_head: copy
  * iov[0]'s bytes (<= URING_HEAD_ROOM) into the slot. Returns 0 or -EINVAL (too many iovecs
  * or too long a head; -EIO for a broken ring: nothing queued, the caller writes directly).
  */
-int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, bool copy_head,
-		 void *tag, uint32_t arg);
+int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, size_t len,
+		 bool copy_head, void *tag, uint32_t arg);
 
 /*
  * Submit what is queued and wait for every completion (each reported to done). Returns the

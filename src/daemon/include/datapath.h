@@ -126,9 +126,11 @@ uint32_t datapath_dl_buffer_size(const struct datapath *dp);
 int datapath_data_interface(const struct datapath *dp);
 
 /*
- * Batch the downlink writes of each receive batch through io_uring (uring.h), or not. On by
- * default where io_uring works (tests/bench/RESULTS.md). Returns 0, or -EOPNOTSUPP where it is
- * unavailable (liburing missing at build time, io_uring_setup refused): one write per packet.
+ * Have an io_uring for the downlink writes (uring.h), or not. On by default where io_uring
+ * works; each mux then writes through it or with one writev per packet, whichever it measures
+ * cheaper (write-mode.h; tests/bench/RESULTS.md "Downlink: two regimes"), and every mux
+ * measures again from this call. Returns 0, or -EOPNOTSUPP where it is unavailable (liburing
+ * missing at build time, io_uring_setup refused): one write per packet.
  */
 int datapath_set_batch_writes(struct datapath *dp, bool on);
 
