@@ -654,10 +654,10 @@ static void *ep0_thread(void *arg)
 	struct usb_gadgetfs_event ev[5];
 	/*
 	 * gadgetfs completes a control OUT request's data stage before user space sees it, so a
-	 * host with several requests in flight (qmapd: encapsulated commands while it fetches a
-	 * response) may send the next one before this thread has read the last; then gadgetfs
-	 * drops the unread SETUP (next_event() in its inode.c keeps one). A real-time thread
-	 * reads each as soon as it is queued, which makes that rare, not impossible.
+	 * host with several requests in flight may start the next one before this thread has
+	 * read the last, and gadgetfs drops the unread SETUP (sim-gadgetfs.h). A real-time
+	 * thread at least reads each one as soon as the scheduler allows; where dummy_hcd starts
+	 * the next request in the same timer run, nothing in user space can help.
 	 */
 	struct sched_param sp = { .sched_priority = 10 };
 	int r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);

@@ -20,7 +20,12 @@
  * cannot do: the configuration may not claim remote wakeup (the EM7455's bmAttributes 0xa0
  * becomes 0x80), and a control OUT request with a data stage cannot be stalled (the kernel
  * completes the data stage before user space sees it): such a request this function refuses
- * is acknowledged, logged and counted instead.
+ * is acknowledged, logged and counted instead. For the same reason a host that queues
+ * control requests back to back (qmapd has several encapsulated commands in flight while it
+ * fetches a response; cdc-wdm has one) loses some: dummy_hcd completes an OUT request's data
+ * stage and starts the next request in the same timer run, and gadgetfs keeps only the
+ * newest unread SETUP (next_event() in its inode.c), so the command is gone without an
+ * error on either side. cdc-wdm's one-at-a-time use is not affected.
  *
  * What goes where:
  *   SEND_ENCAPSULATED_COMMAND on ep0   -> CONTROL message to the sim
