@@ -74,6 +74,7 @@ struct sim_gadgetfs {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct transport_sim_mbim_descriptor mbim; /* the sim's, from its descriptor message */
+	uint8_t caps;				   /* bmNetworkCapabilities */
 	uint8_t config[2][256];			   /* full-speed and high-speed configuration */
 	size_t config_len[2];
 	/* Under the lock: */
@@ -135,7 +136,7 @@ static size_t build_config(const struct sim_gadgetfs *g, bool hs, uint8_t *d)
 	PUT(5, USB_DT_CS_INTERFACE, USB_CDC_HEADER_TYPE, 0x10, 0x01); /* CDC 1.10 */
 	/* MBIM 1.00: 32 filters of up to 128 bytes. */
 	PUT(12, USB_DT_CS_INTERFACE, USB_CDC_MBIM_TYPE, 0x00, 0x01, ctrl & 0xff, ctrl >> 8, 32, 128,
-	    seg & 0xff, seg >> 8, GFS_CAPS);
+	    seg & 0xff, seg >> 8, g->caps);
 	if (mtu) /* MBIM extended 1.00: 64 commands outstanding */
 		PUT(8, USB_DT_CS_INTERFACE, USB_CDC_MBIM_EXTENDED_TYPE, 0x00, 0x01, 64, mtu & 0xff,
 		    mtu >> 8);
@@ -498,7 +499,7 @@ static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *
 	pthread_mutex_lock(&g->lock);
 	bool data_alt = g->data_alt != 0;
 	pthread_mutex_unlock(&g->lock);
-	if (s->bRequest == USB_CDC_SET_CRC_MODE && !(GFS_CAPS & USB_CDC_NCM_NCAP_CRC_MODE)) {
+	if (s->bRequest == USB_CDC_SET_CRC_MODE && !(g->caps & USB_CDC_NCM_NCAP_CRC_MODE)) {
 		ep0_stall(g, s, "the function offers no CRC mode");
 		return;
 	}
@@ -508,7 +509,7 @@ static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *
 		return;
 	}
 	if (s->bRequest == USB_CDC_SET_NTB_INPUT_SIZE && len != 4 &&
-	    !(len == 8 && (GFS_CAPS & USB_CDC_NCM_NCAP_NTB_INPUT_SIZE))) {
+	    !(len == 8 && (g->caps & USB_CDC_NCM_NCAP_NTB_INPUT_SIZE))) {
 		ep0_stall(g, s, "an input size of a length the function does not take");
 		return;
 	}
@@ -844,6 +845,7 @@ int sim_gadgetfs_start(const char *dir, const char *socket_path, struct sim_gadg
 	pthread_cond_init(&g->cond, NULL);
 	g->ep_int = g->ep_in = g->ep_out = -1;
 	g->mps = 512;
+	g->caps = GFS_CAPS;
 	snprintf(g->dir, sizeof(g->dir), "%s", dir);
 	snprintf(g->socket_path, sizeof(g->socket_path), "%s", socket_path);
 
