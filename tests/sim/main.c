@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "sim-ffs.h"
+#include "sim-gadgetfs.h"
 #include "sim.h"
 
 enum {
@@ -54,6 +55,7 @@ enum {
 	OPT_DL_BUFFER,
 	OPT_MBIM,
 	OPT_FFS,
+	OPT_GADGETFS,
 	OPT_NTB,
 	OPT_NTB_IN_MAX_SIZE,
 	OPT_NTB_OUT_MAX_SIZE,
@@ -110,6 +112,7 @@ static const struct option options[] = {
 	{ "dl-buffer", required_argument, NULL, OPT_DL_BUFFER },
 	{ "mbim", no_argument, NULL, OPT_MBIM },
 	{ "ffs", required_argument, NULL, OPT_FFS },
+	{ "gadgetfs", required_argument, NULL, OPT_GADGETFS },
 	{ "ntb", required_argument, NULL, OPT_NTB },
 	{ "ntb-in-max-size", required_argument, NULL, OPT_NTB_IN_MAX_SIZE },
 	{ "ntb-out-max-size", required_argument, NULL, OPT_NTB_OUT_MAX_SIZE },
@@ -139,6 +142,8 @@ static const char *stats_file;
 static char sms_inbox[256]; /* --sms-inbox */
 /* --ffs DIR: also play the modem as a USB device through FunctionFS (sim-ffs.h). */
 static const char *ffs_dir;
+/* --gadgetfs DIR: also play the MBIM modem as a whole USB device (sim-gadgetfs.h). */
+static const char *gadgetfs_dir;
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -217,6 +222,8 @@ static void usage(FILE *f)
 		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
 		"  --ffs DIR                  also be a USB device: an EC25-style QMI function\n"
 		"                             on the functionfs mounted at DIR (QMI mode only)\n"
+		"  --gadgetfs DIR             also be a USB device: an EM7455-style MBIM device\n"
+		"                             on the gadgetfs mounted at DIR (--mbim only)\n"
 		"  --mbim                     an MBIM function: MBIM control, NTB data; session\n"
 		"                             N carries mux N+1\n"
 		"  --ntb 16|32                NTB formats offered: NTB16 only (default), or\n"
@@ -457,6 +464,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_FFS:
 			ffs_dir = optarg;
+			break;
+		case OPT_GADGETFS:
+			gadgetfs_dir = optarg;
 			break;
 		case OPT_NTB:
 			if (strcmp(optarg, "16") == 0) {
@@ -748,6 +758,16 @@ int main(int argc, char **argv)
 		}
 		/* The front end lives as long as the process: its threads block in the endpoints. */
 		if (sim_ffs_start(ffs_dir, opts->socket_path, &ffs) < 0)
+			goto cleanup;
+	}
+	if (gadgetfs_dir) {
+		struct sim_gadgetfs *gfs;
+		if (!opts->mbim) {
+			log_error("qmapd-sim: --gadgetfs plays an MBIM function only: add --mbim");
+			goto cleanup;
+		}
+		/* Like --ffs: the front end lives as long as the process. */
+		if (sim_gadgetfs_start(gadgetfs_dir, opts->socket_path, &gfs) < 0)
 			goto cleanup;
 	}
 	log_info("qmapd-sim: ready");
