@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "datapath-internal.h"
 #include "datapath.h"
@@ -149,14 +148,6 @@ static uint64_t mux_dl_packets(const struct mux *m)
 	       m->stats.rx_dropped_write_error;
 }
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The mux's first packet of a receive batch: its write mode for the batch. */
 static __attribute__((noinline)) void mux_batch_begin(struct datapath *dp, struct mux *m)
 {
@@ -169,7 +160,7 @@ static __attribute__((noinline)) void mux_batch_begin(struct datapath *dp, struc
 		m->dl_packets0 = mux_dl_packets(m);
 		/* Only a batch the mux starts can be its alone (checked at the end). */
 		if (dp->n_dl_dirty == 0)
-			dp->batch_t0 = clock_ns();
+			dp->batch_t0 = datapath_clock_ns();
 	}
 	m->dl_dirty = true;
 	dp->dl_dirty[dp->n_dl_dirty++] = m->id;
@@ -186,7 +177,8 @@ static __attribute__((noinline)) void mux_batch_measured(struct datapath *dp, st
 	}
 	uint64_t probes = m->wmode.probes;
 	write_mode_batch_end(&m->wmode, m->batch_uring ? WRITE_MODE_URING : WRITE_MODE_WRITEV,
-			     clock_ns() - dp->batch_t0, mux_dl_packets(m) - m->dl_packets0);
+			     datapath_clock_ns() - dp->batch_t0,
+			     mux_dl_packets(m) - m->dl_packets0);
 	/* A probe ended: a hint for muxes that never carry a batch alone. */
 	if (m->wmode.probes != probes)
 		dp->write_mode_measured = (int)m->wmode.mode;
