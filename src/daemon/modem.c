@@ -242,7 +242,7 @@ static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_co
 			m->ctl->ops->session_ready(m->ctl, *s);
 	}
 	/* Its device outlives a crash, for the next qmapd to take the session over. */
-	if (control_qmi(m) && from_config) {
+	if (has_sessions(m) && from_config) {
 		r = mux_keep_device(mux);
 		if (r < 0)
 			log_mux_warning_errno(m->name, cfg->id, cfg->interface, r,
@@ -777,11 +777,8 @@ int modem_start(struct modem *m)
 void modem_stop(struct modem *m)
 {
 	m->stopping = true;
-	/*
-	 * A restart: the modem keeps its sessions, the devices their addresses. QMI only so
-	 * far: MBIM sessions are not taken over yet, so a restart ends them as a stop does.
-	 */
-	bool handover = session_handover() && control_qmi(m);
+	/* A restart: the modem keeps its sessions, the devices their addresses. */
+	bool handover = session_handover() && has_sessions(m);
 	if (handover)
 		datapath_keep_modem(m->dp);
 	for (unsigned id = 0; handover && id <= CONFIG_MUX_ID_MAX; id++) {
