@@ -108,6 +108,8 @@ static void on_control_ready(void *userdata, const struct modem_data_format *f)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
 			m->ctl->ops->session_ready(m->ctl, m->session[id]);
+	if (m->ctl->ops->sessions_ready)
+		m->ctl->ops->sessions_ready(m->ctl);
 	modem_changed(m);
 }
 
