@@ -13,9 +13,13 @@
 #   MBIM: the function is never opened again (a second OPEN would end its sessions, MBIM 1.0
 #   §9.3.1) and no session is ended by the host;
 # - a stop (SIGTERM) still ends the sessions and releases every client id.
-# qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem and the bearer
-# of the config's mux keep their object paths, and the bearer is connected again, after the
-# restart and after every crash. Needs root; namespaces it creates and deletes.
+# qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem, the bearer
+# of the config's mux and one a D-Bus client created and connected (CreateBearer, Connect: a
+# mux not in the config) keep their object paths, and the bearers are connected again, after
+# the restart and after every crash. QMI only, then: a stop whose releases are lost
+# (qmapd-sim --lose-releases) leaves the ids in <link>.clients for the next run to release,
+# and after a crash a qmapd without the muxes ends their sessions and releases their ids.
+# Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 CONTROL=${RESTART_CONTROL:-qmi}
@@ -70,10 +74,18 @@ bearer() {
 	echo "$m $b $("$MMCLI" -b "$b" -J 2>/dev/null | jq -r .bearer.status.connected)"
 }
 bearer_connected() { [[ "$(bearer)" == *" yes" ]]; }
+# "PATH connected interface" of the bearer a D-Bus client created (DBUS_BEARER, once made).
+dbus_state() {
+	local b
+	b=$("$MMCLI" -b "$DBUS_BEARER" -J 2>/dev/null) || return 1
+	echo "$DBUS_BEARER $(jq -r '.bearer.status.connected + " " + .bearer.status.interface' <<<"$b")"
+}
+dbus_connected() { [[ "$(dbus_state)" == *" yes "* ]]; }
 run_qmapd() {
 	start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 	wait_for 30 "mux 1 connected" mux_connected
 	wait_for 10 "the bearer connected on D-Bus" bearer_connected
+	[ -z "${DBUS_BEARER:-}" ] || wait_for 10 "the D-Bus client's bearer connected" dbus_connected
 }
 
 start_sim "${SIM_ARGS[@]}"
@@ -81,6 +93,18 @@ run_qmapd
 bearer0=$(bearer)
 addr0=$(addresses)
 [ "$addr0" != "[]" ] || fail "qmap1 has no address"
+# A bearer a D-Bus client creates and connects, as NetworkManager does: its mux (2) is not in
+# the config; the record of it brings it back with the same path after a restart or a crash.
+modem_path=${bearer0%% *}
+cfg_bearer=$(awk '{ print $2 }' <<<"$bearer0")
+"$MMCLI" -m "$modem_path" --create-bearer="apn=internet,ip-type=ipv4v6" >/dev/null ||
+	fail "mmcli --create-bearer failed"
+DBUS_BEARER=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]' | grep -vx -e "$cfg_bearer")
+[ -n "$DBUS_BEARER" ] || fail "no bearer after --create-bearer"
+"$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
+wait_for 10 "the D-Bus client's bearer connected" dbus_connected
+dbus0=$(dbus_state)
+[ -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus client's bearer is not recorded"
 clients0=$(clients)
 started0=$(started)
 [ "$CONTROL" = qmi ] || expect_eq "MBIM OPENs/reopens/sessions ended by the host" "$clients0" "1/0/0"
@@ -162,6 +186,7 @@ grep -q "of the last run taken over" "$E2E_TMP/qmapd.log" ||
 	fail "the new qmapd did not take the session over"
 expect_eq "addresses after the restart" "$(addresses)" "$addr0"
 expect_eq "modem, bearer and its state on D-Bus after the restart" "$(bearer)" "$bearer0"
+expect_eq "the D-Bus client's bearer after the restart" "$(dbus_state)" "$dbus0"
 expect_eq "sessions started in the modem after the restart" "$(clients >/dev/null; started)" "$started0"
 expect_eq "client ids in the modem after the restart" "$(clients)" "$clients0"
 kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E_TMP/client.out")"
@@ -191,6 +216,7 @@ for i in $(seq "$CRASHES"); do
 	[ "$back" -le "$CRASH_GAP_MS" ] || fail "crash $i: traffic back after ${back} ms"
 	expect_eq "addresses after crash $i" "$(addresses)" "$addr0" >/dev/null
 	expect_eq "the bearer after crash $i" "$(bearer)" "$bearer0" >/dev/null
+	expect_eq "the D-Bus client's bearer after crash $i" "$(dbus_state)" "$dbus0" >/dev/null
 	expect_eq "client ids in the modem after crash $i" "$(clients)" "$clients0" >/dev/null
 done
 expect_eq "sessions started in the modem after $CRASHES crashes" "$(started)" "$started0"
@@ -215,10 +241,11 @@ if [ "$CONTROL" = qmi ]; then
 	[ ! -e "$E2E_TMP/qmi0.mux1" ] || fail "a stop left the session's state behind"
 else
 	expect_eq "MBIM sessions the host ended with the stop" \
-		"$(sstat mbim_sessions_ended_by_host= mbim_sessions_ended_by_host)" 1
+		"$(sstat mbim_sessions_ended_by_host= mbim_sessions_ended_by_host)" 2
 	grep -q "deactivated by the host" "$E2E_TMP/sim.log" || fail "the stop did not end the session"
 fi
 ! ip -n "$NS_HOST" link show qmap1 >/dev/null 2>&1 || fail "a stop left qmap1 behind"
+[ ! -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "a stop left the D-Bus bearer's record behind"
 echo "ok: a stop ends the sessions and releases every client id"
 
 # ---- QMI: releases the modem never answered ----
