@@ -268,13 +268,13 @@ echo "ok: a stop ends the sessions and releases every client id"
 # ---- QMI: releases the modem never answered ----
 # An id leaves <link>.clients only once the modem answered its release: a qmapd that stops
 # while its releases are lost on their way (qmapd-sim --lose-releases, as when the host died
-# right after sending them) leaves every id listed, and the next qmapd releases them: the
-# modem's count is that of one run's own clients, not two.
+# right after sending them: the session's 2 WDS clients, then the modem's own 6) leaves every
+# id listed, and the next qmapd releases them: the modem's count is that of one run, not two.
 if [ "$CONTROL" = qmi ]; then
 	kill "$SIM_PID"
 	wait "$SIM_PID" 2>/dev/null || true
 	rm -f "$E2E_TMP/sim.sock" "$E2E_TMP/qmi0.clients"
-	start_sim --keep-sessions --lose-releases 6
+	start_sim --keep-sessions --lose-releases 8
 	cat >"$E2E_TMP/own.conf" <<-CONF
 	[device]
 	device = sim:$E2E_TMP/sim.sock
@@ -282,6 +282,8 @@ if [ "$CONTROL" = qmi ]; then
 	control-link = $E2E_TMP/qmi0
 	control-socket = $E2E_TMP/control
 	CONF
+	cp "$E2E_TMP/own.conf" "$E2E_TMP/one.conf"
+	printf '[mux.1]\ninterface = qmap1\n' >>"$E2E_TMP/one.conf"
 	modem_ready() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[0].modem.state')" = ready ]; }
 	listed() { grep -c . "$E2E_TMP/qmi0.clients" || true; }
 	listed_is() { [ "$(listed)" = "$1" ]; }
@@ -291,19 +293,20 @@ if [ "$CONTROL" = qmi ]; then
 		wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
 		sstat "$1=" "$1"
 	}
-	start_qmapd "$E2E_TMP/own.conf"
-	wait_for 30 "the modem ready" modem_ready
-	own=$(clients)
-	expect_eq "the modem's own client ids" "$own" 6
+	start_qmapd "$E2E_TMP/one.conf"
+	wait_for 30 "mux 1 connected" mux_connected
+	one=$(clients)
+	expect_eq "client ids: the modem's own 6 and the session's 2" "$one" 8
+	own=6
 	stop_qmapd
-	expect_eq "releases lost" "$(sim_stat qmi_releases_lost)" 6
-	expect_eq "ids still listed after the unanswered releases" "$(listed)" "$own"
-	expect_eq "client ids in the modem then" "$(sim_stat qmi_clients)" "$own"
-	start_qmapd "$E2E_TMP/own.conf"
-	wait_for 30 "the modem ready" modem_ready
-	# Listed meanwhile: the last run's (being released) and this run's.
+	expect_eq "releases lost" "$(sim_stat qmi_releases_lost)" 8
+	expect_eq "ids still listed after the unanswered releases" "$(listed)" "$one"
+	expect_eq "client ids in the modem then" "$(sim_stat qmi_clients)" "$one"
+	start_qmapd "$E2E_TMP/one.conf"
+	wait_for 30 "mux 1 connected" mux_connected
+	# Listed meanwhile: the last run's (being released) and this run's own.
 	wait_for 10 "the last run's ids released" listed_is "$own"
-	expect_eq "client ids in the modem after the next start" "$(clients)" "$own"
+	expect_eq "client ids in the modem after the next start" "$(clients)" "$one"
 	stop_qmapd
 	expect_eq "client ids in the modem after its stop" "$(sim_stat qmi_clients)" 0
 	expect_eq "ids listed after a stop whose releases were answered" "$(listed)" 0

@@ -14,6 +14,10 @@
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
 
+/* Every qmi_modem alive, for the sessions' releases (qmi_modem_release_session_client()),
+ * which may come after their modem is gone. One thread: a plain list. */
+static struct qmi_modem *live_modems;
+
 static bool same_client(struct qmi_state_client a, struct qmi_state_client b)
 {
 	return a.service == b.service && a.cid == b.cid;
@@ -730,6 +734,19 @@ static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	g_object_unref(client);
 }
 
+void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client)
+{
+	for (struct qmi_modem *qm = live_modems; qm; qm = qm->next_live)
+		if (qm->device == device) {
+			/* Listed in <link>.clients (written now) until the modem answers. */
+			release_tracked(qm, client, NULL, 1);
+			qmi_modem_record_clients(qm);
+			return;
+		}
+	qmi_device_release_client(device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1,
+				  NULL, NULL, NULL);
+}
+
 void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id)
 {
 	if (id <= CONFIG_MUX_ID_MAX)
@@ -903,6 +920,8 @@ int qmi_modem_new(struct ev_loop *loop, const char *path,
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
 	qm->radio_poll.data = qm->retry.data = qm;
+	qm->next_live = live_modems;
+	live_modems = qm;
 	*ret = qm;
 	return 0;
 }
@@ -916,6 +935,11 @@ struct qmi_modem *qmi_modem_free(struct qmi_modem *qm)
 	 * in the file for the next qmapd. */
 	for (struct qmi_release *rel = qm->releases; rel; rel = rel->next)
 		rel->qm = NULL;
+	for (struct qmi_modem **p = &live_modems; *p; p = &(*p)->next_live)
+		if (*p == qm) {
+			*p = qm->next_live;
+			break;
+		}
 	free(qm->manufacturer);
 	free(qm->iccid);
 	free(qm->imsi);

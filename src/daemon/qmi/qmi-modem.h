@@ -117,10 +117,17 @@ struct qmi_modem {
 	/* Muxes whose session was told the modem is ready in this open (their state files are
 	 * theirs to take over); by mux id. */
 	uint64_t claimed[(CONFIG_MUX_ID_MAX + 64) / 64];
+	struct qmi_modem *next_live; /* qmi-modem.c's list of modems alive */
 };
 
 /* Record the modem's own client ids (qmi-state.h): call after each allocation. */
 void qmi_modem_record_clients(struct qmi_modem *qm);
+/*
+ * A session gives its WDS client back: released through the modem that owns device, its id
+ * in "<link>.clients" until the modem answers (so the session may drop it from its own file
+ * at once), or, with no such modem any more, released untracked.
+ */
+void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client);
 /* A session of mux id was told the modem is ready: its state file is its own. */
 void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id);
 /* Every session was told: end the sessions and release the WDS clients the last run left
