@@ -19,12 +19,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MBIM_HEADER_SIZE      12
-#define MBIM_FRAGMENT_HEADERS 20 /* message header + fragment header */
-#define MBIM_OPEN_SIZE	      16
-#define MBIM_MSG_OPEN	      1u
-#define MBIM_MSG_COMMAND      3u
-#define MBIM_FRAG_MAX_MESSAGE 65536 /* a whole reassembled COMMAND, headers included */
+#define MBIM_HEADER_SIZE	12
+#define MBIM_FRAGMENT_HEADERS	20 /* message header + fragment header */
+#define MBIM_OPEN_SIZE		16
+#define MBIM_MSG_OPEN		1u
+#define MBIM_MSG_CLOSE		2u
+#define MBIM_MSG_COMMAND	3u
+#define MBIM_MSG_OPEN_DONE	0x80000001u
+#define MBIM_MSG_COMMAND_DONE	0x80000003u
+#define MBIM_MSG_FUNCTION_ERROR 0x80000004u
+#define MBIM_FRAG_MAX_MESSAGE	65536 /* a whole reassembled COMMAND, headers included */
 
 /* Lower an OPEN's MaxControlTransfer to max, in place; whether it was changed. */
 bool mbim_open_clamp(uint8_t *msg, size_t len, uint32_t max);
@@ -51,5 +55,32 @@ int mbim_frag_feed(struct mbim_frag_asm *a, const uint8_t *msg, size_t len);
 uint32_t mbim_frag_count(size_t len, size_t max);
 /* Write fragment i of the whole COMMAND msg/len into out (room: max); its length. */
 size_t mbim_frag_write(const uint8_t *msg, size_t len, size_t max, uint32_t i, uint8_t *out);
+
+/*
+ * An OPEN must not reach a function that is open already: MBIM 1.0 §9.3.1 has the function
+ * take it as host and function out of step and do what a CLOSE does first, which ends every
+ * session (§9.3.2). So before a client's OPEN goes on, the wdm bridge asks the function
+ * something harmless (a RADIO_STATE query, which every function answers): COMMAND_DONE means
+ * it is open, and the bridge answers the OPEN itself; FUNCTION_ERROR NOT_OPENED means it is
+ * closed, and the OPEN goes on. libmbim's mbim-proxy checks a device it believes open the
+ * same way (a DEVICE_CAPS query, reopening on NOT_OPENED).
+ */
+#define MBIM_PROBE_SIZE	    48
+#define MBIM_OPEN_DONE_SIZE 16
+
+/* The probe (a BASIC_CONNECT RADIO_STATE query) with transaction tid into out; its length. */
+size_t mbim_probe_write(uint8_t out[MBIM_PROBE_SIZE], uint32_t tid);
+/* OPEN_DONE, status success, for transaction tid into out; its length. */
+size_t mbim_open_done_write(uint8_t out[MBIM_OPEN_DONE_SIZE], uint32_t tid);
+
+enum mbim_probe_answer {
+	MBIM_PROBE_NOT_ANSWER, /* not about the probe's transaction */
+	MBIM_PROBE_OPEN,       /* a COMMAND_DONE (any status, any fragment): the function is open */
+	MBIM_PROBE_CLOSED,     /* FUNCTION_ERROR NOT_OPENED */
+	MBIM_PROBE_ERROR,      /* another FUNCTION_ERROR: the function is in no known state */
+};
+/* What one message from the function (len bytes, MessageLength not trusted) says of the
+ * probe with transaction tid. */
+enum mbim_probe_answer mbim_probe_answer(const uint8_t *msg, size_t len, uint32_t tid);
 
 #endif

@@ -79,3 +79,47 @@ size_t mbim_frag_write(const uint8_t *msg, size_t len, size_t max, uint32_t i, u
 	memcpy(out + MBIM_FRAGMENT_HEADERS, msg + MBIM_FRAGMENT_HEADERS + off, n);
 	return MBIM_FRAGMENT_HEADERS + n;
 }
+
+/* UUID_BASIC_CONNECT a289cc33-bcbb-8b4f-b6b0-133ec2aae6df as it goes on the wire. */
+static const uint8_t basic_connect[16] = { 0xa2, 0x89, 0xcc, 0x33, 0xbc, 0xbb, 0x8b, 0x4f,
+					   0xb6, 0xb0, 0x13, 0x3e, 0xc2, 0xaa, 0xe6, 0xdf };
+#define MBIM_CID_RADIO_STATE  3u
+#define MBIM_ERROR_NOT_OPENED 5u /* MBIM_PROTOCOL_ERROR_NOT_OPENED */
+
+size_t mbim_probe_write(uint8_t out[MBIM_PROBE_SIZE], uint32_t tid)
+{
+	put_le32(out, MBIM_MSG_COMMAND);
+	put_le32(out + 4, MBIM_PROBE_SIZE);
+	put_le32(out + 8, tid);
+	put_le32(out + 12, 1); /* TotalFragments */
+	put_le32(out + 16, 0); /* CurrentFragment */
+	memcpy(out + 20, basic_connect, sizeof(basic_connect));
+	put_le32(out + 36, MBIM_CID_RADIO_STATE);
+	put_le32(out + 40, 0); /* query */
+	put_le32(out + 44, 0); /* no InformationBuffer */
+	return MBIM_PROBE_SIZE;
+}
+
+size_t mbim_open_done_write(uint8_t out[MBIM_OPEN_DONE_SIZE], uint32_t tid)
+{
+	put_le32(out, MBIM_MSG_OPEN_DONE);
+	put_le32(out + 4, MBIM_OPEN_DONE_SIZE);
+	put_le32(out + 8, tid);
+	put_le32(out + 12, 0); /* MBIM_STATUS_SUCCESS */
+	return MBIM_OPEN_DONE_SIZE;
+}
+
+enum mbim_probe_answer mbim_probe_answer(const uint8_t *msg, size_t len, uint32_t tid)
+{
+	if (len < MBIM_HEADER_SIZE || get_le32(msg + 8) != tid)
+		return MBIM_PROBE_NOT_ANSWER;
+	switch (get_le32(msg)) {
+	case MBIM_MSG_COMMAND_DONE:
+		return MBIM_PROBE_OPEN;
+	case MBIM_MSG_FUNCTION_ERROR:
+		return len >= 16 && get_le32(msg + 12) == MBIM_ERROR_NOT_OPENED ? MBIM_PROBE_CLOSED
+										: MBIM_PROBE_ERROR;
+	default:
+		return MBIM_PROBE_NOT_ANSWER;
+	}
+}

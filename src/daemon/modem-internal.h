@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * struct modem, for the files that make up one modem: modem.c (life cycle, muxes, reload,
- * the control plane's events) and modem-json.c (its status, mux list and counters as the
- * control socket and `qmapctl stats` show them). Nobody else sees it.
+ * the control plane's events), modem-json.c (its status, mux list and counters as the
+ * control socket and `qmapctl stats` show them) and modem-bearer.c (a D-Bus client's
+ * bearers recorded for the next qmapd). Nobody else sees it.
  */
 #ifndef QMAPD_MODEM_INTERNAL_H
 #define QMAPD_MODEM_INTERNAL_H
@@ -25,7 +26,24 @@ struct modem {
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
 	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	/* A D-Bus client's connected bearer on the mux, recorded in "<link>.bearer<N>" for the
+	 * next qmapd (bearer-state.h): a restart keeps its session and device as the config's. */
+	struct modem_bearer {
+		bool set;
+		unsigned index; /* .../Bearer/<index> */
+		bool allow_roaming;
+	} bearer[CONFIG_MUX_ID_MAX + 1];
 	bool stopping;
 };
+
+/* modem.c: add a mux (its session, its device); err says why not. */
+int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
+	      size_t errlen);
+
+/* modem-bearer.c */
+/* The recorded bearers' muxes added again (at modem_new(), before the control plane runs). */
+void modem_bearers_restore(struct modem *m);
+/* Mux id's record gone (its mux removed, or a stop that ends its session). */
+void modem_bearer_forget(struct modem *m, unsigned id);
 
 #endif

@@ -108,6 +108,8 @@ static void on_control_ready(void *userdata, const struct modem_data_format *f)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
 			m->ctl->ops->session_ready(m->ctl, m->session[id]);
+	if (m->ctl->ops->sessions_ready)
+		m->ctl->ops->sessions_ready(m->ctl);
 	modem_changed(m);
 }
 
@@ -205,8 +207,8 @@ int modem_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char 
 	}
 }
 
-static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
-		     size_t errlen)
+int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
+	      size_t errlen)
 {
 	struct mux *mux;
 	int r;
@@ -242,7 +244,7 @@ static int modem_add(struct modem *m, const struct config_mux *cfg, bool from_co
 			m->ctl->ops->session_ready(m->ctl, *s);
 	}
 	/* Its device outlives a crash, for the next qmapd to take the session over. */
-	if (control_qmi(m) && from_config) {
+	if (has_sessions(m) && from_config) {
 		r = mux_keep_device(mux);
 		if (r < 0)
 			log_mux_warning_errno(m->name, cfg->id, cfg->interface, r,
@@ -262,6 +264,7 @@ static int modem_del(struct modem *m, unsigned id)
 	m->session[id] = NULL;
 	datapath_mux_del(m->dp, id);
 	m->from_config[id] = false;
+	modem_bearer_forget(m, id);
 	log_mux_info(m->name, id, NULL, "removed");
 	modem_changed(m);
 	return 0;
@@ -758,6 +761,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			goto fail;
 		}
 	}
+	modem_bearers_restore(m);
 	*ret = m;
 	return 0;
 fail:
@@ -777,26 +781,26 @@ int modem_start(struct modem *m)
 void modem_stop(struct modem *m)
 {
 	m->stopping = true;
-	/*
-	 * A restart: the modem keeps its sessions, the devices their addresses. QMI only so
-	 * far: MBIM sessions are not taken over yet, so a restart ends them as a stop does.
-	 */
-	bool handover = session_handover() && control_qmi(m);
+	/* A restart: the modem keeps its sessions, the devices their addresses. */
+	bool handover = session_handover() && has_sessions(m);
 	if (handover)
 		datapath_keep_modem(m->dp);
 	for (unsigned id = 0; handover && id <= CONFIG_MUX_ID_MAX; id++) {
 		struct mux *mux = datapath_mux(m->dp, id);
 		/*
-		 * Only the config's muxes: the next qmapd has those (and their devices are
-		 * kept, modem_add()). A mux added at run time (qmapctl, a D-Bus Connect) is
-		 * not there after a restart: its session ends.
+		 * Only the config's muxes and the recorded D-Bus bearers': the next qmapd has
+		 * those (and their devices are kept, modem_add(), modem_mux_record_bearer()).
+		 * A mux qmapctl added is not there after a restart: its session ends.
 		 */
-		if (!mux || !m->session[id] || !m->from_config[id])
+		if (!mux || !m->session[id] || (!m->from_config[id] && !m->bearer[id].set))
 			continue;
 		m->session[id]->handover = true;
 		mux_hand_over(mux);
 	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		/* A stop ends the D-Bus bearers' sessions: nothing left to bring back. */
+		if (!handover)
+			modem_bearer_forget(m, id);
 		session_free_async(m->session[id]);
 		m->session[id] = NULL;
 	}

@@ -145,6 +145,16 @@ bool modem_can_refresh_signal(const struct modem *m);
 const struct config_mux *modem_mux_config(const struct modem *m, unsigned id);
 /* Whether mux id is the config's (false: added at runtime, or no such mux). */
 bool modem_mux_from_config(const struct modem *m, unsigned id);
+/*
+ * A D-Bus client connected bearer number index (.../Bearer/<index>) on mux id, which it added
+ * at run time: record it (bearer-state.h), so that a restart or a crash brings the mux back
+ * with its session and the bearer with its path, and keep the device across a crash.
+ */
+int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool allow_roaming);
+/* Mux id carries a recorded D-Bus bearer (restored at start, or recorded since): its index
+ * and allow-roaming. */
+bool modem_mux_bearer(const struct modem *m, unsigned id, unsigned *ret_index,
+		      bool *ret_allow_roaming);
 const char *modem_mux_interface(const struct modem *m, unsigned id);
 const struct session *modem_mux_session(const struct modem *m, unsigned id);
 const struct mux_stats *modem_mux_stats(const struct modem *m, unsigned id);

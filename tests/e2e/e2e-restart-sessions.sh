@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # A restart or a crash of qmapd keeps the modem's sessions (docs/ARCHITECTURE.md "Restart and
-# crash"). With a QMI modem whose sessions outlive the host process (qmapd-sim
-# --keep-sessions, as a USB modem when nobody drops DTR):
+# crash"). With a QMI modem, or with RESTART_CONTROL=mbim an MBIM one, whose sessions outlive
+# the host process (qmapd-sim --keep-sessions, as a USB modem when nobody drops DTR):
 # - a restart (SIGUSR2: what the unit's ExecStop= sends when systemd's job is a restart)
 #   keeps the sessions, the addresses and an open TCP connection, which carries data afterwards; the
 #   largest gap between ping replies (every 10 ms) must stay within RESTART_GAP_MS (500 ms);
@@ -10,13 +10,24 @@
 #   (200 ms at least, doubling) and must stay within TCP_GAP_MS (1000 ms);
 # - kill -9, 20 times in a row under traffic: each next qmapd takes the sessions over (same
 #   addresses, ping back within 2 s) and the modem's count of allocated client ids stays flat;
+#   MBIM: the function is never opened again (a second OPEN would end its sessions, MBIM 1.0
+#   §9.3.1) and no session is ended by the host;
 # - a stop (SIGTERM) still ends the sessions and releases every client id.
-# qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem and the bearer
-# of the config's mux keep their object paths, and the bearer is connected again, after the
-# restart and after every crash. Needs root; namespaces it creates and deletes.
+# qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem, the bearer
+# of the config's mux and one a D-Bus client created and connected (CreateBearer, Connect: a
+# mux not in the config) keep their object paths, and the bearers are connected again, after
+# the restart and after every crash. QMI only, then: a stop whose releases are lost
+# (qmapd-sim --lose-releases) leaves the ids in <link>.clients for the next run to release,
+# and after a crash a qmapd without the muxes ends their sessions and releases their ids.
+# Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
-need /usr/libexec/qmi-proxy libqmi-proxy
+CONTROL=${RESTART_CONTROL:-qmi}
+case $CONTROL in
+qmi) need /usr/libexec/qmi-proxy libqmi-proxy ;;
+mbim) need /usr/libexec/mbim-proxy libmbim-proxy ;;
+*) fail "RESTART_CONTROL must be qmi or mbim, not '$CONTROL'" ;;
+esac
 need jq jq
 need python3 python3
 MMCLI=$(need_unpacked modemmanager usr/bin/mmcli) || exit $?
@@ -30,11 +41,13 @@ chmod 755 "$E2E_TMP"
 start_system_bus
 
 SIM_ALWAYS_CONNECTED=no
+SIM_ARGS=(--keep-sessions)
+[ "$CONTROL" = mbim ] && SIM_ARGS+=(--mbim)
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 device = sim:$E2E_TMP/sim.sock
-control = qmi
-control-link = $E2E_TMP/qmi0
+control = $CONTROL
+control-link = $E2E_TMP/${CONTROL}0
 control-socket = $E2E_TMP/control
 
 [mux.1]
@@ -44,8 +57,15 @@ CONF
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 mux_connected() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[].muxes[] | select(.id == 1) | .state')" = connected ]; }
 addresses() { ip -n "$NS_HOST" -j addr show qmap1 | jq -c '[.[0].addr_info[] | select(.scope == "global") | .local + "/" + (.prefixlen | tostring)]'; }
-clients() { refresh_stats && sstat qmi_clients= qmi_clients; }
-started() { sstat qmi_sessions_started= qmi_sessions_started; }
+if [ "$CONTROL" = qmi ]; then
+	clients() { refresh_stats && sstat qmi_clients= qmi_clients; }
+	started() { sstat qmi_sessions_started= qmi_sessions_started; }
+else
+	# MBIM has no client ids: what must stay flat is the function's OPENs (the first only)
+	# and the sessions the host ended (none).
+	clients() { refresh_stats && echo "$(sstat mbim_opens= mbim_opens)/$(sstat mbim_reopens= mbim_reopens)/$(sstat mbim_sessions_ended_by_host= mbim_sessions_ended_by_host)"; }
+	started() { sstat mbim_sessions_started= mbim_sessions_started; }
+fi
 # "MODEM-PATH BEARER-PATH connected": what a D-Bus client sees of the config's mux.
 bearer() {
 	local m b
@@ -54,20 +74,42 @@ bearer() {
 	echo "$m $b $("$MMCLI" -b "$b" -J 2>/dev/null | jq -r .bearer.status.connected)"
 }
 bearer_connected() { [[ "$(bearer)" == *" yes" ]]; }
+# "PATH connected interface" of the bearer a D-Bus client created (DBUS_BEARER, once made).
+dbus_state() {
+	local b
+	b=$("$MMCLI" -b "$DBUS_BEARER" -J 2>/dev/null) || return 1
+	echo "$DBUS_BEARER $(jq -r '.bearer.status.connected + " " + .bearer.status.interface' <<<"$b")"
+}
+dbus_connected() { [[ "$(dbus_state)" == *" yes "* ]]; }
 run_qmapd() {
 	start_qmapd_dbus "$E2E_TMP/qmapd.conf"
 	wait_for 30 "mux 1 connected" mux_connected
 	wait_for 10 "the bearer connected on D-Bus" bearer_connected
+	[ -z "${DBUS_BEARER:-}" ] || wait_for 10 "the D-Bus client's bearer connected" dbus_connected
 }
 
-start_sim --keep-sessions
+start_sim "${SIM_ARGS[@]}"
 run_qmapd
 bearer0=$(bearer)
 addr0=$(addresses)
 [ "$addr0" != "[]" ] || fail "qmap1 has no address"
+# A bearer a D-Bus client creates and connects, as NetworkManager does: its mux (2) is not in
+# the config; the record of it brings it back with the same path after a restart or a crash.
+modem_path=${bearer0%% *}
+cfg_bearer=$(awk '{ print $2 }' <<<"$bearer0")
+"$MMCLI" -m "$modem_path" --create-bearer="apn=internet,ip-type=ipv4v6" >/dev/null ||
+	fail "mmcli --create-bearer failed"
+DBUS_BEARER=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]' | grep -vx -e "$cfg_bearer")
+[ -n "$DBUS_BEARER" ] || fail "no bearer after --create-bearer"
+"$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
+wait_for 10 "the D-Bus client's bearer connected" dbus_connected
+dbus0=$(dbus_state)
+[ -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus client's bearer is not recorded"
 clients0=$(clients)
 started0=$(started)
-echo "ok: connected with $addr0, on D-Bus $bearer0, $clients0 client ids in the modem, $started0 sessions started"
+[ "$CONTROL" = qmi ] || expect_eq "MBIM OPENs/reopens/sessions ended by the host" "$clients0" "1/0/0"
+echo "ok: connected with $addr0, on D-Bus $bearer0, $clients0 client ids in the modem" \
+	"(MBIM: OPENs/reopens/sessions ended by the host), $started0 sessions started"
 
 # A TCP echo server behind the modem and a client that sends a line every 10 ms over one
 # connection, logging when each echo comes back; it exits 1 if the connection breaks.
@@ -130,6 +172,20 @@ print(int(max(b - a for a, b in zip(ts, ts[1:])) * 1000) if len(ts) > 1 else 999
 PY
 }
 
+# first_reply_after T: the time of the first ping reply later than T + 20 ms (a ping sent
+# before T may still be answered just after it), or nothing.
+first_reply_after() {
+	python3 - "$E2E_TMP/ping.log" "$1" <<'PY'
+import re, sys
+t = float(sys.argv[2]) + 0.02
+for l in open(sys.argv[1]):
+    m = re.match(r"\[(\d+\.\d+)\].*bytes from", l)
+    if m and float(m.group(1)) > t:
+        print(m.group(1))
+        break
+PY
+}
+
 # ---- restart ----
 t0=$(date +%s.%N)
 kill -USR2 "$QMAPD_PID"
@@ -140,10 +196,11 @@ expect_eq "qmapd's exit status after SIGUSR2" "$rc" 0
 run_qmapd
 sleep 2
 t1=$(date +%s.%N)
-grep -q "session of the last run taken over" "$E2E_TMP/qmapd.log" ||
+grep -q "of the last run taken over" "$E2E_TMP/qmapd.log" ||
 	fail "the new qmapd did not take the session over"
 expect_eq "addresses after the restart" "$(addresses)" "$addr0"
 expect_eq "modem, bearer and its state on D-Bus after the restart" "$(bearer)" "$bearer0"
+expect_eq "the D-Bus client's bearer after the restart" "$(dbus_state)" "$dbus0"
 expect_eq "sessions started in the modem after the restart" "$(clients >/dev/null; started)" "$started0"
 expect_eq "client ids in the modem after the restart" "$(clients)" "$clients0"
 kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E_TMP/client.out")"
@@ -161,18 +218,22 @@ for i in $(seq "$CRASHES"); do
 	kill -KILL "$QMAPD_PID"
 	wait "$QMAPD_PID" 2>/dev/null || true
 	run_qmapd
-	# Traffic is back once a ping sent after the kill is answered.
+	# Traffic is back at the first reply to a ping sent after the kill (not at the last one
+	# logged when run_qmapd returns: its D-Bus checks take their time).
+	first=
 	for _ in $(seq 100); do
-		last=$(sed -n 's/^\[\([0-9.]*\)\].*bytes from.*/\1/p' "$E2E_TMP/ping.log" | tail -n 1)
-		python3 -c "import sys; sys.exit(0 if float('$last') > $t0 + 0.02 else 1)" && break
+		first=$(first_reply_after "$t0")
+		[ -n "$first" ] && break
 		sleep 0.05
 	done
-	back=$(python3 -c "print(int((float('$last') - $t0) * 1000))")
+	[ -n "$first" ] || fail "crash $i: no ping answered after the new start"
+	back=$(python3 -c "print(int((float('$first') - $t0) * 1000))")
 	[ "$back" -gt "$worst" ] && worst=$back
 	echo "crash $i: traffic back after $back ms"
 	[ "$back" -le "$CRASH_GAP_MS" ] || fail "crash $i: traffic back after ${back} ms"
 	expect_eq "addresses after crash $i" "$(addresses)" "$addr0" >/dev/null
 	expect_eq "the bearer after crash $i" "$(bearer)" "$bearer0" >/dev/null
+	expect_eq "the D-Bus client's bearer after crash $i" "$(dbus_state)" "$dbus0" >/dev/null
 	expect_eq "client ids in the modem after crash $i" "$(clients)" "$clients0" >/dev/null
 done
 expect_eq "sessions started in the modem after $CRASHES crashes" "$(started)" "$started0"
@@ -191,8 +252,85 @@ stop_qmapd
 rm -f "$E2E_TMP/sim.stats"
 kill -USR1 "$SIM_PID"
 wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
-expect_eq "client ids in the modem after a stop" "$(sstat qmi_clients= qmi_clients)" 0
-grep -q "stopped by the host" "$E2E_TMP/sim.log" || fail "the stop did not end the session"
-[ ! -e "$E2E_TMP/qmi0.mux1" ] || fail "a stop left the session's state behind"
+if [ "$CONTROL" = qmi ]; then
+	expect_eq "client ids in the modem after a stop" "$(sstat qmi_clients= qmi_clients)" 0
+	grep -q "stopped by the host" "$E2E_TMP/sim.log" || fail "the stop did not end the session"
+	[ ! -e "$E2E_TMP/qmi0.mux1" ] || fail "a stop left the session's state behind"
+else
+	expect_eq "MBIM sessions the host ended with the stop" \
+		"$(sstat mbim_sessions_ended_by_host= mbim_sessions_ended_by_host)" 2
+	grep -q "deactivated by the host" "$E2E_TMP/sim.log" || fail "the stop did not end the session"
+fi
 ! ip -n "$NS_HOST" link show qmap1 >/dev/null 2>&1 || fail "a stop left qmap1 behind"
+[ ! -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "a stop left the D-Bus bearer's record behind"
 echo "ok: a stop ends the sessions and releases every client id"
+
+# ---- QMI: releases the modem never answered ----
+# An id leaves <link>.clients only once the modem answered its release: a qmapd that stops
+# while its releases are lost on their way (qmapd-sim --lose-releases, as when the host died
+# right after sending them: the session's 2 WDS clients, then the modem's own 6) leaves every
+# id listed, and the next qmapd releases them: the modem's count is that of one run, not two.
+if [ "$CONTROL" = qmi ]; then
+	kill "$SIM_PID"
+	wait "$SIM_PID" 2>/dev/null || true
+	rm -f "$E2E_TMP/sim.sock" "$E2E_TMP/qmi0.clients"
+	start_sim --keep-sessions --lose-releases 8
+	cat >"$E2E_TMP/own.conf" <<-CONF
+	[device]
+	device = sim:$E2E_TMP/sim.sock
+	control = qmi
+	control-link = $E2E_TMP/qmi0
+	control-socket = $E2E_TMP/control
+	CONF
+	cp "$E2E_TMP/own.conf" "$E2E_TMP/one.conf"
+	printf '[mux.1]\ninterface = qmap1\n' >>"$E2E_TMP/one.conf"
+	modem_ready() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[0].modem.state')" = ready ]; }
+	listed() { grep -c . "$E2E_TMP/qmi0.clients" || true; }
+	listed_is() { [ "$(listed)" = "$1" ]; }
+	sim_stat() {
+		rm -f "$E2E_TMP/sim.stats"
+		kill -USR1 "$SIM_PID"
+		wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
+		sstat "$1=" "$1"
+	}
+	start_qmapd "$E2E_TMP/one.conf"
+	wait_for 30 "mux 1 connected" mux_connected
+	one=$(clients)
+	expect_eq "client ids: the modem's own 6 and the session's 2" "$one" 8
+	own=6
+	stop_qmapd
+	expect_eq "releases lost" "$(sim_stat qmi_releases_lost)" 8
+	expect_eq "ids still listed after the unanswered releases" "$(listed)" "$one"
+	expect_eq "client ids in the modem then" "$(sim_stat qmi_clients)" "$one"
+	start_qmapd "$E2E_TMP/one.conf"
+	wait_for 30 "mux 1 connected" mux_connected
+	# Listed meanwhile: the last run's (being released) and this run's own.
+	wait_for 10 "the last run's ids released" listed_is "$own"
+	expect_eq "client ids in the modem after the next start" "$(clients)" "$one"
+	stop_qmapd
+	expect_eq "client ids in the modem after its stop" "$(sim_stat qmi_clients)" 0
+	expect_eq "ids listed after a stop whose releases were answered" "$(listed)" 0
+	echo "ok: ids whose release went unanswered stay listed and are released by the next run"
+
+	# A crash, and the next qmapd has fewer muxes: the sessions of the muxes it lacks end
+	# and their WDS ids are released, instead of staying up in the modem for ever.
+	cp "$E2E_TMP/own.conf" "$E2E_TMP/two.conf"
+	printf '[mux.1]\ninterface = qmap1\n[mux.2]\ninterface = qmap2\n' >>"$E2E_TMP/two.conf"
+	start_qmapd "$E2E_TMP/two.conf"
+	for m in 1 2; do
+		wait_for 30 "mux $m connected" eval '[ "$("${CTL[@]}" -j status 2>/dev/null | jq -r ".modems[].muxes[] | select(.id == '$m') | .state")" = connected ]'
+	done
+	two=$(clients)
+	[ "$two" -gt "$own" ] || fail "two sessions hold no client ids ($two)"
+	[ -e "$E2E_TMP/qmi0.mux2" ] || fail "no state recorded for mux 2"
+	kill -KILL "$QMAPD_PID"
+	wait "$QMAPD_PID" 2>/dev/null || true
+	start_qmapd "$E2E_TMP/own.conf"
+	wait_for 30 "the modem ready" modem_ready
+	wait_for 10 "the state of the muxes it lacks gone" eval '[ ! -e "$E2E_TMP/qmi0.mux1" ] && [ ! -e "$E2E_TMP/qmi0.mux2" ]'
+	wait_for 10 "their ids released" listed_is "$own"
+	expect_eq "client ids in the modem without the muxes" "$(clients)" "$own"
+	expect_eq "sessions up in the modem" "$(grep -c 'released with a session up' "$E2E_TMP/sim.log")" 4
+	stop_qmapd
+	echo "ok: after a crash, the sessions of muxes the next qmapd lacks end ($two ids, then $own)"
+fi

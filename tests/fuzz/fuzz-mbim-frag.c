@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for mbim-frag.c: the input is a fragment size byte, then messages as
- * [u16 length][bytes]. Each goes through mbim_open_clamp() (on a copy) and mbim_frag_feed();
+ * [u16 length][bytes]. Each goes through mbim_open_clamp() (on a copy), mbim_probe_answer()
+ * and mbim_frag_feed();
  * a whole COMMAND is cut into fragments of the chosen size, which must each fit it, number
  * 0..n-1 of n, and feed back into a second assembler to the same bytes.
  */
@@ -47,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += len, size -= len;
 		if (mbim_open_clamp(msg, len, (uint32_t)max))
 			check(get_le32(msg + 12) == max);
+		/* The bridge's probe reads the function's answers (mbim_probe_answer()). */
+		check(mbim_probe_answer(msg, len, (uint32_t)max) <= MBIM_PROBE_ERROR);
 		int r = mbim_frag_feed(&a, msg, len);
 		free(msg);
 		check(r == 0 || r == 1 || r == -EINVAL || r == -EMSGSIZE);

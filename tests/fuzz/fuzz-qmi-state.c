@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the state files one qmapd leaves for the next (qmi-state.h): the input
- * is a file's content, read as both kinds. Checked besides what the sanitizers see: what
+ * libFuzzer target for the state files one qmapd leaves for the next (qmi-state.h, and
+ * bearer-state.h's D-Bus bearer records): the input is a file's content, read as each kind. Checked besides what the sanitizers see: what
  * parses is within its limits (at most 16 clients, no client id 0 or 0xff, no handle 0), and
  * formatting it gives text that parses back to the same thing.
  */
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bearer-state.h"
 #include "qmi-state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,6 +47,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check(m2.fam[i].cid == m.fam[i].cid &&
 				      m2.fam[i].handle == m.fam[i].handle);
 		}
+	}
+	/* A bearer record: within its limits, and its text parses back to the same. */
+	static struct bearer_state b, b2;
+	static char btext[BEARER_STATE_FILE_MAX];
+	if (bearer_state_parse((const char *)data, size, &b) == 0) {
+		check(b.bearer <= BEARER_STATE_INDEX_MAX && b.n_keys <= BEARER_STATE_MAX_KEYS);
+		int bn = bearer_state_format(&b, btext, sizeof(btext));
+		check(bn > 0);
+		check(bearer_state_parse(btext, (size_t)bn, &b2) == 0);
+		check(b2.bearer == b.bearer && b2.allow_roaming == b.allow_roaming &&
+		      b2.n_keys == b.n_keys);
+		for (unsigned i = 0; i < b.n_keys; i++)
+			check(strcmp(b2.keys[i].name, b.keys[i].name) == 0 &&
+			      strcmp(b2.keys[i].value, b.keys[i].value) == 0);
 	}
 	return 0;
 }

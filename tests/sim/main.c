@@ -40,6 +40,7 @@ enum {
 	OPT_SESSION_MTU,
 	OPT_ALWAYS_CONNECTED,
 	OPT_KEEP_SESSIONS,
+	OPT_LOSE_RELEASES,
 	OPT_NO_OFFLOAD,
 	OPT_PROFILE,
 	OPT_DATA_INTERFACE,
@@ -97,6 +98,7 @@ static const struct option options[] = {
 	{ "session-mtu", required_argument, NULL, OPT_SESSION_MTU },
 	{ "always-connected", no_argument, NULL, OPT_ALWAYS_CONNECTED },
 	{ "keep-sessions", no_argument, NULL, OPT_KEEP_SESSIONS },
+	{ "lose-releases", required_argument, NULL, OPT_LOSE_RELEASES },
 	{ "no-offload", no_argument, NULL, OPT_NO_OFFLOAD },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "data-interface", required_argument, NULL, OPT_DATA_INTERFACE },
@@ -200,6 +202,10 @@ static void usage(FILE *f)
 		"  --keep-sessions            qmapd going away (its socket closing) ends no\n"
 		"                             session and keeps its client ids, as a USB modem\n"
 		"                             whose host process died without dropping DTR\n"
+		"  --lose-releases N          QMI: the first N Release Client ID requests are "
+		"lost\n"
+		"                             (neither done nor answered), as when the host died\n"
+		"                             right after sending them\n"
 		"  --qmap-version 1|5         QMAP version until WDA sets one (default 5)\n"
 		"  --dl-max-size N            bytes per downlink aggregate, %d..%d (default %d);\n"
 		"                             the most WDA grants\n"
@@ -397,6 +403,11 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_KEEP_SESSIONS:
 			o->keep_sessions = true;
+			break;
+		case OPT_LOSE_RELEASES:
+			if (parse_u32("--lose-releases", optarg, 0, 255, &v) < 0)
+				return -EINVAL;
+			o->lose_releases = v;
 			break;
 		case OPT_NO_OFFLOAD:
 			o->offload = false;

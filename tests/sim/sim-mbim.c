@@ -224,10 +224,26 @@ struct sim_mbim *sim_mbim_free(struct sim_mbim *m)
 	return NULL;
 }
 
-static void end_sessions(struct sim_mbim *m)
+static unsigned end_sessions(struct sim_mbim *m)
 {
-	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++)
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_MBIM_SESSIONS; i++) {
+		n += m->sessions[i].active;
 		m->sessions[i].active = false;
+	}
+	return n;
+}
+
+/* The host's CLOSE, or an OPEN while open (MBIM 1.0 §9.3.2: every context ends). */
+static void close_function(struct sim_mbim *m, const char *why)
+{
+	unsigned n = end_sessions(m);
+
+	m->stats.mbim_sessions_ended_by_host += n;
+	m->frag_total = 0;
+	m->open = false;
+	mlog(m, LOG_INFO, "mbim: %s: closed, %u session%s ended", why, n, n == 1 ? "" : "s");
 }
 
 void sim_mbim_reset(struct sim_mbim *m)
@@ -814,6 +830,7 @@ static void answer_connect_set(struct sim_mbim *m, const struct req *r)
 			return;
 		}
 		st->active = false;
+		m->stats.mbim_sessions_ended_by_host++;
 		mlog(m, LOG_INFO, "mbim session %u: deactivated by the host", session);
 		connect_info(&ib, session, st, MBIM_ACTIVATION_STATE_DEACTIVATED, st->ip_type,
 			     MBIM_NW_ERROR_NONE);
@@ -1598,8 +1615,12 @@ int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len)
 		if (max < SIM_MBIM_MAX_CONTROL_MIN)
 			max = SIM_MBIM_MAX_CONTROL_MIN;
 		m->stats.mbim_requests++;
-		end_sessions(m);
-		m->frag_total = 0;
+		m->stats.mbim_opens++;
+		if (m->open) {
+			/* Out of step with the host (MBIM 1.0 §9.3.1): close first, silently. */
+			m->stats.mbim_reopens++;
+			close_function(m, "OPEN while open");
+		}
 		m->open = true;
 		m->register_told = 0;
 		m->max_transfer = max;
@@ -1610,10 +1631,7 @@ int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len)
 	}
 	case MBIM_MESSAGE_TYPE_CLOSE:
 		m->stats.mbim_requests++;
-		end_sessions(m);
-		m->frag_total = 0;
-		m->open = false;
-		mlog(m, LOG_INFO, "mbim: closed");
+		close_function(m, "CLOSE");
 		send_libmbim(m, mbim_message_close_done_new(tid, MBIM_STATUS_ERROR_NONE));
 		m->stats.mbim_responses++;
 		return 0;

@@ -23,8 +23,12 @@
  *     fragments, as the specification wants.
  *   All of these count in mbim_malformed, except NOT_OPENED (mbim_not_opened).
  *
- * OPEN answers OPEN_DONE success and, like a function reset, ends every session (no
- * indication); a second OPEN does the same. CLOSE answers CLOSE_DONE and ends every session.
+ * OPEN answers OPEN_DONE success. An OPEN while the function is open means host and function
+ * are out of step (MBIM 1.0 §9.3.1): the function does what a CLOSE does first, ending every
+ * session (no indication, no CLOSE_DONE), counted in mbim_reopens. CLOSE answers CLOSE_DONE
+ * and ends every session (§9.3.2). A host that wants to keep the sessions of a function that
+ * is still open (qmapd after a restart or a crash) must not OPEN it again: a COMMAND is
+ * answered COMMAND_DONE while open, FUNCTION_ERROR NOT_OPENED while closed.
  *
  * Answered (service BASIC_CONNECT; any other CID, command type or service:
  * COMMAND_DONE NO_DEVICE_SUPPORT (9), counted in mbim_unsupported):
@@ -160,9 +164,12 @@ struct sim_mbim_stats {
 	uint64_t sms_received, sms_sent, sms_refused, sms_deleted; /* the SMS service */
 	uint64_t mbim_malformed;				   /* see the framing rules above */
 	uint64_t mbim_not_opened;				   /* COMMAND before OPEN */
-	uint64_t mbim_errors;	     /* COMMAND_DONE with a status other than success */
-	uint64_t mbim_unsupported;   /* of those: NO_DEVICE_SUPPORT */
-	uint64_t mbim_fragments_in;  /* COMMAND fragments reassembled (beyond the first) */
+	uint64_t mbim_opens;					   /* OPEN messages */
+	uint64_t mbim_reopens;		      /* ... that found the function open: a CLOSE first */
+	uint64_t mbim_sessions_ended_by_host; /* by DEACTIVATE, CLOSE or an OPEN while open */
+	uint64_t mbim_errors;		      /* COMMAND_DONE with a status other than success */
+	uint64_t mbim_unsupported;	      /* of those: NO_DEVICE_SUPPORT */
+	uint64_t mbim_fragments_in;	      /* COMMAND fragments reassembled (beyond the first) */
 	uint64_t mbim_fragments_out; /* fragments sent (beyond the first of each message) */
 	uint64_t mbim_sessions_started;
 	uint64_t mbim_sessions_failed;	/* CONNECT ACTIVATE refused */

@@ -638,6 +638,11 @@ static void ctl_release_cid(struct sim_qmi *q, const struct req *r)
 	uint16_t len;
 	const uint8_t *v = get_raw(r, 0x01, &len);
 
+	if (q->stats.qmi_releases_lost < q->opts.lose_releases) {
+		q->stats.qmi_releases_lost++;
+		qlog(q, LOG_INFO, "sim qmi ctl: release client id request lost (--lose-releases)");
+		return;
+	}
 	if (!v || len != 2) {
 		reply_error(q, r,
 			    !v ? QMI_PROTOCOL_ERROR_MISSING_ARGUMENT

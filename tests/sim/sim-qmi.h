@@ -264,6 +264,9 @@ struct sim_qmi_options {
 	struct sim_qmi_data_format limits;
 	uint32_t dl_min_size; /* smallest DL aggregate the data side can fill */
 	struct sim_qmi_mux mux[CONFIG_MUX_ID_MAX + 1];
+	/* The first this many CTL Release Client ID requests are lost on their way: neither
+	 * done nor answered, as for a host that died right after sending them. */
+	unsigned lose_releases;
 };
 
 /* A network the modem's scan finds (NAS Network Scan), the first the home network. */
@@ -293,6 +296,7 @@ struct sim_qmi_stats {
 	uint64_t binds_with_endpoint;  /* Bind Mux Data Port requests with Endpoint Info */
 	uint64_t bind_interface;       /* the interface number the last of them named */
 	uint64_t qmi_clients;	       /* client ids allocated now, all services (a gauge) */
+	uint64_t qmi_releases_lost;    /* Release Client ID requests lost (lose_releases) */
 	uint64_t low_power;	       /* 1 while DMS says low power (a gauge) */
 };
 

@@ -2230,6 +2230,7 @@ static int sim_new_qmi(struct sim *s)
 
 	sim_qmi_options_init(q);
 	q->no_qmapv5 = o->no_qmapv5;
+	q->lose_releases = o->lose_releases;
 	q->quirks = o->quirks;
 	q->limits.ul_max_size = o->ul_max_size;
 	q->limits.ul_max_datagrams = o->ul_max_datagrams;
@@ -2745,6 +2746,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	Q(binds_with_endpoint);
 	Q(bind_interface);
 	Q(qmi_clients);
+	Q(qmi_releases_lost);
 	Q(low_power);
 #undef Q
 	/* A gauge: the muxes with a QMI session up now (what the network sees of the host). */
@@ -2765,6 +2767,9 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	M(sms_deleted);
 	M(mbim_malformed);
 	M(mbim_not_opened);
+	M(mbim_opens);
+	M(mbim_reopens);
+	M(mbim_sessions_ended_by_host);
 	M(mbim_errors);
 	M(mbim_unsupported);
 	M(mbim_fragments_in);

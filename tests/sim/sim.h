@@ -243,10 +243,11 @@ struct sim_options {
 	char rate_file[256];	   /* "ul-rate=BITS dl-rate=BITS", read again on SIGHUP */
 
 	/* Control side. */
-	bool always_connected; /* carry data without a QMI session */
-	bool keep_sessions;    /* a disconnect keeps clients and sessions (a host crash) */
-	bool no_qmapv5;	       /* refuse a QMAPv5 data format */
-	uint32_t ul_max_size;  /* the most WDA grants uplink */
+	bool always_connected;	/* carry data without a QMI session */
+	bool keep_sessions;	/* a disconnect keeps clients and sessions (a host crash) */
+	unsigned lose_releases; /* QMI: lose the first N Release Client ID requests */
+	bool no_qmapv5;		/* refuse a QMAPv5 data format */
+	uint32_t ul_max_size;	/* the most WDA grants uplink */
 	uint32_t ul_max_datagrams;
 	struct sim_qmi_quirks quirks;
 	bool ignore_dl_grant; /* send aggregates of dl_max_size whatever was granted */

@@ -175,3 +175,43 @@ TEST(too_long)
 	EXPECT_EQ(r, -EMSGSIZE);
 	EXPECT_TRUE(!a.busy);
 }
+
+/* The wdm bridge's own messages: the probe, the OPEN_DONE, and what answers to the probe say. */
+TEST(probe)
+{
+	uint8_t m[MBIM_PROBE_SIZE], d[MBIM_OPEN_DONE_SIZE], ans[24] = { 0 };
+	static const uint8_t basic_connect[16] = { 0xa2, 0x89, 0xcc, 0x33, 0xbc, 0xbb, 0x8b, 0x4f,
+						   0xb6, 0xb0, 0x13, 0x3e, 0xc2, 0xaa, 0xe6, 0xdf };
+
+	EXPECT_EQ(mbim_probe_write(m, 0xf0000001), 48);
+	EXPECT_EQ(get_le32(m), MBIM_MSG_COMMAND);
+	EXPECT_EQ(get_le32(m + 4), 48);
+	EXPECT_EQ(get_le32(m + 8), 0xf0000001);
+	EXPECT_EQ(get_le32(m + 12), 1);
+	EXPECT_EQ(get_le32(m + 16), 0);
+	EXPECT_MEM_EQ(m + 20, basic_connect, 16);
+	EXPECT_EQ(get_le32(m + 36), 3); /* RADIO_STATE */
+	EXPECT_EQ(get_le32(m + 40), 0); /* query */
+	EXPECT_EQ(get_le32(m + 44), 0);
+	EXPECT_EQ(wdm_frame_length(WDM_FRAMING_MBIM, m, sizeof(m)), 48);
+
+	EXPECT_EQ(mbim_open_done_write(d, 9), 16);
+	EXPECT_EQ(get_le32(d), MBIM_MSG_OPEN_DONE);
+	EXPECT_EQ(get_le32(d + 8), 9);
+	EXPECT_EQ(get_le32(d + 12), 0);
+
+	put32(ans, MBIM_MSG_COMMAND_DONE);
+	put32(ans + 4, 24);
+	put32(ans + 8, 5);
+	EXPECT_EQ(mbim_probe_answer(ans, 24, 5), MBIM_PROBE_OPEN);
+	EXPECT_EQ(mbim_probe_answer(ans, 24, 6), MBIM_PROBE_NOT_ANSWER);
+	EXPECT_EQ(mbim_probe_answer(ans, 11, 5), MBIM_PROBE_NOT_ANSWER);
+	put32(ans, MBIM_MSG_FUNCTION_ERROR);
+	put32(ans + 12, 5); /* NOT_OPENED */
+	EXPECT_EQ(mbim_probe_answer(ans, 16, 5), MBIM_PROBE_CLOSED);
+	EXPECT_EQ(mbim_probe_answer(ans, 12, 5), MBIM_PROBE_ERROR);
+	put32(ans + 12, 2); /* FRAGMENT_OUT_OF_SEQUENCE */
+	EXPECT_EQ(mbim_probe_answer(ans, 16, 5), MBIM_PROBE_ERROR);
+	put32(ans, 0x80000007); /* an indication with that id is none of the probe's */
+	EXPECT_EQ(mbim_probe_answer(ans, 16, 5), MBIM_PROBE_NOT_ANSWER);
+}

@@ -772,6 +772,58 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
+static MbimMessage *connect_query(uint32_t session)
+{
+	return exchange(mbim_message_connect_query_new(
+		session, MBIM_ACTIVATION_STATE_UNKNOWN, MBIM_VOICE_CALL_STATE_NONE,
+		MBIM_CONTEXT_IP_TYPE_DEFAULT,
+		mbim_uuid_from_context_type(MBIM_CONTEXT_TYPE_INTERNET), 0, NULL));
+}
+
+/*
+ * A host that lost track of an open function (its process restarted) finds its sessions by
+ * asking, while a second OPEN closes the function first and ends them (MBIM 1.0 §9.3.1): only
+ * OPEN_DONE is sent, no CLOSE_DONE and no indication.
+ */
+TEST(reopen)
+{
+	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);
+
+	expect_connect(connect_set(0, MBIM_ACTIVATION_COMMAND_ACTIVATE, "internet", "", "",
+				   MBIM_AUTH_PROTOCOL_NONE, MBIM_CONTEXT_IP_TYPE_IPV4),
+		       MBIM_STATUS_ERROR_NONE, 0, MBIM_ACTIVATION_STATE_ACTIVATED,
+		       MBIM_CONTEXT_IP_TYPE_IPV4, 0);
+	/* Still open: a query is answered, the session is there. */
+	expect_connect(connect_query(0), MBIM_STATUS_ERROR_NONE, 0, MBIM_ACTIVATION_STATE_ACTIVATED,
+		       MBIM_CONTEXT_IP_TYPE_IPV4, 0);
+	EXPECT_EQ(st->mbim_opens, 1);
+	EXPECT_EQ(st->mbim_reopens, 0);
+
+	MbimMessage *resp = open_device(4096);
+	EXPECT_EQ(mbim_message_get_message_type(resp), MBIM_MESSAGE_TYPE_OPEN_DONE);
+	EXPECT_TRUE(mbim_message_open_done_get_result(resp, NULL));
+	EXPECT_EQ(st->mbim_opens, 2);
+	EXPECT_EQ(st->mbim_reopens, 1);
+	EXPECT_EQ(st->mbim_sessions_ended_by_host, 1);
+	EXPECT_TRUE(!sim_mbim_session_active(m, 0));
+	expect_connect(connect_query(0), MBIM_STATUS_ERROR_NONE, 0,
+		       MBIM_ACTIVATION_STATE_DEACTIVATED, MBIM_CONTEXT_IP_TYPE_DEFAULT, 0);
+
+	/* CLOSE ends them as well, and the function answers no command until opened. */
+	expect_connect(connect_set(1, MBIM_ACTIVATION_COMMAND_ACTIVATE, "internet", "", "",
+				   MBIM_AUTH_PROTOCOL_NONE, MBIM_CONTEXT_IP_TYPE_IPV4V6),
+		       MBIM_STATUS_ERROR_NONE, 1, MBIM_ACTIVATION_STATE_ACTIVATED,
+		       MBIM_CONTEXT_IP_TYPE_IPV4V6, 0);
+	resp = exchange(mbim_message_close_new(0));
+	EXPECT_EQ(mbim_message_get_message_type(resp), MBIM_MESSAGE_TYPE_CLOSE_DONE);
+	EXPECT_EQ(st->mbim_sessions_ended_by_host, 2);
+	resp = exchange(mbim_message_radio_state_query_new(NULL));
+	EXPECT_EQ(mbim_message_get_message_type(resp), MBIM_MESSAGE_TYPE_FUNCTION_ERROR);
+	EXPECT_EQ(mbim_message_error_get_error_status_code(resp), MBIM_PROTOCOL_ERROR_NOT_OPENED);
+	resp = open_device(4096);
+	EXPECT_EQ(st->mbim_reopens, 1); /* closed before: no out-of-step OPEN */
+}
+
 TEST(malformed)
 {
 	const struct sim_mbim_stats *st = sim_mbim_get_stats(m);

@@ -450,16 +450,26 @@ static void check_mbim_fit(struct ev_loop *loop)
 	EXPECT_TRUE(c >= 0);
 	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
 
-	/* OPEN with MaxControlTransfer 4096 arrives asking for 512. */
+	/* OPEN with MaxControlTransfer 4096 arrives asking for 512, once the function said it
+	 * is closed (check_mbim_open()). */
 	uint8_t open_msg[16] = { 1, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 0x00, 0x10, 0, 0 };
 	EXPECT_EQ(write(c, open_msg, sizeof(open_msg)), 16);
 	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
-	EXPECT_EQ(s.len[0], 16);
-	EXPECT_EQ(get_le32(s.msg[0]), MBIM_MSG_OPEN);
-	EXPECT_EQ(get_le32(s.msg[0] + 8), 1);
-	EXPECT_EQ(get_le32(s.msg[0] + 12), 512);
+	EXPECT_EQ(get_le32(s.msg[0]), MBIM_MSG_COMMAND);
+	uint8_t closed[16];
+	put32(closed, MBIM_MSG_FUNCTION_ERROR);
+	put32(closed + 4, 16);
+	put32(closed + 8, get_le32(s.msg[0] + 8));
+	put32(closed + 12, 5); /* NOT_OPENED */
+	EXPECT_EQ(wdm_deliver(w, closed, sizeof(closed)), 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 2));
+	EXPECT_EQ(s.len[1], 16);
+	EXPECT_EQ(get_le32(s.msg[1]), MBIM_MSG_OPEN);
+	EXPECT_EQ(get_le32(s.msg[1] + 8), 1);
+	EXPECT_EQ(get_le32(s.msg[1] + 12), 512);
 	wdm_get_stats(w, &st);
 	EXPECT_EQ(st.to_modem_open_clamped, 1);
+	EXPECT_TRUE(client_empty(c)); /* the probe's answer was the bridge's own */
 
 	/* A whole 1300-byte COMMAND: 3 fragments of 512, 512 and 316 bytes. */
 	s.n = 0;
@@ -471,7 +481,7 @@ static void check_mbim_fit(struct ev_loop *loop)
 	EXPECT_EQ(s.len[2], 316);
 	wdm_get_stats(w, &st);
 	EXPECT_EQ(st.to_modem_split, 1);
-	EXPECT_EQ(st.to_modem, 4);
+	EXPECT_EQ(st.to_modem, 5); /* the probe, the OPEN, 3 fragments */
 
 	/* The client's own 2 fragments (1000 + 428 body bytes) are cut again at 512: 3. */
 	s.n = 0;
@@ -530,6 +540,99 @@ static void check_mbim_fit(struct ev_loop *loop)
 	EXPECT_EQ(write(c, m, len), (ssize_t)len);
 	EXPECT_TRUE(PUMP_UNTIL(loop, (wdm_get_stats(w, &st), st.to_modem_frag_errors == 3)));
 	EXPECT_EQ(s.n, 0);
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	wdm_free(w);
+}
+
+/*
+ * A client's OPEN toward an MBIM function: held while the bridge asks the function (a
+ * RADIO_STATE query); open already (COMMAND_DONE, here in 2 fragments with an indication
+ * between) answers the OPEN in the bridge, the function never sees it; a function that does
+ * not answer gets the OPEN after WDM_PROBE_TIMEOUT, and the late answer goes nowhere.
+ */
+static void check_mbim_open(struct ev_loop *loop)
+{
+	struct test_sink s = {};
+	struct wdm *w = NULL;
+	struct wdm_stats st;
+	uint8_t in[128], buf[64];
+
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, NULL, test_sink_send, &s, &w), 0);
+	if (!w)
+		return;
+	wdm_set_max_message(w, 64);
+	int c = client_open(wdm_slave_path(w));
+	EXPECT_TRUE(c >= 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+
+	uint8_t open_msg[16] = { 1, 0, 0, 0, 16, 0, 0, 0, 7, 0, 0, 0, 0x00, 0x10, 0, 0 };
+	EXPECT_EQ(write(c, open_msg, sizeof(open_msg)), 16);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	EXPECT_EQ(s.len[0], MBIM_PROBE_SIZE);
+	EXPECT_EQ(get_le32(s.msg[0]), MBIM_MSG_COMMAND);
+	EXPECT_EQ(get_le32(s.msg[0] + 36), 3); /* RADIO_STATE */
+	EXPECT_EQ(get_le32(s.msg[0] + 40), 0); /* query */
+	uint32_t tid = get_le32(s.msg[0] + 8);
+	EXPECT_TRUE(tid != 7);
+	/* The client asks again meanwhile: still one probe. */
+	EXPECT_EQ(write(c, open_msg, sizeof(open_msg)), 16);
+	pump_for(loop, 20);
+	EXPECT_EQ(s.n, 1);
+
+	/* COMMAND_DONE fragment 1 of 2 (56 bytes), an indication, fragment 2 of 2 (24 bytes). */
+	memset(in, 0, sizeof(in));
+	put32(in, MBIM_MSG_COMMAND_DONE);
+	put32(in + 4, 56);
+	put32(in + 8, tid);
+	put32(in + 12, 2);
+	put32(in + 16, 0);
+	put32(in + 56, 0x80000007); /* INDICATE_STATUS */
+	put32(in + 60, 20);
+	put32(in + 64, 0);
+	put32(in + 68, 1);
+	put32(in + 72, 0);
+	put32(in + 76, MBIM_MSG_COMMAND_DONE);
+	put32(in + 80, 24);
+	put32(in + 84, tid);
+	put32(in + 88, 2);
+	put32(in + 92, 1);
+	EXPECT_EQ(wdm_deliver(w, in, 100), 0);
+	/* The client reads its OPEN_DONE (its transaction, success) and the indication only. */
+	EXPECT_EQ(client_read(loop, c, buf, 36), 36);
+	EXPECT_EQ(get_le32(buf), MBIM_MSG_OPEN_DONE);
+	EXPECT_EQ(get_le32(buf + 4), 16);
+	EXPECT_EQ(get_le32(buf + 8), 7);
+	EXPECT_EQ(get_le32(buf + 12), 0);
+	EXPECT_EQ(get_le32(buf + 16), 0x80000007);
+	pump_for(loop, 20);
+	EXPECT_TRUE(client_empty(c));
+	EXPECT_EQ(s.n, 1); /* no OPEN reached the function */
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.open_probes, 1);
+	EXPECT_EQ(st.open_answered, 1);
+
+	/* No answer: the OPEN goes on after the timeout; the late answer is dropped. */
+	s.n = 0;
+	EXPECT_EQ(write(c, open_msg, sizeof(open_msg)), 16);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	tid = get_le32(s.msg[0] + 8);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 2));
+	EXPECT_EQ(get_le32(s.msg[1]), MBIM_MSG_OPEN);
+	EXPECT_EQ(get_le32(s.msg[1] + 12), 64); /* fitted as ever */
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.open_probe_timeouts, 1);
+	put32(in, MBIM_MSG_COMMAND_DONE);
+	put32(in + 4, 48);
+	put32(in + 8, tid);
+	put32(in + 12, 1);
+	put32(in + 16, 0);
+	EXPECT_EQ(wdm_deliver(w, in, 48), 0);
+	pump_for(loop, 20);
+	EXPECT_TRUE(client_empty(c));
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.open_answered, 1);
+
 	close(c);
 	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
 	wdm_free(w);
@@ -661,4 +764,9 @@ TEST(link)
 TEST(mbim_fit)
 {
 	check_mbim_fit(the_loop);
+}
+
+TEST(mbim_open)
+{
+	check_mbim_open(the_loop);
 }

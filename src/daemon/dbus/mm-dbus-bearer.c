@@ -447,6 +447,8 @@ void mmd_bearer_connect(struct mmd_bearer *b, GDBusMethodInvocation *inv, bool s
 			   "Cannot create mux %u: %s", id, err);
 		return;
 	}
+	/* Recorded: a restart or a crash of qmapd brings this mux and bearer back. */
+	(void)modem_mux_record_bearer(mm->modem, id, b->index, b->allow_roaming);
 	d->connects++;
 	b->attempts++;
 	b->mux_id = id;
@@ -528,8 +530,17 @@ struct mmd_bearer *mmd_bearer_find(struct mmd_modem *mm, const char *path)
 	return NULL;
 }
 
+static bool index_used(const struct mm_dbus *d, unsigned index)
+{
+	for (const struct mmd_modem *mm = d->modems; mm; mm = mm->next)
+		for (const struct mmd_bearer *b = mm->bearers; b; b = b->next)
+			if (b->index == index)
+				return true;
+	return false;
+}
+
 struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
-				  const struct config_mux *cfg)
+				  const struct config_mux *cfg, int index)
 {
 	struct mmd_bearer *b = calloc(1, sizeof(*b));
 
@@ -540,7 +551,14 @@ struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned
 	b->mux_id = mux_id;
 	b->cfg = *cfg;
 	b->allow_roaming = true;
-	snprintf(b->path, sizeof(b->path), MMD_PATH "/Bearer/%u", mm->bus->next_bearer_index++);
+	/* A new one skips the numbers of bearers a restart brought back (modem_mux_bearer()). */
+	if (index < 0) {
+		while (index_used(mm->bus, mm->bus->next_bearer_index))
+			mm->bus->next_bearer_index++;
+		index = (int)mm->bus->next_bearer_index++;
+	}
+	b->index = (unsigned)index;
+	snprintf(b->path, sizeof(b->path), MMD_PATH "/Bearer/%u", b->index);
 	b->iface = mm_gdbus_bearer_skeleton_new();
 	MmGdbusBearer *i = b->iface;
 	mm_gdbus_bearer_set_suspended(i, FALSE);

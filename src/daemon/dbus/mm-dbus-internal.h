@@ -28,6 +28,7 @@ struct mmd_bearer {
 	struct mmd_bearer *next;
 	struct mmd_modem *mm;
 	char path[MMD_PATH_MAX];
+	unsigned index; /* path's number: MMD_PATH "/Bearer/<index>" */
 	MmGdbusBearer *iface;
 	bool exported;
 	bool from_dbus;	       /* created over D-Bus: its mux comes and goes with Connect */
@@ -154,8 +155,9 @@ void mmd_modem_bus_lost(struct mmd_modem *mm);
 void mmd_modem_enable(struct mmd_modem *mm);
 
 /* mm-dbus-bearer.c */
+/* index: the object's number (a D-Bus bearer the last run recorded), or -1 for a new one. */
 struct mmd_bearer *mmd_bearer_new(struct mmd_modem *mm, bool from_dbus, unsigned mux_id,
-				  const struct config_mux *cfg);
+				  const struct config_mux *cfg, int index);
 void mmd_bearer_free(struct mmd_bearer *b, const char *why);
 void mmd_bearer_export(struct mmd_bearer *b);
 void mmd_bearer_unexport(struct mmd_bearer *b);

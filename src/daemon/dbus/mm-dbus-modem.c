@@ -353,9 +353,32 @@ static void sync_bearers(struct mmd_modem *mm)
 	/* Muxes of the file and of qmapctl appear as bearers. */
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const struct config_mux *cfg = modem_mux_config(mm->modem, id);
+		unsigned index;
+		bool roaming;
 		if (!cfg || bearer_of_mux(mm, id))
 			continue;
-		struct mmd_bearer *b = mmd_bearer_new(mm, false, id, cfg);
+		struct mmd_bearer *b = NULL;
+		if (modem_mux_bearer(mm->modem, id, &index, &roaming)) {
+			/* A D-Bus client's bearer that a restart brought back: the same object
+			 * path, unless another bearer has taken the number meanwhile. */
+			bool taken = false;
+			for (const struct mmd_modem *o = mm->bus->modems; o; o = o->next)
+				for (const struct mmd_bearer *x = o->bearers; x; x = x->next)
+					taken |= x->index == index;
+			if (taken)
+				log_warning("dbus: bearer %u of the last run is taken: mux %u gets "
+					    "a new one",
+					    index, id);
+			b = mmd_bearer_new(mm, true, id, cfg, taken ? -1 : (int)index);
+			if (b) {
+				b->allow_roaming = roaming;
+				log_info("dbus: %s: the D-Bus bearer of mux %u, back after a "
+					 "restart",
+					 b->path, id);
+			}
+		} else {
+			b = mmd_bearer_new(mm, false, id, cfg, -1);
+		}
 		if (!b)
 			continue;
 		struct mmd_bearer **tail = &mm->bearers;
@@ -584,7 +607,7 @@ static gboolean handle_list_bearers(MmGdbusModem *iface, GDBusMethodInvocation *
 static struct mmd_bearer *add_dbus_bearer(struct mmd_modem *mm, const struct config_mux *cfg,
 					  bool allow_roaming)
 {
-	struct mmd_bearer *b = mmd_bearer_new(mm, true, 0, cfg);
+	struct mmd_bearer *b = mmd_bearer_new(mm, true, 0, cfg, -1);
 	struct mmd_bearer **tail = &mm->bearers;
 
 	if (!b)

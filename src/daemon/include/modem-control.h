@@ -146,6 +146,9 @@ struct modem_control_ops {
 			   const struct session_callbacks *cb, void *userdata,
 			   struct session **ret);
 	void (*session_ready)(struct modem_control *c, struct session *s);
+	/* Every session was told the modem is ready (session_ready): what an earlier qmapd
+	 * left in the modem for muxes that are not here now is let go. NULL: nothing to do. */
+	void (*sessions_ready)(struct modem_control *c);
 	/* A SIM code operation (enum modem_pin_op); done() is called exactly once (possibly at
 	 * once). NULL: not supported. A SIM that opens up makes the control plane read the SIM
 	 * and the radio again. */

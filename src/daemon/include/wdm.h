@@ -19,6 +19,9 @@
  * - One kind of opener per pty: all through the proxy (qmicli -p) or one direct opener.
  *   Two direct openers steal each other's responses, as on a real cdc-wdm.
  * - The link must not be called cdc-wdmN: libmbim looks up sysfs by the basename.
+ * - MBIM: a client's OPEN reaches only a closed function. An open one (left by an earlier
+ *   qmapd) would end its sessions on a second OPEN (MBIM 1.0 §9.3.1), so the bridge asks
+ *   first and answers the OPEN itself when the function is open (mbim-frag.h).
  */
 #ifndef QMAPD_WDM_H
 #define QMAPD_WDM_H
@@ -51,9 +54,12 @@ struct wdm_stats {
 	uint64_t to_modem_overflows;	/* ... and the queue was full: dropped */
 	uint64_t to_modem_split;	/* MBIM COMMANDs sent in fragments (wdm_set_max_message) */
 	uint64_t to_modem_open_clamped; /* MBIM OPENs whose MaxControlTransfer was lowered */
-	uint64_t to_modem_frag_errors;	/* client fragments that continued no COMMAND: dropped */
-	uint64_t partial_fragments;	/* a client left with a COMMAND missing fragments */
-	uint64_t from_modem;		/* messages accepted by wdm_deliver() */
+	uint64_t open_probes;	/* MBIM OPENs held to ask whether the function is open already */
+	uint64_t open_answered; /* ... answered here: it was, and keeps its sessions */
+	uint64_t open_probe_timeouts;  /* ... the function did not say: the OPEN went on */
+	uint64_t to_modem_frag_errors; /* client fragments that continued no COMMAND: dropped */
+	uint64_t partial_fragments;    /* a client left with a COMMAND missing fragments */
+	uint64_t from_modem;	       /* messages accepted by wdm_deliver() */
 	uint64_t from_modem_bytes;
 	uint64_t from_modem_invalid; /* wdm_deliver() input that was not whole messages */
 	uint64_t dropped_no_client;  /* from the modem while no client was attached */

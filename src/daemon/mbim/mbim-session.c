@@ -2,7 +2,10 @@
 /*
  * A session (session.h) driven over MBIM: CONNECT activate on session id mux id - 1 with the
  * mux's APN, credentials and IP type, IP_CONFIGURATION for what the network assigned, the
- * device configured by the shared session code; CONNECT indications for drops.
+ * device configured by the shared session code; CONNECT indications for drops. When the
+ * modem becomes ready a CONNECT query comes first: a session an earlier qmapd left up (a
+ * restart, a crash) is taken over as it is, as ModemManager's MBIM bearer reloads its
+ * connection status, instead of activated again.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -305,6 +308,67 @@ static void mbim_session_connect(struct session *s)
 	send_connect(s, MBIM_ACTIVATION_COMMAND_ACTIVATE, connect_ready, s, m->cancellable);
 }
 
+/* ---- take-over: a session the qmapd before us left up ------------------------------------ */
+
+static void adopt_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = mbim_device_command_finish(MBIM_DEVICE(src), res, &error);
+	struct session *s = user_data;
+	guint32 session_id = 0;
+	MbimActivationState state = MBIM_ACTIVATION_STATE_UNKNOWN;
+	MbimContextIpType ip_type = MBIM_CONTEXT_IP_TYPE_DEFAULT;
+
+	if (mbim_step_cancelled(error))
+		return;
+	struct mbim_session *m = s->mbim;
+	if (!resp ||
+	    !mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, &error) ||
+	    !mbim_message_connect_response_parse(resp, &session_id, &state, NULL, &ip_type, NULL,
+						 NULL, &error) ||
+	    session_id != m->session_id || state != MBIM_ACTIVATION_STATE_ACTIVATED) {
+		/* Not up (or the modem cannot say, as some answer UNKNOWN before a first
+		 * activation): activate as always. */
+		if (error)
+			log_mux_debug(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+				      "MBIM session %u status: %s", m->session_id, error->message);
+		mbim_session_connect(s);
+		return;
+	}
+	/* Up since an earlier qmapd: its addresses are read again, nothing is activated. What
+	 * the mux does not ask for is dropped by connected() (deactivated, then connected
+	 * anew). */
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+		     "MBIM session %u of the last run taken over, IP type %s", m->session_id,
+		     mbim_context_ip_type_get_string(ip_type) ?: "?");
+	m->active = true;
+	unsigned families = mbim_map_granted_families(ip_type);
+	if (families == 0)
+		families = mbim_map_granted_families(mbim_map_ip_type(s->cfg.ip_type));
+	mbim_session_set_families(s, families);
+	query_ip_configuration(s);
+}
+
+/* CONNECT query on our session id (MBIM 1.0 §10.5.12: the query names the session). */
+static void mbim_session_adopt(struct session *s)
+{
+	struct mbim_session *m = s->mbim;
+
+	if (m->cancellable)
+		g_cancellable_cancel(m->cancellable);
+	g_clear_object(&m->cancellable);
+	m->cancellable = g_cancellable_new();
+	m->active = false;
+	mbim_session_set_families(s, 0);
+	session_set_state(s, SESSION_STATE_CONNECTING);
+	g_autoptr(MbimMessage) msg = mbim_message_connect_query_new(
+		m->session_id, MBIM_ACTIVATION_STATE_UNKNOWN, MBIM_VOICE_CALL_STATE_NONE,
+		MBIM_CONTEXT_IP_TYPE_DEFAULT,
+		mbim_uuid_from_context_type(MBIM_CONTEXT_TYPE_INTERNET), 0, NULL);
+	mbim_device_command(m->device, msg, IP_CONFIG_TIMEOUT_SECONDS, m->cancellable, adopt_ready,
+			    s);
+}
+
 /* ---- indications ------------------------------------------------------------------------ */
 
 static void indicate_status(MbimDevice *device, MbimMessage *msg, gpointer user_data)
@@ -363,7 +427,7 @@ void mbim_session_modem_ready(struct session *s, MbimDevice *device)
 		session_set_state(s, SESSION_STATE_DISABLED);
 		return;
 	}
-	mbim_session_connect(s);
+	mbim_session_adopt(s);
 }
 
 static void mbim_session_modem_lost(struct session *s)
@@ -412,7 +476,8 @@ static void mbim_session_free_async(struct session *s)
 	if (m->indication_id && m->device)
 		g_signal_handler_disconnect(m->device, m->indication_id);
 	m->indication_id = 0;
-	if (!m->active || !m->device) {
+	/* A restart leaves the session up for the next qmapd (session_set_handover()). */
+	if (!m->active || !m->device || s->handover) {
 		mbim_session_destroy(s);
 		return;
 	}

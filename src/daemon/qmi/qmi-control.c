@@ -117,7 +117,13 @@ static int control_session_new(struct modem_control *c, struct ev_loop *loop, st
 
 static void control_session_ready(struct modem_control *c, struct session *s)
 {
+	qmi_modem_claim_mux(qmi(c), s->cfg.id);
 	qmi_session_modem_ready(s, qmi(c)->device, qmi(c)->data_interface);
+}
+
+static void control_sessions_ready(struct modem_control *c)
+{
+	qmi_modem_release_unclaimed(qmi(c));
 }
 
 static void control_pin(struct modem_control *c, enum modem_pin_op op, const char *code,
@@ -195,6 +201,7 @@ static const struct modem_control_ops qmi_control_ops = {
 	.status = control_status,
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
+	.sessions_ready = control_sessions_ready,
 	.pin = control_pin,
 	.set_power = control_set_power,
 	.sms_list = control_sms_list,

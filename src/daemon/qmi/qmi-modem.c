@@ -14,18 +14,57 @@
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
 
-/* The modem's own clients (not the sessions'), for the next qmapd after a crash (qmi-state.h). */
+/* Every qmi_modem alive, for the sessions' releases (qmi_modem_release_session_client()),
+ * which may come after their modem is gone. One thread: a plain list. */
+static struct qmi_modem *live_modems;
+
+static bool same_client(struct qmi_state_client a, struct qmi_state_client b)
+{
+	return a.service == b.service && a.cid == b.cid;
+}
+
+static bool releasing_has(const struct qmi_modem *qm, struct qmi_state_client id)
+{
+	for (unsigned i = 0; i < qm->releasing.n; i++)
+		if (same_client(qm->releasing.c[i], id))
+			return true;
+	return false;
+}
+
+static void releasing_add(struct qmi_modem *qm, struct qmi_state_client id)
+{
+	if (!releasing_has(qm, id) && qm->releasing.n < QMI_STATE_MAX_CLIENTS)
+		qm->releasing.c[qm->releasing.n++] = id;
+}
+
+static void releasing_del(struct qmi_modem *qm, struct qmi_state_client id)
+{
+	for (unsigned i = 0; i < qm->releasing.n; i++)
+		if (same_client(qm->releasing.c[i], id)) {
+			qm->releasing.c[i] = qm->releasing.c[--qm->releasing.n];
+			return;
+		}
+}
+
+static struct qmi_state_client client_id(QmiClient *client)
+{
+	return (struct qmi_state_client){ (uint8_t)qmi_client_get_service(client),
+					  qmi_client_get_cid(client) };
+}
+
+/*
+ * The modem's own clients (not the sessions'), for the next qmapd after a crash (qmi-state.h):
+ * those allocated, and those whose release the modem has not answered yet, so that a crash
+ * before the answer leaves them listed, not leaked.
+ */
 void qmi_modem_record_clients(struct qmi_modem *qm)
 {
 	QmiClient *clients[] = { qm->dms, qm->nas, qm->wda, qm->uim, qm->wds, qm->wms };
-	struct qmi_state_clients c = { 0 };
+	struct qmi_state_clients c = qm->releasing;
 
 	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
 		if (clients[i] && c.n < QMI_STATE_MAX_CLIENTS)
-			c.c[c.n++] = (struct qmi_state_client){
-				(uint8_t)qmi_client_get_service(clients[i]),
-				qmi_client_get_cid(clients[i]),
-			};
+			c.c[c.n++] = client_id(clients[i]);
 	int r = qmi_state_write_clients(qm->path, &c);
 	if (r < 0)
 		log_modem_warning_errno(qm->path, r, "cannot record the QMI client ids");
@@ -81,9 +120,16 @@ struct release_ctx {
 	unsigned pending;
 };
 
+/* One release in flight; its id stays in qm->releasing (and the file) until answered. */
+struct qmi_release {
+	struct qmi_modem *qm;	/* NULL once the modem is freed */
+	struct release_ctx *rc; /* the reset's, or NULL: an id the last run left */
+	struct qmi_state_client id;
+	struct qmi_release *next;
+};
+
 static void release_ctx_done(struct release_ctx *rc)
 {
-	session_stop_end();
 	if (--rc->pending > 0)
 		return;
 	qmi_device_close_async(rc->device, 1, NULL, NULL, NULL);
@@ -94,10 +140,55 @@ static void release_ctx_done(struct release_ctx *rc)
 static void release_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
+	struct qmi_release *rel = user_data;
+	bool ok = qmi_device_release_client_finish(QMI_DEVICE(src), res, &error);
 
-	if (!qmi_device_release_client_finish(QMI_DEVICE(src), res, &error))
-		log_debug("release client: %s", error->message);
-	release_ctx_done(user_data);
+	if (!ok)
+		log_debug("release client %u of service %u: %s", rel->id.cid, rel->id.service,
+			  error->message);
+	/* Released, or the modem says it is no client (a protocol error): off the list. No
+	 * answer (a timeout, the device gone): it may still be allocated, so it stays listed
+	 * for the next open to release. */
+	struct qmi_modem *qm = rel->qm;
+	if (qm) {
+		for (struct qmi_release **p = &qm->releases; *p; p = &(*p)->next)
+			if (*p == rel) {
+				*p = rel->next;
+				break;
+			}
+		if (ok || error->domain == QMI_PROTOCOL_ERROR) {
+			releasing_del(qm, rel->id);
+			qmi_modem_record_clients(qm);
+		}
+	}
+	session_stop_end();
+	if (rel->rc)
+		release_ctx_done(rel->rc);
+	free(rel);
+}
+
+/* Release client (listed in qm->releasing meanwhile); rc: the reset's, or NULL. */
+static void release_tracked(struct qmi_modem *qm, QmiClient *client, struct release_ctx *rc,
+			    guint timeout)
+{
+	struct qmi_release *rel = calloc(1, sizeof(*rel));
+
+	if (!rel) {
+		/* Untracked: the file keeps listing it, the next open releases it again. */
+		qmi_device_release_client(qm->device, client,
+					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, timeout,
+					  NULL, NULL, NULL);
+		if (rc)
+			release_ctx_done(rc);
+		return;
+	}
+	*rel = (struct qmi_release){ .qm = qm, .rc = rc, .id = client_id(client) };
+	rel->next = qm->releases;
+	qm->releases = rel;
+	releasing_add(qm, rel->id);
+	session_stop_begin();
+	qmi_device_release_client(qm->device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID,
+				  timeout, NULL, release_ready, rel);
 }
 
 static bool release_clients(struct qmi_modem *qm)
@@ -116,14 +207,9 @@ static bool release_clients(struct qmi_modem *qm)
 		free(rc);
 		return false;
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++) {
-		if (!clients[i])
-			continue;
-		session_stop_begin();
-		qmi_device_release_client(qm->device, clients[i],
-					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
-					  release_ready, rc);
-	}
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+		if (clients[i])
+			release_tracked(qm, clients[i], rc, 1);
 	return true;
 }
 
@@ -149,7 +235,8 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->wds);
 	g_clear_object(&qm->wms);
 	if (qm->device && qm->state == MODEM_CONTROL_READY)
-		qmi_modem_record_clients(qm); /* released: nothing left for a next run */
+		qmi_modem_record_clients(qm); /* being released: listed until the modem answers */
+	memset(qm->claimed, 0, sizeof(qm->claimed));
 	qmi_info_clear(&qm->info);
 	memset(&qm->signal, 0, sizeof(qm->signal));
 	if (qm->device && !releasing)
@@ -635,8 +722,9 @@ static void allocate_next_client(struct qmi_modem *qm)
  * A qmapd killed before it could release its clients left their ids in the modem (and in
  * "<link>.clients"): give them back, so that crashes do not exhaust the modem's ids. All at
  * once and without waiting: the modem gives new clients other ids meanwhile, and the
- * sessions, which wait for the data format, come back sooner. The sessions' WDS clients
- * are not among them: those are taken over (qmi-session.c).
+ * sessions, which wait for the data format, come back sooner. Each id stays listed until
+ * the modem has answered its release (release_ready()). The sessions' WDS clients are not
+ * among them: those are taken over (qmi-session.c).
  */
 static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 {
@@ -653,9 +741,72 @@ static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	log_modem_info(qm->path, "releasing %s client %u the last run left",
 		       qmi_service_get_string(qmi_client_get_service(client)),
 		       qmi_client_get_cid(client));
-	qmi_device_release_client(qm->device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID,
-				  QMI_TIMEOUT_SECONDS, NULL, NULL, NULL);
+	release_tracked(qm, client, NULL, QMI_TIMEOUT_SECONDS);
 	g_object_unref(client);
+}
+
+void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client)
+{
+	for (struct qmi_modem *qm = live_modems; qm; qm = qm->next_live)
+		if (qm->device == device) {
+			/* Listed in <link>.clients (written now) until the modem answers. */
+			release_tracked(qm, client, NULL, 1);
+			qmi_modem_record_clients(qm);
+			return;
+		}
+	qmi_device_release_client(device, client, QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1,
+				  NULL, NULL, NULL);
+}
+
+void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id)
+{
+	if (id <= CONFIG_MUX_ID_MAX)
+		qm->claimed[id / 64] |= UINT64_C(1) << (id % 64);
+}
+
+/* Release the id recorded for service (listed in qm->releasing until answered). */
+static void release_recorded(struct qmi_modem *qm, struct qmi_state_client id)
+{
+	if (releasing_has(qm, id))
+		return;
+	releasing_add(qm, id);
+	qmi_device_allocate_client(qm->device, (QmiService)id.service, id.cid, QMI_TIMEOUT_SECONDS,
+				   qm->cancellable, stale_client_ready, qm);
+}
+
+void qmi_modem_release_unclaimed(struct qmi_modem *qm)
+{
+	if (!qm->device || qm->state != MODEM_CONTROL_READY)
+		return;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		struct qmi_state_mux mx;
+
+		if (qm->claimed[id / 64] & (UINT64_C(1) << (id % 64)))
+			continue;
+		int r = qmi_state_read_mux(qm->path, id, &mx);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0) {
+			log_modem_warning_errno(qm->path, r,
+						"removing the unreadable state of mux %u the last "
+						"run left",
+						id);
+			qmi_state_remove_mux(qm->path, id);
+			continue;
+		}
+		/* A mux removed, or added at run time, before a crash or a restart: its
+		 * session would stay up in the modem and its clients allocated for ever.
+		 * Releasing the client that started the network ends it. The ids go into
+		 * "<link>.clients" before the file goes, so a crash meanwhile loses none. */
+		log_modem_info(qm->path,
+			       "mux %u of the last run is not here now: ending its session", id);
+		for (unsigned i = 0; i < 2; i++)
+			if (mx.fam[i].present)
+				release_recorded(qm, (struct qmi_state_client){ QMI_SERVICE_WDS,
+										mx.fam[i].cid });
+		qmi_modem_record_clients(qm);
+		qmi_state_remove_mux(qm->path, id);
+	}
 }
 
 static void release_stale_clients(struct qmi_modem *qm)
@@ -665,11 +816,15 @@ static void release_stale_clients(struct qmi_modem *qm)
 
 	if (r < 0 && r != -ENOENT)
 		log_modem_warning_errno(qm->path, r, "ignoring the client ids the last run left");
-	for (unsigned i = 0; r >= 0 && i < stale.n; i++)
+	for (unsigned i = 0; r >= 0 && i < stale.n; i++) {
+		if (releasing_has(qm, stale.c[i]))
+			continue;	       /* ours, its release under way */
+		releasing_add(qm, stale.c[i]); /* listed until its release is answered */
 		qmi_device_allocate_client(qm->device, (QmiService)stale.c[i].service,
 					   stale.c[i].cid, QMI_TIMEOUT_SECONDS, qm->cancellable,
 					   stale_client_ready, qm);
-	qmi_modem_record_clients(qm); /* none of this run's yet */
+	}
+	qmi_modem_record_clients(qm); /* only the releases under way */
 	allocate_next_client(qm);
 }
 
@@ -776,6 +931,8 @@ int qmi_modem_new(struct ev_loop *loop, const char *path,
 	ev_timer_init(&qm->radio_poll, qmi_modem_on_radio_poll, 0., QMI_RADIO_POLL_SECONDS);
 	ev_timer_init(&qm->retry, qmi_modem_on_retry, 0., 0.);
 	qm->radio_poll.data = qm->retry.data = qm;
+	qm->next_live = live_modems;
+	live_modems = qm;
 	*ret = qm;
 	return 0;
 }
@@ -785,6 +942,15 @@ struct qmi_modem *qmi_modem_free(struct qmi_modem *qm)
 	if (!qm)
 		return NULL;
 	qmi_modem_stop(qm);
+	/* Releases still unanswered (past the exit's deadline) find no modem: their ids stay
+	 * in the file for the next qmapd. */
+	for (struct qmi_release *rel = qm->releases; rel; rel = rel->next)
+		rel->qm = NULL;
+	for (struct qmi_modem **p = &live_modems; *p; p = &(*p)->next_live)
+		if (*p == qm) {
+			*p = qm->next_live;
+			break;
+		}
 	free(qm->manufacturer);
 	free(qm->iccid);
 	free(qm->imsi);

@@ -111,6 +111,14 @@ struct qmi_modem {
 	int16_t snr;		    /* tenths of dB */
 	struct modem_signal signal; /* NAS Get Signal Info, every radio it reported */
 	struct qmi_modem_info info;
+	/* The modem's own client ids whose release it has not answered yet: still recorded
+	 * (qmi_modem_record_clients()), and the releases themselves (qmi-modem.c). */
+	struct qmi_state_clients releasing;
+	struct qmi_release *releases;
+	/* Muxes whose session was told the modem is ready in this open (their state files are
+	 * theirs to take over); by mux id. */
+	uint64_t claimed[(CONFIG_MUX_ID_MAX + 64) / 64];
+	struct qmi_modem *next_live; /* qmi-modem.c's list of modems alive */
 };
 
 /* Record the modem's own client ids (qmi-state.h): call after each allocation. */
@@ -124,6 +132,17 @@ void qmi_modem_record_clients(struct qmi_modem *qm);
  */
 int qmi_modem_allocate_finish(struct qmi_modem *qm, GObject *src, GAsyncResult *res,
 			      GError **error);
+/*
+ * A session gives its WDS client back: released through the modem that owns device, its id
+ * in "<link>.clients" until the modem answers (so the session may drop it from its own file
+ * at once), or, with no such modem any more, released untracked.
+ */
+void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client);
+/* A session of mux id was told the modem is ready: its state file is its own. */
+void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id);
+/* Every session was told: end the sessions and release the WDS clients the last run left
+ * for any other mux (its state file "<link>.mux<N>"), which nobody would take over. */
+void qmi_modem_release_unclaimed(struct qmi_modem *qm);
 
 int qmi_modem_new(struct ev_loop *loop, const char *path,
 		  const struct modem_control_request *request,

@@ -85,9 +85,7 @@ static void session_family_release(struct session *s, struct session_family *f, 
 		g_signal_handler_disconnect(qfam(s, f)->client, qfam(s, f)->indication_id);
 	qfam(s, f)->indication_id = 0;
 	if (tell_modem && s->qmi->device)
-		qmi_device_release_client(s->qmi->device, QMI_CLIENT(qfam(s, f)->client),
-					  QMI_DEVICE_RELEASE_CLIENT_FLAGS_RELEASE_CID, 1, NULL,
-					  NULL, NULL);
+		qmi_modem_release_session_client(s->qmi->device, QMI_CLIENT(qfam(s, f)->client));
 	g_clear_object(&qfam(s, f)->client);
 	f->handle = 0;
 	if (tell_modem)

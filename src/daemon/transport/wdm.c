@@ -30,6 +30,11 @@
  * many times more. */
 #define WDM_READS_PER_WAKEUP 16
 #define WDM_DRAIN_READS	     (16 * WDM_READS_PER_WAKEUP)
+/* MBIM: how long a client's OPEN waits for the function to say whether it is open already
+ * (mbim-frag.h); libmbim sends its OPEN again after 5 s. Probes use transaction ids from
+ * here on, far from the clients' (libmbim counts up from 1). */
+#define WDM_PROBE_TIMEOUT  1.0
+#define WDM_PROBE_TID_BASE 0xf0000000u
 
 struct wdm {
 	struct ev_loop *loop;
@@ -59,6 +64,12 @@ struct wdm {
 	uint8_t *frag;		    /* MBIM: one fragment (or OPEN) fitted to it, allocated once */
 	struct mbim_frag_asm *fasm; /* MBIM: a client's COMMAND put together, allocated once */
 	bool frag_error_logged;	    /* a client's broken fragment run is logged once */
+	/* MBIM: a client's OPEN held while the function is asked whether it is open already;
+	 * answered here when it is, so that an OPEN does not end its sessions (mbim-frag.h). */
+	bool probing;
+	uint32_t probe_tid; /* the last probe's: its late answers are dropped too; 0 none */
+	uint8_t held_open[MBIM_OPEN_SIZE];
+	ev_timer probe_timer;
 
 	/* Output queue toward the client, allocated once: bytes [out_head, out_tail). Only
 	 * whole messages enter it; the first one may already be partly written. */
@@ -151,6 +162,7 @@ static void wdm_on_retry(struct ev_loop *loop, ev_timer *t, int revents)
 }
 
 static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len);
+static int wdm_to_client(struct wdm *w, const uint8_t *msg, size_t len, size_t count);
 
 /*
  * MBIM toward a function whose wMaxControlMessage (max_message) the client cannot know
@@ -206,15 +218,104 @@ static int wdm_mbim_fit(struct wdm *w, const uint8_t *msg, size_t len)
 	return r;
 }
 
-/* The reassembler's callback: one whole client message to the modem, fitted to the function
- * (wdm_set_max_message()). */
+/* One whole client message to the modem, fitted to the function (wdm_set_max_message()). */
+static int wdm_forward_fit(struct wdm *w, const uint8_t *msg, size_t len)
+{
+	if (w->framing == WDM_FRAMING_MBIM && w->max_message)
+		return wdm_mbim_fit(w, msg, len);
+	return wdm_forward_one(w, msg, len);
+}
+
+/* ---- MBIM: no OPEN for a function that is open already (mbim-frag.h) ---------------- */
+
+static void wdm_probe_end(struct wdm *w)
+{
+	w->probing = false;
+	ev_timer_stop(w->loop, &w->probe_timer);
+}
+
+/* The function is closed, or did not say: the held OPEN goes on. */
+static void wdm_open_send(struct wdm *w)
+{
+	wdm_probe_end(w);
+	(void)wdm_forward_fit(w, w->held_open, sizeof(w->held_open));
+}
+
+static void wdm_on_probe_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct wdm *w = t->data;
+
+	(void)loop;
+	(void)revents;
+	w->stats.open_probe_timeouts++;
+	log_warning("wdm %s: the MBIM function did not answer within %.0f s whether it is open: "
+		    "the client's OPEN goes on (it ends any session the function still has)",
+		    w->name, WDM_PROBE_TIMEOUT);
+	wdm_open_send(w);
+}
+
+/* The function's answer to the probe (its late answers are dropped without a word). */
+static void wdm_probe_answered(struct wdm *w, enum mbim_probe_answer a)
+{
+	uint8_t done[MBIM_OPEN_DONE_SIZE];
+
+	if (!w->probing)
+		return;
+	switch (a) {
+	case MBIM_PROBE_OPEN:
+		/* Open since an earlier qmapd (a restart, a crash): an OPEN would end its
+		 * sessions, so the client's is answered here and the function keeps its state. */
+		wdm_probe_end(w);
+		w->stats.open_answered++;
+		log_info("wdm %s: the MBIM function is open already: the client's OPEN is answered "
+			 "here, the function keeps its sessions",
+			 w->name);
+		(void)wdm_to_client(w, done, mbim_open_done_write(done, get_le32(w->held_open + 8)),
+				    1);
+		return;
+	case MBIM_PROBE_CLOSED:
+		log_debug("wdm %s: the MBIM function is closed: the client's OPEN goes on",
+			  w->name);
+		wdm_open_send(w);
+		return;
+	case MBIM_PROBE_ERROR:
+		log_info("wdm %s: the MBIM function answered the probe with an error: the client's "
+			 "OPEN goes on",
+			 w->name);
+		wdm_open_send(w);
+		return;
+	case MBIM_PROBE_NOT_ANSWER:
+		return;
+	}
+}
+
+static int wdm_open_hold(struct wdm *w, const uint8_t *msg)
+{
+	uint8_t probe[MBIM_PROBE_SIZE];
+
+	/* A client asking again (libmbim, after 5 s) is answered by the probe under way. */
+	memcpy(w->held_open, msg, sizeof(w->held_open));
+	if (w->probing)
+		return 0;
+	w->probing = true;
+	w->probe_tid = WDM_PROBE_TID_BASE + (uint32_t)(w->stats.open_probes & 0xffffff);
+	w->stats.open_probes++;
+	ev_timer_set(&w->probe_timer, WDM_PROBE_TIMEOUT, 0.);
+	ev_timer_start(w->loop, &w->probe_timer);
+	if (wdm_forward_one(w, probe, mbim_probe_write(probe, w->probe_tid)) < 0)
+		wdm_open_send(w); /* counted and logged there; the OPEN may fare no better */
+	return 0;
+}
+
+/* The reassembler's callback: one whole client message toward the modem. */
 static int wdm_forward(void *userdata, const uint8_t *msg, size_t len)
 {
 	struct wdm *w = userdata;
 
-	if (w->framing == WDM_FRAMING_MBIM && w->max_message)
-		return wdm_mbim_fit(w, msg, len);
-	return wdm_forward_one(w, msg, len);
+	if (w->framing == WDM_FRAMING_MBIM && len == MBIM_OPEN_SIZE &&
+	    get_le32(msg) == MBIM_MSG_OPEN && get_le32(msg + 4) == MBIM_OPEN_SIZE)
+		return wdm_open_hold(w, msg);
+	return wdm_forward_fit(w, msg, len);
 }
 
 static int wdm_forward_one(struct wdm *w, const uint8_t *msg, size_t len)
@@ -360,6 +461,8 @@ static void wdm_client_closed(struct wdm *w)
 	wdm_reasm_reset(&w->reasm);
 	wdm_frag_reset(w);
 	wdm_flush_stale(w, "client closed");
+	/* Nobody waits for the held OPEN any more. */
+	wdm_probe_end(w);
 }
 
 static void wdm_on_inotify(struct ev_loop *loop, ev_io *io, int revents)
@@ -451,10 +554,14 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 {
 	/* Only whole messages may reach the client: one bad byte and libqmi hangs up. */
 	size_t off = 0, count = 0;
+	bool probe_answer = false;
 	while (off < len) {
 		ssize_t m = wdm_frame_length(w->framing, msg + off, len - off);
 		if (m <= 0)
 			break;
+		if (w->framing == WDM_FRAMING_MBIM && w->probe_tid &&
+		    mbim_probe_answer(msg + off, (size_t)m, w->probe_tid) != MBIM_PROBE_NOT_ANSWER)
+			probe_answer = true;
 		off += (size_t)m;
 		count++;
 	}
@@ -467,7 +574,29 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 		w->invalid_logged = true;
 		return -EBADMSG;
 	}
+	if (!probe_answer)
+		return wdm_to_client(w, msg, len, count);
 
+	/* The probe's answer is the bridge's own (all its fragments); the rest goes on. */
+	int r = 0;
+	for (off = 0; off < len;) {
+		size_t m = (size_t)wdm_frame_length(w->framing, msg + off, len - off);
+		enum mbim_probe_answer a = mbim_probe_answer(msg + off, m, w->probe_tid);
+		if (a == MBIM_PROBE_NOT_ANSWER) {
+			int k = wdm_to_client(w, msg + off, m, 1);
+			if (k < 0)
+				r = k;
+		} else {
+			wdm_probe_answered(w, a);
+		}
+		off += m;
+	}
+	return r;
+}
+
+/* Whole messages (count of them) toward the client: written, queued or dropped (counted). */
+static int wdm_to_client(struct wdm *w, const uint8_t *msg, size_t len, size_t count)
+{
 	if (w->clients == 0) {
 		/* Nobody would read it; the next opener must not. */
 		w->stats.dropped_no_client += count;
@@ -620,6 +749,8 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	ev_init(&w->retry, wdm_on_retry);
 	w->retry.repeat = WDM_RETRY_INTERVAL;
 	w->retry.data = w;
+	ev_init(&w->probe_timer, wdm_on_probe_timeout);
+	w->probe_timer.data = w;
 
 	int r = -ENOMEM;
 	if (link_path) {
@@ -687,6 +818,7 @@ struct wdm *wdm_free(struct wdm *w)
 	ev_io_stop(w->loop, &w->read_io);
 	ev_io_stop(w->loop, &w->write_io);
 	ev_timer_stop(w->loop, &w->retry);
+	ev_timer_stop(w->loop, &w->probe_timer);
 
 	if (w->link_path && wdm_link_is_ours(w) && unlink(w->link_path) < 0 && errno != ENOENT)
 		log_warning_errno(errno, "wdm %s: cannot remove the link", w->name);
