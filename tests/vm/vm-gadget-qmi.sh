@@ -25,7 +25,7 @@ need qmicli libqmi-utils
 need iperf3 iperf3
 need jq jq
 e2e_setup
-trap 'rc=$?; [ $rc = 0 ] || vm_usb_diag; set +e; (exit $rc); e2e_cleanup' EXIT
+trap 'rc=$?; set +e; [ $rc = 0 ] || vm_usb_diag; (exit $rc); e2e_cleanup' EXIT
 V=()
 [ "${VM_VERBOSE:-0}" = 1 ] && V=(-v)
 FFS=/tmp/ffs-qmi
