@@ -24,7 +24,7 @@ struct modem {
 	struct modem_control *ctl; /* QMI or MBIM (modem-control.h); NULL with control = none */
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
-	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	struct config_mux *mux_cfg[CONFIG_MUX_ID_MAX + 1]; /* each mux's, owned; NULL: none */
 	bool stopping;
 };
 

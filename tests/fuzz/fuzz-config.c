@@ -20,13 +20,15 @@ static void check(int ok)
 		abort();
 }
 
-static void check_muxes(const struct config_mux *mux)
+static void check_muxes(struct config_mux *const *mux)
 {
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *m = &mux[id];
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *m = mux[id];
 
-		if (!m->present)
+		if (!m)
 			continue;
+		check(id >= CONFIG_MUX_ID_MIN);
+		check(m->present);
 		check(m->id == id);
 		check(m->interface[0] != '\0');
 		check(memchr(m->interface, '\0', sizeof(m->interface)) != NULL);
@@ -36,6 +38,10 @@ static void check_muxes(const struct config_mux *mux)
 
 static void check_config(const struct config *c)
 {
+	/* Every mux of every modem, to compare their interface names pairwise. */
+	static const struct config_mux *all[CONFIG_MAX_MODEMS * CONFIG_MUX_ID_MAX];
+	size_t n = 0;
+
 	check(c->n_exclude <= CONFIG_MAX_EXCLUDES);
 	check(c->n_modems <= CONFIG_MAX_MODEMS);
 	check(c->n_modems == 0 || c->modem != NULL);
@@ -57,12 +63,12 @@ static void check_config(const struct config *c)
 			check(strcmp(c->modem[j].device.control_link, m->device.control_link) != 0);
 		}
 		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-			for (unsigned j = 0; j <= i && m->mux[id].present; j++)
-				for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++)
-					if (c->modem[j].mux[o].present && (j != i || o != id))
-						check(strcmp(c->modem[j].mux[o].interface,
-							     m->mux[id].interface) != 0);
+			if (m->mux[id])
+				all[n++] = m->mux[id];
 	}
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = 0; i < j; i++)
+			check(strcmp(all[i]->interface, all[j]->interface) != 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
