@@ -114,6 +114,7 @@ struct sim_qmi {
 	uint8_t next_cid[_SVC_MAX];	/* modems hand out ids round robin, not lowest free */
 	struct wds_client wds[256];
 	uint16_t mux_sessions[CONFIG_MUX_ID_MAX + 1];
+	unsigned muxes_up; /* how many of mux_sessions are not 0 */
 	uint32_t next_handle;
 
 	/* The SIM card's PIN1: state (QmiUimPinState) and retries left. */
@@ -299,8 +300,8 @@ static void session_end(struct sim_qmi *q, uint8_t cid)
 	if (!c->connected)
 		return;
 	c->connected = false;
-	if (q->mux_sessions[c->mux_id] > 0)
-		q->mux_sessions[c->mux_id]--;
+	if (q->mux_sessions[c->mux_id] > 0 && --q->mux_sessions[c->mux_id] == 0)
+		q->muxes_up--;
 }
 
 static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
@@ -350,6 +351,7 @@ static void release_all(struct sim_qmi *q)
 		for (unsigned i = 0, n = used_cids(q, svc, ids); i < n; i++)
 			release_client(q, svc, ids[i]);
 	memset(q->mux_sessions, 0, sizeof(q->mux_sessions));
+	q->muxes_up = 0;
 }
 
 /* ---- sending ---- */
@@ -2113,7 +2115,8 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 	c->session_family = family;
 	c->handle = handle;
 	c->apn = a;
-	q->mux_sessions[c->mux_id]++;
+	if (q->mux_sessions[c->mux_id]++ == 0)
+		q->muxes_up++;
 	q->stats.qmi_sessions_started++;
 
 	char addr[INET6_ADDRSTRLEN] = "?";
@@ -2833,6 +2836,11 @@ unsigned sim_qmi_drop_all(struct sim_qmi *q)
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id)
 {
 	return mux_id <= CONFIG_MUX_ID_MAX && q->mux_sessions[mux_id] > 0;
+}
+
+unsigned sim_qmi_muxes_connected(const struct sim_qmi *q)
+{
+	return q->muxes_up;
 }
 
 const struct sim_qmi_data_format *sim_qmi_get_data_format(const struct sim_qmi *q)

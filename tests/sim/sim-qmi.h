@@ -357,6 +357,8 @@ int sim_qmi_deliver_sms(struct sim_qmi *q, const uint8_t *pdu, size_t len);
 
 /* A session of either family is up on this mux: the data side may carry its traffic. */
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);
+/* On how many muxes a session of either family is up. */
+unsigned sim_qmi_muxes_connected(const struct sim_qmi *q);
 
 /* The gateway a session with this host address gets: the network's first host, or the second
  * when the first is the host itself (the MBIM side hands out the same). */

@@ -1133,10 +1133,13 @@ TEST(operating_mode)
 	uint8_t dms = allocate(QMI_SERVICE_DMS), nas = allocate(QMI_SERVICE_NAS);
 	uint8_t c = wds_client(1, 0);
 
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 0);
 	EXPECT_EQ(result_of(start(c, NULL, NULL, NULL)), 0);
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 1);
 	QmiMessage *req = request(QMI_SERVICE_DMS, dms, 0x002E);
 	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_LOW_POWER);
 	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 0);
 	EXPECT_EQ(sim_qmi_get_stats(q)->qmi_sessions_dropped, 1);
 	EXPECT_EQ(sim_qmi_get_stats(q)->low_power, 1);
 	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
