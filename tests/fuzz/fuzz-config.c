@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the qmapd.conf parser: arbitrary bytes as a config file. Besides
- * what the sanitizers see, the contract is checked: success yields either discovery or the
- * one modem of a device, modems with valid names, devices and unique interface names;
- * failure leaves *ret_config alone and always leaves a terminated "name:..." message.
+ * what the sanitizers see, the contract is checked: success yields the one modem of a
+ * device, or discovery, or (discovery = off) the modems of [modem.NAME] sections; modems
+ * with valid names, devices and unique interface names; failure leaves *ret_config alone and
+ * always leaves a terminated "name:..." message.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -45,11 +46,14 @@ static void check_config(const struct config *c)
 	check(c->n_exclude <= CONFIG_MAX_EXCLUDES);
 	check(c->n_modems <= CONFIG_MAX_MODEMS);
 	check(c->n_modems == 0 || c->modem != NULL);
-	/* discovery exactly when [device] names no device; else the one modem of old */
-	check(c->discovery == (c->device.device[0] == '\0'));
-	if (!c->discovery) {
+	if (c->device.device[0]) {
+		/* [device] names a device: the one modem of old, no discovery */
+		check(!c->discovery);
 		check(c->n_modems == 1);
 		check(strcmp(c->modem[0].device.device, c->device.device) == 0);
+	} else {
+		/* discovery, or with discovery = off at least one [modem.NAME] to serve */
+		check(c->discovery || c->n_modems > 0);
 	}
 	check_muxes(c->mux);
 	for (unsigned i = 0; i < c->n_modems; i++) {
