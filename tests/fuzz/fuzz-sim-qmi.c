@@ -19,6 +19,7 @@
 #include <libqmi-glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,10 +46,14 @@ static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t len)
 	return h;
 }
 
-static void check(int ok)
+/* Which check failed, in the crash report. */
+#define check(ok) check_at((ok), __LINE__)
+static void check_at(int ok, int line)
 {
-	if (!ok)
+	if (!ok) {
+		fprintf(stderr, "fuzz-sim-qmi.c:%d: check failed\n", line);
 		abort();
+	}
 }
 
 static void on_send(void *userdata, const uint8_t *buf, size_t len)
