@@ -161,12 +161,19 @@ struct config_device {
 #define CONFIG_MAX_EXCLUDES	  16
 #define CONFIG_MODEM_NAME_DEFAULT "modem0" /* the legacy single modem */
 
+/*
+ * The muxes are allocated as their sections are read, indexed by mux id ([0] unused), NULL
+ * where the file has no such section: a config names a few of the 254, and 254 embedded ones
+ * (some 800 bytes each) were 200 KB per modem that every parse wrote and every copy moved.
+ * Every mux in the arrays below is present.
+ */
 struct config_modem {
 	char name[CONFIG_MODEM_NAME_MAX + 1];
 	/* [device] defaults overridden by [modem.NAME]; device.device is its spec */
 	struct config_device device;
-	/* [modem.NAME.mux.N], or the top-level [mux.N] for the legacy modem and the template */
-	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
+	/* [modem.NAME.mux.N], or the top-level [mux.N] for the legacy modem and the template;
+	 * owned (config_modem_clear() frees them) */
+	struct config_mux *mux[CONFIG_MUX_ID_MAX + 1];
 };
 
 struct config {
@@ -174,9 +181,9 @@ struct config {
 	/* [device] as written: the per-modem defaults and the daemon-wide keys. For the legacy
 	 * single-modem config also that modem's settings, device.device its spec. */
 	struct config_device device;
-	/* top-level [mux.N], indexed by mux id ([0] unused): the template for discovered modems,
-	 * the muxes of the legacy modem */
-	struct config_mux mux[CONFIG_MUX_ID_MAX + 1];
+	/* top-level [mux.N], indexed by mux id ([0] unused, NULL: no section): the template for
+	 * discovered modems, the muxes of the legacy modem */
+	struct config_mux *mux[CONFIG_MUX_ID_MAX + 1];
 	/* [device] device unset or auto: claim every recognised modem (unless discovery = no:
 	 * then only the [modem.NAME] sections). false: the single modem of device = SPEC,
 	 * modem[0], as before there were several */
@@ -188,7 +195,7 @@ struct config {
 	struct config_dbus_settings dbus; /* [dbus] */
 };
 
-/* Defaults for everything; no muxes, no modems. */
+/* Defaults for everything; no muxes, no modems (nothing to free yet). */
 void config_init_defaults(struct config *c);
 /* The [device] defaults alone (one modem's device config, e.g. for a test). */
 void config_device_init_defaults(struct config_device *d);
@@ -210,12 +217,30 @@ void config_mux_name_for_modem(struct config_mux *m, const char *modem);
 void config_modem_default_link(struct config_modem *m);
 
 /*
- * The config for a discovered modem no section claims: the [device] defaults and the
- * template muxes, default interface names "<name>.<N>", control-link
- * "/run/qmapd/<name>.qmi". Returns 0, or -EINVAL (invalid name or spec too long).
+ * The config for a discovered modem no section claims: the [device] defaults and copies of
+ * the template muxes, default interface names "<name>.<N>", control-link
+ * "/run/qmapd/<name>.qmi". Returns 0, or -EINVAL (invalid name or spec too long) or -ENOMEM
+ * with *ret holding nothing to free. On success free its muxes with config_modem_clear().
  */
 int config_modem_from_template(const struct config *c, const char *name, const char *device_spec,
 			       struct config_modem *ret);
+
+/*
+ * *dst = *src with copies of src's muxes. 0, or -ENOMEM with *dst holding nothing to free.
+ * Free dst's muxes with config_modem_clear().
+ */
+int config_modem_copy(struct config_modem *dst, const struct config_modem *src);
+/* Frees the muxes of m (leaving NULL); the rest of m stays. NULL is fine. */
+void config_modem_clear(struct config_modem *m);
+
+/*
+ * A new [mux.N] with every default (config_mux_init_defaults()) and present, at mux[id] of
+ * an array above; NULL when it exists already or memory is short.
+ */
+struct config_mux *config_mux_add(struct config_mux *mux[static CONFIG_MUX_ID_MAX + 1],
+				  unsigned id);
+/* A copy of m, or NULL when memory is short. */
+struct config_mux *config_mux_dup(const struct config_mux *m);
 
 /*
  * Whether spec names USB devices the way `exclude =` takes them: usb:VID:PID[:IF],

@@ -1022,8 +1022,6 @@ void config_init_defaults(struct config *c)
 	config_device_init_defaults(&c->device);
 	c->dbus.enabled = CONFIG_DBUS_ENABLED_AUTO;
 	c->dbus.bus = CONFIG_DBUS_SYSTEM;
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		config_mux_init_defaults(&c->mux[id], id);
 }
 
 bool config_modem_name_is_valid(const char *name)

@@ -163,7 +163,7 @@ static int parser_modem(struct parser *p, const char *name, unsigned *ret)
 	if (n >= CONFIG_MAX_MODEMS)
 		return parser_error(p, p->line, "too many modems: at most %d", CONFIG_MAX_MODEMS);
 
-	/* Grown one at a time: a modem is some 230 KB, most files name one or two. */
+	/* Grown one at a time: most files name one or two modems. */
 	modems = realloc(c->modem, (n + 1) * sizeof(*modems));
 	if (!modems)
 		goto oom;
@@ -176,8 +176,6 @@ static int parser_modem(struct parser *p, const char *name, unsigned *ret)
 	memset(&modems[n], 0, sizeof(modems[n]));
 	strcpy(modems[n].name, name);
 	config_device_init_defaults(&modems[n].device);
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		config_mux_init_defaults(&modems[n].mux[id], id);
 	memset(&records[n], 0, sizeof(records[n]));
 	records[n].first_line = p->line;
 	c->n_modems = n + 1;
@@ -235,9 +233,12 @@ static int parser_section_modem(struct parser *p, const char *name)
 	rec->mux_line[id] = p->line;
 	p->section = CONFIG_SECTION_MODEM_MUX;
 	snprintf(p->section_name, sizeof(p->section_name), "modem.%s.mux.%u", modem, (unsigned)id);
-	p->mux = &p->config->modem[idx].mux[id];
-	config_mux_init_defaults(p->mux, id);
-	p->mux->present = true;
+	/* Not repeated (above): only memory can be short. */
+	p->mux = config_mux_add(p->config->modem[idx].mux, id);
+	if (!p->mux) {
+		p->oom = true;
+		return parser_error(p, 0, "out of memory");
+	}
 	return 0;
 }
 
@@ -295,9 +296,11 @@ static int parser_section(struct parser *p, const char *line)
 		p->mux_line[id] = p->line;
 		p->section = CONFIG_SECTION_MUX;
 		snprintf(p->section_name, sizeof(p->section_name), "mux.%u", (unsigned)id);
-		p->mux = &p->config->mux[id];
-		config_mux_init_defaults(p->mux, id);
-		p->mux->present = true;
+		p->mux = config_mux_add(p->config->mux, id);
+		if (!p->mux) {
+			p->oom = true;
+			return parser_error(p, 0, "out of memory");
+		}
 	} else if (strncmp(name, "modem.", 6) == 0) {
 		if (parser_section_modem(p, name) < 0)
 			return -EINVAL;
@@ -504,18 +507,18 @@ static int check_interfaces(struct parser *p, bool legacy)
 		return parser_error(p, 0, "out of memory");
 	}
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *m = &c->mux[id];
+		const struct config_mux *m = c->mux[id];
 
 		/* A template mux gets "<modem>.<N>" unless it names its interface. */
-		if (m->present && (legacy || m->interface_set))
+		if (m && (legacy || m->interface_set))
 			refs[n++] = (struct mux_ref){ m, NULL,
 						      p->interface_line[id] ?: p->mux_line[id] };
 	}
 	for (unsigned i = 0; !legacy && i < c->n_modems; i++)
 		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-			if (c->modem[i].mux[id].present)
+			if (c->modem[i].mux[id])
 				refs[n++] =
-					(struct mux_ref){ &c->modem[i].mux[id], c->modem[i].name,
+					(struct mux_ref){ c->modem[i].mux[id], c->modem[i].name,
 							  p->record[i].interface_line[id]
 								  ?: p->record[i].mux_line[id] };
 
@@ -560,7 +563,11 @@ static int finish_legacy(struct parser *p)
 	c->n_modems = 1;
 	strcpy(c->modem[0].name, p->modem_name[0] ? p->modem_name : CONFIG_MODEM_NAME_DEFAULT);
 	memcpy(&c->modem[0].device, &c->device, sizeof(c->device));
-	memcpy(c->modem[0].mux, c->mux, sizeof(c->mux));
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		if (c->mux[id] && !(c->modem[0].mux[id] = config_mux_dup(c->mux[id]))) {
+			p->oom = true;
+			return parser_error(p, 0, "out of memory");
+		}
 	return 0;
 }
 
@@ -860,12 +867,79 @@ io_error:
 	return r;
 }
 
+static void mux_array_clear(struct config_mux *mux[static CONFIG_MUX_ID_MAX + 1])
+{
+	/* Only those there: under ASan every free(), NULL too, records its stack (a quarter
+	 * of fuzz-config's time). */
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (mux[id]) {
+			free(mux[id]);
+			mux[id] = NULL;
+		}
+}
+
 struct config *config_free(struct config *c)
 {
-	if (c)
-		free(c->modem);
+	if (!c)
+		return NULL;
+	mux_array_clear(c->mux);
+	for (unsigned i = 0; i < c->n_modems; i++)
+		config_modem_clear(&c->modem[i]);
+	free(c->modem);
 	free(c);
 	return NULL;
+}
+
+void config_modem_clear(struct config_modem *m)
+{
+	if (m)
+		mux_array_clear(m->mux);
+}
+
+struct config_mux *config_mux_dup(const struct config_mux *m)
+{
+	struct config_mux *d = malloc(sizeof(*d));
+
+	/* memcpy, not assignment: padding too, so that equal muxes compare equal. */
+	if (d)
+		memcpy(d, m, sizeof(*d));
+	return d;
+}
+
+struct config_mux *config_mux_add(struct config_mux *mux[static CONFIG_MUX_ID_MAX + 1], unsigned id)
+{
+	struct config_mux *m;
+
+	if (id < CONFIG_MUX_ID_MIN || id > CONFIG_MUX_ID_MAX || mux[id])
+		return NULL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return NULL;
+	config_mux_init_defaults(m, id);
+	m->present = true;
+	mux[id] = m;
+	return m;
+}
+
+/* Copies of the muxes of src into dst (whose own are not freed). 0 or -ENOMEM, then none. */
+static int mux_array_copy(struct config_mux *dst[static CONFIG_MUX_ID_MAX + 1],
+			  struct config_mux *const src[static CONFIG_MUX_ID_MAX + 1])
+{
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		dst[id] = NULL;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (src[id] && !(dst[id] = config_mux_dup(src[id]))) {
+			mux_array_clear(dst);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+int config_modem_copy(struct config_modem *dst, const struct config_modem *src)
+{
+	memcpy(dst->name, src->name, sizeof(dst->name));
+	memcpy(&dst->device, &src->device, sizeof(dst->device));
+	return mux_array_copy(dst->mux, src->mux);
 }
 
 /*
@@ -892,7 +966,7 @@ void config_modem_default_link(struct config_modem *m)
 static void modem_apply_naming(struct config_modem *m, bool control_link_set)
 {
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		config_mux_name_for_modem(&m->mux[id], m->name);
+		config_mux_name_for_modem(m->mux[id], m->name);
 	m->device.control_link_default = !control_link_set;
 	config_modem_default_link(m);
 }
@@ -907,7 +981,8 @@ int config_modem_from_template(const struct config *c, const char *name, const c
 	strcpy(ret->name, name);
 	memcpy(&ret->device, &c->device, sizeof(ret->device));
 	strcpy(ret->device.device, device_spec);
-	memcpy(ret->mux, c->mux, sizeof(ret->mux));
+	if (mux_array_copy(ret->mux, c->mux) < 0)
+		return -ENOMEM;
 	/* The [device] control-link names one modem's device: a template cannot share it. */
 	modem_apply_naming(ret, false);
 	return 0;

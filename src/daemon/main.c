@@ -373,9 +373,9 @@ static int check_config(const char *path, const struct config *config, const cha
 			const struct config_modem *md = &config->modem[i];
 
 			for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-				if (!md->mux[id].present)
+				if (!md->mux[id])
 					continue;
-				if (modem_check_interface(rtnl, &md->mux[id], err, sizeof(err)) <
+				if (modem_check_interface(rtnl, md->mux[id], err, sizeof(err)) <
 				    0) {
 					log_mux_error(md->name, id, NULL, "%s", err);
 					failed++;

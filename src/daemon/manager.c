@@ -201,12 +201,11 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	}
 	e = calloc(1, sizeof(*e));
 	c = malloc(sizeof(*c));
-	if (!e || !c) {
+	if (!e || !c || config_modem_copy(c, cfg) < 0) {
 		free(e);
 		free(c);
 		return log_error_errno(ENOMEM, "modem %s", cfg->name);
 	}
-	*c = *cfg;
 	if (device)
 		snprintf(c->device.device, sizeof(c->device.device), "%s", device);
 	control_resolve(c, mbim);
@@ -214,14 +213,15 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		const char *owner;
 
-		if (!c->mux[id].present)
+		if (!c->mux[id])
 			continue;
-		owner = interface_owner(m, NULL, c->mux[id].interface);
+		owner = interface_owner(m, NULL, c->mux[id]->interface);
 		if (owner) {
 			log_mux_error(c->name, id, NULL,
 				      "interface %s is used by modem %s; mux left out",
-				      c->mux[id].interface, owner);
-			c->mux[id].present = false;
+				      c->mux[id]->interface, owner);
+			free(c->mux[id]);
+			c->mux[id] = NULL;
 		}
 	}
 	e->manager = m;
@@ -231,6 +231,7 @@ static int manager_create(struct manager *m, const struct config_modem *cfg, boo
 		r = instance_lock_modem(m->config->device.control_socket, &c->device, &e->lock);
 	if (r >= 0)
 		r = modem_new(m->loop, m->rtnl, c, &cb, m, &e->modem);
+	config_modem_clear(c);
 	free(c);
 	if (r >= 0 && start)
 		r = modem_start(e->modem);
@@ -431,17 +432,27 @@ enum modem_plan {
 	PLAN_REMOVE,   /* its section is gone */
 };
 
-/* The config a running modem gets from next: its section, or the template. *buf for the latter. */
-static const struct config_modem *next_config_of(const struct config *next, const struct entry *e,
-						 struct config_modem *buf)
+/*
+ * The config a running modem gets from next: its section, or the template; NULL when its
+ * section is gone. *buf for the template's: zeroed before the first call, its muxes freed by
+ * the next call or config_modem_clear(). 0, or -ENOMEM: the reload cannot tell.
+ */
+static int next_config_of(const struct config *next, const struct entry *e,
+			  struct config_modem *buf, const struct config_modem **ret)
 {
 	const struct config_modem *c = config_find_modem(next, modem_name(e->modem));
+	int r;
 
+	config_modem_clear(buf);
+	*ret = c;
 	if (c || e->from_section)
-		return c;
-	if (config_modem_from_template(next, modem_name(e->modem), modem_device(e->modem), buf) < 0)
-		return NULL;
-	return buf;
+		return 0;
+	/* The name is the running modem's, valid: only memory can be short. */
+	r = config_modem_from_template(next, modem_name(e->modem), modem_device(e->modem), buf);
+	if (r < 0)
+		return r;
+	*ret = buf;
+	return 0;
 }
 
 /*
@@ -451,7 +462,7 @@ static const struct config_modem *next_config_of(const struct config *next, cons
 static int reload_check_names(struct manager *m, const struct config *next, char *err,
 			      size_t errlen)
 {
-	struct config_modem *buf = malloc(sizeof(*buf) * 2);
+	struct config_modem *buf = calloc(2, sizeof(*buf));
 	int r = 0;
 
 	if (!buf) {
@@ -459,25 +470,27 @@ static int reload_check_names(struct manager *m, const struct config *next, char
 		return -ENOMEM;
 	}
 	for (struct entry *e = m->entries; e && r == 0; e = e->next) {
-		const struct config_modem *a = next_config_of(next, e, &buf[0]);
+		const struct config_modem *a;
 
-		if (!a)
+		r = next_config_of(next, e, &buf[0], &a);
+		if (r < 0 || !a)
 			continue;
 		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX && r == 0; id++) {
-			const char *ifname = a->mux[id].interface;
+			const char *ifname;
 
-			if (!a->mux[id].present)
+			if (!a->mux[id])
 				continue;
+			ifname = a->mux[id]->interface;
 			for (struct entry *o = m->entries; o && r == 0; o = o->next) {
 				const struct config_modem *b;
 
 				if (o == e || !modem_has_interface(o->modem, ifname))
 					continue;
-				b = next_config_of(next, o, &buf[1]);
+				r = next_config_of(next, o, &buf[1], &b);
 				for (unsigned j = CONFIG_MUX_ID_MIN; b && j <= CONFIG_MUX_ID_MAX;
 				     j++)
-					if (b->mux[j].present &&
-					    strcmp(b->mux[j].interface, ifname) == 0) {
+					if (b->mux[j] &&
+					    strcmp(b->mux[j]->interface, ifname) == 0) {
 						snprintf(err, errlen,
 							 "%s: mux %u: interface %s stays with "
 							 "modem %s",
@@ -488,6 +501,10 @@ static int reload_check_names(struct manager *m, const struct config *next, char
 			}
 		}
 	}
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	config_modem_clear(&buf[0]);
+	config_modem_clear(&buf[1]);
 	free(buf);
 	return r;
 }
@@ -531,7 +548,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 	    next->dbus.enabled != m->config->dbus.enabled || next->dbus.bus != m->config->dbus.bus)
 		log_warning("reload: control-socket, admin-group, exclude, discovery and [dbus] "
 			    "take effect after a restart");
-	buf = malloc(sizeof(*buf));
+	buf = calloc(1, sizeof(*buf));
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -540,10 +557,20 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 
 	/* Running modems: removed, re-created or reloaded, each on its own. */
 	for (struct entry *e = m->entries, *n; e; e = n) {
-		const struct config_modem *c = next_config_of(next, e, buf);
+		const struct config_modem *c;
 		unsigned a = 0, d = 0, ch = 0;
 
 		n = e->next;
+		r = next_config_of(next, e, buf, &c);
+		if (r < 0) {
+			/* Left as it runs: removing it for want of memory would be worse. */
+			failed++;
+			first_error = first_error ?: r;
+			if (!err[0])
+				snprintf(err, errlen, "modem %s: out of memory",
+					 modem_name(e->modem));
+			continue;
+		}
 		if (!c) {
 			manager_remove(m, e);
 			m_removed++;
@@ -598,6 +625,7 @@ int manager_reload(struct manager *m, const char *modem, json_t **ret, char *err
 		}
 		m_added++;
 	}
+	config_modem_clear(buf);
 	free(buf);
 
 	/* Daemon-wide keys stay as they are until a restart; the rest is the new file's. */
@@ -738,6 +766,7 @@ static bool on_arrive(void *userdata, const struct discovery_device *d)
 		manager_remove(m, e);
 	}
 	r = manager_create(m, section ?: cfg, !!section, true, d->spec, d->mbim);
+	config_modem_clear(cfg);
 	free(cfg);
 	if (r < 0)
 		return false;

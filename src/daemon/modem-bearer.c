@@ -144,7 +144,7 @@ void modem_bearers_restore(struct modem *m)
 			bearer_state_remove(link, id);
 			continue;
 		}
-		log_mux_info(m->name, id, m->mux_cfg[id].interface,
+		log_mux_info(m->name, id, m->mux_cfg[id]->interface,
 			     "the D-Bus bearer %u of the last run is back", b.bearer);
 	}
 }

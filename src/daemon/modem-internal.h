@@ -25,7 +25,7 @@ struct modem {
 	struct modem_control *ctl; /* QMI or MBIM (modem-control.h); NULL with control = none */
 	struct session *session[CONFIG_MUX_ID_MAX + 1];
 	bool from_config[CONFIG_MUX_ID_MAX + 1]; /* else added at runtime (kept on reload) */
-	struct config_mux mux_cfg[CONFIG_MUX_ID_MAX + 1];
+	struct config_mux *mux_cfg[CONFIG_MUX_ID_MAX + 1]; /* each mux's, owned; NULL: none */
 	/* A D-Bus client's connected bearer on the mux, recorded in "<link>.bearer<N>" for the
 	 * next qmapd (bearer-state.h): a restart keeps its session and device as the config's. */
 	struct modem_bearer {

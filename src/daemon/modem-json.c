@@ -48,7 +48,7 @@ static json_t *family_json(const struct session_family *f)
 static json_t *mux_json(struct modem *m, unsigned id)
 {
 	const struct mux *mux = datapath_mux(m->dp, id);
-	const struct config_mux *c = &m->mux_cfg[id];
+	const struct config_mux *c = m->mux_cfg[id];
 	const struct session *s = m->session[id];
 	const struct mux_stats *st = mux_get_stats(mux);
 	const char *state = modem_mux_state(m, id);
@@ -133,12 +133,12 @@ int modem_mux_list(struct modem *m, json_t *muxes)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		if (!datapath_mux(m->dp, id))
 			continue;
-		if (json_array_append_new(
-			    muxes,
-			    json_pack("{s:s, s:i, s:s, s:s, s:s}", "modem", m->name, "id", id,
-				      "interface", mux_netdev(datapath_mux(m->dp, id))->name,
-				      "state", modem_mux_state(m, id), "apn", m->mux_cfg[id].apn)) <
-		    0)
+		if (json_array_append_new(muxes,
+					  json_pack("{s:s, s:i, s:s, s:s, s:s}", "modem", m->name,
+						    "id", id, "interface",
+						    mux_netdev(datapath_mux(m->dp, id))->name,
+						    "state", modem_mux_state(m, id), "apn",
+						    m->mux_cfg[id]->apn)) < 0)
 			return -ENOMEM;
 	}
 	return 0;

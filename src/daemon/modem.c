@@ -11,6 +11,7 @@
 #include "log-modem.h"
 #include "log-mux.h"
 #include "log.h"
+#include "macro.h"
 #include "modem-control.h"
 #include "modem-internal.h"
 #include "netdev.h"
@@ -210,6 +211,7 @@ int modem_check_interface(struct rtnl *rtnl, const struct config_mux *cfg, char 
 int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
 	      size_t errlen)
 {
+	_cleanup_free_ struct config_mux *copy = NULL;
 	struct mux *mux;
 	int r;
 
@@ -226,17 +228,28 @@ int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, c
 	r = modem_check_interface(m->rtnl, cfg, err, errlen);
 	if (r < 0)
 		return r;
+	/* Before anything is created: nothing to undo when memory is short. */
+	copy = config_mux_dup(cfg);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	r = datapath_mux_add(m->dp, cfg, m->device.persist_devices, !has_sessions(m), &mux);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot create device %s: %s", cfg->interface, strerror(-r));
 		return r;
 	}
+	/* From here on the mux exists for everyone asking (a session's callbacks too). */
+	free(m->mux_cfg[cfg->id]);
+	m->mux_cfg[cfg->id] = TAKE_PTR(copy);
 	if (has_sessions(m)) {
 		struct session_callbacks cb = { .on_state = on_session_state };
 		struct session **s = &m->session[cfg->id];
 		r = m->ctl->ops->session_new(m->ctl, m->loop, m->rtnl, m->dp, mux, cfg, &cb, m, s);
 		if (r < 0) {
 			datapath_mux_del(m->dp, cfg->id);
+			free(m->mux_cfg[cfg->id]);
+			m->mux_cfg[cfg->id] = NULL;
 			snprintf(err, errlen, "out of memory");
 			return r;
 		}
@@ -251,7 +264,6 @@ int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, c
 					      "cannot keep the device across a crash");
 	}
 	m->from_config[cfg->id] = from_config;
-	m->mux_cfg[cfg->id] = *cfg;
 	modem_changed(m);
 	return 0;
 }
@@ -265,6 +277,8 @@ static int modem_del(struct modem *m, unsigned id)
 	datapath_mux_del(m->dp, id);
 	m->from_config[id] = false;
 	modem_bearer_forget(m, id);
+	free(m->mux_cfg[id]);
+	m->mux_cfg[id] = NULL;
 	log_mux_info(m->name, id, NULL, "removed");
 	modem_changed(m);
 	return 0;
@@ -453,7 +467,7 @@ const struct config_mux *modem_mux_config(const struct modem *m, unsigned id)
 {
 	if (id > CONFIG_MUX_ID_MAX || !datapath_mux(m->dp, id))
 		return NULL;
-	return &m->mux_cfg[id];
+	return m->mux_cfg[id];
 }
 
 bool modem_mux_from_config(const struct modem *m, unsigned id)
@@ -531,11 +545,11 @@ enum reload_action {
  * distinct, and each new one is free or a device qmapd made. Swaps are fine: both muxes are
  * torn down before either is created.
  */
-static int reload_validate(struct modem *m, const struct config_mux *next,
+static int reload_validate(struct modem *m, struct config_mux *const *next,
 			   const enum reload_action *action, char *err, size_t errlen)
 {
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *n = &next[id];
+		const struct config_mux *n = next[id];
 		char e[256];
 		int r;
 
@@ -572,39 +586,34 @@ static int reload_validate(struct modem *m, const struct config_mux *next,
  * changed. If a creation fails anyway (the kernel said no), undo: delete what this reload
  * created and create the torn-down muxes again with their old settings.
  */
-static int reload_apply(struct modem *m, const struct config_mux *next,
+static int reload_apply(struct modem *m, struct config_mux *const *next,
 			const enum reload_action *action, char *err, size_t errlen)
 {
-	struct config_mux *old = calloc(CONFIG_MUX_ID_MAX + 1, sizeof(*old));
+	/* The settings of the muxes torn down, taken from them: to go back if need be. */
+	struct config_mux *old[CONFIG_MUX_ID_MAX + 1] = {};
 	bool old_from_config[CONFIG_MUX_ID_MAX + 1];
 	unsigned failed = 0;
 	char e[CONTROL_ERROR_MAX];
 	int r = 0;
 
-	if (!old) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
 			continue;
-		old[id] = m->mux_cfg[id];
+		old[id] = TAKE_PTR(m->mux_cfg[id]);
 		old_from_config[id] = m->from_config[id];
 		modem_del(m, id);
 	}
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
 		if (action[id] != RELOAD_ADD && action[id] != RELOAD_CHANGE)
 			continue;
-		r = modem_add(m, &next[id], true, e, sizeof(e));
+		r = modem_add(m, next[id], true, e, sizeof(e));
 		if (r < 0) {
 			failed = id;
 			break;
 		}
 	}
-	if (r == 0) {
-		free(old);
-		return 0;
-	}
+	if (r == 0)
+		goto out;
 
 	log_error_errno(r, "reload: %s: mux %u: %s; going back to the running configuration",
 			m->name, failed, e);
@@ -618,13 +627,15 @@ static int reload_apply(struct modem *m, const struct config_mux *next,
 
 		if (action[id] != RELOAD_REMOVE && action[id] != RELOAD_CHANGE)
 			continue;
-		if (modem_add(m, &old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
+		if (modem_add(m, old[id], old_from_config[id], e2, sizeof(e2)) < 0) {
 			log_error("reload: %s: mux %u: cannot restore it: %s", m->name, id, e2);
 			snprintf(err, errlen, "%s: mux %u: %s; mux %u could not be restored: %s",
 				 m->name, failed, e, id, e2);
 		}
 	}
-	free(old);
+out:
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
+		free(old[id]);
 	return r;
 }
 
@@ -637,14 +648,14 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 	int r;
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *n = &next->mux[id];
+		const struct config_mux *n = next->mux[id];
 		bool have = datapath_mux(m->dp, id) != NULL;
 
-		if (have && m->from_config[id] && !n->present)
+		if (have && m->from_config[id] && !n)
 			action[id] = RELOAD_REMOVE, removed++;
-		else if (have && n->present && !mux_cfg_equal(&m->mux_cfg[id], n))
+		else if (have && n && !mux_cfg_equal(m->mux_cfg[id], n))
 			action[id] = RELOAD_CHANGE, changed++;
-		else if (!have && n->present)
+		else if (!have && n)
 			action[id] = RELOAD_ADD, added++;
 		else if (have)
 			action[id] = RELOAD_KEEP;
@@ -670,7 +681,7 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 		return r;
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-		if (action[id] == RELOAD_KEEP && next->mux[id].present)
+		if (action[id] == RELOAD_KEEP && next->mux[id])
 			m->from_config[id] = true;
 	if (added || removed || changed)
 		log_info("reload: %s: %u mux(es) added, %u removed, %u changed", m->name, added,
@@ -753,9 +764,9 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 	}
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (!cfg->mux[id].present)
+		if (!cfg->mux[id])
 			continue;
-		r = modem_add(m, &cfg->mux[id], true, err, sizeof(err));
+		r = modem_add(m, cfg->mux[id], true, err, sizeof(err));
 		if (r < 0) {
 			log_mux_error(m->name, id, NULL, "%s", err); /* err has the reason */
 			goto fail;
@@ -827,6 +838,8 @@ struct modem *modem_free(struct modem *m)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		session_free_async(m->session[id]);
 		m->session[id] = NULL;
+		free(m->mux_cfg[id]);
+		m->mux_cfg[id] = NULL;
 	}
 	if (m->ctl)
 		m->ctl->ops->free(m->ctl);

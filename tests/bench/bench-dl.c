@@ -328,7 +328,8 @@ int main(int argc, char **argv)
 	config_init_defaults(cfg);
 	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
 	cfg->device.qmap_version = QMAP_V1;
-	struct config_mux *m = &cfg->mux[1];
+	struct config_mux mux_cfg, *m = &mux_cfg;
+	config_mux_init_defaults(m, 1);
 	m->present = true;
 	m->id = 1;
 	snprintf(m->interface, sizeof(m->interface), "bqmap1");

@@ -181,7 +181,8 @@ int main(int argc, char **argv)
 	config_init_defaults(cfg);
 	snprintf(cfg->device.device, sizeof(cfg->device.device), "mem:");
 	cfg->device.qmap_version = QMAP_V1;
-	struct config_mux m = cfg->mux[1];
+	struct config_mux m;
+	config_mux_init_defaults(&m, 1);
 	m.present = true;
 	m.mtu = 1500;
 	m.headroom = CONFIG_HEADROOM_XDP;

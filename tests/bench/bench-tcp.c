@@ -598,7 +598,8 @@ static void setup_qmapd(struct bench *b, struct rtnl *rtnl, enum config_headroom
 	b->dl_max = b->cfg->device.dl_max_size;
 	b->hdr = qmap_ul_header_size(QMAP_V5);
 
-	struct config_mux *m = &b->cfg->mux[MUX_ID];
+	struct config_mux mux_cfg, *m = &mux_cfg;
+	config_mux_init_defaults(m, MUX_ID);
 	m->present = true;
 	m->id = MUX_ID;
 	snprintf(m->interface, sizeof(m->interface), MUX_IF);

@@ -293,7 +293,7 @@ static int connect_udp(const char *dst, bool gso)
 static void add_mux(struct bench *b, struct config_mux *m, unsigned id, const char *ifname,
 		    const char *addr, const char *route, bool offload)
 {
-	*m = b->cfg->mux[1];
+	*m = *b->cfg->mux[1];
 	m->present = true;
 	m->id = id;
 	snprintf(m->interface, sizeof(m->interface), "%s", ifname);
@@ -387,9 +387,12 @@ int main(int argc, char **argv)
 	config_init_defaults(b->cfg);
 	snprintf(b->cfg->device.device, sizeof(b->cfg->device.device), "mem:");
 	b->cfg->device.qmap_version = QMAP_V1;
-	config_mux_init_defaults(&b->cfg->mux[1], 1);
+	if (!config_mux_add(b->cfg->mux, 1)) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
 	if (strcmp(queue, "fifo") == 0)
-		b->cfg->mux[1].uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
+		b->cfg->mux[1]->uplink_queue = CONFIG_UPLINK_QUEUE_FIFO;
 	b->loop = ev_default_loop(0);
 	if (datapath_new_with_backend(b->loop, rtnl, &b->cfg->device, &transport_mem_ops, NULL,
 				      &b->dp) < 0) {
@@ -574,7 +577,7 @@ int main(int argc, char **argv)
 	netdev_close(&floor);
 	datapath_free(b->dp);
 	rtnl_close(rtnl);
-	free(b->cfg);
+	b->cfg = config_free(b->cfg);
 	free(b);
 	return 0;
 }

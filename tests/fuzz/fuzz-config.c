@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the qmapd.conf parser: arbitrary bytes as a config file. Besides
- * what the sanitizers see, the contract is checked: success yields either discovery or the
- * one modem of a device, modems with valid names, devices and unique interface names;
- * failure leaves *ret_config alone and always leaves a terminated "name:..." message.
+ * what the sanitizers see, the contract is checked: success yields the one modem of a
+ * device, or discovery, or (discovery = off) the modems of [modem.NAME] sections; modems
+ * with valid names, devices and unique interface names; failure leaves *ret_config alone and
+ * always leaves a terminated "name:..." message.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,13 +21,15 @@ static void check(int ok)
 		abort();
 }
 
-static void check_muxes(const struct config_mux *mux)
+static void check_muxes(struct config_mux *const *mux)
 {
-	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		const struct config_mux *m = &mux[id];
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
+		const struct config_mux *m = mux[id];
 
-		if (!m->present)
+		if (!m)
 			continue;
+		check(id >= CONFIG_MUX_ID_MIN);
+		check(m->present);
 		check(m->id == id);
 		check(m->interface[0] != '\0');
 		check(memchr(m->interface, '\0', sizeof(m->interface)) != NULL);
@@ -36,14 +39,21 @@ static void check_muxes(const struct config_mux *mux)
 
 static void check_config(const struct config *c)
 {
+	/* Every mux of every modem, to compare their interface names pairwise. */
+	static const struct config_mux *all[CONFIG_MAX_MODEMS * CONFIG_MUX_ID_MAX];
+	size_t n = 0;
+
 	check(c->n_exclude <= CONFIG_MAX_EXCLUDES);
 	check(c->n_modems <= CONFIG_MAX_MODEMS);
 	check(c->n_modems == 0 || c->modem != NULL);
-	/* discovery exactly when [device] names no device; else the one modem of old */
-	check(c->discovery == (c->device.device[0] == '\0'));
-	if (!c->discovery) {
+	if (c->device.device[0]) {
+		/* [device] names a device: the one modem of old, no discovery */
+		check(!c->discovery);
 		check(c->n_modems == 1);
 		check(strcmp(c->modem[0].device.device, c->device.device) == 0);
+	} else {
+		/* discovery, or with discovery = off at least one [modem.NAME] to serve */
+		check(c->discovery || c->n_modems > 0);
 	}
 	check_muxes(c->mux);
 	for (unsigned i = 0; i < c->n_modems; i++) {
@@ -57,12 +67,12 @@ static void check_config(const struct config *c)
 			check(strcmp(c->modem[j].device.control_link, m->device.control_link) != 0);
 		}
 		for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++)
-			for (unsigned j = 0; j <= i && m->mux[id].present; j++)
-				for (unsigned o = CONFIG_MUX_ID_MIN; o <= CONFIG_MUX_ID_MAX; o++)
-					if (c->modem[j].mux[o].present && (j != i || o != id))
-						check(strcmp(c->modem[j].mux[o].interface,
-							     m->mux[id].interface) != 0);
+			if (m->mux[id])
+				all[n++] = m->mux[id];
 	}
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = 0; i < j; i++)
+			check(strcmp(all[i]->interface, all[j]->interface) != 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,6 +12,7 @@
  * whatever this message would still have sent.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libqmi-glib.h>
@@ -113,6 +114,7 @@ struct sim_qmi {
 	uint8_t next_cid[_SVC_MAX];	/* modems hand out ids round robin, not lowest free */
 	struct wds_client wds[256];
 	uint16_t mux_sessions[CONFIG_MUX_ID_MAX + 1];
+	unsigned muxes_up; /* how many of mux_sessions are not 0 */
 	uint32_t next_handle;
 
 	/* The SIM card's PIN1: state (QmiUimPinState) and retries left. */
@@ -302,8 +304,8 @@ static void session_end(struct sim_qmi *q, uint8_t cid)
 	if (!c->connected)
 		return;
 	c->connected = false;
-	if (q->mux_sessions[c->mux_id] > 0)
-		q->mux_sessions[c->mux_id]--;
+	if (q->mux_sessions[c->mux_id] > 0 && --q->mux_sessions[c->mux_id] == 0)
+		q->muxes_up--;
 }
 
 static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
@@ -323,13 +325,39 @@ static void release_client(struct sim_qmi *q, int svc, uint8_t cid)
 	cid_set(q, svc, cid, false);
 }
 
+/*
+ * The client ids of a service in use, ascending, into ids; returns how many. A word of the
+ * bitmap at a time: most are 0, and Sync, a reset and a network drop walk them all.
+ */
+static unsigned used_cids(const struct sim_qmi *q, int svc, uint8_t ids[static CID_MAX])
+{
+	unsigned n = 0;
+
+	for (unsigned w = 0; w < sizeof(q->cid_used[svc]) / sizeof(uint64_t); w++) {
+		uint64_t bits;
+
+		memcpy(&bits, q->cid_used[svc] + w * sizeof(bits), sizeof(bits));
+		bits = le64toh(bits); /* bit k of byte b is id 8b + k */
+		while (bits) {
+			unsigned cid = w * 64 + (unsigned)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			if (cid >= CID_MIN && cid <= CID_MAX)
+				ids[n++] = (uint8_t)cid;
+		}
+	}
+	return n;
+}
+
 static void release_all(struct sim_qmi *q)
 {
-	for (int svc = 0; svc < _SVC_MAX; svc++)
-		for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++)
-			if (cid_is_used(q, svc, (uint8_t)cid))
-				release_client(q, svc, (uint8_t)cid);
+	uint8_t ids[CID_MAX];
+
+	for (int svc = 0; q->stats.qmi_clients && svc < _SVC_MAX; svc++)
+		for (unsigned i = 0, n = used_cids(q, svc, ids); i < n; i++)
+			release_client(q, svc, ids[i]);
 	memset(q->mux_sessions, 0, sizeof(q->mux_sessions));
+	q->muxes_up = 0;
 }
 
 /* ---- sending ---- */
@@ -2160,7 +2188,8 @@ static void wds_start_network(struct sim_qmi *q, const struct req *r)
 	c->session_family = family;
 	c->handle = handle;
 	c->apn = a;
-	q->mux_sessions[c->mux_id]++;
+	if (q->mux_sessions[c->mux_id]++ == 0)
+		q->muxes_up++;
 	q->stats.qmi_sessions_started++;
 
 	char addr[INET6_ADDRSTRLEN] = "?";
@@ -2782,15 +2811,11 @@ int sim_qmi_handle(struct sim_qmi *q, const uint8_t *buf, size_t len)
 
 /* ---- life cycle and the caller's view ---- */
 
-int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbacks *cb,
-		void *userdata, struct sim_qmi **ret)
+/* Everything as a modem has it at power-up with opts: the whole engine is written anew. */
+static void engine_init(struct sim_qmi *q, const struct sim_qmi_options *opts,
+			const struct sim_qmi_callbacks *cb, void *userdata)
 {
-	if (!cb || !cb->send || opts->n_apn > SIM_QMI_MAX_APNS)
-		return -EINVAL;
-
-	struct sim_qmi *q = calloc(1, sizeof(*q));
-	if (!q)
-		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
 	q->opts = *opts;
 	q->registered_at = g_get_monotonic_time() + (gint64)opts->quirks.register_delay_ms * 1000;
 	q->mode_pref = QMI_NAS_RAT_MODE_PREFERENCE_LTE;
@@ -2807,8 +2832,35 @@ int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbac
 	for (int svc = 0; svc < _SVC_MAX; svc++)
 		q->next_cid[svc] = CID_MIN;
 	sim_card_init(&q->card, !q->opts.quirks.no_sim, q->opts.quirks.sim_pin);
+}
 
+int sim_qmi_new(const struct sim_qmi_options *opts, const struct sim_qmi_callbacks *cb,
+		void *userdata, struct sim_qmi **ret)
+{
+	if (!cb || !cb->send || opts->n_apn > SIM_QMI_MAX_APNS)
+		return -EINVAL;
+
+	struct sim_qmi *q = malloc(sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	engine_init(q, opts, cb, userdata);
 	*ret = q;
+	return 0;
+}
+
+int sim_qmi_restart(struct sim_qmi *q, const struct sim_qmi_options *opts)
+{
+	if (!q || (opts && opts->n_apn > SIM_QMI_MAX_APNS))
+		return -EINVAL;
+	/* A callback's caller still holds the engine's state (sim_qmi_handle()). */
+	if (q->in_handle)
+		return -EBUSY;
+
+	struct sim_qmi_callbacks cb = q->cb;
+	void *userdata = q->userdata;
+	/* opts may be q's own: copied before the engine is cleared. */
+	struct sim_qmi_options o = opts ? *opts : q->opts;
+	engine_init(q, &o, &cb, userdata);
 	return 0;
 }
 
@@ -2831,9 +2883,12 @@ void sim_qmi_reset(struct sim_qmi *q)
 
 unsigned sim_qmi_drop_all(struct sim_qmi *q)
 {
+	uint8_t ids[CID_MAX];
 	unsigned n = 0;
 
-	for (unsigned cid = CID_MIN; cid <= CID_MAX; cid++) {
+	/* A session is a WDS client's. */
+	for (unsigned i = 0, n_ids = used_cids(q, SVC_WDS, ids); i < n_ids; i++) {
+		unsigned cid = ids[i];
 		struct wds_client *c = &q->wds[cid];
 		if (!c->connected)
 			continue;
@@ -2856,6 +2911,11 @@ unsigned sim_qmi_drop_all(struct sim_qmi *q)
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id)
 {
 	return mux_id <= CONFIG_MUX_ID_MAX && q->mux_sessions[mux_id] > 0;
+}
+
+unsigned sim_qmi_muxes_connected(const struct sim_qmi *q)
+{
+	return q->muxes_up;
 }
 
 const struct sim_qmi_data_format *sim_qmi_get_data_format(const struct sim_qmi *q)

@@ -344,6 +344,16 @@ void sim_qmi_reset(struct sim_qmi *q);
  * asked for one (Register Indications). */
 void sim_qmi_tick(struct sim_qmi *q);
 
+/*
+ * A power cycle with a new card: everything back to as sim_qmi_new() left it, with opts
+ * (NULL: the options it had), the callbacks kept. No client, no session, the data format the
+ * limits, the SIM card as inserted (PIN1 locked again, tries restored), radio on, SMS storage
+ * and system selection as at power-up, client ids, handles and message ids from the start,
+ * counters zero. Nothing is sent. One engine can so serve input after input (the fuzz
+ * target). 0, -EINVAL as sim_qmi_new(), or -EBUSY from inside a callback.
+ */
+int sim_qmi_restart(struct sim_qmi *q, const struct sim_qmi_options *opts);
+
 /* The network ends every connected session (indication with a call end reason). Returns
  * how many ended. */
 unsigned sim_qmi_drop_all(struct sim_qmi *q);
@@ -355,6 +365,8 @@ int sim_qmi_deliver_sms(struct sim_qmi *q, const uint8_t *pdu, size_t len);
 
 /* A session of either family is up on this mux: the data side may carry its traffic. */
 bool sim_qmi_mux_connected(const struct sim_qmi *q, unsigned mux_id);
+/* On how many muxes a session of either family is up. */
+unsigned sim_qmi_muxes_connected(const struct sim_qmi *q);
 
 /* The gateway a session with this host address gets: the network's first host, or the second
  * when the first is the host itself (the MBIM side hands out the same). */

@@ -81,12 +81,28 @@ static bool is_prefix(const struct config_prefix *p, int family, const char *add
 	return memcmp(&p->addr, buf, family == AF_INET ? 4 : 16) == 0;
 }
 
+/* The same muxes, byte for byte (each its own allocation). */
+static bool muxes_equal(struct config_mux *const *a, struct config_mux *const *b)
+{
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (!a[id] != !b[id] || (a[id] && memcmp(a[id], b[id], sizeof(*a[id])) != 0))
+			return false;
+	return true;
+}
+
+static bool modems_equal(const struct config_modem *a, const struct config_modem *b)
+{
+	return memcmp(a->name, b->name, sizeof(a->name)) == 0 &&
+	       memcmp(&a->device, &b->device, sizeof(a->device)) == 0 &&
+	       muxes_equal(a->mux, b->mux);
+}
+
 static unsigned count_muxes(const struct config *c)
 {
 	unsigned n = 0;
 
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
-		n += c->mux[id].present;
+		n += c->mux[id] != NULL;
 	return n;
 }
 
@@ -122,7 +138,7 @@ TEST(full)
 	EXPECT_EQ(c->dbus.legacy_line, 0);
 
 	EXPECT_EQ(count_muxes(c), 2);
-	m = &c->mux[7];
+	m = c->mux[7];
 	EXPECT_TRUE(m->present);
 	EXPECT_EQ(m->id, 7);
 	EXPECT_STR_EQ(m->interface, "wwan7");
@@ -150,7 +166,7 @@ TEST(full)
 	EXPECT_EQ(m->default_route, false);
 	EXPECT_EQ(m->autoconnect, false);
 
-	m = &c->mux[254];
+	m = c->mux[254];
 	EXPECT_TRUE(m->present);
 	EXPECT_EQ(m->id, 254);
 	EXPECT_STR_EQ(m->interface, "qmap254");
@@ -208,7 +224,7 @@ TEST(defaults)
 
 	/* An empty [mux.N] is a mux with every default. */
 	EXPECT_EQ(count_muxes(c), 1);
-	m = &c->mux[3];
+	m = c->mux[3];
 	EXPECT_TRUE(m->present);
 	EXPECT_EQ(m->id, 3);
 	EXPECT_STR_EQ(m->interface, "qmap3");
@@ -265,8 +281,8 @@ TEST(syntax)
 		EXPECT_STR_EQ(c->device.device, "sim:/s");
 		if (i == 2) {
 			/* indented lines are keys of their own, not continuations */
-			EXPECT_STR_EQ(c->mux[1].apn, "a");
-			EXPECT_STR_EQ(c->mux[1].user, "b");
+			EXPECT_STR_EQ(c->mux[1]->apn, "a");
+			EXPECT_STR_EQ(c->mux[1]->user, "b");
 		}
 		if (i == 3)
 			EXPECT_EQ(c->device.persist_devices, true);
@@ -356,7 +372,7 @@ TEST(accepted)
 			continue;
 		}
 		if (cases[i].key) {
-			const struct config_mux *m = &c->mux[1];
+			const struct config_mux *m = c->mux[1];
 
 			if (strcmp(cases[i].key, "allowed-auth") == 0)
 				got = m->allowed_auth;
@@ -379,8 +395,8 @@ TEST(accepted)
 			EXPECT_STR_EQ(got, cases[i].want);
 		}
 		if (i == 12) {
-			EXPECT_EQ(c->mux[1].n_routes, 3);
-			EXPECT_TRUE(is_prefix(&c->mux[1].routes[2], AF_INET, "192.0.2.0", 24));
+			EXPECT_EQ(c->mux[1]->n_routes, 3);
+			EXPECT_TRUE(is_prefix(&c->mux[1]->routes[2], AF_INET, "192.0.2.0", 24));
 		}
 		if (i == 15) {
 			EXPECT_EQ(c->device.qmap_version, QMAP_V5);
@@ -392,12 +408,12 @@ TEST(accepted)
 			EXPECT_EQ(c->device.persist_devices, false);
 		}
 		if (i == 22) {
-			EXPECT_EQ(c->mux[1].default_route, true);
-			EXPECT_EQ(c->mux[1].autoconnect, true);
+			EXPECT_EQ(c->mux[1]->default_route, true);
+			EXPECT_EQ(c->mux[1]->autoconnect, true);
 		}
 		if (i == 23) {
-			EXPECT_EQ(c->mux[1].default_route, true);
-			EXPECT_EQ(c->mux[1].autoconnect, false);
+			EXPECT_EQ(c->mux[1]->default_route, true);
+			EXPECT_EQ(c->mux[1]->autoconnect, false);
 		}
 		config_free(c);
 	}
@@ -777,7 +793,7 @@ TEST(legacy)
 		EXPECT_EQ(c->modem[0].device.control, CONFIG_CONTROL_MBIM);
 		EXPECT_EQ(c->modem[0].device.control_auto, false);
 		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/mbim0");
-		EXPECT_STR_EQ(c->modem[0].mux[1].apn, "internet");
+		EXPECT_STR_EQ(c->modem[0].mux[1]->apn, "internet");
 		config_free(c);
 	}
 
@@ -791,15 +807,16 @@ TEST(legacy)
 	EXPECT_STR_EQ(c->modem[0].name, "modem0");
 	EXPECT_STR_EQ(c->device.device, "usb:2c7c:0125");
 	EXPECT_STR_EQ(c->device.control_link, "/run/qmapd/qmi0");
-	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
-	EXPECT_EQ(c->mux[1].interface_set, false);
-	EXPECT_STR_EQ(c->mux[7].interface, "wwan7");
-	EXPECT_EQ(c->mux[7].interface_set, true);
+	EXPECT_STR_EQ(c->mux[1]->interface, "qmap1");
+	EXPECT_EQ(c->mux[1]->interface_set, false);
+	EXPECT_STR_EQ(c->mux[7]->interface, "wwan7");
+	EXPECT_EQ(c->mux[7]->interface_set, true);
 	/* The modem is [device] and the top-level muxes, byte for byte. */
 	EXPECT_MEM_EQ(&c->modem[0].device, &c->device, sizeof(c->device));
-	EXPECT_MEM_EQ(c->modem[0].mux, c->mux, sizeof(c->mux));
+	EXPECT_TRUE(muxes_equal(c->modem[0].mux, c->mux));
+	EXPECT_TRUE(c->modem[0].mux[1] != c->mux[1]); /* copies */
 	EXPECT_STR_EQ(c->modem[0].device.control_link, CONFIG_CONTROL_LINK_DEFAULT);
-	EXPECT_STR_EQ(c->modem[0].mux[1].interface, "qmap1");
+	EXPECT_STR_EQ(c->modem[0].mux[1]->interface, "qmap1");
 	config_free(c);
 
 	/* name = only names it; the devices keep qmap<N>. */
@@ -810,7 +827,7 @@ TEST(legacy)
 	EXPECT_EQ(c->n_modems, 1);
 	EXPECT_STR_EQ(c->modem[0].name, "lte_1");
 	EXPECT_STR_EQ(c->modem[0].device.device, "sim:/s");
-	EXPECT_STR_EQ(c->modem[0].mux[2].interface, "qmap2");
+	EXPECT_STR_EQ(c->modem[0].mux[2]->interface, "qmap2");
 	EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/qmi0");
 	EXPECT_EQ(c->n_exclude, 1);
 	config_free(c);
@@ -948,13 +965,13 @@ TEST(discovery)
 
 	c = load_ok("[device]\ndevice = auto\ndl-max-size = 32768\n"
 		    "exclude = usb:1199:9071 usb-path:3-1.2\n"
-		    "[mux.1]\napn = internet\n[mux.2]\ninterface = wwan0\n",
+		    "[mux.1]\napn = internet\n[mux.2]\ninterface = wwan0\n[mux.254]\n",
 		    __LINE__);
 	if (!c)
 		return;
 	EXPECT_EQ(c->n_exclude, 2);
 	/* The template as written: qmap<N> until a modem's name is known. */
-	EXPECT_STR_EQ(c->mux[1].interface, "qmap1");
+	EXPECT_STR_EQ(c->mux[1]->interface, "qmap1");
 
 	m = malloc(sizeof(*m));
 	if (!m) {
@@ -968,16 +985,22 @@ TEST(discovery)
 	EXPECT_EQ(m->device.dl_max_size, 32768);
 	EXPECT_STR_EQ(m->device.control_link, "/run/qmapd/modem3.qmi");
 	EXPECT_STR_EQ(m->device.control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
-	EXPECT_TRUE(m->mux[1].present);
-	EXPECT_STR_EQ(m->mux[1].interface, "modem3.1");
-	EXPECT_STR_EQ(m->mux[1].apn, "internet");
-	EXPECT_STR_EQ(m->mux[2].interface, "wwan0");
-	EXPECT_TRUE(!m->mux[3].present);
-	EXPECT_STR_EQ(m->mux[254].interface, "modem3.254");
+	EXPECT_TRUE(m->mux[1] != NULL);
+	EXPECT_STR_EQ(m->mux[1]->interface, "modem3.1");
+	EXPECT_STR_EQ(m->mux[1]->apn, "internet");
+	EXPECT_STR_EQ(m->mux[2]->interface, "wwan0");
+	EXPECT_TRUE(!m->mux[3]);
+	EXPECT_STR_EQ(m->mux[254]->interface, "modem3.254");
+	/* Copies: the template keeps its names, and the modem's live on without it. */
+	EXPECT_TRUE(m->mux[1] != c->mux[1]);
+	EXPECT_STR_EQ(c->mux[254]->interface, "qmap254");
+	config_modem_clear(m);
+	EXPECT_PTR_EQ(m->mux[1], NULL);
 	/* The longest name still fits IFNAMSIZ with the largest mux id. */
 	EXPECT_EQ(config_modem_from_template(c, "abcdefghijk", "sim:/x", m), 0);
-	EXPECT_STR_EQ(m->mux[254].interface, "abcdefghijk.254");
+	EXPECT_STR_EQ(m->mux[254]->interface, "abcdefghijk.254");
 	EXPECT_STR_EQ(m->device.control_link, "/run/qmapd/abcdefghijk.qmi");
+	config_modem_clear(m);
 
 	{
 		static const char *const bad[] = { "",	  "Modem0", "abcdefghijkl", "a.b", "a b",
@@ -1084,9 +1107,9 @@ TEST(modems)
 	c = load_ok(man_example, __LINE__);
 	if (c) {
 		EXPECT_EQ(c->n_modems, 2);
-		EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
-		EXPECT_STR_EQ(c->modem[0].mux[130].interface, "ims0");
-		EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
+		EXPECT_STR_EQ(c->modem[0].mux[129]->interface, "lte.129");
+		EXPECT_STR_EQ(c->modem[0].mux[130]->interface, "ims0");
+		EXPECT_STR_EQ(c->modem[1].mux[129]->interface, "backup.129");
 		EXPECT_STR_EQ(c->modem[0].device.control_link, "/run/qmapd/lte.qmi");
 		EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
 		EXPECT_EQ(c->modem[1].device.rx_transfers, 32);
@@ -1130,32 +1153,33 @@ TEST(modems)
 	EXPECT_EQ(a->device.rx_transfers, CONFIG_RX_TRANSFERS_MIN);
 	EXPECT_STR_EQ(a->device.control_link, "/run/qmapd/a.qmi");
 	EXPECT_STR_EQ(a->device.control_socket, "/run/q/ctl");
-	EXPECT_TRUE(a->mux[1].present);
-	EXPECT_STR_EQ(a->mux[1].interface, "a.1");
-	EXPECT_STR_EQ(a->mux[1].apn, "a1");
-	EXPECT_TRUE(!a->mux[2].present);
-	EXPECT_TRUE(a->mux[3].present);
-	EXPECT_STR_EQ(a->mux[3].interface, "wwan-a3");
+	EXPECT_TRUE(a->mux[1] != NULL);
+	EXPECT_STR_EQ(a->mux[1]->interface, "a.1");
+	EXPECT_STR_EQ(a->mux[1]->apn, "a1");
+	EXPECT_TRUE(!a->mux[2]);
+	EXPECT_TRUE(a->mux[3] != NULL);
+	EXPECT_STR_EQ(a->mux[3]->interface, "wwan-a3");
 
 	EXPECT_STR_EQ(b->device.device, "usb-serial:ABC123");
 	EXPECT_EQ(b->device.qmap_version, QMAP_V5);
 	EXPECT_EQ(b->device.dl_max_size, 32768);
 	EXPECT_EQ(b->device.persist_devices, false);
 	EXPECT_STR_EQ(b->device.control_link, "/dev/cdc-wdm1");
-	EXPECT_TRUE(!b->mux[1].present);
-	EXPECT_TRUE(b->mux[2].present);
-	EXPECT_STR_EQ(b->mux[2].interface, "b.2");
-	EXPECT_STR_EQ(b->mux[2].apn, "b2");
+	EXPECT_TRUE(!b->mux[1]);
+	EXPECT_TRUE(b->mux[2] != NULL);
+	EXPECT_STR_EQ(b->mux[2]->interface, "b.2");
+	EXPECT_STR_EQ(b->mux[2]->apn, "b2");
 
 	/* The template stays as written. */
 	EXPECT_EQ(count_muxes(c), 1);
-	EXPECT_STR_EQ(c->mux[1].apn, "template");
+	EXPECT_STR_EQ(c->mux[1]->apn, "template");
 	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
 
 	d = load_ok(modems_device_first, __LINE__);
 	if (d) {
 		EXPECT_EQ(d->n_modems, 2);
-		EXPECT_MEM_EQ(d->modem, c->modem, 2 * sizeof(*c->modem));
+		EXPECT_TRUE(d->n_modems == 2 && modems_equal(&d->modem[0], &c->modem[0]) &&
+			    modems_equal(&d->modem[1], &c->modem[1]));
 		EXPECT_MEM_EQ(&d->device, &c->device, sizeof(c->device));
 		config_free(d);
 	}
@@ -1175,7 +1199,7 @@ TEST(modems)
 		if (c) {
 			EXPECT_EQ(c->n_modems, CONFIG_MAX_MODEMS);
 			EXPECT_STR_EQ(c->modem[15].name, "m15");
-			EXPECT_STR_EQ(c->modem[15].mux[16].interface, "m15.16");
+			EXPECT_STR_EQ(c->modem[15].mux[16]->interface, "m15.16");
 			EXPECT_STR_EQ(c->modem[15].device.control_link, "/run/qmapd/m15.qmi");
 			config_free(c);
 		}
@@ -1472,7 +1496,7 @@ TEST(files)
 	EXPECT_EQ(config_load_file(path, &c, err, sizeof(err)), 0);
 	if (c) {
 		EXPECT_STR_EQ(c->path, path);
-		EXPECT_STR_EQ(c->mux[7].interface, "wwan7");
+		EXPECT_STR_EQ(c->mux[7]->interface, "wwan7");
 		config_free(c);
 	}
 
@@ -1764,17 +1788,17 @@ TEST(example_sim)
 	EXPECT_EQ(c->device.qmap_version, QMAP_V5);
 	EXPECT_EQ(c->device.rx_transfers, 16);
 	EXPECT_EQ(count_muxes(c), 2);
-	EXPECT_STR_EQ(c->mux[129].interface, "qmap1");
-	EXPECT_STR_EQ(c->mux[129].apn, "internet");
-	EXPECT_EQ(c->mux[129].ip_type, CONFIG_IP_TYPE_IPV4V6);
-	EXPECT_TRUE(is_prefix(&c->mux[129].ipv4_address, AF_INET, "192.0.2.2", 32));
-	EXPECT_TRUE(is_prefix(&c->mux[129].ipv6_address, AF_INET6, "2001:db8:1::2", 128));
-	EXPECT_EQ(c->mux[129].n_routes, 2);
-	EXPECT_TRUE(is_prefix(&c->mux[129].routes[0], AF_INET, "198.51.100.0", 24));
-	EXPECT_TRUE(is_prefix(&c->mux[129].routes[1], AF_INET6, "2001:db8:ff::", 64));
-	EXPECT_STR_EQ(c->mux[130].interface, "qmap2");
-	EXPECT_TRUE(is_prefix(&c->mux[130].ipv4_address, AF_INET, "203.0.113.2", 32));
-	EXPECT_TRUE(is_prefix(&c->mux[130].ipv6_address, AF_INET6, "2001:db8:2::2", 128));
+	EXPECT_STR_EQ(c->mux[129]->interface, "qmap1");
+	EXPECT_STR_EQ(c->mux[129]->apn, "internet");
+	EXPECT_EQ(c->mux[129]->ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_TRUE(is_prefix(&c->mux[129]->ipv4_address, AF_INET, "192.0.2.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[129]->ipv6_address, AF_INET6, "2001:db8:1::2", 128));
+	EXPECT_EQ(c->mux[129]->n_routes, 2);
+	EXPECT_TRUE(is_prefix(&c->mux[129]->routes[0], AF_INET, "198.51.100.0", 24));
+	EXPECT_TRUE(is_prefix(&c->mux[129]->routes[1], AF_INET6, "2001:db8:ff::", 64));
+	EXPECT_STR_EQ(c->mux[130]->interface, "qmap2");
+	EXPECT_TRUE(is_prefix(&c->mux[130]->ipv4_address, AF_INET, "203.0.113.2", 32));
+	EXPECT_TRUE(is_prefix(&c->mux[130]->ipv6_address, AF_INET6, "2001:db8:2::2", 128));
 	EXPECT_EQ(c->discovery, false);
 	EXPECT_EQ(c->n_modems, 1);
 	EXPECT_STR_EQ(c->modem[0].name, "modem0");
@@ -1790,9 +1814,9 @@ TEST(example_sim)
 	EXPECT_STR_EQ(c->modem[0].name, "lte");
 	EXPECT_STR_EQ(c->modem[0].device.device, "usb-path:1-1.4");
 	EXPECT_EQ(c->modem[0].device.qmap_version, QMAP_V1);
-	EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+	EXPECT_STR_EQ(c->modem[0].mux[129]->interface, "lte.129");
 	EXPECT_STR_EQ(c->modem[1].name, "backup");
-	EXPECT_STR_EQ(c->modem[1].mux[129].interface, "backup.129");
+	EXPECT_STR_EQ(c->modem[1].mux[129]->interface, "backup.129");
 	EXPECT_STR_EQ(c->modem[1].device.control_link, "/run/qmapd/backup.qmi");
 	config_free(c);
 #else
@@ -1825,22 +1849,23 @@ TEST(example_default)
 	EXPECT_EQ(c->dbus.enabled, CONFIG_DBUS_ENABLED_AUTO);
 	EXPECT_EQ(c->dbus.bus, CONFIG_DBUS_SYSTEM);
 	EXPECT_EQ(count_muxes(c), 1);
-	EXPECT_TRUE(c->mux[129].present);
-	EXPECT_STR_EQ(c->mux[129].apn, "");
-	EXPECT_EQ(c->mux[129].ip_type, CONFIG_IP_TYPE_IPV4V6);
+	EXPECT_TRUE(c->mux[129] != NULL);
+	EXPECT_STR_EQ(c->mux[129]->apn, "");
+	EXPECT_EQ(c->mux[129]->ip_type, CONFIG_IP_TYPE_IPV4V6);
 	/* Addresses from the network: nothing static. */
-	EXPECT_EQ(c->mux[129].ipv4_address.prefixlen, 0);
-	EXPECT_EQ(c->mux[129].ipv6_address.prefixlen, 0);
-	EXPECT_EQ(c->mux[129].n_routes, 0);
-	EXPECT_TRUE(c->mux[129].default_route);
-	EXPECT_EQ(c->mux[129].route_metric, 700);
-	EXPECT_TRUE(c->mux[129].autoconnect);
+	EXPECT_EQ(c->mux[129]->ipv4_address.prefixlen, 0);
+	EXPECT_EQ(c->mux[129]->ipv6_address.prefixlen, 0);
+	EXPECT_EQ(c->mux[129]->n_routes, 0);
+	EXPECT_TRUE(c->mux[129]->default_route);
+	EXPECT_EQ(c->mux[129]->route_metric, 700);
+	EXPECT_TRUE(c->mux[129]->autoconnect);
 
 	/* What a discovered modem gets from it. */
 	EXPECT_EQ(config_modem_from_template(c, "modem0", "usb-path:1-1", &m), 0);
-	EXPECT_TRUE(m.mux[129].present);
-	EXPECT_STR_EQ(m.mux[129].interface, "modem0.129");
+	EXPECT_TRUE(m.mux[129] != NULL);
+	EXPECT_STR_EQ(m.mux[129]->interface, "modem0.129");
 	EXPECT_TRUE(m.device.control_auto);
+	config_modem_clear(&m);
 	config_free(c);
 
 	c = load_commented_example(QMAPD_SOURCE_DIR "/conf/qmapd.conf", "# Several modems,",
@@ -1850,9 +1875,9 @@ TEST(example_default)
 	EXPECT_EQ(c->discovery, true);
 	EXPECT_EQ(c->n_modems, 2);
 	EXPECT_STR_EQ(c->modem[0].name, "lte");
-	EXPECT_STR_EQ(c->modem[0].mux[129].interface, "lte.129");
+	EXPECT_STR_EQ(c->modem[0].mux[129]->interface, "lte.129");
 	EXPECT_STR_EQ(c->modem[1].name, "backup");
-	EXPECT_EQ(c->modem[1].mux[129].route_metric, 800);
+	EXPECT_EQ(c->modem[1].mux[129]->route_metric, 800);
 	config_free(c);
 #else
 	fprintf(stderr, "example_default: QMAPD_SOURCE_DIR not defined, conf/ not checked\n");
@@ -1884,4 +1909,201 @@ TEST(downlink_rate_values)
 	EXPECT_EQ(c->device.downlink_rate, 0);
 	EXPECT_EQ(c->device.downlink_rate_auto, false);
 	config_free(c);
+}
+
+/*
+ * Allocation failures. The test is linked with --wrap for malloc, calloc, realloc and free
+ * (tests/unit/CMakeLists.txt), so calls from config.c come here: fail_at < 0 lets every one
+ * through; otherwise the allocation numbered fail_at (from 0) fails and the rest succeed.
+ * live counts what the wrapped calls hold, so a leak shows in either build, not only under
+ * LeakSanitizer. Nothing in config.c frees memory that libc allocated, or the reverse.
+ */
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+
+static long fail_at = -1, n_allocs;
+static long live;
+
+static bool alloc_fails(void)
+{
+	return fail_at >= 0 && n_allocs++ == fail_at;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	void *p = alloc_fails() ? NULL : __real_malloc(size);
+
+	live += p != NULL;
+	return p;
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	void *p = alloc_fails() ? NULL : __real_calloc(n, size);
+
+	live += p != NULL;
+	return p;
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	void *q;
+
+	if (alloc_fails())
+		return NULL;
+	q = __real_realloc(p, size);
+	live += !p && q;
+	return q;
+}
+
+void __wrap_free(void *p)
+{
+	live -= p != NULL;
+	__real_free(p);
+}
+
+/*
+ * Every allocation of a parse fails once, in turn: each time -ENOMEM, "out of memory" at the
+ * file, *ret_config untouched and nothing held; past the last one the parse succeeds.
+ */
+static void parse_each_failing(const char *text, unsigned line)
+{
+	for (long n = 0;; n++) {
+		struct config *c = untouched;
+		char err[CONFIG_ERROR_MAX];
+		long before = live;
+		bool failed;
+		int r;
+
+		n_allocs = 0;
+		fail_at = n;
+		r = config_load_string(text, NAME, &c, err, sizeof(err));
+		failed = n_allocs > n;
+		fail_at = -1;
+		if (!failed) {
+			EXPECT_EQ(r, 0);
+			if (r == 0)
+				config_free(c);
+			EXPECT_EQ(live, before);
+			/* the config of line `line` needs this many allocations */
+			EXPECT_TRUE(n >= 3);
+			if (n < 3)
+				fprintf(stderr, "line %u: only %ld allocations\n", line, n);
+			return;
+		}
+		if (r != -ENOMEM || c != untouched || !strstr(err, "out of memory") ||
+		    live != before) {
+			fprintf(stderr,
+				"line %u: allocation %ld failing: r=%d, config %s, \"%s\", %ld "
+				"allocations held\n",
+				line, n, r, c == untouched ? "untouched" : "set", err,
+				live - before);
+			test_failures++;
+			if (r == 0)
+				config_free(c);
+			return;
+		}
+	}
+}
+
+TEST(out_of_memory)
+{
+	struct config *c = NULL;
+	struct config_modem m, copy;
+	char err[CONFIG_ERROR_MAX];
+	long before;
+
+	parse_each_failing(full, __LINE__); /* the single modem of device = SPEC */
+	parse_each_failing(modems, __LINE__);
+	parse_each_failing("[device]\n[mux.1]\n[mux.2]\n[mux.254]\n", __LINE__); /* discovery */
+
+	/* A discovered modem's copy of the template, and a copy of that. */
+	EXPECT_EQ(config_load_string(modems, NAME, &c, err, sizeof(err)), 0);
+	if (!c)
+		return;
+	before = live;
+	for (long n = 0;; n++) {
+		n_allocs = 0;
+		fail_at = n;
+		int r = config_modem_from_template(c, "modem7", "usb-path:1-4", &m);
+		bool failed = n_allocs > n;
+		fail_at = -1;
+		if (!failed) {
+			EXPECT_EQ(r, 0);
+			break;
+		}
+		EXPECT_EQ(r, -ENOMEM);
+		EXPECT_EQ(live, before);
+	}
+	EXPECT_STR_EQ(m.mux[1]->interface, "modem7.1");
+	for (long n = 0;; n++) {
+		long held = live;
+
+		n_allocs = 0;
+		fail_at = n;
+		int r = config_modem_copy(&copy, &c->modem[0]);
+		bool failed = n_allocs > n;
+		fail_at = -1;
+		if (!failed) {
+			EXPECT_EQ(r, 0);
+			break;
+		}
+		EXPECT_EQ(r, -ENOMEM);
+		EXPECT_EQ(live, held);
+	}
+	config_modem_clear(&copy);
+	config_modem_clear(&m);
+	EXPECT_EQ(live, before);
+	config_free(c);
+}
+
+/* Muxes are allocated per section; copies are deep; a mux id is added once. */
+TEST(mux_ownership)
+{
+	struct config_mux *mux[CONFIG_MUX_ID_MAX + 1] = { 0 };
+	struct config_modem copy;
+	struct config *c;
+
+	c = load_ok(modems, __LINE__);
+	if (!c)
+		return;
+	/* modem a, second in the file: muxes 1 and 3, nothing in between */
+	EXPECT_EQ(c->n_modems, 2);
+	EXPECT_STR_EQ(c->modem[1].name, "a");
+	if (c->n_modems != 2 || strcmp(c->modem[1].name, "a") != 0) {
+		config_free(c);
+		return;
+	}
+	EXPECT_TRUE(c->modem[1].mux[1] && c->modem[1].mux[3] && !c->modem[1].mux[2]);
+	EXPECT_EQ(config_modem_copy(&copy, &c->modem[1]), 0);
+	EXPECT_STR_EQ(copy.name, "a");
+	EXPECT_STR_EQ(copy.device.device, "usb:2C7C:0125");
+	EXPECT_TRUE(copy.mux[1] && copy.mux[1] != c->modem[1].mux[1]);
+	EXPECT_TRUE(copy.mux[3] && !copy.mux[2]);
+	if (!copy.mux[3] || !c->modem[1].mux[3]) {
+		config_modem_clear(&copy);
+		config_free(c);
+		return;
+	}
+	EXPECT_EQ(memcmp(copy.mux[3], c->modem[1].mux[3], sizeof(*copy.mux[3])), 0);
+	config_free(c);
+	/* The copy lives on without the config. */
+	EXPECT_STR_EQ(copy.mux[1]->apn, "a1");
+	config_modem_clear(&copy);
+	EXPECT_PTR_EQ(copy.mux[1], NULL);
+	config_modem_clear(NULL);
+
+	EXPECT_TRUE(config_mux_add(mux, 5) != NULL);
+	EXPECT_TRUE(mux[5]->present);
+	EXPECT_STR_EQ(mux[5]->interface, "qmap5");
+	EXPECT_PTR_EQ(config_mux_add(mux, 5), NULL);
+	EXPECT_PTR_EQ(config_mux_add(mux, 0), NULL);
+	EXPECT_PTR_EQ(config_mux_add(mux, CONFIG_MUX_ID_MAX + 1), NULL);
+	free(mux[5]);
 }

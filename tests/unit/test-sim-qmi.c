@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "macro.h"
 #include "qmap.h"
 #include "sim-card.h"
 #include "sim-qmi.h"
@@ -51,7 +52,9 @@ static uint16_t next_tid = 1;
 
 static int format_calls;
 static int format_ret;
-static bool format_reset; /* the callback resets the engine, as a broken socket would */
+static bool format_reset;   /* the callback resets the engine, as a broken socket would */
+static bool format_restart; /* the callback tries sim_qmi_restart(): its result here */
+static int format_restart_ret;
 static struct sim_qmi_data_format last_format;
 
 static void on_send(void *userdata, const uint8_t *buf, size_t len)
@@ -78,6 +81,8 @@ static int on_format(void *userdata, const struct sim_qmi_data_format *f)
 	last_format = *f;
 	if (format_reset)
 		sim_qmi_reset(q);
+	if (format_restart)
+		format_restart_ret = sim_qmi_restart(q, NULL);
 	return format_ret;
 }
 
@@ -119,6 +124,7 @@ static void engine_new(void)
 	format_calls = 0;
 	format_ret = 0;
 	format_reset = false;
+	format_restart = false;
 }
 
 static void sent_clear(void)
@@ -1190,10 +1196,13 @@ TEST(operating_mode)
 	uint8_t dms = allocate(QMI_SERVICE_DMS), nas = allocate(QMI_SERVICE_NAS);
 	uint8_t c = wds_client(1, 0);
 
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 0);
 	EXPECT_EQ(result_of(start(c, NULL, NULL, NULL)), 0);
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 1);
 	QmiMessage *req = request(QMI_SERVICE_DMS, dms, 0x002E);
 	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_LOW_POWER);
 	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_EQ(sim_qmi_muxes_connected(q), 0);
 	EXPECT_EQ(sim_qmi_get_stats(q)->qmi_sessions_dropped, 1);
 	EXPECT_EQ(sim_qmi_get_stats(q)->low_power, 1);
 	EXPECT_EQ(tlv_u8(exchange(request(QMI_SERVICE_DMS, dms, 0x002D)), 0x01),
@@ -2000,4 +2009,155 @@ TEST(wms)
 	EXPECT_EQ(result_of(exchange(req)), 0);
 	/* Unknown WMS messages stay unknown. */
 	EXPECT_EQ(simple(QMI_SERVICE_WMS, c, 0x0042), QMI_PROTOCOL_ERROR_INVALID_QMI_COMMAND);
+}
+
+/*
+ * What an engine keeps, as the host sees it: every byte it sends for a probe of requests on
+ * client ids, the card's PIN1, the operating mode, the data format, the SMS storage, system
+ * selection, registration and a session's handle. Transaction ids from 1 each time.
+ */
+static GByteArray *probe(void)
+{
+	GByteArray *out = g_byte_array_new();
+	uint8_t id[6];
+	static const uint8_t services[] = { QMI_SERVICE_DMS, QMI_SERVICE_NAS, QMI_SERVICE_UIM,
+					    QMI_SERVICE_WDA, QMI_SERVICE_WMS, QMI_SERVICE_WDS };
+	static const struct {
+		unsigned service; /* index into services */
+		uint16_t message;
+	} asks[] = {
+		{ 0, 0x002D }, /* DMS Get Operating Mode */
+		{ 0, 0x0024 }, /* DMS Get MSISDN: PIN1 */
+		{ 1, 0x0024 }, /* NAS Get Serving System */
+		{ 1, 0x0034 }, /* NAS Get System Selection Preference */
+		{ 2, 0x002F }, /* UIM Get Card Status */
+		{ 3, WDA_GET_DATA_FORMAT },
+	};
+
+	next_tid = 1;
+	for (size_t i = 0; i < ARRAY_SIZE(services); i++)
+		id[i] = allocate(services[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(asks); i++) {
+		QmiMessage *req =
+			request(services[asks[i].service], id[asks[i].service], asks[i].message);
+		QmiMessage *resp;
+		gsize len;
+		const guint8 *raw;
+
+		resp = exchange(req);
+		raw = resp ? qmi_message_get_raw(resp, &len, NULL) : NULL;
+		if (raw)
+			g_byte_array_append(out, raw, (guint)len);
+	}
+	QmiMessage *req = request(QMI_SERVICE_WMS, id[4], 0x0031); /* List Messages, NV */
+	add_u8(req, 0x01, QMI_WMS_STORAGE_TYPE_NV);
+	exchange(req);
+	/* A session on mux 1: its handle, and the indication. */
+	req = request(QMI_SERVICE_WDS, id[5], WDS_START_NETWORK);
+	sent_clear();
+	gsize len;
+	const guint8 *raw = qmi_message_get_raw(req, &len, NULL);
+	EXPECT_EQ(sim_qmi_handle(q, raw, len), 0);
+	qmi_message_unref(req);
+	for (unsigned i = 0; i < sent->len; i++) {
+		raw = qmi_message_get_raw(sent_at(i), &len, NULL);
+		g_byte_array_append(out, raw, (guint)len);
+	}
+	g_byte_array_append(out, id, sizeof(id));
+	g_byte_array_append(out, (const guint8 *)sim_qmi_get_stats(q),
+			    sizeof(struct sim_qmi_stats));
+	return out;
+}
+
+/* Everything an engine keeps, changed from how it starts. */
+static void use_up(void)
+{
+	static const uint8_t deliver[] = { 0x07, 0x91, 0x13, 0x26, 0x04, 0x00, 0x00,
+					   0xF0, 0x04, 0x0B, 0x91, 0x13, 0x46, 0x61,
+					   0x00, 0x89, 0xF6, 0x00, 0x00, 0x20, 0x80,
+					   0x62, 0x91, 0x73, 0x14, 0x08, 0x01, 0xC8 };
+	uint8_t dms = 0, uim = allocate(QMI_SERVICE_UIM), wda = allocate(QMI_SERVICE_WDA);
+	uint8_t c = wds_client(1, 8), wms = allocate(QMI_SERVICE_WMS);
+
+	for (unsigned i = 0; i < 3; i++) /* client ids go round: the next would be 4 */
+		dms = allocate(QMI_SERVICE_DMS);
+	result_of(verify_pin(uim, "0000")); /* a PIN try less, or verified if it is 0000 */
+	result_of(verify_pin(uim, "1234"));
+	EXPECT_EQ(result_of(start(c, NULL, NULL, NULL)), 0);
+	EXPECT_EQ(result_of(set_format(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP,
+				       QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAP, 4096, 4, 0, 0)),
+		  0);
+	QmiMessage *req = request(QMI_SERVICE_NAS, allocate(QMI_SERVICE_NAS), 0x0033);
+	add_bytes(req, 0x15, "\x01\x00\x00\x00\x00\x00\x00\x00", 8); /* LTE band 1 only */
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	req = request(QMI_SERVICE_WMS, wms, 0x0001);
+	add_u8(req, 0x10, 1);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_EQ(sim_qmi_deliver_sms(q, deliver, sizeof(deliver)), 0);
+	req = request(QMI_SERVICE_DMS, dms, 0x002E);
+	add_u8(req, 0x01, QMI_DMS_OPERATING_MODE_LOW_POWER);
+	EXPECT_EQ(result_of(exchange(req)), 0);
+	EXPECT_TRUE(sim_qmi_get_stats(q)->low_power == 1 && sim_qmi_get_stats(q)->qmi_clients > 0);
+}
+
+static bool same_bytes(const GByteArray *a, const GByteArray *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+TEST(restart)
+{
+	struct sim_qmi_options locked;
+	g_autoptr(GByteArray) fresh = NULL, fresh_locked = NULL, again = NULL;
+
+	/* The probe tells engines apart: a used one answers it differently. */
+	engine_new();
+	fresh = probe();
+	engine_new();
+	use_up();
+	again = probe();
+	EXPECT_TRUE(!same_bytes(fresh, again));
+	g_clear_pointer(&again, g_byte_array_unref);
+
+	/* Used, then restarted with its options: as new, byte for byte. */
+	engine_new();
+	use_up();
+	EXPECT_EQ(sim_qmi_restart(q, NULL), 0);
+	EXPECT_EQ(sim_qmi_get_stats(q)->qmi_requests, 0);
+	again = probe();
+	EXPECT_TRUE(same_bytes(fresh, again));
+	g_clear_pointer(&again, g_byte_array_unref);
+
+	/* With other options (a PIN-locked card): as a new engine with those, in both orders. */
+	locked = opts;
+	snprintf(locked.quirks.sim_pin, sizeof(locked.quirks.sim_pin), "1234");
+	struct sim_qmi_options plain = opts;
+	opts = locked;
+	engine_new();
+	fresh_locked = probe();
+	EXPECT_TRUE(!same_bytes(fresh, fresh_locked));
+	opts = plain;
+	engine_new();
+	use_up();
+	EXPECT_EQ(sim_qmi_restart(q, &locked), 0);
+	again = probe();
+	EXPECT_TRUE(same_bytes(fresh_locked, again));
+	g_clear_pointer(&again, g_byte_array_unref);
+	use_up();
+	EXPECT_EQ(sim_qmi_restart(q, &plain), 0);
+	again = probe();
+	EXPECT_TRUE(same_bytes(fresh, again));
+	g_clear_pointer(&again, g_byte_array_unref);
+
+	/* Not from inside a callback: the engine is in use. */
+	uint8_t wda = allocate(QMI_SERVICE_WDA);
+	format_restart = true;
+	format_restart_ret = 0;
+	set_format(wda, QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5,
+		   QMI_WDA_DATA_AGGREGATION_PROTOCOL_QMAPV5, 8192, 8, 0, 0);
+	EXPECT_EQ(format_restart_ret, -EBUSY);
+	format_restart = false;
+	EXPECT_EQ(sim_qmi_restart(NULL, NULL), -EINVAL);
+	locked.n_apn = SIM_QMI_MAX_APNS + 1;
+	EXPECT_EQ(sim_qmi_restart(q, &locked), -EINVAL);
 }
