@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic-file.h"
 #include "log.h"
 #include "sim-ffs.h"
 #include "sim.h"
@@ -139,6 +140,7 @@ static const char *stats_file;
 static char sms_inbox[256]; /* --sms-inbox */
 /* --ffs DIR: also play the modem as a USB device through FunctionFS (sim-ffs.h). */
 static const char *ffs_dir;
+static struct sim_ffs *ffs_front;
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -607,10 +609,24 @@ bad:
 	return -EINVAL;
 }
 
+static void print_stats_ffs(FILE *f, const void *userdata)
+{
+	sim_print_stats(userdata, f);
+	sim_ffs_print_stats(ffs_front, f);
+}
+
 static void write_stats(const struct sim *s)
 {
-	if (stats_file)
+	if (!stats_file)
+		return;
+	if (!ffs_front) {
 		sim_write_stats_file(s, stats_file);
+		return;
+	}
+	/* The front end's counters in the same file, which a reader takes whole. */
+	int r = atomic_file_write(stats_file, print_stats_ffs, s);
+	if (r < 0)
+		log_error_errno(r, "qmapd-sim: cannot write stats to %s", stats_file);
 }
 
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
@@ -741,13 +757,12 @@ int main(int argc, char **argv)
 	if (sim_start(s) < 0)
 		goto cleanup;
 	if (ffs_dir) {
-		struct sim_ffs *ffs;
 		if (opts->mbim) {
 			log_error("qmapd-sim: --ffs plays a QMI function only, not with --mbim");
 			goto cleanup;
 		}
 		/* The front end lives as long as the process: its threads block in the endpoints. */
-		if (sim_ffs_start(ffs_dir, opts->socket_path, &ffs) < 0)
+		if (sim_ffs_start(ffs_dir, opts->socket_path, &ffs_front) < 0)
 			goto cleanup;
 	}
 	log_info("qmapd-sim: ready");

@@ -5,6 +5,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -48,16 +50,16 @@ struct ffs_msg {
 struct ffs_queue {
 	struct ffs_msg *slot[FFS_QUEUE];
 	unsigned head, count;
-	uint64_t dropped;
 };
 
 struct sim_ffs {
 	int ep0, ep_int, ep_in, ep_out, sock;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct ffs_queue control; /* responses waiting for GET_ENCAPSULATED_RESPONSE */
-	struct ffs_queue bulk_in; /* aggregates waiting for the host's bulk IN */
-	unsigned notify;	  /* RESPONSE_AVAILABLE still to send */
+	struct ffs_queue control;   /* responses waiting for GET_ENCAPSULATED_RESPONSE */
+	struct ffs_queue bulk_in;   /* aggregates waiting for the host's bulk IN */
+	unsigned notify;	    /* RESPONSE_AVAILABLE still to send */
+	struct sim_ffs_stats stats; /* under lock */
 };
 
 static const struct {
@@ -124,14 +126,14 @@ static const struct {
 };
 
 /* Push m (taking it) or drop it when full; called with the lock held. */
-static void queue_push(struct ffs_queue *q, struct ffs_msg *m)
+static bool queue_push(struct ffs_queue *q, struct ffs_msg *m)
 {
 	if (q->count == FFS_QUEUE) {
-		q->dropped++;
 		free(m);
-		return;
+		return false;
 	}
 	q->slot[(q->head + q->count++) % FFS_QUEUE] = m;
+	return true;
 }
 
 static struct ffs_msg *queue_pop(struct ffs_queue *q)
@@ -144,9 +146,47 @@ static struct ffs_msg *queue_pop(struct ffs_queue *q)
 	return m;
 }
 
-static int sim_send(struct sim_ffs *f, enum transport_ep ep, const void *data, size_t len)
+/*
+ * The host disabled the function (a reset, a new configuration, the cable pulled): what was
+ * queued for it is dropped, as a Qualcomm modem's USB function driver does (f_rmnet purges
+ * its response queue and zeroes its notification count on disable). A response kept would be
+ * answered to the next host driver's first GET_ENCAPSULATED_RESPONSE, one notification late
+ * for ever after. Called with the lock held.
+ */
+static void purge(struct sim_ffs *f)
 {
-	struct transport_sim_header h = { .ep = ep };
+	struct ffs_msg *m;
+
+	while ((m = queue_pop(&f->control))) {
+		f->stats.responses_purged++;
+		free(m);
+	}
+	while ((m = queue_pop(&f->bulk_in))) {
+		f->stats.bulk_in_dropped++;
+		free(m);
+	}
+	f->notify = 0;
+}
+
+/*
+ * Whether a transfer of len bytes on an enabled endpoint is whole packets: its
+ * wMaxPacketSize at the speed the host enabled the function at (64 at full speed, 512 at
+ * high speed), asked only when len is a multiple of the smallest.
+ */
+static bool whole_packets(int fd, size_t len)
+{
+	struct usb_endpoint_descriptor d;
+
+	if (len == 0 || len % 64 != 0 || ioctl(fd, FUNCTIONFS_ENDPOINT_DESC, &d) < 0)
+		return false;
+	uint16_t mps = le16toh(d.wMaxPacketSize) & 0x7ff;
+	return mps && len % mps == 0;
+}
+
+static int sim_send(struct sim_ffs *f, enum transport_ep ep, uint8_t flags, const void *data,
+		    size_t len)
+{
+	struct transport_sim_header h = { .ep = ep, .flags = flags };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)data, len } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	if (sendmsg(f->sock, &msg, MSG_NOSIGNAL) < 0)
@@ -180,10 +220,17 @@ static void *sock_thread(void *arg)
 		memcpy(m->data, buf + sizeof(*h), len);
 		pthread_mutex_lock(&f->lock);
 		if (h->ep == TRANSPORT_EP_CONTROL) {
-			queue_push(&f->control, m);
+			if (!queue_push(&f->control, m)) {
+				f->stats.responses_dropped++;
+				pthread_mutex_unlock(&f->lock);
+				continue;
+			}
 			f->notify++;
-		} else {
-			queue_push(&f->bulk_in, m);
+			log_debug("qmapd-sim: ffs: response of %zu bytes queued (%u queued, %u to "
+				  "announce)",
+				  len, f->control.count, f->notify);
+		} else if (!queue_push(&f->bulk_in, m)) {
+			f->stats.bulk_in_dropped++; /* the host does not read: a modem drops too */
 		}
 		pthread_cond_broadcast(&f->cond);
 		pthread_mutex_unlock(&f->lock);
@@ -205,10 +252,29 @@ static void *notify_thread(void *arg)
 			pthread_cond_wait(&f->cond, &f->lock);
 		f->notify--;
 		pthread_mutex_unlock(&f->lock);
-		/* Blocks until the host polls the interrupt endpoint (cdc-wdm open); fails while the
-		 * function is disabled, and the response stays queued for the next read. */
-		if (write(f->ep_int, &n, sizeof(n)) < 0 && errno != ESHUTDOWN)
-			log_warning_errno(errno, "qmapd-sim: ffs: interrupt IN");
+		/* Blocks until the host polls the interrupt endpoint (cdc-wdm open), and while the
+		 * function is disabled until it is enabled again. */
+		if (write(f->ep_int, &n, sizeof(n)) < 0) {
+			/*
+			 * ESHUTDOWN: the host disabled the function, or enabled it again (a
+			 * SET_INTERFACE or SET_CONFIGURATION re-enables the endpoints and fails
+			 * what was in flight). Still queued, the response must be announced again:
+			 * otherwise every later notification fetches the response before its own,
+			 * one late for ever. Purged by a disable, it is not.
+			 */
+			if (errno != ESHUTDOWN) {
+				log_warning_errno(errno, "qmapd-sim: ffs: interrupt IN");
+				usleep(10000);
+			}
+			log_debug_errno(errno, "qmapd-sim: ffs: RESPONSE_AVAILABLE not sent");
+			pthread_mutex_lock(&f->lock);
+			f->stats.notify_failed++;
+			if (f->notify < f->control.count)
+				f->notify++;
+			pthread_mutex_unlock(&f->lock);
+		} else {
+			log_debug("qmapd-sim: ffs: RESPONSE_AVAILABLE sent");
+		}
 	}
 	return NULL;
 }
@@ -222,13 +288,25 @@ static void *bulk_in_thread(void *arg)
 		while (!(m = queue_pop(&f->bulk_in)))
 			pthread_cond_wait(&f->cond, &f->lock);
 		pthread_mutex_unlock(&f->lock);
-		while (write(f->ep_in, m->data, m->len) < 0) {
-			if (errno != ESHUTDOWN && errno != EINTR) {
-				log_warning_errno(errno, "qmapd-sim: ffs: bulk IN");
-				break;
-			}
-			usleep(10000); /* the host has not configured the function yet */
+		/* Blocks while the function is disabled. ESHUTDOWN: disabled while in flight. */
+		ssize_t n;
+		while ((n = write(f->ep_in, m->data, m->len)) < 0 && errno == EINTR)
+			;
+		/* A transfer of whole packets ends with a zero-length packet, as the modem's
+		 * function driver sends it (qmi_wwan's URBs are longer than an aggregate). */
+		bool zlp = n > 0 && whole_packets(f->ep_in, (size_t)n);
+		if (zlp && write(f->ep_in, m->data, 0) < 0)
+			n = -1;
+		pthread_mutex_lock(&f->lock);
+		if (n < 0) {
+			f->stats.bulk_in_dropped++;
+		} else {
+			f->stats.bulk_in++;
+			f->stats.bulk_in_zlp += zlp;
 		}
+		pthread_mutex_unlock(&f->lock);
+		if (n < 0 && errno != ESHUTDOWN)
+			log_warning_errno(errno, "qmapd-sim: ffs: bulk IN");
 		free(m);
 	}
 	return NULL;
@@ -239,14 +317,24 @@ static void *bulk_out_thread(void *arg)
 	struct sim_ffs *f = arg;
 	static uint8_t buf[TRANSPORT_MAX_TRANSFER];
 	for (;;) {
+		/* Blocks while the function is disabled. ESHUTDOWN: disabled while waiting. */
 		ssize_t n = read(f->ep_out, buf, sizeof(buf));
 		if (n < 0) {
-			if (errno != ESHUTDOWN && errno != EINTR)
+			if (errno != ESHUTDOWN && errno != EINTR) {
 				log_warning_errno(errno, "qmapd-sim: ffs: bulk OUT");
-			usleep(10000);
+				usleep(10000);
+			}
 			continue;
 		}
-		int r = sim_send(f, TRANSPORT_EP_BULK_OUT, buf, (size_t)n);
+		/* The read ends at a short packet: a length of whole packets below the buffer's
+		 * ended with a zero-length one (the host's ZLP after an aligned aggregate). */
+		bool zlp = (size_t)n < sizeof(buf) && whole_packets(f->ep_out, (size_t)n);
+		pthread_mutex_lock(&f->lock);
+		f->stats.bulk_out++;
+		f->stats.bulk_out_zlp += zlp;
+		pthread_mutex_unlock(&f->lock);
+		int r = sim_send(f, TRANSPORT_EP_BULK_OUT, zlp ? TRANSPORT_SIM_FLAG_ZLP : 0, buf,
+				 (size_t)n);
 		if (r < 0)
 			log_warning_errno(r, "qmapd-sim: ffs: cannot pass bulk OUT to the sim");
 	}
@@ -259,6 +347,9 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 	uint8_t buf[FFS_MAX_CONTROL];
 	bool in = s->bRequestType & USB_DIR_IN;
 
+	log_debug("qmapd-sim: ffs: request %02x/%02x wValue %u wIndex %u wLength %u",
+		  s->bRequestType, s->bRequest, le16toh(s->wValue), le16toh(s->wIndex), len);
+
 	if ((s->bRequestType & USB_TYPE_MASK) == USB_TYPE_CLASS) {
 		if (!in && s->bRequest == CDC_SEND_ENCAPSULATED_COMMAND && len <= sizeof(buf)) {
 			ssize_t n = read(f->ep0, buf, len);
@@ -266,7 +357,7 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 				log_warning_errno(errno, "qmapd-sim: ffs: ep0 OUT data");
 				return;
 			}
-			int r = sim_send(f, TRANSPORT_EP_CONTROL, buf, (size_t)n);
+			int r = sim_send(f, TRANSPORT_EP_CONTROL, 0, buf, (size_t)n);
 			if (r < 0)
 				log_warning_errno(r, "qmapd-sim: ffs: cannot pass a command on");
 			return;
@@ -274,8 +365,11 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 		if (in && s->bRequest == CDC_GET_ENCAPSULATED_RESPONSE) {
 			pthread_mutex_lock(&f->lock);
 			struct ffs_msg *m = queue_pop(&f->control);
+			f->stats.get_empty += !m;
 			pthread_mutex_unlock(&f->lock);
 			size_t n = m ? (m->len < len ? m->len : len) : 0;
+			log_debug("qmapd-sim: ffs: GET_ENCAPSULATED_RESPONSE: %zu bytes, %u left",
+				  n, f->control.count);
 			if (write(f->ep0, m ? m->data : buf, n) < 0)
 				log_warning_errno(errno, "qmapd-sim: ffs: ep0 IN data");
 			free(m);
@@ -314,12 +408,22 @@ static void *ep0_thread(void *arg)
 				ep0_setup(f, &ev[i].u.setup);
 				break;
 			case FUNCTIONFS_ENABLE:
+				pthread_mutex_lock(&f->lock);
+				f->stats.enables++;
+				pthread_mutex_unlock(&f->lock);
 				log_info("qmapd-sim: ffs: function enabled by the host");
 				break;
 			case FUNCTIONFS_DISABLE:
-				log_info("qmapd-sim: ffs: function disabled");
+				pthread_mutex_lock(&f->lock);
+				f->stats.disables++;
+				log_info("qmapd-sim: ffs: function disabled; %u responses and %u "
+					 "aggregates dropped",
+					 f->control.count, f->bulk_in.count);
+				purge(f);
+				pthread_mutex_unlock(&f->lock);
 				break;
 			default:
+				log_debug("qmapd-sim: ffs: event %u", ev[i].type);
 				break;
 			}
 		}
@@ -377,4 +481,24 @@ int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret
 	log_info("qmapd-sim: ffs: EC25 QMI function on %s", dir);
 	*ret = f;
 	return 0;
+}
+
+void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
+{
+	pthread_mutex_lock(&f->lock);
+	struct sim_ffs_stats st = f->stats;
+	pthread_mutex_unlock(&f->lock);
+#define P(key) fprintf(out, "ffs_" #key "=%" PRIu64 "\n", st.key)
+	P(enables);
+	P(disables);
+	P(responses_purged);
+	P(responses_dropped);
+	P(notify_failed);
+	P(get_empty);
+	P(bulk_in);
+	P(bulk_in_zlp);
+	P(bulk_in_dropped);
+	P(bulk_out);
+	P(bulk_out_zlp);
+#undef P
 }

@@ -19,10 +19,30 @@
 #ifndef QMAPD_SIM_FFS_H
 #define QMAPD_SIM_FFS_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 struct sim_ffs;
+
+/* What the front end saw and did, the ffs_* lines of the sim's stats file. */
+struct sim_ffs_stats {
+	uint64_t enables, disables; /* FUNCTIONFS_ENABLE / DISABLE events */
+	uint64_t responses_purged;  /* queued responses dropped when the host disabled us */
+	uint64_t responses_dropped; /* ... when the queue was full */
+	uint64_t notify_failed;	    /* RESPONSE_AVAILABLE writes that failed */
+	uint64_t get_empty;	    /* GET_ENCAPSULATED_RESPONSE with nothing queued */
+	uint64_t bulk_in;	    /* aggregates the host took on bulk IN */
+	uint64_t bulk_in_zlp;	    /* of those: followed by a zero-length packet */
+	uint64_t bulk_in_dropped;   /* aggregates dropped: queue full, disabled, failed */
+	uint64_t bulk_out;	    /* transfers the host sent on bulk OUT */
+	uint64_t bulk_out_zlp;	    /* of those: ended by a zero-length packet */
+};
 
 /* Write the descriptors and strings to DIR/ep0, open the endpoints, connect to the sim at
  * socket_path and start the threads. Returns 0 or -errno, logged once. */
 int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret);
+
+/* Its counters as "ffs_KEY=VALUE" lines. */
+void sim_ffs_print_stats(struct sim_ffs *f, FILE *out);
 
 #endif
