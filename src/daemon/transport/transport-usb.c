@@ -109,6 +109,7 @@ struct transport_usb {
 	uint32_t n_batch;
 	struct libusb_transfer *intr;
 	uint8_t intr_buf[64];
+	uint16_t intr_len; /* bytes per interrupt IN transfer: one packet (usb_claim()) */
 	struct libusb_transfer *resp;
 	uint8_t resp_buf[LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
 	bool resp_busy;
@@ -390,8 +391,13 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 	s->in_flight--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length >= 8 &&
 	    x->buffer[0] == CDC_REQTYPE_IN && x->buffer[1] == CDC_NOTIFY_RESPONSE_AVAILABLE) {
+		/* Several in one transfer where a packet holds more than one: each counts. */
+		size_t n = 0;
+		for (size_t off = 0; off + 8 <= (size_t)x->actual_length; off += 8)
+			n += x->buffer[off] == CDC_REQTYPE_IN &&
+			     x->buffer[off + 1] == CDC_NOTIFY_RESPONSE_AVAILABLE;
 		s->last_notify = ev_now(t->loop);
-		s->resp_pending++;
+		s->resp_pending += (unsigned)n;
 		usb_pump_response(s);
 	} else if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
 		if (t->cb.on_interrupt)
@@ -845,8 +851,18 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	s->resp_pending = 0;
 	s->resp_busy = false;
 
-	libusb_fill_interrupt_transfer(s->intr, h, s->ep_int, s->intr_buf, sizeof(s->intr_buf),
-				       usb_intr_cb, s, 0);
+	/*
+	 * One packet per interrupt transfer, as cdc-wdm and usbnet size theirs. A transfer
+	 * ends at a short packet or when full: a longer one never ends at an 8-byte
+	 * RESPONSE_AVAILABLE on an 8-byte endpoint (the EC25's), only once eight have come,
+	 * and each response waits for the poll timer meanwhile (seen on the real USB stack).
+	 */
+	int mps_int = libusb_get_max_packet_size(dev, s->ep_int) & 0x7ff;
+	s->intr_len = mps_int >= 8 && (size_t)mps_int < sizeof(s->intr_buf)
+			      ? (uint16_t)mps_int
+			      : (uint16_t)sizeof(s->intr_buf);
+	libusb_fill_interrupt_transfer(s->intr, h, s->ep_int, s->intr_buf, s->intr_len, usb_intr_cb,
+				       s, 0);
 	r = libusb_submit_transfer(s->intr);
 	if (r < 0)
 		goto fail_submit;
