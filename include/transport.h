@@ -210,6 +210,7 @@ struct transport_stats {
 	uint64_t in_bytes;
 	uint64_t in_errors;    /* short/overflow/protocol errors by the backend */
 	uint64_t in_overflows; /* of those: a transfer larger than the receive buffer */
+	uint64_t in_mapped;    /* of in_transfers: received into usbfs-mapped memory (no copy) */
 	uint64_t out_transfers;
 	uint64_t out_bytes;
 	uint64_t out_zlp;

@@ -161,6 +161,7 @@ static const struct counter device_counters[] = {
 	{ "bytes", "bytes", TRANSPORT(in_bytes) },
 	{ "transfer_errors", "transfer-errors", TRANSPORT(in_errors) },
 	{ "transfer_overflows", "transfer-overflows", TRANSPORT(in_overflows) },
+	{ "transfers_mapped", "transfers-mapped", TRANSPORT(in_mapped) },
 	{ "batch_max", NULL, TRANSPORT(in_batch_max) },
 	{ "aggregates", "aggregates", DATAPATH(dl_aggregates) },
 	{ "datagrams", "datagrams", DATAPATH(dl_datagrams) },

@@ -267,6 +267,8 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 		} else if (len > 0) {
 			t->stats.in_transfers++;
 			t->stats.in_bytes += len;
+			if (s->rx_dev_mem)
+				t->stats.in_mapped++;
 			t->cb.on_bulk_in(t->userdata, x->buffer, len);
 		}
 	} else if (x->status != LIBUSB_TRANSFER_CANCELLED &&
