@@ -8,6 +8,10 @@
 #   vm_run SCRIPT [ARGS...]    boot, run `bash SCRIPT ARGS...` in the guest, power off;
 #                              returns the script's exit status, its output on stdout
 #
+# The variables named in VM_ENV (and BUILD_DIR, SOURCE_DIR, VM_KEEP) reach the guest script.
+# In the guest, the same file gives the gadget helpers at its end (vm_gadget_*, vm_udevd,
+# vm_usb_diag): a test sources it on both sides.
+#
 # In the guest: /tmp, /run, /var/tmp are tmpfs (the host's / stays untouched; a $BUILD_DIR or
 # $SOURCE_DIR under the host's /tmp is bound back in, read only), /dev, /proc,
 # /sys and configfs are the guest's own; $VM_OUT (/tmp/vm-out) is a writable 9p share with a
@@ -122,7 +126,7 @@ INIT
 }
 
 vm_run() {
-	local script=$1 w rc=0 t0 t1
+	local script=$1 w rc=0 t0 t1 v
 	shift
 	command -v qemu-system-x86_64 >/dev/null ||
 		vm_unavailable "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
@@ -134,8 +138,11 @@ vm_run() {
 	vm_initramfs "$w/ir" "$w/initrd.gz"
 	{
 		printf 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin VM_OUT=/tmp/vm-out'
-		printf ' BUILD_DIR=%q SOURCE_DIR=%q VM_KEEP=%q VM_QMAPD=%q\n' \
-			"$BUILD_DIR" "$SOURCE_DIR" "${VM_KEEP:-0}" "${VM_QMAPD:-0}"
+		printf ' BUILD_DIR=%q SOURCE_DIR=%q VM_KEEP=%q' "$BUILD_DIR" "$SOURCE_DIR" "${VM_KEEP:-0}"
+		for v in ${VM_ENV:-}; do
+			printf ' %s=%q' "$v" "${!v:-}"
+		done
+		echo
 		printf 'cd /tmp\nexec bash %q' "$script"
 		printf ' %q' "$@"
 		echo
@@ -164,4 +171,113 @@ vm_run() {
 	rc=$(cat "$w/out/rc")
 	rm -rf "$w"
 	return "$rc"
+}
+
+# ---- In the guest ----
+# A USB device as the guest's host stack sees it: a configfs gadget (libcomposite) bound to
+# dummy_hcd's UDC, whose functions are the kernel's own (serial, HID) or a userspace program's
+# (FunctionFS). Binding and unbinding the UDC is plugging and pulling the cable.
+
+VM_GADGET_ROOT=/sys/kernel/config/usb_gadget
+
+# vm_gadget_new NAME VID PID MANUFACTURER PRODUCT [SERIAL]: a gadget with one configuration
+# (c.1); sets VM_GADGET to its directory.
+vm_gadget_new() {
+	VM_GADGET=$VM_GADGET_ROOT/$1
+	mkdir "$VM_GADGET" || fail "no configfs gadget $1 (libcomposite loaded?)"
+	echo "$2" >"$VM_GADGET/idVendor"
+	echo "$3" >"$VM_GADGET/idProduct"
+	mkdir "$VM_GADGET/strings/0x409" "$VM_GADGET/configs/c.1"
+	echo "$4" >"$VM_GADGET/strings/0x409/manufacturer"
+	echo "$5" >"$VM_GADGET/strings/0x409/product"
+	[ -z "${6:-}" ] || echo "$6" >"$VM_GADGET/strings/0x409/serialnumber"
+}
+
+# vm_gadget_ec25_ports: the Quectel EC25's interfaces 0-3 (DM, NMEA, AT, modem), so that the
+# next function added is interface 4, the QMI function's. dummy_hcd has only four bulk IN and
+# four bulk OUT endpoints, and the QMI function needs one of each: 0-2 are serial functions,
+# 3 a function without bulk endpoints (a vendor HID, interrupt IN only, no driver binds).
+vm_gadget_ec25_ports() {
+	local i h=$VM_GADGET/functions/hid.3
+	for i in 0 1 2; do
+		mkdir "$VM_GADGET/functions/gser.$i"
+		ln -s "$VM_GADGET/functions/gser.$i" "$VM_GADGET/configs/c.1/"
+	done
+	mkdir "$h"
+	echo 1 >"$h/no_out_endpoint"
+	echo 8 >"$h/report_length"
+	# Vendor page, one 8-byte input report.
+	printf '\x06\x00\xff\x09\x01\xa1\x01\x15\x00\x26\xff\x00\x75\x08\x95\x08\x09\x01\x81\x02\xc0' \
+		>"$h/report_desc"
+	ln -s "$h" "$VM_GADGET/configs/c.1/"
+}
+
+# vm_gadget_ffs INSTANCE DIR: a FunctionFS function as the configuration's next interface,
+# its filesystem mounted at DIR, for a program to write its descriptors to (qmapd-sim --ffs).
+vm_gadget_ffs() {
+	mkdir "$VM_GADGET/functions/ffs.$1" "$2"
+	mount -t functionfs "$1" "$2"
+	ln -s "$VM_GADGET/functions/ffs.$1" "$VM_GADGET/configs/c.1/"
+}
+
+# vm_gadget_ec25 DIR: qmapd-sim's EC25 (2c7c:0125) with its QMI function at interface 4 as
+# FunctionFS at DIR; start `qmapd-sim --ffs DIR`, then vm_gadget_plug.
+vm_gadget_ec25() {
+	vm_gadget_new qmapd 0x2c7c 0x0125 Quectel "EC25 (qmapd-sim)"
+	vm_gadget_ec25_ports
+	vm_gadget_ffs qmi "$1"
+}
+
+# vm_gadget_plug / vm_gadget_unplug: bind VM_GADGET to dummy_hcd's UDC, or unbind it (the
+# host sees the device disconnect, every transfer in flight fails).
+vm_gadget_plug() { ls /sys/class/udc >"$VM_GADGET/UDC"; }
+vm_gadget_unplug() { echo "" >"$VM_GADGET/UDC"; }
+
+# vm_udevd UDEVADM: systemd-udevd from the udev package unpacked at UDEVADM's root (the host
+# does not install udev; the host side finds it with need_unpacked udev 'bin/udevadm'),
+# with the package's rules and the project's 70-qmapd.rules, then every device added again
+# and settled; sets UDEVD_PID. libusb's hotplug (udev backend) hears of devices only
+# through udevd.
+vm_udevd() {
+	local root=${1%/bin/udevadm}
+	mkdir -p /run/udev/rules.d /run/vm-bin
+	cp "$root"/lib/udev/rules.d/*.rules /run/udev/rules.d/
+	cp "$SOURCE_DIR/systemd/70-qmapd.rules" /run/udev/rules.d/
+	ln -sf "$1" /run/vm-bin/udevadm
+	ln -sf "$1" /run/vm-bin/systemd-udevd
+	/run/vm-bin/systemd-udevd >"$E2E_TMP/udevd.log" 2>&1 &
+	UDEVD_PID=$!
+	E2E_PIDS+=($UDEVD_PID)
+	wait_for 10 "systemd-udevd's control socket" test -S /run/udev/control
+	/run/vm-bin/udevadm trigger --action=add
+	/run/vm-bin/udevadm settle --timeout=20
+}
+
+# vm_wait SECONDS WHAT CMD...: wait_for by the clock. wait_for counts tries of 0.1 s, and
+# in a TCG guest one try of a check that starts programs (qmapctl | jq) takes seconds.
+vm_wait() {
+	local secs=$1 what=$2 end=$((SECONDS + $1))
+	shift 2
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || fail "timed out after ${secs}s waiting for $what"
+		sleep 0.2
+	done
+}
+
+# vm_usb_diag: on a failure, what the guest's USB core saw, the counters of qmapd and the
+# sim when they run (into $E2E_TMP/*.stats, which e2e_cleanup does not print), and the
+# kernel's last words.
+vm_usb_diag() {
+	local d
+	if [ -n "${QMAPD_PID:-}" ] || [ -n "${SIM_PID:-}" ]; then
+		kill -USR1 ${QMAPD_PID:-} ${SIM_PID:-} 2>/dev/null && sleep 1
+		grep -h "device:\|^mux [0-9]\|^dl_aggregates\|^ul_transfers\|^ffs_" "$E2E_TMP"/*.stats >&2
+		grep -h " mux [0-9]" "$E2E_TMP"/qmapd.stats | cut -d' ' -f1-13 >&2
+		[ -z "${NS_HOST:-}" ] || ip -n "$NS_HOST" -s link >&2
+	fi
+	for d in /sys/bus/usb/devices/*; do
+		[ -f "$d/bInterfaceNumber" ] || [ -f "$d/idVendor" ] || continue
+		echo "usb: ${d##*/} $(cat "$d"/{idVendor,idProduct,bInterfaceNumber,bInterfaceClass,bNumEndpoints} 2>/dev/null | tr '\n' ' ')driver $(basename "$(readlink "$d/driver" 2>/dev/null)")"
+	done >&2
+	dmesg | tail -n 25 >&2
 }
