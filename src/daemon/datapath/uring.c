@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
+#include "log.h"
 #include "uring.h"
 
 #ifdef QMAPD_HAVE_LIBURING
@@ -21,6 +23,7 @@
 struct uring_slot {
 	void *tag;
 	uint32_t arg;
+	int fd, iovcnt;
 	size_t len; /* bytes of the write, to tell a short one */
 	uint8_t head[URING_HEAD_ROOM] __attribute__((aligned(8)));
 	struct iovec iov[URING_MAX_IOVECS];
@@ -29,8 +32,9 @@ struct uring_slot {
 struct uring {
 	struct io_uring ring;
 	uring_done_fn done;
-	unsigned n;  /* slots queued */
-	bool broken; /* a submit failed: free the ring, write directly */
+	unsigned n;   /* slots queued */
+	bool broken;  /* a submit failed: free the ring, write directly */
+	bool wait_ok; /* the kernel refused RWF_NOWAIT on the devices: write without it */
 	struct uring_stats stats;
 	struct uring_slot slot[URING_SLOTS];
 };
@@ -93,15 +97,34 @@ int uring_writev(struct uring *u, int fd, const struct iovec *iov, int iovcnt, b
 	}
 	s->tag = tag;
 	s->arg = arg;
+	s->fd = fd;
+	s->iovcnt = iovcnt;
 	s->len = 0;
 	for (int i = 0; i < iovcnt; i++)
 		s->len += iov[i].iov_len;
 	io_uring_prep_writev(sqe, fd, s->iov, iovcnt, 0);
 	/* Never wait for a full queue: -EAGAIN at once, as a non-blocking write() would. */
-	sqe->rw_flags = RWF_NOWAIT;
+	sqe->rw_flags = u->wait_ok ? 0 : RWF_NOWAIT;
 	io_uring_sqe_set_data64(sqe, u->n);
 	u->n++;
 	return 0;
+}
+
+/*
+ * A TUN/TAP takes RWF_NOWAIT only since its file gained FMODE_NOWAIT (Linux 6.10 or so):
+ * older kernels, Debian 12's 6.1 among them (seen in the VM tests), fail every such write
+ * with -EOPNOTSUPP. Such a write is made directly, while its buffers are still ours, and the
+ * ring's later writes go without the flag (io_uring hands them to a worker; a TAP write
+ * never blocks).
+ */
+static int uring_write_waiting(struct uring *u, struct uring_slot *s)
+{
+	if (!u->wait_ok)
+		log_info("datapath: the kernel refuses RWF_NOWAIT writes to the mux devices; "
+			 "io_uring writes without it");
+	u->wait_ok = true;
+	ssize_t w = writev(s->fd, s->iov, s->iovcnt);
+	return w < 0 ? -errno : (int)w;
 }
 
 int uring_flush(struct uring *u)
@@ -137,7 +160,10 @@ int uring_flush(struct uring *u)
 			uint64_t i = io_uring_cqe_get_data64(cqe);
 			if (i < n && !(completed & (UINT64_C(1) << i))) {
 				completed |= UINT64_C(1) << i;
-				u->done(u->slot[i].tag, u->slot[i].arg, cqe->res, u->slot[i].len);
+				int res = cqe->res;
+				if (res == -EOPNOTSUPP)
+					res = uring_write_waiting(u, &u->slot[i]);
+				u->done(u->slot[i].tag, u->slot[i].arg, res, u->slot[i].len);
 				seen++;
 			}
 			k++;
