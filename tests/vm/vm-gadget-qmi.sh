@@ -1,69 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# qmapd-sim as a Quectel EC25 on the real USB stack (vm-lib.sh): in the guest, a configfs
-# gadget 2c7c:0125 on dummy_hcd with serial-like functions at interfaces 0-3 (the EC25's
-# DM/NMEA/AT/modem ports; see below) and qmapd-sim's FunctionFS QMI function at interface 4 (--ffs). The
-# guest's USB core enumerates it, the kernel's qmi_wwan binds (cdc-wdm0 and wwan0 appear),
-# and qmicli's DMS Get IDs travels through cdc-wdm's encapsulated commands and the
-# interrupt endpoint to the sim and back.
+# qmapd-sim as a Quectel EC25 on the real USB stack (vm-lib.sh), and qmapd taking it from the
+# kernel's driver. In the guest, a configfs gadget 2c7c:0125 on dummy_hcd with serial-like
+# functions at interfaces 0-3 and qmapd-sim's FunctionFS QMI function at interface 4 (--ffs).
+# The guest's USB core enumerates it, the kernel's qmi_wwan binds (cdc-wdm0 and wwan0 appear),
+# and qmicli's DMS Get IDs travels through cdc-wdm's encapsulated commands and the interrupt
+# endpoint to the sim and back. Then qmapd detaches qmi_wwan, claims the interface, receives
+# into usbfs-mapped memory (logged, and counted as transfers_mapped), sets the data format,
+# brings up two muxes, carries ping (IPv4 and IPv6) and iperf3 both ways between the guest's
+# namespaces with its counters equal to the sim's, and at exit hands the interface back:
+# cdc-wdm0 and wwan0 reappear and qmicli works through them again.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
+source "$(dirname "$0")/vm-lib.sh"
 
 if [ "${1:-}" != --guest ]; then
-	source "$(dirname "$0")/vm-lib.sh"
 	[ "$(id -u)" = 0 ] || skip "needs root (qemu's 9p export of / as root)"
-	vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
+	VM_ENV="VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
 	exit $?
 fi
 
 # In the guest, root of its own kernel.
-# On a failure: what the guest's USB core saw, and its kernel's last words.
-usb_diag() {
-	local rc=$? d
-	[ $rc = 0 ] && return 0
-	for d in /sys/bus/usb/devices/*; do
-		[ -f "$d/bInterfaceNumber" ] || [ -f "$d/idVendor" ] || continue
-		echo "usb: ${d##*/} $(cat "$d"/{idVendor,idProduct,bInterfaceNumber,bInterfaceClass,bNumEndpoints} 2>/dev/null | tr '\n' ' ')driver $(basename "$(readlink "$d/driver" 2>/dev/null)")"
-	done >&2
-	od -An -tx1 /sys/bus/usb/devices/1-1/descriptors >&2
-	[ ! -f "$E2E_TMP/qmapd.log" ] || tail -n 30 "$E2E_TMP/qmapd.log" >&2
-	dmesg | tail -n 25 >&2
-	return $rc
-}
+QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 need qmicli libqmi-utils
+need iperf3 iperf3
+need jq jq
 e2e_setup
-trap 'usb_diag; e2e_cleanup' EXIT
-G=/sys/kernel/config/usb_gadget/qmapd
+trap 'rc=$?; [ $rc = 0 ] || vm_usb_diag; set +e; (exit $rc); e2e_cleanup' EXIT
+V=()
+[ "${VM_VERBOSE:-0}" = 1 ] && V=(-v)
 FFS=/tmp/ffs-qmi
-mkdir "$G" || fail "no configfs gadget (libcomposite)"
-echo 0x2c7c >"$G/idVendor"
-echo 0x0125 >"$G/idProduct"
-mkdir "$G/strings/0x409" "$G/configs/c.1"
-echo Quectel >"$G/strings/0x409/manufacturer"
-echo "EC25 (qmapd-sim)" >"$G/strings/0x409/product"
-# The EC25's interfaces 0-3 are serial ports, each with a bulk pair; dummy_hcd has only four
-# bulk IN and four bulk OUT endpoints, and the QMI function needs one of each. So 0-2 are
-# serial functions and 3 is a function without bulk endpoints (a vendor HID, interrupt IN
-# only, no driver in the guest): the QMI function still sits at interface 4.
-for i in 0 1 2; do
-	mkdir "$G/functions/gser.$i"
-	ln -s "$G/functions/gser.$i" "$G/configs/c.1/"
-done
-H=$G/functions/hid.3
-mkdir "$H"
-echo 1 >"$H/no_out_endpoint"
-echo 8 >"$H/report_length"
-# Vendor page, one 8-byte input report.
-printf '\x06\x00\xff\x09\x01\xa1\x01\x15\x00\x26\xff\x00\x75\x08\x95\x08\x09\x01\x81\x02\xc0' \
-	>"$H/report_desc"
-ln -s "$H" "$G/configs/c.1/"
-mkdir "$G/functions/ffs.qmi" "$FFS"
-mount -t functionfs qmi "$FFS"
-ln -s "$G/functions/ffs.qmi" "$G/configs/c.1/"
+vm_gadget_ec25 "$FFS"
 
-SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4 --ffs "$FFS"
+SIM_MUX_ARGS=(--mux 1=192.0.2.2/25,2001:db8:1::2/64 --mux 2=203.0.113.2/24,2001:db8:2::2/64)
+SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4 --ffs "$FFS" "${V[@]}"
 wait_for 10 "the sim's FunctionFS endpoints" test -e "$FFS/ep3"
 t0=$(date +%s%N)
-ls /sys/class/udc >"$G/UDC"
+vm_gadget_plug
 wait_for 20 "cdc-wdm0 (qmi_wwan bound)" test -c /dev/cdc-wdm0
 wait_for 5 "wwan0" test -e /sys/class/net/wwan0
 echo "ok: qmi_wwan bound in $((($(date +%s%N) - t0) / 1000000)) ms:" \
@@ -71,21 +43,16 @@ echo "ok: qmi_wwan bound in $((($(date +%s%N) - t0) / 1000000)) ms:" \
 	"on interface $(cat /sys/class/net/wwan0/device/bInterfaceNumber)"
 expect_eq "wwan0's interface" "$(cat /sys/class/net/wwan0/device/bInterfaceNumber)" 04
 
-out=$(timeout 20 qmicli -d /dev/cdc-wdm0 --dms-get-ids 2>&1) || fail "qmicli --dms-get-ids: $out"
-echo "$out"
-[[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli's answer"
+dms_ids() {
+	local out
+	out=$(timeout 20 qmicli -d /dev/cdc-wdm0 --dms-get-ids 2>&1) || fail "qmicli --dms-get-ids: $out"
+	[[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli's answer: $out"
+}
+dms_ids
 echo "ok: DMS Get IDs answered through qmi_wwan/cdc-wdm and the gadget"
 
-# qmapd takes the modem from qmi_wwan: detach, claim, QMI over its own usbfs transfers, one
-# session, a ping through the mux; on exit the interface goes back to qmi_wwan.
-# Not yet by default (VM_QMAPD=1 runs it): qmapd detaches qmi_wwan, claims the interface with
-# usbfs memory and negotiates the data format, then its CTL client allocations time out after
-# "a response came without RESPONSE_AVAILABLE" (sim-ffs.c's response queue and notifications
-# across the driver switch are the first suspect). VM_KEEP=1 keeps the logs of such a run.
-if [ "${VM_QMAPD:-0}" != 1 ]; then
-	echo "vm-gadget-qmi: passed (qmapd on the gadget: VM_QMAPD=1, in progress)"
-	exit 0
-fi
+# qmapd takes the modem from qmi_wwan.
+CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 device = usb:2c7c:0125
@@ -98,11 +65,17 @@ enabled = no
 [mux.1]
 interface = qmap1
 apn = internet
-routes = 198.51.100.1/32
+routes = 198.51.100.1/32 2001:db8:ff::1/128
+
+[mux.2]
+interface = qmap2
+apn = internet
+routes = 198.51.100.2/32 2001:db8:ff::2/128
 CONF
+mux_is() { [ "$("${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state")" = "$2" ]; }
 t0=$(date +%s%N)
-ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd.conf" --stats-file "$E2E_TMP/qmapd.stats" \
-	>"$E2E_TMP/qmapd.log" 2>&1 &
+ip netns exec "$NS_HOST" "$QMAPD" "${V[@]}" -c "$E2E_TMP/qmapd.conf" \
+	--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
 E2E_PIDS+=($!)
 QMAPD_PID=$!
 # VM_KEEP: what a hang leaves behind, copied to the out share while the test runs.
@@ -110,19 +83,64 @@ if [ "${VM_KEEP:-0}" = 1 ]; then
 	(while sleep 2; do
 		cp "$E2E_TMP/qmapd.log" "$E2E_TMP/sim.log" "$VM_OUT/" 2>/dev/null
 		dmesg >"$VM_OUT/dmesg"
-		ps -eo pid,stat,wchan:32,args >"$VM_OUT/ps"
 	done) &
 	E2E_PIDS+=($!)
 fi
-wait_for 30 "qmap1 with carrier" has_carrier "$NS_HOST" qmap1
-echo "ok: qmapd connected mux 1 in $((($(date +%s%N) - t0) / 1000000)) ms"
-grep -E "detached the kernel driver|claimed" "$E2E_TMP/qmapd.log"
+for m in 1 2; do
+	vm_wait 60 "mux $m connected over the gadget" mux_is $m connected
+done
+wait_for 10 "qmap1 with carrier" has_carrier "$NS_HOST" qmap1
+wait_for 10 "qmap2 with carrier" has_carrier "$NS_HOST" qmap2
+echo "ok: qmapd connected both muxes in $((($(date +%s%N) - t0) / 1000000)) ms"
 grep -q "detached the kernel driver (qmi_wwan)" "$E2E_TMP/qmapd.log" ||
 	fail "qmapd did not log detaching qmi_wwan"
+grep -q "usb 1-1 (2c7c:0125) if4: claimed (.*(usbfs memory)" "$E2E_TMP/qmapd.log" ||
+	fail "qmapd did not claim interface 4 with usbfs memory: $(grep claimed "$E2E_TMP/qmapd.log")"
 [ ! -e /sys/class/net/wwan0 ] || fail "wwan0 still there while qmapd holds the interface"
-in_host ping -c 3 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping through mux 1 over the gadget"
-echo "ok: ping through mux 1, the kernel's USB stack and the gadget"
+[ ! -e /dev/cdc-wdm0 ] || fail "cdc-wdm0 still there while qmapd holds the interface"
+expect_eq "interface 4's driver" "$(basename "$(readlink /sys/bus/usb/devices/1-1:1.4/driver)")" usbfs
+expect_eq "data interface in qmapctl status" \
+	"$("${CTL[@]}" -j status | jq -r '.modems[0].modem["data-format"]["data-interface"]')" 4
+
+for target in 198.51.100.1 2001:db8:ff::1 198.51.100.2 2001:db8:ff::2; do
+	in_host ping -c 3 -i 0.2 -W 5 "$target" >/dev/null || fail "ping $target over the gadget"
+done
+in_net ping -c 3 -i 0.2 -W 5 192.0.2.2 >/dev/null || fail "ping from the network to 192.0.2.2"
+echo "ok: ping both ways, IPv4 and IPv6, through both muxes and the kernel's USB stack"
+
+start_iperf3_server
+in_host iperf3 -c 198.51.100.1 -t 2 >"$E2E_TMP/iperf3-up.txt" || fail "iperf3 uplink over the gadget"
+in_host iperf3 -c 198.51.100.2 -t 2 -R >"$E2E_TMP/iperf3-down.txt" || fail "iperf3 downlink over the gadget"
+echo "ok: iperf3 both ways: up $(grep -m1 receiver "$E2E_TMP/iperf3-up.txt" | grep -o '[0-9.]* [KMG]bits/sec')," \
+	"down $(grep -m1 receiver "$E2E_TMP/iperf3-down.txt" | grep -o '[0-9.]* [KMG]bits/sec') (TCG guest)"
+
+# Every transfer counted the same on both sides of the real USB stack, and each one received
+# into usbfs memory.
+refresh_stats
+expect_eq "bulk IN transfers received into usbfs memory" "$(qstat device: transfers_mapped)" \
+	"$(qstat device: transfers)"
+expect_ge "bulk IN transfers" "$(qstat device: transfers)" 100
+expect_eq "qmapd's bulk IN transfers = the gadget's" "$(qstat device: transfers)" \
+	"$(sstat ffs_bulk_in ffs_bulk_in)"
+expect_eq "the sim's aggregates = the gadget's sent and dropped" "$(sstat dl_aggregates dl_aggregates)" \
+	"$(($(sstat ffs_bulk_in ffs_bulk_in) + $(sstat ffs_bulk_in_dropped ffs_bulk_in_dropped)))"
+expect_eq "qmapd's uplink aggregates = the sim's bulk OUT transfers" \
+	"$(qstat device: ul_aggregates)" "$(sstat ul_transfers ul_transfers)"
+expect_eq "the gadget's bulk OUT transfers = the sim's" "$(sstat ffs_bulk_out ffs_bulk_out)" \
+	"$(sstat ul_transfers ul_transfers)"
+expect_eq "ZLPs sent = ZLPs seen" "$(qstat device: ul_zlp)" "$(sstat ul_zlp ul_zlp)"
+echo "ok: downlink aggregates dropped by the gadget (host not reading): $(sstat ffs_bulk_in_dropped ffs_bulk_in_dropped)," \
+	"ZLPs down $(sstat ffs_bulk_in_zlp ffs_bulk_in_zlp), up $(sstat ul_zlp ul_zlp)"
+expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
+expect_eq "uplink errors" "$(qstat device: ul_errors)" 0
+expect_eq "responses fetched without RESPONSE_AVAILABLE" "$(qstat device: resp_polled)" 0
+echo "ok: qmapctl stats: transfers-mapped $("${CTL[@]}" -j stats | jq '.modems[0].device["transfers-mapped"]')"
+
+# At exit the interface goes back to qmi_wwan, and the kernel's driver works again.
 stop_qmapd
 wait_for 10 "cdc-wdm0 back (qmi_wwan re-bound)" test -c /dev/cdc-wdm0
 wait_for 5 "wwan0 back" test -e /sys/class/net/wwan0
-echo "ok: the interface handed back to $(basename "$(readlink /sys/class/net/wwan0/device/driver)")"
+grep -q "handed back to the kernel driver" "$E2E_TMP/qmapd.log" || fail "the hand-back was not logged"
+dms_ids
+echo "ok: the interface handed back to $(basename "$(readlink /sys/class/net/wwan0/device/driver)"), qmicli through cdc-wdm0 again"
+echo "vm-gadget-qmi: passed"

@@ -274,6 +274,9 @@ vm_usb_diag() {
 		grep -h "device:\|^mux [0-9]\|^dl_aggregates\|^ul_transfers\|^ffs_" "$E2E_TMP"/*.stats >&2
 		grep -h " mux [0-9]" "$E2E_TMP"/qmapd.stats | cut -d' ' -f1-13 >&2
 		[ -z "${NS_HOST:-}" ] || ip -n "$NS_HOST" -s link >&2
+		# The start of qmapd's log (e2e_cleanup prints its end).
+		[ ! -f "$E2E_TMP/qmapd.log" ] ||
+			grep -v "encapsulated\|control client" "$E2E_TMP/qmapd.log" | head -n 40 >&2
 	fi
 	for d in /sys/bus/usb/devices/*; do
 		[ -f "$d/bInterfaceNumber" ] || [ -f "$d/idVendor" ] || continue
