@@ -71,30 +71,10 @@ e2e_setup
 TR=/sys/kernel/tracing
 mountpoint -q $TR || mount -t tracefs none $TR
 
-# The EC25 gadget of tests/vm/vm-gadget-qmi.sh: serial functions at interfaces 0-2, a
-# vendor HID at 3 (dummy_hcd's bulk endpoints run out), the sim's QMI function at 4.
-G=/sys/kernel/config/usb_gadget/qmapd
+# The EC25 gadget (vm-lib.sh): the sim's QMI function at interface 4.
+source "$(dirname "$0")/../vm/vm-lib.sh"
 FFS=/tmp/ffs-qmi
-mkdir "$G" || fail "no configfs gadget (libcomposite)"
-echo 0x2c7c >"$G/idVendor"
-echo 0x0125 >"$G/idProduct"
-mkdir "$G/strings/0x409" "$G/configs/c.1"
-echo Quectel >"$G/strings/0x409/manufacturer"
-echo "EC25 (qmapd-sim)" >"$G/strings/0x409/product"
-for i in 0 1 2; do
-	mkdir "$G/functions/gser.$i"
-	ln -s "$G/functions/gser.$i" "$G/configs/c.1/"
-done
-H=$G/functions/hid.3
-mkdir "$H"
-echo 1 >"$H/no_out_endpoint"
-echo 8 >"$H/report_length"
-printf '\x06\x00\xff\x09\x01\xa1\x01\x15\x00\x26\xff\x00\x75\x08\x95\x08\x09\x01\x81\x02\xc0' \
-	>"$H/report_desc"
-ln -s "$H" "$G/configs/c.1/"
-mkdir "$G/functions/ffs.qmi" "$FFS"
-mount -t functionfs qmi "$FFS"
-ln -s "$G/functions/ffs.qmi" "$G/configs/c.1/"
+vm_gadget_ec25 "$FFS"
 
 # The sim sends 192.0.2.0/25 down mux 1; its namespace holds the iperf3 clients.
 SIM_MUX_ARGS=(--mux 1=192.0.2.0/25)
@@ -104,7 +84,7 @@ SIM_MUX_ARGS=(--mux 1=192.0.2.0/25)
 MTU=1496
 SIM_ALWAYS_CONNECTED=yes start_sim --profile strict --data-interface 4 --ffs "$FFS" --mtu $MTU
 wait_for 10 "the sim's FunctionFS endpoints" test -e "$FFS/ep3"
-ls /sys/class/udc >"$G/UDC"
+vm_gadget_plug
 wait_for 20 "cdc-wdm0 (qmi_wwan bound)" test -c /dev/cdc-wdm0
 wait_for 5 "wwan0" test -e /sys/class/net/wwan0
 
@@ -209,7 +189,8 @@ busy_ns() {
 
 # classify START END: perf samples between the two uptimes, by class (see the header).
 classify() {
-	perf script -i "$E2E_TMP/perf.data" -F comm,time,ip,sym 2>/dev/null | awk -v t0="$1" -v t1="$2" '
+	perf script -i "$E2E_TMP/perf.data" -F comm,time,ip,sym 2>/dev/null | awk -v t0="$1" -v t1="$2" \
+		-v top="$E2E_TMP/top" '
 		function done_sample() {
 			if (!have || t < t0 || t > t1) return
 			if (comm == "perf") c = "perf"
@@ -223,9 +204,11 @@ classify() {
 			else if (comm == "iperf3" || comm ~ /^qmapd-bench-udp/ || comm == "perl") c = "ends"
 			else c = "fwd"
 			n[c]++
+			if (c == "fwd") where[(soft || hard ? "irq:" : comm ":") leaf]++
 		}
 		/^\t/ {
 			sym = $2
+			if (stack == " ") leaf = sym
 			stack = stack sym " "
 			if (sym ~ /^(__do_softirq|do_softirq|run_ksoftirqd|__irq_exit_rcu|irq_exit_rcu|handle_softirqs)$/) soft = 1
 			if (sym ~ /^(asm_sysvec_|asm_common_interrupt|common_interrupt|__sysvec_)/) hard = 1
@@ -238,6 +221,7 @@ classify() {
 		}
 		END {
 			done_sample()
+			for (k in where) print where[k], k >top
 			printf "fwd=%d sim=%d bus=%d ends=%d perf=%d idle=%d\n", n["fwd"], n["sim"], n["bus"], n["ends"], n["perf"], n["idle"]
 		}'
 }
@@ -297,6 +281,11 @@ run_case() {
 	cls=$(classify "$t0" "$t1")
 	echo "run $FWPATH $target $kind: busy ${busy} ns over $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s, $pkts packets, expand $hits, samples $cls"
 	sed 's/^/  expand stack: /' "$E2E_TMP/expand-$target-$kind" | head -n 12
+	# Where "fwd" goes: its samples by context (process name, or irq for soft/hard irq) and
+	# the function sampled.
+	touch "$E2E_TMP/top"
+	sort -rn "$E2E_TMP/top" | head -n 15 | sed 's/^/  fwd samples: /'
+	rm -f "$E2E_TMP/top"
 	[ "$pkts" -gt 0 ] || fail "nothing forwarded: $FWPATH $target $kind"
 	awk -v path="$FWPATH" -v target="$target" -v kind="$kind" -v busy="$busy" -v pkts="$pkts" \
 		-v lost="$lost" -v hits="${hits:-0}" -v cls="$cls" 'BEGIN {
