@@ -18,7 +18,8 @@
 # host directory, where the exit status and log come back. The guest's console is kept in
 # $VM_CONSOLE for a failure's post-mortem. No network device: the guest's traffic stays in its
 # own namespaces. VM_KEEP=1 keeps the host directory of a guest that did not finish (its out
-# share, console); VM_TIMEOUT (seconds, default 170) bounds one boot.
+# share, console); VM_TIMEOUT (seconds, default 170) bounds one boot; VM_QEMU_ARGS adds qemu
+# options (the forwarding benchmark's `-icount shift=0`).
 #
 # There is no KVM for guests on the machines this runs on (nested virtualisation is not
 # offered), so qemu runs TCG; Debian's kernel boots in a few seconds that way.
@@ -153,7 +154,7 @@ vm_run() {
 	done >"$w/out/binds"
 	t0=$(date +%s.%N)
 	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "$VM_MEMORY" -nographic \
-		-nic none -no-reboot -kernel "$VM_KERNEL" -initrd "$w/initrd.gz" \
+		-nic none -no-reboot ${VM_QEMU_ARGS:-} -kernel "$VM_KERNEL" -initrd "$w/initrd.gz" \
 		-append "console=ttyS0 panic=-1 quiet" \
 		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$w/out",mount_tag=out,security_model=none \
