@@ -19,7 +19,7 @@ done
 log=$(mktemp /tmp/qmapd-replay.XXXXXX)
 trap 'rm -f "$log"' EXIT
 # Files (not folders) as arguments: libFuzzer runs each once, in the order given.
-if ! "$bin" "${files[@]}" "${backwards[@]}" >"$log" 2>&1; then
+if ! QMAPD_FUZZ_STRICT_REPLAY=1 "$bin" "${files[@]}" "${backwards[@]}" >"$log" 2>&1; then
 	tail -n 30 "$log" >&2
 	fail "$target answered an input differently after other inputs (above)"
 fi
