@@ -409,6 +409,12 @@ for m in q m; do wait_for 10 "TCP echoes through $m.1" first_echo $m; done
 
 # ---- D-Bus: NetworkManager's connect and disconnect, per modem ----
 MM_BUS=(gdbus call --system --timeout 60 -d org.freedesktop.ModemManager1)
+# sleep_until T: until T, or the end of the soak if that comes first.
+sleep_until() {
+	local t=$1
+	[ "$t" -le "$END" ] || t=$END
+	sleep $((t - $(date +%s))) 2>/dev/null || true # nothing when t has passed
+}
 dbus_cycles() {
 	local m=$1 n=0 t0 t0f modem out bearer b iface addr prefix result
 	set +e # a failed step is a result to log, not the end of the loop
@@ -438,7 +444,7 @@ dbus_cycles() {
 				! ip netns exec "$NS_HOST" ping -c 1 -W 3 -I "$iface" "${DBUS_TARGET[$m]}" >/dev/null 2>&1; then
 				result="no-ping $iface"
 			fi
-			sleep $((t0 + CYCLE_EVERY / 2 - $(date +%s))) 2>/dev/null || true
+			sleep_until $((t0 + CYCLE_EVERY / 2))
 			if ! out=$("${MM_BUS[@]}" -o "$modem" -m org.freedesktop.ModemManager1.Modem.Simple.Disconnect \
 				"objectpath '$bearer'" 2>&1); then
 				[ "$result" = ok ] &&
@@ -453,14 +459,14 @@ dbus_cycles() {
 			fi
 		fi
 		echo "$t0f $(date +%s.%N) $n $result" >>"$E2E_TMP/dbus-$m.log"
-		sleep $((t0 + CYCLE_EVERY - $(date +%s))) 2>/dev/null || true
+		sleep_until $((t0 + CYCLE_EVERY))
 	done
 }
 drops() {
 	local next=$((START + DROP_EVERY / 2))
 	set +e
 	while [ "$next" -lt "$END" ]; do
-		sleep $((next - $(date +%s))) 2>/dev/null || true
+		sleep_until "$next"
 		kill -USR2 "$SIM_Q" "$SIM_M" && event drop
 		next=$((next + DROP_EVERY))
 	done
