@@ -177,6 +177,8 @@ bool mmd_bearer_config(struct mmd_modem *mm, GVariant *dict, bool simple, struct
 	return true;
 }
 
+/* A full reference, not a floating one: libmm-glib's get_dictionary sinks what it built, so
+ * the caller unrefs it (a setter of the skeleton only adds a reference of its own). */
 static GVariant *properties_dict(const struct config_mux *cfg, bool allow_roaming)
 {
 	g_autoptr(MMBearerProperties) p = mm_bearer_properties_new();
@@ -326,7 +328,8 @@ void mmd_bearer_sync(struct mmd_bearer *b)
 	mm_gdbus_bearer_set_connected(i, connected);
 	mm_gdbus_bearer_set_ip4_config(i, ip_config(s, AF_INET));
 	mm_gdbus_bearer_set_ip6_config(i, ip_config(s, AF_INET6));
-	mm_gdbus_bearer_set_properties(i, properties_dict(&b->cfg, b->allow_roaming));
+	g_autoptr(GVariant) props = properties_dict(&b->cfg, b->allow_roaming);
+	mm_gdbus_bearer_set_properties(i, props);
 
 	GVariantBuilder st;
 	g_variant_builder_init(&st, G_VARIANT_TYPE("a{sv}"));
