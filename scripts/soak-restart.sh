@@ -465,9 +465,11 @@ dbus_cycles() {
 			prefix=$(jq -r '.bearer["ipv4-config"].prefix // empty' <<<"$b")
 			if [ -z "$iface" ] || [ -z "$addr" ]; then
 				result="no-ip4config"
-			elif ! { ip -n "$NS_HOST" addr add "$addr/$prefix" dev "$iface" &&
+			# replace, not add: a bearer kept across a restart (its Disconnect fell into
+			# the restart) comes back connected, its device with the address still on.
+			elif ! { ip -n "$NS_HOST" addr replace "$addr/$prefix" dev "$iface" &&
 				ip -n "$NS_HOST" link set "$iface" up &&
-				ip -n "$NS_HOST" route add "${DBUS_TARGET[$m]}/32" dev "$iface"; } 2>/dev/null; then
+				ip -n "$NS_HOST" route replace "${DBUS_TARGET[$m]}/32" dev "$iface"; } 2>/dev/null; then
 				result="no-device $iface"
 			elif ! ip netns exec "$NS_HOST" ping -c 1 -W 3 -I "$iface" "${DBUS_TARGET[$m]}" >/dev/null 2>&1 &&
 				! ip netns exec "$NS_HOST" ping -c 1 -W 3 -I "$iface" "${DBUS_TARGET[$m]}" >/dev/null 2>&1; then
