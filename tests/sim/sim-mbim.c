@@ -79,9 +79,10 @@ struct sim_mbim {
 	struct session sessions[SIM_MBIM_SESSIONS];
 	const struct sim_mbim_provider *provider; /* registered in by hand; NULL: home, automatic */
 	bool register_denied;			  /* a manual choice the network refused */
-	/* REGISTER_STATE as the host last heard it (FNV-1a of the information buffer; 0 =
-	 * not since OPEN): a change becomes an indication (sim_mbim_tick). */
-	uint32_t register_told;
+	/* REGISTER_STATE's information buffer as the host last heard it (length 0: nothing
+	 * since OPEN): a change becomes an indication (sim_mbim_tick). */
+	uint8_t register_told[INFO_MAX];
+	size_t register_told_len;
 
 	/* Reassembly of a fragmented COMMAND. */
 	uint8_t *frag;
@@ -249,7 +250,7 @@ static void close_function(struct sim_mbim *m, const char *why)
 void sim_mbim_reset(struct sim_mbim *m)
 {
 	m->open = false;
-	m->register_told = 0;
+	m->register_told_len = 0;
 	m->frag_total = 0;
 	end_sessions(m);
 }
@@ -653,13 +654,15 @@ static void register_state_info(const struct sim_mbim *m, struct info *ib)
 	info_u32(ib, 44, MBIM_REGISTRATION_FLAG_PACKET_SERVICE_AUTOMATIC_ATTACH);
 }
 
-static uint32_t info_hash(const struct info *ib)
+/* Remember what the host was told (or answered) of REGISTER_STATE; true when it changed. */
+static bool register_told_update(struct sim_mbim *m, const struct info *ib)
 {
-	uint32_t h = 2166136261u;
+	bool same =
+		ib->len == m->register_told_len && memcmp(ib->b, m->register_told, ib->len) == 0;
 
-	for (size_t i = 0; i < ib->len; i++)
-		h = (h ^ ib->b[i]) * 16777619u;
-	return h ? h : 1;
+	memcpy(m->register_told, ib->b, ib->len);
+	m->register_told_len = ib->len;
+	return !same;
 }
 
 static void answer_register_state(struct sim_mbim *m, const struct req *r)
@@ -669,7 +672,7 @@ static void answer_register_state(struct sim_mbim *m, const struct req *r)
 	if (r->type == MBIM_MESSAGE_COMMAND_TYPE_SET && !register_set(m, r))
 		return;
 	register_state_info(m, &ib);
-	m->register_told = info_hash(&ib);
+	register_told_update(m, &ib);
 	respond(m, r, MBIM_STATUS_ERROR_NONE, &ib);
 }
 
@@ -680,13 +683,9 @@ void sim_mbim_tick(struct sim_mbim *m)
 	if (!m->open)
 		return;
 	register_state_info(m, &ib);
-	uint32_t h = info_hash(&ib);
-	if (h == m->register_told)
-		return;
-	bool first = m->register_told == 0;
-	m->register_told = h;
-	if (first)
-		return; /* nothing told since OPEN: nothing changed for the host */
+	bool first = m->register_told_len == 0;
+	if (!register_told_update(m, &ib) || first)
+		return; /* unchanged, or the first look since OPEN: nothing new for the host */
 	mlog(m, LOG_INFO, "mbim: registration changed: REGISTER_STATE indication");
 	send_command_message(m, true, 0,
 			     (const uint8_t *)mbim_uuid_from_service(MBIM_SERVICE_BASIC_CONNECT),
@@ -1622,7 +1621,7 @@ int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len)
 			close_function(m, "OPEN while open");
 		}
 		m->open = true;
-		m->register_told = 0;
+		m->register_told_len = 0;
 		m->max_transfer = max;
 		mlog(m, LOG_INFO, "mbim: opened, max control transfer %u", max);
 		send_libmbim(m, mbim_message_open_done_new(tid, MBIM_STATUS_ERROR_NONE));
