@@ -821,12 +821,18 @@ void modem_stop_control(struct modem *m)
 {
 	if (m->ctl)
 		m->ctl->ops->stop(m->ctl);
+	modem_changed(m); /* its control plane is closed: status and the bus show it */
 }
 
 bool modem_stopped(const struct modem *m)
 {
 	(void)m;
 	return session_stops_pending() == 0;
+}
+
+bool modem_stopping(const struct modem *m)
+{
+	return m->stopping;
 }
 
 struct modem *modem_free(struct modem *m)

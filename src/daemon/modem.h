@@ -72,6 +72,8 @@ void modem_stop(struct modem *m);
 bool modem_stopped(const struct modem *m);
 /* After modem_stop() has finished: close the control plane (manager_stop_control()). */
 void modem_stop_control(struct modem *m);
+/* True from modem_stop() on: qmapd is exiting, whatever the modem's state says. */
+bool modem_stopping(const struct modem *m);
 struct modem *modem_free(struct modem *m);
 
 const char *modem_name(const struct modem *m);

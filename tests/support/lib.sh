@@ -103,7 +103,7 @@ e2e_cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	if [ $rc -ne 0 ] && [ -n "$E2E_TMP" ]; then
-		for log in "$E2E_TMP"/*.log; do
+		for log in "$E2E_TMP"/*.log "$E2E_TMP"/*.log.prev; do
 			[ -f "$log" ] || continue
 			echo "---- $(basename "$log") (last 30 lines)" >&2
 			tail -n 30 "$log" >&2
@@ -296,8 +296,15 @@ e2e_setup_bus() {
 	start_system_bus
 }
 
+# The log of the qmapd before this one stays as qmapd.log.prev (E2E_KEEP keeps both): a
+# restart test's failure is often the earlier run's doing.
+keep_previous_log() {
+	[ ! -e "$E2E_TMP/qmapd.log" ] || mv -f "$E2E_TMP/qmapd.log" "$E2E_TMP/qmapd.log.prev"
+}
+
 # start_qmapd_dbus CONFIG: qmapd offering ModemManager's API on the private bus.
 start_qmapd_dbus() {
+	keep_previous_log
 	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --dbus-address "$BUS" \
 		--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
 	E2E_PIDS+=($!)
@@ -370,6 +377,7 @@ find_qmi_mbim_modems() {
 
 # start_qmapd CONFIG
 start_qmapd() {
+	keep_previous_log
 	ip netns exec "$NS_HOST" "$QMAPD" -c "$1" --stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
 	E2E_PIDS+=($!)
 	QMAPD_PID=$!

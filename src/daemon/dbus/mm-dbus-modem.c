@@ -535,6 +535,11 @@ void mmd_modem_bus_lost(struct mmd_modem *mm)
 
 void mmd_modem_sync(struct mmd_modem *mm)
 {
+	/* qmapd is exiting: the modem closed because of that, not gone. modem_stop() decided
+	 * the D-Bus bearers' fate (kept for the next qmapd on a restart); removing their muxes
+	 * here would end the sessions a restart keeps. The bus view stays as it was. */
+	if (modem_stopping(mm->modem))
+		return;
 	bool present = modem_present(mm->modem);
 
 	if (!present) {
