@@ -8,9 +8,10 @@
 struct discovery;
 
 /*
- * Before discovery_start(): re-scan every second even where libusb has hotplug, as on the
- * systems whose libusb has none (the path the tests could not take otherwise).
+ * Before discovery_start(): re-scan every rescan_seconds even where libusb has hotplug, as on
+ * the systems whose libusb has none (every second there; the path the tests could not take
+ * otherwise).
  */
-void discovery_disable_hotplug(struct discovery *d);
+void discovery_disable_hotplug(struct discovery *d, double rescan_seconds);
 
 #endif

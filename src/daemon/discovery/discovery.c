@@ -47,7 +47,8 @@ struct discovery {
 	libusb_context *ctx;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
-	bool no_hotplug; /* discovery_disable_hotplug() */
+	bool no_hotplug;	 /* discovery_disable_hotplug() */
+	double rescan_seconds; /* without hotplug; tests shorten it */
 	bool started;
 	char **exclude;
 	unsigned n_exclude;
@@ -231,7 +232,7 @@ static void discovery_scan(struct discovery *d)
 	}
 	libusb_free_device_list(list, 1);
 	if (!d->has_hotplug)
-		discovery_schedule(d, DISCOVERY_RESCAN_SECONDS);
+		discovery_schedule(d, d->rescan_seconds);
 	else if (retry)
 		discovery_schedule(d, DISCOVERY_RETRY_SECONDS);
 }
@@ -273,6 +274,7 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 	if (!d)
 		return -ENOMEM;
 	d->loop = loop;
+	d->rescan_seconds = DISCOVERY_RESCAN_SECONDS;
 	d->cb = *cb;
 	d->userdata = userdata;
 	ev_timer_init(&d->scan, discovery_on_scan, 0., 0.);
@@ -327,9 +329,10 @@ int discovery_start(struct discovery *d)
 	return 0;
 }
 
-void discovery_disable_hotplug(struct discovery *d)
+void discovery_disable_hotplug(struct discovery *d, double rescan_seconds)
 {
 	d->no_hotplug = true;
+	d->rescan_seconds = rescan_seconds;
 }
 
 struct discovery *discovery_free(struct discovery *d)
