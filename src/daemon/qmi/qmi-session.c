@@ -522,6 +522,8 @@ static void session_connect(struct session *s)
 	bool adopting = s->qmi->adopt.fam[0].present || s->qmi->adopt.fam[1].present;
 	bool kept = s->qmi->kept;
 	s->qmi->kept = false;
+	for (unsigned i = 0; kept && i < s->n_fam; i++)
+		s->fam[i].handle = 0; /* each set again as its family is taken over */
 	if (!kept || !adopting) {
 		if (kept)
 			datapath_mux_set_link(s->dp, s->mux, false);
@@ -559,8 +561,10 @@ static void qmi_session_modem_lost(struct session *s)
 	ev_timer_stop(s->loop, &s->retry);
 	s->qmi->kept = false;
 	/* The client ids died with the modem: nothing to release. */
-	for (unsigned i = 0; i < s->n_fam; i++)
+	for (unsigned i = 0; i < s->n_fam; i++) {
 		session_family_release(s, &s->fam[i], false);
+		s->fam[i].handle = 0; /* also one kept over a reopen, without its client */
+	}
 	g_clear_object(&s->qmi->device);
 	datapath_mux_set_link(s->dp, s->mux, false);
 	session_set_state(s, s->cfg.autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED);
@@ -579,13 +583,21 @@ static void qmi_session_control_reopen(struct session *s)
 	g_clear_object(&s->qmi->cancellable);
 	ev_timer_stop(s->loop, &s->retry);
 	for (unsigned i = 0; i < s->n_fam; i++) {
+		struct qmi_session_family *q = qfam(s, &s->fam[i]);
+
+		if (!q->client)
+			continue;
+		if (q->indication_id)
+			g_signal_handler_disconnect(q->client, q->indication_id);
+		q->indication_id = 0;
 		/* Off the dead device's books only (no CTL release), so that its last unref
 		 * does not warn of clients never released. */
-		if (qfam(s, &s->fam[i])->client && s->qmi->device)
-			qmi_device_release_client(
-				s->qmi->device, QMI_CLIENT(qfam(s, &s->fam[i])->client),
-				QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL, NULL, NULL);
-		session_family_release(s, &s->fam[i], false);
+		if (s->qmi->device)
+			qmi_device_release_client(s->qmi->device, QMI_CLIENT(q->client),
+						  QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL,
+						  NULL, NULL);
+		g_clear_object(&q->client);
+		/* The handle stays: the family is connected still (status, D-Bus). */
 	}
 	g_clear_object(&s->qmi->device);
 	s->qmi->kept = true;
