@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,16 +138,32 @@ static void loop_glib_on_check(struct ev_loop *loop, ev_check *w, int revents)
 	(void)loop;
 	(void)revents;
 
-	/* ev_io callbacks have not run yet: ask libev directly which fds are ready. */
+	/*
+	 * ev_io callbacks have not run yet: ask libev directly which fds are ready. libev says
+	 * readable, not why, and GLib's query leaves G_IO_HUP and G_IO_ERR out of the events
+	 * (poll(2) reports them unasked): a peer that hung up, a proxy that died, would read
+	 * as end of file for ever, and libmbim notices only from G_IO_HUP. poll(2) without
+	 * waiting tells the rest, for the few fds that are ready.
+	 */
+	struct pollfd ready[64]; /* n_fds is at most loop_glib_on_prepare()'s 64 */
+	gint index[64], n_ready = 0;
 	for (gint i = 0; i < lg->n_fds; i++) {
 		int pending = ev_clear_pending(loop, &lg->ios[i]);
 		if (pending & EV_READ)
-			lg->fds[i].revents |= lg->fds[i].events & (G_IO_IN | G_IO_HUP | G_IO_ERR);
+			lg->fds[i].revents |= lg->fds[i].events & G_IO_IN;
 		if (pending & EV_WRITE)
 			lg->fds[i].revents |= lg->fds[i].events & G_IO_OUT;
+		if (lg->fds[i].revents && n_ready < (gint)G_N_ELEMENTS(ready)) {
+			ready[n_ready] = (struct pollfd){ .fd = lg->fds[i].fd };
+			index[n_ready++] = i;
+		}
 		if (lg->fds[i].revents)
 			lg->rearm = true;
 	}
+	if (n_ready > 0 && poll(ready, (nfds_t)n_ready, 0) > 0)
+		for (gint j = 0; j < n_ready; j++)
+			lg->fds[index[j]].revents |=
+				ready[j].revents & (G_IO_HUP | G_IO_ERR | G_IO_NVAL);
 	if (g_main_context_check(lg->ctx, lg->priority, lg->fds, lg->n_fds)) {
 		g_main_context_dispatch(lg->ctx);
 		lg->rearm = true;

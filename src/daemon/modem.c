@@ -124,6 +124,16 @@ static void on_control_lost(void *userdata)
 	modem_changed(m);
 }
 
+static void on_control_reopen(void *userdata)
+{
+	struct modem *m = userdata;
+
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (m->session[id])
+			session_control_reopen(m->session[id]);
+	modem_changed(m);
+}
+
 static int control_data_interface(void *userdata)
 {
 	struct modem *m = userdata;
@@ -734,7 +744,8 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			goto fail;
 		}
 		struct modem_control_callbacks mcb = { .on_ready = on_control_ready,
-						       .on_lost = on_control_lost };
+						       .on_lost = on_control_lost,
+						       .on_reopen = on_control_reopen };
 		r = mbim_control_new(loop, d->control_link, &mcb, m, &m->ctl);
 		if (r < 0)
 			goto fail;
@@ -757,6 +768,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		};
 		struct modem_control_callbacks qcb = { .on_ready = on_control_ready,
 						       .on_lost = on_control_lost,
+						       .on_reopen = on_control_reopen,
 						       .data_interface = control_data_interface };
 		r = qmi_control_new(loop, d->control_link, &req, &qcb, m, &m->ctl);
 		if (r < 0)

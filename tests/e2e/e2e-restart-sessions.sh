@@ -12,6 +12,9 @@
 #   addresses, ping back within 2 s) and the modem's count of allocated client ids stays flat;
 #   MBIM: the function is never opened again (a second OPEN would end its sessions, MBIM 1.0
 #   §9.3.1) and no session is ended by the host;
+# - qmi-proxy (mbim-proxy) killed under traffic: qmapd reopens through a new one and takes
+#   the sessions over (none started again, no client id more, no second OPEN), traffic back
+#   within PROXY_GAP_MS (500 ms), and a network drop afterwards is still seen and recovered;
 # - a stop (SIGTERM) still ends the sessions and releases every client id.
 # qmapd offers ModemManager's D-Bus API on a private bus throughout: the modem, the bearer
 # of the config's mux and one a D-Bus client created and connected (CreateBearer, Connect: a
@@ -241,11 +244,68 @@ kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E
 echo "ok: $CRASHES kill -9 in a row: sessions taken over, traffic back within ${worst} ms at" \
 	"worst, $clients0 client ids throughout"
 
+# ---- the proxy dies ----
+# qmi-proxy (mbim-proxy) killed under traffic: libqmi (libmbim) calls the device removed, and
+# qmapd reopens through a new proxy and takes the sessions over, as after a crash of its own:
+# none started again in the modem, no client id more (MBIM: no second OPEN reaches the
+# function), traffic back within PROXY_GAP_MS. The proxy's abstract socket is per network
+# namespace: ours is the one in the host namespace.
+PROXY=$CONTROL-proxy
+proxy_pid() {
+	local p
+	for p in $(ip netns pids "$NS_HOST"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" != "$PROXY" ] || echo "$p"
+	done
+}
+proxy_losses() { "${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[0].modem["proxy-losses"]'; }
+modem_ready() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[0].modem.state')" = ready ]; }
+PROXY_GAP_MS=${PROXY_GAP_MS:-500}
+proxy0=$(proxy_pid)
+[ -n "$proxy0" ] || fail "no $PROXY in the host namespace"
+expect_eq "$PROXY losses before" "$(proxy_losses)" 0
+clients1=$(clients)
+started1=$(started)
+t0=$(date +%s.%N)
+kill -KILL "$proxy0"
+new_proxy() { local p; p=$(proxy_pid) && [ -n "$p" ] && [ "$p" != "$proxy0" ]; }
+wait_for 10 "qmapd to count the $PROXY lost" eval '[ "$(proxy_losses)" = 1 ]'
+wait_for 10 "a new $PROXY" new_proxy
+wait_for 10 "the control plane ready again" modem_ready
+wait_for 10 "mux 1 connected again" mux_connected
+wait_for 10 "the bearer connected on D-Bus again" bearer_connected
+wait_for 10 "the D-Bus client's bearer connected again" dbus_connected
+sleep 1
+t1=$(date +%s.%N)
+kill -0 "$QMAPD_PID" 2>/dev/null || fail "qmapd died with its $PROXY"
+grep -q "$PROXY went away" "$E2E_TMP/qmapd.log" || fail "qmapd did not say the $PROXY went away"
+expect_eq "sessions started in the modem after the $PROXY died" "$(clients >/dev/null; started)" "$started1"
+expect_eq "client ids in the modem after the $PROXY died" "$(clients)" "$clients1"
+expect_eq "addresses after the $PROXY died" "$(addresses)" "$addr0"
+expect_eq "the bearer after the $PROXY died" "$(bearer)" "$bearer0"
+expect_eq "the D-Bus client's bearer after the $PROXY died" "$(dbus_state)" "$dbus0"
+ping_gap=$(max_gap_ms "$E2E_TMP/ping.log" "$t0" "$t1")
+echo "$PROXY killed: largest gap between ping replies ${ping_gap} ms"
+[ "$ping_gap" -le "$PROXY_GAP_MS" ] || fail "ping gap ${ping_gap} ms over ${PROXY_GAP_MS} ms"
+kill -0 "$CLIENT_PID" 2>/dev/null || fail "the TCP connection broke: $(cat "$E2E_TMP/client.out")"
+echo "ok: qmapd reopened through a new $PROXY and took the sessions over"
+
 touch "$E2E_TMP/stop"
 wait_for 5 "the TCP client to finish" not_running "$CLIENT_PID"
 wait "$CLIENT_PID" || fail "the TCP client failed: $(cat "$E2E_TMP/client.out")"
 echo "ok: one TCP connection throughout: $(cat "$E2E_TMP/client.out")"
 kill "$PING_PID"
+
+# The control plane works through the new proxy: the network drops the sessions (SIGUSR2 to
+# the simulator), qmapd hears of it and connects the config's mux again; the D-Bus client's
+# bearer stays down, as ModemManager's does, until the client connects it again.
+kill -USR2 "$SIM_PID"
+wait_for 10 "the D-Bus client's bearer disconnected by the drop" eval '! dbus_connected'
+wait_for 10 "the sessions started again" eval '[ "$(clients >/dev/null; started)" -gt "$started1" ]'
+wait_for 20 "mux 1 connected after the drop" mux_connected
+"$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
+wait_for 10 "the D-Bus client's bearer connected again" dbus_connected
+in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the network's drop"
+echo "ok: a network drop after the $PROXY died is seen and recovered"
 
 # ---- stop ----
 stop_qmapd
@@ -284,7 +344,6 @@ if [ "$CONTROL" = qmi ]; then
 	CONF
 	cp "$E2E_TMP/own.conf" "$E2E_TMP/one.conf"
 	printf '[mux.1]\ninterface = qmap1\n' >>"$E2E_TMP/one.conf"
-	modem_ready() { [ "$("${CTL[@]}" -j status 2>/dev/null | jq -r '.modems[0].modem.state')" = ready ]; }
 	listed() { grep -c . "$E2E_TMP/qmi0.clients" || true; }
 	listed_is() { [ "$(listed)" = "$1" ]; }
 	sim_stat() {

@@ -4,7 +4,8 @@
  * dispatched when its fd becomes readable, also when its fd number was closed and opened
  * again for another file between two loop iterations, as libqmi and libmbim do when they
  * reconnect to their proxy (epoll forgets a closed file; the same number in GLib's poll set
- * must not keep the old watcher).
+ * must not keep the old watcher), and told G_IO_HUP when the peer hung up, as libmbim needs
+ * to see its proxy die.
  */
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -146,4 +147,42 @@ TEST(fd_number_reused_in_glib_callback)
 	g_source_remove(id);
 	close(p[0]);
 	close(p[1]);
+}
+
+struct hangup {
+	unsigned hup, in;
+};
+
+static gboolean on_hangup(gint fd, GIOCondition cond, gpointer userdata)
+{
+	struct hangup *h = userdata;
+
+	(void)fd;
+	if (cond & G_IO_HUP) {
+		h->hup++;
+		return G_SOURCE_REMOVE;
+	}
+	h->in++; /* readable at end of file, without the hang-up: called again and again */
+	return G_SOURCE_CONTINUE;
+}
+
+static bool hung_up(void *data)
+{
+	return ((struct hangup *)data)->hup > 0;
+}
+
+/* The peer goes (a proxy killed): the source asked for G_IO_HUP is told so, as GLib's own
+ * poll would tell it, instead of a readable fd that reads nothing for ever. */
+TEST(peer_hangup_reported)
+{
+	int p[2];
+	struct hangup h = { 0 };
+
+	socket_pair(-1, p);
+	g_unix_fd_add(p[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_hangup, &h);
+	test_run_for(loop, 0.02);
+	close(p[1]);
+	EXPECT_TRUE(test_run_until(loop, hung_up, &h));
+	EXPECT_EQ(h.in, 0u);
+	close(p[0]);
 }

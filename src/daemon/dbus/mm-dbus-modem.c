@@ -540,6 +540,11 @@ void mmd_modem_sync(struct mmd_modem *mm)
 	 * here would end the sessions a restart keeps. The bus view stays as it was. */
 	if (modem_stopping(mm->modem))
 		return;
+	/* Its control channel is on its way back (the proxy went away): the modem and its
+	 * sessions are as they were, and so is the bus view until the channel is ready. */
+	struct modem_view v;
+	if (modem_view(mm->modem, &v) && v.reopening)
+		return;
 	bool present = modem_present(mm->modem);
 
 	if (!present) {

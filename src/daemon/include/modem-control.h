@@ -51,6 +51,11 @@ struct modem_control_callbacks {
 	void (*on_ready)(void *userdata, const struct modem_data_format *format);
 	/* Open or negotiation failed, or the device went away; the control plane retries. */
 	void (*on_lost)(void *userdata);
+	/* The control channel died under a modem that is still there (its proxy went away)
+	 * and is being reopened at once: the sessions keep their state and carrier and are
+	 * taken over at the next on_ready; on_lost follows instead if the reopen fails. NULL:
+	 * on_lost is called. */
+	void (*on_reopen)(void *userdata);
 	/* The data interface's bInterfaceNumber, -1 if unknown (QMI's Endpoint Info). Asked
 	 * when a request is built: the transport may learn it after the modem appeared. */
 	int (*data_interface)(void *userdata);
@@ -63,6 +68,8 @@ struct modem_control_callbacks {
 struct modem_view {
 	bool mbim; /* the control port speaks MBIM (else QMI) */
 	enum modem_control_state state;
+	bool reopening; /* on_reopen was called, on_ready or on_lost not yet: the modem is
+			 * there as it was, its control channel is on its way back */
 	const char *manufacturer, *model, *revision, *imei, *iccid, *imsi;
 	enum modem_registration registration;
 	enum modem_access_technology access_technology;

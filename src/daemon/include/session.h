@@ -64,6 +64,7 @@ struct session_callbacks {
 struct session_ops {
 	void (*connect)(struct session *s); /* start an attempt (the retry timer calls it) */
 	void (*modem_lost)(struct session *s);
+	void (*control_reopen)(struct session *s);
 	void (*free_async)(struct session *s);
 };
 
@@ -99,6 +100,11 @@ struct session {
 void session_free_async(struct session *s);
 /* The modem went away: clients are gone with it; carrier off, configuration kept. */
 void session_modem_lost(struct session *s);
+/* The modem's control channel is being reopened (its proxy went away), the modem is still
+ * there: a connected session keeps its state, carrier and addresses, lets go of the dead
+ * channel's objects (nothing can be released through it) and is taken over when the modem
+ * is ready again; any other is lost as with session_modem_lost(). */
+void session_control_reopen(struct session *s);
 
 /* Seconds until the next connection attempt, or -1. */
 double session_retry_in(const struct session *s);

@@ -35,6 +35,16 @@ static void on_lost(void *userdata)
 		mc->cb.on_lost(mc->userdata);
 }
 
+static void on_reopen(void *userdata)
+{
+	struct mbim_control *mc = userdata;
+
+	if (mc->cb.on_reopen)
+		mc->cb.on_reopen(mc->userdata);
+	else if (mc->cb.on_lost)
+		mc->cb.on_lost(mc->userdata);
+}
+
 static void control_start(struct modem_control *c)
 {
 	mbim_modem_start(mbim(c));
@@ -90,6 +100,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 	*ret = (struct modem_view){
 		.mbim = true,
 		.state = control_state(c),
+		.reopening = mm->reopening,
 		.model = mm->hardware,
 		.revision = mm->firmware,
 		.imei = mm->device_id,
@@ -139,6 +150,7 @@ static void control_status(const struct modem_control *c, struct datapath *dp, j
 	set_string(modem, "revision", mm->firmware);
 	set_string(modem, "hardware", mm->hardware);
 	set_string(modem, "last-error", mm->last_error);
+	json_object_set_new(modem, "proxy-losses", json_integer(mm->proxy_losses));
 	if (mm->subscriber[0])
 		json_object_set_new(modem, "sim", json_string(mm->subscriber));
 	if (mm->state != MBIM_MODEM_STATE_READY)
@@ -241,7 +253,9 @@ int mbim_control_new(struct ev_loop *loop, const char *path,
 		     struct modem_control **ret)
 {
 	struct mbim_control *mc = calloc(1, sizeof(*mc));
-	struct mbim_modem_callbacks mcb = { .on_ready = on_ready, .on_lost = on_lost };
+	struct mbim_modem_callbacks mcb = { .on_ready = on_ready,
+					    .on_lost = on_lost,
+					    .on_reopen = on_reopen };
 	struct mbim_modem *mm;
 	int r;
 

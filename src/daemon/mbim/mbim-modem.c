@@ -14,7 +14,9 @@
 #define MBIM_RADIO_POLL_SECONDS 30.0
 #define MBIM_RETRY_MIN_SECONDS	1.0
 #define MBIM_RETRY_MAX_SECONDS	30.0
-#define MBIM_SIM_POLL_SECONDS	5.0 /* a SIM that is not ready yet, with the device open */
+/* A proxy lost again within this long after the last loss is not respawned at once. */
+#define MBIM_PROXY_LOSS_PACE_SECONDS 10.0
+#define MBIM_SIM_POLL_SECONDS	     5.0 /* a SIM that is not ready yet, with the device open */
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state)
 {
@@ -39,6 +41,11 @@ static void replace_string(char **dst, const char *src)
 
 static void mbim_modem_reset(struct mbim_modem *mm)
 {
+	bool removed = mm->device && !mm->removed_id; /* device_removed() came */
+
+	if (mm->removed_id)
+		g_signal_handler_disconnect(mm->device, mm->removed_id);
+	mm->removed_id = 0;
 	if (mm->cancellable) {
 		g_cancellable_cancel(mm->cancellable);
 		g_clear_object(&mm->cancellable);
@@ -46,7 +53,7 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 	ev_timer_stop(mm->loop, &mm->radio_poll);
 	mbim_sms_stop(mm);
 	mbim_register_watch_stop(mm);
-	if (mm->device && mbim_device_is_open(mm->device))
+	if (mm->device && !removed && mbim_device_is_open(mm->device))
 		/* Through the proxy this only lets go of our client: the function stays open for
 		 * others (mbimcli -p) and is closed by the proxy when nobody is left. */
 		mbim_device_close(mm->device, 1, NULL, NULL, NULL);
@@ -55,20 +62,75 @@ static void mbim_modem_reset(struct mbim_modem *mm)
 	mm->sim_wait = false;
 }
 
+/* The next open after a failure: capped exponential backoff (a modem that is still booting
+ * answers later), from first_delay on the first attempt. */
+static void mbim_modem_schedule_retry(struct mbim_modem *mm, double first_delay)
+{
+	double delay = MBIM_RETRY_MIN_SECONDS * (1u << (mm->attempts < 5 ? mm->attempts : 5));
+
+	if (mm->attempts == 0)
+		delay = first_delay;
+	if (delay > MBIM_RETRY_MAX_SECONDS)
+		delay = MBIM_RETRY_MAX_SECONDS;
+	mm->attempts++;
+	ev_timer_stop(mm->loop, &mm->retry);
+	ev_timer_set(&mm->retry, delay, 0.);
+	ev_timer_start(mm->loop, &mm->retry);
+}
+
 static void mbim_modem_fail(struct mbim_modem *mm, const char *what, const char *why)
 {
 	snprintf(mm->last_error, sizeof(mm->last_error), "%s: %s", what, why);
 	log_modem_warning(mm->path, "%s", mm->last_error);
 	mbim_modem_reset(mm);
 	mm->state = MBIM_MODEM_STATE_FAILED;
-	/* Capped exponential backoff: a modem that is still booting answers later. */
-	double delay = MBIM_RETRY_MIN_SECONDS * (1u << (mm->attempts < 5 ? mm->attempts : 5));
-	if (delay > MBIM_RETRY_MAX_SECONDS)
-		delay = MBIM_RETRY_MAX_SECONDS;
-	mm->attempts++;
-	ev_timer_set(&mm->retry, delay, 0.);
-	ev_timer_start(mm->loop, &mm->retry);
+	mm->reopening = false; /* the sessions kept over a lost proxy are lost now */
+	mbim_modem_schedule_retry(mm, MBIM_RETRY_MIN_SECONDS);
 	if (mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
+}
+
+/*
+ * mbim-proxy went away (killed, crashed, out of memory): libmbim says the device was
+ * removed, and it is dead for good, though the function and its sessions are not. The next
+ * open, at once, spawns a new proxy; its OPEN does not reach the function, which is open
+ * (the wdm bridge answers it: wdm.h), and the sessions, kept up with their carrier
+ * meanwhile (on_reopen), are queried and taken over on ready, not activated again.
+ */
+static void device_removed(MbimDevice *device, gpointer user_data)
+{
+	struct mbim_modem *mm = user_data;
+	ev_tstamp now = ev_now(mm->loop);
+
+	(void)device;
+	g_signal_handler_disconnect(mm->device, mm->removed_id);
+	mm->removed_id = 0; /* tells reset not to close it */
+	mm->proxy_losses++;
+	if (mm->state != MBIM_MODEM_STATE_READY) {
+		/* During an open, or with the SIM waited for: that attempt failed, retried with
+		 * backoff, so that a proxy that dies at every start is not spawned again and
+		 * again. */
+		mbim_modem_fail(mm, "open through mbim-proxy",
+				"mbim-proxy went away (killed or crashed)");
+		return;
+	}
+	snprintf(mm->last_error, sizeof(mm->last_error),
+		 "mbim-proxy went away (killed or crashed)");
+	log_modem_warning(mm->path,
+			  "%s, %u time%s now: reopening the control channel; the sessions stay "
+			  "up in the modem and are taken over",
+			  mm->last_error, mm->proxy_losses, mm->proxy_losses == 1 ? "" : "s");
+	mbim_modem_reset(mm);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	/* At once, unless the last one was lost just before: no respawning in a loop. */
+	mbim_modem_schedule_retry(mm, now - mm->last_proxy_loss < MBIM_PROXY_LOSS_PACE_SECONDS
+					      ? MBIM_RETRY_MIN_SECONDS
+					      : 0.);
+	mm->last_proxy_loss = now;
+	mm->reopening = mm->cb.on_reopen != NULL;
+	if (mm->cb.on_reopen)
+		mm->cb.on_reopen(mm->userdata);
+	else if (mm->cb.on_lost)
 		mm->cb.on_lost(mm->userdata);
 }
 
@@ -232,6 +294,7 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 	ev_timer_again(mm->loop, &mm->radio_poll);
 	mbim_sms_start(mm);
 	mbim_register_watch_start(mm);
+	mm->reopening = false;
 	if (mm->cb.on_ready)
 		mm->cb.on_ready(mm->userdata);
 }
@@ -439,6 +502,7 @@ static void mbim_modem_wait_sim(struct mbim_modem *mm)
 		log_modem_warning(mm->path, "%s", mm->last_error);
 	mm->state = MBIM_MODEM_STATE_FAILED;
 	mm->sim_wait = true;
+	mm->reopening = false;
 	ev_timer_stop(mm->loop, &mm->retry);
 	ev_timer_set(&mm->retry, MBIM_SIM_POLL_SECONDS, 0.);
 	ev_timer_start(mm->loop, &mm->retry);
@@ -568,6 +632,8 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 		return;
 	}
 	mm->device = device;
+	mm->removed_id = g_signal_connect(device, MBIM_DEVICE_SIGNAL_REMOVED,
+					  G_CALLBACK(device_removed), mm);
 	/* Always through mbim-proxy: mbimcli -p and qmapd then share the one control channel
 	 * (one direct opener would take the others' responses). */
 	mbim_device_open_full(mm->device, MBIM_DEVICE_OPEN_FLAGS_PROXY, MBIM_OPEN_TIMEOUT,
@@ -592,6 +658,7 @@ void mbim_modem_stop(struct mbim_modem *mm)
 	ev_timer_stop(mm->loop, &mm->retry);
 	mbim_modem_reset(mm);
 	mm->attempts = 0;
+	mm->reopening = false;
 	mm->power = MBIM_MODEM_POWER_UNKNOWN; /* gone: nothing to say */
 }
 

@@ -50,6 +50,8 @@ enum mbim_modem_power {
 struct mbim_modem_callbacks {
 	void (*on_ready)(void *userdata); /* attached: sessions can start */
 	void (*on_lost)(void *userdata);  /* failed or gone; the modem retries */
+	/* mbim-proxy went away: reopening at once, the sessions kept (modem-control.h) */
+	void (*on_reopen)(void *userdata);
 };
 
 struct mbim_modem {
@@ -61,6 +63,10 @@ struct mbim_modem {
 	enum mbim_modem_state state;
 	MbimDevice *device;
 	GCancellable *cancellable; /* cancels everything of the current attempt */
+	gulong removed_id;	   /* the device's "device-removed" handler */
+	unsigned proxy_losses;	   /* times mbim-proxy went away under an open device */
+	bool reopening;		   /* since then: the sessions wait to be taken over */
+	ev_tstamp last_proxy_loss; /* when; 0 never */
 	ev_timer retry;
 	ev_timer radio_poll;
 	unsigned attempts;

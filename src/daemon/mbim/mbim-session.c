@@ -26,6 +26,7 @@ struct mbim_session {
 	gulong indication_id;
 	uint32_t session_id;
 	bool active; /* the modem reported the context activated */
+	bool kept;   /* connected, kept over a reopen of the control channel: to take over */
 };
 
 /* The session and its MBIM part in one allocation. */
@@ -92,6 +93,7 @@ static void connected(struct session *s)
 			send_connect(s, MBIM_ACTIVATION_COMMAND_DEACTIVATE, deactivate_done, NULL,
 				     NULL);
 		s->mbim->active = false;
+		datapath_mux_set_link(s->dp, s->mux, false); /* on if kept over a reopen */
 		session_set_state(s, SESSION_STATE_FAILED);
 		session_schedule_retry(s);
 		return;
@@ -332,6 +334,7 @@ static void adopt_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		if (error)
 			log_mux_debug(NULL, s->cfg.id, mux_netdev(s->mux)->name,
 				      "MBIM session %u status: %s", m->session_id, error->message);
+		datapath_mux_set_link(s->dp, s->mux, false); /* on if kept over a reopen */
 		mbim_session_connect(s);
 		return;
 	}
@@ -359,8 +362,13 @@ static void mbim_session_adopt(struct session *s)
 	g_clear_object(&m->cancellable);
 	m->cancellable = g_cancellable_new();
 	m->active = false;
-	mbim_session_set_families(s, 0);
-	session_set_state(s, SESSION_STATE_CONNECTING);
+	/* Kept connected over a reopen of the control channel (mbim_session_control_reopen()):
+	 * connected throughout, unless the query says otherwise. */
+	if (!m->kept) {
+		mbim_session_set_families(s, 0);
+		session_set_state(s, SESSION_STATE_CONNECTING);
+	}
+	m->kept = false;
 	g_autoptr(MbimMessage) msg = mbim_message_connect_query_new(
 		m->session_id, MBIM_ACTIVATION_STATE_UNKNOWN, MBIM_VOICE_CALL_STATE_NONE,
 		MBIM_CONTEXT_IP_TYPE_DEFAULT,
@@ -434,10 +442,23 @@ static void mbim_session_modem_lost(struct session *s)
 {
 	ev_timer_stop(s->loop, &s->retry);
 	mbim_session_release(s);
+	s->mbim->kept = false;
 	s->mbim->active = false;
 	mbim_session_set_families(s, 0);
 	datapath_mux_set_link(s->dp, s->mux, false);
 	session_set_state(s, s->cfg.autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED);
+}
+
+/* The control channel died (mbim-proxy went away), the function and this connected session
+ * did not: carrier, addresses and state stay; the next modem ready queries the session and
+ * takes it over (mbim_session_adopt()). */
+static void mbim_session_control_reopen(struct session *s)
+{
+	ev_timer_stop(s->loop, &s->retry);
+	mbim_session_release(s);
+	s->mbim->kept = true;
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+		     "session kept up while the control channel is reopened");
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
@@ -488,6 +509,7 @@ static void mbim_session_free_async(struct session *s)
 static const struct session_ops mbim_session_ops = {
 	.connect = mbim_session_connect,
 	.modem_lost = mbim_session_modem_lost,
+	.control_reopen = mbim_session_control_reopen,
 	.free_async = mbim_session_free_async,
 };
 

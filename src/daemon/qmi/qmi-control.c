@@ -37,6 +37,7 @@ static void control_view(const struct modem_control *c, struct modem_view *ret)
 
 	*ret = (struct modem_view){
 		.state = qm->state,
+		.reopening = qm->reopening,
 		.manufacturer = qm->manufacturer,
 		.model = qm->model,
 		.revision = qm->revision,
@@ -88,6 +89,7 @@ static void control_status(const struct modem_control *c, struct datapath *dp, j
 	set_string(modem, "revision", qm->revision);
 	set_string(modem, "imei", qm->imei);
 	set_string(modem, "last-error", qm->last_error);
+	json_object_set_new(modem, "proxy-losses", json_integer(qm->proxy_losses));
 	if (qm->state != MODEM_CONTROL_READY)
 		return;
 	/* In use at the top (the keys as before), then what was asked and what the modem

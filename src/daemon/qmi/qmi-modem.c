@@ -13,6 +13,8 @@
 #define QMI_RADIO_POLL_SECONDS 30.0
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
+/* A proxy lost again within this long after the last loss is not respawned at once. */
+#define QMI_PROXY_LOSS_PACE_SECONDS 10.0
 
 /* Every qmi_modem alive, for the sessions' releases (qmi_modem_release_session_client()),
  * which may come after their modem is gone. One thread: a plain list. */
@@ -217,6 +219,9 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 {
 	bool releasing = false;
 
+	if (qm->device && qm->removed_id)
+		g_signal_handler_disconnect(qm->device, qm->removed_id);
+	qm->removed_id = 0;
 	if (qm->cancellable) {
 		g_cancellable_cancel(qm->cancellable);
 		g_clear_object(&qm->cancellable);
@@ -245,6 +250,21 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	qm->state = MODEM_CONTROL_CLOSED;
 }
 
+/* The next open after a failure: capped exponential backoff (a modem that is still booting
+ * answers later), from first_delay on the first attempt. */
+static void qmi_modem_schedule_retry(struct qmi_modem *qm, double first_delay)
+{
+	double delay = QMI_RETRY_MIN_SECONDS * (1u << (qm->attempts < 5 ? qm->attempts : 5));
+
+	if (qm->attempts == 0)
+		delay = first_delay;
+	if (delay > QMI_RETRY_MAX_SECONDS)
+		delay = QMI_RETRY_MAX_SECONDS;
+	qm->attempts++;
+	ev_timer_set(&qm->retry, delay, 0.);
+	ev_timer_start(qm->loop, &qm->retry);
+}
+
 static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error)
 {
 	snprintf(qm->last_error, sizeof(qm->last_error), "%s: %s", what,
@@ -252,14 +272,72 @@ static void qmi_modem_fail(struct qmi_modem *qm, const char *what, GError *error
 	log_modem_warning(qm->path, "%s", qm->last_error);
 	qmi_modem_reset(qm);
 	qm->state = MODEM_CONTROL_FAILED;
-	/* Capped exponential backoff: a modem that is still booting answers later. */
-	double delay = QMI_RETRY_MIN_SECONDS * (1u << (qm->attempts < 5 ? qm->attempts : 5));
-	if (delay > QMI_RETRY_MAX_SECONDS)
-		delay = QMI_RETRY_MAX_SECONDS;
-	qm->attempts++;
-	ev_timer_set(&qm->retry, delay, 0.);
-	ev_timer_start(qm->loop, &qm->retry);
+	qm->reopening = false; /* the sessions kept over a lost proxy are lost now */
+	qmi_modem_schedule_retry(qm, QMI_RETRY_MIN_SECONDS);
 	if (qm->cb.on_lost)
+		qm->cb.on_lost(qm->userdata);
+}
+
+/*
+ * qmi-proxy went away (killed, crashed, out of memory): libqmi says the device was removed,
+ * and the device is dead for good, though the modem and its sessions are not. Nothing can
+ * be released through it: the modem's own client ids stay listed in "<link>.clients" (as
+ * after a crash of qmapd) and so do releases that were on their way, for the next open to
+ * release; the sessions' ids stay in their "<link>.mux<N>" files and the sessions, kept up
+ * with their carrier meanwhile (on_reopen), are taken over on ready, not started again. The
+ * next open spawns a new proxy, at once.
+ */
+static void device_removed(QmiDevice *device, gpointer user_data)
+{
+	struct qmi_modem *qm = user_data;
+	QmiClient *clients[] = { qm->dms, qm->nas, qm->wda, qm->uim, qm->wds, qm->wms };
+	ev_tstamp now = ev_now(qm->loop);
+	bool ready = qm->state == MODEM_CONTROL_READY;
+
+	(void)device;
+	qm->proxy_losses++;
+	/* Answers that will never come: the ids stay listed, the next open releases them. */
+	for (struct qmi_release *rel = qm->releases; rel; rel = rel->next)
+		rel->qm = NULL;
+	qm->releases = NULL;
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+		if (clients[i])
+			releasing_add(qm, client_id(clients[i]));
+	qmi_modem_record_clients(qm);
+	/* Off the dead device's books only (no CTL release can reach the modem), so that its
+	 * last unref does not warn of clients never released. This zeroes their ids: listed
+	 * above, before. */
+	for (size_t i = 0; i < G_N_ELEMENTS(clients); i++)
+		if (clients[i])
+			qmi_device_release_client(qm->device, clients[i],
+						  QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL,
+						  NULL, NULL);
+	qm->state = MODEM_CONTROL_FAILED; /* not READY: reset releases nothing through it */
+	if (!ready) {
+		/* During an open: that open failed, retried with backoff, so that a proxy that
+		 * dies at every start is not spawned again and again. */
+		g_autoptr(GError) e =
+			g_error_new_literal(G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE,
+					    "qmi-proxy went away (killed or crashed)");
+		qmi_modem_fail(qm, "open through qmi-proxy", e);
+		return;
+	}
+	snprintf(qm->last_error, sizeof(qm->last_error), "qmi-proxy went away (killed or crashed)");
+	log_modem_warning(qm->path,
+			  "%s, %u time%s now: reopening the control channel; the sessions stay "
+			  "up in the modem and are taken over",
+			  qm->last_error, qm->proxy_losses, qm->proxy_losses == 1 ? "" : "s");
+	qmi_modem_reset(qm);
+	qm->state = MODEM_CONTROL_FAILED;
+	/* At once, unless the last one was lost just before: no respawning in a loop. */
+	qmi_modem_schedule_retry(qm, now - qm->last_proxy_loss < QMI_PROXY_LOSS_PACE_SECONDS
+					     ? QMI_RETRY_MIN_SECONDS
+					     : 0.);
+	qm->last_proxy_loss = now;
+	qm->reopening = qm->cb.on_reopen != NULL;
+	if (qm->cb.on_reopen)
+		qm->cb.on_reopen(qm->userdata);
+	else if (qm->cb.on_lost)
 		qm->cb.on_lost(qm->userdata);
 }
 
@@ -548,6 +626,7 @@ static void qmi_modem_ready(struct qmi_modem *qm)
 	qmi_nas_watch_start(qm);
 	qmi_modem_query_radio(qm);
 	ev_timer_again(qm->loop, &qm->radio_poll);
+	qm->reopening = false;
 	if (qm->cb.on_ready)
 		qm->cb.on_ready(qm->userdata, f);
 }
@@ -738,7 +817,9 @@ static void stale_client_ready(GObject *src, GAsyncResult *res, gpointer user_da
 	}
 	if (!client)
 		return;
-	log_modem_info(qm->path, "releasing %s client %u the last run left",
+	log_modem_info(qm->path,
+		       "releasing %s client %u left allocated (by the last run, or a "
+		       "qmi-proxy that went away)",
 		       qmi_service_get_string(qmi_client_get_service(client)),
 		       qmi_client_get_cid(client));
 	release_tracked(qm, client, NULL, QMI_TIMEOUT_SECONDS);
@@ -809,6 +890,16 @@ void qmi_modem_release_unclaimed(struct qmi_modem *qm)
 	}
 }
 
+/* A release of id was sent and is not answered yet. An id listed in qm->releasing without
+ * one (its release went unanswered, or through a device that died) is released again. */
+static bool release_in_flight(const struct qmi_modem *qm, struct qmi_state_client id)
+{
+	for (const struct qmi_release *rel = qm->releases; rel; rel = rel->next)
+		if (same_client(rel->id, id))
+			return true;
+	return false;
+}
+
 static void release_stale_clients(struct qmi_modem *qm)
 {
 	struct qmi_state_clients stale;
@@ -817,7 +908,7 @@ static void release_stale_clients(struct qmi_modem *qm)
 	if (r < 0 && r != -ENOENT)
 		log_modem_warning_errno(qm->path, r, "ignoring the client ids the last run left");
 	for (unsigned i = 0; r >= 0 && i < stale.n; i++) {
-		if (releasing_has(qm, stale.c[i]))
+		if (release_in_flight(qm, stale.c[i]))
 			continue;	       /* ours, its release under way */
 		releasing_add(qm, stale.c[i]); /* listed until its release is answered */
 		qmi_device_allocate_client(qm->device, (QmiService)stale.c[i].service,
@@ -869,6 +960,8 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 		return;
 	}
 	qm->device = QMI_DEVICE(obj);
+	qm->removed_id = g_signal_connect(qm->device, QMI_DEVICE_SIGNAL_REMOVED,
+					  G_CALLBACK(device_removed), qm);
 	/*
 	 * Always through qmi-proxy: qmicli -p and qmapd then share the one control channel.
 	 * Mixing proxied and direct openers on one port loses responses (docs/PROTOCOLS.md §4.3).
@@ -897,6 +990,7 @@ void qmi_modem_stop(struct qmi_modem *qm)
 	ev_timer_stop(qm->loop, &qm->retry);
 	qmi_modem_reset(qm);
 	qm->attempts = 0;
+	qm->reopening = false;
 }
 
 static void qmi_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)

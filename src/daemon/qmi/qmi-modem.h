@@ -87,6 +87,10 @@ struct qmi_modem {
 	unsigned sms_received;	/* Event Reports of a new stored message */
 	struct modem_cell cell; /* NAS Get Serving System's cell id, LAC, TAC */
 	GCancellable *cancellable; /* cancels everything of the current open attempt */
+	gulong removed_id;	   /* the device's "device-removed" handler */
+	unsigned proxy_losses;	   /* times qmi-proxy went away under an open device */
+	bool reopening;		   /* since then: the sessions wait to be taken over */
+	ev_tstamp last_proxy_loss; /* when; 0 never */
 	ev_timer radio_poll;
 	gulong nas_serving_id; /* the Serving System indication's handler (qmi-nas-watch.c) */
 	ev_timer retry;

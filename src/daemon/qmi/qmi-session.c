@@ -21,7 +21,8 @@ struct qmi_session {
 	QmiDevice *device;  /* borrowed from the modem while it is ready */
 	int data_interface; /* bInterfaceNumber to bind the mux to; -1 unknown */
 	GCancellable *cancellable;
-	unsigned step_family;	    /* family being connected */
+	unsigned step_family; /* family being connected */
+	bool kept; /* connected, kept over a reopen of the control channel: to take over */
 	struct qmi_state_mux adopt; /* left by the qmapd before us: families to take over */
 	struct qmi_session_family {
 		QmiClientWds *client;
@@ -110,6 +111,7 @@ static void session_family_done(struct session *s)
 	if (any)
 		s->refused = false; /* a later drop is retried at the usual pace */
 	if (!any) {
+		datapath_mux_set_link(s->dp, s->mux, false); /* on if kept over a reopen */
 		session_set_state(s, SESSION_STATE_FAILED);
 		session_schedule_retry(s);
 		return;
@@ -442,6 +444,13 @@ static void adopt_status_ready(GObject *src, GAsyncResult *res, gpointer user_da
 			     error ? error->message : qmi_wds_connection_status_get_string(status));
 		a->present = false;
 		session_family_release(s, f, true);
+		bool up = false; /* the other family, taken over already */
+		for (unsigned i = 0; i < s->n_fam; i++)
+			up |= s->fam[i].handle != 0;
+		if (!up) { /* was kept connected over a reopen: it is not */
+			datapath_mux_set_link(s->dp, s->mux, false);
+			session_set_state(s, SESSION_STATE_CONNECTING);
+		}
 		session_connect_family(s);
 		return;
 	}
@@ -508,7 +517,18 @@ static void session_connect(struct session *s)
 	s->qmi->cancellable = g_cancellable_new();
 	s->qmi->step_family = 0;
 	s->refused = false; /* until a family of this attempt is refused */
-	session_set_state(s, SESSION_STATE_CONNECTING);
+	/* Kept connected over a reopen of the control channel (qmi_session_control_reopen())
+	 * and recorded: taken over as it is, connected throughout. */
+	bool adopting = s->qmi->adopt.fam[0].present || s->qmi->adopt.fam[1].present;
+	bool kept = s->qmi->kept;
+	s->qmi->kept = false;
+	for (unsigned i = 0; kept && i < s->n_fam; i++)
+		s->fam[i].handle = 0; /* each set again as its family is taken over */
+	if (!kept || !adopting) {
+		if (kept)
+			datapath_mux_set_link(s->dp, s->mux, false);
+		session_set_state(s, SESSION_STATE_CONNECTING);
+	}
 	session_connect_family(s);
 }
 
@@ -539,12 +559,50 @@ static void qmi_session_modem_lost(struct session *s)
 		g_cancellable_cancel(s->qmi->cancellable);
 	g_clear_object(&s->qmi->cancellable);
 	ev_timer_stop(s->loop, &s->retry);
+	s->qmi->kept = false;
 	/* The client ids died with the modem: nothing to release. */
-	for (unsigned i = 0; i < s->n_fam; i++)
+	for (unsigned i = 0; i < s->n_fam; i++) {
 		session_family_release(s, &s->fam[i], false);
+		s->fam[i].handle = 0; /* also one kept over a reopen, without its client */
+	}
 	g_clear_object(&s->qmi->device);
 	datapath_mux_set_link(s->dp, s->mux, false);
 	session_set_state(s, s->cfg.autoconnect ? SESSION_STATE_WAITING : SESSION_STATE_DISABLED);
+}
+
+/*
+ * The control channel died (qmi-proxy went away), the modem and this connected session did
+ * not: the WDS clients go without a release (the channel is dead; their ids stay in the
+ * mux's state file), carrier, addresses and state stay, and the next modem ready takes the
+ * families over from that file.
+ */
+static void qmi_session_control_reopen(struct session *s)
+{
+	if (s->qmi->cancellable)
+		g_cancellable_cancel(s->qmi->cancellable);
+	g_clear_object(&s->qmi->cancellable);
+	ev_timer_stop(s->loop, &s->retry);
+	for (unsigned i = 0; i < s->n_fam; i++) {
+		struct qmi_session_family *q = qfam(s, &s->fam[i]);
+
+		if (!q->client)
+			continue;
+		if (q->indication_id)
+			g_signal_handler_disconnect(q->client, q->indication_id);
+		q->indication_id = 0;
+		/* Off the dead device's books only (no CTL release), so that its last unref
+		 * does not warn of clients never released. */
+		if (s->qmi->device)
+			qmi_device_release_client(s->qmi->device, QMI_CLIENT(q->client),
+						  QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL,
+						  NULL, NULL);
+		g_clear_object(&q->client);
+		/* The handle stays: the family is connected still (status, D-Bus). */
+	}
+	g_clear_object(&s->qmi->device);
+	s->qmi->kept = true;
+	log_mux_info(NULL, s->cfg.id, mux_netdev(s->mux)->name,
+		     "session kept up while the control channel is reopened");
 }
 
 /* ---- life cycle --------------------------------------------------------------------- */
@@ -608,6 +666,7 @@ static void qmi_session_free_async(struct session *s)
 static const struct session_ops qmi_session_ops = {
 	.connect = session_connect,
 	.modem_lost = qmi_session_modem_lost,
+	.control_reopen = qmi_session_control_reopen,
 	.free_async = qmi_session_free_async,
 };
 

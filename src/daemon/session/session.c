@@ -243,3 +243,11 @@ void session_modem_lost(struct session *s)
 {
 	s->ops->modem_lost(s);
 }
+
+void session_control_reopen(struct session *s)
+{
+	if (s->state == SESSION_STATE_CONNECTED && s->cfg.autoconnect)
+		s->ops->control_reopen(s);
+	else
+		s->ops->modem_lost(s);
+}
