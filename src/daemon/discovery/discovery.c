@@ -47,7 +47,7 @@ struct discovery {
 	libusb_context *ctx;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
-	bool no_hotplug;	 /* discovery_disable_hotplug() */
+	bool no_hotplug;       /* discovery_disable_hotplug() */
 	double rescan_seconds; /* without hotplug; tests shorten it */
 	bool started;
 	char **exclude;
