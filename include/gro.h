@@ -52,7 +52,7 @@
 
 #define GRO_MAX_FLOWS	 32 /* flows held at once; the oldest is emitted to make room */
 #define GRO_MAX_SEGS	 64 /* segments per super-packet, as the kernel's UDP GRO limit */
-#define GRO_MAX_L2_LEN	 16 /* an Ethernet header (14), rounded */
+#define GRO_MAX_L2_LEN	 24 /* an Ethernet header (14) and an 802.1Q tag (4), rounded */
 #define GRO_MAX_VNET_HDR 12 /* struct virtio_net_hdr_mrg_rxbuf (TUNSETVNETHDRSZ 12) */
 /* virtio-net + L2 + IPv6 (40, no extension headers) + TCP with the most options (60). */
 #define GRO_HDR_ROOM (GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN + 40 + 60)
@@ -112,9 +112,10 @@ struct gro_config {
 	/* Bytes of virtio-net header the device expects: 10, or 12 after TUNSETVNETHDRSZ. */
 	size_t vnet_hdr_len;
 	/*
-	 * L2 header put between the virtio-net header and the IP packet: 14 bytes of Ethernet
-	 * for a TAP (l2_header[0] for IPv4 packets, [1] for IPv6, copied by gro_init), 0 for a
-	 * TUN. The virtio-net csum_start/hdr_len count it, as the kernel expects.
+	 * L2 header put between the virtio-net header and the IP packet, up to GRO_MAX_L2_LEN:
+	 * for a TAP Ethernet, qmapd's with an 802.1Q tag (l2_header[0] for IPv4 packets, [1] for
+	 * IPv6, copied by gro_init), 0 for a TUN. The virtio-net csum_start/hdr_len count it, as
+	 * the kernel expects.
 	 */
 	size_t l2_len;
 	const uint8_t *l2_header[2];

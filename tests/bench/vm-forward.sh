@@ -39,6 +39,8 @@ if [ "${1:-}" != --guest ]; then
 	QMAPD=$BUILD_DIR/qmapd
 	QMAPD_SIM=$BUILD_DIR/qmapd-sim
 	[ $# -gt 0 ] || set -- qmimux qmapd
+	# Before vm-lib.sh, whose own default (170 s) would otherwise win: one boot runs every case.
+	VM_TIMEOUT=${VM_TIMEOUT:-1500}
 	source "$(dirname "$0")/../vm/vm-lib.sh"
 	require_root
 	need iperf3 iperf3
@@ -47,7 +49,6 @@ if [ "${1:-}" != --guest ]; then
 	need qmicli libqmi-utils
 	VM_MODULES="$VM_MODULES vxlan"
 	VM_QEMU_ARGS="-icount shift=0"
-	VM_TIMEOUT=${VM_TIMEOUT:-1500}
 	self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 	echo "| path | target | traffic | packets | loss | all instr/pkt | fwd | sim | bus | ends | perf | pskb_expand_head/pkt |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"

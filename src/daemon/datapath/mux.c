@@ -10,8 +10,17 @@
 #include "rtnl.h"
 
 /*
- * Source MAC of the frames we write into a TAP: locally administered, and the mux id in the
- * last byte so a capture shows which mux a frame came from.
+ * The frames we write into a TAP. Source MAC locally administered, the mux id in its last
+ * byte so a capture shows which mux a frame came from. Then an 802.1Q priority tag (VID 0,
+ * PCP 0), which the receive path strips and otherwise ignores (__netif_receive_skb_core: a
+ * VID-0 tag without a VLAN device is "802.1P", the frame goes on untagged), and stripping
+ * moves the packet 4 bytes further from the head: a TAP write gets NET_SKB_PAD (64) of
+ * headroom before its Ethernet header unless tun_build_skb gives it XDP's (tun_alloc_skb's
+ * tun->align; a master such as a bridge could raise it, nothing else), so its IP header
+ * starts 78 bytes in, and forwarding into VXLAN over IPv4 needs 80 (ip_forward's skb_cow
+ * for LL_RESERVED_SPACE of the tunnel): every GRO super-packet, too large for
+ * tun_build_skb, was re-allocated once. With the tag: 82 (VXLAN over IPv6 wants 96: not
+ * enough). (tests/bench/RESULTS.md, "Headroom into VXLAN, per mode".)
  */
 static void mux_build_eth_headers(struct mux *m)
 {
@@ -26,8 +35,12 @@ static void mux_build_eth_headers(struct mux *m)
 		h[9] = 'A';
 		h[10] = 'P';
 		h[11] = m->id;
-		h[12] = ethertype[i] >> 8;
-		h[13] = ethertype[i] & 0xff;
+		h[12] = 0x81; /* ETH_P_8021Q */
+		h[13] = 0x00;
+		h[14] = 0x00; /* PCP 0, DEI 0, VID 0 */
+		h[15] = 0x00;
+		h[16] = ethertype[i] >> 8;
+		h[17] = ethertype[i] & 0xff;
 	}
 }
 

@@ -9,6 +9,10 @@
 #include "gro-auto.h"
 #include "write-mode.h"
 
+/* Bytes of L2 header in front of a downlink packet written into a TAP: Ethernet (14) and one
+ * 802.1Q tag (4). Uplink frames the kernel gives us carry no tag (ETH_HEADER_SIZE). */
+#define MUX_DL_L2_SIZE 18
+
 struct gro;
 struct ulq_mux;
 
@@ -43,8 +47,9 @@ struct mux {
 	bool batch_uring;
 	bool batch_measure;
 	uint64_t dl_packets0;
-	/* Ethernet headers we put in front of downlink packets, [0] IPv4, [1] IPv6. */
-	uint8_t eth_header[2][14];
+	/* The L2 header we put in front of downlink packets on a TAP, [0] IPv4, [1] IPv6:
+	 * Ethernet and an 802.1Q priority tag (VID 0) that buys headroom (mux.c). */
+	uint8_t eth_header[2][MUX_DL_L2_SIZE];
 	struct mux_stats stats;
 };
 
