@@ -121,7 +121,7 @@ for mode in off xdp auto; do
 		sleep 1 # a headroom tick: the silent-drop check covers the whole run
 		fwd=$(($(vx_rx) - rx0))
 		refresh_stats
-		dev=$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
+		dev=$(qstat "mux 1 " mode)
 		written=$(($(qstat "mux 1 " rx_packets) - p0))
 		switches=$(($(qstat "mux 1 " headroom_switches) - sw0))
 		silent=$(($(qstat "mux 1 " rx_silent_drops) - sd0))
@@ -142,7 +142,7 @@ for mode in off xdp auto; do
 		stamp_stop
 		sleep 1 # a headroom tick: the silent-drop check covers the whole run
 		refresh_stats
-		dev=$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
+		dev=$(qstat "mux 1 " mode)
 		segs=$(($(qstat "mux 1 " rx_packets) - p0))
 		writes=$(($(qstat "mux 1 " rx_writes) - w0))
 		switches=$(($(qstat "mux 1 " headroom_switches) - sw0))

@@ -115,7 +115,7 @@ stop_pair() {
 	E2E_PIDS=("$IPERF_PID") # the server stays for the next pair
 }
 gro_off_seen() { refresh_stats && grep -q '^modem0 mux 1 .* gro=off' "$E2E_TMP/qmapd.stats"; }
-mode_of() { refresh_stats && grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p'; }
+mode_of() { refresh_stats && qstat "mux 1 " mode; }
 
 start_iperf3_server
 IPERF_PID=$(cat "$E2E_TMP/iperf3.pid")

@@ -108,7 +108,7 @@ measure() {
 	FORWARDED=$(($(vx_rx) - rx0))
 	TUN_DROPS=$(($(tun_drops) - tun_drops0))
 	refresh_stats
-	MODE=$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" | sed -n 's/.*mode=\([^ ]*\).*/\1/p')
+	MODE=$(qstat "mux 1 " mode)
 	echo "headroom=$1 (device $MODE): $FORWARDED of $N packets forwarded into VXLAN," \
 		"$EXPANDED pskb_expand_head in qmapd's context ($ALL_EXPANDED machine-wide);" \
 		"$TUN_DROPS dropped by the sim's TUN queue, qmapd received $(qstat "mux 1 " rx_packets) with the 20 of the warm-up"
@@ -141,8 +141,7 @@ transition() {
 	E2E_PIDS+=("$(cat "$E2E_TMP/iperf3.pid")")
 	in_net iperf3 -c 192.0.2.100 -t 2 >/dev/null || fail "iperf3 through the tunnel"
 	refresh_stats
-	expect_eq "auto after bulk TCP: device" "$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" |
-		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap
+	expect_eq "auto after bulk TCP: device" "$(qstat "mux 1 " mode)" tap
 	# GRO super-packets never get XDP's headroom: their room is the 802.1Q priority tag's
 	# (mux.c), which must be enough for VXLAN too. Without it, one re-expansion per write.
 	local sp0 sp exp
@@ -167,8 +166,7 @@ transition() {
 	# nothing to wait for; 1.2 s makes sure one has covered the switches.
 	sleep 1.2
 	refresh_stats
-	expect_eq "auto after per-packet UDP: device" "$(grep -m1 '^modem0 mux 1 ' "$E2E_TMP/qmapd.stats" |
-		sed -n 's/.*mode=\([^ ]*\).*/\1/p')" tap+xdp
+	expect_eq "auto after per-packet UDP: device" "$(qstat "mux 1 " mode)" tap+xdp
 	expect_eq "auto: switches" "$(qstat "mux 1 " headroom_switches)" 2
 	expect_eq "auto: silent drops across the switches" "$(qstat "mux 1 " rx_silent_drops)" 0
 	# The switch back came from a window of segments, not from the once-a-second timer
