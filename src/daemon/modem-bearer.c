@@ -14,7 +14,7 @@
 #include "log-mux.h"
 #include "modem-internal.h"
 
-static const char *state_link(const struct modem *m)
+const char *modem_state_link(const struct modem *m)
 {
 	/* The records sit beside the control link, as the control plane's own state. */
 	return m->device.control != CONFIG_CONTROL_NONE && m->device.control_link[0]
@@ -25,7 +25,7 @@ static const char *state_link(const struct modem *m)
 int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool allow_roaming)
 {
 	const struct config_mux *c = modem_mux_config(m, id);
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 	struct bearer_state b = { .bearer = index, .allow_roaming = allow_roaming };
 	int r = 0;
 
@@ -59,6 +59,7 @@ int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool a
 	if (r < 0)
 		log_mux_warning_errno(m->name, id, c->interface, r,
 				      "cannot keep the device across a crash");
+	modem_record_devices(m);
 	return 0;
 }
 
@@ -74,7 +75,7 @@ bool modem_mux_bearer(const struct modem *m, unsigned id, unsigned *ret_index,
 
 void modem_bearer_forget(struct modem *m, unsigned id)
 {
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 
 	if (id > CONFIG_MUX_ID_MAX || !m->bearer[id].set)
 		return;
@@ -121,7 +122,7 @@ static int restore_one(struct modem *m, unsigned id, const struct bearer_state *
 
 void modem_bearers_restore(struct modem *m)
 {
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; link && id <= CONFIG_MUX_ID_MAX; id++) {
 		struct bearer_state b;
