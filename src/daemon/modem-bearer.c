@@ -120,6 +120,14 @@ static int restore_one(struct modem *m, unsigned id, const struct bearer_state *
 	return 0;
 }
 
+/* Whether this qmapd offers ModemManager's D-Bus API (main.c says so before any modem). */
+static bool bearers_on_dbus = true;
+
+void modem_bearers_set_dbus(bool on)
+{
+	bearers_on_dbus = on;
+}
+
 void modem_bearers_restore(struct modem *m)
 {
 	const char *link = modem_state_link(m);
@@ -131,6 +139,18 @@ void modem_bearers_restore(struct modem *m)
 
 		if (r == -ENOENT)
 			continue;
+		if (r == 0 && !bearers_on_dbus) {
+			/* Nobody could see the bearer, let alone disconnect it: its mux is not
+			 * added, so its session ends as that of any mux the last run had and
+			 * this one lacks (modem_control_ops.sessions_ready), and its kept
+			 * device goes (modem_new()). */
+			log_mux_warning(m->name, id, NULL,
+					"ending the D-Bus bearer %u the last run left: this run "
+					"offers no D-Bus API to see or disconnect it",
+					b.bearer);
+			bearer_state_remove(link, id);
+			continue;
+		}
 		if (r == 0 && datapath_mux(m->dp, id)) {
 			r = -EEXIST;
 			snprintf(err, sizeof(err), "the config has mux %u now", id);
