@@ -117,6 +117,13 @@ static int restore_one(struct modem *m, unsigned id, const struct bearer_state *
 	if (r < 0)
 		return r;
 	m->bearer[id] = (struct modem_bearer){ true, b->bearer, b->allow_roaming };
+	/* Kept again: attaching to the kept device cleared IFF_PERSIST (persist-devices off),
+	 * and the next crash would take it with its addresses. */
+	struct mux *mux = datapath_mux(m->dp, id);
+	r = mux ? mux_keep_device(mux) : 0;
+	if (r < 0)
+		log_mux_warning_errno(m->name, id, c.interface, r,
+				      "cannot keep the device across a crash");
 	return 0;
 }
 

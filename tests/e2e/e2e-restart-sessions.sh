@@ -109,6 +109,8 @@ DBUS_BEARER=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]' | 
 "$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
 wait_for 10 "the D-Bus client's bearer connected" dbus_connected
 dbus0=$(dbus_state)
+# The devices are kept across every crash, the D-Bus client's bearer's too: the same ifindex.
+ifindexes() { ip -n "$NS_HOST" -j link show | jq -c '[.[] | select(.ifname | startswith("qmap")) | .ifname + "=" + (.ifindex | tostring)] | sort'; }
 [ -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus client's bearer is not recorded"
 clients0=$(clients)
 started0=$(started)
@@ -218,6 +220,7 @@ echo "ok: a restart keeps the session, the addresses and the TCP connection"
 
 # ---- crashes ----
 worst=0
+ifindex0=$(ifindexes)
 for i in $(seq "$CRASHES"); do
 	t0=$(date +%s.%N)
 	kill -KILL "$QMAPD_PID"
@@ -239,6 +242,7 @@ for i in $(seq "$CRASHES"); do
 	expect_eq "addresses after crash $i" "$(addresses)" "$addr0" >/dev/null
 	expect_eq "the bearer after crash $i" "$(bearer)" "$bearer0" >/dev/null
 	expect_eq "the D-Bus client's bearer after crash $i" "$(dbus_state)" "$dbus0" >/dev/null
+	expect_eq "the devices after crash $i" "$(ifindexes)" "$ifindex0" >/dev/null
 	expect_eq "client ids in the modem after crash $i" "$(clients)" "$clients0" >/dev/null
 done
 expect_eq "sessions started in the modem after $CRASHES crashes" "$(started)" "$started0"
