@@ -57,6 +57,13 @@ bool netdev_name_is_valid(const char *name);
 int netdev_probe_name(struct rtnl *rtnl, const char *name);
 
 /*
+ * Remove a device an earlier qmapd kept (IFF_PERSIST) for a mux this one does not have:
+ * only a tun/tap marked as ours (NETDEV_ALIAS), persistent and held by nobody. 0 removed,
+ * -ENODEV no such device, -EEXIST not ours, -EBUSY in use, other -errno.
+ */
+int netdev_remove_kept(struct rtnl *rtnl, const char *name);
+
+/*
  * Create (or re-attach to a persistent) device named `name`, refusing (-EEXIST) a device
  * qmapd did not create (netdev_probe_name()). With CONFIG_HEADROOM_XDP try
  * TAP + XDP first and fall back to TUN, logging a warning; CONFIG_HEADROOM_OFF makes a TUN.

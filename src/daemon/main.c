@@ -564,6 +564,7 @@ int main(int argc, char **argv)
 	}
 	log_info("ModemManager's D-Bus API: %s", dbus_text);
 	q.dbus_state = dbus_text;
+	modem_bearers_set_dbus(dbus != CONFIG_DBUS_NONE);
 	dns_dir(config, dir, sizeof(dir));
 	char *dns_bus = dns_bus_address(q.dbus_address);
 	r = dns_init(dns_bus, dir);

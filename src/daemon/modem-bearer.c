@@ -14,7 +14,7 @@
 #include "log-mux.h"
 #include "modem-internal.h"
 
-static const char *state_link(const struct modem *m)
+const char *modem_state_link(const struct modem *m)
 {
 	/* The records sit beside the control link, as the control plane's own state. */
 	return m->device.control != CONFIG_CONTROL_NONE && m->device.control_link[0]
@@ -25,7 +25,7 @@ static const char *state_link(const struct modem *m)
 int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool allow_roaming)
 {
 	const struct config_mux *c = modem_mux_config(m, id);
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 	struct bearer_state b = { .bearer = index, .allow_roaming = allow_roaming };
 	int r = 0;
 
@@ -59,6 +59,7 @@ int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool a
 	if (r < 0)
 		log_mux_warning_errno(m->name, id, c->interface, r,
 				      "cannot keep the device across a crash");
+	modem_record_devices(m);
 	return 0;
 }
 
@@ -74,7 +75,7 @@ bool modem_mux_bearer(const struct modem *m, unsigned id, unsigned *ret_index,
 
 void modem_bearer_forget(struct modem *m, unsigned id)
 {
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 
 	if (id > CONFIG_MUX_ID_MAX || !m->bearer[id].set)
 		return;
@@ -116,12 +117,27 @@ static int restore_one(struct modem *m, unsigned id, const struct bearer_state *
 	if (r < 0)
 		return r;
 	m->bearer[id] = (struct modem_bearer){ true, b->bearer, b->allow_roaming };
+	/* Kept again: attaching to the kept device cleared IFF_PERSIST (persist-devices off),
+	 * and the next crash would take it with its addresses. */
+	struct mux *mux = datapath_mux(m->dp, id);
+	r = mux ? mux_keep_device(mux) : 0;
+	if (r < 0)
+		log_mux_warning_errno(m->name, id, c.interface, r,
+				      "cannot keep the device across a crash");
 	return 0;
+}
+
+/* Whether this qmapd offers ModemManager's D-Bus API (main.c says so before any modem). */
+static bool bearers_on_dbus = true;
+
+void modem_bearers_set_dbus(bool on)
+{
+	bearers_on_dbus = on;
 }
 
 void modem_bearers_restore(struct modem *m)
 {
-	const char *link = state_link(m);
+	const char *link = modem_state_link(m);
 
 	for (unsigned id = CONFIG_MUX_ID_MIN; link && id <= CONFIG_MUX_ID_MAX; id++) {
 		struct bearer_state b;
@@ -130,6 +146,18 @@ void modem_bearers_restore(struct modem *m)
 
 		if (r == -ENOENT)
 			continue;
+		if (r == 0 && !bearers_on_dbus) {
+			/* Nobody could see the bearer, let alone disconnect it: its mux is not
+			 * added, so its session ends as that of any mux the last run had and
+			 * this one lacks (modem_control_ops.sessions_ready), and its kept
+			 * device goes (modem_new()). */
+			log_mux_warning(m->name, id, NULL,
+					"ending the D-Bus bearer %u the last run left: this run "
+					"offers no D-Bus API to see or disconnect it",
+					b.bearer);
+			bearer_state_remove(link, id);
+			continue;
+		}
 		if (r == 0 && datapath_mux(m->dp, id)) {
 			r = -EEXIST;
 			snprintf(err, sizeof(err), "the config has mux %u now", id);

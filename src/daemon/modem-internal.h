@@ -34,13 +34,21 @@ struct modem {
 		bool allow_roaming;
 	} bearer[CONFIG_MUX_ID_MAX + 1];
 	bool stopping;
+	/* "<link>.devices" (mux-record.h) is written: not before the last run's devices that
+	 * no mux of this one has were removed (modem_new()). */
+	bool devices_recorded;
 };
 
 /* modem.c: add a mux (its session, its device); err says why not. */
 int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, char *err,
 	      size_t errlen);
 
+/* modem.c: "<link>.devices" written anew from the muxes whose device is kept. */
+void modem_record_devices(struct modem *m);
+
 /* modem-bearer.c */
+/* Where a modem's records for the next qmapd go (beside the control link), or NULL. */
+const char *modem_state_link(const struct modem *m);
 /* The recorded bearers' muxes added again (at modem_new(), before the control plane runs). */
 void modem_bearers_restore(struct modem *m);
 /* Mux id's record gone (its mux removed, or a stop that ends its session). */

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "modem-control.h"
 #include "modem-internal.h"
+#include "mux-record.h"
 #include "netdev.h"
 #include "session.h"
 #include "wdm.h"
@@ -272,6 +273,7 @@ int modem_add(struct modem *m, const struct config_mux *cfg, bool from_config, c
 		if (r < 0)
 			log_mux_warning_errno(m->name, cfg->id, cfg->interface, r,
 					      "cannot keep the device across a crash");
+		modem_record_devices(m);
 	}
 	m->from_config[cfg->id] = from_config;
 	modem_changed(m);
@@ -287,6 +289,7 @@ static int modem_del(struct modem *m, unsigned id)
 	datapath_mux_del(m->dp, id);
 	m->from_config[id] = false;
 	modem_bearer_forget(m, id);
+	modem_record_devices(m);
 	free(m->mux_cfg[id]);
 	m->mux_cfg[id] = NULL;
 	log_mux_info(m->name, id, NULL, "removed");
@@ -705,6 +708,67 @@ int modem_reload(struct modem *m, const struct config_modem *next, unsigned *ret
 	return 0;
 }
 
+/* ---- the devices kept across a crash ----------------------------------------------- */
+
+void modem_record_devices(struct modem *m)
+{
+	const char *link = modem_state_link(m);
+	struct mux_record *rec;
+
+	if (!link || !m->devices_recorded)
+		return;
+	rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return;
+	/* Not those persist-devices keeps: they stay by the config's wish, not for a crash. */
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		struct mux *mux = datapath_mux(m->dp, id);
+		if (mux && mux_is_kept(mux) && !m->device.persist_devices)
+			(void)mux_record_set(rec, id, mux_netdev(mux)->name);
+	}
+	int r = mux_record_write(link, "devices", rec);
+	if (r < 0)
+		log_modem_warning_errno(m->name, r,
+					"cannot record the devices kept across a crash");
+	free(rec);
+}
+
+static bool device_in_use(const struct modem *m, const char *name)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		struct mux *mux = datapath_mux(m->dp, id);
+		if (mux && strcmp(mux_netdev(mux)->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The devices the last run kept (IFF_PERSIST) for a crash, listed in "<link>.devices", that
+ * no mux of this run took again (a mux removed from the config, a D-Bus bearer not restored,
+ * a device renamed): they would stay for ever with their addresses and routes. Removed, as
+ * long as the device by that name is still a persistent tun/tap marked as ours that nobody
+ * holds (netdev_remove_kept()); anything else of that name is left alone.
+ */
+static void modem_remove_stale_devices(struct modem *m, const struct mux_record *stale)
+{
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		const char *name = stale->name[id];
+		if (!name[0] || device_in_use(m, name))
+			continue;
+		int r = netdev_remove_kept(m->rtnl, name);
+		if (r == 0)
+			log_mux_info(m->name, id, name,
+				     "the device the last run kept is removed: no mux has it now");
+		else if (r != -ENODEV)
+			log_mux_warning_errno(m->name, id, name, r,
+					      "leaving the device the last run kept: %s",
+					      r == -EEXIST  ? "not a device of qmapd's"
+					      : r == -EBUSY ? "in use"
+							    : "cannot remove it");
+	}
+}
+
 /* ---- life cycle --------------------------------------------------------------------- */
 
 int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem *cfg,
@@ -785,6 +849,20 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		}
 	}
 	modem_bearers_restore(m);
+	/* Read before this run writes it (modem_record_devices()); a bad file lists nothing. */
+	struct mux_record *stale = calloc(1, sizeof(*stale));
+	const char *link = modem_state_link(m);
+	if (stale && link) {
+		r = mux_record_read(link, "devices", stale);
+		if (r < 0 && r != -ENOENT)
+			log_modem_warning_errno(m->name, r,
+						"ignoring the list of devices the last run kept");
+		if (r == 0)
+			modem_remove_stale_devices(m, stale);
+	}
+	free(stale);
+	m->devices_recorded = true;
+	modem_record_devices(m);
 	*ret = m;
 	return 0;
 fail:
@@ -819,6 +897,13 @@ void modem_stop(struct modem *m)
 			continue;
 		m->session[id]->handover = true;
 		mux_hand_over(mux);
+	}
+	/* A stop: the devices go with the muxes (mux_unkeep_device()), nothing to list. */
+	if (!handover && m->devices_recorded) {
+		const char *link = modem_state_link(m);
+		m->devices_recorded = false;
+		if (link)
+			(void)mux_record_write(link, "devices", &(struct mux_record){ 0 });
 	}
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		/* A stop ends the D-Bus bearers' sessions: nothing left to bring back. */

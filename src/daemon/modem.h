@@ -153,6 +153,11 @@ bool modem_mux_from_config(const struct modem *m, unsigned id);
  * with its session and the bearer with its path, and keep the device across a crash.
  */
 int modem_mux_record_bearer(struct modem *m, unsigned id, unsigned index, bool allow_roaming);
+/*
+ * Whether this qmapd offers ModemManager's D-Bus API; called before any modem is created.
+ * Without it the bearers the last run recorded are not restored: their sessions end.
+ */
+void modem_bearers_set_dbus(bool on);
 /* Mux id carries a recorded D-Bus bearer (restored at start, or recorded since): its index
  * and allow-roaming. */
 bool modem_mux_bearer(const struct modem *m, unsigned id, unsigned *ret_index,

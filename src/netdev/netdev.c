@@ -286,6 +286,26 @@ int netdev_probe_name(struct rtnl *rtnl, const char *name)
 	return strcmp(alias, NETDEV_ALIAS) == 0 ? 1 : -EEXIST;
 }
 
+int netdev_remove_kept(struct rtnl *rtnl, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	char ifname[IFNAMSIZ];
+	bool was_persistent = false;
+	int r = netdev_probe_name(rtnl, name);
+
+	if (r <= 0)
+		return r == 0 ? -ENODEV : r; /* gone already, or not marked as ours */
+	/* Attaching fails (EBUSY) while a program holds it: a running qmapd's device stays. */
+	r = netdev_tun_open(name, IFF_TAP, &fd, ifname, &was_persistent);
+	if (r == -EINVAL)
+		r = netdev_tun_open(name, IFF_TUN, &fd, ifname, &was_persistent);
+	if (r < 0)
+		return r;
+	if (!was_persistent)
+		return -ENODEV; /* it went meanwhile, and the name was made anew: goes with fd */
+	return netdev_set_persist(fd, false); /* the device goes with fd */
+}
+
 int netdev_create(struct rtnl *rtnl, const char *name, enum config_headroom headroom, uint32_t mtu,
 		  bool persist, bool offload, struct netdev *ret)
 {

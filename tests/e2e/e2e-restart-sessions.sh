@@ -20,8 +20,10 @@
 # of the config's mux and one a D-Bus client created and connected (CreateBearer, Connect: a
 # mux not in the config) keep their object paths, and the bearers are connected again, after
 # the restart and after every crash. QMI only, then: a stop whose releases are lost
-# (qmapd-sim --lose-releases) leaves the ids in <link>.clients for the next run to release,
-# and after a crash a qmapd without the muxes ends their sessions and releases their ids.
+# (qmapd-sim --lose-releases) leaves the ids in <link>.clients for the next run to release.
+# Last, after a crash, a qmapd without the muxes and without D-Bus ends the sessions of the
+# config's muxes and of a D-Bus client's bearer (QMI: releases their ids; MBIM: deactivates
+# them), drops the bearer's record and removes the devices kept for them, and only those.
 # Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -107,6 +109,8 @@ DBUS_BEARER=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]' | 
 "$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
 wait_for 10 "the D-Bus client's bearer connected" dbus_connected
 dbus0=$(dbus_state)
+# The devices are kept across every crash, the D-Bus client's bearer's too: the same ifindex.
+ifindexes() { ip -n "$NS_HOST" -j link show | jq -c '[.[] | select(.ifname | startswith("qmap")) | .ifname + "=" + (.ifindex | tostring)] | sort'; }
 [ -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus client's bearer is not recorded"
 clients0=$(clients)
 started0=$(started)
@@ -216,6 +220,7 @@ echo "ok: a restart keeps the session, the addresses and the TCP connection"
 
 # ---- crashes ----
 worst=0
+ifindex0=$(ifindexes)
 for i in $(seq "$CRASHES"); do
 	t0=$(date +%s.%N)
 	kill -KILL "$QMAPD_PID"
@@ -237,6 +242,7 @@ for i in $(seq "$CRASHES"); do
 	expect_eq "addresses after crash $i" "$(addresses)" "$addr0" >/dev/null
 	expect_eq "the bearer after crash $i" "$(bearer)" "$bearer0" >/dev/null
 	expect_eq "the D-Bus client's bearer after crash $i" "$(dbus_state)" "$dbus0" >/dev/null
+	expect_eq "the devices after crash $i" "$(ifindexes)" "$ifindex0" >/dev/null
 	expect_eq "client ids in the modem after crash $i" "$(clients)" "$clients0" >/dev/null
 done
 expect_eq "sessions started in the modem after $CRASHES crashes" "$(started)" "$started0"
@@ -325,6 +331,27 @@ fi
 [ ! -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "a stop left the D-Bus bearer's record behind"
 echo "ok: a stop ends the sessions and releases every client id"
 
+# The configs of what follows: own.conf has no mux (and no D-Bus API, which the private bus
+# in the environment would otherwise give it), one.conf mux 1.
+cat >"$E2E_TMP/own.conf" <<CONF
+[device]
+device = sim:$E2E_TMP/sim.sock
+control = $CONTROL
+control-link = $E2E_TMP/${CONTROL}0
+control-socket = $E2E_TMP/control
+
+[dbus]
+enabled = no
+CONF
+cp "$E2E_TMP/own.conf" "$E2E_TMP/one.conf"
+printf '[mux.1]\ninterface = qmap1\n' >>"$E2E_TMP/one.conf"
+sim_stat() {
+	rm -f "$E2E_TMP/sim.stats"
+	kill -USR1 "$SIM_PID"
+	wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
+	sstat "$1=" "$1"
+}
+
 # ---- QMI: releases the modem never answered ----
 # An id leaves <link>.clients only once the modem answered its release: a qmapd that stops
 # while its releases are lost on their way (qmapd-sim --lose-releases, as when the host died
@@ -335,23 +362,8 @@ if [ "$CONTROL" = qmi ]; then
 	wait "$SIM_PID" 2>/dev/null || true
 	rm -f "$E2E_TMP/sim.sock" "$E2E_TMP/qmi0.clients"
 	start_sim --keep-sessions --lose-releases 8
-	cat >"$E2E_TMP/own.conf" <<-CONF
-	[device]
-	device = sim:$E2E_TMP/sim.sock
-	control = qmi
-	control-link = $E2E_TMP/qmi0
-	control-socket = $E2E_TMP/control
-	CONF
-	cp "$E2E_TMP/own.conf" "$E2E_TMP/one.conf"
-	printf '[mux.1]\ninterface = qmap1\n' >>"$E2E_TMP/one.conf"
 	listed() { grep -c . "$E2E_TMP/qmi0.clients" || true; }
 	listed_is() { [ "$(listed)" = "$1" ]; }
-	sim_stat() {
-		rm -f "$E2E_TMP/sim.stats"
-		kill -USR1 "$SIM_PID"
-		wait_for 5 "sim counters" test -s "$E2E_TMP/sim.stats"
-		sstat "$1=" "$1"
-	}
 	start_qmapd "$E2E_TMP/one.conf"
 	wait_for 30 "mux 1 connected" mux_connected
 	one=$(clients)
@@ -370,26 +382,68 @@ if [ "$CONTROL" = qmi ]; then
 	expect_eq "client ids in the modem after its stop" "$(sim_stat qmi_clients)" 0
 	expect_eq "ids listed after a stop whose releases were answered" "$(listed)" 0
 	echo "ok: ids whose release went unanswered stay listed and are released by the next run"
+fi
 
-	# A crash, and the next qmapd has fewer muxes: the sessions of the muxes it lacks end
-	# and their WDS ids are released, instead of staying up in the modem for ever.
-	cp "$E2E_TMP/own.conf" "$E2E_TMP/two.conf"
-	printf '[mux.1]\ninterface = qmap1\n[mux.2]\ninterface = qmap2\n' >>"$E2E_TMP/two.conf"
-	start_qmapd "$E2E_TMP/two.conf"
-	for m in 1 2; do
-		wait_for 30 "mux $m connected" eval '[ "$("${CTL[@]}" -j status 2>/dev/null | jq -r ".modems[].muxes[] | select(.id == '$m') | .state")" = connected ]'
-	done
+# ---- a crash, and the next qmapd lacks the muxes ----
+# The last run had the config's mux 1 and a D-Bus client's bearer (mux 2); after a crash the
+# next one has no mux (its config edited meanwhile) and no D-Bus API, so nobody could see the
+# bearer. What the
+# last run left for them ends instead of staying for ever: the sessions (QMI: their WDS ids
+# released; MBIM: CONNECT DEACTIVATE on the session ids qmapd activated, <link>.sessions), the
+# bearer's record, and the devices kept across the crash (<link>.devices) - but only those:
+# a bridge and a persistent TAP not marked as qmapd's, listed there too, stay.
+start_qmapd_dbus "$E2E_TMP/one.conf"
+wait_for 30 "mux 1 connected" mux_connected
+wait_for 10 "the modem on D-Bus" eval '"$MMCLI" -L -J 2>/dev/null | jq -e ".[\"modem-list\"][0]" >/dev/null'
+modem_path=$("$MMCLI" -L -J | jq -r '.["modem-list"][0]')
+old_bearers=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]')
+"$MMCLI" -m "$modem_path" --create-bearer="apn=internet,ip-type=ipv4v6" >/dev/null ||
+	fail "mmcli --create-bearer failed"
+DBUS_BEARER=$("$MMCLI" -m "$modem_path" -J | jq -r '.modem.generic.bearers[]' | grep -vxF -e "$old_bearers")
+"$MMCLI" -b "$DBUS_BEARER" --connect >/dev/null || fail "mmcli -b $DBUS_BEARER --connect failed"
+wait_for 10 "the D-Bus client's bearer connected" dbus_connected
+bearer_dev=$("$MMCLI" -b "$DBUS_BEARER" -J | jq -r .bearer.status.interface)
+[ -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus client's bearer is not recorded as mux 2"
+if [ "$CONTROL" = qmi ]; then
 	two=$(clients)
 	[ "$two" -gt "$own" ] || fail "two sessions hold no client ids ($two)"
 	[ -e "$E2E_TMP/qmi0.mux2" ] || fail "no state recorded for mux 2"
-	kill -KILL "$QMAPD_PID"
-	wait "$QMAPD_PID" 2>/dev/null || true
-	start_qmapd "$E2E_TMP/own.conf"
-	wait_for 30 "the modem ready" modem_ready
-	wait_for 10 "the state of the muxes it lacks gone" eval '[ ! -e "$E2E_TMP/qmi0.mux1" ] && [ ! -e "$E2E_TMP/qmi0.mux2" ]'
+else
+	ended=$(sim_stat mbim_sessions_ended_by_host)
+fi
+kill -KILL "$QMAPD_PID"
+wait "$QMAPD_PID" 2>/dev/null || true
+for dev in qmap1 "$bearer_dev"; do
+	ip -n "$NS_HOST" link show "$dev" >/dev/null 2>&1 || fail "$dev did not outlive the crash"
+done
+ip -n "$NS_HOST" link add decoy200 type bridge
+ip -n "$NS_HOST" tuntap add decoy201 mode tap
+printf '200 decoy200\n201 decoy201\n' >>"$E2E_TMP/${CONTROL}0.devices"
+start_qmapd "$E2E_TMP/own.conf"
+wait_for 30 "the modem ready" modem_ready
+grep -q "ending the D-Bus bearer" "$E2E_TMP/qmapd.log" || fail "qmapd did not say why the bearer ended"
+[ ! -e "$E2E_TMP/${CONTROL}0.bearer2" ] || fail "the D-Bus bearer's record is left"
+gone() { ! ip -n "$NS_HOST" link show "$1" >/dev/null 2>&1; }
+for dev in qmap1 "$bearer_dev"; do
+	wait_for 5 "the kept device $dev removed" gone "$dev"
+done
+for dev in decoy200 decoy201; do
+	ip -n "$NS_HOST" link show "$dev" >/dev/null 2>&1 || fail "$dev, not qmapd's, was removed"
+	ip -n "$NS_HOST" link del "$dev"
+done
+[ ! -e "$E2E_TMP/${CONTROL}0.devices" ] || fail "the list of kept devices is left: $(cat "$E2E_TMP/${CONTROL}0.devices")"
+if [ "$CONTROL" = qmi ]; then
+	wait_for 10 "the state of the muxes it lacks gone" eval '! ls "$E2E_TMP"/qmi0.mux* >/dev/null 2>&1'
 	wait_for 10 "their ids released" listed_is "$own"
 	expect_eq "client ids in the modem without the muxes" "$(clients)" "$own"
 	expect_eq "sessions up in the modem" "$(grep -c 'released with a session up' "$E2E_TMP/sim.log")" 4
-	stop_qmapd
-	echo "ok: after a crash, the sessions of muxes the next qmapd lacks end ($two ids, then $own)"
+	summary="$two ids, then $own"
+else
+	wait_for 10 "the 2 sessions ended by the host" eval '[ "$(sim_stat mbim_sessions_ended_by_host)" = $((ended + 2)) ]'
+	wait_for 5 "the list of sessions gone" eval '[ ! -e "$E2E_TMP/mbim0.sessions" ]'
+	expect_eq "MBIM OPENs that found the function open" "$(sim_stat mbim_reopens)" 0
+	summary="2 MBIM sessions deactivated"
 fi
+stop_qmapd
+echo "ok: after a crash, what the last run left for muxes the next qmapd lacks ends" \
+	"($summary; the kept devices removed, the D-Bus bearer dropped without D-Bus)"

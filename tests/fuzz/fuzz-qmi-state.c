@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the state files one qmapd leaves for the next (qmi-state.h, and
- * bearer-state.h's D-Bus bearer records): the input is a file's content, read as each kind. Checked besides what the sanitizers see: what
- * parses is within its limits (at most 16 clients, no client id 0 or 0xff, no handle 0), and
- * formatting it gives text that parses back to the same thing.
+ * libFuzzer target for the state files one qmapd leaves for the next (qmi-state.h,
+ * bearer-state.h's D-Bus bearer records and mux-record.h's lists of kept devices and MBIM
+ * sessions): the input is a file's content, read as each kind. Checked besides what the
+ * sanitizers see: what parses is within its limits (at most 16 clients, no client id 0 or
+ * 0xff, no handle 0, no mux 0), and formatting it gives text that parses back to the same
+ * thing.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bearer-state.h"
+#include "mux-record.h"
 #include "qmi-state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -61,6 +64,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (unsigned i = 0; i < b.n_keys; i++)
 			check(strcmp(b2.keys[i].name, b.keys[i].name) == 0 &&
 			      strcmp(b2.keys[i].value, b.keys[i].value) == 0);
+	}
+	/* A list of muxes: valid ids and names only, and its text parses back to the same. */
+	static struct mux_record r, r2;
+	static char rtext[MUX_RECORD_FILE_MAX];
+	if (mux_record_parse((const char *)data, size, &r) == 0) {
+		check(r.name[0][0] == '\0');
+		size_t rn = mux_record_format(&r, rtext, sizeof(rtext));
+		check(rn < sizeof(rtext) - 1);
+		check(mux_record_parse(rtext, rn, &r2) == 0);
+		check(memcmp(&r, &r2, sizeof(r)) == 0);
 	}
 	return 0;
 }

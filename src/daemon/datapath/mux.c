@@ -224,6 +224,11 @@ int mux_keep_device(struct mux *m)
 	return r;
 }
 
+bool mux_is_kept(const struct mux *m)
+{
+	return m->kept;
+}
+
 void mux_hand_over(struct mux *m)
 {
 	m->handed_over = true;

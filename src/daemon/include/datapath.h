@@ -157,6 +157,8 @@ const struct netdev *mux_netdev(const struct mux *m);
  * (mux_unkeep_device()), a restart leaves it (mux_hand_over()).
  */
 int mux_keep_device(struct mux *m);
+/* Kept (mux_keep_device()) and not dropped since. */
+bool mux_is_kept(const struct mux *m);
 void mux_hand_over(struct mux *m);
 void mux_unkeep_device(struct mux *m);
 const struct mux_stats *mux_get_stats(const struct mux *m);

@@ -11,6 +11,8 @@ struct mbim_control {
 	struct modem_control c; /* first: freed as one */
 	struct modem_control_callbacks cb;
 	void *userdata;
+	/* The mux ids whose sessions were told the modem is ready since it last became so. */
+	uint64_t claimed[(CONFIG_MUX_ID_MAX + 64) / 64];
 };
 
 static struct mbim_modem *mbim(const struct modem_control *c)
@@ -22,6 +24,7 @@ static void on_ready(void *userdata)
 {
 	struct mbim_control *mc = userdata;
 
+	memset(mc->claimed, 0, sizeof(mc->claimed));
 	/* The transport negotiated the NTB parameters: no data format to apply. */
 	if (mc->cb.on_ready)
 		mc->cb.on_ready(mc->userdata, NULL);
@@ -174,13 +177,23 @@ static int control_session_new(struct modem_control *c, struct ev_loop *loop, st
 			       const struct session_callbacks *cb, void *userdata,
 			       struct session **ret)
 {
-	(void)c;
-	return mbim_session_new(loop, rtnl, dp, mux, cfg, cb, userdata, ret);
+	return mbim_session_new(loop, rtnl, dp, mux, mbim(c)->path, cfg, cb, userdata, ret);
 }
 
 static void control_session_ready(struct modem_control *c, struct session *s)
 {
+	struct mbim_control *mc = (struct mbim_control *)c;
+	unsigned id = s->cfg.id;
+
+	if (id <= CONFIG_MUX_ID_MAX)
+		mc->claimed[id / 64] |= UINT64_C(1) << (id % 64);
 	mbim_session_modem_ready(s, mbim(c)->device);
+}
+
+static void control_sessions_ready(struct modem_control *c)
+{
+	mbim_session_end_unclaimed(mbim(c)->device, mbim(c)->path,
+				   ((struct mbim_control *)c)->claimed);
 }
 
 static void control_set_power(struct modem_control *c, bool on, modem_power_done done,
@@ -238,6 +251,7 @@ static const struct modem_control_ops mbim_control_ops = {
 	.status = control_status,
 	.session_new = control_session_new,
 	.session_ready = control_session_ready,
+	.sessions_ready = control_sessions_ready,
 	.pin = control_pin,
 	.set_power = control_set_power,
 	.sms_list = control_sms_list,

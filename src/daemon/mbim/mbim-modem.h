@@ -169,11 +169,18 @@ void mbim_sms_delete(struct mbim_modem *mm, enum modem_sms_storage storage, uint
 
 /* ---- sessions (mbim-session.c) ---- */
 
+/* link: the control link, beside which "<link>.sessions" lists the sessions up. */
 int mbim_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
-		     const struct config_mux *cfg, const struct session_callbacks *cb,
-		     void *userdata, struct session **ret);
+		     const char *link, const struct config_mux *cfg,
+		     const struct session_callbacks *cb, void *userdata, struct session **ret);
 /* The modem is attached: connect (session id = mux id - 1). */
 void mbim_session_modem_ready(struct session *s, MbimDevice *device);
+/*
+ * Every session was told the modem is ready: deactivate the sessions "<link>.sessions" lists
+ * for muxes that no session of this run claimed (claimed: a bit per mux id), as a mux the
+ * last run had and this one lacks would leave its session activated for ever.
+ */
+void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *claimed);
 
 /*
  * Asynchronous MBIM steps carry their owner as user data and the attempt's cancellable: a

@@ -5,7 +5,9 @@
  * device configured by the shared session code; CONNECT indications for drops. When the
  * modem becomes ready a CONNECT query comes first: a session an earlier qmapd left up (a
  * restart, a crash) is taken over as it is, as ModemManager's MBIM bearer reloads its
- * connection status, instead of activated again.
+ * connection status, instead of activated again. Each session up is listed in
+ * "<link>.sessions" (mux-record.h) until it ends, so that the next qmapd can end those it has
+ * no mux for (mbim_session_end_unclaimed()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 
 #include "log-mux.h"
 #include "mbim-modem.h"
+#include "mux-record.h"
 
 #define CONNECT_TIMEOUT_SECONDS	   60 /* the network may take long to answer an activation */
 #define IP_CONFIG_TIMEOUT_SECONDS  10
@@ -25,6 +28,7 @@ struct mbim_session {
 	GCancellable *cancellable;
 	gulong indication_id;
 	uint32_t session_id;
+	char *link;  /* the control link: "<link>.sessions" lists the sessions up */
 	bool active; /* the modem reported the context activated */
 	bool kept;   /* connected, kept over a reopen of the control channel: to take over */
 };
@@ -34,6 +38,16 @@ struct mbim_session_block {
 	struct session s;
 	struct mbim_session m;
 };
+
+/* The session is up in the modem (or known not to be): listed for the next qmapd, or not. */
+static void note_session(struct session *s, bool up)
+{
+	int r = mux_record_update(s->mbim->link, "sessions", s->cfg.id,
+				  up ? mux_netdev(s->mux)->name : NULL);
+	if (r < 0)
+		log_mux_warning_errno(NULL, s->cfg.id, mux_netdev(s->mux)->name, r,
+				      "cannot record the MBIM session for the next run");
+}
 
 static void mbim_session_set_families(struct session *s, unsigned families)
 {
@@ -89,9 +103,11 @@ static void connected(struct session *s)
 	if (!any) {
 		/* Active on the modem but unusable here: let it go, or the retry is refused as
 		 * a second activation. */
-		if (s->mbim->active)
+		if (s->mbim->active) {
 			send_connect(s, MBIM_ACTIVATION_COMMAND_DEACTIVATE, deactivate_done, NULL,
 				     NULL);
+			note_session(s, false);
+		}
 		s->mbim->active = false;
 		datapath_mux_set_link(s->dp, s->mux, false); /* on if kept over a reopen */
 		session_set_state(s, SESSION_STATE_FAILED);
@@ -259,6 +275,7 @@ static void connect_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		return;
 	}
 	m->active = true;
+	note_session(s, true);
 	unsigned families = mbim_map_granted_families(ip_type);
 	if (families == 0) /* a modem that does not say: what was asked */
 		families = mbim_map_granted_families(mbim_map_ip_type(s->cfg.ip_type));
@@ -335,6 +352,8 @@ static void adopt_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 			log_mux_debug(NULL, s->cfg.id, mux_netdev(s->mux)->name,
 				      "MBIM session %u status: %s", m->session_id, error->message);
 		datapath_mux_set_link(s->dp, s->mux, false); /* on if kept over a reopen */
+		if (resp && !error)
+			note_session(s, false); /* known not up */
 		mbim_session_connect(s);
 		return;
 	}
@@ -345,6 +364,7 @@ static void adopt_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 		     "MBIM session %u of the last run taken over, IP type %s", m->session_id,
 		     mbim_context_ip_type_get_string(ip_type) ?: "?");
 	m->active = true;
+	note_session(s, true);
 	unsigned families = mbim_map_granted_families(ip_type);
 	if (families == 0)
 		families = mbim_map_granted_families(mbim_map_ip_type(s->cfg.ip_type));
@@ -397,6 +417,7 @@ static void indicate_status(MbimDevice *device, MbimMessage *msg, gpointer user_
 
 	note_failure(s, MBIM_STATUS_ERROR_NONE, nw_error, true, "disconnected by the network");
 	m->active = false;
+	note_session(s, false);
 	if (m->cancellable) /* an IP configuration query may still be on its way */
 		g_cancellable_cancel(m->cancellable);
 	g_clear_object(&m->cancellable);
@@ -466,6 +487,7 @@ static void mbim_session_control_reopen(struct session *s)
 static void mbim_session_destroy(struct session *s)
 {
 	mbim_session_release(s);
+	free(s->mbim->link);
 	free((struct mbim_session_block *)s);
 	session_stop_end();
 }
@@ -503,6 +525,7 @@ static void mbim_session_free_async(struct session *s)
 		return;
 	}
 	m->active = false;
+	note_session(s, false);
 	send_connect(s, MBIM_ACTIVATION_COMMAND_DEACTIVATE, deactivate_ready, s, NULL);
 }
 
@@ -514,16 +537,91 @@ static const struct session_ops mbim_session_ops = {
 };
 
 int mbim_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *dp, struct mux *mux,
-		     const struct config_mux *cfg, const struct session_callbacks *cb,
-		     void *userdata, struct session **ret)
+		     const char *link, const struct config_mux *cfg,
+		     const struct session_callbacks *cb, void *userdata, struct session **ret)
 {
 	struct mbim_session_block *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return -ENOMEM;
+	b->m.link = strdup(link);
+	if (!b->m.link) {
+		free(b);
+		return -ENOMEM;
+	}
 	session_init(&b->s, loop, rtnl, dp, mux, cfg, cb, userdata, &mbim_session_ops);
 	b->s.mbim = &b->m;
 	b->m.session_id = cfg->id - 1; /* the data path carries session N as mux N + 1 */
 	*ret = &b->s;
 	return 0;
+}
+
+/* ---- sessions of the last run that no mux of this one has -------------------------------- */
+
+struct end_unclaimed {
+	char *link;
+	unsigned mux_id;
+};
+
+static void end_unclaimed_ready(GObject *src, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MbimMessage) resp = mbim_device_command_finish(MBIM_DEVICE(src), res, &error);
+	struct end_unclaimed *e = user_data;
+
+	/* Any answer says the session is down now (CONTEXT_NOT_ACTIVATED: it was already);
+	 * none (the device went away meanwhile), and it stays listed for the next try. */
+	if (resp) {
+		if (!mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, &error))
+			log_mux_debug(NULL, e->mux_id, NULL, "deactivate: %s", error->message);
+		(void)mux_record_update(e->link, "sessions", e->mux_id, NULL);
+	} else {
+		log_mux_warning(NULL, e->mux_id, NULL,
+				"the MBIM session of the last run was not deactivated: %s",
+				error ? error->message : "no answer");
+	}
+	free(e->link);
+	free(e);
+}
+
+void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *claimed)
+{
+	struct mux_record *rec = calloc(1, sizeof(*rec));
+
+	if (!rec || !device)
+		goto out;
+	int r = mux_record_read(link, "sessions", rec);
+	if (r < 0) {
+		if (r != -ENOENT)
+			log_warning_errno(r,
+					  "%s.sessions: ignoring the MBIM sessions the last run "
+					  "left",
+					  link);
+		goto out;
+	}
+	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
+		if (!rec->name[id][0] || (claimed[id / 64] & (UINT64_C(1) << (id % 64))))
+			continue;
+		struct end_unclaimed *e = calloc(1, sizeof(*e));
+		if (!e || !(e->link = strdup(link))) {
+			free(e);
+			break;
+		}
+		e->mux_id = id;
+		/* A mux removed, or added at run time, before a crash or a restart: its session
+		 * would stay activated in the modem for ever. Only the session ids listed: a
+		 * session another host program started is not ours to end. */
+		log_mux_info(NULL, id, rec->name[id],
+			     "mux %u of the last run is not here now: ending its MBIM session %u",
+			     id, id - 1);
+		g_autoptr(MbimMessage) msg = mbim_message_connect_set_new(
+			id - 1, MBIM_ACTIVATION_COMMAND_DEACTIVATE, "", "", "",
+			MBIM_COMPRESSION_NONE, MBIM_AUTH_PROTOCOL_NONE,
+			MBIM_CONTEXT_IP_TYPE_DEFAULT,
+			mbim_uuid_from_context_type(MBIM_CONTEXT_TYPE_INTERNET), NULL);
+		mbim_device_command(device, msg, DEACTIVATE_TIMEOUT_SECONDS, NULL,
+				    end_unclaimed_ready, e);
+	}
+out:
+	free(rec);
 }
