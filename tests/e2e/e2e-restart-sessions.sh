@@ -274,7 +274,9 @@ started1=$(started)
 t0=$(date +%s.%N)
 kill -KILL "$proxy0"
 new_proxy() { local p; p=$(proxy_pid) && [ -n "$p" ] && [ "$p" != "$proxy0" ]; }
-wait_for 10 "qmapd to count the $PROXY lost" eval '[ "$(proxy_losses)" = 1 ]'
+# At least once: the reopen may reach the dying proxy before it is gone (its socket still
+# there) and lose it a second time, which qmapd counts too (1 MBIM run in ~12).
+wait_for 10 "qmapd to count the $PROXY lost" eval '[ "$(proxy_losses)" -ge 1 ]'
 wait_for 10 "a new $PROXY" new_proxy
 wait_for 10 "the control plane ready again" modem_ready
 wait_for 10 "mux 1 connected again" mux_connected

@@ -16,7 +16,9 @@
 #define MBIM_RETRY_MAX_SECONDS	30.0
 /* A proxy lost again within this long after the last loss is not respawned at once. */
 #define MBIM_PROXY_LOSS_PACE_SECONDS 10.0
-#define MBIM_SIM_POLL_SECONDS	     5.0 /* a SIM that is not ready yet, with the device open */
+/* Proxies lost by a reopen's own opens before the kept sessions are given up. */
+#define MBIM_PROXY_REOPEN_TRIES 3
+#define MBIM_SIM_POLL_SECONDS	5.0 /* a SIM that is not ready yet, with the device open */
 
 const char *mbim_modem_state_to_string(enum mbim_modem_state state)
 {
@@ -106,6 +108,23 @@ static void device_removed(MbimDevice *device, gpointer user_data)
 	g_signal_handler_disconnect(mm->device, mm->removed_id);
 	mm->removed_id = 0; /* tells reset not to close it */
 	mm->proxy_losses++;
+	if (mm->state != MBIM_MODEM_STATE_READY && mm->reopening &&
+	    mm->reopen_losses < MBIM_PROXY_REOPEN_TRIES) {
+		/* The reopen's own open lost its proxy too: it can reach the dying one before
+		 * that is gone. The sessions stay kept, and the open is tried again with
+		 * backoff; a proxy that dies at every start ends that, below. */
+		mm->reopen_losses++;
+		snprintf(mm->last_error, sizeof(mm->last_error),
+			 "mbim-proxy went away again while the control channel was reopened");
+		log_modem_warning(
+			mm->path, "%s (%u time%s now): trying again; the sessions stay up",
+			mm->last_error, mm->proxy_losses, mm->proxy_losses == 1 ? "" : "s");
+		mbim_modem_reset(mm);
+		mm->state = MBIM_MODEM_STATE_FAILED;
+		mbim_modem_schedule_retry(mm, MBIM_RETRY_MIN_SECONDS);
+		mm->last_proxy_loss = now;
+		return;
+	}
 	if (mm->state != MBIM_MODEM_STATE_READY) {
 		/* During an open, or with the SIM waited for: that attempt failed, retried with
 		 * backoff, so that a proxy that dies at every start is not spawned again and
@@ -114,6 +133,7 @@ static void device_removed(MbimDevice *device, gpointer user_data)
 				"mbim-proxy went away (killed or crashed)");
 		return;
 	}
+	mm->reopen_losses = 0; /* a new reopen */
 	snprintf(mm->last_error, sizeof(mm->last_error),
 		 "mbim-proxy went away (killed or crashed)");
 	log_modem_warning(mm->path,

@@ -66,6 +66,7 @@ struct mbim_modem {
 	gulong removed_id;	   /* the device's "device-removed" handler */
 	unsigned proxy_losses;	   /* times mbim-proxy went away under an open device */
 	bool reopening;		   /* since then: the sessions wait to be taken over */
+	unsigned reopen_losses;	   /* proxies the reopen's own opens lost since */
 	ev_tstamp last_proxy_loss; /* when; 0 never */
 	ev_timer retry;
 	ev_timer radio_poll;

@@ -15,6 +15,8 @@
 #define QMI_RETRY_MAX_SECONDS  30.0
 /* A proxy lost again within this long after the last loss is not respawned at once. */
 #define QMI_PROXY_LOSS_PACE_SECONDS 10.0
+/* Proxies lost by a reopen's own opens before the kept sessions are given up. */
+#define QMI_PROXY_REOPEN_TRIES 3
 
 /* Every qmi_modem alive, for the sessions' releases (qmi_modem_release_session_client()),
  * which may come after their modem is gone. One thread: a plain list. */
@@ -313,6 +315,22 @@ static void device_removed(QmiDevice *device, gpointer user_data)
 						  QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL,
 						  NULL, NULL);
 	qm->state = MODEM_CONTROL_FAILED; /* not READY: reset releases nothing through it */
+	if (!ready && qm->reopening && qm->reopen_losses < QMI_PROXY_REOPEN_TRIES) {
+		/* The reopen's own open lost its proxy too: it can reach the dying one before
+		 * that is gone. The sessions stay kept, and the open is tried again with
+		 * backoff; a proxy that dies at every start ends that, below. */
+		qm->reopen_losses++;
+		snprintf(qm->last_error, sizeof(qm->last_error),
+			 "qmi-proxy went away again while the control channel was reopened");
+		log_modem_warning(
+			qm->path, "%s (%u time%s now): trying again; the sessions stay up",
+			qm->last_error, qm->proxy_losses, qm->proxy_losses == 1 ? "" : "s");
+		qmi_modem_reset(qm);
+		qm->state = MODEM_CONTROL_FAILED;
+		qmi_modem_schedule_retry(qm, QMI_RETRY_MIN_SECONDS);
+		qm->last_proxy_loss = now;
+		return;
+	}
 	if (!ready) {
 		/* During an open: that open failed, retried with backoff, so that a proxy that
 		 * dies at every start is not spawned again and again. */
@@ -322,6 +340,7 @@ static void device_removed(QmiDevice *device, gpointer user_data)
 		qmi_modem_fail(qm, "open through qmi-proxy", e);
 		return;
 	}
+	qm->reopen_losses = 0; /* a new reopen */
 	snprintf(qm->last_error, sizeof(qm->last_error), "qmi-proxy went away (killed or crashed)");
 	log_modem_warning(qm->path,
 			  "%s, %u time%s now: reopening the control channel; the sessions stay "
