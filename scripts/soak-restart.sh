@@ -25,16 +25,16 @@
 # Sampled every SAMPLE_EVERY: qmapd's RSS, open fds and threads, qmi-proxy's and
 # mbim-proxy's, the QMI client ids and sessions in the modems, qmapd's counters.
 # Fails when: qmapd dies other than by a restart, or does not exit 0 on SIGUSR2 or at the
-# end on SIGTERM; a restart does not keep the QMI session (taken over, no session started in
-# the modem, same addresses, the TCP connection unbroken); a modem's config mux is not
-# connected again within 60 s of a restart; growth, with one qmapd per RESTART_EVERY: its
-# largest RSS / fds in the run's last segment above the first segment's by more than 2 MiB /
-# 4 fds, or within any segment the samples after its first quarter above that quarter's by
-# as much, or its RSS rising by more than 32 KiB a minute in a run of 6 minutes or more; the
-# modem's QMI client ids or a proxy's fds above the first segment's by more
-# than 4; a D-Bus cycle failing away from a drop or a restart; an error counter of a modem
-# (malformed or unsupported requests) above 0. MBIM sessions are not yet kept across a
-# restart: what the MBIM modem saw is reported, not judged (only that it comes back).
+# end on SIGTERM; a restart does not keep a modem's config session (q.1, m.1: taken over, no
+# session started in the modem, same addresses, no gap over 10 s, the TCP connection
+# unbroken; MBIM also: the function not opened again, the session not ended by the host),
+# unless a drop had just ended it; a modem's config mux is not connected again within 60 s
+# of a restart; growth, with one qmapd per RESTART_EVERY: its largest RSS / fds in the run's
+# last segment above the first segment's by more than 2 MiB / 4 fds, or within any segment
+# the samples after its first quarter above that quarter's by as much, or its RSS rising by
+# more than 32 KiB a minute in a run of 6 minutes or more; the modem's QMI client ids or a
+# proxy's fds above the first segment's by more than 4; a D-Bus cycle failing away from a
+# drop or a restart; an error counter of a modem (malformed or unsupported requests) above 0.
 set -euo pipefail
 
 MINUTES=60 REPORT_ONLY=
@@ -42,7 +42,7 @@ while getopts "m:r:h" opt; do
 	case $opt in
 	m) MINUTES=$OPTARG ;;
 	r) REPORT_ONLY=$OPTARG ;;
-	h) sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -94,9 +94,10 @@ def max_gap(ts, lo, hi):
 pings = {m: ts_lines("%s/ping-%s.log" % (d, m), r"\[(\d+\.\d+)\] \d+ bytes from") for m in "qm"}
 echoes = {m: ts_lines("%s/tcp-%s.log" % (d, m), r"(\d+\.\d+) \d+$") for m in "qm"}
 print("\n---- restarts (SIGUSR2, exit, start, both config muxes connected); largest gaps in ms")
-print("%3s %6s %7s %8s %10s %7s %8s %8s %8s %8s %8s %8s" % (
+# m:o/r/e: OPENs of the MBIM function, OPENs while open, m.1's session ended by the host.
+print("%3s %6s %6s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s" % (
     "n", "t/s", "secs", "q:taken", "q.1:new", "q:cids", "q:addr", "q:ping", "q:tcp",
-    "m.1:new", "m:ping", "m:tcp"))
+    "m:taken", "m.1:new", "m:o/r/e", "m:addr", "m:ping", "m:tcp"))
 for i, (b, e, kv) in enumerate(restarts, 1):
     g = {}
     for m in "qm":
@@ -105,7 +106,9 @@ for i, (b, e, kv) in enumerate(restarts, 1):
             g[m + name] = "%d" % (x * 1000) if x is not None else "-"
     # A drop just before the restart: the session was down or coming back when qmapd went,
     # so the next one rightly starts it anew.
-    dropped = kv.get("q_up_before") == "no" or any(b - 5 <= x <= e for x in drops)
+    near_drop = any(b - 5 <= x <= e for x in drops)
+    dropped = kv.get("q_up_before") == "no" or near_drop
+    m_dropped = kv.get("m_up_before") == "no" or near_drop
     # Sessions started on mux 1 over the restart; a run of the first version counted every
     # mux's (a D-Bus connect in the window too: marked *), so there both families must
     # have been taken over instead.
@@ -115,13 +118,25 @@ for i, (b, e, kv) in enumerate(restarts, 1):
         q1, m1 = kv["q_sessions_started"] + "*", kv["m_sessions_started"] + "*"
     kept = kv["q_addr_same"] == "yes" and (kv["q_taken_over"] == "2" if legacy else
                                            kv["q_taken_over"] != "0" and q1 == "0")
-    print("%3d %6.0f %7s %8s %10s %7s %8s %8s %8s %8s %8s %8s%s" % (
+    # MBIM: judged once the run logged what the MBIM modem saw (a run of a script before
+    # MBIM sessions were taken over did not).
+    m_judged = "m_taken_over" in kv
+    m_ore = "%s/%s/%s" % (kv["m_opens"], kv["m_reopens"], kv["m_mux1_ended"]) if m_judged else "-"
+    m_kept = (m_judged and kv["m_taken_over"] != "0" and m1 == "0" and m_ore == "0/0/0" and
+              kv["m_addr_same"] == "yes")
+    notes = [x for x, y in (("q.1", dropped), ("m.1", m_dropped and m_judged)) if y]
+    print("%3d %6.0f %6s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s%s" % (
         i, b - start, kv["secs"], kv["q_taken_over"], q1, kv["q_clients"],
-        kv["q_addr_same"], g["qping"], g["qtcp"], m1, g["mping"], g["mtcp"],
-        "  (q.1 down or just dropped before: not judged)" if dropped else ""))
+        kv["q_addr_same"], g["qping"], g["qtcp"], kv.get("m_taken_over", "-"), m1, m_ore,
+        kv.get("m_addr_same", "-"), g["mping"], g["mtcp"],
+        ("  (%s down or just dropped before: not judged)" % " and ".join(notes)) if notes else
+        ("" if m_judged else "  (m.1 not judged: a run from before MBIM take-over)")))
     if not dropped and not kept:
         bad.append("restart %d did not keep the QMI session: %s" % (i, kv))
+    if m_judged and not m_dropped and not m_kept:
+        bad.append("restart %d did not keep the MBIM session: %s" % (i, kv))
 
+mbim_judged = all("m_taken_over" in kv for _, _, kv in restarts)
 print("\n---- traffic through the config muxes (gaps over 1 s, by what was going on)")
 for m in ("q", "m"):
     summary = re.search(r"(\d+) packets transmitted, (\d+) received", open("%s/ping-%s.log" % (d, m)).read())
@@ -135,14 +150,15 @@ for m in ("q", "m"):
                 gaps[cause(a, z)].append(z - a)
         print("%s.1 %-4s %6d replies; gaps > 1 s: " % (m, name, len(ts)) + ", ".join(
             "%s %d (max %.1f s)" % (k, len(v), max(v)) if v else "%s 0" % k for k, v in gaps.items()))
-        if m == "q" and gaps["restart"] and max(gaps["restart"]) > 10:
-            bad.append("q.1 %s: a gap of %.1f s over a restart" % (name, max(gaps["restart"])))
+        if (m == "q" or mbim_judged) and gaps["restart"] and max(gaps["restart"]) > 10:
+            bad.append("%s.1 %s: a gap of %.1f s over a restart" % (m, name, max(gaps["restart"])))
     for x in breaks:
         c = cause(float(x[0]) - 30, float(x[0]))  # 30 s without an echo count as a break
         print("%s.1 tcp  connection %s broke at t=%.0f s (%s; around: %s)" % (m, x[2], float(x[0]) - start,
               " ".join(x[3:]), c))
-        if m == "q" and c == "restart":
-            bad.append("the TCP connection through q.1 broke over a restart at t=%.0f s" % (float(x[0]) - start))
+        if (m == "q" or mbim_judged) and c == "restart":
+            bad.append("the TCP connection through %s.1 broke over a restart at t=%.0f s" % (
+                m, float(x[0]) - start))
     print("%s.1 tcp  %d connection(s) in all; ping: %s" % (m, len(conns), "%s sent, %s answered" % summary.groups()
           if summary else "no summary"))
     if not echoes[m] or end - echoes[m][-1] > 30:
@@ -516,14 +532,25 @@ mux1_sessions() {
 	m) grep -c "mbim session 0: activated" "$E2E_TMP/sim-m.log" || true ;;
 	esac
 }
+# mbim_mux1_ended: times the host ended the MBIM modem's session 0 (m.1's): deactivated, or
+# the function closed (a CLOSE, an OPEN while open) while sessions were up. The D-Bus
+# bearer's session 1 is ended by every cycle's Disconnect, so the modem's counter
+# mbim_sessions_ended_by_host would not tell.
+mbim_mux1_ended() {
+	grep -Ec "mbim session 0: deactivated by the host|mbim: .*: closed, [1-9][0-9]* session" \
+		"$E2E_TMP/sim-m.log" || true
+}
 RESTARTS=0
 restart_qmapd() {
-	local t0 t1 rc=0 started_q clients_q started_m addr_q addr_m q_started m_started before
+	local t0 t1 rc=0 started_q clients_q started_m ended_m opens_m reopens_m addr_q addr_m
+	local q_started m_started before before_m
 	started_q=$(mux1_sessions q) clients_q=$(simstat q qmi_clients)
-	started_m=$(mux1_sessions m)
+	started_m=$(mux1_sessions m) ended_m=$(mbim_mux1_ended)
+	opens_m=$(simstat m mbim_opens) reopens_m=$(simstat m mbim_reopens)
 	addr_q=$(addresses q) addr_m=$(addresses m)
 	# Only a session that is up can be taken over: one a drop just ended is started anew.
 	mux_connected q && before=yes || before=no
+	mux_connected m && before_m=yes || before_m=no
 	t0=$(date +%s.%N)
 	event "restart-begin run=$RUN"
 	kill -USR2 "$QMAPD_PID"
@@ -544,7 +571,10 @@ restart_qmapd() {
 		"q_up_before=$before q_taken_over=$(run_log $RUN | grep -c '(q\.1): .* session of the last run taken over' || true)" \
 		"q_mux1_started=$q_started q_clients=$clients_q/$(simstat q qmi_clients)" \
 		"q_addr_same=$([ "$(addresses q)" = "$addr_q" ] && echo yes || echo no)" \
-		"m_mux1_started=$m_started m_addr_same=$([ "$(addresses m)" = "$addr_m" ] && echo yes || echo no)"
+		"m_up_before=$before_m m_taken_over=$(run_log $RUN | grep -c '(m\.1): .*MBIM session [0-9]* of the last run taken over' || true)" \
+		"m_mux1_started=$m_started m_mux1_ended=$(($(mbim_mux1_ended) - ended_m))" \
+		"m_opens=$(($(simstat m mbim_opens) - opens_m)) m_reopens=$(($(simstat m mbim_reopens) - reopens_m))" \
+		"m_addr_same=$([ "$(addresses m)" = "$addr_m" ] && echo yes || echo no)"
 	tail -n 1 "$EVENTS" | cut -d' ' -f2-
 }
 
