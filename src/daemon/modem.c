@@ -110,8 +110,13 @@ static void on_control_ready(void *userdata, const struct modem_data_format *f)
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (m->session[id])
 			m->ctl->ops->session_ready(m->ctl, m->session[id]);
-	if (m->ctl->ops->sessions_ready)
-		m->ctl->ops->sessions_ready(m->ctl);
+	if (m->ctl->ops->sessions_ready) {
+		uint64_t with_session[MODEM_MUX_SET_WORDS] = { 0 };
+		for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+			if (m->session[id])
+				modem_mux_set_add(with_session, id);
+		m->ctl->ops->sessions_ready(m->ctl, with_session);
+	}
 	modem_changed(m);
 }
 

@@ -18,6 +18,18 @@
 #include "modem-model.h"
 #include "qmap.h"
 
+/* A set of mux ids, a bit each: MODEM_MUX_SET_WORDS words. */
+#define MODEM_MUX_SET_WORDS ((CONFIG_MUX_ID_MAX + 64) / 64)
+static inline bool modem_mux_set_has(const uint64_t *set, unsigned id)
+{
+	return id <= CONFIG_MUX_ID_MAX && (set[id / 64] & (UINT64_C(1) << (id % 64)));
+}
+static inline void modem_mux_set_add(uint64_t *set, unsigned id)
+{
+	if (id <= CONFIG_MUX_ID_MAX)
+		set[id / 64] |= UINT64_C(1) << (id % 64);
+}
+
 struct ev_loop;
 struct rtnl;
 struct datapath;
@@ -154,8 +166,9 @@ struct modem_control_ops {
 			   struct session **ret);
 	void (*session_ready)(struct modem_control *c, struct session *s);
 	/* Every session was told the modem is ready (session_ready): what an earlier qmapd
-	 * left in the modem for muxes that are not here now is let go. NULL: nothing to do. */
-	void (*sessions_ready)(struct modem_control *c);
+	 * left in the modem for muxes that are not here now is let go. with_session: the mux
+	 * ids that have a session. NULL: nothing to do. */
+	void (*sessions_ready)(struct modem_control *c, const uint64_t *with_session);
 	/* A SIM code operation (enum modem_pin_op); done() is called exactly once (possibly at
 	 * once). NULL: not supported. A SIM that opens up makes the control plane read the SIM
 	 * and the radio again. */

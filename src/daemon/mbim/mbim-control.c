@@ -11,8 +11,6 @@ struct mbim_control {
 	struct modem_control c; /* first: freed as one */
 	struct modem_control_callbacks cb;
 	void *userdata;
-	/* The mux ids whose sessions were told the modem is ready since it last became so. */
-	uint64_t claimed[(CONFIG_MUX_ID_MAX + 64) / 64];
 };
 
 static struct mbim_modem *mbim(const struct modem_control *c)
@@ -24,7 +22,6 @@ static void on_ready(void *userdata)
 {
 	struct mbim_control *mc = userdata;
 
-	memset(mc->claimed, 0, sizeof(mc->claimed));
 	/* The transport negotiated the NTB parameters: no data format to apply. */
 	if (mc->cb.on_ready)
 		mc->cb.on_ready(mc->userdata, NULL);
@@ -182,18 +179,12 @@ static int control_session_new(struct modem_control *c, struct ev_loop *loop, st
 
 static void control_session_ready(struct modem_control *c, struct session *s)
 {
-	struct mbim_control *mc = (struct mbim_control *)c;
-	unsigned id = s->cfg.id;
-
-	if (id <= CONFIG_MUX_ID_MAX)
-		mc->claimed[id / 64] |= UINT64_C(1) << (id % 64);
 	mbim_session_modem_ready(s, mbim(c)->device);
 }
 
-static void control_sessions_ready(struct modem_control *c)
+static void control_sessions_ready(struct modem_control *c, const uint64_t *with_session)
 {
-	mbim_session_end_unclaimed(mbim(c)->device, mbim(c)->path,
-				   ((struct mbim_control *)c)->claimed);
+	mbim_session_end_unclaimed(mbim(c)->device, mbim(c)->path, with_session);
 }
 
 static void control_set_power(struct modem_control *c, bool on, modem_power_done done,

@@ -108,34 +108,22 @@ static void device_removed(MbimDevice *device, gpointer user_data)
 	g_signal_handler_disconnect(mm->device, mm->removed_id);
 	mm->removed_id = 0; /* tells reset not to close it */
 	mm->proxy_losses++;
-	if (mm->state != MBIM_MODEM_STATE_READY && mm->reopening &&
-	    mm->reopen_losses < MBIM_PROXY_REOPEN_TRIES) {
-		/* The reopen's own open lost its proxy too: it can reach the dying one before
-		 * that is gone. The sessions stay kept, and the open is tried again with
-		 * backoff; a proxy that dies at every start ends that, below. */
-		mm->reopen_losses++;
-		snprintf(mm->last_error, sizeof(mm->last_error),
-			 "mbim-proxy went away again while the control channel was reopened");
-		log_modem_warning(
-			mm->path, "%s (%u time%s now): trying again; the sessions stay up",
-			mm->last_error, mm->proxy_losses, mm->proxy_losses == 1 ? "" : "s");
-		mbim_modem_reset(mm);
-		mm->state = MBIM_MODEM_STATE_FAILED;
-		mbim_modem_schedule_retry(mm, MBIM_RETRY_MIN_SECONDS);
-		mm->last_proxy_loss = now;
-		return;
-	}
-	if (mm->state != MBIM_MODEM_STATE_READY) {
-		/* During an open, or with the SIM waited for: that attempt failed, retried with
-		 * backoff, so that a proxy that dies at every start is not spawned again and
-		 * again. */
+	/* The reopen's own open lost its proxy too (it can reach the dying one before that is
+	 * gone): the sessions stay kept, the open is tried again with backoff. */
+	bool again = mm->state != MBIM_MODEM_STATE_READY && mm->reopening &&
+		     mm->reopen_losses < MBIM_PROXY_REOPEN_TRIES;
+	if (mm->state != MBIM_MODEM_STATE_READY && !again) {
+		/* During an open, or with the SIM waited for, or a proxy that died at every
+		 * start of a reopen: that attempt failed, retried with backoff, so that the
+		 * proxy is not spawned again and again. */
 		mbim_modem_fail(mm, "open through mbim-proxy",
 				"mbim-proxy went away (killed or crashed)");
 		return;
 	}
-	mm->reopen_losses = 0; /* a new reopen */
-	snprintf(mm->last_error, sizeof(mm->last_error),
-		 "mbim-proxy went away (killed or crashed)");
+	mm->reopen_losses = again ? mm->reopen_losses + 1 : 0;
+	snprintf(mm->last_error, sizeof(mm->last_error), "%s",
+		 again ? "mbim-proxy went away again while the control channel was reopened"
+		       : "mbim-proxy went away (killed or crashed)");
 	log_modem_warning(mm->path,
 			  "%s, %u time%s now: reopening the control channel; the sessions stay "
 			  "up in the modem and are taken over",
@@ -147,6 +135,8 @@ static void device_removed(MbimDevice *device, gpointer user_data)
 					      ? MBIM_RETRY_MIN_SECONDS
 					      : 0.);
 	mm->last_proxy_loss = now;
+	if (again)
+		return; /* the sessions were told at the first loss */
 	mm->reopening = mm->cb.on_reopen != NULL;
 	if (mm->cb.on_reopen)
 		mm->cb.on_reopen(mm->userdata);

@@ -178,10 +178,10 @@ int mbim_session_new(struct ev_loop *loop, struct rtnl *rtnl, struct datapath *d
 void mbim_session_modem_ready(struct session *s, MbimDevice *device);
 /*
  * Every session was told the modem is ready: deactivate the sessions "<link>.sessions" lists
- * for muxes that no session of this run claimed (claimed: a bit per mux id), as a mux the
- * last run had and this one lacks would leave its session activated for ever.
+ * for muxes without a session in this run (with_session: a set of mux ids, modem-control.h),
+ * as a mux the last run had and this one lacks would leave its session activated for ever.
  */
-void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *claimed);
+void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *with_session);
 
 /*
  * Asynchronous MBIM steps carry their owner as user data and the attempt's cancellable: a

@@ -584,7 +584,7 @@ static void end_unclaimed_ready(GObject *src, GAsyncResult *res, gpointer user_d
 	free(e);
 }
 
-void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *claimed)
+void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint64_t *with_session)
 {
 	struct mux_record *rec = calloc(1, sizeof(*rec));
 
@@ -600,7 +600,7 @@ void mbim_session_end_unclaimed(MbimDevice *device, const char *link, const uint
 		goto out;
 	}
 	for (unsigned id = CONFIG_MUX_ID_MIN; id <= CONFIG_MUX_ID_MAX; id++) {
-		if (!rec->name[id][0] || (claimed[id / 64] & (UINT64_C(1) << (id % 64))))
+		if (!rec->name[id][0] || modem_mux_set_has(with_session, id))
 			continue;
 		struct end_unclaimed *e = calloc(1, sizeof(*e));
 		if (!e || !(e->link = strdup(link))) {

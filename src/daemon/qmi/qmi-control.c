@@ -119,13 +119,12 @@ static int control_session_new(struct modem_control *c, struct ev_loop *loop, st
 
 static void control_session_ready(struct modem_control *c, struct session *s)
 {
-	qmi_modem_claim_mux(qmi(c), s->cfg.id);
 	qmi_session_modem_ready(s, qmi(c)->device, qmi(c)->data_interface);
 }
 
-static void control_sessions_ready(struct modem_control *c)
+static void control_sessions_ready(struct modem_control *c, const uint64_t *with_session)
 {
-	qmi_modem_release_unclaimed(qmi(c));
+	qmi_modem_release_unclaimed(qmi(c), with_session);
 }
 
 static void control_pin(struct modem_control *c, enum modem_pin_op op, const char *code,

@@ -243,7 +243,6 @@ static void qmi_modem_reset(struct qmi_modem *qm)
 	g_clear_object(&qm->wms);
 	if (qm->device && qm->state == MODEM_CONTROL_READY)
 		qmi_modem_record_clients(qm); /* being released: listed until the modem answers */
-	memset(qm->claimed, 0, sizeof(qm->claimed));
 	qmi_info_clear(&qm->info);
 	memset(&qm->signal, 0, sizeof(qm->signal));
 	if (qm->device && !releasing)
@@ -263,6 +262,7 @@ static void qmi_modem_schedule_retry(struct qmi_modem *qm, double first_delay)
 	if (delay > QMI_RETRY_MAX_SECONDS)
 		delay = QMI_RETRY_MAX_SECONDS;
 	qm->attempts++;
+	ev_timer_stop(qm->loop, &qm->retry);
 	ev_timer_set(&qm->retry, delay, 0.);
 	ev_timer_start(qm->loop, &qm->retry);
 }
@@ -315,33 +315,23 @@ static void device_removed(QmiDevice *device, gpointer user_data)
 						  QMI_DEVICE_RELEASE_CLIENT_FLAGS_NONE, 1, NULL,
 						  NULL, NULL);
 	qm->state = MODEM_CONTROL_FAILED; /* not READY: reset releases nothing through it */
-	if (!ready && qm->reopening && qm->reopen_losses < QMI_PROXY_REOPEN_TRIES) {
-		/* The reopen's own open lost its proxy too: it can reach the dying one before
-		 * that is gone. The sessions stay kept, and the open is tried again with
-		 * backoff; a proxy that dies at every start ends that, below. */
-		qm->reopen_losses++;
-		snprintf(qm->last_error, sizeof(qm->last_error),
-			 "qmi-proxy went away again while the control channel was reopened");
-		log_modem_warning(
-			qm->path, "%s (%u time%s now): trying again; the sessions stay up",
-			qm->last_error, qm->proxy_losses, qm->proxy_losses == 1 ? "" : "s");
-		qmi_modem_reset(qm);
-		qm->state = MODEM_CONTROL_FAILED;
-		qmi_modem_schedule_retry(qm, QMI_RETRY_MIN_SECONDS);
-		qm->last_proxy_loss = now;
-		return;
-	}
-	if (!ready) {
-		/* During an open: that open failed, retried with backoff, so that a proxy that
-		 * dies at every start is not spawned again and again. */
+	/* The reopen's own open lost its proxy too (it can reach the dying one before that is
+	 * gone): the sessions stay kept, the open is tried again with backoff. */
+	bool again = !ready && qm->reopening && qm->reopen_losses < QMI_PROXY_REOPEN_TRIES;
+	if (!ready && !again) {
+		/* During an open, or a proxy that died at every start of a reopen: that open
+		 * failed, retried with backoff, so that the proxy is not spawned again and
+		 * again. */
 		g_autoptr(GError) e =
 			g_error_new_literal(G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE,
 					    "qmi-proxy went away (killed or crashed)");
 		qmi_modem_fail(qm, "open through qmi-proxy", e);
 		return;
 	}
-	qm->reopen_losses = 0; /* a new reopen */
-	snprintf(qm->last_error, sizeof(qm->last_error), "qmi-proxy went away (killed or crashed)");
+	qm->reopen_losses = again ? qm->reopen_losses + 1 : 0;
+	snprintf(qm->last_error, sizeof(qm->last_error), "%s",
+		 again ? "qmi-proxy went away again while the control channel was reopened"
+		       : "qmi-proxy went away (killed or crashed)");
 	log_modem_warning(qm->path,
 			  "%s, %u time%s now: reopening the control channel; the sessions stay "
 			  "up in the modem and are taken over",
@@ -353,6 +343,8 @@ static void device_removed(QmiDevice *device, gpointer user_data)
 					     ? QMI_RETRY_MIN_SECONDS
 					     : 0.);
 	qm->last_proxy_loss = now;
+	if (again)
+		return; /* the sessions were told at the first loss */
 	qm->reopening = qm->cb.on_reopen != NULL;
 	if (qm->cb.on_reopen)
 		qm->cb.on_reopen(qm->userdata);
@@ -858,12 +850,6 @@ void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client)
 				  NULL, NULL, NULL);
 }
 
-void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id)
-{
-	if (id <= CONFIG_MUX_ID_MAX)
-		qm->claimed[id / 64] |= UINT64_C(1) << (id % 64);
-}
-
 /* Release the id recorded for service (listed in qm->releasing until answered). */
 static void release_recorded(struct qmi_modem *qm, struct qmi_state_client id)
 {
@@ -874,14 +860,14 @@ static void release_recorded(struct qmi_modem *qm, struct qmi_state_client id)
 				   qm->cancellable, stale_client_ready, qm);
 }
 
-void qmi_modem_release_unclaimed(struct qmi_modem *qm)
+void qmi_modem_release_unclaimed(struct qmi_modem *qm, const uint64_t *with_session)
 {
 	if (!qm->device || qm->state != MODEM_CONTROL_READY)
 		return;
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++) {
 		struct qmi_state_mux mx;
 
-		if (qm->claimed[id / 64] & (UINT64_C(1) << (id % 64)))
+		if (modem_mux_set_has(with_session, id))
 			continue;
 		int r = qmi_state_read_mux(qm->path, id, &mx);
 		if (r == -ENOENT)

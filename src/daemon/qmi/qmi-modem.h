@@ -120,9 +120,6 @@ struct qmi_modem {
 	 * (qmi_modem_record_clients()), and the releases themselves (qmi-modem.c). */
 	struct qmi_state_clients releasing;
 	struct qmi_release *releases;
-	/* Muxes whose session was told the modem is ready in this open (their state files are
-	 * theirs to take over); by mux id. */
-	uint64_t claimed[(CONFIG_MUX_ID_MAX + 64) / 64];
 	struct qmi_modem *next_live; /* qmi-modem.c's list of modems alive */
 };
 
@@ -143,11 +140,10 @@ int qmi_modem_allocate_finish(struct qmi_modem *qm, GObject *src, GAsyncResult *
  * at once), or, with no such modem any more, released untracked.
  */
 void qmi_modem_release_session_client(QmiDevice *device, QmiClient *client);
-/* A session of mux id was told the modem is ready: its state file is its own. */
-void qmi_modem_claim_mux(struct qmi_modem *qm, unsigned id);
-/* Every session was told: end the sessions and release the WDS clients the last run left
- * for any other mux (its state file "<link>.mux<N>"), which nobody would take over. */
-void qmi_modem_release_unclaimed(struct qmi_modem *qm);
+/* Every session was told the modem is ready (their state files are theirs to take over):
+ * end the sessions and release the WDS clients the last run left for any mux not in
+ * with_session (its state file "<link>.mux<N>"), which nobody would take over. */
+void qmi_modem_release_unclaimed(struct qmi_modem *qm, const uint64_t *with_session);
 
 int qmi_modem_new(struct ev_loop *loop, const char *path,
 		  const struct modem_control_request *request,
