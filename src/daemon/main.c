@@ -37,6 +37,9 @@
 #endif
 #define QMAPD_STOP_TIMEOUT 5.0 /* seconds to stop networks and release clients on exit */
 #define QMAPD_STOP_POLL	   0.05
+/* Seconds a stop waits for a control channel being reopened (its proxy went away) to take
+ * its sessions over, so that they can be ended in the modem: well within TimeoutStopSec=. */
+#define QMAPD_STOP_REOPEN_WAIT 3.0
 
 struct qmapd {
 	struct ev_loop *loop;
@@ -57,6 +60,7 @@ struct qmapd {
 	ev_signal sig_usr2;
 	ev_timer stop_poll;
 	ev_tstamp stop_deadline;
+	bool stop_waits;      /* a clean stop waits for a reopen to take the sessions over */
 	bool control_stopped; /* second stage of the stop begun (manager_stop_control()) */
 };
 
@@ -84,6 +88,19 @@ static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
 	struct qmapd *q = w->data;
 	(void)revents;
 
+	if (q->stop_waits) {
+		if (manager_taking_over(q->manager) && ev_now(loop) < q->stop_deadline)
+			return;
+		if (manager_taking_over(q->manager))
+			log_warning(
+				"the control channel is not back after %.0f s: sessions it kept "
+				"stay up in the modem, for the next qmapd to end or take over",
+				QMAPD_STOP_REOPEN_WAIT);
+		q->stop_waits = false;
+		manager_stop(q->manager);
+		q->stop_deadline = ev_now(loop) + QMAPD_STOP_TIMEOUT;
+		return;
+	}
 	if (ev_now(loop) >= q->stop_deadline) {
 		ev_break(loop, EVBREAK_ALL);
 		return;
@@ -119,9 +136,23 @@ static void on_terminate(struct ev_loop *loop, ev_signal *w, int revents)
 		log_info("received %s, shutting down", strsignal(w->signum));
 	}
 	notify_stopping();
-	/* Stop the networks and release the client ids, so the modem is clean for the next run. */
-	manager_stop(q->manager);
-	q->stop_deadline = ev_now(loop) + QMAPD_STOP_TIMEOUT;
+	/*
+	 * A stop ends the sessions in the modem, which a control channel being reopened (its
+	 * proxy went away) cannot do yet: wait for it to take them over first. A restart
+	 * leaves them up anyway, and the next qmapd takes them over from the records.
+	 */
+	q->stop_waits = !session_handover() && manager_taking_over(q->manager);
+	if (q->stop_waits) {
+		log_info("a control channel is being reopened: the sessions end once it has "
+			 "taken them over (at most %.0f s)",
+			 QMAPD_STOP_REOPEN_WAIT);
+		q->stop_deadline = ev_now(loop) + QMAPD_STOP_REOPEN_WAIT;
+	} else {
+		/* Stop the networks and release the client ids: the modem is clean for the next
+		 * run. */
+		manager_stop(q->manager);
+		q->stop_deadline = ev_now(loop) + QMAPD_STOP_TIMEOUT;
+	}
 	ev_timer_start(loop, &q->stop_poll);
 }
 

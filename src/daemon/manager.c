@@ -861,6 +861,14 @@ int manager_start(struct manager *m)
 	return 0;
 }
 
+bool manager_taking_over(const struct manager *m)
+{
+	for (const struct entry *e = m->entries; e; e = e->next)
+		if (modem_taking_over(e->modem))
+			return true;
+	return false;
+}
+
 void manager_stop(struct manager *m)
 {
 	m->stopping = true;

@@ -43,6 +43,9 @@ int manager_new(struct ev_loop *loop, struct rtnl *rtnl, struct config *config,
 		struct manager **ret);
 /* Start every modem, and discovery when the config asks for it. */
 int manager_start(struct manager *m);
+/* A modem's control channel is being reopened and its sessions taken over (modem.h): a
+ * clean stop waits for that, or the sessions could not be stopped in the modem. */
+bool manager_taking_over(const struct manager *m);
 /* Begin a clean stop: sessions stop their networks and release their clients. */
 void manager_stop(struct manager *m);
 /* True once everything manager_stop() began has finished. */

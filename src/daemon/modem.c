@@ -937,6 +937,18 @@ bool modem_stopping(const struct modem *m)
 	return m->stopping;
 }
 
+bool modem_taking_over(const struct modem *m)
+{
+	struct modem_view v;
+
+	if (modem_view(m, &v) && v.reopening)
+		return true;
+	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
+		if (session_taking_over(m->session[id]))
+			return true;
+	return false;
+}
+
 struct modem *modem_free(struct modem *m)
 {
 	if (!m)

@@ -74,6 +74,9 @@ bool modem_stopped(const struct modem *m);
 void modem_stop_control(struct modem *m);
 /* True from modem_stop() on: qmapd is exiting, whatever the modem's state says. */
 bool modem_stopping(const struct modem *m);
+/* Its control channel is being reopened (its proxy went away), or a session kept over that
+ * is not taken over yet: the sessions cannot be stopped in the modem until it is done. */
+bool modem_taking_over(const struct modem *m);
 struct modem *modem_free(struct modem *m);
 
 const char *modem_name(const struct modem *m);

@@ -90,6 +90,9 @@ struct session {
 	unsigned pending_stops;
 	/* Freed for a restart: left up in the modem for the next qmapd (session_set_handover()). */
 	bool handover;
+	/* Kept over a reopen of the control channel and not taken over yet: nothing can stop it
+	 * in the modem meanwhile, so a stop waits for it (session_taking_over()). */
+	bool taking_over;
 
 	/* The control plane's own part: one of them is set. */
 	struct qmi_session *qmi;   /* qmi-session.c: device, WDS clients, cancellable */
@@ -105,6 +108,8 @@ void session_modem_lost(struct session *s);
  * channel's objects (nothing can be released through it) and is taken over when the modem
  * is ready again; any other is lost as with session_modem_lost(). */
 void session_control_reopen(struct session *s);
+/* Kept over a reopen and not yet taken over through the new channel. NULL-safe. */
+bool session_taking_over(const struct session *s);
 
 /* Seconds until the next connection attempt, or -1. */
 double session_retry_in(const struct session *s);

@@ -340,6 +340,7 @@ static void adopt_ready(GObject *src, GAsyncResult *res, gpointer user_data)
 
 	if (mbim_step_cancelled(error))
 		return;
+	s->taking_over = false; /* active or not, known now: a stop can end it */
 	struct mbim_session *m = s->mbim;
 	if (!resp ||
 	    !mbim_message_response_get_result(resp, MBIM_MESSAGE_TYPE_COMMAND_DONE, &error) ||

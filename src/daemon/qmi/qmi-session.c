@@ -101,6 +101,7 @@ static void session_family_done(struct session *s)
 		session_connect_family(s);
 		return;
 	}
+	s->taking_over = false; /* each family taken over, or known down */
 	bool any = false, all = true;
 	for (unsigned i = 0; i < s->n_fam; i++) {
 		any |= s->fam[i].handle != 0;

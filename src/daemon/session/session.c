@@ -241,13 +241,20 @@ void session_free_async(struct session *s)
 
 void session_modem_lost(struct session *s)
 {
+	s->taking_over = false;
 	s->ops->modem_lost(s);
 }
 
 void session_control_reopen(struct session *s)
 {
-	if (s->state == SESSION_STATE_CONNECTED && s->cfg.autoconnect)
+	s->taking_over = s->state == SESSION_STATE_CONNECTED && s->cfg.autoconnect;
+	if (s->taking_over)
 		s->ops->control_reopen(s);
 	else
 		s->ops->modem_lost(s);
+}
+
+bool session_taking_over(const struct session *s)
+{
+	return s && s->taking_over;
 }
