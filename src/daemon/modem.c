@@ -52,6 +52,10 @@ static void modem_changed(struct modem *m)
 
 const char *modem_state(const struct modem *m)
 {
+	struct modem_view v;
+
+	if (modem_view(m, &v) && v.reopening)
+		return "reopening"; /* its proxy went away; the sessions stay up meanwhile */
 	if (m->ctl)
 		return modem_control_state_to_string(m->ctl->ops->state(m->ctl));
 	return datapath_modem_up(m->dp) ? "ready" : "absent";

@@ -84,7 +84,7 @@ const char *modem_name(const struct modem *m);
 const char *modem_device(const struct modem *m);
 /* The settings it runs with ([device] defaults and its own keys; muxes not included). */
 const struct config_device *modem_config_device(const struct modem *m);
-/* "absent", "initializing", "ready", "failed": as status shows it. */
+/* "absent", "initializing", "ready", "failed", "reopening": as status shows it. */
 const char *modem_state(const struct modem *m);
 /* How many muxes it has and how many of them are connected. */
 void modem_count_muxes(const struct modem *m, unsigned *ret_total, unsigned *ret_connected);

@@ -326,7 +326,13 @@ for kill_no in 1 2; do
 	proxy0=$(proxy_pid)
 	kill -KILL "$proxy0"
 	wait_for 10 "qmapd to count the $PROXY lost again" eval '[ "$(proxy_losses)" -gt "$losses" ]'
-	[ "$kill_no" = 2 ] && break
+	if [ "$kill_no" = 2 ]; then
+		expect_eq "the modem's state while its control channel is reopened" \
+			"$("${CTL[@]}" -j status | jq -r '.modems[0].modem.state')" reopening
+		"${CTL[@]}" status | grep -Eq "^ +state:? +reopening$" ||
+			fail "qmapctl status does not say reopening: $("${CTL[@]}" status)"
+		break
+	fi
 	wait_for 10 "a new $PROXY" new_proxy
 	wait_for 10 "the control plane ready again" modem_ready
 	wait_for 10 "mux 1 connected again" mux_connected
