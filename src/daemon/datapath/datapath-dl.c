@@ -242,12 +242,12 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 
 	/* The Ethernet header is the mux's own and outlives the batch: no copy. */
 	struct iovec iov[2] = {
-		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = MUX_DL_L2_SIZE },
+		{ .iov_base = (void *)m->dl_l2[ipv6 ? 1 : 0], .iov_len = m->dl_l2_len },
 		{ .iov_base = pkt, .iov_len = len },
 	};
 	/* The length is at hand: mux_write need not sum the iovecs. */
 	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
-		mux_write(m, iov, 2, MUX_DL_L2_SIZE + len, false, 1);
+		mux_write(m, iov, 2, m->dl_l2_len + len, false, 1);
 	else
 		mux_write(m, iov + 1, 1, len, false, 1);
 }
