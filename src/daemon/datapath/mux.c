@@ -48,7 +48,7 @@ static void mux_build_eth_headers(struct mux *m)
 
 /*
  * A lone frame that tun builds with XDP's headroom (256 + 64 bytes before it) has room for
- * any encapsulation without the tag, whose untag costs the receive path ~15-25 ns per packet
+ * any encapsulation without the tag, whose untag costs the receive path 10-24 ns per packet
  * (qmapd-bench-dl -s, RESULTS.md "Downlink: two regimes"); the tag stays for super-packets
  * (never built that way) and for every frame while XDP is off.
  */
