@@ -399,7 +399,7 @@ datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool s
 	int r;
 
 	ntb_parse_init(&p, buf, len, dp->transport->ntb.format);
-	while ((r = ntb_parse_next(&p, &d)) != 0) {
+	while ((r = ntb_parse_next_inline(&p, &d)) != 0) {
 		if (_unlikely_(r < 0)) {
 			/* Counted per kind; the parser goes on where the structure allows. */
 			dp->stats.dl_ntb_malformed[p.error]++;
