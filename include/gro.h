@@ -119,6 +119,13 @@ struct gro_config {
 	 */
 	size_t l2_len;
 	const uint8_t *l2_header[2];
+	/*
+	 * Optional, another L2 header for packets sent alone, selected by gro_set_alone_l2():
+	 * qmapd's Ethernet header without the tag, for lone packets while XDP gives them
+	 * headroom. 0: none (l2_header always).
+	 */
+	size_t l2_alone_len;
+	const uint8_t *l2_alone_header[2];
 	unsigned max_flows; /* 1..GRO_MAX_FLOWS; 0 = GRO_MAX_FLOWS */
 	unsigned max_segs;  /* 2..GRO_MAX_SEGS; 0 = GRO_MAX_SEGS */
 	uint32_t max_bytes; /* largest IP super-packet, 0 = 65535 */
@@ -158,8 +165,13 @@ struct gro {
 	int last; /* the flow the previous packet went to: bulk traffic hits it again */
 	bool off; /* gro_set_off(): every packet goes out alone */
 	struct gro_flow flows[GRO_MAX_FLOWS];
-	/* Header blocks for packets sent alone, [IPv6][checksum valid]: built once, never change. */
-	uint8_t single[2][2][GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN];
+	/*
+	 * Header blocks for packets sent alone, [alone L2][IPv6][checksum valid]: built once,
+	 * never change ([1]: with l2_alone_header). alone: which set lone packets get now.
+	 */
+	uint8_t single[2][2][2][GRO_MAX_VNET_HDR + GRO_MAX_L2_LEN];
+	uint8_t alone;
+	uint8_t single_len[2];
 	struct gro_stats stats;
 };
 
@@ -191,8 +203,18 @@ static inline struct iovec gro_alone_header(struct gro *g, bool ipv6, unsigned f
 	g->stats.packets++;
 	g->stats.writes++;
 	g->stats.reasons[GRO_NM_SKIPPED]++;
-	return (struct iovec){ .iov_base = g->single[ipv6][(flags & GRO_PKT_CSUM_VALID) != 0],
-			       .iov_len = g->cfg.vnet_hdr_len + g->cfg.l2_len };
+	return (struct iovec){ .iov_base =
+				       g->single[g->alone][ipv6][(flags & GRO_PKT_CSUM_VALID) != 0],
+			       .iov_len = g->single_len[g->alone] };
+}
+
+/*
+ * Packets sent alone take l2_alone_header (on, if the config has one) or l2_header. The
+ * blocks of both stay valid: writes queued before the switch keep theirs.
+ */
+static inline void gro_set_alone_l2(struct gro *g, bool on)
+{
+	g->alone = on && g->cfg.l2_alone_len;
 }
 
 /* Emit every held flow, oldest first. Afterwards no pointer into any packet is kept. */

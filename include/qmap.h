@@ -98,6 +98,61 @@ void qmap_iter_init(struct qmap_iter *it, uint8_t *buf, size_t len, enum qmap_ve
  */
 int qmap_next(struct qmap_iter *it, struct qmap_frame *ret_frame, enum qmap_error *ret_error);
 
+/*
+ * The same, with the common case inline: a well-formed IP data frame (v1, or v5 with its
+ * checksum header) and no padding words to skip is yielded here, everything else by
+ * qmap_next(), so the result is qmap_next()'s in every case (test-qmap, fuzz-qmap compare
+ * them). For the datapath's receive loop, where the call cost ~20 instructions per packet.
+ */
+static inline __attribute__((always_inline)) int
+qmap_next_inline(struct qmap_iter *it, struct qmap_frame *ret_frame, enum qmap_error *ret_error)
+{
+	size_t left = it->len - it->off;
+
+	if (__builtin_expect(it->off < it->len && left >= QMAP_HEADER_SIZE + 20 && !it->min_padding,
+			     1)) {
+		uint8_t *hdr = it->buf + it->off;
+		uint8_t b0 = hdr[0];
+		size_t pkt_len = (size_t)(hdr[2] << 8 | hdr[3]);
+		unsigned pad = b0 & QMAP_PAD_MASK;
+		size_t hdr_len = QMAP_HEADER_SIZE;
+		uint8_t flags = 0;
+		bool ok = !(b0 & QMAP_FLAG_CMD);
+
+		if (it->version == QMAP_V5) {
+			/* left >= 24: the checksum header is there to read. */
+			ok = ok && (b0 & QMAP_FLAG_NEXT_HEADER) &&
+			     hdr[QMAP_HEADER_SIZE] == QMAP_CSUM_HEADER_TYPE_CSUM_OFFLOAD << 1;
+			hdr_len += QMAP_CSUM_HEADER_SIZE;
+			if (hdr[QMAP_HEADER_SIZE + 1] & QMAP_CSUM_VALID)
+				flags |= QMAP_FRAME_CSUM_VALID;
+		} else {
+			ok = ok && !(b0 & QMAP_FLAG_NEXT_HEADER);
+		}
+		if (__builtin_expect(ok && pkt_len <= left - hdr_len && pad < pkt_len, 1)) {
+			uint8_t *payload = hdr + hdr_len;
+			size_t len = pkt_len - pad;
+			unsigned ip = payload[0] >> 4;
+			if (ip == 6)
+				flags |= QMAP_FRAME_IPV6;
+			if (__builtin_expect((ip == 4 && len >= 20) || (ip == 6 && len >= 40), 1)) {
+				it->off += hdr_len + pkt_len;
+				*ret_frame = (struct qmap_frame){
+					.kind = QMAP_FRAME_DATA,
+					.mux_id = hdr[1],
+					.flags = flags,
+					.header = hdr,
+					.payload = payload,
+					.len = (uint16_t)len,
+					.wire_len = (uint32_t)(hdr_len + pkt_len),
+				};
+				return 1;
+			}
+		}
+	}
+	return qmap_next(it, ret_frame, ret_error);
+}
+
 /* Command frames, docs/PROTOCOLS.md §1.3. */
 enum qmap_command_name {
 	QMAP_COMMAND_FLOW_DISABLE = 1,

@@ -94,6 +94,9 @@ int gro_init(struct gro *g, const struct gro_config *cfg)
 		return -EINVAL;
 	if (cfg->l2_len && (!cfg->l2_header[0] || !cfg->l2_header[1]))
 		return -EINVAL;
+	if (cfg->l2_alone_len > GRO_MAX_L2_LEN ||
+	    (cfg->l2_alone_len && (!cfg->l2_alone_header[0] || !cfg->l2_alone_header[1])))
+		return -EINVAL;
 	/* A limit below one IPv6 header plus a byte could never merge anything. */
 	if (cfg->max_bytes && cfg->max_bytes < 128)
 		return -EINVAL;
@@ -112,13 +115,23 @@ int gro_init(struct gro *g, const struct gro_config *cfg)
 		g->cfg.l2_header[i] = g->l2[i];
 	}
 	/* A lone packet's header depends only on its IP version and the valid bit. */
-	for (int v6 = 0; v6 < 2; v6++)
-		for (int valid = 0; valid < 2; valid++) {
-			write_vnet(g, g->single[v6][valid], valid ? VIRTIO_NET_HDR_F_DATA_VALID : 0,
-				   VIRTIO_NET_HDR_GSO_NONE, 0, 0, 0, 0);
-			memcpy(g->single[v6][valid] + g->cfg.vnet_hdr_len, g->l2[v6],
-			       g->cfg.l2_len);
-		}
+	for (int a = 0; a < 2; a++) {
+		size_t l2_len = a ? cfg->l2_alone_len : cfg->l2_len;
+		if (a && !l2_len)
+			break;
+		g->single_len[a] = (uint8_t)(cfg->vnet_hdr_len + l2_len);
+		for (int v6 = 0; v6 < 2; v6++)
+			for (int valid = 0; valid < 2; valid++) {
+				uint8_t *h = g->single[a][v6][valid];
+				write_vnet(g, h, valid ? VIRTIO_NET_HDR_F_DATA_VALID : 0,
+					   VIRTIO_NET_HDR_GSO_NONE, 0, 0, 0, 0);
+				if (l2_len)
+					memcpy(h + cfg->vnet_hdr_len,
+					       a ? cfg->l2_alone_header[v6] : g->l2[v6], l2_len);
+			}
+	}
+	/* Not kept: the caller's headers were copied into the blocks. */
+	g->cfg.l2_alone_header[0] = g->cfg.l2_alone_header[1] = NULL;
 	g->last = -1;
 	return 0;
 }
@@ -266,8 +279,8 @@ static void emit_single(struct gro *g, const uint8_t *pkt, size_t len, bool vali
 	/* DATA_VALID only says what we know: tun_get_user() ignores it (6.18, measured by
 	 * test-gro-kernel) and verifies a single packet itself, which is why it is not summed here. */
 	struct iovec iov[2] = {
-		{ .iov_base = g->single[len && (pkt[0] >> 4) == 6][valid],
-		  .iov_len = g->cfg.vnet_hdr_len + g->cfg.l2_len },
+		{ .iov_base = g->single[g->alone][len && (pkt[0] >> 4) == 6][valid],
+		  .iov_len = g->single_len[g->alone] },
 		{ .iov_base = (void *)pkt, .iov_len = len },
 	};
 	g->stats.writes++;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,12 +43,13 @@
 #include "transport-mem.h"
 #include "write-mode.h"
 
-#define FLOOR_ADDR "192.0.2.1"
-#define QMAPD_ADDR "203.0.113.1"
-#define GRO_ADDR   "203.0.113.65"
-#define SRC_ADDR   "198.51.100.1"
-#define UDP_PORT   9000
-#define MAX_RUNS   15
+#define FLOOR_ADDR   "192.0.2.1"
+#define QMAPD_ADDR   "203.0.113.1"
+#define GRO_ADDR     "203.0.113.65"
+#define SRC_ADDR     "198.51.100.1"
+#define UDP_PORT     9000
+#define MAX_RUNS     15
+#define FLOOR_SLICES 10
 
 /* An IPv4/UDP packet of `len` bytes in total, UDP checksum 0 (allowed for IPv4). */
 static void build_packet(uint8_t *p, size_t len, const char *dst)
@@ -108,8 +110,36 @@ static uint64_t udp_arrived(void)
 	return in + err;
 }
 
+/*
+ * Floors on the kinds of device qmapd writes, to tell the device's cost from qmapd's: one
+ * writev() per packet of [L2 header, packet] (the two iovecs qmapd's per-packet mux writes)
+ * into a TAP without or with the XDP_PASS program, with an Ethernet header or with the 802.1Q
+ * priority tag qmapd adds (mux.c), and with a virtio-net header in front (the GRO device's
+ * lone packets). The packets are addressed to the TUN floor's address (a local address
+ * whichever device they come in on).
+ */
+enum {
+	FD_TAP,	     /* TAP, XDP detached, Ethernet header */
+	FD_TAP_TAG,  /* the same, Ethernet + 802.1Q VID 0 */
+	FD_XDP,	     /* TAP + XDP, Ethernet header */
+	FD_XDP_TAG,  /* TAP + XDP, tagged: what the per-packet mux writes */
+	FD_VNET,     /* TAP + XDP + virtio-net header, Ethernet header */
+	FD_VNET_TAG, /* the same, tagged: what the GRO device's lone packets are */
+	N_FDEV
+};
+static const char *const fdev_name[N_FDEV] = {
+	"tap", "tap+tag", "tap+xdp", "tap+xdp+tag", "vnet+xdp", "vnet+xdp+tag",
+};
+
+struct fdev {
+	struct netdev nd;
+	uint8_t hdr[NETDEV_VNET_HDR_LEN + 18];
+	size_t hdr_len;
+};
+
 struct bench {
 	struct netdev floor;
+	struct fdev fdev[N_FDEV];
 	struct datapath *dp;
 	uint8_t *agg;	    /* mux 1: per-packet writes (no virtio-net header) */
 	uint8_t *agg_gro;   /* mux 2: GRO (USO super-packets of the same flow) */
@@ -134,6 +164,47 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
 	return (bench_now_ns() - t0) / packets;
 }
 
+/* ns per packet for a device floor: one writev() of [header, packet] per packet. */
+static double run_fdev(struct bench *b, const struct fdev *d, size_t len, unsigned packets)
+{
+	struct iovec iov[2] = { { .iov_base = (void *)d->hdr, .iov_len = d->hdr_len },
+				{ .iov_base = b->pkt, .iov_len = len } };
+	double t0 = bench_now_ns();
+	for (unsigned i = 0; i < packets; i++)
+		if (writev(d->nd.fd, iov, 2) != (ssize_t)(d->hdr_len + len)) {
+			perror("device floor writev");
+			exit(1);
+		}
+	return (bench_now_ns() - t0) / packets;
+}
+
+static int fdev_create(struct rtnl *rtnl, struct fdev *d, int which)
+{
+	static const char *const names[N_FDEV] = { "bftap",  "bftapt", "bfxdp",
+						   "bfxdpt", "bfvnet", "bfvnett" };
+	bool vnet = which == FD_VNET || which == FD_VNET_TAG;
+	bool tag = which == FD_TAP_TAG || which == FD_XDP_TAG || which == FD_VNET_TAG;
+	uint8_t *h;
+
+	if (netdev_create(rtnl, names[which], CONFIG_HEADROOM_XDP, 1500, false, vnet, &d->nd) < 0 ||
+	    d->nd.kind != NETDEV_KIND_TAP_XDP)
+		return -1;
+	if ((which == FD_TAP || which == FD_TAP_TAG) && netdev_set_xdp(rtnl, &d->nd, false) < 0)
+		return -1;
+	memset(d->hdr, 0, sizeof(d->hdr));
+	h = d->hdr + (vnet ? d->nd.vnet_hdr_len : 0); /* virtio-net header: all zero, no offload */
+	memcpy(h, d->nd.mac, 6);
+	memcpy(h + 6, (const uint8_t[]){ 0x02, 'B', 'E', 'N', 'C', 'H' }, 6);
+	if (tag) {
+		h[12] = 0x81;
+		h += 4; /* VID 0, PCP 0 */
+	}
+	h[12] = 0x08;
+	h[13] = 0x00;
+	d->hdr_len = (size_t)(h + 14 - d->hdr);
+	return 0;
+}
+
 /* How a column runs: the write mode (-1: measured, as in production) and GRO's skipping. */
 #define AUTO (-1)
 
@@ -144,7 +215,7 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
  * every packet even when nothing merges (before gro-auto.h).
  */
 static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, int wmode,
-			bool always_try_gro)
+			bool always_try_gro, bool skip_gro)
 {
 	/* The framing is the transport's to say: the NTB blocks are the bigger buffers here. */
 	bool ntb = agg == b->ntb || agg == b->ntb_gro || agg == b->ntb_flows;
@@ -157,11 +228,101 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, i
 		exit(1);
 	}
 	datapath_force_dl_modes(b->dp, wmode, always_try_gro);
+	if (skip_gro) {
+		/* As gro-auto.h decides for traffic that never merges, held for the whole run. */
+		b->dp->mux[2]->gro_auto.skip = true;
+		b->dp->mux[2]->gro_auto.left = UINT32_MAX;
+	}
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
 	double t0 = bench_now_ns();
 	for (unsigned i = 0; i < aggs; i++)
 		transport_mem_replay(b->dp->transport, agg, agg_len);
 	return (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
+}
+
+/*
+ * -s: the split of a packet's cost between the device and qmapd. The TUN floor, the device
+ * floors and qmapd's two writev paths (the per-packet mux; the GRO device with GRO skipped,
+ * as gro-auto.h decides when nothing merges) in turns, `slices` times a slice of ~2000
+ * packets each; per column the minimum, 10th percentile and median of the slices' ns per
+ * packet. The minimum of many short slices is what a packet costs when the shared machine
+ * leaves the core alone, which a median of long runs at load 5 does not show.
+ */
+static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const char *dst,
+			    size_t len, uint32_t dl_max, unsigned max_frames, bool many_flows);
+
+enum { SP_TUN, SP_FDEV0, SP_PP = SP_FDEV0 + N_FDEV, SP_SKIP, SP_COPY, N_SP };
+
+/*
+ * ns per packet of the copy transport_mem_replay() makes of each aggregate into the receive
+ * ring (the stand-in for the modem's DMA, inside the qmapd columns' time): the same memcpy.
+ */
+static double run_copy(const struct bench *b, unsigned packets)
+{
+	const struct transport *t = b->dp->transport;
+	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
+	double t0 = bench_now_ns();
+	/* Into the ring's own buffers in turn, as the replay does (between two replays). */
+	for (unsigned i = 0; i < aggs; i++) {
+		uint8_t *dst = t->rx_buf[i % t->n_rx];
+		memcpy(dst, b->agg, b->agg_len);
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	return (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsigned slices,
+		      uint32_t dl_max)
+{
+	static const char *const sp_name[N_SP] = {
+		"tun floor", "tap",	     "tap+tag",	 "tap+xdp",    "tap+xdp+tag",
+		"vnet+xdp",  "vnet+xdp+tag", "qmapd pp", "qmapd skip", "dma copy",
+	};
+	double *t = calloc((size_t)N_SP * slices, sizeof(double));
+
+	printf("split: %u slices per column, ns/pkt min / p10 / median (min / TUN floor min)\n",
+	       slices);
+	for (size_t s = 0; s < n_sizes; s++) {
+		size_t len = sizes[s];
+		build_packet(b->pkt, len, FLOOR_ADDR);
+		build_aggregate(b, b->agg_flows, 2, GRO_ADDR, len, dl_max,
+				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, true);
+		build_aggregate(b, b->agg, 1, QMAPD_ADDR, len, dl_max,
+				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
+		unsigned n = (2000 / b->agg_frames) * b->agg_frames;
+		for (unsigned k = 0; k <= slices; k++) {
+			/* Slice 0 warms up and is not kept. */
+			double *row = k ? t + (size_t)(k - 1) * N_SP : NULL;
+			double v[N_SP];
+			v[SP_TUN] = run_floor(b, len, n);
+			for (int i = 0; i < N_FDEV; i++)
+				v[SP_FDEV0 + i] = run_fdev(b, &b->fdev[i], len, n);
+			v[SP_PP] = run_qmapd(b, b->agg, n, WRITE_MODE_WRITEV, true, false);
+			v[SP_SKIP] = run_qmapd(b, b->agg_flows, n, WRITE_MODE_WRITEV, false, true);
+			v[SP_COPY] = run_copy(b, n);
+			if (row)
+				memcpy(row, v, sizeof(v));
+		}
+		printf("%6zu B:", len);
+		double tun_min = 0;
+		for (int c = 0; c < N_SP; c++) {
+			double col[slices];
+			for (unsigned k = 0; k < slices; k++)
+				col[k] = t[(size_t)k * N_SP + c];
+			qsort(col, slices, sizeof(double), cmp_dbl);
+			if (c == SP_TUN)
+				tun_min = col[0];
+			printf(" %s %.0f/%.0f/%.0f (%.2fx)%s", sp_name[c], col[0], col[slices / 10],
+			       col[slices / 2], col[0] / tun_min, c == N_SP - 1 ? "\n" : ";");
+		}
+	}
+	free(t);
 }
 
 /* What an auto run ended with on a mux: the write mode, its figures, GRO's state. */
@@ -279,12 +440,12 @@ fail:
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 64, 576, 1500 };
-	unsigned packets = 200000, runs = 5;
+	unsigned packets = 200000, runs = 5, split = 0;
 	struct bench b = {};
 	struct rtnl *rtnl = NULL;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:h")) >= 0) {
+	while ((c = getopt(argc, argv, "n:r:s:h")) >= 0) {
 		switch (c) {
 		case 'n':
 			packets = strtoul(optarg, NULL, 10);
@@ -292,9 +453,14 @@ int main(int argc, char **argv)
 		case 'r':
 			runs = strtoul(optarg, NULL, 10);
 			break;
+		case 's':
+			split = strtoul(optarg, NULL, 10);
+			break;
 		case 'h':
-			printf("Usage: qmapd-bench-dl [-n PACKETS] [-r RUNS]\n"
-			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n");
+			printf("Usage: qmapd-bench-dl [-n PACKETS] [-r RUNS] [-s SLICES]\n"
+			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n"
+			       "-s: only the split of a packet's cost between device and qmapd,\n"
+			       "    SLICES slices of ~2000 packets per column, in turns.\n");
 			return 0;
 		default:
 			return 2;
@@ -322,6 +488,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot set up the floor TUN device\n");
 		return 1;
 	}
+
+	for (int i = 0; i < N_FDEV; i++)
+		if (fdev_create(rtnl, &b.fdev[i], i) < 0) {
+			fprintf(stderr, "cannot set up the %s floor device\n", fdev_name[i]);
+			return 1;
+		}
 
 	/* qmapd: one mux on the in-memory transport, its device configured as in production. */
 	struct config *cfg = calloc(1, sizeof(*cfg));
@@ -377,6 +549,12 @@ int main(int argc, char **argv)
 	int sink_floor = bind_sink(FLOOR_ADDR), sink_qmapd = bind_sink(QMAPD_ADDR);
 	int sink_gro = bind_sink(GRO_ADDR);
 
+	if (split) {
+		if (split > 100000)
+			split = 100000;
+		run_split(&b, sizes, ARRAY_SIZE(sizes), split, cfg->device.dl_max_size);
+		goto out;
+	}
 	printf("qmapd-bench-dl: %u packets per run, %u runs (median), dl aggregate %u bytes\n",
 	       packets, runs, cfg->device.dl_max_size);
 	printf("qmapd devices: per-packet %s, GRO %s (USO %s)\n\n", b.dp->mux[1]->nd.status,
@@ -455,6 +633,8 @@ int main(int argc, char **argv)
 		size_t len = sizes[s];
 		double t[N_COL][MAX_RUNS];
 		uint64_t arrived[N_COL] = { 0 }, sent[N_COL] = { 0 };
+		double tf[N_FDEV][MAX_RUNS];
+		uint64_t f_arrived[N_FDEV] = { 0 };
 		struct auto_state st[N_COL];
 
 		build_packet(b.pkt, len, FLOOR_ADDR);
@@ -470,26 +650,51 @@ int main(int argc, char **argv)
 		const uint8_t *aggs[6] = { b.agg, b.agg_gro, b.agg_flows,
 					   b.ntb, b.ntb_gro, b.ntb_flows };
 		run_floor(&b, len, packets / 10); /* warm caches and neighbour state */
+		for (int i = 0; i < N_FDEV; i++)
+			run_fdev(&b, &b.fdev[i], len, packets / 10);
 		for (int col = PP; col < N_COL; col++)
 			run_qmapd(&b, aggs[col_run[col].agg], packets / 10, col_run[col].wmode,
-				  col_run[col].always_try_gro);
+				  col_run[col].always_try_gro, false);
 		/* Interleave so that drift of the shared machine hits all alike. */
 		unsigned per_run = (packets + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
 		for (unsigned k = 0; k < runs; k++) {
 			for (int col = 0; col < N_COL; col++) {
 				uint64_t a0 = udp_arrived();
 				if (col == FLOOR) {
-					t[col][k] = run_floor(&b, len, packets);
+					/*
+					 * The TUN floor and the device floors in turns, a tenth of
+					 * the packets at a time: a burst of the shared machine's
+					 * load hits them all alike.
+					 */
+					uint64_t fa0[N_FDEV];
+					t[col][k] = 0;
+					for (int i = 0; i < N_FDEV; i++)
+						tf[i][k] = 0;
+					for (int sl = 0; sl < FLOOR_SLICES; sl++) {
+						t[col][k] +=
+							run_floor(&b, len, packets / FLOOR_SLICES);
+						for (int i = 0; i < N_FDEV; i++) {
+							fa0[i] = udp_arrived();
+							tf[i][k] +=
+								run_fdev(&b, &b.fdev[i], len,
+									 packets / FLOOR_SLICES);
+							f_arrived[i] += udp_arrived() - fa0[i];
+						}
+					}
+					t[col][k] /= FLOOR_SLICES;
+					for (int i = 0; i < N_FDEV; i++)
+						tf[i][k] /= FLOOR_SLICES;
 				} else {
 					t[col][k] = run_qmapd(&b, aggs[col_run[col].agg], packets,
 							      col_run[col].wmode,
-							      col_run[col].always_try_gro);
+							      col_run[col].always_try_gro, false);
 					/* mux 1 carries the per-packet aggregates, mux 2 the others. */
 					unsigned id = col_run[col].agg % 3 == 0 ? 1 : 2;
 					auto_state_save(&st[col], b.dp->mux[id]);
 				}
 				arrived[col] += udp_arrived() - a0;
-				sent[col] += col == FLOOR ? packets : per_run;
+				sent[col] += col == FLOOR ? packets / FLOOR_SLICES * FLOOR_SLICES
+							  : per_run;
 			}
 		}
 		double m_ns[N_COL];
@@ -510,9 +715,24 @@ int main(int argc, char **argv)
 		       m_ns[NTB_PP_URING], m_ns[NTB_PP_URING] / f, "", "", m_ns[NTB_FLOWS_URING],
 		       m_ns[NTB_FLOWS_URING] / f, m_ns[NTB_PP_AUTO], m_ns[NTB_PP_AUTO] / f,
 		       m_ns[NTB_FLOWS_AUTO], m_ns[NTB_FLOWS_AUTO] / f);
+		double mf[N_FDEV];
+		printf("%6s %7s | device floors, writev [header, packet] ns/pkt (/ TUN floor):", "",
+		       "");
+		for (int i = 0; i < N_FDEV; i++) {
+			mf[i] = bench_median(tf[i], runs);
+			printf(" %s %.1f (%.2fx)", fdev_name[i], mf[i], mf[i] / f);
+		}
+		/* Lone frames go untagged while XDP is attached (mux_update_dl_l2()). */
+		printf("\n%6s %7s | qmapd / its device's floor (tap+xdp; flows: vnet+xdp): pp "
+		       "%.2fx, pp auto %.2fx, ntb pp auto %.2fx, flows auto %.2fx\n",
+		       "", "", q / mf[FD_XDP], m_ns[PP_AUTO] / mf[FD_XDP],
+		       m_ns[NTB_PP_AUTO] / mf[FD_XDP], m_ns[FLOWS_AUTO] / mf[FD_VNET]);
 		printf("%6s %7s | arrived at UDP (of sent):", "", "");
 		for (int col = 0; col < N_COL; col++)
 			printf(" %s %.3f", col_name[col], (double)arrived[col] / sent[col]);
+		for (int i = 0; i < N_FDEV; i++)
+			printf(" %s %.3f", fdev_name[i],
+			       (double)f_arrived[i] / ((double)sent[FLOOR]));
 		printf("\n%6s %7s | auto, last run:", "", "");
 		auto_state_print("pp", &st[PP_AUTO], false);
 		auto_state_print("; flows", &st[FLOWS_AUTO], true);
@@ -563,6 +783,7 @@ int main(int argc, char **argv)
 	       "measured by qmapd (write-mode.h, gro-auto.h);\n"
 	       "ntb16: the same packets and devices, in NTB16 blocks (MBIM) instead of QMAP\n");
 
+out:
 	close(sink_floor);
 	close(sink_qmapd);
 	close(sink_gro);
@@ -574,6 +795,8 @@ int main(int argc, char **argv)
 	free(b.ntb_flows);
 	datapath_free(b.dp);
 	netdev_close(&b.floor);
+	for (int i = 0; i < N_FDEV; i++)
+		netdev_close(&b.fdev[i].nd);
 	rtnl_close(rtnl);
 	free(cfg);
 	return 0;

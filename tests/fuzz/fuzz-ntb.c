@@ -122,6 +122,23 @@ static void fuzz_parse(const uint8_t *data, size_t size, enum ntb_format format,
 	check(ntb_parse_next(&p, &d) == 0);
 	if (dgrams)
 		check(p.block_len >= nth);
+
+	/* The datapath's inline walk: the same results, step by step. */
+	struct ntb_parser pa, pb;
+	struct ntb_datagram da = { 0 }, db = { 0 };
+	int ra, rb;
+	ntb_parse_init(&pa, buf, size, format);
+	ntb_parse_init(&pb, buf, size, format);
+	steps = 0;
+	do {
+		ra = ntb_parse_next(&pa, &da);
+		rb = ntb_parse_next_inline(&pb, &db);
+		check(ra == rb && pa.state == pb.state && pa.dpe == pb.dpe && pa.ndp == pb.ndp);
+		check(ra >= 0 || pa.error == pb.error);
+		check(ra != 1 || (da.data == db.data && da.len == db.len &&
+				  da.session == db.session && da.flags == db.flags));
+		check(++steps <= max_steps + 1);
+	} while (ra != 0);
 	free(heap);
 }
 

@@ -87,6 +87,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Fatal errors and the normal end both consume the whole aggregate. */
 	check(it.off == len);
 
+	/* The datapath's inline walk: the same results, step by step. */
+	struct qmap_iter a, b;
+	struct qmap_frame fa, fb;
+	enum qmap_error ea = _QMAP_ERR_MAX, eb = _QMAP_ERR_MAX;
+	int ra, rb;
+	qmap_iter_init(&a, buf, len, version);
+	qmap_iter_init(&b, buf, len, version);
+	a.min_padding = b.min_padding = padding;
+	do {
+		ra = qmap_next(&a, &fa, &ea);
+		rb = qmap_next_inline(&b, &fb, &eb);
+		check(ra == rb && a.off == b.off);
+		check(ra >= 0 || ea == eb);
+		check(ra != 1 ||
+		      (fa.kind == fb.kind && fa.mux_id == fb.mux_id && fa.flags == fb.flags &&
+		       fa.header == fb.header && fa.payload == fb.payload && fa.len == fb.len &&
+		       fa.wire_len == fb.wire_len));
+	} while (ra != 0);
+
 	free(buf);
 	return 0;
 }

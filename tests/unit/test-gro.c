@@ -132,7 +132,7 @@ static void expect_super(int line, unsigned idx, size_t vnet, size_t l2, const s
 		total += specs[i].plen;
 	EXPECT_TRUE(o->payload_in_arena);
 	if (l2)
-		EXPECT_EQ(o->data[vnet + 12], specs[0].v6 ? 0x86 : 0x08);
+		EXPECT_EQ(o->data[vnet + l2 - 2], specs[0].v6 ? 0x86 : 0x08);
 	if (n == 1) {
 		EXPECT_EQ(o->iovcnt, 2);
 		EXPECT_EQ(vh.gso_type, VIRTIO_NET_HDR_GSO_NONE);
@@ -232,6 +232,70 @@ TEST(tcp4_merge_csum_unverified)
 TEST(tcp4_merge_vnet12_ethernet)
 {
 	check_tcp4_merge(true, 12, 14);
+}
+
+/*
+ * A second L2 header for lone packets (qmapd's untagged Ethernet while XDP gives them
+ * headroom): lone packets take it once switched on, super-packets keep the first one.
+ */
+TEST(alone_l2)
+{
+	static const uint8_t tag4[18] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x81, 0, 0, 0, 0x08 };
+	static const uint8_t tag6[18] = { 2, 0, 0, 0,	 0, 1, 2, 0,	0,
+					  0, 0, 2, 0x81, 0, 0, 0, 0x86, 0xdd };
+	static const uint8_t eth4[14] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00 };
+	static const uint8_t eth6[14] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd };
+	struct gro_config cfg = {
+		.vnet_hdr_len = 10,
+		.l2_len = 18,
+		.l2_header = { tag4, tag6 },
+		.l2_alone_len = 14,
+		.l2_alone_header = { eth4, eth6 },
+		.tcp = true,
+		.emit = on_emit,
+	};
+	struct pk s[4];
+
+	reset_outputs();
+	EXPECT_EQ(gro_init(&g, &cfg), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		s[i] = tcp4(5000 + i * 1448, 1448);
+		s[i].id = (uint16_t)(100 + i);
+	}
+	/* Off (the default): a lone packet is tagged like a super-packet. */
+	feed(s, 1, GRO_PKT_CSUM_VALID);
+	gro_flush(&g);
+	EXPECT_EQ(n_out, 1);
+	expect_super(__LINE__, 0, 10, 18, s, 1, true);
+	EXPECT_TRUE(memcmp(outs[0].data + 10, tag4, 18) == 0);
+
+	gro_set_alone_l2(&g, true);
+	feed(s + 1, 1, GRO_PKT_CSUM_VALID);
+	gro_flush(&g);
+	EXPECT_EQ(n_out, 2);
+	expect_super(__LINE__, 1, 10, 14, s + 1, 1, true);
+	EXPECT_TRUE(memcmp(outs[1].data + 10, eth4, 14) == 0);
+	struct iovec h = gro_alone_header(&g, false, GRO_PKT_CSUM_VALID);
+	EXPECT_EQ(h.iov_len, 24);
+	EXPECT_TRUE(memcmp((uint8_t *)h.iov_base + 10, eth4, 14) == 0);
+	h = gro_alone_header(&g, true, 0);
+	EXPECT_TRUE(memcmp((uint8_t *)h.iov_base + 10, eth6, 14) == 0);
+
+	/* A super-packet keeps the tag. */
+	feed(s + 2, 2, GRO_PKT_CSUM_VALID);
+	gro_flush(&g);
+	EXPECT_EQ(n_out, 3);
+	expect_super(__LINE__, 2, 10, 18, s + 2, 2, true);
+	EXPECT_TRUE(memcmp(outs[2].data + 10, tag4, 18) == 0);
+
+	gro_set_alone_l2(&g, false);
+	EXPECT_EQ(gro_alone_header(&g, false, 0).iov_len, 28);
+
+	/* Without a second header, switching it on changes nothing. */
+	cfg.l2_alone_len = 0;
+	EXPECT_EQ(gro_init(&g, &cfg), 0);
+	gro_set_alone_l2(&g, true);
+	EXPECT_EQ(gro_alone_header(&g, false, 0).iov_len, 28);
 }
 
 /* ethtool -K DEV gro off: held flows go first, then every packet alone, in order. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "ntb.h"
 #include "test-case.h"
 
@@ -1069,5 +1070,105 @@ TEST(build_round_trip)
 			if (test_failures != before)
 				fprintf(stderr, "  (params %zu, format %d)\n", k, f);
 		}
+	}
+}
+
+/*
+ * The datapath's inline walk (ntb_parse_next_inline) yields exactly what ntb_parse_next()
+ * yields, on built NTB16 and NTB32 blocks of several sessions with random bytes changed
+ * (table entries mostly) and cut.
+ */
+static void expect_same_ntb_walk(uint8_t *buf, size_t len, enum ntb_format f)
+{
+	struct ntb_parser a, c;
+	struct ntb_datagram da = { 0 }, dc = { 0 };
+	int ra, rc, steps = 0;
+
+	ntb_parse_init(&a, buf, len, f);
+	ntb_parse_init(&c, buf, len, f);
+	do {
+		ra = ntb_parse_next(&a, &da);
+		rc = ntb_parse_next_inline(&c, &dc);
+		EXPECT_EQ(ra, rc);
+		EXPECT_EQ(a.state, c.state);
+		EXPECT_EQ(a.dpe, c.dpe);
+		EXPECT_EQ(a.ndp, c.ndp);
+		if (ra < 0)
+			EXPECT_EQ(a.error, c.error);
+		if (ra == 1)
+			EXPECT_TRUE(da.data == dc.data && da.len == dc.len &&
+				    da.session == dc.session && da.flags == dc.flags);
+	} while (ra != 0 && ra == rc && ++steps < 2000);
+}
+
+TEST(inline_matches)
+{
+	struct ntb_params pa = params(2048, 4, 0, 4, 0);
+	uint8_t buf[2048];
+	uint32_t x = 88172645u;
+
+	/* An entry pointing anywhere from the NTH's start to past the block's end. */
+	for (int f32 = 0; f32 < 2; f32++) {
+		enum ntb_format f = f32 ? NTB_FORMAT_32 : NTB_FORMAT_16;
+		struct ntb_builder b;
+		size_t len;
+		uint8_t *ptr;
+		for (unsigned idx = 0; idx < 200; idx++) {
+			for (unsigned dl = 0; dl < 64; dl += 7) {
+				memset(buf, 0, sizeof(buf));
+				EXPECT_EQ(ntb_build_init(&b, buf, sizeof(buf), &pa, f, 1), 0);
+				for (int i = 0; i < 2; i++) {
+					EXPECT_EQ(ntb_build_reserve(&b, 0, 40, &ptr), 0);
+					memcpy(ptr, ipv6_40, 40);
+				}
+				EXPECT_EQ(ntb_build_finish(&b, &len), 0);
+				/* The second entry: the first is read with the NDP, out of line. */
+				size_t ndp = f32 ? get_le32(buf + 12) : get_le16(buf + 10);
+				uint8_t *dpe = buf + ndp + (f32 ? 16 + 8 : 8 + 4);
+				if (f32) {
+					set32(dpe, 0, idx);
+					set32(dpe, 4, dl);
+				} else {
+					set16(dpe, 0, (uint16_t)idx);
+					set16(dpe, 2, (uint16_t)dl);
+				}
+				expect_same_ntb_walk(buf, len, f);
+			}
+		}
+	}
+
+	for (int round = 0; round < 20000 && !test_failures; round++) {
+		enum ntb_format f = round & 1 ? NTB_FORMAT_32 : NTB_FORMAT_16;
+		struct ntb_builder b;
+		size_t len = 0;
+		uint8_t *ptr;
+
+		memset(buf, 0, sizeof(buf));
+		EXPECT_EQ(ntb_build_init(&b, buf, sizeof(buf), &pa, f, (uint16_t)round), 0);
+		for (int i = 0; i < 12; i++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			bool v6 = x & 1;
+			size_t dl = (v6 ? 40 : 20) + (x >> 4) % 40;
+			if (ntb_build_reserve(&b, (uint8_t)((x >> 12) % 3), dl, &ptr) < 0)
+				break;
+			memset(ptr, 0, dl);
+			memcpy(ptr, v6 ? ipv6_40 : ipv4_20, v6 ? 40 : 20);
+		}
+		EXPECT_EQ(ntb_build_finish(&b, &len), 0);
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		for (unsigned k = x % 4; k > 0; k--) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			/* Half of them in the last 64 bytes: the NDPs and their tables. */
+			size_t at = (x & 1) && len > 64 ? len - 1 - (x >> 1) % 64 : (x >> 1) % len;
+			/* Small values too: an index into the NTH, a length below an IP header. */
+			buf[at] = (uint8_t)((x >> 23) & 1 ? (x >> 24) % 24 : x >> 24);
+		}
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		if (x % 4 == 0)
+			len -= (x >> 8) % 48;
+
+		expect_same_ntb_walk(buf, len, f);
+		if (test_failures)
+			fprintf(stderr, "  round %d\n", round);
 	}
 }

@@ -31,6 +31,30 @@ static void mux_write_result(struct mux *m, unsigned segments, ssize_t res, size
 		m->stats.rx_dropped_write_error += segments;
 }
 
+/* A write that failed or was short: out of the per-packet path. */
+static __attribute__((noinline, cold)) void mux_write_failed(struct mux *m, unsigned segments,
+							     ssize_t res, size_t len)
+{
+	mux_write_result(m, segments, res, len);
+}
+
+/*
+ * A lone packet written now (this batch's mode for the mux is writev): inline in the receive
+ * loop, where a call into mux_write() cost ~20 instructions of its own per packet
+ * (callgrind, RESULTS.md "Downlink: two regimes").
+ */
+static inline __attribute__((always_inline)) void
+mux_writev_now(struct mux *m, const struct iovec *iov, int iovcnt, size_t len)
+{
+	ssize_t n =
+		iovcnt == 1 ? write(m->nd.fd, iov[0].iov_base, len) : writev(m->nd.fd, iov, iovcnt);
+	if (_likely_(n == (ssize_t)len)) {
+		m->stats.rx_writes++;
+		return;
+	}
+	mux_write_failed(m, 1, n < 0 ? -errno : n, len);
+}
+
 static void mux_write_done(void *tag, uint32_t segments, int res, size_t len)
 {
 	mux_write_result(tag, segments, res, len);
@@ -236,20 +260,27 @@ static inline __attribute__((always_inline)) void dl_write(struct datapath *dp, 
 		/* Nothing merges (gro-auto.h): written alone with GRO's fixed header, no copy. */
 		struct iovec iov[2] = { gro_alone_header(m->gro, ipv6, gro_flags),
 					{ .iov_base = pkt, .iov_len = len } };
-		mux_write(m, iov, 2, iov[0].iov_len + len, false, 1);
+		if (_likely_(!m->batch_uring))
+			mux_writev_now(m, iov, 2, iov[0].iov_len + len);
+		else
+			mux_write(m, iov, 2, iov[0].iov_len + len, false, 1);
 		return;
 	}
 
 	/* The Ethernet header is the mux's own and outlives the batch: no copy. */
 	struct iovec iov[2] = {
-		{ .iov_base = m->eth_header[ipv6 ? 1 : 0], .iov_len = MUX_DL_L2_SIZE },
+		{ .iov_base = (void *)m->dl_l2[ipv6 ? 1 : 0], .iov_len = m->dl_l2_len },
 		{ .iov_base = pkt, .iov_len = len },
 	};
 	/* The length is at hand: mux_write need not sum the iovecs. */
-	if (m->nd.kind == NETDEV_KIND_TAP_XDP)
-		mux_write(m, iov, 2, MUX_DL_L2_SIZE + len, false, 1);
+	bool tap = m->nd.kind == NETDEV_KIND_TAP_XDP;
+	const struct iovec *v = tap ? iov : iov + 1;
+	int n = tap ? 2 : 1;
+	size_t total = tap ? m->dl_l2_len + len : len;
+	if (_likely_(!m->batch_uring))
+		mux_writev_now(m, v, n, total);
 	else
-		mux_write(m, iov + 1, 1, len, false, 1);
+		mux_write(m, v, n, total, false, 1);
 }
 
 void datapath_dl_write(struct datapath *dp, struct mux *m, uint8_t *pkt, size_t len, bool ipv6,
@@ -368,7 +399,7 @@ datapath_ntb_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool s
 	int r;
 
 	ntb_parse_init(&p, buf, len, dp->transport->ntb.format);
-	while ((r = ntb_parse_next(&p, &d)) != 0) {
+	while ((r = ntb_parse_next_inline(&p, &d)) != 0) {
 		if (_unlikely_(r < 0)) {
 			/* Counted per kind; the parser goes on where the structure allows. */
 			dp->stats.dl_ntb_malformed[p.error]++;
@@ -404,7 +435,7 @@ datapath_qmap_bulk_in(struct datapath *dp, uint8_t *buf, size_t len, const bool 
 
 	qmap_iter_init(&it, buf, len, dp->version);
 	it.min_padding = dp->dl_min_padding;
-	while ((r = qmap_next(&it, &f, &err)) != 0) {
+	while ((r = qmap_next_inline(&it, &f, &err)) != 0) {
 		if (_unlikely_(r < 0)) {
 			dp->stats.dl_malformed[err]++;
 			continue;

@@ -82,6 +82,8 @@ void headroom_decide(struct datapath *dp, struct mux *m)
 				      want ? "attach" : "detach");
 		return;
 	}
+	/* The writes of the batch are done (headroom_batch_done() runs after the flush). */
+	mux_update_dl_l2(m);
 	m->hr.last_switch = now;
 	m->stats.headroom_switches++;
 	log_mux_info(NULL, m->id, m->nd.name,

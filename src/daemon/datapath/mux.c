@@ -41,7 +41,27 @@ static void mux_build_eth_headers(struct mux *m)
 		h[15] = 0x00;
 		h[16] = ethertype[i] >> 8;
 		h[17] = ethertype[i] & 0xff;
+		memcpy(m->eth_plain[i], h, 12);
+		memcpy(m->eth_plain[i] + 12, h + 16, 2);
 	}
+}
+
+/*
+ * A lone frame that tun builds with XDP's headroom (256 + 64 bytes before it) has room for
+ * any encapsulation without the tag, whose untag costs the receive path 10-24 ns per packet
+ * (qmapd-bench-dl -s, RESULTS.md "Downlink: two regimes"); the tag stays for super-packets
+ * (never built that way) and for every frame while XDP is off.
+ */
+void mux_update_dl_l2(struct mux *m)
+{
+	bool plain = m->nd.kind == NETDEV_KIND_TAP_XDP && !m->nd.xdp_detached &&
+		     m->mtu + MUX_DL_L2_SIZE <= MUX_DL_XDP_FRAME_MAX;
+
+	for (int i = 0; i < 2; i++)
+		m->dl_l2[i] = plain ? m->eth_plain[i] : m->eth_header[i];
+	m->dl_l2_len = plain ? MUX_DL_ETH_SIZE : MUX_DL_L2_SIZE;
+	if (m->gro)
+		gro_set_alone_l2(m->gro, plain);
 }
 
 static int mux_configure(struct mux *m, const struct config_mux *cfg)
@@ -116,6 +136,8 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 			.vnet_hdr_len = m->nd.vnet_hdr_len,
 			.l2_len = tap ? sizeof(m->eth_header[0]) : 0,
 			.l2_header = { m->eth_header[0], m->eth_header[1] },
+			.l2_alone_len = tap ? sizeof(m->eth_plain[0]) : 0,
+			.l2_alone_header = { m->eth_plain[0], m->eth_plain[1] },
 			.max_flows = GRO_MAX_FLOWS,
 			.max_segs = GRO_MAX_SEGS,
 			.max_bytes = 65535,
@@ -131,6 +153,7 @@ int mux_new(struct datapath *dp, const struct config_mux *cfg, bool persist, str
 						   "cannot set up GRO");
 		}
 	}
+	mux_update_dl_l2(m);
 	datapath_dl_modes_init(dp, m);
 	if (cfg->uplink_queue == CONFIG_UPLINK_QUEUE_FQ_CODEL) {
 		/* A config built without config_mux_init_defaults() gets RFC 8290's values. */

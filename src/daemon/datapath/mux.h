@@ -11,7 +11,15 @@
 
 /* Bytes of L2 header in front of a downlink packet written into a TAP: Ethernet (14) and one
  * 802.1Q tag (4). Uplink frames the kernel gives us carry no tag (ETH_HEADER_SIZE). */
-#define MUX_DL_L2_SIZE 18
+#define MUX_DL_L2_SIZE	18
+#define MUX_DL_ETH_SIZE 14 /* the same without the tag */
+/*
+ * The largest lone frame (Ethernet + IP) written untagged while XDP is attached: tun builds a
+ * frame with XDP's headroom only if it fits a page with it (tun_can_build_skb(): frame + 64 +
+ * 256, aligned, + skb_shared_info <= 4096, 3456 bytes on x86-64); below that with margin for
+ * architectures with a larger NET_SKB_PAD or skb_shared_info.
+ */
+#define MUX_DL_XDP_FRAME_MAX 3000
 
 struct gro;
 struct ulq_mux;
@@ -50,6 +58,11 @@ struct mux {
 	/* The L2 header we put in front of downlink packets on a TAP, [0] IPv4, [1] IPv6:
 	 * Ethernet and an 802.1Q priority tag (VID 0) that buys headroom (mux.c). */
 	uint8_t eth_header[2][MUX_DL_L2_SIZE];
+	/* The same without the tag, for frames that get XDP's headroom (mux_update_dl_l2()). */
+	uint8_t eth_plain[2][MUX_DL_ETH_SIZE];
+	/* What a lone packet gets now: eth_plain while XDP is attached, else eth_header. */
+	const uint8_t *dl_l2[2];
+	uint8_t dl_l2_len;
 	struct mux_stats stats;
 };
 
@@ -64,6 +77,13 @@ struct mux *mux_free(struct mux *m);
  * Called from the datapath's periodic tick; a no-op for devices without GRO.
  */
 void mux_sync_gro(struct mux *m);
+/*
+ * The L2 header of packets written alone (the per-packet path, GRO's lone packets): without
+ * the priority tag while the device has XDP attached and such frames fit tun_build_skb()
+ * (XDP's 256 bytes of headroom, the tag would only cost the receive path an untag), with it
+ * otherwise. Call after the device's XDP program came or went.
+ */
+void mux_update_dl_l2(struct mux *m);
 /* "on", "off" (switched off with ethtool) or "none" (a device without virtio-net header). */
 const char *mux_gro_state(const struct mux *m);
 
