@@ -55,6 +55,8 @@
  *                                     COMMAND is in flight (that URB never completes)
  *   class-stall                       mbim: the next class request is STALLed
  *   input-size-stall                  mbim: the next SET_NTB_INPUT_SIZE is STALLed
+ *   cmd-lose                          a SEND_ENCAPSULATED_COMMAND completes but never
+ *                                     reaches the sim (as a SETUP that gadgetfs lost)
  * MBIM class requests (NCM 1.0 §6.2) are answered by the harness, with the NTB parameters
  * of the sim's descriptor message; the SET requests it accepts go on to the sim
  * (TRANSPORT_EP_CLASS_REQUEST), which switches its format and sizes and must accept them too
@@ -116,6 +118,7 @@ enum inject {
 	INJ_VANISH_CTRL,
 	INJ_CLASS_STALL,
 	INJ_INPUT_SIZE_STALL,
+	INJ_CMD_LOSE,
 	INJ_MAX
 };
 static const char *const inject_names[INJ_MAX] = {
@@ -132,6 +135,7 @@ static const char *const inject_names[INJ_MAX] = {
 	"vanish-ctrl",
 	"class-stall",
 	"input-size-stall",
+	"cmd-lose",
 };
 /* Their counters, "injected_" and the name with '_' for '-'. */
 static const char *const inject_keys[INJ_MAX] = {
@@ -148,6 +152,7 @@ static const char *const inject_keys[INJ_MAX] = {
 	"injected_vanish_ctrl",
 	"injected_class_stall",
 	"injected_input_size_stall",
+	"injected_cmd_lose",
 };
 
 struct urb {
@@ -627,6 +632,11 @@ static void control_locked(struct modem *m, struct urb *u)
 			/* In flight when the device goes: the unplug flushes it. */
 			g_queue_push_tail(&m->held_urbs, u);
 			g_idle_add(unplug_later, m);
+			return;
+		}
+		if (take_locked(m, INJ_CMD_LOSE)) {
+			/* Acknowledged and gone, as on a function that lost it. */
+			complete_locked(m, u, 0, room);
 			return;
 		}
 		count(m, "ctrl_commands", 1);
