@@ -86,6 +86,14 @@ caps=$(in_host timeout 20 mbimcli -p -d "$E2E_TMP/mbim0" --query-device-caps) ||
 	fail "mbimcli -p --query-device-caps over usb"
 [[ $caps == *350000000000006* ]] || fail "mbimcli printed no device id: $caps"
 echo "ok: mbimcli -p through mbim-proxy over the usb function"
+# qmapd's queries (several at once from libmbim) and mbimcli's, one encapsulated transfer on
+# EP0 at a time: a function like the gadgetfs one loses a command that another control
+# request follows in the same bus pass (tests/sim/sim-gadgetfs.h).
+rm -f "$E2E_TMP/usb.stats"
+usb stats
+wait_for 5 "harness counters" test -s "$E2E_TMP/usb.stats"
+expect_eq "encapsulated transfers in flight at once" \
+	"$(sed -n 's/^ctrl_in_flight_max=//p' "$E2E_TMP/usb.stats")" 1
 
 kill -USR2 "$SIM_PID"
 no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }

@@ -92,6 +92,9 @@ expect_ge "DTR set" "$(ustat dtr_set)" 1
 expect_ge "SEND_ENCAPSULATED_COMMAND" "$(ustat ctrl_commands)" 4
 expect_ge "GET_ENCAPSULATED_RESPONSE" "$(ustat ctrl_responses)" 4
 expect_ge "bulk IN transfers in flight" "$(ustat bulk_in_urbs_pending)" 16
+# One encapsulated transfer on EP0 at a time, as cdc-wdm sends commands, though qmapd and its
+# clients started several QMI requests at once.
+expect_eq "encapsulated transfers in flight at once" "$(ustat ctrl_in_flight_max)" 1
 [ "$(jq -r .modems[0].modem.transport <<<"$("${CTL[@]}" -j status)")" = usb:2c7c:0125 ] ||
 	fail "qmapctl status does not show the usb transport"
 

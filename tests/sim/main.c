@@ -58,6 +58,7 @@ enum {
 	OPT_MBIM,
 	OPT_FFS,
 	OPT_GADGETFS,
+	OPT_GADGETFS_SLOW_COMMANDS,
 	OPT_NTB,
 	OPT_NTB_IN_MAX_SIZE,
 	OPT_NTB_OUT_MAX_SIZE,
@@ -116,6 +117,7 @@ static const struct option options[] = {
 	{ "mbim", no_argument, NULL, OPT_MBIM },
 	{ "ffs", required_argument, NULL, OPT_FFS },
 	{ "gadgetfs", required_argument, NULL, OPT_GADGETFS },
+	{ "gadgetfs-slow-commands", required_argument, NULL, OPT_GADGETFS_SLOW_COMMANDS },
 	{ "ntb", required_argument, NULL, OPT_NTB },
 	{ "ntb-in-max-size", required_argument, NULL, OPT_NTB_IN_MAX_SIZE },
 	{ "ntb-out-max-size", required_argument, NULL, OPT_NTB_OUT_MAX_SIZE },
@@ -148,6 +150,7 @@ static const char *ffs_dir;
 static struct sim_ffs *ffs_front;
 /* --gadgetfs DIR: also play the MBIM modem as a whole USB device (sim-gadgetfs.h). */
 static const char *gadgetfs_dir;
+static uint32_t gadgetfs_slow_us; /* --gadgetfs-slow-commands */
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -232,6 +235,9 @@ static void usage(FILE *f)
 		"                             on the functionfs mounted at DIR (QMI mode only)\n"
 		"  --gadgetfs DIR             also be a USB device: an EM7455-style MBIM device\n"
 		"                             on the gadgetfs mounted at DIR (--mbim only)\n"
+		"  --gadgetfs-slow-commands US  take a command's data US microseconds after its\n"
+		"                             request, so that the host's next control request\n"
+		"                             aborts it (a lost command; see sim-gadgetfs.h)\n"
 		"  --mbim                     an MBIM function: MBIM control, NTB data; session\n"
 		"                             N carries mux N+1\n"
 		"  --ntb 16|32                NTB formats offered: NTB16 only (default), or\n"
@@ -480,6 +486,11 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_GADGETFS:
 			gadgetfs_dir = optarg;
+			break;
+		case OPT_GADGETFS_SLOW_COMMANDS:
+			if (parse_u32("--gadgetfs-slow-commands", optarg, 0, 1000000,
+				      &gadgetfs_slow_us) < 0)
+				return -EINVAL;
 			break;
 		case OPT_NTB:
 			if (strcmp(optarg, "16") == 0) {
@@ -793,7 +804,7 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		/* Like --ffs: the front end lives as long as the process. */
-		if (sim_gadgetfs_start(gadgetfs_dir, opts->socket_path, &gfs) < 0)
+		if (sim_gadgetfs_start(gadgetfs_dir, opts->socket_path, gadgetfs_slow_us, &gfs) < 0)
 			goto cleanup;
 	}
 	log_info("qmapd-sim: ready");

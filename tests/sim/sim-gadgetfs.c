@@ -6,6 +6,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/usb/cdc.h>
 #include <linux/usb/ch9.h>
 #include <linux/usb/gadgetfs.h>
@@ -90,6 +91,9 @@ struct sim_gadgetfs {
 	int answer_len;
 	uint8_t answer_flags;
 	uint64_t dropped, unstallable;
+	/* The ep0 thread's: a request ep0_recover() stalled, whose event is still to come. */
+	bool stale_in;
+	uint32_t slow_us;			 /* --gadgetfs-slow-commands */
 	uint8_t ep0_buf[TRANSPORT_MAX_TRANSFER]; /* ep0 thread only */
 	uint8_t out_buf[TRANSPORT_MAX_TRANSFER]; /* bulk OUT thread only */
 };
@@ -356,25 +360,90 @@ static void *bulk_out_thread(void *arg)
 
 /* ---- ep0 (the ep0 thread only) ---- */
 
+/*
+ * EIDRM from ep0: the host sent a new SETUP while this thread was in the middle of a request
+ * (gadgetfs' setup_abort; sim-gadgetfs.h says how a host does that). That request is lost:
+ * an OUT request's data was overwritten by the new one's. gadgetfs stays in its SETUP
+ * state, now about the new request, whose event is still to be read: a read of ep0 would
+ * be the new request's data stage or stall it, not its event. Leave that state without
+ * taking anything of the new request, as poll() tells what it is:
+ *   OUT with data (neither POLLIN nor POLLOUT): a zero-length read leaves with EBUSY, its
+ *     data kept for the read that follows its event;
+ *   IN, or OUT without data (POLLOUT): a zero-length read stalls it (EL2HLT; the host asks
+ *     again) or acknowledges it (followed when its event comes); a stalled request's event
+ *     is stalled again when it comes (stale_in), without taking a response from the queue;
+ *   POLLIN: out of the SETUP state already, events waiting.
+ * Before this, the event read took the new request's data for events, and from then on the
+ * thread was one data stage behind: each command got the next one's data, and no IN request
+ * was answered again (vm-gadget-mbim, once in 11 runs).
+ */
+static void ep0_recover(struct sim_gadgetfs *g, const char *during)
+{
+	log_warning("qmapd-sim: gadgetfs: the host sent a new request during the %s of the last "
+		    "one, which is lost (EIDRM)",
+		    during);
+	for (unsigned tries = 0; tries < 64; tries++) {
+		struct pollfd p = { .fd = g->ep0, .events = POLLIN | POLLOUT };
+		if (poll(&p, 1, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 poll");
+			return;
+		}
+		if (p.revents & POLLHUP)
+			continue; /* yet another new SETUP: poll() took its abort */
+		if (p.revents & POLLIN)
+			return;
+		/* An OUT data stage completes in the bus pass that brought its SETUP (dummy_hcd);
+		 * a zero-length read before it would be queued on top of it: give it the time. */
+		if (!(p.revents & POLLOUT))
+			usleep(1000);
+		ssize_t n = read(g->ep0, g->ep0_buf, 0);
+		if (n < 0 && errno == EIDRM)
+			continue;
+		if (n < 0 && errno == EL2HLT) {
+			g->stale_in = true;
+			log_info("qmapd-sim: gadgetfs: stalled the new request (IN)");
+		} else if (n == 0 && !(p.revents & POLLOUT)) {
+			log_warning("qmapd-sim: gadgetfs: a new OUT request's data stage did not "
+				    "complete in time: its data may be lost too");
+		}
+		return;
+	}
+	log_warning("qmapd-sim: gadgetfs: ep0 kept aborting");
+}
+
 /* gadgetfs: the status stage of an OUT request without data. */
 static void ep0_ack(struct sim_gadgetfs *g)
 {
-	if (read(g->ep0, g->ep0_buf, 0) < 0)
-		log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 status");
+	if (read(g->ep0, g->ep0_buf, 0) < 0) {
+		if (errno == EIDRM)
+			ep0_recover(g, "status stage");
+		else
+			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 status");
+	}
 }
 
 static void ep0_in(struct sim_gadgetfs *g, const void *data, size_t len, uint16_t want)
 {
-	if (write(g->ep0, data, len < want ? len : want) < 0)
-		log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 IN data");
+	if (write(g->ep0, data, len < want ? len : want) < 0) {
+		if (errno == EIDRM)
+			ep0_recover(g, "IN data stage");
+		else
+			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 IN data");
+	}
 }
 
 /* The data stage of an OUT request, into ep0_buf; -1 when it failed. */
 static ssize_t ep0_out(struct sim_gadgetfs *g, uint16_t len)
 {
 	ssize_t n = read(g->ep0, g->ep0_buf, len);
-	if (n < 0)
-		log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 OUT data");
+	if (n < 0) {
+		if (errno == EIDRM)
+			ep0_recover(g, "OUT data stage");
+		else
+			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 OUT data");
+	}
 	return n;
 }
 
@@ -397,10 +466,9 @@ static void ep0_stall(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s, c
 	log_info("qmapd-sim: gadgetfs: stalling request %02x/%02x (wValue %u wIndex %u wLength "
 		 "%u): %s",
 		 s->bRequestType, s->bRequest, le16toh(s->wValue), le16toh(s->wIndex), len, why);
-	if (in)
-		(void)!read(g->ep0, g->ep0_buf, 0);
-	else
-		(void)!write(g->ep0, g->ep0_buf, 0);
+	ssize_t n = in ? read(g->ep0, g->ep0_buf, 0) : write(g->ep0, g->ep0_buf, 0);
+	if (n < 0 && errno == EIDRM)
+		ep0_recover(g, "stall");
 }
 
 static void string_descriptor(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
@@ -582,6 +650,8 @@ static void class_setup(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
 		return;
 	}
 	if (!in && s->bRequest == USB_CDC_SEND_ENCAPSULATED_COMMAND && len > 0) {
+		if (g->slow_us)
+			usleep(g->slow_us);
 		ssize_t n = ep0_out(g, len);
 		if (n < 0)
 			return;
@@ -656,9 +726,10 @@ static void *ep0_thread(void *arg)
 	/*
 	 * gadgetfs completes a control OUT request's data stage before user space sees it, so a
 	 * host with several requests in flight may start the next one before this thread has
-	 * read the last, and gadgetfs drops the unread SETUP (sim-gadgetfs.h). A real-time
-	 * thread at least reads each one as soon as the scheduler allows; where dummy_hcd starts
-	 * the next request in the same timer run, nothing in user space can help.
+	 * read the last, and gadgetfs drops the unread SETUP or aborts the one being handled
+	 * (sim-gadgetfs.h). A real-time thread at least reads each one as soon as the scheduler
+	 * allows; where dummy_hcd starts the next request in the same timer run, nothing in
+	 * user space can help.
 	 */
 	struct sched_param sp = { .sched_priority = 10 };
 	int r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
@@ -667,14 +738,37 @@ static void *ep0_thread(void *arg)
 	for (;;) {
 		ssize_t n = read(g->ep0, ev, sizeof(ev));
 		if (n < 0) {
-			/* EIDRM: the host gave up on a request before it was answered. */
-			if (errno == EINTR || errno == EIDRM)
+			if (errno == EINTR)
 				continue;
+			if (errno == EIDRM) {
+				ep0_recover(g, "handling");
+				continue;
+			}
+			/* An IN request left unanswered (a failed write): stalled by the read. */
+			if (errno == EL2HLT) {
+				log_warning(
+					"qmapd-sim: gadgetfs: an unanswered IN request stalled");
+				continue;
+			}
 			log_error_errno(errno, "qmapd-sim: gadgetfs: ep0");
 			exit(EXIT_FAILURE);
 		}
+		if (n % sizeof(ev[0])) { /* a data stage, not events: must not happen */
+			log_warning("qmapd-sim: gadgetfs: ep0 read %zd bytes that are no events",
+				    n);
+			continue;
+		}
 		for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++) {
 			const struct usb_ctrlrequest *s = &ev[i].u.setup;
+			if (ev[i].type == GADGETFS_SETUP && g->stale_in) {
+				g->stale_in = false;
+				if (s->bRequestType & USB_DIR_IN) {
+					/* Most likely the request ep0_recover() stalled. */
+					if (read(g->ep0, g->ep0_buf, 0) < 0 && errno == EIDRM)
+						ep0_recover(g, "stall");
+					continue;
+				}
+			}
 			switch (ev[i].type) {
 			case GADGETFS_CONNECT:
 				pthread_mutex_lock(&g->lock);
@@ -831,7 +925,8 @@ static void *setup_thread(void *arg)
 	return sock_thread(g);
 }
 
-int sim_gadgetfs_start(const char *dir, const char *socket_path, struct sim_gadgetfs **ret)
+int sim_gadgetfs_start(const char *dir, const char *socket_path, uint32_t slow_us,
+		       struct sim_gadgetfs **ret)
 {
 	struct sim_gadgetfs *g = calloc(1, sizeof(*g));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -846,6 +941,7 @@ int sim_gadgetfs_start(const char *dir, const char *socket_path, struct sim_gadg
 	g->ep_int = g->ep_in = g->ep_out = -1;
 	g->mps = 512;
 	g->caps = GFS_CAPS;
+	g->slow_us = slow_us;
 	snprintf(g->dir, sizeof(g->dir), "%s", dir);
 	snprintf(g->socket_path, sizeof(g->socket_path), "%s", socket_path);
 

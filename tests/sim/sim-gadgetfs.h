@@ -20,12 +20,19 @@
  * cannot do: the configuration may not claim remote wakeup (the EM7455's bmAttributes 0xa0
  * becomes 0x80), and a control OUT request with a data stage cannot be stalled (the kernel
  * completes the data stage before user space sees it): such a request this function refuses
- * is acknowledged, logged and counted instead. For the same reason a host that queues
- * control requests back to back (qmapd has several encapsulated commands in flight while it
- * fetches a response; cdc-wdm has one) loses some: dummy_hcd completes an OUT request's data
- * stage and starts the next request in the same timer run, and gadgetfs keeps only the
- * newest unread SETUP (next_event() in its inode.c), so the command is gone without an
- * error on either side. cdc-wdm's one-at-a-time use is not affected.
+ * is acknowledged, logged and counted instead. For the same reason a command is lost when
+ * the host has another control request queued right behind it: dummy_hcd completes an OUT
+ * request's data stage and starts the next request in the same timer run, and gadgetfs
+ * keeps only the newest unread SETUP (next_event() in its inode.c), so the command is gone
+ * without an error on either side; and a SETUP that comes while the ep0 thread is between a
+ * command's SETUP and its data aborts the command (EIDRM). qmapd has one encapsulated
+ * transfer on EP0 at a time (transport-usb.c); cdc-wdm one command, but its
+ * GET_ENCAPSULATED_RESPONSE can follow a command in the same run. After an abort the ep0
+ * thread leaves gadgetfs' SETUP state without taking anything of the new request
+ * (ep0_recover()) and goes on answering: the lost command is the host's to time out, as
+ * with a function that lost a transfer. --gadgetfs-slow-commands US makes the thread take
+ * each command's data US microseconds after its SETUP, so that a request queued behind a
+ * command aborts it: lost commands on purpose, for the host's recovery.
  *
  * What goes where:
  *   SEND_ENCAPSULATED_COMMAND on ep0   -> CONTROL message to the sim
@@ -52,10 +59,14 @@
 #ifndef QMAPD_SIM_GADGETFS_H
 #define QMAPD_SIM_GADGETFS_H
 
+#include <stdint.h>
+
 struct sim_gadgetfs;
 
 /* Connect to the sim at socket_path (an MBIM sim), write the device to DIR's controller file,
- * and start the threads. Returns 0 or -errno, logged once. */
-int sim_gadgetfs_start(const char *dir, const char *socket_path, struct sim_gadgetfs **ret);
+ * and start the threads; slow_us: --gadgetfs-slow-commands (0: none). Returns 0 or -errno,
+ * logged once. */
+int sim_gadgetfs_start(const char *dir, const char *socket_path, uint32_t slow_us,
+		       struct sim_gadgetfs **ret);
 
 #endif

@@ -55,6 +55,8 @@
  *                                     COMMAND is in flight (that URB never completes)
  *   class-stall                       mbim: the next class request is STALLed
  *   input-size-stall                  mbim: the next SET_NTB_INPUT_SIZE is STALLed
+ *   cmd-lose                          a SEND_ENCAPSULATED_COMMAND completes but never
+ *                                     reaches the sim (as a SETUP that gadgetfs lost)
  * MBIM class requests (NCM 1.0 §6.2) are answered by the harness, with the NTB parameters
  * of the sim's descriptor message; the SET requests it accepts go on to the sim
  * (TRANSPORT_EP_CLASS_REQUEST), which switches its format and sizes and must accept them too
@@ -71,7 +73,9 @@
  *
  * Counters go to --stats as key=value lines (atomically) on `stats` and at exit: modem 0's
  * as `key=value`, then every modem's as `K.key=value`, e.g. `1.driver=qmi_wwan` (the driver
- * bound to its interface now: the kernel's, `usbfs` when claimed, or `none`).
+ * bound to its interface now: the kernel's, `usbfs` when claimed, or `none`), and
+ * `ctrl_in_flight_max`, the most SEND_ENCAPSULATED_COMMAND and GET_ENCAPSULATED_RESPONSE
+ * URBs submitted and not yet reaped at once (qmapd keeps one on EP0 at a time).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +118,7 @@ enum inject {
 	INJ_VANISH_CTRL,
 	INJ_CLASS_STALL,
 	INJ_INPUT_SIZE_STALL,
+	INJ_CMD_LOSE,
 	INJ_MAX
 };
 static const char *const inject_names[INJ_MAX] = {
@@ -130,6 +135,7 @@ static const char *const inject_names[INJ_MAX] = {
 	"vanish-ctrl",
 	"class-stall",
 	"input-size-stall",
+	"cmd-lose",
 };
 /* Their counters, "injected_" and the name with '_' for '-'. */
 static const char *const inject_keys[INJ_MAX] = {
@@ -146,12 +152,14 @@ static const char *const inject_keys[INJ_MAX] = {
 	"injected_vanish_ctrl",
 	"injected_class_stall",
 	"injected_input_size_stall",
+	"injected_cmd_lose",
 };
 
 struct urb {
 	UMockdevIoctlData *urb; /* ->data: our copy of struct usbdevfs_urb */
 	UMockdevIoctlData *buf;
 	UMockdevIoctlClient *client;
+	struct modem *encap; /* an encapsulated command or response: in its encap_in_flight */
 };
 
 enum modem_kind {
@@ -184,6 +192,9 @@ struct modem {
 	guint16 resp_wlength;	   /* of the last GET_ENCAPSULATED_RESPONSE */
 	guint16 cmd_wlength_max;   /* the longest SEND_ENCAPSULATED_COMMAND */
 	guint32 open_max_transfer; /* MaxControlTransfer of the last MBIM OPEN */
+	/* SEND_ENCAPSULATED_COMMAND and GET_ENCAPSULATED_RESPONSE URBs submitted and not yet
+	 * reaped (or discarded), and the most at once: ctrl_in_flight_max. */
+	unsigned encap_in_flight, encap_in_flight_max;
 	bool start_plugged;
 	const char *driver; /* the kernel driver bound to the interface */
 	guint8 descriptors[192];
@@ -233,6 +244,8 @@ static struct usbdevfs_urb *U(struct urb *u)
 
 static void urb_free(struct urb *u)
 {
+	if (u->encap)
+		u->encap->encap_in_flight--;
 	g_clear_object(&u->buf);
 	g_clear_object(&u->urb);
 	g_free(u);
@@ -601,6 +614,11 @@ static void control_locked(struct modem *m, struct urb *u)
 		complete_locked(m, u, -EPIPE, 0);
 		return;
 	}
+	if ((rt == 0x21 && req == 0x00) || (rt == 0xa1 && req == 0x01)) {
+		u->encap = m;
+		m->encap_in_flight++;
+		m->encap_in_flight_max = MAX(m->encap_in_flight_max, m->encap_in_flight);
+	}
 	if (rt == 0x21 && req == 0x00) { /* SEND_ENCAPSULATED_COMMAND */
 		if (take_locked(m, INJ_CMD_STALL)) {
 			complete_locked(m, u, -EPIPE, 0);
@@ -614,6 +632,11 @@ static void control_locked(struct modem *m, struct urb *u)
 			/* In flight when the device goes: the unplug flushes it. */
 			g_queue_push_tail(&m->held_urbs, u);
 			g_idle_add(unplug_later, m);
+			return;
+		}
+		if (take_locked(m, INJ_CMD_LOSE)) {
+			/* Acknowledged and gone, as on a function that lost it. */
+			complete_locked(m, u, 0, room);
 			return;
 		}
 		count(m, "ctrl_commands", 1);
@@ -1261,6 +1284,7 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 	fprintf(f, "%sdata_alt=%u\n", prefix, m->data_alt);
 	fprintf(f, "%sresp_wlength=%u\n", prefix, m->resp_wlength);
 	fprintf(f, "%scmd_wlength_max=%u\n", prefix, m->cmd_wlength_max);
+	fprintf(f, "%sctrl_in_flight_max=%u\n", prefix, m->encap_in_flight_max);
 	fprintf(f, "%sopen_max_transfer=%u\n", prefix, m->open_max_transfer);
 	fprintf(f, "%sdevnum=%u\n", prefix, m->plugged ? m->devnum : 0);
 }

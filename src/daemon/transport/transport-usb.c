@@ -6,8 +6,16 @@
  * setting; control the same way on the communications interface, messages up to its
  * wMaxControlMessage. Control: SEND_ENCAPSULATED_COMMAND on EP0 for requests;
  * GET_ENCAPSULATED_RESPONSE whenever the interrupt endpoint says RESPONSE_AVAILABLE (an
- * interrupt IN transfer is always submitted). Data: n_rx bulk IN transfers always in
- * flight over the transport's receive ring, bulk OUT straight from the OUT pool.
+ * interrupt IN transfer is always submitted). One encapsulated transfer is on EP0 at a
+ * time: cdc-wdm, which firmware is tested against, never has two commands in flight, and
+ * a function that completes a command's data stage before its firmware has read the
+ * request (gadgetfs; see tests/sim/sim-gadgetfs.h) loses it when the next control
+ * request follows in the same bus pass. The host controller runs EP0's transfers one
+ * after another anyway, so this costs a completion-to-submission turn of the loop between
+ * two. Announced responses go before waiting commands; commands wait in order in a queue
+ * of USB_CTRL_SLOTS (-ENOBUFS beyond: the wdm bridge keeps them, wdm.h). Data: n_rx bulk
+ * IN transfers always in flight over the transport's receive ring, bulk OUT straight from
+ * the OUT pool.
  *
  * libusb runs inside qmapd's libev loop (usb-loop.h), in a context of its own; which
  * interface is the modem's QMI function is usb-device.h's decision, shared with discovery.
@@ -38,7 +46,7 @@
 
 /* cdc-wdm's buffer for qmi_wwan (usb_cdc_wdm_register(..., 4096, ...)): a QMUX message. */
 #define USB_CTRL_MAX	   4096
-#define USB_CTRL_SLOTS	   16 /* encapsulated commands in flight (qmi-proxy clients) */
+#define USB_CTRL_SLOTS	   16 /* encapsulated commands queued (qmi-proxy clients), 1 in flight */
 #define USB_RESCAN_SECONDS 1.0
 #define USB_RETRY_SECONDS  5.0
 #define USB_CTRL_TIMEOUT   5000 /* ms */
@@ -114,10 +122,13 @@ struct transport_usb {
 	uint8_t resp_buf[LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
 	bool resp_busy;
 	unsigned resp_pending;
-	struct libusb_transfer *cmd[USB_CTRL_SLOTS];
+	/* Encapsulated commands in order: cmd_count from cmd_head, the head in flight while
+	 * cmd_busy (the one transfer carries its slot). */
+	struct libusb_transfer *cmd;
 	uint8_t cmd_buf[USB_CTRL_SLOTS][LIBUSB_CONTROL_SETUP_SIZE + USB_CTRL_MAX];
-	bool cmd_busy[USB_CTRL_SLOTS];
-	unsigned cmd_tries[USB_CTRL_SLOTS];
+	unsigned cmd_head, cmd_count;
+	bool cmd_busy;
+	unsigned cmd_tries;
 	ev_tstamp last_cmd, last_notify; /* last command sent, last RESPONSE_AVAILABLE */
 	bool polling;			 /* the GET in flight was not asked for by the modem */
 	unsigned resp_tries;		 /* GET_ENCAPSULATED_RESPONSE failures in a row */
@@ -137,6 +148,7 @@ static struct transport_usb *to_usb(struct transport *t)
 }
 
 static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x);
+static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x);
 static void usb_lost(struct transport_usb *s);
 
 /* ---- downlink batches ---- */
@@ -289,10 +301,8 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 	}
 }
 
-static void usb_pump_response(struct transport_usb *s)
+static int usb_resp_start(struct transport_usb *s)
 {
-	if (s->resp_busy || s->resp_pending == 0 || s->state != USB_STATE_UP)
-		return;
 	libusb_fill_control_setup(s->resp_buf, CDC_REQTYPE_IN, CDC_GET_ENCAPSULATED_RESPONSE, 0,
 				  s->ifnum, s->ctrl_size);
 	/* Filled after the setup packet: the transfer's length comes from its wLength. */
@@ -302,20 +312,93 @@ static void usb_pump_response(struct transport_usb *s)
 		log_warning_errno(usb_errno(r), "%s: GET_ENCAPSULATED_RESPONSE failed", s->name);
 		if (r == LIBUSB_ERROR_NO_DEVICE)
 			usb_lost(s);
-		return;
+		return usb_errno(r);
 	}
 	s->resp_busy = true;
 	s->in_flight++;
+	return 0;
+}
+
+/* The oldest waiting command on its way. */
+static int usb_cmd_start(struct transport_usb *s)
+{
+	int r = libusb_submit_transfer(s->cmd);
+
+	if (r < 0) {
+		if (r == LIBUSB_ERROR_NO_DEVICE)
+			usb_lost(s);
+		return usb_errno(r);
+	}
+	s->cmd_busy = true;
+	s->in_flight++;
+	usb_loop_arm_timeout(s->ul);
+	return 0;
+}
+
+/* Fill the one command transfer with the queue's head (after a pop, before a start). */
+static void usb_cmd_fill(struct transport_usb *s)
+{
+	uint8_t *b = s->cmd_buf[s->cmd_head];
+
+	libusb_fill_control_transfer(s->cmd, s->h, b, usb_cmd_cb, s, USB_CTRL_TIMEOUT);
+	s->cmd_tries = 0;
+}
+
+static void usb_cmd_pop(struct transport_usb *s)
+{
+	if (s->cmd_count == 0)
+		return;
+	s->cmd_head = (s->cmd_head + 1) % USB_CTRL_SLOTS;
+	s->cmd_count--;
+}
+
+/*
+ * Start the next encapsulated transfer once EP0 is free (see the top of the file): an
+ * announced response first, else the oldest command. A command that cannot be submitted
+ * is lost (counted: ctrl_errors) and the next one tried.
+ */
+static void usb_ctrl_pump(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+
+	while (!s->resp_busy && !s->cmd_busy && s->state == USB_STATE_UP) {
+		if (s->resp_pending > 0 && usb_resp_start(s) == 0)
+			return;
+		if (s->cmd_count == 0 || s->state != USB_STATE_UP)
+			return;
+		usb_cmd_fill(s);
+		int r = usb_cmd_start(s);
+		if (r == 0 || s->state != USB_STATE_UP)
+			return;
+		t->stats.ctrl_errors++;
+		if (!s->cmd_failing)
+			log_warning_errno(
+				r,
+				"%s: SEND_ENCAPSULATED_COMMAND could not be submitted, the "
+				"request is lost (further failures are only counted: "
+				"ctrl_errors)",
+				s->name);
+		s->cmd_failing = true;
+		usb_cmd_pop(s);
+	}
 }
 
 /* Ask for a response nobody announced (see USB_RESP_POLL_SECONDS). */
 static void usb_poll_response(struct transport_usb *s)
 {
-	if (s->resp_busy || s->state != USB_STATE_UP)
+	/* A response on its way or waiting for EP0 is an ask already. */
+	if (s->resp_busy || s->resp_pending > 0 || s->state != USB_STATE_UP)
 		return;
+	/* EP0 carries a command: ask once it is free (the flag must mark the ask). */
+	if (s->cmd_busy) {
+		ev_timer_stop(s->base.loop, &s->resp_poll);
+		ev_timer_set(&s->resp_poll, USB_RESP_POLL_SECONDS, 0.);
+		ev_timer_start(s->base.loop, &s->resp_poll);
+		return;
+	}
 	s->polling = true;
 	s->resp_pending++;
-	usb_pump_response(s);
+	usb_ctrl_pump(s);
 }
 
 static void usb_on_resp_poll(struct ev_loop *loop, ev_timer *w, int revents)
@@ -380,7 +463,7 @@ static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 	}
 	if (x->status == LIBUSB_TRANSFER_NO_DEVICE)
 		usb_lost(s);
-	usb_pump_response(s);
+	usb_ctrl_pump(s);
 	usb_transfer_done(s);
 }
 
@@ -400,7 +483,7 @@ static void LIBUSB_CALL usb_intr_cb(struct libusb_transfer *x)
 			     x->buffer[off + 1] == CDC_NOTIFY_RESPONSE_AVAILABLE;
 		s->last_notify = ev_now(t->loop);
 		s->resp_pending += (unsigned)n;
-		usb_pump_response(s);
+		usb_ctrl_pump(s);
 	} else if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
 		if (t->cb.on_interrupt)
 			t->cb.on_interrupt(t->userdata, x->buffer, (size_t)x->actual_length);
@@ -415,11 +498,7 @@ static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 {
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
-	size_t slot = 0;
 
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
-		if (s->cmd[i] == x)
-			slot = i;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
 		s->cmd_failing = false;
 		s->last_cmd = ev_now(t->loop);
@@ -430,7 +509,7 @@ static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 		usb_lost(s);
 	} else if (x->status != LIBUSB_TRANSFER_CANCELLED) {
 		/* STALL, protocol error, timeout: the request is in cmd_buf still; send it again. */
-		bool again = s->state == USB_STATE_UP && ++s->cmd_tries[slot] < USB_CMD_TRIES;
+		bool again = s->state == USB_STATE_UP && ++s->cmd_tries < USB_CMD_TRIES;
 
 		if (!s->cmd_failing)
 			log_warning("%s: SEND_ENCAPSULATED_COMMAND: %s; %s (further failures are "
@@ -444,7 +523,11 @@ static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 		}
 		t->stats.ctrl_errors++;
 	}
-	s->cmd_busy[slot] = false;
+	s->cmd_busy = false;
+	usb_cmd_pop(s);
+	if (s->state != USB_STATE_UP)
+		s->cmd_count = 0; /* cancelled with the modem: what waited goes too */
+	usb_ctrl_pump(s);
 	usb_transfer_done(s);
 }
 
@@ -504,32 +587,22 @@ static int usb_out_submit(struct transport *t, struct transport_out *out, bool z
 	return 0;
 }
 
+/* Queue a command behind those waiting; it goes when EP0 is free (usb_ctrl_pump()). */
 static int usb_cmd_submit(struct transport_usb *s, const uint8_t *buf, size_t len)
 {
 	if (len == 0 || len > s->ctrl_size)
 		return -EMSGSIZE;
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++) {
-		if (s->cmd_busy[i])
-			continue;
-		uint8_t *b = s->cmd_buf[i];
-		libusb_fill_control_setup(b, CDC_REQTYPE_OUT, CDC_SEND_ENCAPSULATED_COMMAND, 0,
-					  s->ifnum, (uint16_t)len);
-		memcpy(b + LIBUSB_CONTROL_SETUP_SIZE, buf, len);
-		libusb_fill_control_transfer(s->cmd[i], s->h, b, usb_cmd_cb, s, USB_CTRL_TIMEOUT);
-		int r = libusb_submit_transfer(s->cmd[i]);
-		if (r < 0) {
-			if (r == LIBUSB_ERROR_NO_DEVICE)
-				usb_lost(s);
-			return usb_errno(r);
-		}
-		log_debug("%s: encapsulated command, %zu bytes", s->name, len);
-		s->cmd_busy[i] = true;
-		s->cmd_tries[i] = 0;
-		s->in_flight++;
-		usb_loop_arm_timeout(s->ul);
-		return 0;
-	}
-	return -ENOBUFS;
+	if (s->cmd_count == USB_CTRL_SLOTS)
+		return -ENOBUFS;
+	uint8_t *b = s->cmd_buf[(s->cmd_head + s->cmd_count) % USB_CTRL_SLOTS];
+	libusb_fill_control_setup(b, CDC_REQTYPE_OUT, CDC_SEND_ENCAPSULATED_COMMAND, 0, s->ifnum,
+				  (uint16_t)len);
+	memcpy(b + LIBUSB_CONTROL_SETUP_SIZE, buf, len);
+	s->cmd_count++;
+	log_debug("%s: encapsulated command, %zu bytes (%u waiting)", s->name, len,
+		  s->cmd_count - 1);
+	usb_ctrl_pump(s);
+	return 0;
 }
 
 static int usb_control_send(struct transport *t, const uint8_t *buf, size_t len)
@@ -852,6 +925,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	s->warned_missing = false;
 	s->resp_pending = 0;
 	s->resp_busy = false;
+	s->cmd_head = s->cmd_count = 0;
+	s->cmd_busy = false;
 
 	/*
 	 * One packet per interrupt transfer, as cdc-wdm and usbnet size theirs. A transfer
@@ -988,8 +1063,7 @@ static void usb_cancel_all(struct transport_usb *s)
 		libusb_cancel_transfer(s->rx[i]);
 	libusb_cancel_transfer(s->intr);
 	libusb_cancel_transfer(s->resp);
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
-		libusb_cancel_transfer(s->cmd[i]);
+	libusb_cancel_transfer(s->cmd);
 	for (uint32_t i = 0; i < t->n_out; i++)
 		libusb_cancel_transfer(s->tx[i]);
 }
@@ -1085,12 +1159,10 @@ static int usb_init(struct transport *t, const char *address)
 	for (uint32_t i = 0; i < t->n_out; i++)
 		if (!(s->tx[i] = libusb_alloc_transfer(0)))
 			return -ENOMEM;
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
-		if (!(s->cmd[i] = libusb_alloc_transfer(0)))
-			return -ENOMEM;
+	s->cmd = libusb_alloc_transfer(0);
 	s->intr = libusb_alloc_transfer(0);
 	s->resp = libusb_alloc_transfer(0);
-	if (!s->intr || !s->resp)
+	if (!s->cmd || !s->intr || !s->resp)
 		return -ENOMEM;
 
 	char what[sizeof(s->spec_text) + 16];
@@ -1183,8 +1255,7 @@ static void usb_free(struct transport *t)
 		libusb_free_transfer(s->rx[i]);
 	for (uint32_t i = 0; s->tx && i < t->n_out; i++)
 		libusb_free_transfer(s->tx[i]);
-	for (size_t i = 0; i < USB_CTRL_SLOTS; i++)
-		libusb_free_transfer(s->cmd[i]);
+	libusb_free_transfer(s->cmd);
 	libusb_free_transfer(s->intr);
 	libusb_free_transfer(s->resp);
 	if (s->ctx) {
