@@ -7,16 +7,23 @@
 # CDC functional descriptors, the data interface's alternate settings and the NCM class
 # requests); mbimcli's DEVICE_CAPS query and a connect travel through cdc-wdm's encapsulated
 # commands and RESPONSE_AVAILABLE on the interrupt endpoint, and a ping goes through wwan0 as
-# NTBs on the bulk endpoints. Then qmapd takes the modem from cdc_mbim: detach, claim, MBIM
-# through its own transfers, one session, a ping through its mux, and at exit the interface
-# goes back to cdc_mbim.
+# NTBs on the bulk endpoints. Then systemd-udevd with 70-qmapd.rules, and qmapd with
+# discovery finds the modem when it is plugged in (libusb hotplug), takes it from cdc_mbim
+# (detach, claim, usbfs-mapped receive, control = mbim (auto)), brings up two sessions
+# (IPv4, IPv6) from IP_CONFIGURATION, carries ping both ways and iperf3 up and down with
+# counters equal to the sim's, shares MBIM with mbimcli -p, survives a network drop and
+# the cable pulled mid-transfer (same name, mux devices and sessions after the replug),
+# and at exit the interfaces go back to cdc_mbim.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
+source "$(dirname "$0")/vm-lib.sh"
 
 if [ "${1:-}" != --guest ]; then
-	source "$(dirname "$0")/vm-lib.sh"
 	[ "$(id -u)" = 0 ] || skip "needs root (qemu's 9p export of / as root)"
 	VM_MODULES+=" gadgetfs"
-	VM_ENV="VM_QMAPD VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
+	# udev, unpacked once and never installed on the host (vm-qmapd-replug.sh).
+	UDEVADM=$( (unavailable() { skip "$*"; }; need_unpacked udev bin/udevadm)) || exit $?
+	export UDEVADM
+	VM_TIMEOUT=${VM_TIMEOUT:-300} VM_ENV="UDEVADM VM_QMAPD VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
 	exit $?
 fi
 
@@ -43,7 +50,7 @@ mkdir "$GFS"
 mount -t gadgetfs gadgetfs "$GFS" || fail "no gadgetfs (the gadgetfs module, a free UDC)"
 
 # Session 0 (cdc_mbim's untagged wwan0) and qmapd's mux 1 are the same sim session.
-SIM_MUX_ARGS=(--mux "1=192.0.2.2/32")
+SIM_MUX_ARGS=(--mux 1=192.0.2.2/25 --mux 2=2001:db8:2::2/64)
 SIM_ALWAYS_CONNECTED=no start_sim --mbim --apn internet --gadgetfs "$GFS"
 t0=$(date +%s%N)
 wait_for 20 "cdc-wdm0 (cdc_mbim bound)" test -c /dev/cdc-wdm0
@@ -76,45 +83,187 @@ in_host ip link set wwan0 netns 1
 # A new OPEN ends every session (the sim, like a function reset), and mbimcli closes.
 timeout 20 mbimcli -d /dev/cdc-wdm0 --query-device-caps >/dev/null || fail "mbimcli after connect"
 
-# qmapd takes the modem from cdc_mbim: detach, claim both interfaces, MBIM through its own
-# transfers, NTBs in usbfs memory, one session; at exit the interface goes back.
+# qmapd takes the modem from cdc_mbim, found by discovery (no `device =`, no `control =`)
+# through real udev: systemd-udevd with 70-qmapd.rules marks the device, libusb's hotplug
+# (udev backend) tells qmapd when the cable goes in. Two sessions, IPv4 on mux 1 and IPv6
+# on mux 2 from IP_CONFIGURATION; ping both ways, iperf3 up and down, mbimcli -p through
+# qmapd's control link; a network drop; the cable pulled while iperf3 runs and put back:
+# same name, same mux devices, both sessions up. At exit the interfaces go back to cdc_mbim.
 # VM_QMAPD=0 stops before it. gadgetfs keeps only the newest unread SETUP, so commands queued
-# back to back can be lost (tests/sim/sim-gadgetfs.h): a lost one would show as an MBIM
-# timeout in qmapd's log (3 runs of 3 passed after the RWF_NOWAIT fix in uring.c).
+# back to back can be lost (tests/sim/sim-gadgetfs.h): a lost one shows as an MBIM timeout
+# in qmapd's log after an EIDRM in the sim's.
 if [ "${VM_QMAPD:-1}" != 1 ]; then
 	echo "vm-gadget-mbim: passed (without qmapd: VM_QMAPD=0)"
 	exit 0
 fi
+QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
+need jq jq
+need iperf3 iperf3
+need /usr/libexec/mbim-proxy libmbim-proxy
+# qmapd in the guest's own network namespace, where udevd's netlink messages reach libusb
+# (vm-qmapd-replug.sh): NS_HOST becomes a name for it.
+ip netns del "$NS_HOST"
+touch "/run/netns/$NS_HOST"
+mount --bind /proc/1/ns/net "/run/netns/$NS_HOST"
+ip -n "$NS_HOST" link set lo up
+vm_host_ns_release() { umount "/run/netns/$NS_HOST" && rm -f "/run/netns/$NS_HOST"; }
+trap 'rc=$?; set +e; (exit $rc); usb_diag; tail -n 20 "$E2E_TMP/udevd.log" >&2; vm_host_ns_release; (exit $rc); e2e_cleanup' EXIT
+CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
+udevadm() { /run/vm-bin/udevadm "$@"; }
+udev_prop() { udevadm info --query=property "$1" | sed -n "s/^$2=//p"; }
+status() { "${CTL[@]}" -j status; }
+mux_field() { status | jq -r ".modems[].muxes[] | select(.id == $1) | $2"; }
+mux_is() { [ "$(mux_field "$1" .state)" = "$2" ]; }
+no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1" 2>/dev/null) == *NO-CARRIER* ]]; }
+ifindex() { ip -n "$NS_HOST" -j link show "$1" | jq '.[0].ifindex'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# The network device cdc_mbim made on interface 12, whatever udev named it.
+wwan_dev() { ls /sys/bus/usb/devices/1-1:1.12/net 2>/dev/null; }
+has_wwan() { [ -n "$(wwan_dev)" ]; }
+# Pulling the cable: the sim stops, its gadgetfs driver goes from the UDC and the host sees
+# the device disconnect; plugging it in is a new sim on the same gadgetfs (a modem that
+# lost its power: no sessions). gadgetfs's device is no configfs gadget whose UDC could be
+# unbound, and the other ways fail on this kernel: after the UDC's soft_connect
+# (disconnect, connect) the device answers no descriptor request (-EPROTO); after the
+# host's port disabled and enabled it enumerates, but the sim's endpoints, enabled once at
+# the first configuration, answer every bulk transfer with -EPROTO.
+SIM_RUNS=1
+cable() {
+	if [ "$1" = out ]; then
+		# Not stop_process: the sim's gadgetfs thread may exit 1 when the engine closes
+		# its socket on SIGTERM (tests/sim/sim-gadgetfs.c, a race of the sim's shutdown).
+		kill -TERM "$SIM_PID"
+		wait_for 10 "qmapd-sim to exit after SIGTERM" not_running "$SIM_PID"
+		wait "$SIM_PID" || true
+		mv "$E2E_TMP/sim.log" "$E2E_TMP/sim-$SIM_RUNS.log"
+		SIM_RUNS=$((SIM_RUNS + 1))
+	else
+		SIM_ALWAYS_CONNECTED=no start_sim --mbim --apn internet --gadgetfs "$GFS"
+	fi
+}
+
+vm_udevd "$UDEVADM"
+echo "ok: systemd-udevd $(udevadm --version) running with 70-qmapd.rules"
+expect_eq "QMAPD_MODEM on the USB device (70-qmapd.rules)" "$(udev_prop /sys/bus/usb/devices/1-1 QMAPD_MODEM)" 1
+expect_eq "ID_MM_DEVICE_IGNORE on cdc_mbim's cdc-wdm0" "$(udev_prop /dev/cdc-wdm0 ID_MM_DEVICE_IGNORE)" 1
+cable out
+vm_wait 10 "the device gone (cable out)" bash -c '! test -e /sys/bus/usb/devices/1-1'
+
 cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
-device = usb:1199:9079
-control = mbim
-control-link = $E2E_TMP/mbim0
 control-socket = $E2E_TMP/control
 
 [dbus]
 enabled = no
 
 [mux.1]
-interface = qmap1
 apn = internet
 ip-type = ipv4
 routes = 198.51.100.1/32
+
+[mux.2]
+apn = internet
+ip-type = ipv6
+routes = 2001:db8:ff::2/128
 CONF
-t0=$(date +%s%N)
 ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd.conf" --stats-file "$E2E_TMP/qmapd.stats" \
 	>"$E2E_TMP/qmapd.log" 2>&1 &
 E2E_PIDS+=($!)
 QMAPD_PID=$!
-wait_for 30 "qmap1 with carrier" has_carrier "$NS_HOST" qmap1
-echo "ok: qmapd connected mux 1 in $((($(date +%s%N) - t0) / 1000000)) ms"
+wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
+t0=$(now_ms)
+cable in
+for m in 1 2; do
+	vm_wait 60 "mux $m of the discovered MBIM modem connected" mux_is $m connected
+done
+echo "ok: plugged in -> found by hotplug, both MBIM sessions up in $(($(now_ms) - t0)) ms"
 grep -E "detached the kernel driver|claimed" "$E2E_TMP/qmapd.log"
 grep -q "detached the kernel driver (cdc_mbim)" "$E2E_TMP/qmapd.log" ||
 	fail "qmapd did not log detaching cdc_mbim"
-[ ! -e /sys/class/net/wwan0 ] || fail "wwan0 still there while qmapd holds the interfaces"
-in_host ping -c 3 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping through mux 1 over the gadget"
-echo "ok: ping through qmapd's mux 1, the kernel's USB stack and the gadget"
+grep -q "discovery: usb 1-1 (1199:9079) if12: MBIM modem (MBIM class 02/0e" "$E2E_TMP/qmapd.log" ||
+	fail "discovery did not log an MBIM modem"
+# MBIM names no manufacturer or model: the USB strings are what there is.
+grep -qF "if12: claimed (as configured), 'Sierra Wireless, Incorporated' 'EM7455 (qmapd-sim)'" \
+	"$E2E_TMP/qmapd.log" || fail "qmapd did not claim the MBIM function or read the device's strings"
+! has_wwan || fail "cdc_mbim's $(wwan_dev) still there while qmapd holds the interfaces"
+# One jq for every field (in a TCG guest each program started costs most of a second).
+expect_eq "modem, muxes, transport, control, link, data format, addresses" \
+	"$(status | jq -r '.modems[0] | .modem as $m | $m["data-format"] as $df | [.name,
+		([.muxes[].interface] | sort | join(",")), $m.transport, $m.control, $m["control-auto"],
+		$m["control-path"], $df.protocol, $df["data-interface"], $df.ntb["control-interface"],
+		$df.ntb["data-alt-setting"], (.muxes[] | select(.id == 1) | .ipv4.address),
+		(.muxes[] | select(.id == 2) | .ipv6.address)] | map(tostring) | join(" ")')" \
+	"modem0 modem0.1,modem0.2 usb-path:1-1:12 mbim true /run/qmapd/modem0.mbim mbim/ntb16 13 12 1 192.0.2.2/25 2001:db8:2::2/64"
+expect_eq "data interface setting (sysfs)" "$(cat /sys/bus/usb/devices/1-1:1.13/bAlternateSetting)" " 1"
+
+in_host ping -c 3 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping through mux 1 (IPv4)"
+in_host ping -c 3 -i 0.2 -W 5 2001:db8:ff::2 >/dev/null || fail "ping through mux 2 (IPv6)"
+in_net ping -c 3 -i 0.2 -W 5 192.0.2.2 >/dev/null || fail "ping from the network to 192.0.2.2"
+echo "ok: ping both ways through qmapd's two muxes, the kernel's USB stack and the gadget"
+start_iperf3_server
+in_host iperf3 -c 198.51.100.1 -t 1 >"$E2E_TMP/iperf3-up.txt" || fail "iperf3 uplink on mux 1"
+in_host iperf3 -c 2001:db8:ff::2 -t 1 -R >"$E2E_TMP/iperf3-down.txt" || fail "iperf3 downlink on mux 2"
+echo "ok: iperf3 both ways: up $(grep -m1 receiver "$E2E_TMP/iperf3-up.txt" | grep -o '[0-9.]* [KMG]bits/sec')," \
+	"down $(grep -m1 receiver "$E2E_TMP/iperf3-down.txt" | grep -o '[0-9.]* [KMG]bits/sec') (TCG guest)"
+caps=$(in_host timeout 30 mbimcli -p -d /run/qmapd/modem0.mbim --query-device-caps 2>&1) ||
+	fail "mbimcli -p through qmapd's control link: $caps"
+[[ $caps == *350000000000006* ]] || fail "mbimcli -p printed no device id: $caps"
+echo "ok: mbimcli -p through mbim-proxy and qmapd's control link"
+refresh_stats
+expect_eq "bulk IN transfers received into usbfs memory" "$(qstat device: transfers_mapped)" \
+	"$(qstat device: transfers)"
+expect_ge "bulk IN transfers" "$(qstat device: transfers)" 100
+expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
+expect_eq "uplink errors" "$(qstat device: ul_errors)" 0
+expect_eq "mux 2 uplink bytes qmapd vs sim" "$(qstat "mux 2 " tx_bytes)" "$(sstat "mux 2:" ul_bytes)"
+expect_eq "mux 2 downlink bytes qmapd vs sim" "$(qstat "mux 2 " rx_bytes)" "$(sstat "mux 2:" dl_bytes)"
+expect_eq "malformed NTBs (counters not 0)" \
+	"$(grep -m1 '^modem0 malformed:' "$E2E_TMP/qmapd.stats" | tr ' ' '\n' | grep '^ntb_' | grep -vc '=0$')" 0
+
+# The network drops the sessions (MBIM_CID_CONNECT indication on the interrupt endpoint).
+kill -USR2 "$SIM_PID"
+wait_for 10 "carrier off on modem0.1 after the drop" no_carrier modem0.1
+vm_wait 60 "modem0.1 reconnected after the drop" has_carrier "$NS_HOST" modem0.1
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping after the network drop"
+echo "ok: network drop -> carrier off -> reconnect -> traffic"
+
+# The cable pulled while iperf3 carries data down mux 1, and put back.
+IF1=$(ifindex modem0.1)
+IF2=$(ifindex modem0.2)
+in_host iperf3 -c 198.51.100.1 -R -t 30 >"$E2E_TMP/iperf3-cut.txt" 2>&1 &
+IPERF_PID=$!
+E2E_PIDS+=($IPERF_PID)
+rx0=$(ip -n "$NS_HOST" -j -s link show modem0.1 | jq '.[0].stats64.rx.packets')
+flowing() { [ "$(ip -n "$NS_HOST" -j -s link show modem0.1 | jq '.[0].stats64.rx.packets')" -ge $((rx0 + 50)) ]; }
+vm_wait 30 "iperf3 data flowing down mux 1" flowing
+cable out
+wait_for 10 "carrier off on modem0.1 after the unplug" no_carrier modem0.1
+wait_for 10 "carrier off on modem0.2 after the unplug" no_carrier modem0.2
+wait_for 10 "every transfer back" grep -q "all transfers completed" "$E2E_TMP/qmapd.log"
+[[ $(ip -n "$NS_HOST" -o addr show dev modem0.1) == *192.0.2.2/25* ]] ||
+	fail "modem0.1 lost its address on the unplug"
+kill "$IPERF_PID" 2>/dev/null
+echo "ok: unplugged mid-transfer -> carrier off, every transfer completed, devices and addresses kept"
+t0=$(now_ms)
+cable in
+for m in 1 2; do
+	vm_wait 60 "mux $m connected after the replug" mux_is $m connected
+done
+wait_for 10 "carrier on modem0.1 after the replug" has_carrier "$NS_HOST" modem0.1
+echo "ok: plugged in again -> both sessions up in $(($(now_ms) - t0)) ms"
+expect_eq "modem name after the replug" "$(status | jq -r '[.modems[].name] | join(",")')" modem0
+expect_eq "modem0.1 the same device" "$(ifindex modem0.1)" "$IF1"
+expect_eq "modem0.2 the same device" "$(ifindex modem0.2)" "$IF2"
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping on mux 1 after the replug"
+in_host ping -c 2 -i 0.2 -W 5 2001:db8:ff::2 >/dev/null || fail "ping on mux 2 after the replug"
+refresh_stats
+expect_ge "disconnects counted" "$(qstat device: disconnects)" 1
+expect_eq "detaches of cdc_mbim" "$(grep -c "detached the kernel driver (cdc_mbim)" "$E2E_TMP/qmapd.log")" 2
+echo "ok: same name, devices and sessions after the replug; ping again"
+
 stop_qmapd
 wait_for 10 "cdc-wdm0 back (cdc_mbim re-bound)" test -c /dev/cdc-wdm0
-wait_for 5 "wwan0 back" test -e /sys/class/net/wwan0
-echo "ok: the interfaces handed back to $(basename "$(readlink /sys/class/net/wwan0/device/driver)")"
+wait_for 5 "cdc_mbim's network device back" has_wwan
+expect_eq "interface 12's driver after exit" "$(basename "$(readlink /sys/bus/usb/devices/1-1:1.12/driver)")" cdc_mbim
+echo "ok: at exit the interfaces went back to cdc_mbim ($(wwan_dev), cdc-wdm0)"
+echo "vm-gadget-mbim: passed"

@@ -7,7 +7,7 @@
 # and qmicli's DMS Get IDs travels through cdc-wdm's encapsulated commands and the interrupt
 # endpoint to the sim and back. Then qmapd detaches qmi_wwan, claims the interface, receives
 # into usbfs-mapped memory (logged, and counted as transfers_mapped), sets the data format,
-# brings up two muxes, carries ping (IPv4 and IPv6) and iperf3 both ways between the guest's
+# binds the muxes to interface 4, shares its QMI channel with qmicli -p, brings up two muxes, carries ping (IPv4 and IPv6) and iperf3 both ways between the guest's
 # namespaces with its counters equal to the sim's, and at exit hands the interface back:
 # cdc-wdm0 and wwan0 reappear and qmicli works through them again.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
@@ -22,6 +22,7 @@ fi
 # In the guest, root of its own kernel.
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 need qmicli libqmi-utils
+need /usr/libexec/qmi-proxy libqmi-proxy
 need iperf3 iperf3
 need jq jq
 e2e_setup
@@ -57,6 +58,7 @@ cat >"$E2E_TMP/qmapd.conf" <<CONF
 [device]
 device = usb:2c7c:0125
 control = qmi
+control-link = $E2E_TMP/qmi0
 control-socket = $E2E_TMP/control
 
 [dbus]
@@ -99,8 +101,14 @@ grep -q "usb 1-1 (2c7c:0125) if4: claimed (.*(usbfs memory)" "$E2E_TMP/qmapd.log
 [ ! -e /sys/class/net/wwan0 ] || fail "wwan0 still there while qmapd holds the interface"
 [ ! -e /dev/cdc-wdm0 ] || fail "cdc-wdm0 still there while qmapd holds the interface"
 expect_eq "interface 4's driver" "$(basename "$(readlink /sys/bus/usb/devices/1-1:1.4/driver)")" usbfs
-expect_eq "data interface in qmapctl status" \
-	"$("${CTL[@]}" -j status | jq -r '.modems[0].modem["data-format"]["data-interface"]')" 4
+expect_eq "data interface and transport in qmapctl status" \
+	"$("${CTL[@]}" -j status | jq -r '.modems[0].modem | "\(.["data-format"]["data-interface"]) \(.transport)"')" \
+	"4 usb:2c7c:0125"
+# qmicli beside qmapd: through qmi-proxy and qmapd's control link, over the gadget's ep0.
+out=$(in_host timeout 30 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids 2>&1) ||
+	fail "qmicli -p through qmapd's control link: $out"
+[[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli -p's answer: $out"
+echo "ok: qmicli -p --dms-get-ids through qmi-proxy and qmapd's control link"
 
 for target in 198.51.100.1 2001:db8:ff::1 198.51.100.2 2001:db8:ff::2; do
 	in_host ping -c 3 -i 0.2 -W 5 "$target" >/dev/null || fail "ping $target over the gadget"
@@ -131,6 +139,10 @@ expect_eq "the gadget's bulk OUT transfers = the sim's" "$(sstat ffs_bulk_out ff
 expect_eq "ZLPs sent = ZLPs seen" "$(qstat device: ul_zlp)" "$(sstat ul_zlp ul_zlp)"
 echo "ok: downlink aggregates dropped by the gadget (host not reading): $(sstat ffs_bulk_in_dropped ffs_bulk_in_dropped)," \
 	"ZLPs down $(sstat ffs_bulk_in_zlp ffs_bulk_in_zlp), up $(sstat ul_zlp ul_zlp)"
+# The Bind Mux Data Port requests named the interface libusb read from the descriptors.
+expect_ge "binds with Endpoint Info" "$(sstat binds_with_endpoint binds_with_endpoint)" 2
+expect_eq "interface named in Bind Mux Data Port" "$(sstat bind_interface bind_interface)" 4
+expect_eq "requests without Endpoint Info" "$(sstat endpoint_missing endpoint_missing)" 0
 expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
 expect_eq "uplink errors" "$(qstat device: ul_errors)" 0
 expect_eq "responses fetched without RESPONSE_AVAILABLE" "$(qstat device: resp_polled)" 0

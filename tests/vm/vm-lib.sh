@@ -18,8 +18,9 @@
 # host directory, where the exit status and log come back. The guest's console is kept in
 # $VM_CONSOLE for a failure's post-mortem. No network device: the guest's traffic stays in its
 # own namespaces. VM_KEEP=1 keeps the host directory of a guest that did not finish (its out
-# share, console); VM_TIMEOUT (seconds, default 170) bounds one boot; VM_QEMU_ARGS adds qemu
-# options (the forwarding benchmark's `-icount shift=0`).
+# share, console); VM_TIMEOUT (seconds, default 170, read when vm_run starts qemu, so a test
+# may set it after sourcing this file) bounds one boot; VM_QEMU_ARGS adds qemu options (the
+# forwarding benchmark's `-icount shift=0`).
 #
 # There is no KVM for guests on the machines this runs on (nested virtualisation is not
 # offered), so qemu runs TCG; Debian's kernel boots in a few seconds that way.
@@ -28,7 +29,6 @@
 # modules' own depends= fields, so they load in order without modprobe or modules.dep).
 VM_MODULES=${VM_MODULES:-"virtio_pci 9pnet_virtio 9p dummy_hcd libcomposite usb_f_fs usb_f_serial usb_f_hid cdc-wdm qmi_wwan cdc_mbim tun veth"}
 VM_MEMORY=${VM_MEMORY:-768}
-VM_TIMEOUT=${VM_TIMEOUT:-170}
 
 # Unlike the host's own test dependencies, the kernel package needs the network at its first
 # run, and qemu-system-x86 is a large optional install: without them the VM tests skip
@@ -153,7 +153,7 @@ vm_run() {
 		[[ $p != /tmp/* ]] || echo "$p"
 	done >"$w/out/binds"
 	t0=$(date +%s.%N)
-	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "$VM_MEMORY" -nographic \
+	timeout "${VM_TIMEOUT:-170}" qemu-system-x86_64 -accel tcg -m "$VM_MEMORY" -nographic \
 		-nic none -no-reboot ${VM_QEMU_ARGS:-} -kernel "$VM_KERNEL" -initrd "$w/initrd.gz" \
 		-append "console=ttyS0 panic=-1 quiet" \
 		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
