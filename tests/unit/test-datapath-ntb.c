@@ -122,8 +122,8 @@ static void check_downlink(struct datapath *dp)
  * Let the data path run, looking at what it sent before the modem takes it (an fq-codel mux
  * sends only while little is in flight: each round completes what was held).
  */
-static void run_uplink(struct datapath *dp, struct ev_loop *loop, unsigned *per_session,
-		       unsigned *n_ntbs);
+static void run_uplink(struct datapath *dp, struct ev_loop *loop, unsigned expected,
+		       unsigned *per_session, unsigned *n_ntbs);
 
 /* Every held OUT transfer passes the strict modem's check; datagrams per session counted. */
 static void check_uplink_ntbs(struct datapath *dp, unsigned *per_session, unsigned *n_ntbs)
@@ -152,13 +152,26 @@ static void check_uplink_ntbs(struct datapath *dp, unsigned *per_session, unsign
 	}
 }
 
-static void run_uplink(struct datapath *dp, struct ev_loop *loop, unsigned *per_session,
-		       unsigned *n_ntbs)
+/*
+ * Until the expected datagrams went out, then 50 turns more for any that should not: a fixed
+ * number of turns alone lost the race with the kernel on a loaded machine (1 run in 9: mux 1's
+ * packets not read yet), and the checks would then fail on time, not on the data path.
+ */
+static void run_uplink(struct datapath *dp, struct ev_loop *loop, unsigned expected,
+		       unsigned *per_session, unsigned *n_ntbs)
 {
-	for (int i = 0; i < 50; i++) {
+	unsigned extra = 50;
+
+	for (unsigned waited_ms = 0; waited_ms < 2000 && extra > 0;) {
 		ev_run(loop, EVRUN_NOWAIT);
 		check_uplink_ntbs(dp, per_session, n_ntbs);
 		transport_mem_complete_held(dp->transport);
+		if (per_session[0] + per_session[1] >= expected) {
+			extra--;
+			continue;
+		}
+		usleep(1000);
+		waited_ms++;
 	}
 }
 
@@ -180,7 +193,7 @@ static void check_uplink(struct datapath *dp, struct ev_loop *loop)
 		EXPECT_EQ(sendto(fd, payload, 64 + i, 0, (struct sockaddr *)&sa2, sizeof(sa2)),
 			  64 + i);
 	}
-	run_uplink(dp, loop, per_session, &n_ntbs);
+	run_uplink(dp, loop, 12, per_session, &n_ntbs);
 	EXPECT_EQ(per_session[0], 6);
 	EXPECT_EQ(per_session[1], 6);
 	EXPECT_GE(n_ntbs, 3); /* 12 datagrams, at most 5 per NTB */
@@ -192,7 +205,7 @@ static void check_uplink(struct datapath *dp, struct ev_loop *loop)
 	    dp->mux[1]->nd.uso) {
 		per_session[0] = per_session[1] = n_ntbs = 0;
 		EXPECT_EQ(sendto(fd, payload, 5000, 0, (struct sockaddr *)&sa1, sizeof(sa1)), 5000);
-		run_uplink(dp, loop, per_session, &n_ntbs);
+		run_uplink(dp, loop, 5, per_session, &n_ntbs);
 		EXPECT_EQ(per_session[0], 5);
 		EXPECT_EQ(dp->mux[1]->stats.tx_gso_segments - segs, 5);
 		EXPECT_EQ(dp->mux[1]->stats.tx_dropped_bad_gso, 0);
