@@ -172,6 +172,24 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
 	return (bench_now_ns() - t0) / packets;
 }
 
+/*
+ * -s: the TUN floor's packets through writev() instead of write(): one iovec, or two (the
+ * packet split after `split` bytes), to tell the system call's share from the device's.
+ */
+static double run_floor_writev(struct bench *b, size_t len, size_t split, unsigned packets)
+{
+	struct iovec iov[2] = { { .iov_base = b->pkt, .iov_len = split ? split : len },
+				{ .iov_base = b->pkt + split, .iov_len = len - split } };
+	int n = split ? 2 : 1;
+	double t0 = bench_now_ns();
+	for (unsigned i = 0; i < packets; i++)
+		if (writev(b->floor.fd, iov, n) != (ssize_t)len) {
+			perror("floor writev");
+			exit(1);
+		}
+	return (bench_now_ns() - t0) / packets;
+}
+
 /* ns per packet for a device floor: one writev() of [header, packet] per packet. */
 static double run_fdev(struct bench *b, const struct fdev *d, size_t len, unsigned packets)
 {
@@ -276,6 +294,8 @@ static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const
 
 enum {
 	SP_TUN,
+	SP_TUN_WV1, /* the TUN floor through writev(), one iovec */
+	SP_TUN_WV2, /* the same, two iovecs (10 bytes, the rest) */
 	SP_FDEV0,
 	SP_PP = SP_FDEV0 + N_FDEV,
 	SP_SKIP,
@@ -323,9 +343,13 @@ static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsi
 		      uint32_t dl_max)
 {
 	static const char *const sp_name[N_SP] = {
-		"tun floor",   "tap",	     "tap+tag",	     "tap+xdp",
-		"tap+xdp+tag", "vnet+xdp",   "vnet+xdp+tag", "tun+vnet",
-		"qmapd pp",    "qmapd skip", "qmapd pp tun", "qmapd skip tun+vnet",
+		"tun floor",	    "tun writev 1 iov",
+		"tun writev 2 iov", "tap",
+		"tap+tag",	    "tap+xdp",
+		"tap+xdp+tag",	    "vnet+xdp",
+		"vnet+xdp+tag",	    "tun+vnet",
+		"qmapd pp",	    "qmapd skip",
+		"qmapd pp tun",	    "qmapd skip tun+vnet",
 		"dma copy",
 	};
 	/* Each qmapd column and the floor of the device it writes (lone frames go untagged). */
@@ -367,6 +391,10 @@ static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsi
 			uint64_t a[N_SP + 1];
 			a[SP_TUN] = udp_arrived();
 			v[SP_TUN] = run_floor(b, len, n);
+			a[SP_TUN_WV1] = udp_arrived();
+			v[SP_TUN_WV1] = run_floor_writev(b, len, 0, n);
+			a[SP_TUN_WV2] = udp_arrived();
+			v[SP_TUN_WV2] = run_floor_writev(b, len, 10, n);
 			for (int i = 0; i < N_FDEV; i++) {
 				a[SP_FDEV0 + i] = udp_arrived();
 				v[SP_FDEV0 + i] = run_fdev(b, &b->fdev[i], len, n);
