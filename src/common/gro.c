@@ -132,6 +132,7 @@ int gro_init(struct gro *g, const struct gro_config *cfg)
 	}
 	/* Not kept: the caller's headers were copied into the blocks. */
 	g->cfg.l2_alone_header[0] = g->cfg.l2_alone_header[1] = NULL;
+	gro_set_alone_l2(g, false);
 	g->last = -1;
 	return 0;
 }
@@ -279,8 +280,8 @@ static void emit_single(struct gro *g, const uint8_t *pkt, size_t len, bool vali
 	/* DATA_VALID only says what we know: tun_get_user() ignores it (6.18, measured by
 	 * test-gro-kernel) and verifies a single packet itself, which is why it is not summed here. */
 	struct iovec iov[2] = {
-		{ .iov_base = g->single[g->alone][len && (pkt[0] >> 4) == 6][valid],
-		  .iov_len = g->single_len[g->alone] },
+		{ .iov_base = g->alone_blk[len && (pkt[0] >> 4) == 6][valid],
+		  .iov_len = g->alone_blk_len },
 		{ .iov_base = (void *)pkt, .iov_len = len },
 	};
 	g->stats.writes++;
@@ -562,6 +563,12 @@ void gro_set_off(struct gro *g, bool off)
 
 void gro_flush(struct gro *g)
 {
+	uint64_t n = g->alone_pending;
+
+	g->alone_pending = 0;
+	g->stats.packets += n;
+	g->stats.writes += n;
+	g->stats.reasons[GRO_NM_SKIPPED] += n;
 	while (g->n_active)
 		flow_emit(g, flow_oldest(g));
 }

@@ -7,6 +7,8 @@
  *          which deaggregates and writes each packet into its mux device (TAP + XDP).
  *   ntb16: the same packets in NTB16 blocks (an MBIM modem; session N = mux N + 1) through the
  *          same datapath and devices, its framing switched to NTB for those runs.
+ *   -s:    only the split of a packet's cost between device and qmapd (run_split()), with
+ *          qmapd's per-packet mux and GRO device also on TUN devices (headroom = off).
  * Both deliver IPv4/UDP to a bound UDP socket that is never read (a closed port would cost
  * an ICMP error per packet). Runs in a network namespace of its own; needs root.
  * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor, then
@@ -46,6 +48,8 @@
 #define FLOOR_ADDR   "192.0.2.1"
 #define QMAPD_ADDR   "203.0.113.1"
 #define GRO_ADDR     "203.0.113.65"
+#define TUN_ADDR     "203.0.113.129" /* -s: the per-packet mux on a TUN (headroom = off) */
+#define TUN_GRO_ADDR "203.0.113.193" /* -s: the GRO device on a TUN (headroom = off) */
 #define SRC_ADDR     "198.51.100.1"
 #define UDP_PORT     9000
 #define MAX_RUNS     15
@@ -115,8 +119,9 @@ static uint64_t udp_arrived(void)
  * writev() per packet of [L2 header, packet] (the two iovecs qmapd's per-packet mux writes)
  * into a TAP without or with the XDP_PASS program, with an Ethernet header or with the 802.1Q
  * priority tag qmapd adds (mux.c), and with a virtio-net header in front (the GRO device's
- * lone packets). The packets are addressed to the TUN floor's address (a local address
- * whichever device they come in on).
+ * lone packets); last [virtio-net header, packet] into a TUN with IFF_VNET_HDR (the GRO
+ * device headroom = off makes). The packets are addressed to the TUN floor's address (a local
+ * address whichever device they come in on).
  */
 enum {
 	FD_TAP,	     /* TAP, XDP detached, Ethernet header */
@@ -125,10 +130,11 @@ enum {
 	FD_XDP_TAG,  /* TAP + XDP, tagged: what the per-packet mux writes */
 	FD_VNET,     /* TAP + XDP + virtio-net header, Ethernet header */
 	FD_VNET_TAG, /* the same, tagged: what the GRO device's lone packets are */
+	FD_TUN_VNET, /* TUN + virtio-net header: the GRO device with headroom = off */
 	N_FDEV
 };
 static const char *const fdev_name[N_FDEV] = {
-	"tap", "tap+tag", "tap+xdp", "tap+xdp+tag", "vnet+xdp", "vnet+xdp+tag",
+	"tap", "tap+tag", "tap+xdp", "tap+xdp+tag", "vnet+xdp", "vnet+xdp+tag", "tun+vnet",
 };
 
 struct fdev {
@@ -144,6 +150,8 @@ struct bench {
 	uint8_t *agg;	    /* mux 1: per-packet writes (no virtio-net header) */
 	uint8_t *agg_gro;   /* mux 2: GRO (USO super-packets of the same flow) */
 	uint8_t *agg_flows; /* mux 2: a flow per packet, so GRO writes each one alone */
+	/* -s only: the same on TUN devices (headroom = off), mux 3 per-packet, mux 4 GRO. */
+	uint8_t *agg_tun, *agg_tun_flows;
 	size_t agg_len;
 	unsigned agg_frames;
 	/* The same in NTB16 blocks, each with as many datagrams as the QMAP aggregates. */
@@ -159,6 +167,24 @@ static double run_floor(struct bench *b, size_t len, unsigned packets)
 	for (unsigned i = 0; i < packets; i++)
 		if (write(b->floor.fd, b->pkt, len) != (ssize_t)len) {
 			perror("floor write");
+			exit(1);
+		}
+	return (bench_now_ns() - t0) / packets;
+}
+
+/*
+ * -s: the TUN floor's packets through writev() instead of write(): one iovec, or two (the
+ * packet split after `split` bytes), to tell the system call's share from the device's.
+ */
+static double run_floor_writev(struct bench *b, size_t len, size_t split, unsigned packets)
+{
+	struct iovec iov[2] = { { .iov_base = b->pkt, .iov_len = split ? split : len },
+				{ .iov_base = b->pkt + split, .iov_len = len - split } };
+	int n = split ? 2 : 1;
+	double t0 = bench_now_ns();
+	for (unsigned i = 0; i < packets; i++)
+		if (writev(b->floor.fd, iov, n) != (ssize_t)len) {
+			perror("floor writev");
 			exit(1);
 		}
 	return (bench_now_ns() - t0) / packets;
@@ -180,12 +206,22 @@ static double run_fdev(struct bench *b, const struct fdev *d, size_t len, unsign
 
 static int fdev_create(struct rtnl *rtnl, struct fdev *d, int which)
 {
-	static const char *const names[N_FDEV] = { "bftap",  "bftapt", "bfxdp",
-						   "bfxdpt", "bfvnet", "bfvnett" };
+	static const char *const names[N_FDEV] = { "bftap",  "bftapt",	"bfxdp",    "bfxdpt",
+						   "bfvnet", "bfvnett", "bftunvnet" };
 	bool vnet = which == FD_VNET || which == FD_VNET_TAG;
 	bool tag = which == FD_TAP_TAG || which == FD_XDP_TAG || which == FD_VNET_TAG;
 	uint8_t *h;
 
+	if (which == FD_TUN_VNET) {
+		/* IFF_TUN | IFF_VNET_HDR with the offloads, as netdev_create() makes it for GRO. */
+		if (netdev_create(rtnl, names[which], CONFIG_HEADROOM_OFF, 1500, false, true,
+				  &d->nd) < 0 ||
+		    d->nd.kind != NETDEV_KIND_TUN || d->nd.vnet_hdr_len == 0)
+			return -1;
+		memset(d->hdr, 0, sizeof(d->hdr)); /* no offload: what a lone packet gets */
+		d->hdr_len = d->nd.vnet_hdr_len;
+		return 0;
+	}
 	if (netdev_create(rtnl, names[which], CONFIG_HEADROOM_XDP, 1500, false, vnet, &d->nd) < 0 ||
 	    d->nd.kind != NETDEV_KIND_TAP_XDP)
 		return -1;
@@ -230,8 +266,11 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, i
 	datapath_force_dl_modes(b->dp, wmode, always_try_gro);
 	if (skip_gro) {
 		/* As gro-auto.h decides for traffic that never merges, held for the whole run. */
-		b->dp->mux[2]->gro_auto.skip = true;
-		b->dp->mux[2]->gro_auto.left = UINT32_MAX;
+		for (unsigned id = 2; id <= 4; id += 2)
+			if (b->dp->mux[id]) {
+				b->dp->mux[id]->gro_auto.skip = true;
+				b->dp->mux[id]->gro_auto.left = UINT32_MAX;
+			}
 	}
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
 	double t0 = bench_now_ns();
@@ -243,15 +282,28 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, i
 /*
  * -s: the split of a packet's cost between the device and qmapd. The TUN floor, the device
  * floors and qmapd's two writev paths (the per-packet mux; the GRO device with GRO skipped,
- * as gro-auto.h decides when nothing merges) in turns, `slices` times a slice of ~2000
- * packets each; per column the minimum, 10th percentile and median of the slices' ns per
- * packet. The minimum of many short slices is what a packet costs when the shared machine
- * leaves the core alone, which a median of long runs at load 5 does not show.
+ * as gro-auto.h decides when nothing merges), each on a TAP + XDP (headroom = auto/xdp) and on
+ * a TUN (headroom = off: the per-packet mux on a plain TUN, the GRO device on a TUN with
+ * IFF_VNET_HDR), in turns, `slices` times a slice of ~2000 packets each; per column the
+ * minimum, 10th percentile and median of the slices' ns per packet. The minimum of many short
+ * slices is what a packet costs when the shared machine leaves the core alone, which a median
+ * of long runs at load 5 does not show.
  */
 static void build_aggregate(struct bench *b, uint8_t *agg, uint8_t mux_id, const char *dst,
 			    size_t len, uint32_t dl_max, unsigned max_frames, bool many_flows);
 
-enum { SP_TUN, SP_FDEV0, SP_PP = SP_FDEV0 + N_FDEV, SP_SKIP, SP_COPY, N_SP };
+enum {
+	SP_TUN,
+	SP_TUN_WV1, /* the TUN floor through writev(), one iovec */
+	SP_TUN_WV2, /* the same, two iovecs (10 bytes, the rest) */
+	SP_FDEV0,
+	SP_PP = SP_FDEV0 + N_FDEV,
+	SP_SKIP,
+	SP_PP_TUN,
+	SP_SKIP_TUN,
+	SP_COPY,
+	N_SP
+};
 
 /*
  * ns per packet of the copy transport_mem_replay() makes of each aggregate into the receive
@@ -277,13 +329,44 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* One verdict line: ratio <= limit in every cell. */
+struct verdict {
+	const char *what;
+	double limit;
+	double value[2][8]; /* [QMAP, NTB16][size] */
+	bool ntb;	    /* the NTB16 row has this figure too */
+};
+
+static void verdict_print(const struct verdict *v, const size_t *sizes, size_t n_sizes);
+
 static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsigned slices,
 		      uint32_t dl_max)
 {
 	static const char *const sp_name[N_SP] = {
-		"tun floor", "tap",	     "tap+tag",	 "tap+xdp",    "tap+xdp+tag",
-		"vnet+xdp",  "vnet+xdp+tag", "qmapd pp", "qmapd skip", "dma copy",
+		"tun floor",	    "tun writev 1 iov",
+		"tun writev 2 iov", "tap",
+		"tap+tag",	    "tap+xdp",
+		"tap+xdp+tag",	    "vnet+xdp",
+		"vnet+xdp+tag",	    "tun+vnet",
+		"qmapd pp",	    "qmapd skip",
+		"qmapd pp tun",	    "qmapd skip tun+vnet",
+		"dma copy",
 	};
+	/* Each qmapd column and the floor of the device it writes (lone frames go untagged). */
+	static const struct {
+		int col, fdev;
+		const char *what;
+	} own[] = {
+		{ SP_PP, SP_FDEV0 + FD_XDP, "pp/tap+xdp" },
+		{ SP_SKIP, SP_FDEV0 + FD_VNET, "skip/vnet+xdp" },
+		{ SP_PP_TUN, SP_TUN, "pp tun/tun" },
+		{ SP_SKIP_TUN, SP_FDEV0 + FD_TUN_VNET, "skip tun+vnet/tun+vnet" },
+	};
+	struct verdict v_pp = { "split: per-packet, TAP + XDP / TUN floor", 1.05 };
+	struct verdict v_pp_tun = { "split: per-packet, TUN (headroom = off) / TUN floor", 1.05 };
+	struct verdict v_skip = { "split: GRO device skipping, TAP + XDP / TUN floor", 1.10 };
+	struct verdict v_skip_tun = { "split: GRO device skipping, TUN + vnet (off) / TUN floor",
+				      1.10 };
 	double *t = calloc((size_t)N_SP * slices, sizeof(double));
 
 	printf("split: %u slices per column, ns/pkt min / p10 / median (min / TUN floor min)\n",
@@ -291,38 +374,94 @@ static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsi
 	for (size_t s = 0; s < n_sizes; s++) {
 		size_t len = sizes[s];
 		build_packet(b->pkt, len, FLOOR_ADDR);
+		build_aggregate(b, b->agg_tun_flows, 4, TUN_GRO_ADDR, len, dl_max,
+				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, true);
+		build_aggregate(b, b->agg_tun, 3, TUN_ADDR, len, dl_max,
+				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
 		build_aggregate(b, b->agg_flows, 2, GRO_ADDR, len, dl_max,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, true);
 		build_aggregate(b, b->agg, 1, QMAPD_ADDR, len, dl_max,
 				CONFIG_UL_MAX_DATAGRAMS_DEFAULT, false);
 		unsigned n = (2000 / b->agg_frames) * b->agg_frames;
+		uint64_t arrived[N_SP] = { 0 };
 		for (unsigned k = 0; k <= slices; k++) {
 			/* Slice 0 warms up and is not kept. */
 			double *row = k ? t + (size_t)(k - 1) * N_SP : NULL;
 			double v[N_SP];
+			uint64_t a[N_SP + 1];
+			a[SP_TUN] = udp_arrived();
 			v[SP_TUN] = run_floor(b, len, n);
-			for (int i = 0; i < N_FDEV; i++)
+			a[SP_TUN_WV1] = udp_arrived();
+			v[SP_TUN_WV1] = run_floor_writev(b, len, 0, n);
+			a[SP_TUN_WV2] = udp_arrived();
+			v[SP_TUN_WV2] = run_floor_writev(b, len, 10, n);
+			for (int i = 0; i < N_FDEV; i++) {
+				a[SP_FDEV0 + i] = udp_arrived();
 				v[SP_FDEV0 + i] = run_fdev(b, &b->fdev[i], len, n);
+			}
+			a[SP_PP] = udp_arrived();
 			v[SP_PP] = run_qmapd(b, b->agg, n, WRITE_MODE_WRITEV, true, false);
+			a[SP_SKIP] = udp_arrived();
 			v[SP_SKIP] = run_qmapd(b, b->agg_flows, n, WRITE_MODE_WRITEV, false, true);
+			a[SP_PP_TUN] = udp_arrived();
+			v[SP_PP_TUN] = run_qmapd(b, b->agg_tun, n, WRITE_MODE_WRITEV, true, false);
+			a[SP_SKIP_TUN] = udp_arrived();
+			v[SP_SKIP_TUN] =
+				run_qmapd(b, b->agg_tun_flows, n, WRITE_MODE_WRITEV, false, true);
+			a[SP_COPY] = udp_arrived();
 			v[SP_COPY] = run_copy(b, n);
-			if (row)
-				memcpy(row, v, sizeof(v));
+			a[N_SP] = udp_arrived();
+			if (!row)
+				continue;
+			memcpy(row, v, sizeof(v));
+			for (int c = 0; c < N_SP; c++)
+				arrived[c] += a[c + 1] - a[c];
 		}
 		printf("%6zu B:", len);
-		double tun_min = 0;
+		double min[N_SP];
 		for (int c = 0; c < N_SP; c++) {
 			double col[slices];
 			for (unsigned k = 0; k < slices; k++)
 				col[k] = t[(size_t)k * N_SP + c];
 			qsort(col, slices, sizeof(double), cmp_dbl);
-			if (c == SP_TUN)
-				tun_min = col[0];
+			min[c] = col[0];
 			printf(" %s %.0f/%.0f/%.0f (%.2fx)%s", sp_name[c], col[0], col[slices / 10],
-			       col[slices / 2], col[0] / tun_min, c == N_SP - 1 ? "\n" : ";");
+			       col[slices / 2], col[0] / min[SP_TUN], c == N_SP - 1 ? "\n" : ";");
 		}
+		/* The stand-in DMA copy is inside the qmapd columns: the same without it. */
+		printf("%6s   without the dma copy, / TUN floor:", "");
+		for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+			printf(" %s %.2fx", sp_name[own[i].col],
+			       (min[own[i].col] - min[SP_COPY]) / min[SP_TUN]);
+		printf("\n%6s   / its device's floor (with / without the copy):", "");
+		for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+			printf(" %s %.2fx / %.2fx", own[i].what, min[own[i].col] / min[own[i].fdev],
+			       (min[own[i].col] - min[SP_COPY]) / min[own[i].fdev]);
+		/* Proof that no column is the speed of losing packets (the copy sends none). */
+		printf("\n%6s   arrived at UDP (of sent):", "");
+		for (int c = 0; c < SP_COPY; c++)
+			printf(" %s %.3f", sp_name[c], (double)arrived[c] / ((double)n * slices));
+		printf("\n");
+		v_pp.value[0][s] = min[SP_PP] / min[SP_TUN];
+		v_pp_tun.value[0][s] = min[SP_PP_TUN] / min[SP_TUN];
+		v_skip.value[0][s] = min[SP_SKIP] / min[SP_TUN];
+		v_skip_tun.value[0][s] = min[SP_SKIP_TUN] / min[SP_TUN];
 	}
 	free(t);
+	printf("\n");
+	verdict_print(&v_pp, sizes, n_sizes);
+	verdict_print(&v_pp_tun, sizes, n_sizes);
+	verdict_print(&v_skip, sizes, n_sizes);
+	verdict_print(&v_skip_tun, sizes, n_sizes);
+	for (unsigned id = 1; id <= 4; id++) {
+		const struct mux *m = b->dp->mux[id];
+		printf("%smux %u (%s%s): rx_packets=%lu writes=%lu dropped=%lu gro skipped=%lu\n",
+		       id == 1 ? "\n" : "", id, m->nd.status, m->nd.vnet_hdr_len ? ", vnet" : "",
+		       (unsigned long)m->stats.rx_packets, (unsigned long)m->stats.rx_writes,
+		       (unsigned long)(m->stats.rx_dropped_queue_full +
+				       m->stats.rx_dropped_write_error),
+		       m->gro ? (unsigned long)m->gro->stats.reasons[GRO_NM_SKIPPED] : 0UL);
+	}
 }
 
 /* What an auto run ended with on a mux: the write mode, its figures, GRO's state. */
@@ -349,14 +488,6 @@ static void auto_state_print(const char *what, const struct auto_state *a, bool 
 				  : a->gro_auto.trying ? "trying"
 						       : "merging");
 }
-
-/* One verdict line: ratio <= limit in every cell. */
-struct verdict {
-	const char *what;
-	double limit;
-	double value[2][8]; /* [QMAP, NTB16][size] */
-	bool ntb;	    /* the NTB16 row has this figure too */
-};
 
 static void verdict_print(const struct verdict *v, const size_t *sizes, size_t n_sizes)
 {
@@ -460,7 +591,8 @@ int main(int argc, char **argv)
 			printf("Usage: qmapd-bench-dl [-n PACKETS] [-r RUNS] [-s SLICES]\n"
 			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n"
 			       "-s: only the split of a packet's cost between device and qmapd,\n"
-			       "    SLICES slices of ~2000 packets per column, in turns.\n");
+			       "    SLICES slices of ~2000 packets per column, in turns; qmapd's\n"
+			       "    paths on TAP + XDP and on TUN (headroom = off).\n");
 			return 0;
 		default:
 			return 2;
@@ -530,6 +662,31 @@ int main(int argc, char **argv)
 	}
 	if (r >= 0)
 		r = datapath_mux_add(b.dp, &m2, false, true, NULL);
+	/*
+	 * -s: the same two on TUN devices, as headroom = off makes them: mux 3 per-packet on a
+	 * plain TUN, mux 4 the GRO device, a TUN with IFF_VNET_HDR (what qmapd runs with).
+	 */
+	struct config_mux m3 = *m, m4 = m2;
+	config_parse_prefix(TUN_ADDR "/32", &m3.ipv4_address);
+	config_parse_prefix(TUN_GRO_ADDR "/32", &m4.ipv4_address);
+	m3.id = 3;
+	m4.id = 4;
+	snprintf(m3.interface, sizeof(m3.interface), "bqmap3");
+	snprintf(m4.interface, sizeof(m4.interface), "bqmap4");
+	m3.headroom = m4.headroom = CONFIG_HEADROOM_OFF;
+	m3.route_metric = 400;
+	m4.route_metric = 500;
+	if (r >= 0 && split) {
+		b.dp->offload_devices = false;
+		r = datapath_mux_add(b.dp, &m3, false, true, NULL);
+		b.dp->offload_devices = true;
+		if (r >= 0)
+			r = datapath_mux_add(b.dp, &m4, false, true, NULL);
+		if (r >= 0 && (b.dp->mux[3]->nd.kind != NETDEV_KIND_TUN ||
+			       b.dp->mux[3]->nd.vnet_hdr_len != 0 ||
+			       b.dp->mux[4]->nd.kind != NETDEV_KIND_TUN || !b.dp->mux[4]->gro))
+			r = -EINVAL;
+	}
 	if (r < 0 || datapath_start(b.dp) < 0) {
 		fprintf(stderr, "cannot set up the qmapd datapath\n");
 		return 1;
@@ -537,6 +694,8 @@ int main(int argc, char **argv)
 	b.agg = malloc(cfg->device.dl_max_size);
 	b.agg_gro = malloc(cfg->device.dl_max_size);
 	b.agg_flows = malloc(cfg->device.dl_max_size);
+	b.agg_tun = malloc(cfg->device.dl_max_size);
+	b.agg_tun_flows = malloc(cfg->device.dl_max_size);
 	/* NDP and NTH on top of the same packets: a few hundred bytes more at most. */
 	size_t ntb_room = cfg->device.dl_max_size + 1024;
 	if (ntb_room > datapath_dl_buffer_size(b.dp))
@@ -548,6 +707,8 @@ int main(int argc, char **argv)
 
 	int sink_floor = bind_sink(FLOOR_ADDR), sink_qmapd = bind_sink(QMAPD_ADDR);
 	int sink_gro = bind_sink(GRO_ADDR);
+	int sink_tun = split ? bind_sink(TUN_ADDR) : -1,
+	    sink_tun_gro = split ? bind_sink(TUN_GRO_ADDR) : -1;
 
 	if (split) {
 		if (split > 100000)
@@ -787,9 +948,15 @@ out:
 	close(sink_floor);
 	close(sink_qmapd);
 	close(sink_gro);
+	if (split) {
+		close(sink_tun);
+		close(sink_tun_gro);
+	}
 	free(b.agg);
 	free(b.agg_gro);
 	free(b.agg_flows);
+	free(b.agg_tun);
+	free(b.agg_tun_flows);
 	free(b.ntb);
 	free(b.ntb_gro);
 	free(b.ntb_flows);

@@ -298,6 +298,50 @@ TEST(alone_l2)
 	EXPECT_EQ(gro_alone_header(&g, false, 0).iov_len, 28);
 }
 
+/*
+ * gro_alone_header(): the block a lone packet of that IP version and valid bit gets from
+ * gro_add(), counted (packet, write, GRO_NM_SKIPPED) by the next gro_flush(), not before.
+ */
+TEST(alone_header_counted)
+{
+	static const uint8_t eth4[14] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00 };
+	static const uint8_t eth6[14] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd };
+	struct gro_config cfg = {
+		.vnet_hdr_len = 10,
+		.l2_len = 14,
+		.l2_header = { eth4, eth6 },
+		.tcp = true,
+		.emit = on_emit,
+	};
+	struct pk s = tcp4(5000, 1448);
+
+	reset_outputs();
+	EXPECT_EQ(gro_init(&g, &cfg), 0);
+	/* What gro_add() puts in front of a lone packet, valid bit and not. */
+	for (unsigned valid = 0; valid < 2; valid++) {
+		feed(&s, 1, valid ? GRO_PKT_CSUM_VALID : 0);
+		gro_flush(&g);
+		struct iovec h = gro_alone_header(&g, false, valid ? GRO_PKT_CSUM_VALID : 0);
+		EXPECT_EQ(n_out, valid + 1);
+		EXPECT_EQ(h.iov_len, 24);
+		EXPECT_TRUE(memcmp(h.iov_base, outs[valid].data, h.iov_len) == 0);
+	}
+	struct iovec h6 = gro_alone_header(&g, true, GRO_PKT_CSUM_VALID);
+	EXPECT_EQ(h6.iov_len, 24);
+	EXPECT_TRUE(memcmp((uint8_t *)h6.iov_base + 10, eth6, 14) == 0);
+	EXPECT_EQ(((uint8_t *)h6.iov_base)[0], VIRTIO_NET_HDR_F_DATA_VALID);
+	/* Two fed, three headers given out: the first counted by the second flush, two wait. */
+	EXPECT_EQ(g.stats.packets, 3);
+	EXPECT_EQ(g.stats.reasons[GRO_NM_SKIPPED], 1);
+	gro_flush(&g);
+	EXPECT_EQ(g.stats.packets, 5);
+	EXPECT_EQ(g.stats.writes, 5);
+	EXPECT_EQ(g.stats.reasons[GRO_NM_SKIPPED], 3);
+	gro_flush(&g);
+	EXPECT_EQ(g.stats.packets, 5);
+	EXPECT_EQ(g.stats.reasons[GRO_NM_SKIPPED], 3);
+}
+
 /* ethtool -K DEV gro off: held flows go first, then every packet alone, in order. */
 TEST(switch_off)
 {
