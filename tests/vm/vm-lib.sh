@@ -234,6 +234,24 @@ vm_gadget_ec25() {
 vm_gadget_plug() { ls /sys/class/udc >"$VM_GADGET/UDC"; }
 vm_gadget_unplug() { echo "" >"$VM_GADGET/UDC"; }
 
+# vm_unplug_under_traffic UNPLUG...: with iperf3 carrying data down modem0.1 (IPERF_PID),
+# run UNPLUG (the cable out) once data flows, then check what an unplug must leave: carrier
+# off on modem0.1 and modem0.2, every transfer back, modem0.1's address kept; iperf3 ends.
+vm_unplug_under_traffic() {
+	local rx0
+	rx0=$(ip -n "$NS_HOST" -j -s link show modem0.1 | jq '.[0].stats64.rx.packets')
+	flowing() { [ "$(ip -n "$NS_HOST" -j -s link show modem0.1 | jq '.[0].stats64.rx.packets')" -ge $((rx0 + 50)) ]; }
+	vm_wait 30 "iperf3 data flowing down mux 1" flowing
+	"$@"
+	wait_for 10 "carrier off on modem0.1 after the unplug" no_carrier modem0.1
+	wait_for 10 "carrier off on modem0.2 after the unplug" no_carrier modem0.2
+	wait_for 10 "every transfer back" grep -q "all transfers completed" "$E2E_TMP/qmapd.log"
+	[[ $(ip -n "$NS_HOST" -o addr show dev modem0.1) == *192.0.2.2/25* ]] ||
+		fail "modem0.1 lost its address on the unplug"
+	kill "$IPERF_PID" 2>/dev/null
+	echo "ok: unplugged mid-transfer -> carrier off, every transfer completed, devices and addresses kept"
+}
+
 # vm_udevd UDEVADM: systemd-udevd from the udev package unpacked at UDEVADM's root (the host
 # does not install udev; the host side finds it with need_unpacked udev 'bin/udevadm'),
 # with the package's rules and the project's 70-qmapd.rules, then every device added again
