@@ -672,6 +672,24 @@ void mbim_modem_stop(struct mbim_modem *mm)
 	mm->power = MBIM_MODEM_POWER_UNKNOWN; /* gone: nothing to say */
 }
 
+void mbim_modem_function_reset(struct mbim_modem *mm)
+{
+	mm->function_resets++;
+	if (mm->state != MBIM_MODEM_STATE_READY)
+		return;
+	snprintf(mm->last_error, sizeof(mm->last_error), "the MBIM function was reset");
+	log_modem_debug(mm->path, "%s: opening the control channel again, the sessions kept",
+			mm->last_error);
+	mbim_modem_reset(mm);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	mbim_modem_schedule_retry(mm, 0.);
+	mm->reopening = mm->cb.on_reopen != NULL;
+	if (mm->cb.on_reopen)
+		mm->cb.on_reopen(mm->userdata);
+	else if (mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
+}
+
 void mbim_modem_check_sim(struct mbim_modem *mm)
 {
 	if (!mm->device || mm->state == MBIM_MODEM_STATE_OPENING)
