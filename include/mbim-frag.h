@@ -83,4 +83,23 @@ enum mbim_probe_answer {
  * probe with transaction tid. */
 enum mbim_probe_answer mbim_probe_answer(const uint8_t *msg, size_t len, uint32_t tid);
 
+/*
+ * A function that is closed while its host side believes it open (it reset: a crash, a
+ * watchdog, a replug behind the proxy's back) answers every COMMAND with FUNCTION_ERROR
+ * NOT_OPENED (MBIM 1.0 §9.3.1) until an OPEN comes. mbim-proxy (libmbim before 1.32) takes
+ * that NOT_OPENED as its cue to close its device by force, which leaves the device marked
+ * open without a channel: every later command is answered NOT_OPENED by the proxy itself
+ * and no OPEN is ever sent again. So the wdm bridge OPENs the function itself and hands the
+ * client the error as MBIM_ERROR_UNKNOWN, which the proxy passes on without closing.
+ */
+#define MBIM_ERROR_UNKNOWN 6u /* MBIM_PROTOCOL_ERROR_UNKNOWN */
+/* Whether one message from the function (len bytes) is a FUNCTION_ERROR NOT_OPENED. */
+bool mbim_is_not_opened(const uint8_t *msg, size_t len);
+/* FUNCTION_ERROR error for transaction tid into out; its length. */
+#define MBIM_FUNCTION_ERROR_SIZE 16
+size_t mbim_function_error_write(uint8_t out[MBIM_FUNCTION_ERROR_SIZE], uint32_t tid,
+				 uint32_t error);
+/* OPEN with transaction tid and MaxControlTransfer max into out; its length. */
+size_t mbim_open_write(uint8_t out[MBIM_OPEN_SIZE], uint32_t tid, uint32_t max);
+
 #endif

@@ -123,3 +123,28 @@ enum mbim_probe_answer mbim_probe_answer(const uint8_t *msg, size_t len, uint32_
 		return MBIM_PROBE_NOT_ANSWER;
 	}
 }
+
+bool mbim_is_not_opened(const uint8_t *msg, size_t len)
+{
+	return len >= 16 && get_le32(msg) == MBIM_MSG_FUNCTION_ERROR &&
+	       get_le32(msg + 12) == MBIM_ERROR_NOT_OPENED;
+}
+
+size_t mbim_open_write(uint8_t out[MBIM_OPEN_SIZE], uint32_t tid, uint32_t max)
+{
+	put_le32(out, MBIM_MSG_OPEN);
+	put_le32(out + 4, MBIM_OPEN_SIZE);
+	put_le32(out + 8, tid);
+	put_le32(out + 12, max);
+	return MBIM_OPEN_SIZE;
+}
+
+size_t mbim_function_error_write(uint8_t out[MBIM_FUNCTION_ERROR_SIZE], uint32_t tid,
+				 uint32_t error)
+{
+	put_le32(out, MBIM_MSG_FUNCTION_ERROR);
+	put_le32(out + 4, MBIM_FUNCTION_ERROR_SIZE);
+	put_le32(out + 8, tid);
+	put_le32(out + 12, error);
+	return MBIM_FUNCTION_ERROR_SIZE;
+}

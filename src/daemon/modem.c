@@ -144,6 +144,15 @@ static void on_control_reopen(void *userdata)
 	modem_changed(m);
 }
 
+/* The wdm bridge opened again an MBIM function that had been reset (wdm.h). */
+static void on_function_reset(void *userdata)
+{
+	struct modem *m = userdata;
+
+	if (m->ctl && m->ctl->ops->function_reset)
+		m->ctl->ops->function_reset(m->ctl);
+}
+
 static int control_data_interface(void *userdata)
 {
 	struct modem *m = userdata;
@@ -822,6 +831,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		r = mbim_control_new(loop, d->control_link, &mcb, m, &m->ctl);
 		if (r < 0)
 			goto fail;
+		wdm_set_on_reopened(m->wdm, on_function_reset, m);
 	}
 	if (control_qmi(m)) {
 		const struct config_device *d = &m->device;

@@ -285,7 +285,9 @@ static void usage(FILE *f)
 		"\n"
 		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
 		"connected session, SIGRTMIN / SIGRTMIN+1 send QMAP FLOW_DISABLE / FLOW_ENABLE\n"
-		"for every mux, SIGHUP reads --rate-file again, SIGTERM/SIGINT exit.\n",
+		"for every mux, SIGRTMIN+3 resets the MBIM function (closed, its sessions gone,\n"
+		"as firmware after a crash), SIGHUP reads --rate-file again, SIGTERM/SIGINT "
+		"exit.\n",
 		SIM_QMI_DATA_INTERFACE_DEFAULT, SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT,
 		CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX, SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT,
 		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
@@ -721,6 +723,19 @@ static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
 	sim_reload_rates(w->data);
 }
 
+/* SIGRTMIN+3: the MBIM function resets itself (firmware crash): closed, sessions gone. */
+static void on_function_reset(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	int r = sim_reset_function(w->data);
+	if (r < 0)
+		log_warning_errno(r, "qmapd-sim: SIGRTMIN+3: no MBIM function to reset");
+	else
+		log_info("qmapd-sim: SIGRTMIN+3, the MBIM function reset itself, %d session%s gone",
+			 r, r == 1 ? "" : "s");
+}
+
 /* SIGRTMIN: the modem asks qmapd to stop sending on every mux; SIGRTMIN+1: to resume. */
 static void on_flow(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -741,7 +756,7 @@ int main(int argc, char **argv)
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
 	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on, sig_hup,
-		sig_sms;
+		sig_sms, sig_reset;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -785,6 +800,9 @@ int main(int argc, char **argv)
 	ev_signal_init(&sig_hup, on_hup, SIGHUP);
 	sig_hup.data = s;
 	ev_signal_start(loop, &sig_hup);
+	ev_signal_init(&sig_reset, on_function_reset, SIGRTMIN + 3);
+	sig_reset.data = s;
+	ev_signal_start(loop, &sig_reset);
 
 	if (sim_start(s) < 0)
 		goto cleanup;

@@ -255,6 +255,19 @@ void sim_mbim_reset(struct sim_mbim *m)
 	end_sessions(m);
 }
 
+unsigned sim_mbim_function_reset(struct sim_mbim *m)
+{
+	unsigned n = end_sessions(m);
+
+	m->stats.mbim_function_resets++;
+	m->open = false;
+	m->register_told_len = 0;
+	m->frag_total = 0;
+	mlog(m, LOG_INFO, "mbim: the function reset itself: closed, %u session%s gone", n,
+	     n == 1 ? "" : "s");
+	return n;
+}
+
 bool sim_mbim_session_active(const struct sim_mbim *m, unsigned session_id)
 {
 	return session_id < SIM_MBIM_SESSIONS && m->sessions[session_id].active;

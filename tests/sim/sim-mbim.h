@@ -174,6 +174,7 @@ struct sim_mbim_stats {
 	uint64_t mbim_sessions_started;
 	uint64_t mbim_sessions_failed;	/* CONNECT ACTIVATE refused */
 	uint64_t mbim_sessions_dropped; /* by the network (sim_mbim_drop_all) */
+	uint64_t mbim_function_resets;	/* the function reset itself (sim_mbim_function_reset) */
 };
 
 struct sim_mbim_callbacks {
@@ -204,6 +205,10 @@ int sim_mbim_handle(struct sim_mbim *m, const uint8_t *buf, size_t len);
  * state stay, as on a modem that keeps running. */
 void sim_mbim_reset(struct sim_mbim *m);
 
+/* The function resets itself while open, as firmware after a crash or a watchdog: closed,
+ * every session gone, nothing said to the host, which learns it from the NOT_OPENED its
+ * next COMMAND gets. Returns the sessions that ended. */
+unsigned sim_mbim_function_reset(struct sim_mbim *m);
 /* The network ends every active session (INDICATE_STATUS CONNECT). Returns how many. */
 unsigned sim_mbim_drop_all(struct sim_mbim *m);
 /* An SMS-DELIVER (SMSC address first) from the network: stored as new, indicated with

@@ -2655,6 +2655,11 @@ unsigned sim_drop_sessions(struct sim *s)
 	return sim_qmi_drop_all(s->qmi);
 }
 
+int sim_reset_function(struct sim *s)
+{
+	return s->mbim ? (int)sim_mbim_function_reset(s->mbim) : -EOPNOTSUPP;
+}
+
 const struct sim_mbim_stats *sim_get_mbim_stats(const struct sim *s)
 {
 	return s->mbim ? sim_mbim_get_stats(s->mbim) : NULL;
@@ -2777,6 +2782,7 @@ void sim_print_stats(const struct sim *s, FILE *f)
 	M(mbim_sessions_started);
 	M(mbim_sessions_failed);
 	M(mbim_sessions_dropped);
+	M(mbim_function_resets);
 #undef M
 	for (unsigned e = 0; e < _QMAP_ERR_MAX; e++)
 		fprintf(f, "malformed_%s=%" PRIu64 "\n", qmap_error_name(e), st->malformed[e]);

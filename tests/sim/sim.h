@@ -378,6 +378,9 @@ int sim_parse_rate(const char *arg, uint64_t *ret);
 int sim_reload_rates(struct sim *s);
 /* The network drops every connected session (SIGUSR2 in qmapd-sim). Returns how many. */
 unsigned sim_drop_sessions(struct sim *s);
+/* The MBIM function resets itself (SIGRTMIN+3 in qmapd-sim): sim_mbim_function_reset().
+ * Returns the sessions that ended, -EOPNOTSUPP for a QMI modem. */
+int sim_reset_function(struct sim *s);
 /* An SMS from the network (SMS-DELIVER PDU with SMSC address): sim_qmi_deliver_sms(). */
 int sim_deliver_sms(struct sim *s, const uint8_t *pdu, size_t len);
 /*

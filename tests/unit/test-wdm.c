@@ -638,6 +638,108 @@ static void check_mbim_open(struct ev_loop *loop)
 	wdm_free(w);
 }
 
+static void count_call(void *userdata)
+{
+	(*(unsigned *)userdata)++;
+}
+
+/*
+ * A function that answers a client's COMMANDs NOT_OPENED (reset while open): the client gets
+ * each as UNKNOWN (mbim-proxy would close its device for good on NOT_OPENED), the bridge sends
+ * one OPEN of its own (fitted), drops its OPEN_DONE and says so once; the next NOT_OPENED
+ * after that is a new event, and an OPEN left unanswered lets the next one try again.
+ */
+static void check_mbim_not_opened(struct ev_loop *loop)
+{
+	struct test_sink s = {};
+	struct wdm *w = NULL;
+	struct wdm_stats st;
+	unsigned reopened = 0;
+	uint8_t in[64], buf[64];
+
+	EXPECT_EQ(wdm_new(loop, WDM_FRAMING_MBIM, NULL, test_sink_send, &s, &w), 0);
+	if (!w)
+		return;
+	wdm_set_max_message(w, 512);
+	wdm_set_on_reopened(w, count_call, &reopened);
+	int c = client_open(wdm_slave_path(w));
+	EXPECT_TRUE(c >= 0);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 1));
+
+	/* Two of the client's transactions answered NOT_OPENED, in one transfer. */
+	memset(in, 0, sizeof(in));
+	for (unsigned i = 0; i < 2; i++) {
+		put32(in + 16 * i, MBIM_MSG_FUNCTION_ERROR);
+		put32(in + 16 * i + 4, 16);
+		put32(in + 16 * i + 8, 21 + i);
+		put32(in + 16 * i + 12, 5); /* NOT_OPENED */
+	}
+	EXPECT_EQ(wdm_deliver(w, in, 32), 0);
+	EXPECT_EQ(client_read(loop, c, buf, 32), 32);
+	for (unsigned i = 0; i < 2; i++) {
+		EXPECT_EQ(get_le32(buf + 16 * i), MBIM_MSG_FUNCTION_ERROR);
+		EXPECT_EQ(get_le32(buf + 16 * i + 8), 21 + i);
+		EXPECT_EQ(get_le32(buf + 16 * i + 12), 6); /* UNKNOWN */
+	}
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 1));
+	pump_for(loop, 20);
+	EXPECT_EQ(s.n, 1); /* one OPEN for both */
+	EXPECT_EQ(s.len[0], 16);
+	EXPECT_EQ(get_le32(s.msg[0]), MBIM_MSG_OPEN);
+	EXPECT_EQ(get_le32(s.msg[0] + 12), 512);
+	uint32_t tid = get_le32(s.msg[0] + 8);
+	EXPECT_TRUE(tid != 21 && tid != 22);
+	EXPECT_EQ(reopened, 0);
+
+	/* Its OPEN_DONE is the bridge's; an indication beside it goes on. */
+	put32(in, MBIM_MSG_OPEN_DONE);
+	put32(in + 4, 16);
+	put32(in + 8, tid);
+	put32(in + 12, 0);
+	put32(in + 16, 0x80000007); /* INDICATE_STATUS */
+	put32(in + 20, 20);
+	put32(in + 24, 0);
+	put32(in + 28, 1);
+	put32(in + 32, 0);
+	EXPECT_EQ(wdm_deliver(w, in, 36), 0);
+	EXPECT_EQ(client_read(loop, c, buf, 20), 20);
+	EXPECT_EQ(get_le32(buf), 0x80000007);
+	pump_for(loop, 20);
+	EXPECT_TRUE(client_empty(c));
+	EXPECT_EQ(reopened, 1);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.not_opened, 2);
+	EXPECT_EQ(st.function_reopens, 1);
+
+	/* Reset again: a new OPEN, with a new transaction id. */
+	put32(in, MBIM_MSG_FUNCTION_ERROR);
+	put32(in + 4, 16);
+	put32(in + 8, 30);
+	put32(in + 12, 5);
+	EXPECT_EQ(wdm_deliver(w, in, 16), 0);
+	EXPECT_EQ(client_read(loop, c, buf, 16), 16);
+	EXPECT_EQ(get_le32(buf + 12), 6);
+	EXPECT_TRUE(PUMP_UNTIL(loop, s.n == 2));
+	EXPECT_EQ(get_le32(s.msg[1]), MBIM_MSG_OPEN);
+	EXPECT_TRUE(get_le32(s.msg[1] + 8) != tid);
+	wdm_get_stats(w, &st);
+	EXPECT_EQ(st.function_reopens, 2);
+
+	/* Another error than NOT_OPENED passes unchanged and opens nothing. */
+	put32(in + 8, 31);
+	put32(in + 12, 6);
+	EXPECT_EQ(wdm_deliver(w, in, 16), 0);
+	EXPECT_EQ(client_read(loop, c, buf, 16), 16);
+	EXPECT_EQ(get_le32(buf + 8), 31);
+	pump_for(loop, 20);
+	EXPECT_EQ(s.n, 2);
+	EXPECT_EQ(reopened, 1);
+
+	close(c);
+	EXPECT_TRUE(PUMP_UNTIL(loop, wdm_clients(w) == 0));
+	wdm_free(w);
+}
+
 /* Every case gets a bridge of its own, in a directory the whole run shares. */
 static struct ev_loop *the_loop;
 static char the_dir[] = "/tmp/test-wdm.XXXXXX";
@@ -769,4 +871,9 @@ TEST(mbim_fit)
 TEST(mbim_open)
 {
 	check_mbim_open(the_loop);
+}
+
+TEST(mbim_not_opened)
+{
+	check_mbim_not_opened(the_loop);
 }

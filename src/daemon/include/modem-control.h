@@ -208,6 +208,10 @@ struct modem_control_ops {
 	/* The network's time now (QMI: NAS Get Network Time); modem_info's zone follows. NULL:
 	 * not supported. */
 	void (*network_time)(struct modem_control *c, modem_time_done done, void *userdata);
+	/* The modem's function was reset behind the control plane's back and opened again (the
+	 * MBIM wdm bridge, wdm.h): what it held is gone; a ready control plane opens again with
+	 * its sessions kept, to be taken over or started again (on_reopen). NULL: not needed. */
+	void (*function_reset)(struct modem_control *c);
 };
 
 struct modem_control {

@@ -22,6 +22,9 @@
  * - MBIM: a client's OPEN reaches only a closed function. An open one (left by an earlier
  *   qmapd) would end its sessions on a second OPEN (MBIM 1.0 §9.3.1), so the bridge asks
  *   first and answers the OPEN itself when the function is open (mbim-frag.h).
+ * - MBIM: a function that answers a client's COMMAND NOT_OPENED (it was reset while open)
+ *   is OPENed by the bridge, and the client sees the error as UNKNOWN, which mbim-proxy
+ *   does not take as a reason to close its device for good (mbim-frag.h).
  */
 #ifndef QMAPD_WDM_H
 #define QMAPD_WDM_H
@@ -56,10 +59,13 @@ struct wdm_stats {
 	uint64_t to_modem_open_clamped; /* MBIM OPENs whose MaxControlTransfer was lowered */
 	uint64_t open_probes;	/* MBIM OPENs held to ask whether the function is open already */
 	uint64_t open_answered; /* ... answered here: it was, and keeps its sessions */
-	uint64_t open_probe_timeouts;  /* ... the function did not say: the OPEN went on */
-	uint64_t to_modem_frag_errors; /* client fragments that continued no COMMAND: dropped */
-	uint64_t partial_fragments;    /* a client left with a COMMAND missing fragments */
-	uint64_t from_modem;	       /* messages accepted by wdm_deliver() */
+	uint64_t open_probe_timeouts;	   /* ... the function did not say: the OPEN went on */
+	uint64_t not_opened;		   /* client COMMANDs the function answered NOT_OPENED */
+	uint64_t function_reopens;	   /* ... after which the bridge OPENed it (mbim-frag.h) */
+	uint64_t function_reopen_timeouts; /* ... and got no OPEN_DONE in time */
+	uint64_t to_modem_frag_errors;	   /* client fragments that continued no COMMAND: dropped */
+	uint64_t partial_fragments;	   /* a client left with a COMMAND missing fragments */
+	uint64_t from_modem;		   /* messages accepted by wdm_deliver() */
 	uint64_t from_modem_bytes;
 	uint64_t from_modem_invalid; /* wdm_deliver() input that was not whole messages */
 	uint64_t dropped_no_client;  /* from the modem while no client was attached */
@@ -110,5 +116,12 @@ unsigned wdm_clients(const struct wdm *w);
 int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len);
 
 void wdm_get_stats(const struct wdm *w, struct wdm_stats *ret);
+
+/*
+ * MBIM: fn(userdata) when the bridge has OPENed again a function that answered a client's
+ * COMMAND NOT_OPENED (it was reset while open: mbim-frag.h). Whatever the function held
+ * (sessions, subscriptions) is gone; the client is told nothing else.
+ */
+void wdm_set_on_reopened(struct wdm *w, void (*fn)(void *userdata), void *userdata);
 
 #endif

@@ -153,6 +153,7 @@ static void control_status(const struct modem_control *c, struct datapath *dp, j
 	set_string(modem, "hardware", mm->hardware);
 	set_string(modem, "last-error", mm->last_error);
 	json_object_set_new(modem, "proxy-losses", json_integer(mm->proxy_losses));
+	json_object_set_new(modem, "function-resets", json_integer(mm->function_resets));
 	if (mm->subscriber[0])
 		json_object_set_new(modem, "sim", json_string(mm->subscriber));
 	if (mm->state != MBIM_MODEM_STATE_READY)
@@ -235,6 +236,11 @@ static void control_refresh_signal(struct modem_control *c)
 	mbim_modem_query_signal(mbim(c));
 }
 
+static void control_function_reset(struct modem_control *c)
+{
+	mbim_modem_function_reset(mbim(c));
+}
+
 static const struct modem_control_ops mbim_control_ops = {
 	.start = control_start,
 	.stop = control_stop,
@@ -253,6 +259,7 @@ static const struct modem_control_ops mbim_control_ops = {
 	.refresh_signal = control_refresh_signal,
 	.scan = control_scan,
 	.register_network = control_register_network,
+	.function_reset = control_function_reset,
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,

@@ -72,6 +72,9 @@ static void mbim_modem_schedule_retry(struct mbim_modem *mm, double first_delay)
 
 	if (mm->attempts == 0)
 		delay = first_delay;
+	if (mm->retry_at_once)
+		delay = 0.;
+	mm->retry_at_once = false;
 	if (delay > MBIM_RETRY_MAX_SECONDS)
 		delay = MBIM_RETRY_MAX_SECONDS;
 	mm->attempts++;
@@ -301,6 +304,7 @@ static void mbim_modem_ready(struct mbim_modem *mm)
 		       mm->sim_operator_name[0] ? " (" : "", mm->sim_operator_name,
 		       mm->sim_operator_name[0] ? ")" : "", mm->n_own_numbers,
 		       mm->n_own_numbers == 1 ? "" : "s");
+	mm->retry_at_once = false;
 	ev_timer_again(mm->loop, &mm->radio_poll);
 	mbim_sms_start(mm);
 	mbim_register_watch_start(mm);
@@ -670,6 +674,36 @@ void mbim_modem_stop(struct mbim_modem *mm)
 	mm->attempts = 0;
 	mm->reopening = false;
 	mm->power = MBIM_MODEM_POWER_UNKNOWN; /* gone: nothing to say */
+}
+
+void mbim_modem_function_reset(struct mbim_modem *mm)
+{
+	mm->function_resets++;
+	if (mm->state == MBIM_MODEM_STATE_OPENING) {
+		/* The step that met the closed function fails (or has failed: the retry waits)
+		 * and is tried again at once, not after the backoff. */
+		mm->retry_at_once = true;
+		return;
+	}
+	if (mm->state == MBIM_MODEM_STATE_FAILED && !mm->sim_wait && ev_is_active(&mm->retry)) {
+		ev_timer_stop(mm->loop, &mm->retry);
+		ev_timer_set(&mm->retry, 0., 0.);
+		ev_timer_start(mm->loop, &mm->retry);
+		return;
+	}
+	if (mm->state != MBIM_MODEM_STATE_READY)
+		return;
+	snprintf(mm->last_error, sizeof(mm->last_error), "the MBIM function was reset");
+	log_modem_debug(mm->path, "%s: opening the control channel again, the sessions kept",
+			mm->last_error);
+	mbim_modem_reset(mm);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	mbim_modem_schedule_retry(mm, 0.);
+	mm->reopening = mm->cb.on_reopen != NULL;
+	if (mm->cb.on_reopen)
+		mm->cb.on_reopen(mm->userdata);
+	else if (mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
 }
 
 void mbim_modem_check_sim(struct mbim_modem *mm)

@@ -68,6 +68,8 @@ struct mbim_modem {
 	bool reopening;		   /* since then: the sessions wait to be taken over */
 	unsigned reopen_losses;	   /* proxies the reopen's own opens lost since */
 	ev_tstamp last_proxy_loss; /* when; 0 never */
+	unsigned function_resets;  /* the function was found closed and opened again (wdm.h) */
+	bool retry_at_once;	   /* ... during an open: its failed step is retried at once */
 	ev_timer retry;
 	ev_timer radio_poll;
 	unsigned attempts;
@@ -140,6 +142,11 @@ void mbim_provider_register(struct mbim_modem *mm, const char *operator_id, mode
 /* SIGNAL_STATE and REGISTER_STATE again now (the Signal interface's polling). */
 void mbim_modem_query_signal(struct mbim_modem *mm);
 void mbim_modem_stop(struct mbim_modem *mm);
+/* The function was reset and the wdm bridge opened it again (wdm.h): ready, the device is
+ * opened again at once and the sessions kept for the take-over (on_reopen), which finds
+ * them deactivated and connects them again; during an open, the step that met the closed
+ * function is retried at once instead of after the backoff. */
+void mbim_modem_function_reset(struct mbim_modem *mm);
 /* RADIO_STATE set on or off; done() exactly once (MBIM_MODEM_STATE_READY needed; cancelled:
  * -ENODEV). Power then is what the modem answered. */
 void mbim_modem_set_power(struct mbim_modem *mm, bool on, modem_power_done done, void *userdata);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +36,11 @@
  * here on, far from the clients' (libmbim counts up from 1). */
 #define WDM_PROBE_TIMEOUT  1.0
 #define WDM_PROBE_TID_BASE 0xf0000000u
+/* MBIM: the bridge's own OPEN of a function that answered NOT_OPENED (mbim-frag.h): its
+ * transaction ids, and how long it waits for OPEN_DONE before another NOT_OPENED may send
+ * one again (libmbim waits 5 s before it asks again). */
+#define WDM_REOPEN_TID_BASE 0xf8000000u
+#define WDM_REOPEN_TIMEOUT  5.0
 
 struct wdm {
 	struct ev_loop *loop;
@@ -70,6 +76,12 @@ struct wdm {
 	uint32_t probe_tid; /* the last probe's: its late answers are dropped too; 0 none */
 	uint8_t held_open[MBIM_OPEN_SIZE];
 	ev_timer probe_timer;
+	/* MBIM: the function answered a client's COMMAND NOT_OPENED: the bridge's own OPEN */
+	bool reopening;
+	uint32_t reopen_tid; /* the last one's: its late OPEN_DONE is dropped too; 0 none */
+	ev_timer reopen_timer;
+	void (*on_reopened)(void *userdata);
+	void *reopened_userdata;
 
 	/* Output queue toward the client, allocated once: bytes [out_head, out_tail). Only
 	 * whole messages enter it; the first one may already be partly written. */
@@ -287,6 +299,68 @@ static void wdm_probe_answered(struct wdm *w, enum mbim_probe_answer a)
 	case MBIM_PROBE_NOT_ANSWER:
 		return;
 	}
+}
+
+/*
+ * The function answered a client's COMMAND NOT_OPENED: it is closed while the client (and
+ * mbim-proxy) believe it open. The client gets the error as UNKNOWN, so that mbim-proxy
+ * does not close its device by force and leave it unusable (mbim-frag.h), and the bridge
+ * OPENs the function itself, once for every NOT_OPENED until the OPEN_DONE.
+ */
+static int wdm_not_opened(struct wdm *w, const uint8_t *msg)
+{
+	uint8_t err[MBIM_FUNCTION_ERROR_SIZE], open[MBIM_OPEN_SIZE];
+
+	w->stats.not_opened++;
+	int r = wdm_to_client(
+		w, err, mbim_function_error_write(err, get_le32(msg + 8), MBIM_ERROR_UNKNOWN), 1);
+	if (w->reopening)
+		return r;
+	w->reopening = true;
+	w->reopen_tid = WDM_REOPEN_TID_BASE + (uint32_t)(w->stats.function_reopens & 0xffffff);
+	w->stats.function_reopens++;
+	log_warning("wdm %s: the MBIM function answered transaction %u NOT_OPENED: it was reset "
+		    "while its host side was open; opening it again (%" PRIu64 " time%s now)",
+		    w->name, get_le32(msg + 8), w->stats.function_reopens,
+		    w->stats.function_reopens == 1 ? "" : "s");
+	ev_timer_set(&w->reopen_timer, WDM_REOPEN_TIMEOUT, 0.);
+	ev_timer_start(w->loop, &w->reopen_timer);
+	(void)wdm_forward_one(w, open,
+			      mbim_open_write(open, w->reopen_tid,
+					      w->max_message ? (uint32_t)w->max_message : 4096));
+	return r;
+}
+
+static void wdm_on_reopen_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct wdm *w = t->data;
+
+	(void)loop;
+	(void)revents;
+	w->reopening = false;
+	w->stats.function_reopen_timeouts++;
+	log_warning("wdm %s: the MBIM function did not answer the bridge's OPEN within %.0f s; "
+		    "the next NOT_OPENED sends another",
+		    w->name, WDM_REOPEN_TIMEOUT);
+}
+
+/* OPEN_DONE for the bridge's own OPEN (late ones after a timeout are dropped too). */
+static void wdm_reopen_answered(struct wdm *w, const uint8_t *msg, size_t len)
+{
+	uint32_t status = len >= 16 ? get_le32(msg + 12) : 1;
+
+	if (!w->reopening)
+		return;
+	w->reopening = false;
+	ev_timer_stop(w->loop, &w->reopen_timer);
+	if (status != 0) {
+		log_warning("wdm %s: the MBIM function refused the bridge's OPEN (status %u)",
+			    w->name, status);
+		return;
+	}
+	log_debug("wdm %s: the MBIM function is open again", w->name);
+	if (w->on_reopened)
+		w->on_reopened(w->reopened_userdata);
 }
 
 static int wdm_open_hold(struct wdm *w, const uint8_t *msg)
@@ -550,18 +624,31 @@ static void wdm_queue_append(struct wdm *w, const uint8_t *data, size_t len)
 	ev_io_start(w->loop, &w->write_io);
 }
 
+static bool wdm_reopen_answer(const struct wdm *w, const uint8_t *msg, size_t len)
+{
+	return w->reopen_tid && len >= MBIM_HEADER_SIZE && get_le32(msg) == MBIM_MSG_OPEN_DONE &&
+	       get_le32(msg + 8) == w->reopen_tid;
+}
+
+/* One message from an MBIM function that the bridge handles (more than passing it on). */
+static bool wdm_own(const struct wdm *w, const uint8_t *msg, size_t len)
+{
+	return (w->probe_tid &&
+		mbim_probe_answer(msg, len, w->probe_tid) != MBIM_PROBE_NOT_ANSWER) ||
+	       mbim_is_not_opened(msg, len) || wdm_reopen_answer(w, msg, len);
+}
+
 int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 {
 	/* Only whole messages may reach the client: one bad byte and libqmi hangs up. */
 	size_t off = 0, count = 0;
-	bool probe_answer = false;
+	bool own = false;
 	while (off < len) {
 		ssize_t m = wdm_frame_length(w->framing, msg + off, len - off);
 		if (m <= 0)
 			break;
-		if (w->framing == WDM_FRAMING_MBIM && w->probe_tid &&
-		    mbim_probe_answer(msg + off, (size_t)m, w->probe_tid) != MBIM_PROBE_NOT_ANSWER)
-			probe_answer = true;
+		if (w->framing == WDM_FRAMING_MBIM && wdm_own(w, msg + off, (size_t)m))
+			own = true;
 		off += (size_t)m;
 		count++;
 	}
@@ -574,21 +661,28 @@ int wdm_deliver(struct wdm *w, const uint8_t *msg, size_t len)
 		w->invalid_logged = true;
 		return -EBADMSG;
 	}
-	if (!probe_answer)
+	if (!own)
 		return wdm_to_client(w, msg, len, count);
 
-	/* The probe's answer is the bridge's own (all its fragments); the rest goes on. */
+	/* The probe's answer (all its fragments) and the answer to the bridge's own OPEN are
+	 * the bridge's; a NOT_OPENED goes on changed; the rest goes on as it is. */
 	int r = 0;
 	for (off = 0; off < len;) {
 		size_t m = (size_t)wdm_frame_length(w->framing, msg + off, len - off);
-		enum mbim_probe_answer a = mbim_probe_answer(msg + off, m, w->probe_tid);
-		if (a == MBIM_PROBE_NOT_ANSWER) {
-			int k = wdm_to_client(w, msg + off, m, 1);
-			if (k < 0)
-				r = k;
-		} else {
+		const uint8_t *p = msg + off;
+		enum mbim_probe_answer a = w->probe_tid ? mbim_probe_answer(p, m, w->probe_tid)
+							: MBIM_PROBE_NOT_ANSWER;
+		int k = 0;
+		if (a != MBIM_PROBE_NOT_ANSWER)
 			wdm_probe_answered(w, a);
-		}
+		else if (mbim_is_not_opened(p, m))
+			k = wdm_not_opened(w, p);
+		else if (wdm_reopen_answer(w, p, m))
+			wdm_reopen_answered(w, p, m);
+		else
+			k = wdm_to_client(w, p, m, 1);
+		if (k < 0)
+			r = k;
 		off += m;
 	}
 	return r;
@@ -751,6 +845,8 @@ int wdm_new(struct ev_loop *loop, enum wdm_framing framing, const char *link_pat
 	w->retry.data = w;
 	ev_init(&w->probe_timer, wdm_on_probe_timeout);
 	w->probe_timer.data = w;
+	ev_init(&w->reopen_timer, wdm_on_reopen_timeout);
+	w->reopen_timer.data = w;
 
 	int r = -ENOMEM;
 	if (link_path) {
@@ -819,6 +915,7 @@ struct wdm *wdm_free(struct wdm *w)
 	ev_io_stop(w->loop, &w->write_io);
 	ev_timer_stop(w->loop, &w->retry);
 	ev_timer_stop(w->loop, &w->probe_timer);
+	ev_timer_stop(w->loop, &w->reopen_timer);
 
 	if (w->link_path && wdm_link_is_ours(w) && unlink(w->link_path) < 0 && errno != ENOENT)
 		log_warning_errno(errno, "wdm %s: cannot remove the link", w->name);
@@ -877,4 +974,10 @@ void wdm_get_stats(const struct wdm *w, struct wdm_stats *ret)
 	ret->resyncs = w->reasm.resyncs;
 	ret->discarded_bytes = w->reasm.discarded_bytes;
 	ret->partial_discards = w->reasm.partial_discards;
+}
+
+void wdm_set_on_reopened(struct wdm *w, void (*fn)(void *userdata), void *userdata)
+{
+	w->on_reopened = fn;
+	w->reopened_userdata = userdata;
 }
