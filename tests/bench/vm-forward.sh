@@ -190,13 +190,14 @@ busy_ns() {
 
 # classify START END: perf samples between the two uptimes, by class (see the header).
 classify() {
-	perf script -i "$E2E_TMP/perf.data" -F comm,time,ip,sym 2>/dev/null | awk -v t0="$1" -v t1="$2" \
-		-v top="$E2E_TMP/top" '
+	perf script -i "$E2E_TMP/perf.data" -F comm,time,ip,sym,dso 2>/dev/null | awk -v t0="$1" -v t1="$2" \
+		-v top="$E2E_TMP/top" -v chains="$E2E_TMP/chains" '
 		function done_sample() {
 			if (!have || t < t0 || t > t1) return
 			if (comm ~ /^(perf|jq|ip|awk|sed|cat|sleep|bash)$/) c = "perf"
 			else if (soft || hard) {
-				if (stack ~ / (ip_local_deliver|ip6_input|vxlan_rcv) /) c = "ends"
+				# ip_local_deliver is often a tail call (dst_input), not on the stack.
+				if (stack ~ / (ip_local_deliver|ip_local_deliver_finish|ip_protocol_deliver_rcu|ip6_input|vxlan_rcv) /) c = "ends"
 				else if (stack ~ / (usb_hcd_giveback_urb|usb_giveback_urb_bh) /) c = "fwd"
 				else if (stack ~ / dummy_timer /) c = "bus"
 				else c = "fwd"
@@ -205,11 +206,16 @@ classify() {
 			else if (comm == "iperf3" || comm ~ /^qmapd-bench-udp/ || comm == "perl") c = "ends"
 			else c = "fwd"
 			n[c]++
-			if (c == "fwd") where[(soft || hard ? "irq:" : comm ":") leaf]++
+			if (c == "fwd") {
+				where[(soft || hard ? "irq:" : comm ":") leaf]++
+				chain[(soft || hard ? "irq:" : comm ":") callers]++
+			}
 		}
 		/^\t/ {
-			sym = $2
+			# An unknown symbol by its object ([unknown] (/path/to/lib.so)).
+			sym = $2 == "[unknown]" ? $2 $NF : $2
 			if (stack == " ") leaf = sym
+			if (++depth <= 4) callers = callers (depth > 1 ? " < " : "") sym
 			stack = stack sym " "
 			if (sym ~ /^(__do_softirq|do_softirq|run_ksoftirqd|__irq_exit_rcu|irq_exit_rcu|handle_softirqs)$/) soft = 1
 			if (sym ~ /^(asm_sysvec_|asm_common_interrupt|common_interrupt|__sysvec_)/) hard = 1
@@ -217,12 +223,13 @@ classify() {
 		}
 		NF > 0 {
 			done_sample()
-			have = 1; stack = " "; soft = 0; hard = 0
+			have = 1; stack = " "; soft = 0; hard = 0; depth = 0; callers = ""
 			comm = $1; t = $2; sub(/:$/, "", t)
 		}
 		END {
 			done_sample()
 			for (k in where) print where[k], k >top
+			for (k in chain) print chain[k], k >chains
 			printf "fwd=%d sim=%d bus=%d ends=%d perf=%d idle=%d\n", n["fwd"], n["sim"], n["bus"], n["ends"], n["perf"], n["idle"]
 		}'
 }
@@ -244,9 +251,24 @@ run_case() {
 	*) fail "unknown traffic $kind" ;;
 	esac
 	echo 'hist:keys=stacktrace:vals=hitcount:sort=hitcount.descending' >"$EXP/trigger"
+	# perf starts with its events off, turns them on when told and says when it has. Started
+	# in the background and given a second, it was not always sampling by the window's start
+	# (0.8-1.1 s of guest time from its start to the first sample: the first run of a boot
+	# often had no samples at all).
+	rm -f "$E2E_TMP/perf.ctl" "$E2E_TMP/perf.ack"
+	mkfifo "$E2E_TMP/perf.ctl" "$E2E_TMP/perf.ack"
 	perf record -q -B -N -a -g -e cpu-clock -c "$PERIOD" -k CLOCK_MONOTONIC -o "$E2E_TMP/perf.data" \
-		>"$E2E_TMP/perf.log" 2>&1 &
-	local perf_pid=$!
+		-D -1 --control "fifo:$E2E_TMP/perf.ctl,$E2E_TMP/perf.ack" >"$E2E_TMP/perf.log" 2>&1 &
+	local perf_pid=$! ctl ack reply
+	local p0 p1
+	p0=$(awk '{ print $1 }' /proc/uptime)
+	exec {ctl}<>"$E2E_TMP/perf.ctl" {ack}<>"$E2E_TMP/perf.ack"
+	echo enable >&"$ctl"
+	read -r -t 120 -u "$ack" reply || true
+	exec {ctl}>&- {ack}>&-
+	[ "$reply" = ack ] || fail "perf record did not start sampling: $(cat "$E2E_TMP/perf.log")"
+	p1=$(awk '{ print $1 }' /proc/uptime)
+	echo "perf sampling $(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }') s after its start"
 	# The counters' own queries (ip | jq: ~10^8 instructions in this guest) stay outside
 	# the window.
 	rx0=$(sink_rx "$target")
@@ -267,7 +289,7 @@ run_case() {
 	kill -INT "$perf_pid"
 	wait "$perf_pid" || true
 	hits=$(awk '/^ *Hits:/ { print $2 }' "$EXP/hist" | tail -n 1)
-	awk '/^\{ stacktrace:/,/hitcount:/' "$EXP/hist" | head -n 24 >"$E2E_TMP/expand-$target-$kind"
+	awk '/^\{ stacktrace:/,/hitcount:/' "$EXP/hist" >"$E2E_TMP/expand-$target-$kind"
 	echo '!hist:keys=stacktrace:vals=hitcount:sort=hitcount.descending' >"$EXP/trigger"
 	if [ "$kind" = tcp ]; then
 		# Segments of the MSS iperf3 saw; GRO super-packets count as the segments they carry.
@@ -283,12 +305,20 @@ run_case() {
 	busy=$((b1 - b0))
 	cls=$(classify "$t0" "$t1")
 	echo "run $FWPATH $target $kind: busy ${busy} ns over $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s, $pkts packets, expand $hits, samples $cls"
-	sed 's/^/  expand stack: /' "$E2E_TMP/expand-$target-$kind" | head -n 12
+	# (sed reads it all: head would end the pipe early, and pipefail the run)
+	sed -n '1,12s/^/  expand stack: /p' "$E2E_TMP/expand-$target-$kind"
+	# Every stack by the two callers above pskb_expand_head, with its hits.
+	awk '/pskb_expand_head/ { n = 2; by = ""; next }
+		n > 0 && NF { by = by (by ? " < " : "") $1; n--; next }
+		/hitcount:/ { print "  expand by: " by ": " $NF }' "$E2E_TMP/expand-$target-$kind"
 	# Where "fwd" goes: its samples by context (process name, or irq for soft/hard irq) and
 	# the function sampled.
 	touch "$E2E_TMP/top"
-	sort -rn "$E2E_TMP/top" | sed -n '1,15s/^/  fwd samples: /p'
-	rm -f "$E2E_TMP/top"
+	sort -rn "$E2E_TMP/top" | sed -n '1,40s/^/  fwd samples: /p'
+	# The same by the sampled function and its three callers.
+	touch "$E2E_TMP/chains"
+	sort -rn "$E2E_TMP/chains" | sed -n '1,30s/^/  fwd stacks: /p'
+	rm -f "$E2E_TMP/top" "$E2E_TMP/chains"
 	[ "$pkts" -gt 0 ] || fail "nothing forwarded: $FWPATH $target $kind"
 	awk -v path="$FWPATH" -v target="$target" -v kind="$kind" -v busy="$busy" -v pkts="$pkts" \
 		-v lost="$lost" -v hits="${hits:-0}" -v cls="$cls" 'BEGIN {
