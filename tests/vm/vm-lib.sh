@@ -234,6 +234,12 @@ vm_gadget_ec25() {
 vm_gadget_plug() { ls /sys/class/udc >"$VM_GADGET/UDC"; }
 vm_gadget_unplug() { echo "" >"$VM_GADGET/UDC"; }
 
+# For the unplug and replug steps below (which also call the test's status and mux_is): a
+# device without carrier, a device's ifindex, the clock in ms.
+no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1" 2>/dev/null) == *NO-CARRIER* ]]; }
+ifindex() { ip -n "$NS_HOST" -j link show "$1" | jq '.[0].ifindex'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
 # vm_unplug_under_traffic UNPLUG...: with iperf3 carrying data down modem0.1 (IPERF_PID),
 # run UNPLUG (the cable out) once data flows, then check what an unplug must leave: carrier
 # off on modem0.1 and modem0.2, every transfer back, modem0.1's address kept; iperf3 ends.
@@ -250,6 +256,29 @@ vm_unplug_under_traffic() {
 		fail "modem0.1 lost its address on the unplug"
 	kill "$IPERF_PID" 2>/dev/null
 	echo "ok: unplugged mid-transfer -> carrier off, every transfer completed, devices and addresses kept"
+}
+
+# vm_replug_keeps_sessions PLUG...: after vm_unplug_under_traffic, run PLUG (the cable in)
+# and check what a replug must give back: both muxes connected, carrier, the same modem name
+# and devices (IF1, IF2: modem0.1's and modem0.2's ifindexes before), traffic on both, the
+# disconnect counted.
+vm_replug_keeps_sessions() {
+	local t0 m target
+	t0=$(now_ms)
+	"$@"
+	for m in 1 2; do
+		vm_wait 60 "mux $m connected after the replug" mux_is $m connected
+	done
+	wait_for 10 "carrier on modem0.1 after the replug" has_carrier "$NS_HOST" modem0.1
+	echo "ok: plugged in again -> both sessions up in $(($(now_ms) - t0)) ms"
+	expect_eq "modem name after the replug" "$(status | jq -r '[.modems[].name] | join(",")')" modem0
+	expect_eq "modem0.1 the same device" "$(ifindex modem0.1)" "$IF1"
+	expect_eq "modem0.2 the same device" "$(ifindex modem0.2)" "$IF2"
+	for target in 198.51.100.1 2001:db8:ff::2; do
+		in_host ping -c 2 -i 0.2 -W 5 "$target" >/dev/null || fail "ping $target after the replug"
+	done
+	refresh_stats
+	expect_ge "disconnects counted" "$(qstat device: disconnects)" 1
 }
 
 # vm_udevd UDEVADM: systemd-udevd from the udev package unpacked at UDEVADM's root (the host
