@@ -96,6 +96,25 @@ static void mbim_modem_fail(struct mbim_modem *mm, const char *what, const char 
 }
 
 /*
+ * Open the control channel again from scratch after delay, with the modem and its sessions
+ * still there: the sessions, told once (tell_sessions), stay up meanwhile and are taken over
+ * on ready (on_reopen), or are lost (on_lost) where nobody takes them over.
+ */
+static void mbim_modem_reopen(struct mbim_modem *mm, double delay, bool tell_sessions)
+{
+	mbim_modem_reset(mm);
+	mm->state = MBIM_MODEM_STATE_FAILED;
+	mbim_modem_schedule_retry(mm, delay);
+	if (!tell_sessions)
+		return;
+	mm->reopening = mm->cb.on_reopen != NULL;
+	if (mm->cb.on_reopen)
+		mm->cb.on_reopen(mm->userdata);
+	else if (mm->cb.on_lost)
+		mm->cb.on_lost(mm->userdata);
+}
+
+/*
  * mbim-proxy went away (killed, crashed, out of memory): libmbim says the device was
  * removed, and it is dead for good, though the function and its sessions are not. The next
  * open, at once, spawns a new proxy; its OPEN does not reach the function, which is open
@@ -131,20 +150,12 @@ static void device_removed(MbimDevice *device, gpointer user_data)
 			  "%s, %u time%s now: reopening the control channel; the sessions stay "
 			  "up in the modem and are taken over",
 			  mm->last_error, mm->proxy_losses, mm->proxy_losses == 1 ? "" : "s");
-	mbim_modem_reset(mm);
-	mm->state = MBIM_MODEM_STATE_FAILED;
 	/* At once, unless the last one was lost just before: no respawning in a loop. */
-	mbim_modem_schedule_retry(mm, now - mm->last_proxy_loss < MBIM_PROXY_LOSS_PACE_SECONDS
-					      ? MBIM_RETRY_MIN_SECONDS
-					      : 0.);
+	double delay = now - mm->last_proxy_loss < MBIM_PROXY_LOSS_PACE_SECONDS
+			       ? MBIM_RETRY_MIN_SECONDS
+			       : 0.;
 	mm->last_proxy_loss = now;
-	if (again)
-		return; /* the sessions were told at the first loss */
-	mm->reopening = mm->cb.on_reopen != NULL;
-	if (mm->cb.on_reopen)
-		mm->cb.on_reopen(mm->userdata);
-	else if (mm->cb.on_lost)
-		mm->cb.on_lost(mm->userdata);
+	mbim_modem_reopen(mm, delay, !again); /* again: the sessions were told at the first loss */
 }
 
 static void mbim_modem_fail_error(struct mbim_modem *mm, const char *what, GError *error)
@@ -696,14 +707,7 @@ void mbim_modem_function_reset(struct mbim_modem *mm)
 	snprintf(mm->last_error, sizeof(mm->last_error), "the MBIM function was reset");
 	log_modem_debug(mm->path, "%s: opening the control channel again, the sessions kept",
 			mm->last_error);
-	mbim_modem_reset(mm);
-	mm->state = MBIM_MODEM_STATE_FAILED;
-	mbim_modem_schedule_retry(mm, 0.);
-	mm->reopening = mm->cb.on_reopen != NULL;
-	if (mm->cb.on_reopen)
-		mm->cb.on_reopen(mm->userdata);
-	else if (mm->cb.on_lost)
-		mm->cb.on_lost(mm->userdata);
+	mbim_modem_reopen(mm, 0., true);
 }
 
 void mbim_modem_check_sim(struct mbim_modem *mm)
