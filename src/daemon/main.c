@@ -89,9 +89,10 @@ static void on_stop_poll(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 
 	if (q->stop_waits) {
-		if (manager_taking_over(q->manager) && ev_now(loop) < q->stop_deadline)
+		bool waiting = manager_taking_over(q->manager);
+		if (waiting && ev_now(loop) < q->stop_deadline)
 			return;
-		if (manager_taking_over(q->manager))
+		if (waiting)
 			log_warning(
 				"the control channel is not back after %.0f s: sessions it kept "
 				"stay up in the modem, for the next qmapd to end or take over",

@@ -114,13 +114,13 @@ json_t *modem_status(struct modem *m)
 	if (m->ctl) {
 		m->ctl->ops->status(m->ctl, m->dp, modem);
 	} else {
-		json_object_set_new(modem, "state",
-				    json_string(datapath_modem_up(m->dp) ? "ready" : "absent"));
 		json_object_set_new(modem, "control", json_string("none"));
 		json_t *df = counters_json_ntb_format(m->dp); /* MBIM: what was negotiated */
 		if (df)
 			json_object_set_new(modem, "data-format", df);
 	}
+	/* The state as systemd's STATUS= names it too ("reopening" over the control plane's). */
+	json_object_set_new(modem, "state", json_string(modem_state(m)));
 	json_t *muxes = json_array();
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (datapath_mux(m->dp, id))

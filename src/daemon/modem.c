@@ -50,12 +50,18 @@ static void modem_changed(struct modem *m)
 		m->cb.on_change(m->userdata, m);
 }
 
-const char *modem_state(const struct modem *m)
+/* Its control channel is being opened again, its sessions kept up meanwhile. */
+static bool modem_reopening(const struct modem *m)
 {
 	struct modem_view v;
 
-	if (modem_view(m, &v) && v.reopening)
-		return "reopening"; /* its proxy went away; the sessions stay up meanwhile */
+	return modem_view(m, &v) && v.reopening;
+}
+
+const char *modem_state(const struct modem *m)
+{
+	if (modem_reopening(m))
+		return "reopening";
 	if (m->ctl)
 		return modem_control_state_to_string(m->ctl->ops->state(m->ctl));
 	return datapath_modem_up(m->dp) ? "ready" : "absent";
@@ -953,9 +959,7 @@ bool modem_stopping(const struct modem *m)
 
 bool modem_taking_over(const struct modem *m)
 {
-	struct modem_view v;
-
-	if (modem_view(m, &v) && v.reopening)
+	if (modem_reopening(m))
 		return true;
 	for (unsigned id = 0; id <= CONFIG_MUX_ID_MAX; id++)
 		if (session_taking_over(m->session[id]))

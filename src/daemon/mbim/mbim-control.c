@@ -143,9 +143,7 @@ static void control_status(const struct modem_control *c, struct datapath *dp, j
 {
 	const struct mbim_modem *mm = mbim(c);
 
-	json_object_set_new(
-		modem, "state",
-		json_string(mm->reopening ? "reopening" : mbim_modem_state_to_string(mm->state)));
+	json_object_set_new(modem, "state", json_string(mbim_modem_state_to_string(mm->state)));
 	json_object_set_new(modem, "control", json_string("mbim"));
 	json_object_set_new(modem, "control-path", json_string(mm->path));
 	set_string(modem, "imei", mm->device_id);

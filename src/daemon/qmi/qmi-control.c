@@ -82,9 +82,7 @@ static void control_status(const struct modem_control *c, struct datapath *dp, j
 	const struct qmi_modem *qm = qmi(c);
 
 	(void)dp;
-	json_object_set_new(modem, "state",
-			    json_string(qm->reopening ? "reopening"
-						      : modem_control_state_to_string(qm->state)));
+	json_object_set_new(modem, "state", json_string(modem_control_state_to_string(qm->state)));
 	json_object_set_new(modem, "control-path", json_string(qm->path));
 	set_string(modem, "manufacturer", qm->manufacturer);
 	set_string(modem, "model", qm->model);
