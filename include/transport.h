@@ -8,7 +8,10 @@
  * Downlink: the transport owns a ring of >= 16 receive buffers of dl_max_size bytes,
  * allocated once. Each completed bulk IN transfer is handed to on_bulk_in(); after a batch of
  * them, on_bulk_in_done() is called and only then do the buffers go back to the ring
- * (resubmitted), so pointers into them stay valid until on_bulk_in_done() returns.
+ * (resubmitted), so pointers into them stay valid until on_bulk_in_done() returns. Each
+ * buffer has TRANSPORT_RX_HEADROOM bytes of its own before it, which nothing else (no other
+ * transfer, no DMA) touches: the receiver may write there during on_bulk_in() (the datapath
+ * puts a device header in front of a packet there, to write both with one write()).
  * Uplink: bulk OUT buffers are borrowed with transport_out_get(), filled in place, and
  * handed back with transport_out_submit(); while none is free, on_out_ready() tells the
  * datapath when to resume reading its devices.
@@ -114,6 +117,8 @@ struct transport_sim_class_request {
 
 /* Largest transfer any backend carries (the biggest QMAP/NTB aggregate a modem grants). */
 #define TRANSPORT_MAX_TRANSFER 65536
+/* Bytes before each receive buffer that are the receiver's alone (a cache line). */
+#define TRANSPORT_RX_HEADROOM 64
 
 struct transport_callbacks {
 	void (*on_bulk_in)(void *userdata, uint8_t *buf, size_t len);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Batched downlink writes (uring.c through the datapath) against the real kernel: a numbered
+ * Downlink writes against the real kernel. Batched (uring.c through the datapath): a numbered
  * UDP sequence written through io_uring arrives in order at a local socket, on the per-packet
  * path and through GRO (a flow per packet, so each is written alone); a full device queue
  * (EAGAIN) is counted as rx_dropped_queue_full, batched or not; and where io_uring_setup is
  * refused (a seccomp filter here, as a sandbox or kernel.io_uring_disabled would) the datapath
  * falls back to plain writes that deliver the same. Also: each mux's measured choice between
- * the two (write-mode.h), and GRO skipped while nothing merges (gro-auto.h), keep the order. Needs root for a TAP in a network
- * namespace of its own; exits 77 otherwise.
+ * the two (write-mode.h), and GRO skipped while nothing merges (gro-auto.h), keep the order. Plain:
+ * a packet written with its device header put in front of it in the receive buffer (one
+ * write(), mux_write_in_place()) arrives whole, and the buffer is as it was after the
+ * transfer, also where GRO still held a packet whose tail the next write borrowed. Needs root
+ * for a TAP in a network namespace of its own; exits 77 otherwise.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,6 +65,9 @@ static void build_packet(uint8_t *p, const char *dst, uint32_t seq)
 	p[23] = PORT & 0xff;
 	p[25] = PKT_LEN - 20;
 	memcpy(p + 28, &seq, sizeof(seq));
+	/* Checked on arrival: UDP checksum 0 would let damaged bytes through. */
+	for (unsigned i = 32; i < PKT_LEN; i++)
+		p[i] = (uint8_t)(seq * 7 + i);
 }
 
 /* One QMAPv1 aggregate of packets first..first+n-1 for mux id. */
@@ -102,6 +108,12 @@ static unsigned drain_in_order(int fd, uint32_t first)
 		memcpy(&seq, buf, sizeof(seq));
 		if (r != PKT_LEN - 28 || seq != first + n)
 			misordered++;
+		for (unsigned i = 32; r == PKT_LEN - 28 && i < PKT_LEN; i++)
+			if (buf[i - 28] != (uint8_t)(seq * 7 + i)) {
+				fprintf(stderr, "packet %u: byte %u damaged\n", seq, i);
+				misordered++;
+				break;
+			}
 		n++;
 	}
 	EXPECT_EQ(misordered, 0);
@@ -264,6 +276,42 @@ TEST(batched)
 	EXPECT_EQ(us->writes, 2 * N_PKTS);
 	EXPECT_EQ(us->submits, 2 * ((N_PKTS + URING_SLOTS - 1) / URING_SLOTS));
 	EXPECT_EQ(uring_pending(fx_dp->uring), 0);
+}
+
+/*
+ * One write per packet with the header in place: an aggregate built in the receive ring with
+ * the two muxes' packets in turns, so that each write into mux 1's TAP borrows the tail of a
+ * packet GRO holds for mux 2 (GRO trying, and then skipping, so written in place too). Every
+ * packet arrives whole and in order; the ring's buffer is unchanged, byte for byte.
+ */
+TEST(in_place)
+{
+	static uint8_t saved[N_PKTS * (QMAP_HEADER_SIZE + PKT_LEN)];
+	struct transport *t = fx_dp->transport;
+
+	EXPECT_EQ(datapath_set_batch_writes(fx_dp, false), 0);
+	for (unsigned round = 0; round < 2; round++) {
+		struct mux *m2 = fx_dp->mux[2];
+		m2->gro_auto.skip = round == 1;
+		m2->gro_auto.left = UINT32_MAX;
+		uint8_t *rx = transport_mem_rx_buf(t, 0);
+		uint32_t first = 30000 + round * N_PKTS;
+		size_t len = 0;
+		for (unsigned i = 0; i < N_PKTS; i++) {
+			unsigned id = 1 + (i & 1);
+			qmap_write_data_header(rx + len, QMAP_V1, id, PKT_LEN, 0, false);
+			build_packet(rx + len + QMAP_HEADER_SIZE, mux_addr[id], first + i / 2);
+			len += QMAP_HEADER_SIZE + PKT_LEN;
+		}
+		memcpy(saved, rx, len);
+		uint64_t skipped = m2->gro->stats.reasons[GRO_NM_SKIPPED];
+		EXPECT_EQ(transport_mem_replay(t, rx, len), 0);
+		EXPECT_TRUE(memcmp(saved, rx, len) == 0);
+		EXPECT_EQ(m2->gro->stats.reasons[GRO_NM_SKIPPED] - skipped,
+			  round == 1 ? N_PKTS / 2 : 0);
+		for (unsigned id = 1; id <= 2; id++)
+			EXPECT_EQ(drain_in_order(sink[id], first), N_PKTS / 2);
+	}
 }
 
 /* A full queue, batched: counted, and the devices still work after the drops. */

@@ -620,7 +620,7 @@ static void usb_dl_size_changed(struct transport *t)
 	struct transport_usb *s = to_usb(t);
 	uint32_t mps = s->mps_in ? s->mps_in : 512;
 	uint32_t want = (t->params.dl_max_size + mps - 1) / mps * mps;
-	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
+	uint32_t room = (uint32_t)((s->rx_stride - TRANSPORT_RX_HEADROOM) / mps * mps);
 
 	/* Transfers in flight keep their length; each takes the new one when resubmitted. */
 	s->rx_len = want <= room ? want : room;
@@ -909,7 +909,7 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	 * already in flight when it arrives. Each resubmission takes the granted length.
 	 */
 	uint32_t mps = s->mps_in ? s->mps_in : 512;
-	uint32_t room = (uint32_t)(s->rx_stride / mps * mps);
+	uint32_t room = (uint32_t)((s->rx_stride - TRANSPORT_RX_HEADROOM) / mps * mps);
 	/* MBIM: the input size is agreed already; every transfer takes exactly that. */
 	if (room > s->rx_len && !s->mbim)
 		s->rx_len = room;
@@ -945,7 +945,9 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 		goto fail_submit;
 	s->in_flight++;
 	for (uint32_t i = 0; i < t->n_rx; i++) {
-		uint8_t *buf = s->rx_dev_mem ? s->rx_dev_mem + i * s->rx_stride : t->rx_buf[i];
+		uint8_t *buf = s->rx_dev_mem
+				       ? s->rx_dev_mem + i * s->rx_stride + TRANSPORT_RX_HEADROOM
+				       : t->rx_buf[i];
 		libusb_fill_bulk_transfer(s->rx[i], h, s->ep_in, buf, (int)s->rx_len, usb_rx_cb, s,
 					  0);
 		r = libusb_submit_transfer(s->rx[i]);
@@ -1142,8 +1144,8 @@ static int usb_init(struct transport *t, const char *address)
 	ev_timer_init(&s->resp_poll, usb_on_resp_poll, 0., 0.);
 	s->rescan.data = s->reap.data = s->resp_poll.data = s;
 
-	/* Receive buffers: the ring's stride, at most what the ring holds per buffer. */
-	s->rx_stride = t->rx_buf_size;
+	/* Receive buffers: the ring's stride (headroom and buffer), kept in usbfs memory too. */
+	s->rx_stride = TRANSPORT_RX_HEADROOM + t->rx_buf_size;
 	if (t->n_rx > 1)
 		s->rx_stride = (size_t)(t->rx_buf[1] - t->rx_buf[0]);
 	s->rx_len = t->params.dl_max_size;

@@ -33,13 +33,16 @@ static int transport_alloc_buffers(struct transport *t)
 	if (!t->rx_buf)
 		return -ENOMEM;
 	uint32_t room = p->dl_buffer_size > p->dl_max_size ? p->dl_buffer_size : p->dl_max_size;
-	size_t rx_stride = align_up(room, TRANSPORT_BUFFER_ALIGN);
+	/* Each buffer after its own headroom, which no neighbour's transfer writes into. */
+	_Static_assert(TRANSPORT_RX_HEADROOM % TRANSPORT_BUFFER_ALIGN == 0,
+		       "payloads stay aligned");
+	size_t rx_stride = TRANSPORT_RX_HEADROOM + align_up(room, TRANSPORT_BUFFER_ALIGN);
 	t->rx_buf_size = room;
 	uint8_t *rx_mem = aligned_alloc(TRANSPORT_BUFFER_ALIGN, rx_stride * t->n_rx);
 	if (!rx_mem)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < t->n_rx; i++)
-		t->rx_buf[i] = rx_mem + i * rx_stride;
+		t->rx_buf[i] = rx_mem + i * rx_stride + TRANSPORT_RX_HEADROOM;
 
 	t->n_out = p->ul_buffers;
 	t->out = calloc(t->n_out, sizeof(*t->out));
@@ -122,8 +125,8 @@ struct transport *transport_free(struct transport *t)
 		return NULL;
 	if (t->ops->free)
 		t->ops->free(t);
-	if (t->rx_buf)
-		free(t->rx_buf[0]);
+	if (t->rx_buf && t->rx_buf[0])
+		free(t->rx_buf[0] - TRANSPORT_RX_HEADROOM);
 	free(t->rx_buf);
 	free(t->out_mem);
 	free(t->out);
