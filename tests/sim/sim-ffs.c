@@ -27,6 +27,7 @@
 #define CDC_SEND_ENCAPSULATED_COMMAND 0x00
 #define CDC_GET_ENCAPSULATED_RESPONSE 0x01
 #define CDC_SET_CONTROL_LINE_STATE    0x22
+#define CDC_CTRL_DTR		      0x01
 #define CDC_NOTIFY_RESPONSE_AVAILABLE 0x01
 /* The EC25's QMI interface number: what the host's driver sees (the gadget's serial functions
  * take 0-3), and what a notification's wIndex names. */
@@ -376,6 +377,16 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 			return;
 		}
 		if (!in && s->bRequest == CDC_SET_CONTROL_LINE_STATE) {
+			uint16_t v = le16toh(s->wValue);
+			log_info("qmapd-sim: ffs: SET_CONTROL_LINE_STATE wValue %u (DTR %s)", v,
+				 v & CDC_CTRL_DTR ? "on" : "off");
+			pthread_mutex_lock(&f->lock);
+			if (v & CDC_CTRL_DTR)
+				f->stats.dtr_set++;
+			else
+				f->stats.dtr_clear++;
+			f->stats.line_state = v;
+			pthread_mutex_unlock(&f->lock);
 			if (read(f->ep0, buf, 0) < 0)
 				log_warning_errno(errno, "qmapd-sim: ffs: ep0 status");
 			return;
@@ -500,5 +511,8 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 	P(bulk_in_dropped);
 	P(bulk_out);
 	P(bulk_out_zlp);
+	P(dtr_set);
+	P(dtr_clear);
+	P(line_state);
 #undef P
 }

@@ -36,6 +36,9 @@ struct sim_ffs_stats {
 	uint64_t bulk_in_dropped;   /* aggregates dropped: queue full, disabled, failed */
 	uint64_t bulk_out;	    /* transfers the host sent on bulk OUT */
 	uint64_t bulk_out_zlp;	    /* of those: ended by a zero-length packet */
+	uint64_t dtr_set;	    /* SET_CONTROL_LINE_STATE with DTR (wValue bit 0) set */
+	uint64_t dtr_clear;	    /* ... with DTR clear */
+	uint64_t line_state;	    /* the last SET_CONTROL_LINE_STATE's wValue */
 };
 
 /* Write the descriptors and strings to DIR/ep0, open the endpoints, connect to the sim at

@@ -13,7 +13,9 @@
 # (IPv4, IPv6) from IP_CONFIGURATION, carries ping both ways and iperf3 up and down with
 # counters equal to the sim's, shares MBIM with mbimcli -p, survives a network drop and
 # the cable pulled mid-transfer (same name, mux devices and sessions after the replug),
-# and at exit the interfaces go back to cdc_mbim.
+# and at exit the interfaces go back to cdc_mbim. Last, qmapd -t for the device named
+# usb:1199:9079 says control: mbim (auto) from its descriptors, and qmapd with that file
+# brings mux 1 up over MBIM.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -240,4 +242,42 @@ wait_for 10 "cdc-wdm0 back (cdc_mbim re-bound)" test -c /dev/cdc-wdm0
 wait_for 5 "cdc_mbim's network device back" has_wwan
 expect_eq "interface 12's driver after exit" "$(basename "$(readlink /sys/bus/usb/devices/1-1:1.12/driver)")" cdc_mbim
 echo "ok: at exit the interfaces went back to cdc_mbim ($(wwan_dev), cdc-wdm0)"
+
+# qmapd -t for the device named (usb:VID:PID, no control =): its descriptors, read through
+# the real usbfs without claiming, decide (e2e-usb-mbim-discovery.sh); cdc_mbim keeps it.
+cat >"$E2E_TMP/explicit.conf" <<CONF
+[device]
+device = usb:1199:9079
+control-socket = $E2E_TMP/control
+
+[dbus]
+enabled = no
+
+[mux.1]
+interface = qmap1
+apn = internet
+ip-type = ipv4
+routes = 198.51.100.1/32
+CONF
+t_named=$(now_ms)
+out=$(in_host "$QMAPD" -t -c "$E2E_TMP/explicit.conf" 2>&1) || fail "qmapd -t: $out"
+[[ $out == *"control: mbim (auto)"* ]] || fail "qmapd -t does not say control: mbim (auto): $out"
+expect_eq "interface 12's driver after qmapd -t" \
+	"$(basename "$(readlink /sys/bus/usb/devices/1-1:1.12/driver)")" cdc_mbim
+echo "ok: qmapd -t: control: mbim (auto) for usb:1199:9079, nothing claimed"
+# And qmapd itself with that file: the same decision before the modem is created.
+ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/explicit.conf" >"$E2E_TMP/qmapd-explicit.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+t0=$(now_ms)
+vm_wait 60 "mux 1 connected over MBIM (usb:1199:9079)" mux_is 1 connected
+t1=$(now_ms)
+expect_eq "transport, control, control auto (device named)" \
+	"$(status | jq -r '.modems[0].modem | "\(.transport) \(.control) \(.["control-auto"])"')" \
+	"usb:1199:9079 mbim true"
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping over qmap1 (usb:1199:9079)"
+stop_qmapd
+wait_for 10 "cdc-wdm0 back after usb:1199:9079" test -c /dev/cdc-wdm0
+echo "ok: usb:1199:9079 without control =: mbim from its descriptors, session up in $((t1 - t0)) ms, traffic" \
+	"(qmapd -t and this run: $(($(now_ms) - t_named)) ms)"
 echo "vm-gadget-mbim: passed"

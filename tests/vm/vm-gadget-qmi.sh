@@ -9,7 +9,10 @@
 # into usbfs-mapped memory (logged, and counted as transfers_mapped), sets the data format,
 # binds the muxes to interface 4, shares its QMI channel with qmicli -p, brings up two muxes, carries ping (IPv4 and IPv6) and iperf3 both ways between the guest's
 # namespaces with its counters equal to the sim's, and at exit hands the interface back:
-# cdc-wdm0 and wwan0 reappear and qmicli works through them again.
+# cdc-wdm0 and wwan0 reappear and qmicli works through them again. The gadget counts
+# SET_CONTROL_LINE_STATE: DTR=1 once qmapd claimed, DTR=0 at its exit. Then the same modem
+# by its port path (usb-path:1-1:4), and a path with nothing there (usb-path:1-2): qmapd
+# waits and claims nothing.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -51,6 +54,14 @@ dms_ids() {
 }
 dms_ids
 echo "ok: DMS Get IDs answered through qmi_wwan/cdc-wdm and the gadget"
+# The gadget's SET_CONTROL_LINE_STATE count before qmapd (whatever qmi_wwan sent).
+sim_stats() {
+	rm -f "$E2E_TMP/sim.stats"
+	kill -USR1 "$SIM_PID"
+	wait_for 5 "the sim's counters" test -s "$E2E_TMP/sim.stats"
+}
+sim_stats
+dtr_set0=$(sstat ffs_dtr_set ffs_dtr_set)
 
 # qmapd takes the modem from qmi_wwan.
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")
@@ -143,6 +154,10 @@ echo "ok: downlink aggregates dropped by the gadget (host not reading): $(sstat 
 expect_ge "binds with Endpoint Info" "$(sstat binds_with_endpoint binds_with_endpoint)" 2
 expect_eq "interface named in Bind Mux Data Port" "$(sstat bind_interface bind_interface)" 4
 expect_eq "requests without Endpoint Info" "$(sstat endpoint_missing endpoint_missing)" 0
+# DTR set when qmapd claimed the interface (qmi_wwan's DTR quirk, PROTOCOLS.md 1.9).
+expect_eq "SET_CONTROL_LINE_STATE with DTR=1 from qmapd" \
+	"$(($(sstat ffs_dtr_set ffs_dtr_set) - dtr_set0)) $(sstat ffs_line_state ffs_line_state)" "1 1"
+dtr_clear0=$(sstat ffs_dtr_clear ffs_dtr_clear)
 expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
 expect_eq "uplink errors" "$(qstat device: ul_errors)" 0
 expect_eq "responses fetched without RESPONSE_AVAILABLE" "$(qstat device: resp_polled)" 0
@@ -153,6 +168,36 @@ stop_qmapd
 wait_for 10 "cdc-wdm0 back (qmi_wwan re-bound)" test -c /dev/cdc-wdm0
 wait_for 5 "wwan0 back" test -e /sys/class/net/wwan0
 grep -q "handed back to the kernel driver" "$E2E_TMP/qmapd.log" || fail "the hand-back was not logged"
+sim_stats
+expect_eq "SET_CONTROL_LINE_STATE with DTR=0 from qmapd at exit" \
+	"$(($(sstat ffs_dtr_clear ffs_dtr_clear) - dtr_clear0))" 1
 dms_ids
 echo "ok: the interface handed back to $(basename "$(readlink /sys/class/net/wwan0/device/driver)"), qmicli through cdc-wdm0 again"
+
+# The same modem by its port path (usb-path:BUS-PORT:IFACE); a path with nothing plugged in
+# (dummy_hcd's root hub has one port) leaves qmapd waiting, claiming nothing (e2e-usb.sh).
+start_qmapd_at() { # device-spec log-file
+	sed "s|^device = .*|device = $1|" "$E2E_TMP/qmapd.conf" >"$E2E_TMP/qmapd-path.conf"
+	ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd-path.conf" >"$2" 2>&1 &
+	E2E_PIDS+=($!)
+	QMAPD_PID=$!
+}
+t_path=$(now_ms)
+start_qmapd_at usb-path:1-1:4 "$E2E_TMP/qmapd-path.log"
+vm_wait 60 "mux 1 connected with usb-path:1-1:4" mux_is 1 connected
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping with usb-path:1-1:4"
+expect_eq "transport in qmapctl status" \
+	"$("${CTL[@]}" -j status | jq -r '.modems[0].modem.transport')" usb-path:1-1:4
+stop_qmapd
+wait_for 10 "cdc-wdm0 back after usb-path:1-1:4" test -c /dev/cdc-wdm0
+echo "ok: usb-path:1-1:4 finds, claims and carries traffic on the same modem"
+start_qmapd_at usb-path:1-2 "$E2E_TMP/qmapd-nopath.log"
+vm_wait 20 "qmapd to look for usb-path:1-2" grep -q "usb-path:1-2: no such device" \
+	"$E2E_TMP/qmapd-nopath.log"
+kill -0 "$QMAPD_PID" 2>/dev/null || fail "qmapd exited with nothing at usb-path:1-2"
+[ -c /dev/cdc-wdm0 ] && [ "$(basename "$(readlink /sys/bus/usb/devices/1-1:1.4/driver)")" = qmi_wwan ] ||
+	fail "interface 4 taken from qmi_wwan with nothing at usb-path:1-2"
+stop_qmapd
+echo "ok: usb-path:1-2 (nothing there): qmapd waits, claims nothing" \
+	"(both usb-path runs: $(($(now_ms) - t_path)) ms)"
 echo "vm-gadget-qmi: passed"
