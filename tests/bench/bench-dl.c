@@ -20,7 +20,9 @@
  * The write mode (writev per packet or io_uring per aggregate, write-mode.h) and GRO's
  * skipping (gro-auto.h) are forced for the columns that show one mode, and left to qmapd
  * ("auto", production) for the others; each run starts them afresh, so the auto columns
- * include the probes that measure at start.
+ * include the probes that measure at start. A run of each column goes in RUN_SLICES slices,
+ * all columns' slices in turn (an auto column's state carried from one of its slices to the
+ * next): on a shared machine a burst of load then hits every column of the run alike.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,7 +58,7 @@
 #define SRC_ADDR     "198.51.100.1"
 #define UDP_PORT     9000
 #define MAX_RUNS     15
-#define FLOOR_SLICES 10
+#define RUN_SLICES   10 /* a run of each column in slices, taken in turns */
 
 /* An IPv4/UDP packet of `len` bytes in total, UDP checksum 0 (allowed for IPv4). */
 static void build_packet(uint8_t *p, size_t len, const char *dst)
@@ -249,13 +251,44 @@ static int fdev_create(struct rtnl *rtnl, struct fdev *d, int which)
 #define AUTO (-1)
 
 /*
+ * What an auto column measured and decided on its mux so far (the write mode and its figures,
+ * GRO's skipping, the datapath's hint), kept between the column's slices: the slices of one
+ * run are one life of the mux, as if the other columns had not run in between.
+ */
+struct auto_state {
+	bool kept;
+	struct write_mode wmode;
+	struct gro_auto gro_auto;
+	int write_mode_measured;
+	uint64_t gro_skipped;
+};
+
+static void auto_state_save(struct auto_state *a, const struct datapath *dp, const struct mux *m)
+{
+	a->kept = true;
+	a->wmode = m->wmode;
+	a->gro_auto = m->gro_auto;
+	a->write_mode_measured = dp->write_mode_measured;
+	a->gro_skipped = m->gro ? m->gro->stats.reasons[GRO_NM_SKIPPED] : 0;
+}
+
+static void auto_state_restore(const struct auto_state *a, struct datapath *dp, struct mux *m)
+{
+	m->wmode = a->wmode;
+	m->gro_auto = a->gro_auto;
+	dp->write_mode_measured = a->write_mode_measured;
+}
+
+/*
  * ns per packet for qmapd: aggregates through transport, codec, demux and device writes;
  * wmode: WRITE_MODE_WRITEV (one writev per packet), WRITE_MODE_URING (the writes of each
  * aggregate through io_uring, one submit per aggregate) or AUTO; always_try_gro: GRO tries
- * every packet even when nothing merges (before gro-auto.h).
+ * every packet even when nothing merges (before gro-auto.h). carry (or NULL): the auto
+ * state of mux carry_id, restored before the run when kept and saved after it.
  */
 static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, int wmode,
-			bool always_try_gro, bool skip_gro)
+			bool always_try_gro, bool skip_gro, struct auto_state *carry,
+			unsigned carry_id)
 {
 	/* The framing is the transport's to say: the NTB blocks are the bigger buffers here. */
 	bool ntb = agg == b->ntb || agg == b->ntb_gro || agg == b->ntb_flows;
@@ -268,6 +301,8 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, i
 		exit(1);
 	}
 	datapath_force_dl_modes(b->dp, wmode, always_try_gro);
+	if (carry && carry->kept)
+		auto_state_restore(carry, b->dp, b->dp->mux[carry_id]);
 	if (skip_gro) {
 		/* As gro-auto.h decides for traffic that never merges, held for the whole run. */
 		for (unsigned id = 2; id <= 4; id += 2)
@@ -278,23 +313,28 @@ static double run_qmapd(struct bench *b, const uint8_t *agg, unsigned packets, i
 	}
 	unsigned aggs = (packets + b->agg_frames - 1) / b->agg_frames;
 	struct transport *t = b->dp->transport;
+	double ns;
 	if (b->dma_copy) {
 		double t0 = bench_now_ns();
 		for (unsigned i = 0; i < aggs; i++)
 			transport_mem_replay(t, agg, agg_len);
-		return (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
+		ns = bench_now_ns() - t0;
+	} else {
+		/*
+		 * The whole ring holds the aggregate before the clock starts; each replay hands
+		 * over the ring's next buffer as it is (the datapath leaves a receive buffer as
+		 * it found it: mux_write_in_place() puts back what it borrows).
+		 */
+		for (uint32_t i = 0; i < t->n_rx; i++)
+			memcpy(transport_mem_rx_buf(t, i), agg, agg_len);
+		double t0 = bench_now_ns();
+		for (unsigned i = 0; i < aggs; i++)
+			transport_mem_replay(t, transport_mem_rx_buf(t, 0), agg_len);
+		ns = bench_now_ns() - t0;
 	}
-	/*
-	 * The whole ring holds the aggregate before the clock starts; each replay hands over
-	 * the ring's next buffer as it is (the datapath leaves a receive buffer as it found
-	 * it: mux_write_in_place() puts back what it borrows).
-	 */
-	for (uint32_t i = 0; i < t->n_rx; i++)
-		memcpy(transport_mem_rx_buf(t, i), agg, agg_len);
-	double t0 = bench_now_ns();
-	for (unsigned i = 0; i < aggs; i++)
-		transport_mem_replay(t, transport_mem_rx_buf(t, 0), agg_len);
-	return (bench_now_ns() - t0) / ((double)aggs * b->agg_frames);
+	if (carry)
+		auto_state_save(carry, b->dp, b->dp->mux[carry_id]);
+	return ns / ((double)aggs * b->agg_frames);
 }
 
 /*
@@ -418,14 +458,16 @@ static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsi
 				v[SP_FDEV0 + i] = run_fdev(b, &b->fdev[i], len, n);
 			}
 			a[SP_PP] = udp_arrived();
-			v[SP_PP] = run_qmapd(b, b->agg, n, WRITE_MODE_WRITEV, true, false);
+			v[SP_PP] = run_qmapd(b, b->agg, n, WRITE_MODE_WRITEV, true, false, NULL, 0);
 			a[SP_SKIP] = udp_arrived();
-			v[SP_SKIP] = run_qmapd(b, b->agg_flows, n, WRITE_MODE_WRITEV, false, true);
+			v[SP_SKIP] = run_qmapd(b, b->agg_flows, n, WRITE_MODE_WRITEV, false, true,
+					       NULL, 0);
 			a[SP_PP_TUN] = udp_arrived();
-			v[SP_PP_TUN] = run_qmapd(b, b->agg_tun, n, WRITE_MODE_WRITEV, true, false);
+			v[SP_PP_TUN] = run_qmapd(b, b->agg_tun, n, WRITE_MODE_WRITEV, true, false,
+						 NULL, 0);
 			a[SP_SKIP_TUN] = udp_arrived();
-			v[SP_SKIP_TUN] =
-				run_qmapd(b, b->agg_tun_flows, n, WRITE_MODE_WRITEV, false, true);
+			v[SP_SKIP_TUN] = run_qmapd(b, b->agg_tun_flows, n, WRITE_MODE_WRITEV, false,
+						   true, NULL, 0);
 			a[SP_COPY] = udp_arrived();
 			v[SP_COPY] = run_copy(b, n);
 			a[N_SP] = udp_arrived();
@@ -483,20 +525,6 @@ static void run_split(struct bench *b, const size_t *sizes, size_t n_sizes, unsi
 				       m->stats.rx_dropped_write_error),
 		       m->gro ? (unsigned long)m->gro->stats.reasons[GRO_NM_SKIPPED] : 0UL);
 	}
-}
-
-/* What an auto run ended with on a mux: the write mode, its figures, GRO's state. */
-struct auto_state {
-	struct write_mode wmode;
-	struct gro_auto gro_auto;
-	uint64_t gro_skipped;
-};
-
-static void auto_state_save(struct auto_state *a, const struct mux *m)
-{
-	a->wmode = m->wmode;
-	a->gro_auto = m->gro_auto;
-	a->gro_skipped = m->gro ? m->gro->stats.reasons[GRO_NM_SKIPPED] : 0;
 }
 
 static void auto_state_print(const char *what, const struct auto_state *a, bool gro)
@@ -612,7 +640,8 @@ int main(int argc, char **argv)
 			split = strtoul(optarg, NULL, 10);
 			break;
 		case 'h':
-			printf("Usage: qmapd-bench-dl [-c] [-n PACKETS] [-r RUNS] [-s SLICES]\n"
+			printf("Usage: qmapd-bench-dl [-c] [-n PACKETS] [-r RUNS] [-s "
+			       "SLICES]\n"
 			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n"
 			       "-c: time a copy of each aggregate into the receive ring as well\n"
 			       "    (a stand-in for the modem's DMA, which costs no CPU in "
@@ -743,8 +772,9 @@ int main(int argc, char **argv)
 		run_split(&b, sizes, ARRAY_SIZE(sizes), split, cfg->device.dl_max_size);
 		goto out;
 	}
-	printf("qmapd-bench-dl: %u packets per run, %u runs (median), dl aggregate %u bytes\n",
-	       packets, runs, cfg->device.dl_max_size);
+	printf("qmapd-bench-dl: %u packets per run in %d slices, %u runs (median), dl aggregate "
+	       "%u bytes\n",
+	       packets, RUN_SLICES, runs, cfg->device.dl_max_size);
 	printf("qmapd devices: per-packet %s, GRO %s (USO %s)\n\n", b.dp->mux[1]->nd.status,
 	       b.dp->mux[2]->nd.status, b.dp->mux[2]->nd.uso ? "yes" : "no");
 	/*
@@ -842,48 +872,53 @@ int main(int argc, char **argv)
 			run_fdev(&b, &b.fdev[i], len, packets / 10);
 		for (int col = PP; col < N_COL; col++)
 			run_qmapd(&b, aggs[col_run[col].agg], packets / 10, col_run[col].wmode,
-				  col_run[col].always_try_gro, false);
-		/* Interleave so that drift of the shared machine hits all alike. */
-		unsigned per_run = (packets + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
+				  col_run[col].always_try_gro, false, NULL, 0);
+		/*
+		 * Each run of a column in RUN_SLICES slices, every column's slice in turn: a
+		 * burst of the shared machine's load hits all columns alike instead of the one
+		 * that ran then. An auto column's slices carry its state on (auto_state), so a
+		 * run is one life of the mux from its start, probes included.
+		 */
+		unsigned slice = packets / RUN_SLICES;
+		unsigned per_slice = (slice + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
 		for (unsigned k = 0; k < runs; k++) {
 			for (int col = 0; col < N_COL; col++) {
-				uint64_t a0 = udp_arrived();
-				if (col == FLOOR) {
-					/*
-					 * The TUN floor and the device floors in turns, a tenth of
-					 * the packets at a time: a burst of the shared machine's
-					 * load hits them all alike.
-					 */
-					uint64_t fa0[N_FDEV];
-					t[col][k] = 0;
-					for (int i = 0; i < N_FDEV; i++)
-						tf[i][k] = 0;
-					for (int sl = 0; sl < FLOOR_SLICES; sl++) {
-						t[col][k] +=
-							run_floor(&b, len, packets / FLOOR_SLICES);
-						for (int i = 0; i < N_FDEV; i++) {
-							fa0[i] = udp_arrived();
-							tf[i][k] +=
-								run_fdev(&b, &b.fdev[i], len,
-									 packets / FLOOR_SLICES);
-							f_arrived[i] += udp_arrived() - fa0[i];
-						}
-					}
-					t[col][k] /= FLOOR_SLICES;
-					for (int i = 0; i < N_FDEV; i++)
-						tf[i][k] /= FLOOR_SLICES;
-				} else {
-					t[col][k] = run_qmapd(&b, aggs[col_run[col].agg], packets,
-							      col_run[col].wmode,
-							      col_run[col].always_try_gro, false);
-					/* mux 1 carries the per-packet aggregates, mux 2 the others. */
-					unsigned id = col_run[col].agg % 3 == 0 ? 1 : 2;
-					auto_state_save(&st[col], b.dp->mux[id]);
-				}
-				arrived[col] += udp_arrived() - a0;
-				sent[col] += col == FLOOR ? packets / FLOOR_SLICES * FLOOR_SLICES
-							  : per_run;
+				t[col][k] = 0;
+				st[col].kept = false;
 			}
+			for (int i = 0; i < N_FDEV; i++)
+				tf[i][k] = 0;
+			for (int sl = 0; sl < RUN_SLICES; sl++) {
+				for (int col = 0; col < N_COL; col++) {
+					uint64_t a0 = udp_arrived();
+					if (col == FLOOR) {
+						/* The TUN floor, then each device floor. */
+						t[col][k] += run_floor(&b, len, slice);
+						arrived[col] += udp_arrived() - a0;
+						for (int i = 0; i < N_FDEV; i++) {
+							uint64_t fa0 = udp_arrived();
+							tf[i][k] += run_fdev(&b, &b.fdev[i], len,
+									     slice);
+							f_arrived[i] += udp_arrived() - fa0;
+						}
+					} else {
+						bool is_auto = col_run[col].wmode == AUTO;
+						/* mux 1 carries the per-packet aggregates, mux 2 the others. */
+						unsigned id = col_run[col].agg % 3 == 0 ? 1 : 2;
+						t[col][k] += run_qmapd(
+							&b, aggs[col_run[col].agg], slice,
+							col_run[col].wmode,
+							col_run[col].always_try_gro, false,
+							is_auto ? &st[col] : NULL, id);
+						arrived[col] += udp_arrived() - a0;
+					}
+					sent[col] += col == FLOOR ? slice : per_slice;
+				}
+			}
+			for (int col = 0; col < N_COL; col++)
+				t[col][k] /= RUN_SLICES;
+			for (int i = 0; i < N_FDEV; i++)
+				tf[i][k] /= RUN_SLICES;
 		}
 		double m_ns[N_COL];
 		for (int col = 0; col < N_COL; col++)
