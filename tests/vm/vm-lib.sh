@@ -28,6 +28,9 @@
 # The modules the guest loads at boot, with their dependencies (resolved here, from the
 # modules' own depends= fields, so they load in order without modprobe or modules.dep).
 VM_MODULES=${VM_MODULES:-"virtio_pci 9pnet_virtio 9p dummy_hcd libcomposite usb_f_fs usb_f_serial usb_f_hid cdc-wdm qmi_wwan cdc_mbim tun veth"}
+# Parameters for some of them, "NAME:PARAM=VALUE ..." (two modems: dummy_hcd:num=2, two
+# controllers, each its own bus with one port and its own UDC).
+VM_MODULE_PARAMS=${VM_MODULE_PARAMS:-}
 VM_MEMORY=${VM_MEMORY:-768}
 
 # Unlike the host's own test dependencies, the kernel package needs the network at its first
@@ -83,8 +86,12 @@ vm_initramfs() {
 	done
 	: >"$ir/mods/order"
 	for f in $(vm_module_order $VM_MODULES); do
+		local name=${f##*/} p params=
 		cp "$f" "$ir/mods/"
-		echo "${f##*/}" >>"$ir/mods/order"
+		for p in $VM_MODULE_PARAMS; do
+			[ "${p%%:*}.ko" != "$name" ] || params+=" ${p#*:}"
+		done
+		echo "$name$params" >>"$ir/mods/order"
 	done
 	cat >"$ir/init" <<'INIT'
 #!/bin/busybox sh
@@ -93,7 +100,7 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-for m in $(cat /mods/order); do insmod /mods/$m || echo "vm: insmod $m failed"; done
+while read -r m params; do insmod /mods/$m $params || echo "vm: insmod $m failed"; done </mods/order
 o=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o,ro host /host || echo "vm: 9p mount of the host failed"
 mount -t 9p -o $o out /out || echo "vm: 9p mount of the out share failed"
@@ -229,9 +236,10 @@ vm_gadget_ec25() {
 	vm_gadget_ffs qmi "$1"
 }
 
-# vm_gadget_plug / vm_gadget_unplug: bind VM_GADGET to dummy_hcd's UDC, or unbind it (the
-# host sees the device disconnect, every transfer in flight fails).
-vm_gadget_plug() { ls /sys/class/udc >"$VM_GADGET/UDC"; }
+# vm_gadget_plug [UDC] / vm_gadget_unplug: bind VM_GADGET to a dummy_hcd UDC (the first one
+# unless named: dummy_udc.N is the device side of bus N + 1), or unbind it (the host sees
+# the device disconnect, every transfer in flight fails).
+vm_gadget_plug() { echo "${1:-$(ls /sys/class/udc | head -n 1)}" >"$VM_GADGET/UDC"; }
 vm_gadget_unplug() { echo "" >"$VM_GADGET/UDC"; }
 
 # For the unplug and replug steps below (which also call the test's status and mux_is): a

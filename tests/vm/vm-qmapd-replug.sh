@@ -9,6 +9,11 @@
 # Then the cable is pulled while iperf3 runs (the gadget's UDC unbound): carrier off, every
 # transfer back, devices and addresses kept; plugged in again: the same modem name, the same
 # mux devices (ifindex), both sessions up, traffic again. At exit qmi_wwan gets the interface.
+# Then two modems of one model (e2e-usb-modems' scenario): a second EC25 gadget on a second
+# dummy_hcd (bus 2), each modem driven by its own qmapd pinned by port path (usb-path:1-1:4,
+# usb-path:2-1:4); traffic on both, unplugging one takes only its carrier while the other's
+# ping loses nothing, the replugged one is claimed again, and at exit both go back to
+# qmi_wwan.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -18,7 +23,8 @@ if [ "${1:-}" != --guest ]; then
 	# unpacked once, as the kernel is, and where it cannot be fetched the test skips.
 	UDEVADM=$( (unavailable() { skip "$*"; }; need_unpacked udev bin/udevadm)) || exit $?
 	export UDEVADM
-	# Two plugs, two sessions each: longer than one boot's default.
+	# Two plugs, two sessions each, then two modems: longer than one boot's default.
+	VM_MODULE_PARAMS="dummy_hcd:num=2"
 	VM_TIMEOUT=${VM_TIMEOUT:-300} VM_ENV="UDEVADM VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
 	exit $?
 fi
@@ -119,4 +125,86 @@ wait_for 10 "cdc-wdm0 back (qmi_wwan re-bound)" test -c /dev/cdc-wdm0
 wait_for 5 "qmi_wwan's network device back" has_wwan
 expect_eq "ID_MM_DEVICE_IGNORE on cdc-wdm0" "$(udev_prop /dev/cdc-wdm0 ID_MM_DEVICE_IGNORE)" 1
 echo "ok: at exit the interface went back to qmi_wwan ($(wwan_dev), cdc-wdm0)"
+
+# Two modems of one model, told apart by port path. Modem a is the EC25 above on bus 1 (its
+# sim still runs); modem b a second EC25 gadget, serial of its own, on the second UDC (bus 2),
+# with a sim of its own: mux 1 = 192.0.2.130, network side 198.51.100.3.
+vm_gadget_new qmapdb 0x2c7c 0x0125 Quectel "EC25 (qmapd-sim b)" qmapdsimb
+vm_gadget_ec25_ports
+FFS_B=/tmp/ffs-qmi-b
+vm_gadget_ffs qmib "$FFS_B"
+start_named_sim b --profile strict --data-interface 4 --ffs "$FFS_B" --stats-file "$E2E_TMP/sim-b.stats" \
+	--net-address 198.51.100.3/32 --mux 1=192.0.2.130/25,2001:db8:3::2/64 "${V[@]}"
+SIM_B_PID=$NAMED_SIM_PID
+wait_for 10 "sim b's FunctionFS endpoints" test -e "$FFS_B/ep3"
+vm_gadget_plug dummy_udc.1
+wait_for 20 "modem b at 2-1 (qmi_wwan bound)" test -e /sys/bus/usb/devices/2-1:1.4/driver
+expect_eq "modem b's serial at 2-1" "$(cat /sys/bus/usb/devices/2-1/serial)" qmapdsimb
+
+# start_port_qmapd NAME PORT ROUTE: qmapd NAME for usb-path:PORT:4 alone, one mux (qmapNAME)
+# routing ROUTE; sets QMAPD_NAME.
+start_port_qmapd() {
+	cat >"$E2E_TMP/qmapd-$1.conf" <<-CONF
+	[device]
+	device = usb-path:$2:4
+	control = qmi
+	control-link = $E2E_TMP/qmi-$1
+	control-socket = $E2E_TMP/control-$1
+
+	[dbus]
+	enabled = no
+
+	[mux.1]
+	interface = qmap$1
+	apn = internet
+	routes = $3/32
+	CONF
+	ip netns exec "$NS_HOST" "$QMAPD" "${V[@]}" -c "$E2E_TMP/qmapd-$1.conf" \
+		--stats-file "$E2E_TMP/qmapd-$1.stats" >"$E2E_TMP/qmapd-$1.log" 2>&1 &
+	E2E_PIDS+=($!)
+	eval "QMAPD_$1=$!"
+}
+start_port_qmapd a 1-1 198.51.100.1
+start_port_qmapd b 2-1 198.51.100.3
+for m in a b; do
+	vm_wait 60 "qmap$m with carrier" has_carrier "$NS_HOST" qmap$m
+done
+grep -q "usb 1-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-a.log" || fail "qmapd a did not claim 1-1"
+grep -q "usb 2-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-b.log" || fail "qmapd b did not claim 2-1"
+grep -q "serial 'qmapdsimb'" "$E2E_TMP/qmapd-b.log" || fail "qmapd b's modem is not qmapdsimb"
+! grep -q "usb 2-1" "$E2E_TMP/qmapd-a.log" || fail "qmapd a touched 2-1"
+! grep -q "usb 1-1" "$E2E_TMP/qmapd-b.log" || fail "qmapd b touched 1-1"
+for target in 198.51.100.1 198.51.100.3; do
+	in_host ping -c 3 -i 0.2 -W 5 "$target" >/dev/null || fail "ping $target"
+done
+echo "ok: two modems, each claimed by its own qmapd by port path, traffic on both"
+
+# Unplug modem b while modem a carries pings: modem a loses nothing.
+in_host ping -c 60 -i 0.05 -W 2 198.51.100.1 >"$E2E_TMP/ping-a.out" 2>&1 &
+PING_A=$!
+E2E_PIDS+=($PING_A)
+sleep 0.5
+vm_gadget_unplug # VM_GADGET is modem b's
+wait_for 10 "carrier off on qmapb" no_carrier qmapb
+has_carrier "$NS_HOST" qmapa || fail "qmapa lost its carrier when modem b was unplugged"
+wait "$PING_A" || fail "ping over modem a while modem b was unplugged: $(tail -2 "$E2E_TMP/ping-a.out")"
+grep -q " 0% packet loss" "$E2E_TMP/ping-a.out" || fail "loss on modem a: $(grep loss "$E2E_TMP/ping-a.out")"
+grep -q "modem disconnected" "$E2E_TMP/qmapd-b.log" || fail "qmapd b did not log the unplug"
+! grep -q "modem disconnected" "$E2E_TMP/qmapd-a.log" || fail "qmapd a saw a disconnect"
+echo "ok: unplugging modem b took only its carrier; 60 pings over modem a, no loss"
+
+vm_gadget_plug dummy_udc.1
+vm_wait 60 "carrier on qmapb after the replug" has_carrier "$NS_HOST" qmapb
+in_host ping -c 3 -i 0.2 -W 5 198.51.100.3 >/dev/null || fail "ping over modem b after the replug"
+expect_eq "qmapd b's claims" "$(grep -c "usb 2-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-b.log")" 2
+expect_eq "qmapd a's claims" "$(grep -c "usb 1-1 (2c7c:0125) if4: claimed" "$E2E_TMP/qmapd-a.log")" 1
+echo "ok: modem b replugged and claimed again"
+
+stop_process "qmapd a" "$QMAPD_a"
+stop_process "qmapd b" "$QMAPD_b"
+for port in 1-1 2-1; do
+	wait_for 10 "qmi_wwan back on $port" test -e /sys/bus/usb/devices/$port:1.4/driver
+	expect_eq "$port's driver after exit" "$(basename "$(readlink /sys/bus/usb/devices/$port:1.4/driver)")" qmi_wwan
+done
+echo "ok: at exit both modems went back to qmi_wwan"
 echo "vm-qmapd-replug: passed"
