@@ -12,8 +12,9 @@
  *   ntb16:     the v1 packets in NTB16 blocks (an MBIM function, session 0 = mux 1);
  *   ntb16-gro: the same on session 1 = mux 2 with GRO (MBIM has no valid bit: software
  *              verification, as v5-novalid);
- *   v1-writev: v1 with one writev per packet (the write mode qmapd measures cheaper where
- *              system calls are cheap, write-mode.h);
+ *   v1-writev: v1 without io_uring, one write per packet (the write mode qmapd measures
+ *              cheaper where system calls are cheap, write-mode.h);
+ *   ntb16-writev: ntb16 the same way;
  *   flows-try: QMAPv1 on mux 2 (GRO), every packet a flow of its own (nothing merges), GRO
  *              tried on every packet, one writev per packet;
  *   flows-skip: the same with GRO skipped, as gro-auto.h decides for such traffic.
@@ -141,6 +142,7 @@ int main(int argc, char **argv)
 		{ "ntb16", QMAP_V1, 1, false, true, WRITE_MODE_URING },
 		{ "ntb16-gro", QMAP_V1, 2, false, true, WRITE_MODE_URING },
 		{ "v1-writev", QMAP_V1, 1, false, false, WRITE_MODE_WRITEV },
+		{ "ntb16-writev", QMAP_V1, 1, false, true, WRITE_MODE_WRITEV },
 		{ "flows-try", QMAP_V1, 2, false, false, WRITE_MODE_WRITEV, true, false },
 		{ "flows-skip", QMAP_V1, 2, false, false, WRITE_MODE_WRITEV, true, true },
 	};

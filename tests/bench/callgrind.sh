@@ -55,7 +55,8 @@ describe() {
 	v5-novalid) echo "QMAPv5 + GRO, no valid bit (software verification)" ;;
 	ntb16) echo "MBIM NTB16, per-packet path (one write per packet, io_uring)" ;;
 	ntb16-gro) echo "MBIM NTB16 + GRO (no valid bit in MBIM: software verification)" ;;
-	v1-writev) echo "QMAPv1, per-packet path, one writev per packet" ;;
+	v1-writev) echo "QMAPv1, per-packet path, one write per packet (no io_uring)" ;;
+	ntb16-writev) echo "MBIM NTB16, per-packet path, one write per packet (no io_uring)" ;;
 	flows-try) echo "GRO device, a TCP flow per packet (nothing merges), GRO tried, writev" ;;
 	flows-skip) echo "GRO device, a TCP flow per packet, GRO skipped (gro-auto), writev" ;;
 	*) echo "$1" ;;
