@@ -32,6 +32,8 @@ enum qmapctl_exit {
 
 #define QMAPCTL_TIMEOUT_DEFAULT	 30.0 /* seconds */
 #define QMAPCTL_POLL_INTERVAL_MS 200  /* mux add polls the status this often */
+/* A poll of mux add sent before the deadline may be answered this much after it. */
+#define QMAPCTL_POLL_GRACE_MS 1000
 
 struct control_client;
 

@@ -545,6 +545,8 @@ TEST(render)
 /*
  * The server child's stub manager: muxes that connect after two status polls, on "modem0"
  * (the old single-modem names, qmap<N>) and, with fake_two, also on "b" (named: b.<N>).
+ * APN "slow" never connects; "late" neither, and a status naming it is answered 0.35 s late
+ * from its second poll on (a busy machine).
  */
 struct fake_mux {
 	bool present;
@@ -562,7 +564,7 @@ static const char *fake_state(struct fake_mux *m)
 {
 	if (!m->autoconnect)
 		return "disabled";
-	if (strcmp(m->apn, "slow") == 0 || m->polls < 2)
+	if (strcmp(m->apn, "slow") == 0 || strcmp(m->apn, "late") == 0 || m->polls < 2)
 		return "connecting";
 	if (strcmp(m->apn, "fail") == 0)
 		return "failed";
@@ -611,6 +613,8 @@ static int fake_status(void *userdata, const char *modem, json_t **ret, char *er
 			if (!m->present)
 				continue;
 			state = fake_state(m);
+			if (strcmp(m->apn, "late") == 0 && m->polls >= 1)
+				usleep(350000);
 			m->polls++;
 			j = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s}", "modem", fake_names[k],
 				      "id", (int)id, "interface", m->interface, "state", state,
@@ -813,6 +817,14 @@ TEST(end_to_end)
 		   "qmapctl: mux 5 (qmap5) is not connected after 0.3 s (state: connecting)\n");
 	EXPECT_GE(control_client_now() - t0, 300000);
 	EXPECT_LT(control_client_now() - t0, 3000000);
+
+	/* A poll answered after the deadline still tells the state, not "waiting for qmapd". */
+	t0 = control_client_now();
+	EXPECT_RUN(CTL("-t", "0.3", "mux", "add", "10", "apn=late"), 3, "",
+		   "qmapctl: mux 10 (qmap10) is not connected after 0.3 s (state: connecting)\n");
+	EXPECT_GE(control_client_now() - t0, 300000);
+	EXPECT_LT(control_client_now() - t0, 3000000);
+	EXPECT_RUN(CTL("mux", "del", "10"), 0, "", "");
 
 	EXPECT_RUN(CTL("mux", "add", "6", "apn=slow", "--no-wait"), 0,
 		   "mux 6 (qmap6) added to modem0\n", "");
