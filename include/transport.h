@@ -227,6 +227,8 @@ struct transport_stats {
 	uint64_t ctrl_errors;  /* ... failed every try: the request was lost */
 	uint64_t resp_errors;  /* GET_ENCAPSULATED_RESPONSE failed (retried on the next) */
 	uint64_t resp_polled;  /* responses fetched without a RESPONSE_AVAILABLE */
+	/* Endpoint halts cleared: one per halt, however many transfers it failed. */
+	uint64_t halts_cleared;
 };
 
 struct transport {

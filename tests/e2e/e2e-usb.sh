@@ -129,8 +129,11 @@ usb inject overflow 2
 in_host ping -c 5 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the injected faults"
 usb_stats
 expect_eq "injected faults" "$(($(ustat injected_stall) + $(ustat injected_eproto) + $(ustat injected_short) + $(ustat injected_overflow)))" 8
-expect_ge "halts cleared" "$(ustat clear_halt)" 2
+# Two STALLs reaped in one event pass are one halt to clear (vm-gadget-qmi.sh: a halt fails
+# every queued transfer at once).
+expect_ge "halts cleared" "$(ustat clear_halt)" 1
 refresh_stats
+expect_eq "halts cleared, as qmapd counts them" "$(qstat device: halts_cleared)" "$(ustat clear_halt)"
 expect_eq "faults counted by qmapd" "$(($(qstat device: transfer_errors) - errors0))" 8
 expect_ge "bulk IN transfers in flight after the faults" "$(ustat bulk_in_urbs_pending)" 16
 grep -q "bulk IN stall" "$E2E_TMP/qmapd.log" || fail "the stall was not logged"

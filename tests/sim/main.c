@@ -57,6 +57,7 @@ enum {
 	OPT_DL_BUFFER,
 	OPT_MBIM,
 	OPT_FFS,
+	OPT_FFS_FAULTS,
 	OPT_GADGETFS,
 	OPT_GADGETFS_SLOW_COMMANDS,
 	OPT_NTB,
@@ -116,6 +117,7 @@ static const struct option options[] = {
 	{ "dl-buffer", required_argument, NULL, OPT_DL_BUFFER },
 	{ "mbim", no_argument, NULL, OPT_MBIM },
 	{ "ffs", required_argument, NULL, OPT_FFS },
+	{ "ffs-faults", required_argument, NULL, OPT_FFS_FAULTS },
 	{ "gadgetfs", required_argument, NULL, OPT_GADGETFS },
 	{ "gadgetfs-slow-commands", required_argument, NULL, OPT_GADGETFS_SLOW_COMMANDS },
 	{ "ntb", required_argument, NULL, OPT_NTB },
@@ -148,6 +150,7 @@ static char sms_inbox[256]; /* --sms-inbox */
 /* --ffs DIR: also play the modem as a USB device through FunctionFS (sim-ffs.h). */
 static const char *ffs_dir;
 static struct sim_ffs *ffs_front;
+static const char *ffs_faults; /* --ffs-faults, read on SIGRTMIN+4 */
 /* --gadgetfs DIR: also play the MBIM modem as a whole USB device (sim-gadgetfs.h). */
 static const char *gadgetfs_dir;
 static uint32_t gadgetfs_slow_us; /* --gadgetfs-slow-commands */
@@ -233,6 +236,9 @@ static void usage(FILE *f)
 		"  --rate-file PATH           'ul-rate=BITS dl-rate=BITS', read again on SIGHUP\n"
 		"  --ffs DIR                  also be a USB device: an EC25-style QMI function\n"
 		"                             on the functionfs mounted at DIR (QMI mode only)\n"
+		"  --ffs-faults PATH          on SIGRTMIN+4, make the faults of PATH's 'KIND [N]'\n"
+		"                             lines (stall, short, out-stall, out-timeout,\n"
+		"                             cmd-stall, int-silent; sim-ffs.h), then remove it\n"
 		"  --gadgetfs DIR             also be a USB device: an EM7455-style MBIM device\n"
 		"                             on the gadgetfs mounted at DIR (--mbim only)\n"
 		"  --gadgetfs-slow-commands US  take a command's data US microseconds after its\n"
@@ -286,8 +292,8 @@ static void usage(FILE *f)
 		"Signals: SIGUSR1 writes the counters, SIGUSR2 makes the network drop every\n"
 		"connected session, SIGRTMIN / SIGRTMIN+1 send QMAP FLOW_DISABLE / FLOW_ENABLE\n"
 		"for every mux, SIGRTMIN+3 resets the MBIM function (closed, its sessions gone,\n"
-		"as firmware after a crash), SIGHUP reads --rate-file again, SIGTERM/SIGINT "
-		"exit.\n",
+		"as firmware after a crash), SIGRTMIN+4 makes the --ffs-faults, SIGHUP reads\n"
+		"--rate-file again, SIGTERM/SIGINT exit.\n",
 		SIM_QMI_DATA_INTERFACE_DEFAULT, SIM_NETDEV_DEFAULT, CONFIG_MTU_DEFAULT,
 		CONFIG_MUX_ID_MIN, CONFIG_MUX_ID_MAX, SIM_QMI_APN_DEFAULT, SIM_QMI_MTU_DEFAULT,
 		CONFIG_DL_MAX_SIZE_MIN, CONFIG_DL_MAX_SIZE_MAX, CONFIG_DL_MAX_SIZE_DEFAULT,
@@ -485,6 +491,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 			break;
 		case OPT_FFS:
 			ffs_dir = optarg;
+			break;
+		case OPT_FFS_FAULTS:
+			ffs_faults = optarg;
 			break;
 		case OPT_GADGETFS:
 			gadgetfs_dir = optarg;
@@ -736,6 +745,32 @@ static void on_function_reset(struct ev_loop *loop, ev_signal *w, int revents)
 			 r, r == 1 ? "" : "s");
 }
 
+/* SIGRTMIN+4: the USB device makes the faults of --ffs-faults ("KIND [N]" lines, sim-ffs.h),
+ * then the file is removed. */
+static void on_ffs_faults(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	char line[128], kind[32];
+	(void)loop;
+	(void)w;
+	(void)revents;
+	FILE *f = ffs_faults && ffs_front ? fopen(ffs_faults, "re") : NULL;
+
+	if (!f) {
+		log_warning("qmapd-sim: SIGRTMIN+4: no --ffs-faults to read (or no --ffs)");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned n = 1;
+		int k = sscanf(line, "%31s %u", kind, &n);
+		if (k < 1)
+			continue;
+		if (sim_ffs_inject(ffs_front, kind, n) < 0)
+			log_warning("qmapd-sim: --ffs-faults: no fault '%s'", kind);
+	}
+	fclose(f);
+	unlink(ffs_faults);
+}
+
 /* SIGRTMIN: the modem asks qmapd to stop sending on every mux; SIGRTMIN+1: to resume. */
 static void on_flow(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -756,7 +791,7 @@ int main(int argc, char **argv)
 	struct sim_options *opts = malloc(sizeof(*opts));
 	struct sim *s = NULL;
 	ev_signal sig_term, sig_int, sig_usr1, sig_usr2, sig_flow_off, sig_flow_on, sig_hup,
-		sig_sms, sig_reset;
+		sig_sms, sig_reset, sig_ffs_faults;
 	int ret = EXIT_FAILURE;
 
 	if (!opts) {
@@ -803,6 +838,8 @@ int main(int argc, char **argv)
 	ev_signal_init(&sig_reset, on_function_reset, SIGRTMIN + 3);
 	sig_reset.data = s;
 	ev_signal_start(loop, &sig_reset);
+	ev_signal_init(&sig_ffs_faults, on_ffs_faults, SIGRTMIN + 4);
+	ev_signal_start(loop, &sig_ffs_faults);
 
 	if (sim_start(s) < 0)
 		goto cleanup;

@@ -9,6 +9,7 @@
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 #define LE32(x) __builtin_bswap32(x)
 #endif
 #define FFS_QUEUE	64
+#define FFS_WAKE_SIGNAL (SIGRTMIN + 5)
 #define FFS_MAX_CONTROL 4096
 
 struct ffs_msg {
@@ -53,6 +55,22 @@ struct ffs_queue {
 	unsigned head, count;
 };
 
+/* The faults of sim-ffs.h, in the order of their names. */
+enum ffs_fault {
+	FAULT_STALL,
+	FAULT_SHORT,
+	FAULT_OUT_STALL,
+	FAULT_OUT_TIMEOUT,
+	FAULT_CMD_STALL,
+	FAULT_INT_SILENT,
+	FAULT_MAX
+};
+_Static_assert(FAULT_MAX == SIM_FFS_FAULTS, "sim-ffs.h counts the faults");
+
+static const char *const fault_names[FAULT_MAX] = {
+	"stall", "short", "out-stall", "out-timeout", "cmd-stall", "int-silent",
+};
+
 struct sim_ffs {
 	int ep0, ep_int, ep_in, ep_out, sock;
 	pthread_mutex_t lock;
@@ -61,6 +79,8 @@ struct sim_ffs {
 	struct ffs_queue bulk_in;   /* aggregates waiting for the host's bulk IN */
 	unsigned notify;	    /* RESPONSE_AVAILABLE still to send */
 	struct sim_ffs_stats stats; /* under lock */
+	unsigned fault[FAULT_MAX];  /* faults still to make, under lock */
+	pthread_t out_thread;	    /* woken by FFS_WAKE_SIGNAL for an OUT fault */
 };
 
 static const struct {
@@ -184,6 +204,42 @@ static bool whole_packets(int fd, size_t len)
 	return mps && len % mps == 0;
 }
 
+/* Take one fault of kind k if one is due; called with the lock held. */
+static bool fault_take(struct sim_ffs *f, enum ffs_fault k)
+{
+	if (f->fault[k] == 0)
+		return false;
+	f->fault[k]--;
+	return true;
+}
+
+static void fault_made(struct sim_ffs *f, enum ffs_fault k)
+{
+	pthread_mutex_lock(&f->lock);
+	f->stats.injected[k]++;
+	pthread_mutex_unlock(&f->lock);
+	log_info("qmapd-sim: ffs: fault %s made", fault_names[k]);
+}
+
+/*
+ * Halt an endpoint: FunctionFS halts it on an I/O in the direction opposite to its own,
+ * which then fails with EBADMSG (f_fs.c, ffs_epfile_io()). The UDC refuses to halt an IN
+ * endpoint with a transfer queued, so the thread that writes it calls this between writes.
+ */
+static bool halt(struct sim_ffs *f, int fd, bool in, enum ffs_fault k)
+{
+	uint8_t b;
+	ssize_t n = in ? read(fd, &b, 0) : write(fd, &b, 0);
+
+	if (n >= 0 || errno != EBADMSG) {
+		log_warning_errno(n < 0 ? errno : EIO, "qmapd-sim: ffs: fault %s: no halt",
+				  fault_names[k]);
+		return false;
+	}
+	fault_made(f, k);
+	return true;
+}
+
 static int sim_send(struct sim_ffs *f, enum transport_ep ep, uint8_t flags, const void *data,
 		    size_t len)
 {
@@ -226,10 +282,15 @@ static void *sock_thread(void *arg)
 				pthread_mutex_unlock(&f->lock);
 				continue;
 			}
-			f->notify++;
+			bool silent = fault_take(f, FAULT_INT_SILENT);
+			if (silent)
+				f->stats.injected[FAULT_INT_SILENT]++;
+			else
+				f->notify++;
 			log_debug("qmapd-sim: ffs: response of %zu bytes queued (%u queued, %u to "
-				  "announce)",
-				  len, f->control.count, f->notify);
+				  "announce)%s",
+				  len, f->control.count, f->notify,
+				  silent ? ", not announced (fault int-silent)" : "");
 		} else if (!queue_push(&f->bulk_in, m)) {
 			f->stats.bulk_in_dropped++; /* the host does not read: a modem drops too */
 		}
@@ -285,9 +346,24 @@ static void *bulk_in_thread(void *arg)
 	struct sim_ffs *f = arg;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
-		struct ffs_msg *m;
-		while (!(m = queue_pop(&f->bulk_in)))
+		struct ffs_msg *m = NULL;
+		while (!f->fault[FAULT_STALL] && !f->fault[FAULT_SHORT] &&
+		       !(m = queue_pop(&f->bulk_in)))
 			pthread_cond_wait(&f->cond, &f->lock);
+		if (fault_take(f, FAULT_STALL)) {
+			pthread_mutex_unlock(&f->lock);
+			halt(f, f->ep_in, true, FAULT_STALL);
+			continue;
+		}
+		if (fault_take(f, FAULT_SHORT)) {
+			pthread_mutex_unlock(&f->lock);
+			static const uint8_t two[2] = { 0xde, 0xde };
+			if (write(f->ep_in, two, sizeof(two)) == (ssize_t)sizeof(two))
+				fault_made(f, FAULT_SHORT);
+			else
+				log_warning_errno(errno, "qmapd-sim: ffs: fault short not sent");
+			continue;
+		}
 		pthread_mutex_unlock(&f->lock);
 		/* Blocks while the function is disabled. ESHUTDOWN: disabled while in flight. */
 		ssize_t n;
@@ -313,12 +389,35 @@ static void *bulk_in_thread(void *arg)
 	return NULL;
 }
 
+/* The OUT faults, made by the bulk OUT thread between reads (see sim_ffs_inject()). */
+static void out_faults(struct sim_ffs *f)
+{
+	pthread_mutex_lock(&f->lock);
+	bool stall = fault_take(f, FAULT_OUT_STALL);
+	bool pause = !stall && fault_take(f, FAULT_OUT_TIMEOUT);
+	pthread_mutex_unlock(&f->lock);
+	if (stall)
+		halt(f, f->ep_out, false, FAULT_OUT_STALL);
+	if (pause) {
+		fault_made(f, FAULT_OUT_TIMEOUT);
+		usleep(FFS_OUT_PAUSE_MS * 1000);
+		log_info("qmapd-sim: ffs: bulk OUT read again after %d ms", FFS_OUT_PAUSE_MS);
+	}
+}
+
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
 static void *bulk_out_thread(void *arg)
 {
 	struct sim_ffs *f = arg;
 	static uint8_t buf[TRANSPORT_MAX_TRANSFER];
 	for (;;) {
-		/* Blocks while the function is disabled. ESHUTDOWN: disabled while waiting. */
+		out_faults(f);
+		/* Blocks while the function is disabled. ESHUTDOWN: disabled while waiting.
+		 * EINTR: woken for a fault (FunctionFS took the read's request back). */
 		ssize_t n = read(f->ep_out, buf, sizeof(buf));
 		if (n < 0) {
 			if (errno != ESHUTDOWN && errno != EINTR) {
@@ -353,6 +452,15 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 
 	if ((s->bRequestType & USB_TYPE_MASK) == USB_TYPE_CLASS) {
 		if (!in && s->bRequest == CDC_SEND_ENCAPSULATED_COMMAND && len <= sizeof(buf)) {
+			pthread_mutex_lock(&f->lock);
+			bool stall = fault_take(f, FAULT_CMD_STALL);
+			pthread_mutex_unlock(&f->lock);
+			if (stall) {
+				/* Before its data stage: the host's transfer fails with -EPIPE. */
+				(void)!write(f->ep0, buf, 0);
+				fault_made(f, FAULT_CMD_STALL);
+				return;
+			}
 			ssize_t n = read(f->ep0, buf, len);
 			if (n < 0) {
 				log_warning_errno(errno, "qmapd-sim: ffs: ep0 OUT data");
@@ -481,12 +589,19 @@ int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret
 	if (f->sock < 0 || connect(f->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return log_error_errno(errno, "qmapd-sim: ffs: cannot connect to %s", socket_path);
 
+	/* The signal that wakes the bulk OUT thread from its read: no SA_RESTART. */
+	struct sigaction sa_wake = { .sa_handler = on_wake };
+	sigemptyset(&sa_wake.sa_mask);
+	if (sigaction(FFS_WAKE_SIGNAL, &sa_wake, NULL) < 0)
+		return log_error_errno(errno, "qmapd-sim: ffs: sigaction");
 	void *(*threads[])(void *) = { sock_thread, notify_thread, bulk_in_thread, bulk_out_thread,
 				       ep0_thread };
 	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
 		r = pthread_create(&t, NULL, threads[i], f);
 		if (r)
 			return log_error_errno(r, "qmapd-sim: ffs: cannot start a thread");
+		if (threads[i] == bulk_out_thread)
+			f->out_thread = t;
 		pthread_detach(t);
 	}
 	log_info("qmapd-sim: ffs: EC25 QMI function on %s", dir);
@@ -515,4 +630,29 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 	P(dtr_clear);
 	P(line_state);
 #undef P
+	for (size_t k = 0; k < FAULT_MAX; k++) {
+		fprintf(out, "ffs_injected_");
+		for (const char *c = fault_names[k]; *c; c++)
+			fputc(*c == '-' ? '_' : *c, out);
+		fprintf(out, "=%" PRIu64 "\n", st.injected[k]);
+	}
+}
+
+int sim_ffs_inject(struct sim_ffs *f, const char *kind, unsigned n)
+{
+	for (size_t k = 0; k < FAULT_MAX; k++) {
+		if (strcmp(kind, fault_names[k]) != 0)
+			continue;
+		pthread_mutex_lock(&f->lock);
+		f->fault[k] += n;
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->lock);
+		/* The bulk OUT thread waits in a read: out of it, it makes the fault now. (A
+		 * wake just before it enters the read is lost: then after the next transfer.) */
+		if (k == FAULT_OUT_STALL || k == FAULT_OUT_TIMEOUT)
+			pthread_kill(f->out_thread, FFS_WAKE_SIGNAL);
+		log_info("qmapd-sim: ffs: fault %s armed %u time%s", kind, n, n == 1 ? "" : "s");
+		return 0;
+	}
+	return -EINVAL;
 }

@@ -15,6 +15,22 @@
  * (struct transport_sim_header messages), so the engine is the same one every other test
  * drives. FunctionFS endpoints block; each one gets its own thread, which touches only its
  * endpoint, the socket and the two queues here (never the engine or the event loop).
+ *
+ * Faults on request (sim_ffs_inject()), made at the USB level as a modem makes them, so
+ * that the host's real USB stack carries them (the umockdev harness's names, usb-harness.c):
+ *   stall        bulk IN halted now (FunctionFS halts an endpoint on an I/O in the wrong
+ *                direction): every host transfer on it fails with -EPIPE until the host
+ *                clears the halt (CLEAR_FEATURE(ENDPOINT_HALT), answered by the UDC); the
+ *                next aggregate waits for that
+ *   short        a 2-byte transfer on bulk IN, shorter than any QMAP header
+ *   out-stall    bulk OUT halted now: the host's next transfer fails with -EPIPE until it
+ *                clears the halt
+ *   out-timeout  bulk OUT not read for FFS_OUT_PAUSE_MS from now (a wedged modem NAKs): the
+ *                host's transfers sent meanwhile time out if their timeout is shorter
+ *   cmd-stall    the next SEND_ENCAPSULATED_COMMAND stalled, its data not taken
+ *   int-silent   the next response queued without RESPONSE_AVAILABLE
+ * -EPROTO and -EOVERFLOW have no counterpart here: dummy_hcd has no wire to corrupt, and
+ * never babbles into a transfer whose length is whole packets (tests/README.md).
  */
 #ifndef QMAPD_SIM_FFS_H
 #define QMAPD_SIM_FFS_H
@@ -23,6 +39,8 @@
 #include <stdio.h>
 
 struct sim_ffs;
+
+#define SIM_FFS_FAULTS 6 /* the kinds above */
 
 /* What the front end saw and did, the ffs_* lines of the sim's stats file. */
 struct sim_ffs_stats {
@@ -39,7 +57,16 @@ struct sim_ffs_stats {
 	uint64_t dtr_set;	    /* SET_CONTROL_LINE_STATE with DTR (wValue bit 0) set */
 	uint64_t dtr_clear;	    /* ... with DTR clear */
 	uint64_t line_state;	    /* the last SET_CONTROL_LINE_STATE's wValue */
+	/* Faults made, by kind (sim_ffs_inject()). */
+	uint64_t injected[SIM_FFS_FAULTS];
 };
+
+/* How long out-timeout leaves bulk OUT unread: longer than qmapd's 5 s OUT timeout. */
+#define FFS_OUT_PAUSE_MS 7000
+
+/* Make the fault KIND (a name above) the next n times it can be made. Returns 0 or -EINVAL
+ * for an unknown kind. Thread-safe. */
+int sim_ffs_inject(struct sim_ffs *f, const char *kind, unsigned n);
 
 /* Write the descriptors and strings to DIR/ep0, open the endpoints, connect to the sim at
  * socket_path and start the threads. Returns 0 or -errno, logged once. */

@@ -75,7 +75,8 @@ TEST(device)
 					.ctrl_retries = 30,
 					.ctrl_errors = 31,
 					.resp_errors = 32,
-					.resp_polled = 33 };
+					.resp_polled = 33,
+					.halts_cleared = 36 };
 	*s = (struct datapath_stats){ .dl_aggregates = 3,
 				      .dl_datagrams = 10,
 				      .dl_datagrams_max = 11,
@@ -94,34 +95,34 @@ TEST(device)
 	dp.ul_reader_transitions = 34;
 
 	text = print(NULL);
-	EXPECT_STR_EQ(
-		text,
-		" transport=sim: rx_transfers_posted=16 transfers=1 bytes=2"
-		" transfer_errors=3 transfer_overflows=2 transfers_mapped=35 batch_max=8"
-		" aggregates=3 datagrams=10"
-		" datagrams_per_aggregate=3.33 datagrams_max=11 unknown_mux=12"
-		" commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
-		" command_acks=17 command_acks_dropped=18 ul_aggregates=0"
-		" ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
-		" ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
-		" resp_errors=32 resp_polled=33 ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
-		" ul_rate_estimate=0 ul_reader_fifo=wait-out ul_reader_fq_codel=queue-full"
-		" ul_reader_transitions=34 downlink_rate=0 dl_delay_us=0 dl_rate_cuts=0"
-		" dl_rate_raises=0");
+	EXPECT_STR_EQ(text,
+		      " transport=sim: rx_transfers_posted=16 transfers=1 bytes=2"
+		      " transfer_errors=3 transfer_overflows=2 transfers_mapped=35 batch_max=8"
+		      " aggregates=3 datagrams=10"
+		      " datagrams_per_aggregate=3.33 datagrams_max=11 unknown_mux=12"
+		      " commands=13 flow_disable=14 flow_enable=15 commands_unsupported=16"
+		      " command_acks=17 command_acks_dropped=18 ul_aggregates=0"
+		      " ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
+		      " ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
+		      " resp_errors=32 resp_polled=33 halts_cleared=36"
+		      " ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
+		      " ul_rate_estimate=0 ul_reader_fifo=wait-out ul_reader_fq_codel=queue-full"
+		      " ul_reader_transitions=34 downlink_rate=0 dl_delay_us=0 dl_rate_cuts=0"
+		      " dl_rate_raises=0");
 	free(text);
 	text = to_json(NULL);
-	EXPECT_STR_EQ(text,
-		      "{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
-		      "\"transfer-errors\":3,\"transfer-overflows\":2,"
-		      "\"transfers-mapped\":35,\"aggregates\":3,\"datagrams\":10,"
-		      "\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
-		      "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
-		      "\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
-		      "\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,\"ul-inflight\":0,"
-		      "\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0,"
-		      "\"ul-reader-fifo\":\"wait-out\",\"ul-reader-fq-codel\":\"queue-full\","
-		      "\"ul-reader-transitions\":34,\"downlink-rate\":0,\"dl-delay-us\":0,"
-		      "\"dl-rate-cuts\":0,\"dl-rate-raises\":0}");
+	EXPECT_STR_EQ(text, "{\"rx-transfers-posted\":16,\"transfers\":1,\"bytes\":2,"
+			    "\"transfer-errors\":3,\"transfer-overflows\":2,"
+			    "\"transfers-mapped\":35,\"aggregates\":3,\"datagrams\":10,"
+			    "\"datagrams-max\":11,\"unknown-mux\":12,\"commands\":13,"
+			    "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
+			    "\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
+			    "\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,"
+			    "\"halts-cleared\":36,\"ul-inflight\":0,"
+			    "\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0,"
+			    "\"ul-reader-fifo\":\"wait-out\",\"ul-reader-fq-codel\":\"queue-full\","
+			    "\"ul-reader-transitions\":34,\"downlink-rate\":0,\"dl-delay-us\":0,"
+			    "\"dl-rate-cuts\":0,\"dl-rate-raises\":0}");
 	free(text);
 }
 

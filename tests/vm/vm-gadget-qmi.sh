@@ -10,15 +10,18 @@
 # binds the muxes to interface 4, shares its QMI channel with qmicli -p, brings up two muxes, carries ping (IPv4 and IPv6) and iperf3 both ways between the guest's
 # namespaces with its counters equal to the sim's, and at exit hands the interface back:
 # cdc-wdm0 and wwan0 reappear and qmicli works through them again. The gadget counts
-# SET_CONTROL_LINE_STATE: DTR=1 once qmapd claimed, DTR=0 at its exit. Then the same modem
-# by its port path (usb-path:1-1:4), and a path with nothing there (usb-path:1-2): qmapd
-# waits and claims nothing.
+# SET_CONTROL_LINE_STATE: DTR=1 once qmapd claimed, DTR=0 at its exit. Before that exit,
+# e2e-usb.sh's faults as the gadget makes them at the USB level (halts of bulk IN and OUT, a
+# short transfer, bulk OUT unread past qmapd's timeout, a stalled command, a withheld
+# RESPONSE_AVAILABLE), each counted exactly with the sessions kept. Then the same modem by
+# its port path (usb-path:1-1:4), and a path with nothing there (usb-path:1-2): qmapd waits
+# and claims nothing.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
 if [ "${1:-}" != --guest ]; then
 	[ "$(id -u)" = 0 ] || skip "needs root (qemu's 9p export of / as root)"
-	VM_ENV="VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
+	VM_TIMEOUT=${VM_TIMEOUT:-240} VM_ENV="VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
 	exit $?
 fi
 
@@ -36,7 +39,8 @@ FFS=/tmp/ffs-qmi
 vm_gadget_ec25 "$FFS"
 
 SIM_MUX_ARGS=(--mux 1=192.0.2.2/25,2001:db8:1::2/64 --mux 2=203.0.113.2/24,2001:db8:2::2/64)
-SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4 --ffs "$FFS" "${V[@]}"
+SIM_ALWAYS_CONNECTED=no start_sim --profile strict --data-interface 4 --ffs "$FFS" \
+	--ffs-faults "$E2E_TMP/ffs-faults" "${V[@]}"
 wait_for 10 "the sim's FunctionFS endpoints" test -e "$FFS/ep3"
 t0=$(date +%s%N)
 vm_gadget_plug
@@ -162,6 +166,115 @@ expect_eq "transfer errors" "$(qstat device: transfer_errors)" 0
 expect_eq "uplink errors" "$(qstat device: ul_errors)" 0
 expect_eq "responses fetched without RESPONSE_AVAILABLE" "$(qstat device: resp_polled)" 0
 echo "ok: qmapctl stats: transfers-mapped $("${CTL[@]}" -j stats | jq '.modems[0].device["transfers-mapped"]')"
+
+# Faults as a modem makes them at the USB level, carried by the real stack (sim-ffs.h): the
+# gadget halts bulk IN and bulk OUT, sends a 2-byte transfer, stops reading bulk OUT for 7 s,
+# stalls a SEND_ENCAPSULATED_COMMAND and keeps a RESPONSE_AVAILABLE back. qmapd must do what
+# e2e-usb.sh asks under umockdev: clear each halt once and go on, count every failed
+# transfer, send the command again, fetch the response unasked, keep the sessions. -EPROTO
+# and -EOVERFLOW cannot be made here (tests/README.md). In a TCG guest every program started
+# costs, so the counters are read with bash alone.
+ffs_fault() { # "KIND [N]"...: the gadget makes them (SIGRTMIN+4 reads --ffs-faults)
+	printf '%s\n' "$@" >"$E2E_TMP/ffs-faults"
+	kill -RTMIN+4 "$SIM_PID"
+	wait_for 5 "the gadget to take the faults" test ! -e "$E2E_TMP/ffs-faults"
+}
+pings() { # COUNT TARGET: the echo replies received, waiting 1 s for the last
+	{ in_host ping -c "$1" -i 0.2 -W 1 "$2" || true; } | sed -n 's/.* \([0-9]*\) received.*/\1/p'
+}
+declare -A Q S Q0 S0
+counters() { # qmapd's device counters into Q, the sim's into S; "mark" keeps them in Q0, S0
+	local line kv k v
+	refresh_stats
+	Q=() S=()
+	while read -r line; do
+		[[ $line == "modem0 device: "* ]] || continue
+		for kv in ${line#modem0 device: }; do Q[${kv%%=*}]=${kv#*=}; done
+	done <"$E2E_TMP/qmapd.stats"
+	while IFS='=' read -r k v; do [ -z "$k" ] || S[$k]=$v; done <"$E2E_TMP/sim.stats"
+	[ "${1:-}" = mark ] || return 0
+	for k in "${!Q[@]}"; do Q0[$k]=${Q[$k]}; done
+	for k in "${!S[@]}"; do S0[$k]=${S[$k]}; done
+}
+in_urbs() { # the host's transfers on dummy_hcd's queue for bulk IN (endpoint 2 IN), into URBS
+	local line
+	URBS=0
+	while read -r line; do [[ $line != *" ep2in-bulk "* ]] || URBS=$((URBS + 1)); done \
+		</sys/devices/platform/dummy_hcd.0/urbs
+}
+log_lines() { grep -c "$1" "$E2E_TMP/qmapd.log" || true; }
+t_faults=$(now_ms)
+counters mark
+in_urbs
+expect_eq "bulk IN transfers queued on dummy_hcd" "$URBS" "${Q[rx_transfers_posted]}"
+stall_lines0=$(log_lines 'bulk IN stall')
+# Bulk IN halted while all its transfers wait: dummy_hcd fails every one with -EPIPE; the
+# 2-byte transfer and the echo replies wait in the gadget until qmapd cleared the halt. Bulk
+# OUT halted: the next transfer fails (an echo request, or another packet qmapd sends up).
+ffs_fault stall short out-stall
+replies=$(pings 5 198.51.100.1)
+counters
+expect_ge "echo replies through the halts" "$replies" 4
+expect_eq "faults the gadget made (stall short out-stall)" \
+	"${S[ffs_injected_stall]} ${S[ffs_injected_short]} ${S[ffs_injected_out_stall]}" "1 1 1"
+expect_eq "bulk IN errors: every queued transfer stalled, and the short one" \
+	$((Q[transfer_errors] - Q0[transfer_errors])) $((Q[rx_transfers_posted] + 1))
+expect_eq "halts cleared: one per halt" $((Q[halts_cleared] - Q0[halts_cleared])) 2
+expect_eq "bulk IN stall log lines" $(($(log_lines 'bulk IN stall') - stall_lines0)) 1
+expect_eq "bulk IN transfers qmapd took = aggregates the gadget sent" \
+	$((Q[transfers] - Q0[transfers])) $((S[ffs_bulk_in] - S0[ffs_bulk_in]))
+# Every aggregate qmapd sent reached the sim through the gadget, or is counted as lost.
+expect_eq "bulk OUT transfers the gadget took = the sim's" \
+	$((S[ffs_bulk_out] - S0[ffs_bulk_out])) $((S[ul_transfers] - S0[ul_transfers]))
+expect_eq "bulk OUT errors = aggregates lost" $((Q[ul_errors] - Q0[ul_errors])) \
+	$((Q[ul_aggregates] - Q0[ul_aggregates] - S[ul_transfers] + S0[ul_transfers]))
+expect_ge "bulk OUT errors" $((Q[ul_errors] - Q0[ul_errors])) 1
+in_urbs
+expect_eq "bulk IN transfers queued on dummy_hcd again" "$URBS" "${Q[rx_transfers_posted]}"
+echo "ok: bulk IN and OUT halts cleared, the short transfer counted ($(($(now_ms) - t_faults)) ms)"
+
+# Bulk OUT unread for 7 s: an echo request sent now waits, NAKed, until qmapd's 5 s OUT
+# timeout takes it back. Meanwhile the control path: a stalled command sent again, then a
+# response without RESPONSE_AVAILABLE fetched by asking (after 1 s). The second alone: with
+# both on one command, a RESPONSE_AVAILABLE of another command within that second fetched
+# the unannounced response in its place and left the queue one behind (seen once).
+t_out=$(now_ms)
+counters mark
+cmd_lines0=$(log_lines 'SEND_ENCAPSULATED_COMMAND: stall')
+dms_proxy() { # WHAT: DMS Get IDs through qmi-proxy and qmapd's control link
+	local out
+	out=$(in_host timeout 30 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids 2>&1) ||
+		fail "qmicli -p $1: $out"
+	[[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli -p's answer $1: $out"
+}
+ffs_fault out-timeout cmd-stall
+expect_eq "echo replies while bulk OUT is not read" "$(pings 1 198.51.100.1)" 0
+dms_proxy "through a stalled SEND_ENCAPSULATED_COMMAND"
+ffs_fault int-silent
+dms_proxy "with a response without RESPONSE_AVAILABLE"
+ul_timed_out() { counters; [ "${Q[ul_errors]}" -gt "${Q0[ul_errors]}" ]; }
+vm_wait 15 "the bulk OUT transfer to time out" ul_timed_out
+t_timeout=$(($(now_ms) - t_out))
+wait_for 15 "the gadget to read bulk OUT again" grep -q "bulk OUT read again" "$E2E_TMP/sim.log"
+expect_eq "echo replies once the gadget reads again" "$(pings 3 198.51.100.1)" 3
+counters
+expect_eq "faults the gadget made (out-timeout cmd-stall int-silent)" \
+	"${S[ffs_injected_out_timeout]} ${S[ffs_injected_cmd_stall]} ${S[ffs_injected_int_silent]}" "1 1 1"
+expect_eq "bulk OUT errors = aggregates lost" $((Q[ul_errors] - Q0[ul_errors])) \
+	$((Q[ul_aggregates] - Q0[ul_aggregates] - S[ul_transfers] + S0[ul_transfers]))
+expect_ge "bulk OUT errors (timed out)" $((Q[ul_errors] - Q0[ul_errors])) 1
+grep -q "bulk OUT timeout" "$E2E_TMP/qmapd.log" || fail "the bulk OUT timeout was not logged"
+expect_eq "commands sent again, lost" \
+	"$((Q[ctrl_retries] - Q0[ctrl_retries])) $((Q[ctrl_errors] - Q0[ctrl_errors]))" "1 0"
+expect_eq "command stall log lines" $(($(log_lines 'SEND_ENCAPSULATED_COMMAND: stall') - cmd_lines0)) 1
+# Asked once for the unannounced response, once more after it (nothing left).
+expect_eq "responses fetched unannounced, empty answers" \
+	"$((Q[resp_polled] - Q0[resp_polled])) $((S[ffs_get_empty] - S0[ffs_get_empty]))" "1 1"
+expect_eq "muxes after the faults" \
+	"$("${CTL[@]}" -j status | jq -r '[.modems[].muxes[].state] | join(" ")')" "connected connected"
+expect_eq "disconnects" "${Q[disconnects]}" 0
+echo "ok: bulk OUT timeout (counted after $t_timeout ms), command STALL and silent notification" \
+	"($(($(now_ms) - t_out)) ms); every fault row: $(($(now_ms) - t_faults)) ms"
 
 # At exit the interface goes back to qmi_wwan, and the kernel's driver works again.
 stop_qmapd

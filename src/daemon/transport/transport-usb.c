@@ -61,6 +61,10 @@
  */
 #define USB_RESP_POLL_SECONDS 1.0
 
+#define USB_HALT_IN  0x01
+#define USB_HALT_OUT 0x02
+#define USB_HALT_INT 0x04
+
 #define CDC_SEND_ENCAPSULATED_COMMAND 0x00
 #define CDC_GET_ENCAPSULATED_RESPONSE 0x01
 #define CDC_SET_CONTROL_LINE_STATE    0x22
@@ -134,7 +138,11 @@ struct transport_usb {
 	unsigned resp_tries;		 /* GET_ENCAPSULATED_RESPONSE failures in a row */
 	ev_timer resp_poll;
 	/* Each kind of fault is logged once, then counted, until that path works again. */
-	bool out_failing, cmd_failing, resp_failing;
+	bool out_failing, cmd_failing, resp_failing, in_failing;
+	enum libusb_transfer_status in_failed; /* the bulk IN failure logged last */
+	/* Endpoints whose halt was cleared in this event pass (USB_HALT_*): the other
+	 * transfers the same halt failed need no clear of their own. */
+	uint8_t halts_cleared;
 	struct libusb_transfer **tx; /* one per OUT buffer, by index */
 	unsigned in_flight;
 
@@ -179,10 +187,36 @@ static void usb_flush_batch(struct transport_usb *s)
 
 static void usb_after_events(void *userdata)
 {
-	usb_flush_batch(userdata);
+	struct transport_usb *s = userdata;
+
+	usb_flush_batch(s);
+	s->halts_cleared = 0;
 }
 
 /* ---- transfers ---- */
+
+/*
+ * A halt fails every transfer queued on the endpoint, not only one: dummy_hcd gives them all
+ * back with -EPIPE at once (16 bulk IN transfers for one halt). One CLEAR_FEATURE does for
+ * all that come back in the same event pass; the bulk IN ones are submitted again only at
+ * its end (usb_flush_batch()). A STALL in a later pass clears again.
+ */
+static void usb_clear_halt_once(struct transport_usb *s, uint8_t ep)
+{
+	uint8_t bit = ep == s->ep_in ? USB_HALT_IN : ep == s->ep_out ? USB_HALT_OUT : USB_HALT_INT;
+
+	if (s->halts_cleared & bit)
+		return;
+	s->halts_cleared |= bit;
+	int r = libusb_clear_halt(s->h, ep);
+	if (r < 0) {
+		log_warning_errno(usb_errno(r), "%s: clearing the halt on %02x failed", s->name,
+				  ep);
+		return;
+	}
+	s->base.stats.halts_cleared++;
+	log_debug("%s: halt on %02x cleared", s->name, ep);
+}
 
 static bool usb_transfer_alive(struct transport_usb *s, struct libusb_transfer *x)
 {
@@ -197,13 +231,8 @@ static bool usb_transfer_alive(struct transport_usb *s, struct libusb_transfer *
 		return s->state == USB_STATE_UP;
 	case LIBUSB_TRANSFER_STALL:
 		/* The endpoint halted: clear it (what usbnet's EVENT_RX_HALT does) and go on. */
-		if (s->state == USB_STATE_UP) {
-			int r = libusb_clear_halt(s->h, x->endpoint);
-			if (r < 0)
-				log_warning_errno(usb_errno(r),
-						  "%s: clearing the halt on %02x failed", s->name,
-						  x->endpoint);
-		}
+		if (s->state == USB_STATE_UP)
+			usb_clear_halt_once(s, x->endpoint);
 		break;
 	case LIBUSB_TRANSFER_ERROR:
 	case LIBUSB_TRANSFER_TIMED_OUT:
@@ -277,6 +306,7 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 			t->stats.in_errors++;
 			log_debug("%s: short bulk IN transfer of %zu bytes dropped", s->name, len);
 		} else if (len > 0) {
+			s->in_failing = false;
 			t->stats.in_transfers++;
 			t->stats.in_bytes += len;
 			if (s->rx_dev_mem)
@@ -288,11 +318,16 @@ static void LIBUSB_CALL usb_rx_cb(struct libusb_transfer *x)
 		t->stats.in_errors++;
 		if (x->status == LIBUSB_TRANSFER_OVERFLOW)
 			t->stats.in_overflows++;
-		log_warning("%s: bulk IN %s (%" PRIu64 " errors so far)%s", s->name,
-			    usb_status_name(x->status), t->stats.in_errors,
-			    x->status == LIBUSB_TRANSFER_OVERFLOW
-				    ? ": the modem sent more than the granted size"
-				    : "");
+		/* Once per kind of failure in a row: a halt fails every queued transfer. */
+		if (!s->in_failing || s->in_failed != x->status)
+			log_warning("%s: bulk IN %s (%" PRIu64 " errors so far; further ones are "
+				    "only counted: transfer_errors)%s",
+				    s->name, usb_status_name(x->status), t->stats.in_errors,
+				    x->status == LIBUSB_TRANSFER_OVERFLOW
+					    ? ": the modem sent more than the granted size"
+					    : "");
+		s->in_failing = true;
+		s->in_failed = x->status;
 	}
 	if (usb_transfer_alive(s, x)) {
 		s->rx_batch[s->n_batch++] = x;
