@@ -154,6 +154,7 @@ static const char *ffs_faults; /* --ffs-faults, read on SIGRTMIN+4 */
 /* --gadgetfs DIR: also play the MBIM modem as a whole USB device (sim-gadgetfs.h). */
 static const char *gadgetfs_dir;
 static uint32_t gadgetfs_slow_us; /* --gadgetfs-slow-commands */
+static struct sim_gadgetfs *gadgetfs_front;
 
 /* "  NAME  summary" lines for --help. */
 static const char *profile_list(void)
@@ -652,22 +653,25 @@ bad:
 	return -EINVAL;
 }
 
-static void print_stats_ffs(FILE *f, const void *userdata)
+static void print_stats_fronts(FILE *f, const void *userdata)
 {
 	sim_print_stats(userdata, f);
-	sim_ffs_print_stats(ffs_front, f);
+	if (ffs_front)
+		sim_ffs_print_stats(ffs_front, f);
+	if (gadgetfs_front)
+		sim_gadgetfs_print_stats(gadgetfs_front, f);
 }
 
 static void write_stats(const struct sim *s)
 {
 	if (!stats_file)
 		return;
-	if (!ffs_front) {
+	if (!ffs_front && !gadgetfs_front) {
 		sim_write_stats_file(s, stats_file);
 		return;
 	}
 	/* The front end's counters in the same file, which a reader takes whole. */
-	int r = atomic_file_write(stats_file, print_stats_ffs, s);
+	int r = atomic_file_write(stats_file, print_stats_fronts, s);
 	if (r < 0)
 		log_error_errno(r, "qmapd-sim: cannot write stats to %s", stats_file);
 }
@@ -853,13 +857,13 @@ int main(int argc, char **argv)
 			goto cleanup;
 	}
 	if (gadgetfs_dir) {
-		struct sim_gadgetfs *gfs;
 		if (!opts->mbim) {
 			log_error("qmapd-sim: --gadgetfs plays an MBIM function only: add --mbim");
 			goto cleanup;
 		}
 		/* Like --ffs: the front end lives as long as the process. */
-		if (sim_gadgetfs_start(gadgetfs_dir, opts->socket_path, gadgetfs_slow_us, &gfs) < 0)
+		if (sim_gadgetfs_start(gadgetfs_dir, opts->socket_path, gadgetfs_slow_us,
+				       &gadgetfs_front) < 0)
 			goto cleanup;
 	}
 	log_info("qmapd-sim: ready");

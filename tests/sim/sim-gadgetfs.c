@@ -6,6 +6,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <linux/usb/cdc.h>
 #include <linux/usb/ch9.h>
@@ -90,7 +91,8 @@ struct sim_gadgetfs {
 	uint8_t answer[sizeof(struct transport_sim_class_request) + 64];
 	int answer_len;
 	uint8_t answer_flags;
-	uint64_t dropped, unstallable;
+	struct sim_gadgetfs_stats stats;
+	char sequence[1024]; /* class_sequence: what the host did to the data interface */
 	/* The ep0 thread's: a request ep0_recover() stalled, whose event is still to come. */
 	bool stale_in;
 	uint32_t slow_us;			 /* --gadgetfs-slow-commands */
@@ -175,7 +177,7 @@ static const uint8_t *endpoint_desc(const struct sim_gadgetfs *g, int speed, uin
 static void queue_push(struct sim_gadgetfs *g, struct gfs_queue *q, struct gfs_msg *m)
 {
 	if (q->count == GFS_QUEUE) {
-		g->dropped++;
+		g->stats.dropped++;
 		free(m);
 		return;
 	}
@@ -212,15 +214,28 @@ static void flush_locked(struct sim_gadgetfs *g, bool control)
 	pthread_kill(g->bulk_in_thread, GFS_SIG_FLUSH);
 }
 
-static int sim_send(struct sim_gadgetfs *g, enum transport_ep ep, const void *a, size_t alen,
-		    const void *b, size_t blen)
+static int sim_send_hdr(struct sim_gadgetfs *g, struct transport_sim_header h, const void *a,
+			size_t alen, const void *b, size_t blen)
 {
-	struct transport_sim_header h = { .ep = ep };
 	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 3 };
 	if (sendmsg(g->sock, &msg, MSG_NOSIGNAL) < 0)
 		return -errno;
 	return 0;
+}
+
+static int sim_send(struct sim_gadgetfs *g, enum transport_ep ep, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	return sim_send_hdr(g, (struct transport_sim_header){ .ep = ep }, a, alen, b, blen);
+}
+
+/* Bulk OUT, with TRANSPORT_SIM_FLAG_ZLP where a zero-length packet ended it. */
+static int sim_send_flags(struct sim_gadgetfs *g, enum transport_ep ep, uint8_t flags,
+			  const void *data, size_t len)
+{
+	return sim_send_hdr(g, (struct transport_sim_header){ .ep = ep, .flags = flags }, data, len,
+			    NULL, 0);
 }
 
 /* The sim's messages: responses queued for ep0, NTBs for bulk IN, class request answers. */
@@ -318,10 +333,15 @@ static void *bulk_in_thread(void *arg)
 		ssize_t r = write(g->ep_in, m->data, m->len);
 		/* NCM 1.0 §3.2.1: a short packet ends an NTB, so one that fills its last packet
 		 * gets a zero-length one, unless it is as long as the host's buffer. */
-		if (r >= 0 && m->len % mps == 0 && m->len < in_size)
+		bool zlp = r >= 0 && m->len % mps == 0 && m->len < in_size;
+		if (zlp)
 			r = write(g->ep_in, m->data, 0);
 		if (r < 0 && errno != ESHUTDOWN && errno != ECONNRESET && errno != EINTR)
 			log_warning_errno(errno, "qmapd-sim: gadgetfs: bulk IN");
+		pthread_mutex_lock(&g->lock);
+		g->stats.bulk_in += r >= 0;
+		g->stats.bulk_in_zlp += r >= 0 && zlp;
+		pthread_mutex_unlock(&g->lock);
 		free(m);
 	}
 	return NULL;
@@ -348,9 +368,23 @@ static void *bulk_out_thread(void *arg)
 			usleep(10000);
 			continue;
 		}
+		/*
+		 * dummy_hcd ends a read at a short packet or a full buffer: a length of whole
+		 * packets below the buffer's was ended by a zero-length packet (the host's ZLP
+		 * after an NTB that fills its last packet). A read of nothing is a ZLP on its
+		 * own: after an NTB that filled the buffer, or one the host sent for nothing.
+		 */
+		pthread_mutex_lock(&g->lock);
+		bool zlp = n > 0 && n % g->mps == 0 && (size_t)n < out_max;
+		g->stats.bulk_out += n > 0;
+		g->stats.bulk_out_bytes += (size_t)n;
+		g->stats.bulk_out_zlp += zlp;
+		g->stats.bulk_out_zlp_alone += n == 0;
+		pthread_mutex_unlock(&g->lock);
 		if (n == 0)
-			continue; /* the zero-length packet after an NTB */
-		int r = sim_send(g, TRANSPORT_EP_BULK_OUT, g->out_buf, (size_t)n, NULL, 0);
+			continue;
+		int r = sim_send_flags(g, TRANSPORT_EP_BULK_OUT, zlp ? TRANSPORT_SIM_FLAG_ZLP : 0,
+				       g->out_buf, (size_t)n);
 		if (r < 0)
 			log_warning_errno(r,
 					  "qmapd-sim: gadgetfs: cannot pass bulk OUT to the sim");
@@ -413,25 +447,29 @@ static void ep0_recover(struct sim_gadgetfs *g, const char *during)
 	log_warning("qmapd-sim: gadgetfs: ep0 kept aborting");
 }
 
-/* gadgetfs: the status stage of an OUT request without data. */
-static void ep0_ack(struct sim_gadgetfs *g)
+/* gadgetfs: the status stage of an OUT request without data; false if it failed. */
+static bool ep0_ack(struct sim_gadgetfs *g)
 {
 	if (read(g->ep0, g->ep0_buf, 0) < 0) {
 		if (errno == EIDRM)
 			ep0_recover(g, "status stage");
 		else
 			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 status");
+		return false;
 	}
+	return true;
 }
 
-static void ep0_in(struct sim_gadgetfs *g, const void *data, size_t len, uint16_t want)
+static bool ep0_in(struct sim_gadgetfs *g, const void *data, size_t len, uint16_t want)
 {
 	if (write(g->ep0, data, len < want ? len : want) < 0) {
 		if (errno == EIDRM)
 			ep0_recover(g, "IN data stage");
 		else
 			log_warning_errno(errno, "qmapd-sim: gadgetfs: ep0 IN data");
+		return false;
 	}
+	return true;
 }
 
 /* The data stage of an OUT request, into ep0_buf; -1 when it failed. */
@@ -457,7 +495,9 @@ static void ep0_stall(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s, c
 
 	if (!in && len > 0) {
 		(void)ep0_out(g, len);
-		g->unstallable++;
+		pthread_mutex_lock(&g->lock);
+		g->stats.unstallable++;
+		pthread_mutex_unlock(&g->lock);
 		log_warning("qmapd-sim: gadgetfs: request %02x/%02x refused (%s) but acknowledged: "
 			    "gadgetfs cannot stall it after its data stage",
 			    s->bRequestType, s->bRequest, why);
@@ -556,9 +596,59 @@ static void set_data_alt(struct sim_gadgetfs *g, unsigned alt)
 	log_debug("qmapd-sim: gadgetfs: data interface alternate setting %u", alt);
 }
 
+/*
+ * class_sequence, as the harness keeps it (tests/usb/usb-harness.c): data-altN and comm-alt0
+ * for SET_INTERFACE, the class requests by name (SET_NTB_FORMAT/16|32, SET_NTB_INPUT_SIZE/4|8),
+ * a refused one ending in '!', one the host's next request aborted in '?'.
+ */
+static void record(struct sim_gadgetfs *g, const char *what, char mark)
+{
+	pthread_mutex_lock(&g->lock);
+	size_t n = strlen(g->sequence), room = sizeof(g->sequence) - n;
+	int w = snprintf(g->sequence + n, room, "%s%s%.1s", n ? "," : "", what, &mark);
+	if (w < 0 || (size_t)w >= room) /* full: the end says so */
+		memcpy(g->sequence + sizeof(g->sequence) - 4, "...", 4);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static const char *class_name(const struct usb_ctrlrequest *s, char *buf, size_t size)
+{
+	uint16_t value = le16toh(s->wValue);
+	switch (s->bRequest) {
+	case USB_CDC_GET_NTB_PARAMETERS:
+		return "GET_NTB_PARAMETERS";
+	case USB_CDC_GET_NTB_FORMAT:
+		return "GET_NTB_FORMAT";
+	case USB_CDC_SET_NTB_FORMAT:
+		snprintf(buf, size, "SET_NTB_FORMAT/%s",
+			 value == 1   ? "32"
+			 : value == 0 ? "16"
+				      : "?");
+		return buf;
+	case USB_CDC_GET_NTB_INPUT_SIZE:
+		return "GET_NTB_INPUT_SIZE";
+	case USB_CDC_SET_NTB_INPUT_SIZE:
+		snprintf(buf, size, "SET_NTB_INPUT_SIZE/%u", le16toh(s->wLength));
+		return buf;
+	case USB_CDC_GET_CRC_MODE:
+		return "GET_CRC_MODE";
+	case USB_CDC_SET_CRC_MODE:
+		return "SET_CRC_MODE";
+	}
+	snprintf(buf, size, "request-%02x", s->bRequest);
+	return buf;
+}
+
+/* How a class request ended, for class_sequence. */
+enum gfs_outcome {
+	GFS_ANSWERED,
+	GFS_REFUSED, /* stalled, or acknowledged where gadgetfs could not stall it */
+	GFS_LOST,    /* aborted by the host's next request, or no data stage */
+};
+
 /* An NCM/MBIM class request (0x80-0x8a): checked here as the harness does, then the sim
  * follows (or refuses) it and says what to answer. */
-static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
+static enum gfs_outcome class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
 {
 	uint16_t value = le16toh(s->wValue), len = le16toh(s->wLength);
 	bool in = s->bRequestType & USB_DIR_IN;
@@ -569,26 +659,26 @@ static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *
 	pthread_mutex_unlock(&g->lock);
 	if (s->bRequest == USB_CDC_SET_CRC_MODE && !(g->caps & USB_CDC_NCM_NCAP_CRC_MODE)) {
 		ep0_stall(g, s, "the function offers no CRC mode");
-		return;
+		return GFS_REFUSED;
 	}
 	if ((s->bRequest == USB_CDC_SET_CRC_MODE || s->bRequest == USB_CDC_SET_NTB_FORMAT) &&
 	    data_alt) {
 		ep0_stall(g, s, "the data interface is in its data setting");
-		return;
+		return GFS_REFUSED;
 	}
 	if (s->bRequest == USB_CDC_SET_NTB_INPUT_SIZE && len != 4 &&
 	    !(len == 8 && (g->caps & USB_CDC_NCM_NCAP_NTB_INPUT_SIZE))) {
 		ep0_stall(g, s, "an input size of a length the function does not take");
-		return;
+		return GFS_REFUSED;
 	}
 	if (!in && len > 64) {
 		ep0_stall(g, s, "longer than any NCM request");
-		return;
+		return GFS_REFUSED;
 	}
 	if (!in && len > 0) {
 		ssize_t n = ep0_out(g, len);
 		if (n < 0)
-			return;
+			return GFS_LOST;
 		dlen = (size_t)n;
 	}
 
@@ -606,7 +696,7 @@ static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *
 	if (r < 0) {
 		log_warning_errno(r, "qmapd-sim: gadgetfs: cannot pass a class request on");
 		ep0_stall(g, s, "the sim is gone");
-		return;
+		return GFS_REFUSED;
 	}
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -622,31 +712,49 @@ static void class_request(struct sim_gadgetfs *g, const struct usb_ctrlrequest *
 	pthread_mutex_unlock(&g->lock);
 	if (stalled) {
 		if (!in && len > 0) { /* its data stage is over: ep0_stall() cannot stall it */
-			g->unstallable++;
+			pthread_mutex_lock(&g->lock);
+			pthread_mutex_lock(&g->lock);
+			g->stats.unstallable++;
+			pthread_mutex_unlock(&g->lock);
+			pthread_mutex_unlock(&g->lock);
 			log_warning(
 				"qmapd-sim: gadgetfs: the sim refused request %02x/%02x value %u "
 				"but it was acknowledged: gadgetfs cannot stall it after its "
 				"data stage",
 				s->bRequestType, s->bRequest, value);
-			return;
+			return GFS_REFUSED;
 		}
 		ep0_stall(g, s, alen < 0 ? "no answer from the sim" : "refused by the sim");
-		return;
+		return GFS_REFUSED;
 	}
+	bool ok = true;
 	if (in)
-		ep0_in(g, g->answer + sizeof(rq), (size_t)alen - sizeof(rq), len);
+		ok = ep0_in(g, g->answer + sizeof(rq), (size_t)alen - sizeof(rq), len);
 	else if (len == 0)
-		ep0_ack(g);
+		ok = ep0_ack(g);
+	return ok ? GFS_ANSWERED : GFS_LOST;
+}
+
+/* A class request refused before it reached the sim: stalled already, now counted. */
+static void class_refused(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
+{
+	char name[32];
+	record(g, class_name(s, name, sizeof(name)), '!');
+	pthread_mutex_lock(&g->lock);
+	g->stats.class_stalled++;
+	pthread_mutex_unlock(&g->lock);
 }
 
 static void class_setup(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
 {
 	uint16_t len = le16toh(s->wLength);
 	bool in = s->bRequestType & USB_DIR_IN;
+	bool ncm = s->bRequest >= USB_CDC_GET_NTB_PARAMETERS && s->bRequest <= USB_CDC_SET_CRC_MODE;
 
 	if ((s->bRequestType & USB_RECIP_MASK) != USB_RECIP_INTERFACE ||
 	    le16toh(s->wIndex) != GFS_COMM_INTERFACE) {
 		ep0_stall(g, s, "not the communications interface");
+		class_refused(g, s);
 		return;
 	}
 	if (!in && s->bRequest == USB_CDC_SEND_ENCAPSULATED_COMMAND && len > 0) {
@@ -671,11 +779,22 @@ static void class_setup(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
 		free(m);
 		return;
 	}
-	if (s->bRequest >= USB_CDC_GET_NTB_PARAMETERS && s->bRequest <= USB_CDC_SET_CRC_MODE) {
-		class_request(g, s);
+	if (ncm) {
+		char name[32];
+		enum gfs_outcome o = class_request(g, s);
+		char mark = o == GFS_REFUSED ? '!' : o == GFS_LOST ? '?' : 0;
+		record(g, class_name(s, name, sizeof(name)), mark);
+		pthread_mutex_lock(&g->lock);
+		g->stats.class_requests++;
+		g->stats.class_stalled += o == GFS_REFUSED;
+		g->stats.class_lost += o == GFS_LOST;
+		pthread_mutex_unlock(&g->lock);
 		return;
 	}
+	/* In class_sequence too: a request no MBIM host sends (cdc_acm's SET_CONTROL_LINE_STATE,
+	 * request-22) shows where it came. */
 	ep0_stall(g, s, "not a request this function knows");
+	class_refused(g, s);
 }
 
 static void standard_setup(struct sim_gadgetfs *g, const struct usb_ctrlrequest *s)
@@ -695,12 +814,12 @@ static void standard_setup(struct sim_gadgetfs *g, const struct usb_ctrlrequest 
 		return;
 	case USB_RECIP_INTERFACE << 8 | USB_REQ_SET_INTERFACE:
 		if (index == GFS_COMM_INTERFACE && value == 0) {
-			ep0_ack(g);
+			record(g, "comm-alt0", ep0_ack(g) ? 0 : '?');
 			return;
 		}
 		if (index == GFS_DATA_INTERFACE && value <= 1) {
 			set_data_alt(g, value);
-			ep0_ack(g);
+			record(g, value ? "data-alt1" : "data-alt0", ep0_ack(g) ? 0 : '?');
 			return;
 		}
 		break;
@@ -967,4 +1086,27 @@ int sim_gadgetfs_start(const char *dir, const char *socket_path, uint32_t slow_u
 	pthread_detach(t);
 	*ret = g;
 	return 0;
+}
+
+void sim_gadgetfs_print_stats(struct sim_gadgetfs *g, FILE *out)
+{
+	pthread_mutex_lock(&g->lock);
+	struct sim_gadgetfs_stats st = g->stats;
+	char sequence[sizeof(g->sequence)];
+	memcpy(sequence, g->sequence, sizeof(sequence));
+	pthread_mutex_unlock(&g->lock);
+#define P(key) fprintf(out, "gadgetfs_" #key "=%" PRIu64 "\n", st.key)
+	P(class_requests);
+	P(class_stalled);
+	P(class_lost);
+	P(unstallable);
+	P(bulk_in);
+	P(bulk_in_zlp);
+	P(bulk_out);
+	P(bulk_out_bytes);
+	P(bulk_out_zlp);
+	P(bulk_out_zlp_alone);
+	P(dropped);
+#undef P
+	fprintf(out, "gadgetfs_class_sequence=%s\n", sequence);
 }

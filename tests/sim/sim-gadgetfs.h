@@ -47,26 +47,52 @@
  *                                      and the string descriptors; also MBIM's
  *                                      RESET_FUNCTION (0x05, MBIM 1.0 §6.2), which no host
  *                                      here sends and the sim's transport cannot carry
- *   bulk OUT                           -> BULK_OUT message; BULK_IN message -> bulk IN, with
- *                                         a zero-length packet after an NTB that ends on a
- *                                         packet boundary below the host's NTB input size
+ *   bulk OUT                           -> BULK_OUT message, TRANSPORT_SIM_FLAG_ZLP where a
+ *                                         zero-length packet ended it (a read of whole
+ *                                         packets below dwNtbOutMaxSize: dummy_hcd ends a
+ *                                         read only at a short packet or a full buffer)
+ *   BULK_IN message                    -> bulk IN, with a zero-length packet after an NTB
+ *                                         that ends on a packet boundary below the host's
+ *                                         NTB input size
  * Bulk IN flows only in the data alternate setting. A new configuration, a bus reset and
  * alternate setting 0 drop what was queued for the host before (a function reset drops its
  * buffers); a response that was answered stays answered. FunctionFS' and gadgetfs'
  * endpoints block, so each endpoint has its own thread, as in sim-ffs.c; the threads touch
- * only their endpoint, the socket and the queues here, never the engine.
+ * only their endpoint, the socket and the queues here, never the engine. What the front end
+ * saw goes with the sim's counters (sim_gadgetfs_print_stats()), class_sequence under the
+ * harness's name and in its form.
  */
 #ifndef QMAPD_SIM_GADGETFS_H
 #define QMAPD_SIM_GADGETFS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct sim_gadgetfs;
+
+/* What the front end saw and did, the gadgetfs_* lines of the sim's stats file (with
+ * gadgetfs_class_sequence, what the host did to the data interface, in order). */
+struct sim_gadgetfs_stats {
+	uint64_t class_requests;     /* NCM/MBIM class requests (0x80-0x8a) */
+	uint64_t class_stalled;	     /* class requests refused, these or others */
+	uint64_t class_lost;	     /* of those: aborted by the host's next request */
+	uint64_t unstallable;	     /* refused OUT requests with data: acknowledged */
+	uint64_t bulk_in;	     /* NTBs the host took on bulk IN */
+	uint64_t bulk_in_zlp;	     /* of those: followed by a zero-length packet */
+	uint64_t bulk_out;	     /* transfers the host sent on bulk OUT */
+	uint64_t bulk_out_bytes;     /* their bytes */
+	uint64_t bulk_out_zlp;	     /* of those: ended by a zero-length packet */
+	uint64_t bulk_out_zlp_alone; /* zero-length packets that ended no data */
+	uint64_t dropped;	     /* messages for the host dropped: a queue was full */
+};
 
 /* Connect to the sim at socket_path (an MBIM sim), write the device to DIR's controller file,
  * and start the threads; slow_us: --gadgetfs-slow-commands (0: none). Returns 0 or -errno,
  * logged once. */
 int sim_gadgetfs_start(const char *dir, const char *socket_path, uint32_t slow_us,
 		       struct sim_gadgetfs **ret);
+
+/* Its counters as "gadgetfs_KEY=VALUE" lines. */
+void sim_gadgetfs_print_stats(struct sim_gadgetfs *g, FILE *out);
 
 #endif

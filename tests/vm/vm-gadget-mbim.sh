@@ -15,7 +15,12 @@
 # the cable pulled mid-transfer (same name, mux devices and sessions after the replug),
 # and at exit the interfaces go back to cdc_mbim. Last, qmapd -t for the device named
 # usb:1199:9079 says control: mbim (auto) from its descriptors, and qmapd with that file
-# brings mux 1 up over MBIM.
+# brings mux 1 up over MBIM, asking for NTB32 (which the replugged modem offers). The gadget
+# counts what reached it (tests/sim/sim-gadgetfs.h), for e2e-usb-mbim.sh's rows: the data
+# interface's alternate settings and class requests in order, the kernel's cdc_mbim's and
+# qmapd's (cdc_ncm's order, nothing refused; again after the replug; SET_NTB_FORMAT as
+# offered and asked), wMaxControlMessage as qmapd read it, and the ZLPs of an uplink sweep
+# equal at qmapd, the gadget and the sim.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -85,6 +90,36 @@ in_host ip link set wwan0 netns 1
 # A new OPEN ends every session (the sim, like a function reset), and mbimcli closes.
 timeout 20 mbimcli -d /dev/cdc-wdm0 --query-device-caps >/dev/null || fail "mbimcli after connect"
 
+# What the gadget saw on ep0 and the bulk endpoints (tests/sim/sim-gadgetfs.h), the
+# gadgetfs_* lines of the sim's counters; gadgetfs_class_sequence is the harness's
+# class_sequence (e2e-usb-mbim.sh): SET_INTERFACE on the data interface and the class requests
+# in the order the host sent them, a refused one ending in '!'.
+# sim_counters reads the sim's last counters into S[KEY] with bash alone: in the TCG guest
+# every program started (sstat's grep, tr, sed) costs a few hundred ms.
+declare -A S
+sim_counters() {
+	local k v
+	S=()
+	while IFS== read -r k v; do S[$k]=$v; done <"$E2E_TMP/sim.stats"
+}
+sim_stats() {
+	rm -f "$E2E_TMP/sim.stats"
+	kill -USR1 "$SIM_PID"
+	wait_for 5 "the sim's counters" test -s "$E2E_TMP/sim.stats"
+	sim_counters
+}
+# cdc_ncm's own setup of the data interface, by the kernel's cdc_mbim at its bind, and
+# qmapd's in the same order (usb_mbim_setup(), e2e-usb-mbim.sh's): the function offers NTB16
+# only, as the harness's, so neither sends SET_NTB_FORMAT. cdc_ncm sends SET_NTB_INPUT_SIZE
+# only for a size other than the function's dwNtbInMaxSize (16384 here, its own default
+# too); qmapd always says the size it wants, in the 8-byte form the capabilities offer.
+KERNEL_SETUP="data-alt1,data-alt0,GET_NTB_PARAMETERS,data-alt1"
+QMAPD_SETUP="data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_NTB_INPUT_SIZE/8,data-alt1"
+sim_stats
+expect_eq "cdc_mbim's class requests and alternate settings" "${S[gadgetfs_class_sequence]}" "$KERNEL_SETUP"
+expect_eq "class requests refused by the gadget or the sim" \
+	"${S[gadgetfs_class_stalled]} ${S[class_stalled]}" "0 0"
+
 # qmapd takes the modem from cdc_mbim, found by discovery (no `device =`, no `control =`)
 # through real udev: systemd-udevd with 70-qmapd.rules marks the device, libusb's hotplug
 # (udev backend) tells qmapd when the cable goes in. Two sessions, IPv4 on mux 1 and IPv6
@@ -137,7 +172,7 @@ cable() {
 		mv "$E2E_TMP/sim.log" "$E2E_TMP/sim-$SIM_RUNS.log"
 		SIM_RUNS=$((SIM_RUNS + 1))
 	else
-		SIM_ALWAYS_CONNECTED=no start_sim --mbim --apn internet --gadgetfs "$GFS"
+		SIM_ALWAYS_CONNECTED=no start_sim --mbim --apn internet --gadgetfs "$GFS" "${@:2}"
 	fi
 }
 
@@ -185,14 +220,16 @@ grep -q "discovery: usb 1-1 (1199:9079) if12: MBIM modem (MBIM class 02/0e" "$E2
 grep -qF "if12: claimed (as configured), 'Sierra Wireless, Incorporated' 'EM7455 (qmapd-sim)'" \
 	"$E2E_TMP/qmapd.log" || fail "qmapd did not claim the MBIM function or read the device's strings"
 ! has_wwan || fail "cdc_mbim's $(wwan_dev) still there while qmapd holds the interfaces"
-# One jq for every field (in a TCG guest each program started costs most of a second).
-expect_eq "modem, muxes, transport, control, link, data format, addresses" \
+# One jq for every field (in a TCG guest each program started costs most of a second);
+# wMaxControlMessage as qmapd read it from the MBIM functional descriptor.
+expect_eq "modem, muxes, transport, control, link, data format, wMaxControlMessage, addresses" \
 	"$(status | jq -r '.modems[0] | .modem as $m | $m["data-format"] as $df | [.name,
 		([.muxes[].interface] | sort | join(",")), $m.transport, $m.control, $m["control-auto"],
 		$m["control-path"], $df.protocol, $df["data-interface"], $df.ntb["control-interface"],
-		$df.ntb["data-alt-setting"], (.muxes[] | select(.id == 1) | .ipv4.address),
+		$df.ntb["data-alt-setting"], $df.ntb["max-control-message"],
+		(.muxes[] | select(.id == 1) | .ipv4.address),
 		(.muxes[] | select(.id == 2) | .ipv6.address)] | map(tostring) | join(" ")')" \
-	"modem0 modem0.1,modem0.2 usb-path:1-1:12 mbim true /run/qmapd/modem0.mbim mbim/ntb16 13 12 1 192.0.2.2/25 2001:db8:2::2/64"
+	"modem0 modem0.1,modem0.2 usb-path:1-1:12 mbim true /run/qmapd/modem0.mbim mbim/ntb16 13 12 1 4096 192.0.2.2/25 2001:db8:2::2/64"
 expect_eq "data interface setting (sysfs)" "$(cat /sys/bus/usb/devices/1-1:1.13/bAlternateSetting)" " 1"
 
 in_host ping -c 3 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping through mux 1 (IPv4)"
@@ -208,7 +245,32 @@ caps=$(in_host timeout 30 mbimcli -p -d /run/qmapd/modem0.mbim --query-device-ca
 	fail "mbimcli -p through qmapd's control link: $caps"
 [[ $caps == *350000000000006* ]] || fail "mbimcli -p printed no device id: $caps"
 echo "ok: mbimcli -p through mbim-proxy and qmapd's control link"
+# ZLPs: datagrams of growing size up mux 1, one per uplink NTB, until NTBs end on a multiple
+# of wMaxPacketSize (512). One shell sends them all (bash's /dev/udp, paced by a read that
+# times out): a ping per size would be a hundred programs started in the TCG guest.
+mkfifo "$E2E_TMP/pace"
+t0=$(now_ms)
+in_host bash -c 'exec 3<>"$1"; for n in {420..520}; do
+	printf "%*s" "$n" "" >/dev/udp/198.51.100.1/9 || exit 1; read -r -t 0.01 -u 3; done; :' \
+	sweep "$E2E_TMP/pace" || fail "UDP datagrams of 420..520 bytes up mux 1"
+echo "ok: 101 datagrams of 420..520 bytes up mux 1 in $(($(now_ms) - t0)) ms"
 refresh_stats
+sim_counters
+# qmapd's setup of the data interface, after the USB core's alternate setting 0 when cdc_mbim
+# let go of it: cdc_mbim's order, nothing refused.
+expect_eq "class requests and alternate settings (cdc_mbim, then qmapd)" "${S[gadgetfs_class_sequence]}" \
+	"$KERNEL_SETUP,data-alt0,$QMAPD_SETUP"
+expect_eq "class requests refused by the gadget or the sim" \
+	"${S[gadgetfs_class_stalled]} ${S[class_stalled]}" "0 0"
+# The ZLPs as qmapd sent them, the gadget read them off the bus (a read that ends on a packet
+# boundary before its buffer is full was ended by one) and the sim got them.
+expect_ge "uplink NTBs ended by a ZLP (gadget)" "${S[gadgetfs_bulk_out_zlp]}" 1
+expect_eq "qmapd's ZLPs = the gadget's" "$(qstat device: ul_zlp)" \
+	"$((S[gadgetfs_bulk_out_zlp] + S[gadgetfs_bulk_out_zlp_alone]))"
+expect_eq "the sim's ZLPs = the gadget's" "${S[ul_zlp]}" "${S[gadgetfs_bulk_out_zlp]}"
+expect_eq "bulk OUT transfers gadget vs sim" "${S[gadgetfs_bulk_out]}" "${S[ul_transfers]}"
+expect_eq "uplink bytes qmapd, gadget vs sim" \
+	"$(qstat device: ul_bytes) ${S[gadgetfs_bulk_out_bytes]}" "${S[ul_bytes]} ${S[ul_bytes]}"
 expect_eq "bulk IN transfers received into usbfs memory" "$(qstat device: transfers_mapped)" \
 	"$(qstat device: transfers)"
 expect_ge "bulk IN transfers" "$(qstat device: transfers)" 100
@@ -233,7 +295,15 @@ in_host iperf3 -c 198.51.100.1 -R -t 30 >"$E2E_TMP/iperf3-cut.txt" 2>&1 &
 IPERF_PID=$!
 E2E_PIDS+=($IPERF_PID)
 vm_unplug_under_traffic cable out
-vm_replug_keeps_sessions cable in
+# The modem plugged in again offers NTB32 too (a firmware that offers both): cdc_mbim and
+# qmapd (ntb-format 16) say NTB16 with SET_NTB_FORMAT, in alternate setting 0, and the last
+# run below asks for NTB32, without a plug of its own.
+vm_replug_keeps_sessions cable in --ntb 32
+sim_counters # as vm_replug_keeps_sessions left them
+KERNEL_SETUP16="data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_NTB_FORMAT/16,data-alt1"
+QMAPD_SETUP16="data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_NTB_FORMAT/16,SET_NTB_INPUT_SIZE/8,data-alt1"
+expect_eq "class requests and alternate settings after the replug (NTB32 offered)" "${S[gadgetfs_class_sequence]}" \
+	"$KERNEL_SETUP16,data-alt0,$QMAPD_SETUP16"
 expect_eq "detaches of cdc_mbim" "$(grep -c "detached the kernel driver (cdc_mbim)" "$E2E_TMP/qmapd.log")" 2
 echo "ok: same name, devices and sessions after the replug; ping again"
 
@@ -249,6 +319,7 @@ cat >"$E2E_TMP/explicit.conf" <<CONF
 [device]
 device = usb:1199:9079
 control-socket = $E2E_TMP/control
+ntb-format = 32
 
 [dbus]
 enabled = no
@@ -266,16 +337,28 @@ expect_eq "interface 12's driver after qmapd -t" \
 	"$(basename "$(readlink /sys/bus/usb/devices/1-1:1.12/driver)")" cdc_mbim
 echo "ok: qmapd -t: control: mbim (auto) for usb:1199:9079, nothing claimed"
 # And qmapd itself with that file: the same decision before the modem is created.
-ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/explicit.conf" >"$E2E_TMP/qmapd-explicit.log" 2>&1 &
+ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/explicit.conf" --stats-file "$E2E_TMP/qmapd.stats" \
+	>"$E2E_TMP/qmapd-explicit.log" 2>&1 &
 E2E_PIDS+=($!)
 QMAPD_PID=$!
 t0=$(now_ms)
 vm_wait 60 "mux 1 connected over MBIM (usb:1199:9079)" mux_is 1 connected
 t1=$(now_ms)
-expect_eq "transport, control, control auto (device named)" \
-	"$(status | jq -r '.modems[0].modem | "\(.transport) \(.control) \(.["control-auto"])"')" \
-	"usb:1199:9079 mbim true"
+expect_eq "transport, control, control auto, data format (device named, ntb-format 32)" \
+	"$(status | jq -r '.modems[0].modem | "\(.transport) \(.control) \(.["control-auto"]) \(.["data-format"].protocol)"')" \
+	"usb:1199:9079 mbim true mbim/ntb32"
 in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping over qmap1 (usb:1199:9079)"
+# NTB32 asked for after cdc_mbim's NTB16 (qmapd's exit gave it the interfaces back), and both
+# ways in NTB32: the sim takes the uplink NTBs as NTB32 from SET_NTB_FORMAT/32 on.
+refresh_stats
+sim_counters
+expect_eq "class requests and alternate settings (NTB32 asked for)" "${S[gadgetfs_class_sequence]}" \
+	"$KERNEL_SETUP16,data-alt0,$QMAPD_SETUP16,data-alt0,$KERNEL_SETUP16,data-alt0,${QMAPD_SETUP16/FORMAT\/16/FORMAT/32}"
+expect_eq "class requests refused by the gadget or the sim" \
+	"${S[gadgetfs_class_stalled]} ${S[class_stalled]}" "0 0"
+expect_eq "uplink NTBs the sim dropped" "${S[ul_ntb_dropped]}" 0
+expect_eq "malformed NTBs (counters not 0)" \
+	"$(grep -m1 '^modem0 malformed:' "$E2E_TMP/qmapd.stats" | tr ' ' '\n' | grep '^ntb_' | grep -vc '=0$')" 0
 stop_qmapd
 wait_for 10 "cdc-wdm0 back after usb:1199:9079" test -c /dev/cdc-wdm0
 echo "ok: usb:1199:9079 without control =: mbim from its descriptors, session up in $((t1 - t0)) ms, traffic" \
