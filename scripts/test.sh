@@ -7,6 +7,9 @@
 #      are about the tree, the kernel or the packaging), plus each fuzz target for
 #      FUZZ_SECONDS, one target per core at a time.
 # Budget: under 40 minutes on a 2-core machine (issue 21); long runs are benchmark scripts.
+# ctest -j: the C unit tests run side by side, one per core; every shell test (end to end,
+# VM, container, cross, lint, fuzzing) is RUN_SERIAL (tests/CMakeLists.txt), so ctest runs
+# it alone, with nothing beside it to disturb its timing.
 # .ci/run runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +24,11 @@ JOBS=$(nproc)
 echo "== gcc build + tests"
 cmake -S "$SRC" -B "$BUILD/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DQMAPD_WERROR=ON
 cmake --build "$BUILD/gcc" -j "$JOBS"
-(cd "$BUILD/gcc" && ctest --output-on-failure)
+(cd "$BUILD/gcc" && ctest --output-on-failure -j "$JOBS")
 
 echo "== clang ASan+UBSan build + tests + fuzzing (${FUZZ_SECONDS}s per target)"
 cmake -S "$SRC" -B "$BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DQMAPD_WERROR=ON \
 	-DQMAPD_SANITIZE=ON -DQMAPD_FUZZ=ON
 cmake --build "$BUILD/asan" -j "$JOBS"
 (cd "$BUILD/asan" && FUZZ_SECONDS=$FUZZ_SECONDS FUZZ_JOBS=$JOBS ASAN_OPTIONS=detect_leaks=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure)
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$JOBS")

@@ -6,7 +6,7 @@
 # Selection Preference) and come back from it (Get); bands the modem lacks are refused with
 # Core.Unsupported as ModemManager does; --3gpp-scan lists the sim's three networks;
 # --3gpp-register-in-operator moves the modem to another network, a forbidden one is denied
-# (MobileEquipment.NetworkNotAllowed), --3gpp-register-home goes back; --signal-setup=5 then
+# (MobileEquipment.NetworkNotAllowed), --3gpp-register-home goes back; --signal-setup=1 then
 # --signal-get shows the sim's LTE values and follows them when the test changes them
 # (--signal-file); --time answers the sim's clock in its zone (NAS Get Network Time). MBIM (no
 # vendor extensions, as ModemManager's generic MBIM modem): modes and bands answer
@@ -115,8 +115,10 @@ echo "ok: manual registration in 00102, 00103 denied, automatic back home"
 sig() { mmj -m "$Q" --signal-get | jq -r ".modem.signal.lte.$1"; }
 sig_is() { [ "$(sig rssi)/$(sig rsrq)/$(sig rsrp)/$(sig snr)" = "$1" ]; }
 expect_eq "Lte before --signal-setup" "$(sig rssi)" "--"
-mm -m "$Q" --signal-setup=5 >/dev/null || fail "--signal-setup=5: $(tail -2 "$E2E_TMP/mmcli.stderr")"
-expect_eq "Rate" "$(mmj -m "$Q" --signal-get | jq -r '.modem.signal.refresh.rate')" 5
+# Every second: a changed value shows at the second poll after the change (each poll shows
+# the answer to the one before), so the rate is what the wait below waits.
+mm -m "$Q" --signal-setup=1 >/dev/null || fail "--signal-setup=1: $(tail -2 "$E2E_TMP/mmcli.stderr")"
+expect_eq "Rate" "$(mmj -m "$Q" --signal-get | jq -r '.modem.signal.refresh.rate')" 1
 wait_for 12 "the sim's LTE signal" sig_is "-65.00/-9.00/-95.00/13.00"
 echo "-71 -12 -104 35" >"$SIGNAL"
 wait_for 12 "the changed LTE signal" sig_is "-71.00/-12.00/-104.00/3.50"

@@ -4,9 +4,9 @@
 # addresses) against qmapd-sim --mbim --always-connected, two sessions (mux 1 = session 0,
 # mux 2 = session 1). For NTB16 and NTB32 and two sets of uplink divisor, remainder and
 # alignment: the class requests negotiate what qmapctl shows, ping v4/v6 on both muxes and
-# iperf3 both ways (IPv4 and IPv6 on each mux over the run), the strict sim drops no uplink NTB, the byte counters of both sides
-# agree. Then malformed NTBs injected between real ones are counted per kind while
-# traffic goes on.
+# iperf3 both ways for 1 s (IPERF_SECONDS; IPv4 and IPv6 on each mux over the run), the
+# strict sim drops no uplink NTB, the byte counters of both sides agree. Then malformed NTBs
+# injected between real ones are counted per kind while traffic goes on.
 # Needs root; runs in namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -20,7 +20,7 @@ qmapctl() { in_host "$QMAPCTL" -s "$E2E_TMP/control" "$@"; }
 
 run_iperf() { # mux server direction-flag
 	local json=$E2E_TMP/iperf-$1$3.json
-	in_host iperf3 -c "$2" -t "${IPERF_SECONDS:-2}" -J $3 >"$json" || fail "iperf3 -c $2 $3"
+	in_host iperf3 -c "$2" -t "${IPERF_SECONDS:-1}" -J $3 >"$json" || fail "iperf3 -c $2 $3"
 	local bytes
 	bytes=$(jq '.end.sum_received.bytes' "$json")
 	echo "ok: iperf3 mux $1 ${3:-uplink} moved $bytes bytes" \

@@ -3,12 +3,12 @@
 # The profile matrix: qmapd against every modem family qmapd-sim reproduces (--profile,
 # docs/PROTOCOLS.md §5), one qmapd + sim start per profile. Each: the session comes up on
 # the mux id the family takes (0x81 as Qualcomm advises; 112 on Telit), qmapctl status shows
-# what qmapd asked and exactly the profile's grant, ping IPv4 and IPv6, iperf3 for 2 s each
-# way, and the counters of qmapd and the sim agree byte for byte with nothing malformed
-# (the padded profile included). Against the strict profile, qmicli through qmapd's proxy
-# shows what it refuses: today's requests before the fix (no Endpoint Info, a bind to
-# interface 0) fail, the same with the descriptor's interface succeed. A summary table of
-# the figures ends the output. PROFILES_ONLY="a b" runs only those.
+# what qmapd asked and exactly the profile's grant, ping IPv4 and IPv6, iperf3 for 1 s each
+# way (IPERF_SECONDS), and the counters of qmapd and the sim agree byte for byte with
+# nothing malformed (the padded profile included). Against the strict profile, qmicli
+# through qmapd's proxy shows what it refuses: today's requests before the fix (no Endpoint
+# Info, a bind to interface 0) fail, the same with the descriptor's interface succeed. A
+# summary table of the figures ends the output. PROFILES_ONLY="a b" runs only those.
 # Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
@@ -17,7 +17,7 @@ need jq jq
 need qmicli libqmi-utils
 need /usr/libexec/qmi-proxy libqmi-proxy
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
-IPERF_SECONDS=${IPERF_SECONDS:-2}
+IPERF_SECONDS=${IPERF_SECONDS:-1}
 e2e_setup
 chmod 755 "$E2E_TMP"
 CTL=(in_host "$QMAPCTL" -s "$E2E_TMP/control")

@@ -130,16 +130,19 @@ ct_setup() {
 
 # ct_install_qmapd BUILD_DIR: qmapd installed in the container as a distribution installs it.
 # With scripts/build-deb.sh in the tree: its packages, with apt-get inside the container (no
-# network needed for local files whose dependencies the host already has). Without: the
-# build tree's `cmake --install` for the /usr prefix and /etc into the overlay, then what a
-# package's maintainer scripts would do (sysusers, daemon-reload, the bus's policy).
+# network needed for local files whose dependencies the host already has); those in
+# $BUILD_DIR/deb when they were built from this very tree (deb-package, earlier in the same
+# ctest run), built there otherwise. Without: the build tree's `cmake --install` for the /usr
+# prefix and /etc into the overlay, then what a package's maintainer scripts would do
+# (sysusers, daemon-reload, the bus's policy).
 ct_install_qmapd() {
-	local build=$1
+	local build=$1 debs
 	if [ -x "$SOURCE_DIR/scripts/build-deb.sh" ]; then
 		mkdir -p "$CT_ROOT/var/cache/qmapd-debs"
-		"$SOURCE_DIR/scripts/build-deb.sh" "$CT_ROOT/var/cache/qmapd-debs" \
-			>"$CT_DIR/build-deb.log" 2>&1 ||
+		debs=$("$SOURCE_DIR/scripts/build-deb.sh" --reuse "$BUILD_DIR/deb" 2>"$CT_DIR/build-deb.log") ||
 			{ tail -n 30 "$CT_DIR/build-deb.log" >&2; fail "scripts/build-deb.sh failed"; }
+		# shellcheck disable=SC2086 # one path a line, none with a blank
+		cp $debs "$CT_ROOT/var/cache/qmapd-debs/"
 		# The daemon's package, and the ModemManager compatibility if it is a package of
 		# its own (the test checks D-Bus activation through the alias).
 		# No --no-download: apt 2.6 then fails on local files ("Internal Error, Pathname
