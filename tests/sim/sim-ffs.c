@@ -63,16 +63,18 @@ enum ffs_fault {
 	FAULT_OUT_TIMEOUT,
 	FAULT_CMD_STALL,
 	FAULT_INT_SILENT,
+	FAULT_CMD_HOLD,
 	FAULT_MAX
 };
 _Static_assert(FAULT_MAX == SIM_FFS_FAULTS, "sim-ffs.h counts the faults");
 
 static const char *const fault_names[FAULT_MAX] = {
-	"stall", "short", "out-stall", "out-timeout", "cmd-stall", "int-silent",
+	"stall", "short", "out-stall", "out-timeout", "cmd-stall", "int-silent", "cmd-hold",
 };
 
 struct sim_ffs {
 	int ep0, ep_int, ep_in, ep_out, sock;
+	int ep_probe; /* the interrupt endpoint again, O_NONBLOCK: is the function enabled? */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct ffs_queue control;   /* responses waiting for GET_ENCAPSULATED_RESPONSE */
@@ -441,6 +443,50 @@ static void *bulk_out_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * cmd-hold: the SETUP of a SEND_ENCAPSULATED_COMMAND is left pending, neither its data taken
+ * nor answered, so that the host's control transfer stays in flight until the cable is
+ * pulled. The ep0 thread cannot read events meanwhile (a read on ep0 now would take the
+ * data), so it asks every 10 ms whether the function is still enabled: an ioctl on an
+ * O_NONBLOCK endpoint file fails with EAGAIN once FunctionFS disabled the endpoints, which
+ * the unbind does just before it queues the DISABLE event, and queueing an event cancels a
+ * pending SETUP (f_fs.c, __ffs_event_add()). The read on ep0 then fails with EIDRM: the
+ * request is gone, and the events that follow are read as always.
+ */
+static void cmd_hold(struct sim_ffs *f, uint8_t *buf, uint16_t len)
+{
+	unsigned ms = 0;
+
+	fault_made(f, FAULT_CMD_HOLD);
+	while (ms < FFS_CMD_HOLD_MS &&
+	       (ioctl(f->ep_probe, FUNCTIONFS_ENDPOINT_REVMAP) >= 0 || errno != EAGAIN)) {
+		usleep(10000);
+		ms += 10;
+	}
+	/* Disabled: the DISABLE event follows the endpoints' disable at once; let it land. */
+	if (ms < FFS_CMD_HOLD_MS)
+		usleep(20000);
+	ssize_t n = read(f->ep0, buf, len);
+	if (n < 0 && errno == EIDRM) {
+		pthread_mutex_lock(&f->lock);
+		f->stats.cmd_hold_dropped++;
+		pthread_mutex_unlock(&f->lock);
+		log_info("qmapd-sim: ffs: held command dropped after %u ms: the host %s", ms,
+			 ms < FFS_CMD_HOLD_MS ? "disabled the function"
+					      : "sent another request meanwhile");
+		return;
+	}
+	if (n < 0) {
+		log_warning_errno(errno, "qmapd-sim: ffs: ep0 OUT data of the held command");
+		return;
+	}
+	log_warning("qmapd-sim: ffs: held command taken after %u ms, the function still enabled",
+		    ms);
+	int r = sim_send(f, TRANSPORT_EP_CONTROL, 0, buf, (size_t)n);
+	if (r < 0)
+		log_warning_errno(r, "qmapd-sim: ffs: cannot pass a command on");
+}
+
 static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 {
 	uint16_t len = le16toh(s->wLength);
@@ -454,7 +500,12 @@ static void ep0_setup(struct sim_ffs *f, const struct usb_ctrlrequest *s)
 		if (!in && s->bRequest == CDC_SEND_ENCAPSULATED_COMMAND && len <= sizeof(buf)) {
 			pthread_mutex_lock(&f->lock);
 			bool stall = fault_take(f, FAULT_CMD_STALL);
+			bool hold = !stall && fault_take(f, FAULT_CMD_HOLD);
 			pthread_mutex_unlock(&f->lock);
+			if (hold) {
+				cmd_hold(f, buf, len);
+				return;
+			}
 			if (stall) {
 				/* Before its data stage: the host's transfer fails with -EPIPE. */
 				(void)!write(f->ep0, buf, 0);
@@ -541,6 +592,17 @@ static void *ep0_thread(void *arg)
 				purge(f);
 				pthread_mutex_unlock(&f->lock);
 				break;
+			case FUNCTIONFS_UNBIND:
+				/* The gadget left the UDC (the cable pulled). FunctionFS drops a
+				 * DISABLE still unread when it queues UNBIND: this is the disable. */
+				pthread_mutex_lock(&f->lock);
+				f->stats.unbinds++;
+				log_info("qmapd-sim: ffs: function unbound; %u responses and %u "
+					 "aggregates dropped",
+					 f->control.count, f->bulk_in.count);
+				purge(f);
+				pthread_mutex_unlock(&f->lock);
+				break;
 			default:
 				log_debug("qmapd-sim: ffs: event %u", ev[i].type);
 				break;
@@ -581,7 +643,8 @@ int sim_ffs_start(const char *dir, const char *socket_path, struct sim_ffs **ret
 		return log_error_errno(errno, "qmapd-sim: ffs: %s/ep0 refused the strings", dir);
 	if ((r = open_ep(dir, "ep1", O_RDWR, &f->ep_int)) < 0 ||
 	    (r = open_ep(dir, "ep2", O_RDWR, &f->ep_in)) < 0 ||
-	    (r = open_ep(dir, "ep3", O_RDWR, &f->ep_out)) < 0)
+	    (r = open_ep(dir, "ep3", O_RDWR, &f->ep_out)) < 0 ||
+	    (r = open_ep(dir, "ep1", O_RDWR | O_NONBLOCK, &f->ep_probe)) < 0)
 		return r;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
@@ -617,6 +680,7 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 #define P(key) fprintf(out, "ffs_" #key "=%" PRIu64 "\n", st.key)
 	P(enables);
 	P(disables);
+	P(unbinds);
 	P(responses_purged);
 	P(responses_dropped);
 	P(notify_failed);
@@ -629,6 +693,7 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 	P(dtr_set);
 	P(dtr_clear);
 	P(line_state);
+	P(cmd_hold_dropped);
 #undef P
 	for (size_t k = 0; k < FAULT_MAX; k++) {
 		fprintf(out, "ffs_injected_");

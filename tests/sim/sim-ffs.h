@@ -29,6 +29,12 @@
  *                host's transfers sent meanwhile time out if their timeout is shorter
  *   cmd-stall    the next SEND_ENCAPSULATED_COMMAND stalled, its data not taken
  *   int-silent   the next response queued without RESPONSE_AVAILABLE
+ *   cmd-hold     the next SEND_ENCAPSULATED_COMMAND held: its data not taken, no answer,
+ *                so the host's control transfer stays in flight (counted when the hold
+ *                begins), until the host disables the function (the cable pulled: then
+ *                FunctionFS cancels the request, counted as cmd_hold_dropped) or for
+ *                FFS_CMD_HOLD_MS (then the command is taken late, or was already cancelled
+ *                by the host's next request)
  * -EPROTO and -EOVERFLOW have no counterpart here: dummy_hcd has no wire to corrupt, and
  * never babbles into a transfer whose length is whole packets (tests/README.md).
  */
@@ -40,11 +46,12 @@
 
 struct sim_ffs;
 
-#define SIM_FFS_FAULTS 6 /* the kinds above */
+#define SIM_FFS_FAULTS 7 /* the kinds above */
 
 /* What the front end saw and did, the ffs_* lines of the sim's stats file. */
 struct sim_ffs_stats {
 	uint64_t enables, disables; /* FUNCTIONFS_ENABLE / DISABLE events */
+	uint64_t unbinds;	    /* FUNCTIONFS_UNBIND: the gadget left the UDC (a DISABLE too) */
 	uint64_t responses_purged;  /* queued responses dropped when the host disabled us */
 	uint64_t responses_dropped; /* ... when the queue was full */
 	uint64_t notify_failed;	    /* RESPONSE_AVAILABLE writes that failed */
@@ -57,12 +64,15 @@ struct sim_ffs_stats {
 	uint64_t dtr_set;	    /* SET_CONTROL_LINE_STATE with DTR (wValue bit 0) set */
 	uint64_t dtr_clear;	    /* ... with DTR clear */
 	uint64_t line_state;	    /* the last SET_CONTROL_LINE_STATE's wValue */
+	uint64_t cmd_hold_dropped;  /* held commands the host took back (cmd-hold) */
 	/* Faults made, by kind (sim_ffs_inject()). */
 	uint64_t injected[SIM_FFS_FAULTS];
 };
 
 /* How long out-timeout leaves bulk OUT unread: longer than qmapd's 5 s OUT timeout. */
 #define FFS_OUT_PAUSE_MS 7000
+/* How long cmd-hold holds a command at most: longer than qmapd's 5 s control timeout. */
+#define FFS_CMD_HOLD_MS 20000
 
 /* Make the fault KIND (a name above) the next n times it can be made. Returns 0 or -EINVAL
  * for an unknown kind. Thread-safe. */

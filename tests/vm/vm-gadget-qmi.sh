@@ -13,9 +13,10 @@
 # SET_CONTROL_LINE_STATE: DTR=1 once qmapd claimed, DTR=0 at its exit. Before that exit,
 # e2e-usb.sh's faults as the gadget makes them at the USB level (halts of bulk IN and OUT, a
 # short transfer, bulk OUT unread past qmapd's timeout, a stalled command, a withheld
-# RESPONSE_AVAILABLE), each counted exactly with the sessions kept. Then the same modem by
-# its port path (usb-path:1-1:4), and a path with nothing there (usb-path:1-2): qmapd waits
-# and claims nothing.
+# RESPONSE_AVAILABLE), each counted exactly with the sessions kept, and the modem gone while
+# a SEND_ENCAPSULATED_COMMAND is in flight (a disconnect; a new qmapd takes the replugged
+# modem, both sessions back). Then the same modem by its port path (usb-path:1-1:4), and a
+# path with nothing there (usb-path:1-2): qmapd waits and claims nothing.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -90,11 +91,14 @@ apn = internet
 routes = 198.51.100.2/32 2001:db8:ff::2/128
 CONF
 mux_is() { [ "$("${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state")" = "$2" ]; }
+start_qmapd_main() { # its log appended to qmapd.log
+	ip netns exec "$NS_HOST" "$QMAPD" "${V[@]}" -c "$E2E_TMP/qmapd.conf" \
+		--stats-file "$E2E_TMP/qmapd.stats" >>"$E2E_TMP/qmapd.log" 2>&1 &
+	E2E_PIDS+=($!)
+	QMAPD_PID=$!
+}
 t0=$(date +%s%N)
-ip netns exec "$NS_HOST" "$QMAPD" "${V[@]}" -c "$E2E_TMP/qmapd.conf" \
-	--stats-file "$E2E_TMP/qmapd.stats" >"$E2E_TMP/qmapd.log" 2>&1 &
-E2E_PIDS+=($!)
-QMAPD_PID=$!
+start_qmapd_main
 # VM_KEEP: what a hang leaves behind, copied to the out share while the test runs.
 if [ "${VM_KEEP:-0}" = 1 ]; then
 	(while sleep 2; do
@@ -275,6 +279,55 @@ expect_eq "muxes after the faults" \
 expect_eq "disconnects" "${Q[disconnects]}" 0
 echo "ok: bulk OUT timeout (counted after $t_timeout ms), command STALL and silent notification" \
 	"($(($(now_ms) - t_out)) ms); every fault row: $(($(now_ms) - t_faults)) ms"
+
+# The modem vanishes while a SEND_ENCAPSULATED_COMMAND is in flight (e2e-usb.sh's
+# vanish-ctrl): the gadget holds qmicli's next command on ep0, neither taking its data nor
+# answering, and the cable is pulled (the UDC unbound) while the host's control transfer
+# waits, well within qmapd's 5 s control timeout. qmapd must count one disconnect and drop
+# carrier; the gadget must drop the held request on the unbind (FunctionFS cancels it, the
+# read of its data fails with EIDRM) and serve the next enumeration: qmi_wwan binds to it.
+# This qmapd cannot take the modem back here: libusb (built with udev) hears of a replug
+# only from udevd, which this guest does not run, and its device list is the one udevd last
+# told it of (vm-qmapd-replug.sh has udevd, and a replug claimed in place). So a new qmapd
+# takes the replugged modem, as after a reboot, and both sessions come back.
+t_vanish=$(now_ms)
+counters mark
+log_n0=$(wc -l <"$E2E_TMP/qmapd.log")
+ffs_fault cmd-hold
+in_host timeout 10 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids >/dev/null 2>&1 &
+qmicli_pid=$!
+wait_for 4 "the gadget to hold a SEND_ENCAPSULATED_COMMAND" grep -q "fault cmd-hold made" \
+	"$E2E_TMP/sim.log"
+vm_gadget_unplug
+vanished() { counters; [ "${Q[disconnects]}" -gt "${Q0[disconnects]}" ]; }
+wait_for 10 "the disconnect mid-control-transfer counted" vanished
+wait_for 10 "carrier off on qmap1 after the vanish" no_carrier qmap1
+kill "$qmicli_pid" 2>/dev/null # its request went with the modem
+wait "$qmicli_pid" || true
+expect_eq "disconnects" $((Q[disconnects] - Q0[disconnects])) 1
+expect_eq "commands held, held commands dropped by the gadget" \
+	"${S[ffs_injected_cmd_hold]} ${S[ffs_cmd_hold_dropped]}" "1 1"
+expect_eq "the gadget unbound by the unplug" $((S[ffs_unbinds] - S0[ffs_unbinds])) 1
+grep -q "held command dropped after [0-9]* ms: the host disabled the function" \
+	"$E2E_TMP/sim.log" || fail "the gadget did not drop the held command on the unplug"
+echo "ok: a modem gone mid-control-transfer is a disconnect ($(($(now_ms) - t_vanish)) ms); qmapd:"
+tail -n +$((log_n0 + 1)) "$E2E_TMP/qmapd.log" | grep -E "^usb |^modem |^transport " | head -n 8 | sed 's/^/  /'
+vm_gadget_plug
+wait_for 20 "cdc-wdm0 (qmi_wwan bound after the replug)" test -c /dev/cdc-wdm0
+stop_qmapd
+t_replug=$(now_ms)
+start_qmapd_main
+for m in 1 2; do
+	vm_wait 60 "mux $m connected after the vanish and replug" mux_is $m connected
+done
+wait_for 10 "carrier on qmap1 after the vanish and replug" has_carrier "$NS_HOST" qmap1
+t_replug=$(($(now_ms) - t_replug))
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the vanish and replug"
+in_host ping -c 3 -i 0.2 -W 2 198.51.100.2 >/dev/null || fail "ping on mux 2 after the vanish and replug"
+echo "ok: the replugged modem taken, sessions back in $t_replug ms ($(($(now_ms) - t_vanish)) ms in all)"
+# The new qmapd's claim set DTR again; the hand-back below clears it once.
+counters
+dtr_clear0=${S[ffs_dtr_clear]}
 
 # At exit the interface goes back to qmi_wwan, and the kernel's driver works again.
 stop_qmapd
