@@ -174,12 +174,16 @@ static struct ffs_msg *queue_pop(struct ffs_queue *q)
  * queued for it is dropped, as a Qualcomm modem's USB function driver does (f_rmnet purges
  * its response queue and zeroes its notification count on disable). A response kept would be
  * answered to the next host driver's first GET_ENCAPSULATED_RESPONSE, one notification late
- * for ever after. Called with the lock held.
+ * for ever after. count: the event's counter; how: "disabled" or "unbound", for the log.
  */
-static void purge(struct sim_ffs *f)
+static void function_gone(struct sim_ffs *f, uint64_t *count, const char *how)
 {
 	struct ffs_msg *m;
 
+	pthread_mutex_lock(&f->lock);
+	(*count)++;
+	log_info("qmapd-sim: ffs: function %s; %u responses and %u aggregates dropped", how,
+		 f->control.count, f->bulk_in.count);
 	while ((m = queue_pop(&f->control))) {
 		f->stats.responses_purged++;
 		free(m);
@@ -189,6 +193,7 @@ static void purge(struct sim_ffs *f)
 		free(m);
 	}
 	f->notify = 0;
+	pthread_mutex_unlock(&f->lock);
 }
 
 /*
@@ -584,24 +589,12 @@ static void *ep0_thread(void *arg)
 				log_info("qmapd-sim: ffs: function enabled by the host");
 				break;
 			case FUNCTIONFS_DISABLE:
-				pthread_mutex_lock(&f->lock);
-				f->stats.disables++;
-				log_info("qmapd-sim: ffs: function disabled; %u responses and %u "
-					 "aggregates dropped",
-					 f->control.count, f->bulk_in.count);
-				purge(f);
-				pthread_mutex_unlock(&f->lock);
+				function_gone(f, &f->stats.disables, "disabled");
 				break;
 			case FUNCTIONFS_UNBIND:
 				/* The gadget left the UDC (the cable pulled). FunctionFS drops a
 				 * DISABLE still unread when it queues UNBIND: this is the disable. */
-				pthread_mutex_lock(&f->lock);
-				f->stats.unbinds++;
-				log_info("qmapd-sim: ffs: function unbound; %u responses and %u "
-					 "aggregates dropped",
-					 f->control.count, f->bulk_in.count);
-				purge(f);
-				pthread_mutex_unlock(&f->lock);
+				function_gone(f, &f->stats.unbinds, "unbound");
 				break;
 			default:
 				log_debug("qmapd-sim: ffs: event %u", ev[i].type);
