@@ -94,19 +94,13 @@ timeout 20 mbimcli -d /dev/cdc-wdm0 --query-device-caps >/dev/null || fail "mbim
 # gadgetfs_* lines of the sim's counters; gadgetfs_class_sequence is the harness's
 # class_sequence (e2e-usb-mbim.sh): SET_INTERFACE on the data interface and the class requests
 # in the order the host sent them, a refused one ending in '!'.
-# sim_counters reads the sim's last counters into S[KEY] with bash alone: in the TCG guest
-# every program started (sstat's grep, tr, sed) costs a few hundred ms.
+# vm_sim_counters (vm-lib.sh) reads the sim's last counters into S[KEY].
 declare -A S
-sim_counters() {
-	local k v
-	S=()
-	while IFS== read -r k v; do S[$k]=$v; done <"$E2E_TMP/sim.stats"
-}
 sim_stats() {
 	rm -f "$E2E_TMP/sim.stats"
 	kill -USR1 "$SIM_PID"
 	wait_for 5 "the sim's counters" test -s "$E2E_TMP/sim.stats"
-	sim_counters
+	vm_sim_counters
 }
 # cdc_ncm's own setup of the data interface, by the kernel's cdc_mbim at its bind, and
 # qmapd's in the same order (usb_mbim_setup(), e2e-usb-mbim.sh's): the function offers NTB16
@@ -255,7 +249,7 @@ in_host bash -c 'exec 3<>"$1"; for n in {420..520}; do
 	sweep "$E2E_TMP/pace" || fail "UDP datagrams of 420..520 bytes up mux 1"
 echo "ok: 101 datagrams of 420..520 bytes up mux 1 in $(($(now_ms) - t0)) ms"
 refresh_stats
-sim_counters
+vm_sim_counters
 # qmapd's setup of the data interface, after the USB core's alternate setting 0 when cdc_mbim
 # let go of it: cdc_mbim's order, nothing refused.
 expect_eq "class requests and alternate settings (cdc_mbim, then qmapd)" "${S[gadgetfs_class_sequence]}" \
@@ -299,7 +293,7 @@ vm_unplug_under_traffic cable out
 # qmapd (ntb-format 16) say NTB16 with SET_NTB_FORMAT, in alternate setting 0, and the last
 # run below asks for NTB32, without a plug of its own.
 vm_replug_keeps_sessions cable in --ntb 32
-sim_counters # as vm_replug_keeps_sessions left them
+vm_sim_counters # as vm_replug_keeps_sessions left them
 KERNEL_SETUP16="data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_NTB_FORMAT/16,data-alt1"
 QMAPD_SETUP16="data-alt1,data-alt0,GET_NTB_PARAMETERS,SET_NTB_FORMAT/16,SET_NTB_INPUT_SIZE/8,data-alt1"
 expect_eq "class requests and alternate settings after the replug (NTB32 offered)" "${S[gadgetfs_class_sequence]}" \
@@ -351,7 +345,7 @@ in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping over qmap1 (
 # NTB32 asked for after cdc_mbim's NTB16 (qmapd's exit gave it the interfaces back), and both
 # ways in NTB32: the sim takes the uplink NTBs as NTB32 from SET_NTB_FORMAT/32 on.
 refresh_stats
-sim_counters
+vm_sim_counters
 expect_eq "class requests and alternate settings (NTB32 asked for)" "${S[gadgetfs_class_sequence]}" \
 	"$KERNEL_SETUP16,data-alt0,$QMAPD_SETUP16,data-alt0,$KERNEL_SETUP16,data-alt0,${QMAPD_SETUP16/FORMAT\/16/FORMAT/32}"
 expect_eq "class requests refused by the gadget or the sim" \

@@ -188,14 +188,14 @@ pings() { # COUNT TARGET: the echo replies received, waiting 1 s for the last
 }
 declare -A Q S Q0 S0
 counters() { # qmapd's device counters into Q, the sim's into S; "mark" keeps them in Q0, S0
-	local line kv k v
+	local line kv k
 	refresh_stats
-	Q=() S=()
+	Q=()
 	while read -r line; do
 		[[ $line == "modem0 device: "* ]] || continue
 		for kv in ${line#modem0 device: }; do Q[${kv%%=*}]=${kv#*=}; done
 	done <"$E2E_TMP/qmapd.stats"
-	while IFS='=' read -r k v; do [ -z "$k" ] || S[$k]=$v; done <"$E2E_TMP/sim.stats"
+	vm_sim_counters
 	[ "${1:-}" = mark ] || return 0
 	for k in "${!Q[@]}"; do Q0[$k]=${Q[$k]}; done
 	for k in "${!S[@]}"; do S0[$k]=${S[$k]}; done

@@ -312,6 +312,15 @@ vm_udevd() {
 	/run/vm-bin/udevadm settle --timeout=20
 }
 
+# vm_sim_counters: the sim's last counters ($E2E_TMP/sim.stats, KEY=VALUE lines) into the
+# caller's associative array S (declare -A S), with bash alone: in the TCG guest every
+# program started (sstat's grep, tr, sed) costs a few hundred ms.
+vm_sim_counters() {
+	local k v
+	S=()
+	while IFS='=' read -r k v; do [ -z "$k" ] || S[$k]=$v; done <"$E2E_TMP/sim.stats"
+}
+
 # vm_wait SECONDS WHAT CMD...: wait_for by the clock. wait_for counts tries of 0.1 s, and
 # in a TCG guest one try of a check that starts programs (qmapctl | jq) takes seconds.
 vm_wait() {
