@@ -5,7 +5,8 @@
  * on every plug), inspected once when it appears; what left is reported before what arrived,
  * so a modem replugged between two scans leaves before it comes back. Hotplug callbacks only
  * schedule a scan on the next loop turn: nothing may be opened from inside libusb's event
- * handling.
+ * handling. Where they will never come (a udev-built libusb without udevd), a scan every
+ * second renews the libusb context first when sysfs changed (usb-presence.h).
  */
 #include <errno.h>
 #include <ev.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "usb-device.h"
 #include "usb-loop.h"
+#include "usb-presence.h"
 
 #define DISCOVERY_RESCAN_SECONDS 1.0 /* without hotplug */
 #define DISCOVERY_RETRY_SECONDS	 5.0 /* a modem that could not be opened */
@@ -48,6 +50,8 @@ struct discovery {
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
 	bool no_hotplug;       /* discovery_disable_hotplug() */
+	bool told_unheard;     /* logged once: udevd does not run, sysfs is watched */
+	uint64_t sysfs_seen;   /* usb_sysfs_fingerprint() when the context was made */
 	double rescan_seconds; /* without hotplug; tests shorten it */
 	bool started;
 	char **exclude;
@@ -231,20 +235,10 @@ static void discovery_scan(struct discovery *d)
 			retry = true;
 	}
 	libusb_free_device_list(list, 1);
-	if (!d->has_hotplug)
+	if (!d->has_hotplug || usb_hotplug_unheard())
 		discovery_schedule(d, d->rescan_seconds);
 	else if (retry)
 		discovery_schedule(d, DISCOVERY_RETRY_SECONDS);
-}
-
-static void discovery_on_scan(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct discovery *d = w->data;
-	(void)loop;
-	(void)revents;
-
-	if (d->started)
-		discovery_scan(d);
 }
 
 static int LIBUSB_CALL discovery_on_hotplug(libusb_context *ctx, libusb_device *dev,
@@ -257,6 +251,53 @@ static int LIBUSB_CALL discovery_on_hotplug(libusb_context *ctx, libusb_device *
 
 	discovery_schedule(d, 0.);
 	return 0;
+}
+
+static void discovery_register_hotplug(struct discovery *d)
+{
+	/* Before a scan, so nothing plugged in meanwhile is missed. */
+	int r = libusb_hotplug_register_callback(
+		d->ctx, LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED | LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0,
+		LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
+		discovery_on_hotplug, d, &d->hotplug);
+
+	if (r < 0) {
+		log_warning_errno(usb_errno(r), "discovery: no hotplug callbacks, re-scanning "
+						"every second instead");
+		d->has_hotplug = false;
+	}
+}
+
+/* Without udevd, libusb's list holds only what it had: a fresh one when sysfs changed. */
+static void discovery_notice_new_devices(struct discovery *d)
+{
+	if (!d->has_hotplug || !usb_hotplug_unheard())
+		return;
+	uint64_t seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
+	if (seen == d->sysfs_seen)
+		return;
+	if (!d->told_unheard)
+		log_info("discovery: udevd is not running, so libusb hears of no new device; "
+			 "looking at " USB_SYSFS_DEVICES " every second");
+	d->told_unheard = true;
+	libusb_hotplug_deregister_callback(d->ctx, d->hotplug);
+	if (usb_loop_renew(d->ul) == 0) {
+		d->ctx = usb_loop_context(d->ul);
+		d->sysfs_seen = seen;
+	}
+	discovery_register_hotplug(d);
+}
+
+static void discovery_on_scan(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct discovery *d = w->data;
+	(void)loop;
+	(void)revents;
+
+	if (!d->started)
+		return;
+	discovery_notice_new_devices(d);
+	discovery_scan(d);
 }
 
 int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_excludes,
@@ -291,6 +332,8 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 		}
 		d->n_exclude++;
 	}
+	/* Before the context's enumeration, so a device added meanwhile changes it. */
+	d->sysfs_seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	r = usb_loop_new(loop, "discovery", NULL, NULL, &d->ul);
 	if (r < 0) {
 		discovery_free(d);
@@ -303,24 +346,11 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 
 int discovery_start(struct discovery *d)
 {
-	int r;
-
 	if (d->started)
 		return 0;
 	d->has_hotplug = !d->no_hotplug && libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
 	if (d->has_hotplug) {
-		/* Before the first scan, so nothing plugged in meanwhile is missed. */
-		r = libusb_hotplug_register_callback(
-			d->ctx,
-			LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED | LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0,
-			LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
-			LIBUSB_HOTPLUG_MATCH_ANY, discovery_on_hotplug, d, &d->hotplug);
-		if (r < 0) {
-			log_warning_errno(usb_errno(r),
-					  "discovery: no hotplug callbacks, re-scanning "
-					  "every second instead");
-			d->has_hotplug = false;
-		}
+		discovery_register_hotplug(d);
 	} else if (!d->no_hotplug) {
 		log_info("discovery: libusb has no hotplug support here, re-scanning every second");
 	}

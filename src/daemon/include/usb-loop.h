@@ -25,6 +25,13 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
  * callbacks first. NULL-safe. */
 struct usb_loop *usb_loop_free(struct usb_loop *ul);
 
+/*
+ * Exit the context and drive a new one in its place (usb-presence.h says why): its device
+ * list is enumerated afresh. Only with nothing open in it: deregister hotplug callbacks
+ * before and register them again after. Returns 0 or -errno (the old context kept).
+ */
+int usb_loop_renew(struct usb_loop *ul);
+
 libusb_context *usb_loop_context(struct usb_loop *ul);
 /* Arm the timer for libusb's next timeout (nothing to do where libusb has a timerfd): call
  * after submitting a transfer that has a timeout. */

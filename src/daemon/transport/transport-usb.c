@@ -22,7 +22,9 @@
  *
  * Finding the modem again: libusb hotplug callbacks where libusb has them (Linux with
  * udev, and umockdev's emulated uevents in the tests), so a replug is claimed at once;
- * without hotplug support a re-scan timer runs while the modem is away. A modem that is
+ * without hotplug support a re-scan timer runs while the modem is away, and where a
+ * udev-built libusb hears nothing because udevd does not run, the same timer looks at
+ * sysfs and renews the libusb context when a device came (usb-presence.h). A modem that is
  * present but cannot be claimed (busy, no permission) is retried on a slow timer, because
  * freeing an interface sends no uevent. A replug is the same modem when its serial number
  * matches (or, without one, its port path).
@@ -42,6 +44,7 @@
 #include "transport.h"
 #include "usb-device.h"
 #include "usb-loop.h"
+#include "usb-presence.h"
 #include "usb-spec.h"
 
 /* cdc-wdm's buffer for qmi_wwan (usb_cdc_wdm_register(..., 4096, ...)): a QMUX message. */
@@ -88,6 +91,8 @@ struct transport_usb {
 	libusb_device_handle *h;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
+	bool told_unheard;   /* logged once: udevd does not run, sysfs is watched */
+	uint64_t sysfs_seen; /* usb_sysfs_fingerprint() when the context was made */
 	bool started;
 	enum usb_state state;
 	char name[96]; /* "usb 2-1.4 (2c7c:0125) if4", for every log line */
@@ -158,6 +163,7 @@ static struct transport_usb *to_usb(struct transport *t)
 static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x);
 static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x);
 static void usb_lost(struct transport_usb *s);
+static void usb_register_hotplug(struct transport_usb *s);
 
 /* ---- downlink batches ---- */
 
@@ -1013,6 +1019,12 @@ fail:
 	return -EBUSY;
 }
 
+/* A hotplug callback will tell us of the modem's return (else the rescan timer looks). */
+static bool usb_hotplug_heard(const struct transport_usb *s)
+{
+	return s->has_hotplug && !usb_hotplug_unheard();
+}
+
 /* Look for the modem; claim it when found. 0 claimed, -ENODEV absent, other -errno. */
 static int usb_scan(struct transport_usb *s)
 {
@@ -1060,10 +1072,84 @@ static int usb_scan(struct transport_usb *s)
 	if (r == -ENODEV && !s->warned_missing) {
 		log_warning_errno(-ENODEV, "transport usb %s: no such device%s; waiting for it",
 				  s->spec_text,
-				  s->has_hotplug ? "" : " (re-scanning every second)");
+				  usb_hotplug_heard(s) ? "" : " (re-scanning every second)");
 		s->warned_missing = true;
 	}
 	return r;
+}
+
+/* Every transfer not allocated yet. 0 or -ENOMEM. */
+static int usb_alloc_transfers(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+	struct libusb_transfer **one[] = { &s->cmd, &s->intr, &s->resp };
+
+	for (uint32_t i = 0; i < t->n_rx; i++)
+		if (!s->rx[i] && !(s->rx[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	for (uint32_t i = 0; i < t->n_out; i++)
+		if (!s->tx[i] && !(s->tx[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		if (!*one[i] && !(*one[i] = libusb_alloc_transfer(0)))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Transfers before libusb_exit(): a transfer once submitted holds a reference to its
+ * device, and dropping that after the context is gone reads freed memory (seen after an
+ * unplug/replug cycle, when the old device lives on only through those references).
+ */
+static void usb_free_transfers(struct transport_usb *s)
+{
+	struct transport *t = &s->base;
+
+	for (uint32_t i = 0; s->rx && i < t->n_rx; i++) {
+		libusb_free_transfer(s->rx[i]);
+		s->rx[i] = NULL;
+	}
+	for (uint32_t i = 0; s->tx && i < t->n_out; i++) {
+		libusb_free_transfer(s->tx[i]);
+		s->tx[i] = NULL;
+	}
+	libusb_free_transfer(s->cmd);
+	libusb_free_transfer(s->intr);
+	libusb_free_transfer(s->resp);
+	s->cmd = s->intr = s->resp = NULL;
+}
+
+/*
+ * Without udevd a udev-built libusb lists only the devices it had (usb-presence.h): when
+ * sysfs shows a change, a new context, enumerated afresh, and new transfers (the old ones
+ * hold the old context's devices). Only while waiting, when nothing is open or in flight.
+ * 0, or -ENOMEM with a transfer missing (tried again on the next look).
+ */
+static int usb_notice_new_devices(struct transport_usb *s)
+{
+	if (!s->has_hotplug || !usb_hotplug_unheard())
+		return 0;
+	uint64_t seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
+	if (seen == s->sysfs_seen)
+		return 0;
+	if (!s->told_unheard)
+		log_info("transport usb %s: udevd is not running, so libusb hears of no new "
+			 "device; looking at " USB_SYSFS_DEVICES " every second while the modem "
+			 "is away",
+			 s->spec_text);
+	s->told_unheard = true;
+	libusb_hotplug_deregister_callback(s->ctx, s->hotplug);
+	usb_free_transfers(s);
+	if (usb_loop_renew(s->ul) == 0) {
+		s->ctx = usb_loop_context(s->ul);
+		s->sysfs_seen = seen;
+	}
+	usb_register_hotplug(s);
+	if (usb_alloc_transfers(s) < 0) {
+		s->sysfs_seen = 0;
+		return log_error_errno(-ENOMEM, "%s: no memory for new transfers", s->name);
+	}
+	return 0;
 }
 
 static void usb_on_rescan(struct ev_loop *loop, ev_timer *w, int revents)
@@ -1074,11 +1160,13 @@ static void usb_on_rescan(struct ev_loop *loop, ev_timer *w, int revents)
 	ev_timer_stop(loop, w);
 	if (!s->started || s->state != USB_STATE_WAITING)
 		return;
-	int r = usb_scan(s);
+	int r = usb_notice_new_devices(s);
+	if (r == 0)
+		r = usb_scan(s);
 	if (r == 0)
 		return;
-	/* Absent with hotplug: the ARRIVED callback brings us back. */
-	if (r == -ENODEV && s->has_hotplug)
+	/* Absent with hotplug that is heard: the ARRIVED callback brings us back. */
+	if (r == -ENODEV && usb_hotplug_heard(s))
 		return;
 	ev_timer_set(w, r == -ENODEV ? USB_RESCAN_SECONDS : USB_RETRY_SECONDS, 0.);
 	ev_timer_start(loop, w);
@@ -1091,18 +1179,28 @@ static void usb_schedule_scan(struct transport_usb *s)
 	ev_timer_start(s->base.loop, &s->rescan);
 }
 
-/* Cancelling an idle or finished transfer only returns an error: try every one. */
+/*
+ * Cancelling an idle or finished transfer only returns an error, so every one is tried;
+ * but not one last filled for an earlier claim: its handle is closed (and its context
+ * maybe gone, usb_loop_renew()), and such a transfer is not in flight.
+ */
+static void usb_cancel(struct transport_usb *s, struct libusb_transfer *x)
+{
+	if (s->h && x->dev_handle == s->h)
+		libusb_cancel_transfer(x);
+}
+
 static void usb_cancel_all(struct transport_usb *s)
 {
 	struct transport *t = &s->base;
 
 	for (uint32_t i = 0; i < t->n_rx; i++)
-		libusb_cancel_transfer(s->rx[i]);
-	libusb_cancel_transfer(s->intr);
-	libusb_cancel_transfer(s->resp);
-	libusb_cancel_transfer(s->cmd);
+		usb_cancel(s, s->rx[i]);
+	usb_cancel(s, s->intr);
+	usb_cancel(s, s->resp);
+	usb_cancel(s, s->cmd);
 	for (uint32_t i = 0; i < t->n_out; i++)
-		libusb_cancel_transfer(s->tx[i]);
+		usb_cancel(s, s->tx[i]);
 }
 
 /* The modem went away (or stops): cancel everything, tear down once all came back. */
@@ -1157,6 +1255,27 @@ static int LIBUSB_CALL usb_on_hotplug(libusb_context *ctx, libusb_device *dev,
 	return 0;
 }
 
+/* Hotplug callbacks for our modem (its IDs, or every device for a port path). */
+static void usb_register_hotplug(struct transport_usb *s)
+{
+	bool by_id = s->spec.kind == USB_SPEC_ID;
+	int r;
+
+	if (!s->has_hotplug)
+		return;
+	r = libusb_hotplug_register_callback(
+		s->ctx, LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED | LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0,
+		by_id ? s->spec.vid : LIBUSB_HOTPLUG_MATCH_ANY,
+		by_id ? s->spec.pid : LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
+		usb_on_hotplug, s, &s->hotplug);
+	if (r < 0) {
+		log_warning_errno(usb_errno(r),
+				  "transport usb %s: no hotplug callbacks, re-scanning instead",
+				  s->spec_text);
+		s->has_hotplug = false;
+	}
+}
+
 /* ---- the ops ---- */
 
 static int usb_init(struct transport *t, const char *address)
@@ -1190,42 +1309,21 @@ static int usb_init(struct transport *t, const char *address)
 	s->tx = calloc(t->n_out, sizeof(*s->tx));
 	if (!s->rx || !s->rx_batch || !s->tx)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < t->n_rx; i++)
-		if (!(s->rx[i] = libusb_alloc_transfer(0)))
-			return -ENOMEM;
-	for (uint32_t i = 0; i < t->n_out; i++)
-		if (!(s->tx[i] = libusb_alloc_transfer(0)))
-			return -ENOMEM;
-	s->cmd = libusb_alloc_transfer(0);
-	s->intr = libusb_alloc_transfer(0);
-	s->resp = libusb_alloc_transfer(0);
-	if (!s->cmd || !s->intr || !s->resp)
-		return -ENOMEM;
+	r = usb_alloc_transfers(s);
+	if (r < 0)
+		return r;
 
 	char what[sizeof(s->spec_text) + 16];
 	snprintf(what, sizeof(what), "transport %s", s->spec_text);
+	/* Before the context's enumeration, so a device added meanwhile changes it. */
+	s->sysfs_seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	r = usb_loop_new(t->loop, what, usb_after_events, s, &s->ul);
 	if (r < 0)
 		return r;
 	s->ctx = usb_loop_context(s->ul);
 
 	s->has_hotplug = libusb_has_capability(LIBUSB_CAP_HAS_HOTPLUG);
-	if (s->has_hotplug) {
-		bool by_id = s->spec.kind == USB_SPEC_ID;
-		r = libusb_hotplug_register_callback(
-			s->ctx,
-			LIBUSB_HOTPLUG_EVENT_DEVICE_ARRIVED | LIBUSB_HOTPLUG_EVENT_DEVICE_LEFT, 0,
-			by_id ? s->spec.vid : LIBUSB_HOTPLUG_MATCH_ANY,
-			by_id ? s->spec.pid : LIBUSB_HOTPLUG_MATCH_ANY, LIBUSB_HOTPLUG_MATCH_ANY,
-			usb_on_hotplug, s, &s->hotplug);
-		if (r < 0) {
-			log_warning_errno(
-				usb_errno(r),
-				"transport usb %s: no hotplug callbacks, re-scanning instead",
-				s->spec_text);
-			s->has_hotplug = false;
-		}
-	}
+	usb_register_hotplug(s);
 	return 0;
 }
 
@@ -1283,18 +1381,7 @@ static void usb_free(struct transport *t)
 
 	if (s->ctx && t->loop)
 		usb_stop(t);
-	/*
-	 * Transfers before libusb_exit(): a transfer once submitted holds a reference to its
-	 * device, and dropping that after the context is gone reads freed memory (seen after
-	 * an unplug/replug cycle, when the old device lives on only through those references).
-	 */
-	for (uint32_t i = 0; s->rx && i < t->n_rx; i++)
-		libusb_free_transfer(s->rx[i]);
-	for (uint32_t i = 0; s->tx && i < t->n_out; i++)
-		libusb_free_transfer(s->tx[i]);
-	libusb_free_transfer(s->cmd);
-	libusb_free_transfer(s->intr);
-	libusb_free_transfer(s->resp);
+	usb_free_transfers(s);
 	if (s->ctx) {
 		if (s->has_hotplug)
 			libusb_hotplug_deregister_callback(s->ctx, s->hotplug);

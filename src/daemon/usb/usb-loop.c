@@ -98,10 +98,37 @@ static void LIBUSB_CALL usb_loop_fd_removed(int fd, void *userdata)
 	}
 }
 
+/* Watch ctx's pollfds, and every one it adds later. */
+static void usb_loop_attach(struct usb_loop *ul, libusb_context *ctx)
+{
+	const struct libusb_pollfd **pfds = libusb_get_pollfds(ctx);
+
+	ul->ctx = ctx;
+	for (size_t i = 0; pfds && pfds[i]; i++)
+		usb_loop_fd_added(pfds[i]->fd, pfds[i]->events, ul);
+	libusb_free_pollfds(pfds);
+	libusb_set_pollfd_notifiers(ctx, usb_loop_fd_added, usb_loop_fd_removed, ul);
+}
+
+/* Stop every watcher and exit the context. */
+static void usb_loop_detach(struct usb_loop *ul)
+{
+	libusb_set_pollfd_notifiers(ul->ctx, NULL, NULL, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(ul->fd); i++) {
+		if (ul->fd[i].used)
+			ev_io_stop(ul->loop, &ul->fd[i].io);
+		ul->fd[i].used = false;
+	}
+	ev_timer_stop(ul->loop, &ul->timeout);
+	libusb_exit(ul->ctx);
+	ul->ctx = NULL;
+}
+
 int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(void *userdata),
 		 void *userdata, struct usb_loop **ret)
 {
 	struct usb_loop *ul = calloc(1, sizeof(*ul));
+	libusb_context *ctx;
 	int r;
 
 	if (!ul)
@@ -112,17 +139,27 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 	snprintf(ul->name, sizeof(ul->name), "%s", name);
 	ev_timer_init(&ul->timeout, usb_loop_on_timeout, 0., 0.);
 	ul->timeout.data = ul;
-	r = libusb_init(&ul->ctx);
+	r = libusb_init(&ctx);
 	if (r < 0) {
 		free(ul);
 		return log_error_errno(usb_errno(r), "%s: libusb_init failed", name);
 	}
-	const struct libusb_pollfd **pfds = libusb_get_pollfds(ul->ctx);
-	for (size_t i = 0; pfds && pfds[i]; i++)
-		usb_loop_fd_added(pfds[i]->fd, pfds[i]->events, ul);
-	libusb_free_pollfds(pfds);
-	libusb_set_pollfd_notifiers(ul->ctx, usb_loop_fd_added, usb_loop_fd_removed, ul);
+	usb_loop_attach(ul, ctx);
 	*ret = ul;
+	return 0;
+}
+
+int usb_loop_renew(struct usb_loop *ul)
+{
+	libusb_context *ctx;
+	/* The new one first: a failure keeps the old, and libusb's udev monitor (shared by
+	 * every context) is not stopped and started again in between. */
+	int r = libusb_init(&ctx);
+
+	if (r < 0)
+		return log_warning_errno(usb_errno(r), "%s: a new libusb context failed", ul->name);
+	usb_loop_detach(ul);
+	usb_loop_attach(ul, ctx);
 	return 0;
 }
 
@@ -130,12 +167,7 @@ struct usb_loop *usb_loop_free(struct usb_loop *ul)
 {
 	if (!ul)
 		return NULL;
-	libusb_set_pollfd_notifiers(ul->ctx, NULL, NULL, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(ul->fd); i++)
-		if (ul->fd[i].used)
-			ev_io_stop(ul->loop, &ul->fd[i].io);
-	ev_timer_stop(ul->loop, &ul->timeout);
-	libusb_exit(ul->ctx);
+	usb_loop_detach(ul);
 	free(ul);
 	return NULL;
 }

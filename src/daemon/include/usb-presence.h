@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether libusb will hear of a modem plugged in, and how to notice one when it will not.
+ * A libusb built with udev support (Debian's) learns of new devices only from udevd's
+ * netlink messages, and libusb_get_device_list() returns the list those messages built; so
+ * where udevd does not run (a container, an initramfs, a minimal system) a replugged modem
+ * is never listed and no hotplug callback comes. There, libusb's users (the usb transport
+ * while its modem is away, discovery) look at sysfs instead: a fingerprint of
+ * /sys/bus/usb/devices (each entry's name and inode: a device added again is a new sysfs
+ * node) read every second, and when it changed the libusb context is made anew
+ * (usb_loop_renew()), whose first enumeration reads sysfs itself.
+ */
+#ifndef QMAPD_USB_PRESENCE_H
+#define QMAPD_USB_PRESENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define USB_SYSFS_DEVICES    "/sys/bus/usb/devices"
+#define USB_PRESENCE_SECONDS 1.0 /* between two looks at sysfs */
+
+/*
+ * True when libusb has hotplug through udev (libudev is in this process) but udevd is not
+ * running (no /run/udev/control): its hotplug callbacks will never be called. Asked at
+ * every look, so a udevd started later is noticed.
+ */
+bool usb_hotplug_unheard(void);
+
+/* The fingerprint of the device directory `dir` (USB_SYSFS_DEVICES); 0 if it cannot be read. */
+uint64_t usb_sysfs_fingerprint(const char *dir);
+
+#endif

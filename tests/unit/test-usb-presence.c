@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* usb-presence: the fingerprint that tells a device came or went without udevd. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test-case.h"
+#include "usb-presence.h"
+
+/* A sysfs device entry (there a symlink; here a folder does as well). */
+static void add(const char *root, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	EXPECT_EQ(mkdir(path, 0755), 0);
+}
+
+static void del(const char *root, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	EXPECT_EQ(rmdir(path), 0);
+}
+
+TEST(fingerprint)
+{
+	char root[] = "/tmp/test-usb-presence-XXXXXX";
+	char from[600], to[600];
+
+	EXPECT_TRUE(mkdtemp(root) != NULL);
+	EXPECT_EQ(usb_sysfs_fingerprint("/nonexistent/bus/usb/devices"), 0);
+	uint64_t empty = usb_sysfs_fingerprint(root);
+	EXPECT_TRUE(empty != 0); /* readable, so never "unreadable" */
+
+	add(root, "usb1");
+	add(root, "1-1");
+	uint64_t two = usb_sysfs_fingerprint(root);
+	EXPECT_TRUE(two != empty);
+	EXPECT_EQ(usb_sysfs_fingerprint(root), two); /* nothing changed: the same */
+
+	/* Unplugged: an entry less. */
+	del(root, "1-1");
+	uint64_t one = usb_sysfs_fingerprint(root);
+	EXPECT_TRUE(one != two);
+
+	/* Replugged between two looks: the same name, a new node. Made beside the old one
+	 * so the file system cannot give the new entry the old inode back. */
+	add(root, "1-1");
+	uint64_t again = usb_sysfs_fingerprint(root);
+	add(root, "1-1.new");
+	del(root, "1-1");
+	snprintf(from, sizeof(from), "%s/1-1.new", root);
+	snprintf(to, sizeof(to), "%s/1-1", root);
+	EXPECT_EQ(rename(from, to), 0);
+	EXPECT_TRUE(usb_sysfs_fingerprint(root) != again);
+
+	del(root, "1-1");
+	del(root, "usb1");
+	EXPECT_EQ(usb_sysfs_fingerprint(root), empty);
+	EXPECT_EQ(rmdir(root), 0);
+}
