@@ -227,6 +227,7 @@ struct transport_stats {
 	uint64_t ctrl_errors;  /* ... failed every try: the request was lost */
 	uint64_t resp_errors;  /* GET_ENCAPSULATED_RESPONSE failed (retried on the next) */
 	uint64_t resp_polled;  /* responses fetched without a RESPONSE_AVAILABLE */
+	uint64_t resp_drained; /* ... by asking again after a response, more than announced */
 	/* Endpoint halts cleared: one per halt, however many transfers it failed. */
 	uint64_t halts_cleared;
 };

@@ -139,13 +139,85 @@ expect_ge "bulk IN transfers in flight after the faults" "$(ustat bulk_in_urbs_p
 grep -q "bulk IN stall" "$E2E_TMP/qmapd.log" || fail "the stall was not logged"
 echo "ok: STALL, -EPROTO, short and overflow counted and survived"
 
+# A response without RESPONSE_AVAILABLE, and another client's command announced within the
+# poll second (vm-gadget-qmi.sh saw it once on a real UDC): that notification's
+# GET_ENCAPSULATED_RESPONSE fetches the older, unannounced response (the modem's queue is
+# FIFO), so the newer one must be asked for too, not left in the modem for the next
+# notification to fetch one behind. Client a's first request is answered silently; b starts
+# while a waits. Each must get its own answer at once (4 s is far beyond the tens of ms a
+# qmicli takes here and the poll second, far below the 10 s a response left behind waited)
+# and nothing may stay queued in the modem. Run before the modem ever lost a notification
+# (qmapd asks again because fewer responses came than commands went), after (it asks after
+# every response), and with a modem that STALLs an ask with nothing queued (empty-stall:
+# Qualcomm's f_gsi), where qmapd must take the STALL for "nothing" and stop asking.
+ids_timed() { # NAME: qmicli -p --dms-get-ids, "rc ms IMEI-or-none" into ids.NAME
+	local t0 out rc=0
+	t0=$(date +%s%N)
+	out=$(in_host timeout 20 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids 2>&1) ||
+		rc=$?
+	echo "$rc $((($(date +%s%N) - t0) / 1000000)) $([[ $out == *IMEI:* ]] && echo IMEI || echo none)" \
+		>"$E2E_TMP/ids.$1"
+}
+two_clients_one_silent() { # WHEN [empty-stall]
+	local silent0 polled0 drained0 errors0 stalls0 c rc ms imei a b
+	usb_stats
+	refresh_stats
+	silent0=$(ustat injected_int_silent)
+	stalls0=$(ustat injected_empty_stall)
+	polled0=$(qstat device: resp_polled)
+	drained0=$(qstat device: resp_drained)
+	errors0=$(qstat device: resp_errors)
+	[ -z "${2:-}" ] || usb inject empty-stall 1000
+	usb inject int-silent 1
+	ids_timed a &
+	a=$!
+	sleep 0.3
+	ids_timed b &
+	b=$!
+	E2E_PIDS+=("$a" "$b")
+	wait "$a" "$b"
+	[ -z "${2:-}" ] || usb inject empty-stall 0
+	usb_stats
+	refresh_stats
+	expect_eq "silent notifications injected ($1)" $(($(ustat injected_int_silent) - silent0)) 1
+	[ -z "${2:-}" ] || expect_ge "empty asks STALLed ($1)" $(($(ustat injected_empty_stall) - stalls0)) 1
+	for c in a b; do
+		read -r rc ms imei <"$E2E_TMP/ids.$c"
+		echo "client $c ($1): exit $rc after $ms ms, $imei"
+		expect_eq "client $c's exit status" "$rc" 0
+		expect_eq "client $c's answer" "$imei" IMEI
+		[ "$ms" -lt 4000 ] || fail "client $c waited $ms ms for its answer ($1): one left behind"
+	done
+	expect_eq "responses left in the modem ($1)" "$(ustat ctrl_responses_queued)" 0
+	# Fetched by asking again after the notified one, not by the poll a second later.
+	expect_eq "responses polled ($1)" $(($(qstat device: resp_polled) - polled0)) 0
+	expect_ge "responses fetched by asking again ($1)" \
+		$(($(qstat device: resp_drained) - drained0)) 1
+	# A STALLed ask with nothing queued is the answer "nothing", not a failure.
+	expect_eq "failed response fetches ($1)" $(($(qstat device: resp_errors) - errors0)) 0
+	dms_ids || fail "qmicli after the unannounced response and the one behind it ($1)"
+	usb_stats
+	expect_eq "responses left in the modem after one more client ($1)" \
+		"$(ustat ctrl_responses_queued)" 0
+	echo "ok: another command's notification within the poll second leaves nothing behind ($1)"
+}
+dms_ids() { in_host timeout 20 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids >/dev/null; }
+# What asking again costs a modem that lost no notification: only where qmapd and its clients
+# had several commands out at once (start-up), a few asks answered with nothing.
+usb_stats
+echo "empty answers before any control-path fault: $(ustat ctrl_responses_empty) of" \
+	"$(ustat ctrl_responses) responses"
+expect_ge "responses, a tenth of them: more than the empty answers" \
+	$(($(ustat ctrl_responses) / 10)) "$(ustat ctrl_responses_empty)"
+two_clients_one_silent "no notification lost before"
+
 # Faults beyond bulk IN. Bulk OUT: STALL (halt cleared), -EPROTO, a transfer that never
 # completes (libusb times it out after 5 s). The control path: SEND_ENCAPSULATED_COMMAND
 # failing with STALL and -EPROTO (sent again), a response without RESPONSE_AVAILABLE (fetched
 # by asking). Each is survived, counted and logged once; the sessions stay connected.
-dms_ids() { in_host timeout 20 qmicli -p --device-open-qmi -d "$E2E_TMP/qmi0" --dms-get-ids >/dev/null; }
 refresh_stats
 ul_errors0=$(qstat device: ul_errors)
+silent0=$(ustat injected_int_silent)
 usb inject out-stall 2
 usb inject out-eproto 2
 usb inject out-timeout 1
@@ -164,7 +236,7 @@ expect_eq "bulk OUT faults counted by qmapd" "$(($(qstat device: ul_errors) - ul
 expect_eq "command faults injected" "$(($(ustat injected_cmd_stall) + $(ustat injected_cmd_eproto)))" 2
 expect_eq "commands sent again" "$(qstat device: ctrl_retries)" 2
 expect_eq "commands lost" "$(qstat device: ctrl_errors)" 0
-expect_eq "silent notifications injected" "$(ustat injected_int_silent)" 1
+expect_eq "silent notifications injected" $(($(ustat injected_int_silent) - silent0)) 1
 expect_ge "responses fetched without a notification" "$(qstat device: resp_polled)" 1
 for m in 1 2; do expect_eq "mux $m after the control-path faults" "$(mux_state $m)" connected; done
 in_host ping -c 3 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after the bulk OUT faults"
@@ -173,6 +245,8 @@ expect_eq "bulk OUT failure log lines" "$(grep -c 'bulk OUT .*only counted' "$E2
 expect_eq "command failure log lines" "$(grep -c 'SEND_ENCAPSULATED_COMMAND: .*only counted' "$E2E_TMP/qmapd.log")" 1
 expect_eq "missing notification log lines" "$(grep -c 'without RESPONSE_AVAILABLE' "$E2E_TMP/qmapd.log")" 1
 echo "ok: bulk OUT and control-path faults counted, logged once, sessions kept"
+two_clients_one_silent "after a response was polled"
+two_clients_one_silent "empty asks STALLed" empty-stall
 
 # Unplug while traffic flows: every transfer completes, carrier off, devices and addresses kept.
 refresh_stats

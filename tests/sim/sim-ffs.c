@@ -669,6 +669,7 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 {
 	pthread_mutex_lock(&f->lock);
 	struct sim_ffs_stats st = f->stats;
+	unsigned queued = f->control.count;
 	pthread_mutex_unlock(&f->lock);
 #define P(key) fprintf(out, "ffs_" #key "=%" PRIu64 "\n", st.key)
 	P(enables);
@@ -688,6 +689,8 @@ void sim_ffs_print_stats(struct sim_ffs *f, FILE *out)
 	P(line_state);
 	P(cmd_hold_dropped);
 #undef P
+	/* Responses waiting for a GET_ENCAPSULATED_RESPONSE now: one left behind stays. */
+	fprintf(out, "ffs_responses_queued=%u\n", queued);
 	for (size_t k = 0; k < FAULT_MAX; k++) {
 		fprintf(out, "ffs_injected_");
 		for (const char *c = fault_names[k]; *c; c++)

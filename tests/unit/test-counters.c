@@ -76,6 +76,7 @@ TEST(device)
 					.ctrl_errors = 31,
 					.resp_errors = 32,
 					.resp_polled = 33,
+					.resp_drained = 37,
 					.halts_cleared = 36 };
 	*s = (struct datapath_stats){ .dl_aggregates = 3,
 				      .dl_datagrams = 10,
@@ -104,7 +105,7 @@ TEST(device)
 		      " command_acks=17 command_acks_dropped=18 ul_aggregates=0"
 		      " ul_datagrams=19 ul_datagrams_per_aggregate=0.00 ul_bytes=4 ul_zlp=5"
 		      " ul_errors=26 ul_busy=7 disconnects=21 ctrl_retries=30 ctrl_errors=31"
-		      " resp_errors=32 resp_polled=33 halts_cleared=36"
+		      " resp_errors=32 resp_polled=33 resp_drained=37 halts_cleared=36"
 		      " ul_inflight=0 ul_inflight_limit=0 uplink_rate=0"
 		      " ul_rate_estimate=0 ul_reader_fifo=wait-out ul_reader_fq_codel=queue-full"
 		      " ul_reader_transitions=34 downlink_rate=0 dl_delay_us=0 dl_rate_cuts=0"
@@ -118,7 +119,7 @@ TEST(device)
 			    "\"ul-aggregates\":0,\"ul-datagrams\":19,\"ul-bytes\":4,\"ul-zlp\":5,"
 			    "\"ul-errors\":26,\"disconnects\":21,\"ctrl-retries\":30,"
 			    "\"ctrl-errors\":31,\"resp-errors\":32,\"resp-polled\":33,"
-			    "\"halts-cleared\":36,\"ul-inflight\":0,"
+			    "\"resp-drained\":37,\"halts-cleared\":36,\"ul-inflight\":0,"
 			    "\"ul-inflight-limit\":0,\"uplink-rate\":0,\"ul-rate-estimate\":0,"
 			    "\"ul-reader-fifo\":\"wait-out\",\"ul-reader-fq-codel\":\"queue-full\","
 			    "\"ul-reader-transitions\":34,\"downlink-rate\":0,\"dl-delay-us\":0,"

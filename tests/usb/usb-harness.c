@@ -45,7 +45,8 @@
  * reapable"), so libusb does not spin, and closing the master gives POLLERR like a real
  * disconnect. Commands, one per line, on the --control FIFO:
  *   [@K] plug | [@K] unplug | [@K] inject KIND [N] | stats | quit
- * @K names modem K (default 0); KIND is, for the next N of its kind:
+ * @K names modem K (default 0); N = 0 cancels those of KIND still due. KIND is, for the next
+ * N of its kind:
  *   stall, eproto, short, overflow    a bulk IN URB fails so (or is damaged)
  *   out-stall, out-eproto             a bulk OUT URB fails with -EPIPE / -EPROTO
  *   out-timeout                       a bulk OUT URB never completes (libusb times it out)
@@ -57,6 +58,9 @@
  *   input-size-stall                  mbim: the next SET_NTB_INPUT_SIZE is STALLed
  *   cmd-lose                          a SEND_ENCAPSULATED_COMMAND completes but never
  *                                     reaches the sim (as a SETUP that gadgetfs lost)
+ *   empty-stall                       a GET_ENCAPSULATED_RESPONSE with nothing queued is
+ *                                     STALLed, as Qualcomm's f_gsi and f_mbim answer it
+ *                                     (otherwise: 0 bytes, as f_rmnet and qmapd-sim)
  * MBIM class requests (NCM 1.0 §6.2) are answered by the harness, with the NTB parameters
  * of the sim's descriptor message; the SET requests it accepts go on to the sim
  * (TRANSPORT_EP_CLASS_REQUEST), which switches its format and sizes and must accept them too
@@ -75,7 +79,10 @@
  * as `key=value`, then every modem's as `K.key=value`, e.g. `1.driver=qmi_wwan` (the driver
  * bound to its interface now: the kernel's, `usbfs` when claimed, or `none`), and
  * `ctrl_in_flight_max`, the most SEND_ENCAPSULATED_COMMAND and GET_ENCAPSULATED_RESPONSE
- * URBs submitted and not yet reaped at once (qmapd keeps one on EP0 at a time).
+ * URBs submitted and not yet reaped at once (qmapd keeps one on EP0 at a time),
+ * `ctrl_responses_empty`, the GET_ENCAPSULATED_RESPONSEs answered with 0 bytes (nothing
+ * queued, as a CDC function answers), and `ctrl_responses_queued`, the responses waiting
+ * for one now.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +126,7 @@ enum inject {
 	INJ_CLASS_STALL,
 	INJ_INPUT_SIZE_STALL,
 	INJ_CMD_LOSE,
+	INJ_EMPTY_STALL,
 	INJ_MAX
 };
 static const char *const inject_names[INJ_MAX] = {
@@ -136,6 +144,7 @@ static const char *const inject_names[INJ_MAX] = {
 	"class-stall",
 	"input-size-stall",
 	"cmd-lose",
+	"empty-stall",
 };
 /* Their counters, "injected_" and the name with '_' for '-'. */
 static const char *const inject_keys[INJ_MAX] = {
@@ -153,6 +162,7 @@ static const char *const inject_keys[INJ_MAX] = {
 	"injected_class_stall",
 	"injected_input_size_stall",
 	"injected_cmd_lose",
+	"injected_empty_stall",
 };
 
 struct urb {
@@ -650,6 +660,10 @@ static void control_locked(struct modem *m, struct urb *u)
 	} else if (rt == 0xa1 && req == 0x01) { /* GET_ENCAPSULATED_RESPONSE */
 		GBytes *r = g_queue_pop_head(&m->encap);
 		m->resp_wlength = length;
+		if (!r && take_locked(m, INJ_EMPTY_STALL)) {
+			complete_locked(m, u, -EPIPE, 0);
+			return;
+		}
 		gsize n = 0;
 		if (r) {
 			const guint8 *d = g_bytes_get_data(r, &n);
@@ -657,6 +671,8 @@ static void control_locked(struct modem *m, struct urb *u)
 			memcpy(data, d, n);
 			g_bytes_unref(r);
 			count(m, "ctrl_responses", 1);
+		} else {
+			count(m, "ctrl_responses_empty", 1);
 		}
 		complete_locked(m, u, 0, (int)n);
 	} else if (rt == 0x21 && req == 0x22) { /* SET_CONTROL_LINE_STATE */
@@ -1275,6 +1291,9 @@ static void write_modem_stats(FILE *f, struct modem *m, const char *prefix)
 		fprintf(f, "%s%s=%" G_GUINT64_FORMAT "\n", prefix, inject_keys[i], v ? *v : 0);
 	}
 	fprintf(f, "%sbulk_in_urbs_pending=%u\n", prefix, g_queue_get_length(&m->bulk_in_urbs));
+	guint64 *empty = g_hash_table_lookup(m->stats, "ctrl_responses_empty");
+	fprintf(f, "%sctrl_responses_empty=%" G_GUINT64_FORMAT "\n", prefix, empty ? *empty : 0);
+	fprintf(f, "%sctrl_responses_queued=%u\n", prefix, g_queue_get_length(&m->encap));
 	fprintf(f, "%sdriver=%s\n", prefix,
 		m->driver_bound	 ? m->driver
 		: m->claimed_ifs ? "usbfs"
@@ -1340,7 +1359,7 @@ static void control_command(char *line)
 		g_mutex_lock(&H.lock);
 		for (int k = 0; k < INJ_MAX; k++)
 			if (!strcmp(w[1], inject_names[k]))
-				m->inject[k] += times;
+				m->inject[k] = w[2] && !times ? 0 : m->inject[k] + times;
 		pump_locked(m);
 		g_mutex_unlock(&H.lock);
 	} else if (w[0] && w[0][0]) {

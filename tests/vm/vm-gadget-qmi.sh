@@ -238,10 +238,12 @@ expect_eq "bulk IN transfers queued on dummy_hcd again" "$URBS" "${Q[rx_transfer
 echo "ok: bulk IN and OUT halts cleared, the short transfer counted ($(($(now_ms) - t_faults)) ms)"
 
 # Bulk OUT unread for 7 s: an echo request sent now waits, NAKed, until qmapd's 5 s OUT
-# timeout takes it back. Meanwhile the control path: a stalled command sent again, then a
-# response without RESPONSE_AVAILABLE fetched by asking (after 1 s). The second alone: with
-# both on one command, a RESPONSE_AVAILABLE of another command within that second fetched
-# the unannounced response in its place and left the queue one behind (seen once).
+# timeout takes it back. Meanwhile the control path: a stalled command sent again, and its
+# response kept from RESPONSE_AVAILABLE, both on one command. Once seen here: a
+# RESPONSE_AVAILABLE of another command within the poll second fetched the unannounced
+# response in its place and left the queue one behind. qmapd fetches it by asking, after the
+# poll second or another notification, and asks again until the gadget has none: a second
+# client gets its own answer, and nothing stays queued in the gadget.
 t_out=$(now_ms)
 counters mark
 cmd_lines0=$(log_lines 'SEND_ENCAPSULATED_COMMAND: stall')
@@ -251,11 +253,10 @@ dms_proxy() { # WHAT: DMS Get IDs through qmi-proxy and qmapd's control link
 		fail "qmicli -p $1: $out"
 	[[ $out == *"IMEI:"* ]] || fail "no IMEI in qmicli -p's answer $1: $out"
 }
-ffs_fault out-timeout cmd-stall
+ffs_fault out-timeout cmd-stall int-silent
 expect_eq "echo replies while bulk OUT is not read" "$(pings 1 198.51.100.1)" 0
-dms_proxy "through a stalled SEND_ENCAPSULATED_COMMAND"
-ffs_fault int-silent
-dms_proxy "with a response without RESPONSE_AVAILABLE"
+dms_proxy "through a stalled command answered without RESPONSE_AVAILABLE"
+dms_proxy "after the stalled, unannounced one"
 ul_timed_out() { counters; [ "${Q[ul_errors]}" -gt "${Q0[ul_errors]}" ]; }
 vm_wait 15 "the bulk OUT transfer to time out" ul_timed_out
 t_timeout=$(($(now_ms) - t_out))
@@ -271,9 +272,12 @@ grep -q "bulk OUT timeout" "$E2E_TMP/qmapd.log" || fail "the bulk OUT timeout wa
 expect_eq "commands sent again, lost" \
 	"$((Q[ctrl_retries] - Q0[ctrl_retries])) $((Q[ctrl_errors] - Q0[ctrl_errors]))" "1 0"
 expect_eq "command stall log lines" $(($(log_lines 'SEND_ENCAPSULATED_COMMAND: stall') - cmd_lines0)) 1
-# Asked once for the unannounced response, once more after it (nothing left).
-expect_eq "responses fetched unannounced, empty answers" \
-	"$((Q[resp_polled] - Q0[resp_polled])) $((S[ffs_get_empty] - S0[ffs_get_empty]))" "1 1"
+# Asked for the unannounced response (polled or asked again after another), and asked
+# again until the gadget had nothing left.
+expect_ge "responses fetched unannounced" \
+	$((Q[resp_polled] - Q0[resp_polled] + Q[resp_drained] - Q0[resp_drained])) 1
+expect_ge "empty answers" $((S[ffs_get_empty] - S0[ffs_get_empty])) 1
+expect_eq "responses left in the gadget" "${S[ffs_responses_queued]}" 0
 expect_eq "muxes after the faults" \
 	"$("${CTL[@]}" -j status | jq -r '[.modems[].muxes[].state] | join(" ")')" "connected connected"
 expect_eq "disconnects" "${Q[disconnects]}" 0

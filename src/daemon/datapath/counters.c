@@ -186,6 +186,7 @@ static const struct counter device_counters[] = {
 	{ "ctrl_errors", "ctrl-errors", TRANSPORT(ctrl_errors) },
 	{ "resp_errors", "resp-errors", TRANSPORT(resp_errors) },
 	{ "resp_polled", "resp-polled", TRANSPORT(resp_polled) },
+	{ "resp_drained", "resp-drained", TRANSPORT(resp_drained) },
 	{ "halts_cleared", "halts-cleared", TRANSPORT(halts_cleared) },
 	{ "ul_inflight", "ul-inflight", .u64 = device_ul_inflight },
 	{ "ul_inflight_limit", "ul-inflight-limit", .u64 = device_ul_inflight_limit },

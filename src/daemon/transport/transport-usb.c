@@ -61,6 +61,14 @@
 /*
  * A command with no RESPONSE_AVAILABLE this long after it: ask for the response anyway (an
  * interrupt endpoint that stopped reporting must not stall QMI until the modem goes away).
+ * The modem's responses wait in one FIFO, and a GET_ENCAPSULATED_RESPONSE takes the oldest:
+ * a notification that came for a newer response fetches an older, unannounced one instead,
+ * and the newer one stays behind. So after a response the transport asks again, until the
+ * modem has nothing (0 bytes, as Qualcomm's f_rmnet and qmapd-sim answer then; a STALL, as
+ * its newer f_gsi and f_mbim answer), whenever a response may wait unannounced: the modem
+ * has lost a notification before (resp_polled), the ask was not announced itself, or fewer
+ * responses came than commands went (resp_owed). A modem that announces every response,
+ * one command at a time, gets no extra request.
  */
 #define USB_RESP_POLL_SECONDS 1.0
 
@@ -139,8 +147,16 @@ struct transport_usb {
 	bool cmd_busy;
 	unsigned cmd_tries;
 	ev_tstamp last_cmd, last_notify; /* last command sent, last RESPONSE_AVAILABLE */
-	bool polling;			 /* the GET in flight was not asked for by the modem */
-	unsigned resp_tries;		 /* GET_ENCAPSULATED_RESPONSE failures in a row */
+	bool polling;			 /* the GET in flight is the poll timer's */
+	bool draining;			 /* ... asks whether more than was announced waits */
+	/* Commands sent whose response has not come, as far as the transport can tell: one
+	 * more per command sent, one less per response (indications too: it errs low), 0 when
+	 * the modem answers that nothing waits. Beyond 0 a response may wait unannounced. */
+	unsigned resp_owed;
+	/* Responses fetched by an unannounced ask whose notification may still come: its
+	 * GET finds nothing, which a STALL can say (below). */
+	unsigned resp_ahead;
+	unsigned resp_tries; /* GET_ENCAPSULATED_RESPONSE failures in a row */
 	ev_timer resp_poll;
 	/* Each kind of fault is logged once, then counted, until that path works again. */
 	bool out_failing, cmd_failing, resp_failing, in_failing;
@@ -448,39 +464,72 @@ static void usb_on_resp_poll(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	/* Something was asked after the last notification, and nothing announced since. */
-	if (s->last_cmd > s->last_notify)
+	/* Something was asked after the last notification and nothing announced since, or a
+	 * response is owed though every command had a notification after it (one of them
+	 * fetched an older response). */
+	if (s->last_cmd > s->last_notify || s->resp_owed > 0)
 		usb_poll_response(s);
+}
+
+/*
+ * After a response: ask again if one may wait unannounced (USB_RESP_POLL_SECONDS), unless an
+ * announced ask still waits (it fetches the next, and this is decided again after it).
+ */
+static void usb_drain_responses(struct transport_usb *s, bool unannounced)
+{
+	if (s->resp_pending > 0 || s->state != USB_STATE_UP)
+		return;
+	if (unannounced || s->resp_owed > 0 || s->base.stats.resp_polled > 0) {
+		s->draining = true;
+		s->resp_pending++;
+	}
 }
 
 static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 {
 	struct transport_usb *s = x->user_data;
 	struct transport *t = &s->base;
-	bool polled = s->polling;
+	bool polled = s->polling, drained = s->draining;
 
 	s->resp_busy = false;
-	s->polling = false;
+	s->polling = s->draining = false;
 	if (s->resp_pending > 0)
 		s->resp_pending--;
 	if (x->status == LIBUSB_TRANSFER_COMPLETED && x->actual_length > 0) {
 		log_debug("%s: encapsulated response, %d bytes%s", s->name, x->actual_length,
-			  polled ? " (polled)" : "");
+			  polled    ? " (polled)"
+			  : drained ? " (asked again)"
+				    : "");
 		s->resp_failing = false;
 		s->resp_tries = 0;
-		if (polled) {
-			if (t->stats.resp_polled++ == 0)
-				log_warning(
-					"%s: a response came without RESPONSE_AVAILABLE; asking "
-					"for responses after every command from now on (counted "
-					"as resp_polled)",
-					s->name);
-			/* There may be more: keep asking until the modem has none. */
-			s->resp_pending++;
-		}
+		if (s->resp_owed > 0)
+			s->resp_owed--;
+		if (polled && t->stats.resp_polled++ == 0)
+			log_warning("%s: a response came without RESPONSE_AVAILABLE; asking again "
+				    "after every response from now on, until the modem has none "
+				    "(counted as resp_polled, resp_drained)",
+				    s->name);
+		if (drained)
+			t->stats.resp_drained++;
+		if ((polled || drained) && s->resp_ahead < USB_CTRL_SLOTS)
+			s->resp_ahead++;
+		/* There may be more: keep asking until the modem has none. */
+		usb_drain_responses(s, polled || drained);
 		if (t->cb.on_control)
 			t->cb.on_control(t->userdata, libusb_control_transfer_get_data(x),
 					 (size_t)x->actual_length);
+	} else if (x->status == LIBUSB_TRANSFER_COMPLETED ||
+		   (x->status == LIBUSB_TRANSFER_STALL &&
+		    (polled || drained || s->resp_ahead > 0))) {
+		/* Nothing waits: what is still owed has yet to come, announced or polled. A
+		 * CDC function answers 0 bytes; Qualcomm's newer gadget functions (f_gsi,
+		 * f_mbim) STALL instead, which is no failure to ask again after. An announced
+		 * ask finds nothing where its response was fetched ahead. */
+		s->resp_failing = false;
+		s->resp_tries = 0;
+		s->resp_owed = 0;
+		if (!polled && !drained && s->resp_ahead > 0)
+			s->resp_ahead--;
 	} else if (x->status != LIBUSB_TRANSFER_COMPLETED &&
 		   x->status != LIBUSB_TRANSFER_CANCELLED &&
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
@@ -543,6 +592,7 @@ static void LIBUSB_CALL usb_cmd_cb(struct libusb_transfer *x)
 	if (x->status == LIBUSB_TRANSFER_COMPLETED) {
 		s->cmd_failing = false;
 		s->last_cmd = ev_now(t->loop);
+		s->resp_owed++;
 		ev_timer_stop(t->loop, &s->resp_poll);
 		ev_timer_set(&s->resp_poll, USB_RESP_POLL_SECONDS, 0.);
 		ev_timer_start(t->loop, &s->resp_poll);
@@ -966,6 +1016,8 @@ static int usb_claim(struct transport_usb *s, libusb_device *dev,
 	s->warned_missing = false;
 	s->resp_pending = 0;
 	s->resp_busy = false;
+	s->polling = s->draining = false;
+	s->resp_owed = s->resp_ahead = 0;
 	s->cmd_head = s->cmd_count = 0;
 	s->cmd_busy = false;
 
