@@ -15,8 +15,10 @@
 # short transfer, bulk OUT unread past qmapd's timeout, a stalled command, a withheld
 # RESPONSE_AVAILABLE), each counted exactly with the sessions kept, and the modem gone while
 # a SEND_ENCAPSULATED_COMMAND is in flight (a disconnect; the same qmapd takes the
-# replugged modem back without udevd, both sessions back). Then the same modem by its port path (usb-path:1-1:4), and a
-# path with nothing there (usb-path:1-2): qmapd waits and claims nothing.
+# replugged modem back without udevd, both sessions back). Then the same modem by its port
+# path (usb-path:1-1:4), a path with nothing there (usb-path:1-2): qmapd waits and claims
+# nothing, and discovery (device = auto) taking the modem plugged in after qmapd started,
+# without udevd.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
@@ -376,4 +378,25 @@ kill -0 "$QMAPD_PID" 2>/dev/null || fail "qmapd exited with nothing at usb-path:
 stop_qmapd
 echo "ok: usb-path:1-2 (nothing there): qmapd waits, claims nothing" \
 	"(both usb-path runs: $(($(now_ms) - t_path)) ms)"
+# Discovery without udevd: qmapd started with no modem plugged in (device = auto) takes the
+# EC25 once it is plugged in; discovery looks at sysfs as the transport does.
+t_disc=$(now_ms)
+vm_gadget_unplug
+wait_for 10 "the modem unplugged" test ! -e /sys/bus/usb/devices/1-1
+# control-link is one modem's ([device] without it: /run/qmapd/NAME.qmi per modem).
+sed -e "s|^device = .*|device = auto|" -e "/^control-link = /d" "$E2E_TMP/qmapd.conf" \
+	>"$E2E_TMP/qmapd-auto.conf"
+ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd-auto.conf" >"$E2E_TMP/qmapd-auto.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+vm_wait 20 "qmapd (device = auto) answering" "${CTL[@]}" status
+expect_eq "modems with nothing plugged in" "$("${CTL[@]}" -j status | jq '.modems | length')" 0
+vm_gadget_plug
+vm_wait 60 "mux 1 connected on the modem discovered without udevd" mux_is 1 connected
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping on the discovered modem"
+grep -q "discovery: udevd is not running, so libusb hears of no new device" \
+	"$E2E_TMP/qmapd-auto.log" || fail "discovery did not say it watches sysfs without udevd"
+stop_qmapd
+echo "ok: discovery without udevd: the modem plugged in after qmapd started is taken" \
+	"($(($(now_ms) - t_disc)) ms)"
 echo "vm-gadget-qmi: passed"
