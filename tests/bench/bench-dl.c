@@ -22,7 +22,8 @@
  * ("auto", production) for the others; each run starts them afresh, so the auto columns
  * include the probes that measure at start. A run of each column goes in RUN_SLICES slices,
  * all columns' slices in turn (an auto column's state carried from one of its slices to the
- * next): on a shared machine a burst of load then hits every column of the run alike.
+ * next): on a shared machine a burst of load then hits every column of the run alike. The
+ * order of the turns rotates from round to round, so no column always follows the same one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -889,7 +890,11 @@ int main(int argc, char **argv)
 			for (int i = 0; i < N_FDEV; i++)
 				tf[i][k] = 0;
 			for (int sl = 0; sl < RUN_SLICES; sl++) {
-				for (int col = 0; col < N_COL; col++) {
+				for (int turn = 0; turn < N_COL; turn++) {
+					/* Each round in another order: no column always
+					 * follows the same one (what a column leaves behind,
+					 * io_uring's workers, the caches, taxes the next). */
+					int col = (turn + sl * 5 + (int)k * 3) % N_COL;
 					uint64_t a0 = udp_arrived();
 					if (col == FLOOR) {
 						/* The TUN floor, then each device floor. */
