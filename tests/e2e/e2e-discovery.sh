@@ -44,7 +44,6 @@ usb_stats() {
 	wait_for 5 "harness counters" test -s "$E2E_TMP/usb.stats"
 }
 ustat() { sed -n "s/^$1=//p" "$E2E_TMP/usb.stats"; }
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1" 2>/dev/null) == *NO-CARRIER* ]]; }
 status() { "${CTL[@]}" -j status; }
 names() { status | jq -r '[.modems[].name] | sort | join(",")'; }
 connected() { # MODEM: its mux 1 is connected

@@ -168,8 +168,7 @@ echo "ok: wrong credentials -> '$err'"
 
 # The network drops every session: carrier off, then back by itself, traffic again.
 kill -USR2 "$SIM_PID"
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
-wait_for 5 "carrier off on qmap1 after the drop" no_carrier
+wait_for 5 "carrier off on qmap1 after the drop" no_carrier qmap1
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/25* ]] || fail "qmap1 lost its address on the drop"
 wait_for 20 "qmap1 reconnected" has_carrier "$NS_HOST" qmap1
 wait_for 20 "qmap2 reconnected" has_carrier "$NS_HOST" qmap2
@@ -184,7 +183,7 @@ echo "ok: network drop -> carrier off -> reconnect -> traffic"
 # The modem goes away and comes back (a USB replug): mbim-proxy still holds the function
 # open from before, the new one is not; qmapd opens it again and its sessions come back.
 stop_process qmapd-sim "$SIM_PID"
-wait_for 5 "carrier off on qmap1 with the modem gone" no_carrier
+wait_for 5 "carrier off on qmap1 with the modem gone" no_carrier qmap1
 rm -f "$E2E_TMP/sim.sock"
 start_sim --mbim --max-control-message 128 --session-mtu 1420 --qmi-over-mbim
 wait_for 30 "mux 1 connected after the modem came back" mux_is 1 connected

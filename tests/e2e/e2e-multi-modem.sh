@@ -195,7 +195,6 @@ sleep 3
 kill -KILL "${SIM_PIDS[b]}"
 wait "${SIM_PIDS[b]}" 2>/dev/null || true
 echo "ok: sim b killed 3 s into the transfers"
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1") == *NO-CARRIER* ]]; }
 wait_for 5 "b.1 without carrier" no_carrier b.1
 for m in a.1 a.2; do
 	wait "${IPERF_PIDS[$m]}" || fail "iperf3 through $m failed while modem b went away: $(cat "$E2E_TMP/iperf-$m.err")"

@@ -112,8 +112,7 @@ echo "ok: unknown APN shows '$err'"
 
 # The network drops every session: carrier off, then back by itself.
 kill -USR2 "$SIM_PID"
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
-wait_for 5 "carrier off on qmap1 after the drop" no_carrier
+wait_for 5 "carrier off on qmap1 after the drop" no_carrier qmap1
 [[ $(ip -n "$NS_HOST" -o addr show dev qmap1) == *192.0.2.2/25* ]] || fail "qmap1 lost its address on the drop"
 wait_for 20 "qmap1 reconnected" has_carrier "$NS_HOST" qmap1
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after reconnect"

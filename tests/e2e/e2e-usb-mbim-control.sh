@@ -96,8 +96,7 @@ expect_eq "encapsulated transfers in flight at once" \
 	"$(sed -n 's/^ctrl_in_flight_max=//p' "$E2E_TMP/usb.stats")" 1
 
 kill -USR2 "$SIM_PID"
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show qmap1) == *NO-CARRIER* ]]; }
-wait_for 5 "carrier off on qmap1 after the drop" no_carrier
+wait_for 5 "carrier off on qmap1 after the drop" no_carrier qmap1
 wait_for 20 "qmap1 reconnected" has_carrier "$NS_HOST" qmap1
 in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping after reconnect"
 echo "ok: network drop -> carrier off -> reconnect -> traffic"
@@ -108,7 +107,7 @@ echo "ok: network drop -> carrier off -> reconnect -> traffic"
 # proxy then closes its device by force and never OPENs it again (every command answered
 # NOT_OPENED for good): the bridge must OPEN the function itself (mbim-frag.h).
 usb unplug
-wait_for 10 "carrier off on qmap1 after unplug" no_carrier
+wait_for 10 "carrier off on qmap1 after unplug" no_carrier qmap1
 usb inject cmd-lose 1
 t0=$(date +%s%N)
 usb plug

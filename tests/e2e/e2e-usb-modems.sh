@@ -35,7 +35,6 @@ usb_stats() {
 	wait_for 5 "harness counters" test -s "$E2E_TMP/usb.stats"
 }
 ustat() { sed -n "s/^$1=//p" "$E2E_TMP/usb.stats"; }
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1") == *NO-CARRIER* ]]; }
 
 start_modem_qmapd() { # NAME PORT ADDRESS ROUTE
 	cat >"$E2E_TMP/qmapd-$1.conf" <<-CONF

@@ -58,7 +58,6 @@ usb_stats() {
 ustat() { sed -n "s/^$1=//p" "$E2E_TMP/usb.stats"; }
 mux_state() { "${CTL[@]}" -j status | jq -r ".modems[].muxes[] | select(.id == $1) | .state"; }
 mux_is() { [ "$(mux_state "$1")" = "$2" ]; }
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1") == *NO-CARRIER* ]]; }
 
 # qmapd sees the testbed's /sys and /dev/bus/usb through the preload; nothing else changes.
 ip netns exec "$NS_HOST" env LD_PRELOAD=$PRELOAD UMOCKDEV_DIR="$UMOCKDEV_DIR" \

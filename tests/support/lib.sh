@@ -388,6 +388,10 @@ start_qmapd() {
 	done
 }
 
+# no_carrier DEV [NS]: DEV (in NS, by default the test's host namespace $NS_HOST) is there
+# without carrier.
+no_carrier() { [[ $(ip -n "${2:-$NS_HOST}" -o link show "$1" 2>/dev/null) == *NO-CARRIER* ]]; }
+
 has_carrier() {
 	local out
 	out=$(ip -n "$1" -o link show "$2" 2>/dev/null) || return 1

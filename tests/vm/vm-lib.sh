@@ -242,9 +242,8 @@ vm_gadget_ec25() {
 vm_gadget_plug() { echo "${1:-$(ls /sys/class/udc | head -n 1)}" >"$VM_GADGET/UDC"; }
 vm_gadget_unplug() { echo "" >"$VM_GADGET/UDC"; }
 
-# For the unplug and replug steps below (which also call the test's status and mux_is): a
-# device without carrier, a device's ifindex, the clock in ms.
-no_carrier() { [[ $(ip -n "$NS_HOST" -o link show "$1" 2>/dev/null) == *NO-CARRIER* ]]; }
+# For the unplug and replug steps below (which also call the test's status and mux_is, and
+# lib.sh's no_carrier): a device's ifindex, the clock in ms.
 ifindex() { ip -n "$NS_HOST" -j link show "$1" | jq '.[0].ifindex'; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
