@@ -713,9 +713,7 @@ static enum gfs_outcome class_request(struct sim_gadgetfs *g, const struct usb_c
 	if (stalled) {
 		if (!in && len > 0) { /* its data stage is over: ep0_stall() cannot stall it */
 			pthread_mutex_lock(&g->lock);
-			pthread_mutex_lock(&g->lock);
 			g->stats.unstallable++;
-			pthread_mutex_unlock(&g->lock);
 			pthread_mutex_unlock(&g->lock);
 			log_warning(
 				"qmapd-sim: gadgetfs: the sim refused request %02x/%02x value %u "
