@@ -119,8 +119,9 @@ int ntb_parse_next(struct ntb_parser *p, struct ntb_datagram *ret);
 
 /*
  * The same, with the common case inline: the next table entry of the current NDP is an IP
- * datagram inside the block; everything else (the NTH, the NDPs, the table's end, errors)
- * is ntb_parse_next()'s, so every result is its result (test-ntb, fuzz-ntb compare them).
+ * datagram inside the block, or the null entry that ends the last NDP (the block's end);
+ * everything else (the NTH, the NDPs, a table's end before the next NDP, errors) is
+ * ntb_parse_next()'s, so every result is its result (test-ntb, fuzz-ntb compare them).
  * For the datapath's receive loop, where the call cost ~20 instructions per datagram.
  */
 static inline __attribute__((always_inline)) int ntb_parse_next_inline(struct ntb_parser *p,
@@ -154,6 +155,11 @@ static inline __attribute__((always_inline)) int ntb_parse_next_inline(struct nt
 				};
 				return 1;
 			}
+		} else if ((index == 0 || len == 0) && p->next_ndp == 0) {
+			/* The null entry of the last NDP: the end, as ntb_parse_next() ends. */
+			p->dpe += esize;
+			p->state = NTB_PARSE_DONE;
+			return 0;
 		}
 	}
 	return ntb_parse_next(p, ret);
