@@ -50,8 +50,6 @@ struct discovery {
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
 	bool no_hotplug;       /* discovery_disable_hotplug() */
-	bool told_unheard;     /* logged once: udevd does not run, sysfs is watched */
-	uint64_t sysfs_seen;   /* usb_sysfs_fingerprint() when the context was made */
 	double rescan_seconds; /* without hotplug; tests shorten it */
 	bool started;
 	char **exclude;
@@ -271,20 +269,11 @@ static void discovery_register_hotplug(struct discovery *d)
 /* Without udevd, libusb's list holds only what it had: a fresh one when sysfs changed. */
 static void discovery_notice_new_devices(struct discovery *d)
 {
-	if (!d->has_hotplug || !usb_hotplug_unheard())
+	if (!d->has_hotplug || !usb_loop_missed_devices(d->ul))
 		return;
-	uint64_t seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
-	if (seen == d->sysfs_seen)
-		return;
-	if (!d->told_unheard)
-		log_info("discovery: udevd is not running, so libusb hears of no new device; "
-			 "looking at " USB_SYSFS_DEVICES " every second");
-	d->told_unheard = true;
 	libusb_hotplug_deregister_callback(d->ctx, d->hotplug);
-	if (usb_loop_renew(d->ul) == 0) {
+	if (usb_loop_renew(d->ul) == 0)
 		d->ctx = usb_loop_context(d->ul);
-		d->sysfs_seen = seen;
-	}
 	discovery_register_hotplug(d);
 }
 
@@ -332,8 +321,6 @@ int discovery_new(struct ev_loop *loop, const char *const *excludes, unsigned n_
 		}
 		d->n_exclude++;
 	}
-	/* Before the context's enumeration, so a device added meanwhile changes it. */
-	d->sysfs_seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	r = usb_loop_new(loop, "discovery", NULL, NULL, &d->ul);
 	if (r < 0) {
 		discovery_free(d);

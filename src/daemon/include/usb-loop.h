@@ -10,6 +10,7 @@
 #define QMAPD_USB_LOOP_H
 
 #include <libusb.h>
+#include <stdbool.h>
 
 struct ev_loop;
 struct usb_loop;
@@ -24,6 +25,13 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 /* Stops every watcher and exits the context: free transfers and deregister hotplug
  * callbacks first. NULL-safe. */
 struct usb_loop *usb_loop_free(struct usb_loop *ul);
+
+/*
+ * True when libusb's hotplug events cannot come (usb_hotplug_unheard()) and sysfs shows a
+ * device came or went since the context was made: its device list is stale, renew it
+ * (logged once per context holder).
+ */
+bool usb_loop_missed_devices(struct usb_loop *ul);
 
 /*
  * Exit the context and drive a new one in its place (usb-presence.h says why): its device

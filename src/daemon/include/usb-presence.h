@@ -7,8 +7,8 @@
  * is never listed and no hotplug callback comes. There, libusb's users (the usb transport
  * while its modem is away, discovery) look at sysfs instead: a fingerprint of
  * /sys/bus/usb/devices (each entry's name and inode: a device added again is a new sysfs
- * node) read every second, and when it changed the libusb context is made anew
- * (usb_loop_renew()), whose first enumeration reads sysfs itself.
+ * node) read every second (usb_loop_missed_devices()), and when it changed the libusb context
+ * is made anew (usb_loop_renew()), whose first enumeration reads sysfs itself.
  */
 #ifndef QMAPD_USB_PRESENCE_H
 #define QMAPD_USB_PRESENCE_H
@@ -16,8 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define USB_SYSFS_DEVICES    "/sys/bus/usb/devices"
-#define USB_PRESENCE_SECONDS 1.0 /* between two looks at sysfs */
+#define USB_SYSFS_DEVICES "/sys/bus/usb/devices"
 
 /*
  * True when libusb has hotplug through udev (libudev is in this process) but udevd is not

@@ -99,8 +99,6 @@ struct transport_usb {
 	libusb_device_handle *h;
 	libusb_hotplug_callback_handle hotplug;
 	bool has_hotplug;
-	bool told_unheard;   /* logged once: udevd does not run, sysfs is watched */
-	uint64_t sysfs_seen; /* usb_sysfs_fingerprint() when the context was made */
 	bool started;
 	enum usb_state state;
 	char name[96]; /* "usb 2-1.4 (2c7c:0125) if4", for every log line */
@@ -1175,32 +1173,19 @@ static void usb_free_transfers(struct transport_usb *s)
  * Without udevd a udev-built libusb lists only the devices it had (usb-presence.h): when
  * sysfs shows a change, a new context, enumerated afresh, and new transfers (the old ones
  * hold the old context's devices). Only while waiting, when nothing is open or in flight.
- * 0, or -ENOMEM with a transfer missing (tried again on the next look).
+ * 0, or -ENOMEM with a transfer missing (allocated again on the next look).
  */
 static int usb_notice_new_devices(struct transport_usb *s)
 {
-	if (!s->has_hotplug || !usb_hotplug_unheard())
-		return 0;
-	uint64_t seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
-	if (seen == s->sysfs_seen)
-		return 0;
-	if (!s->told_unheard)
-		log_info("transport usb %s: udevd is not running, so libusb hears of no new "
-			 "device; looking at " USB_SYSFS_DEVICES " every second while the modem "
-			 "is away",
-			 s->spec_text);
-	s->told_unheard = true;
-	libusb_hotplug_deregister_callback(s->ctx, s->hotplug);
-	usb_free_transfers(s);
-	if (usb_loop_renew(s->ul) == 0) {
-		s->ctx = usb_loop_context(s->ul);
-		s->sysfs_seen = seen;
+	if (s->has_hotplug && usb_loop_missed_devices(s->ul)) {
+		libusb_hotplug_deregister_callback(s->ctx, s->hotplug);
+		usb_free_transfers(s);
+		if (usb_loop_renew(s->ul) == 0)
+			s->ctx = usb_loop_context(s->ul);
+		usb_register_hotplug(s);
 	}
-	usb_register_hotplug(s);
-	if (usb_alloc_transfers(s) < 0) {
-		s->sysfs_seen = 0;
+	if (usb_alloc_transfers(s) < 0)
 		return log_error_errno(-ENOMEM, "%s: no memory for new transfers", s->name);
-	}
 	return 0;
 }
 
@@ -1367,8 +1352,6 @@ static int usb_init(struct transport *t, const char *address)
 
 	char what[sizeof(s->spec_text) + 16];
 	snprintf(what, sizeof(what), "transport %s", s->spec_text);
-	/* Before the context's enumeration, so a device added meanwhile changes it. */
-	s->sysfs_seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	r = usb_loop_new(t->loop, what, usb_after_events, s, &s->ul);
 	if (r < 0)
 		return r;

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "usb-loop.h"
+#include "usb-presence.h"
 
 #define USB_LOOP_MAX_POLLFDS 16 /* libusb's own fds plus one per open device */
 
@@ -24,7 +25,9 @@ struct usb_loop {
 	void (*after_events)(void *userdata);
 	void *userdata;
 	struct usb_loop_fd fd[USB_LOOP_MAX_POLLFDS];
-	ev_timer timeout; /* libusb's next timeout, when it has no timerfd */
+	ev_timer timeout;    /* libusb's next timeout, when it has no timerfd */
+	uint64_t sysfs_seen; /* usb_sysfs_fingerprint() before the context's enumeration */
+	bool told_unheard;   /* logged once: udevd does not run, sysfs is watched */
 };
 
 static void usb_loop_handle_events(struct usb_loop *ul)
@@ -139,6 +142,8 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 	snprintf(ul->name, sizeof(ul->name), "%s", name);
 	ev_timer_init(&ul->timeout, usb_loop_on_timeout, 0., 0.);
 	ul->timeout.data = ul;
+	/* Before the enumeration, so a device added meanwhile changes it. */
+	ul->sysfs_seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	r = libusb_init(&ctx);
 	if (r < 0) {
 		free(ul);
@@ -149,9 +154,22 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 	return 0;
 }
 
+bool usb_loop_missed_devices(struct usb_loop *ul)
+{
+	if (!usb_hotplug_unheard() || usb_sysfs_fingerprint(USB_SYSFS_DEVICES) == ul->sysfs_seen)
+		return false;
+	if (!ul->told_unheard)
+		log_info("%s: udevd is not running, so libusb hears of no new device; looking "
+			 "at " USB_SYSFS_DEVICES " every second",
+			 ul->name);
+	ul->told_unheard = true;
+	return true;
+}
+
 int usb_loop_renew(struct usb_loop *ul)
 {
 	libusb_context *ctx;
+	uint64_t seen = usb_sysfs_fingerprint(USB_SYSFS_DEVICES);
 	/* The new one first: a failure keeps the old, and libusb's udev monitor (shared by
 	 * every context) is not stopped and started again in between. */
 	int r = libusb_init(&ctx);
@@ -160,6 +178,7 @@ int usb_loop_renew(struct usb_loop *ul)
 		return log_warning_errno(usb_errno(r), "%s: a new libusb context failed", ul->name);
 	usb_loop_detach(ul);
 	usb_loop_attach(ul, ctx);
+	ul->sysfs_seen = seen;
 	return 0;
 }
 
