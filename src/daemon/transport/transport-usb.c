@@ -528,9 +528,9 @@ static void LIBUSB_CALL usb_resp_cb(struct libusb_transfer *x)
 		s->resp_owed = 0;
 		if (!polled && !drained && s->resp_ahead > 0)
 			s->resp_ahead--;
-	} else if (x->status != LIBUSB_TRANSFER_COMPLETED &&
-		   x->status != LIBUSB_TRANSFER_CANCELLED &&
+	} else if (x->status != LIBUSB_TRANSFER_CANCELLED &&
 		   x->status != LIBUSB_TRANSFER_NO_DEVICE) {
+		/* Every completed answer was taken above: a failure. */
 		t->stats.resp_errors++;
 		if (!s->resp_failing)
 			log_warning("%s: GET_ENCAPSULATED_RESPONSE: %s; asking again (further "
