@@ -20,10 +20,11 @@
  * The write mode (writev per packet or io_uring per aggregate, write-mode.h) and GRO's
  * skipping (gro-auto.h) are forced for the columns that show one mode, and left to qmapd
  * ("auto", production) for the others; each run starts them afresh, so the auto columns
- * include the probes that measure at start. A run of each column goes in RUN_SLICES slices,
- * all columns' slices in turn (an auto column's state carried from one of its slices to the
- * next): on a shared machine a burst of load then hits every column of the run alike. The
- * order of the turns rotates from round to round, so no column always follows the same one.
+ * include the probes that measure at start. A run of each column goes in slices of
+ * SLICE_PACKETS, all columns' slices in turn (an auto column's state carried from one of its
+ * slices to the next): on a shared machine a burst of load then hits every column of the run
+ * alike. The order of the turns rotates from round to round, so no column always follows the
+ * same one. -o writes every slice's figure to a file, for a look at the spread.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -59,7 +60,14 @@
 #define SRC_ADDR     "198.51.100.1"
 #define UDP_PORT     9000
 #define MAX_RUNS     15
-#define RUN_SLICES   10 /* a run of each column in slices, taken in turns */
+/*
+ * A run of each column in slices of this many packets, taken in turns. Short slices (a round
+ * of all columns takes ~10 ms at 500 packets) put a burst of the shared machine's load on
+ * every column of a round, where 20 000-packet slices (~300 ms a round) put it on two or
+ * three: the "auto / plain writev" cells, the same writes on both sides, spread with an SD of
+ * 3.1 % at 20 000 packets a slice, 1.9-2.0 % at 2 000 and 1.1-1.4 % at 500 (RESULTS.md).
+ */
+#define SLICE_PACKETS 500
 
 /* An IPv4/UDP packet of `len` bytes in total, UDP checksum 0 (allowed for IPv4). */
 static void build_packet(uint8_t *p, size_t len, const char *dst)
@@ -262,6 +270,8 @@ struct auto_state {
 	struct gro_auto gro_auto;
 	int write_mode_measured;
 	uint64_t gro_skipped;
+	/* GRO's window so far (headroom.h): the other columns' segments are not in it. */
+	uint64_t window_packets, window_merged;
 };
 
 static void auto_state_save(struct auto_state *a, const struct datapath *dp, const struct mux *m)
@@ -271,6 +281,10 @@ static void auto_state_save(struct auto_state *a, const struct datapath *dp, con
 	a->gro_auto = m->gro_auto;
 	a->write_mode_measured = dp->write_mode_measured;
 	a->gro_skipped = m->gro ? m->gro->stats.reasons[GRO_NM_SKIPPED] : 0;
+	if (m->gro) {
+		a->window_packets = m->gro->stats.packets - m->hr.last_packets;
+		a->window_merged = m->gro->stats.segments_merged - m->hr.last_merged;
+	}
 }
 
 static void auto_state_restore(const struct auto_state *a, struct datapath *dp, struct mux *m)
@@ -278,6 +292,10 @@ static void auto_state_restore(const struct auto_state *a, struct datapath *dp, 
 	m->wmode = a->wmode;
 	m->gro_auto = a->gro_auto;
 	dp->write_mode_measured = a->write_mode_measured;
+	if (m->gro) {
+		m->hr.last_packets = m->gro->stats.packets - a->window_packets;
+		m->hr.last_merged = m->gro->stats.segments_merged - a->window_merged;
+	}
 }
 
 /*
@@ -618,15 +636,27 @@ fail:
 	exit(1);
 }
 
+/* -o: one slice's figure, a line per slice; the column's name has no spaces. */
+static void slice_log(FILE *f, size_t len, unsigned run, int slice, const char *column, double ns)
+{
+	if (!f)
+		return;
+	fprintf(f, "%zu %u %d ", len, run, slice);
+	for (const char *c = column; *c; c++)
+		fputc(*c == ' ' ? '_' : *c, f);
+	fprintf(f, " %.1f\n", ns);
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 64, 576, 1500 };
 	unsigned packets = 200000, runs = 5, split = 0;
+	const char *slices_path = NULL;
 	struct bench b = {};
 	struct rtnl *rtnl = NULL;
 	int c;
 
-	while ((c = getopt(argc, argv, "cn:r:s:h")) >= 0) {
+	while ((c = getopt(argc, argv, "cn:o:r:s:h")) >= 0) {
 		switch (c) {
 		case 'c':
 			b.dma_copy = true;
@@ -640,13 +670,17 @@ int main(int argc, char **argv)
 		case 's':
 			split = strtoul(optarg, NULL, 10);
 			break;
+		case 'o':
+			slices_path = optarg;
+			break;
 		case 'h':
-			printf("Usage: qmapd-bench-dl [-c] [-n PACKETS] [-r RUNS] [-s "
+			printf("Usage: qmapd-bench-dl [-c] [-n PACKETS] [-r RUNS] [-o FILE] [-s "
 			       "SLICES]\n"
 			       "Downlink: qmapd's data path vs one write() per packet into TUN.\n"
 			       "-c: time a copy of each aggregate into the receive ring as well\n"
 			       "    (a stand-in for the modem's DMA, which costs no CPU in "
 			       "production)\n"
+			       "-o: every slice's ns/pkt into FILE (size run slice column ns)\n"
 			       "-s: only the split of a packet's cost between device and qmapd,\n"
 			       "    SLICES slices of ~2000 packets per column, in turns; qmapd's\n"
 			       "    paths on TAP + XDP and on TUN (headroom = off).\n");
@@ -657,6 +691,12 @@ int main(int argc, char **argv)
 	}
 	if (runs < 1 || runs > MAX_RUNS || packets < 1000) {
 		fprintf(stderr, "qmapd-bench-dl: runs must be 1..%d, packets >= 1000\n", MAX_RUNS);
+		return 2;
+	}
+	unsigned run_slices = packets / SLICE_PACKETS;
+	FILE *slices_out = NULL;
+	if (slices_path && !(slices_out = fopen(slices_path, "we"))) {
+		fprintf(stderr, "qmapd-bench-dl: %s: %s\n", slices_path, strerror(errno));
 		return 2;
 	}
 	int r = bench_enter_netns("qmapd-bench-dl", &rtnl);
@@ -773,9 +813,9 @@ int main(int argc, char **argv)
 		run_split(&b, sizes, ARRAY_SIZE(sizes), split, cfg->device.dl_max_size);
 		goto out;
 	}
-	printf("qmapd-bench-dl: %u packets per run in %d slices, %u runs (median), dl aggregate "
+	printf("qmapd-bench-dl: %u packets per run in %u slices, %u runs (median), dl aggregate "
 	       "%u bytes\n",
-	       packets, RUN_SLICES, runs, cfg->device.dl_max_size);
+	       packets, run_slices, runs, cfg->device.dl_max_size);
 	printf("qmapd devices: per-packet %s, GRO %s (USO %s)\n\n", b.dp->mux[1]->nd.status,
 	       b.dp->mux[2]->nd.status, b.dp->mux[2]->nd.uso ? "yes" : "no");
 	/*
@@ -875,12 +915,12 @@ int main(int argc, char **argv)
 			run_qmapd(&b, aggs[col_run[col].agg], packets / 10, col_run[col].wmode,
 				  col_run[col].always_try_gro, false, NULL, 0);
 		/*
-		 * Each run of a column in RUN_SLICES slices, every column's slice in turn: a
+		 * Each run of a column in slices of SLICE_PACKETS, every column's slice in turn: a
 		 * burst of the shared machine's load hits all columns alike instead of the one
 		 * that ran then. An auto column's slices carry its state on (auto_state), so a
 		 * run is one life of the mux from its start, probes included.
 		 */
-		unsigned slice = packets / RUN_SLICES;
+		unsigned slice = packets / run_slices;
 		unsigned per_slice = (slice + b.agg_frames - 1) / b.agg_frames * b.agg_frames;
 		for (unsigned k = 0; k < runs; k++) {
 			for (int col = 0; col < N_COL; col++) {
@@ -889,7 +929,7 @@ int main(int argc, char **argv)
 			}
 			for (int i = 0; i < N_FDEV; i++)
 				tf[i][k] = 0;
-			for (int sl = 0; sl < RUN_SLICES; sl++) {
+			for (int sl = 0; sl < (int)run_slices; sl++) {
 				for (int turn = 0; turn < N_COL; turn++) {
 					/* Each round in another order: no column always
 					 * follows the same one (what a column leaves behind,
@@ -898,7 +938,9 @@ int main(int argc, char **argv)
 					uint64_t a0 = udp_arrived();
 					if (col == FLOOR) {
 						/* The TUN floor, then each device floor. */
-						t[col][k] += run_floor(&b, len, slice);
+						double v = run_floor(&b, len, slice);
+						t[col][k] += v;
+						slice_log(slices_out, len, k, sl, col_name[col], v);
 						arrived[col] += udp_arrived() - a0;
 						for (int i = 0; i < N_FDEV; i++) {
 							uint64_t fa0 = udp_arrived();
@@ -910,20 +952,22 @@ int main(int argc, char **argv)
 						bool is_auto = col_run[col].wmode == AUTO;
 						/* mux 1 carries the per-packet aggregates, mux 2 the others. */
 						unsigned id = col_run[col].agg % 3 == 0 ? 1 : 2;
-						t[col][k] += run_qmapd(
-							&b, aggs[col_run[col].agg], slice,
-							col_run[col].wmode,
-							col_run[col].always_try_gro, false,
-							is_auto ? &st[col] : NULL, id);
+						double v = run_qmapd(&b, aggs[col_run[col].agg],
+								     slice, col_run[col].wmode,
+								     col_run[col].always_try_gro,
+								     false,
+								     is_auto ? &st[col] : NULL, id);
+						t[col][k] += v;
+						slice_log(slices_out, len, k, sl, col_name[col], v);
 						arrived[col] += udp_arrived() - a0;
 					}
 					sent[col] += col == FLOOR ? slice : per_slice;
 				}
 			}
 			for (int col = 0; col < N_COL; col++)
-				t[col][k] /= RUN_SLICES;
+				t[col][k] /= run_slices;
 			for (int i = 0; i < N_FDEV; i++)
-				tf[i][k] /= RUN_SLICES;
+				tf[i][k] /= run_slices;
 		}
 		double m_ns[N_COL];
 		for (int col = 0; col < N_COL; col++)
@@ -1012,6 +1056,8 @@ int main(int argc, char **argv)
 	       "ntb16: the same packets and devices, in NTB16 blocks (MBIM) instead of QMAP\n");
 
 out:
+	if (slices_out)
+		fclose(slices_out);
 	close(sink_floor);
 	close(sink_qmapd);
 	close(sink_gro);
