@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* usb-presence: the fingerprint that tells a device came or went without udevd. */
+/* usb-presence: the fingerprint that tells a device came or went without udevd, and the
+ * network namespace test that tells udevd's messages do not reach us. */
+#include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-case.h"
@@ -62,4 +66,27 @@ TEST(fingerprint)
 	del(root, "usb1");
 	EXPECT_EQ(usb_sysfs_fingerprint(root), empty);
 	EXPECT_EQ(rmdir(root), 0);
+}
+
+TEST(netns_same)
+{
+	char parent[64];
+
+	EXPECT_EQ(usb_netns_same("/proc/self/ns/net", "/proc/self/ns/net"), 1);
+	EXPECT_EQ(usb_netns_same("/proc/self/ns/net", "/nonexistent/ns/net"), -1);
+	snprintf(parent, sizeof(parent), "/proc/%d/ns/net", (int)getpid());
+	/* A child in a namespace of its own (ip netns exec, NetworkNamespacePath=) against
+	 * ours; it answers by its exit status: 10 + the answer, or 2 when it cannot unshare. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(errno == EPERM ? 2 : 3);
+		_exit(10 + usb_netns_same("/proc/self/ns/net", parent));
+	}
+	int status = 0;
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 2)
+		TEST_SKIP("no CLONE_NEWNET without CAP_SYS_ADMIN");
+	EXPECT_EQ(WEXITSTATUS(status), 10);
 }

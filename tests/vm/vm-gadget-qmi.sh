@@ -18,13 +18,16 @@
 # replugged modem back without udevd, both sessions back). Then the same modem by its port
 # path (usb-path:1-1:4), a path with nothing there (usb-path:1-2): qmapd waits and claims
 # nothing, and discovery (device = auto) taking the modem plugged in after qmapd started,
-# without udevd.
+# without udevd, then with udevd running and qmapd in a network namespace of its own.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 source "$(dirname "$0")/vm-lib.sh"
 
 if [ "${1:-}" != --guest ]; then
 	[ "$(id -u)" = 0 ] || skip "needs root (qemu's 9p export of / as root)"
-	VM_TIMEOUT=${VM_TIMEOUT:-240} VM_ENV="VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
+	# udevd for the last row only; unpacked as vm-qmapd-replug.sh does.
+	UDEVADM=$( (unavailable() { skip "$*"; }; need_unpacked udev bin/udevadm)) || exit $?
+	export UDEVADM
+	VM_TIMEOUT=${VM_TIMEOUT:-270} VM_ENV="UDEVADM VM_VERBOSE" vm_run "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" --guest
 	exit $?
 fi
 
@@ -399,4 +402,25 @@ grep -q "discovery: udevd is not running, so libusb hears of no new device" \
 stop_qmapd
 echo "ok: discovery without udevd: the modem plugged in after qmapd started is taken" \
 	"($(($(now_ms) - t_disc)) ms)"
+# The same with udevd running in the guest's first network namespace and qmapd in NS_HOST (as
+# NetworkNamespacePath= or ip netns exec run it): udevd's netlink messages reach only
+# sockets of its own namespace, so libusb's hotplug never fires for qmapd, which must tell
+# that it is not in PID 1's namespace and look at sysfs instead.
+t_ns=$(now_ms)
+vm_gadget_unplug
+wait_for 10 "the modem unplugged" test ! -e /sys/bus/usb/devices/1-1
+vm_udevd "$UDEVADM"
+ip netns exec "$NS_HOST" "$QMAPD" -c "$E2E_TMP/qmapd-auto.conf" >"$E2E_TMP/qmapd-netns.log" 2>&1 &
+E2E_PIDS+=($!)
+QMAPD_PID=$!
+vm_wait 20 "qmapd (device = auto, udevd running) answering" "${CTL[@]}" status
+vm_gadget_plug
+vm_wait 60 "mux 1 connected on the modem plugged in with udevd in another namespace" \
+	mux_is 1 connected
+in_host ping -c 2 -i 0.2 -W 5 198.51.100.1 >/dev/null || fail "ping with udevd in another namespace"
+grep -q "discovery: udevd's messages stay in PID 1's network namespace, not this one" \
+	"$E2E_TMP/qmapd-netns.log" || fail "discovery did not say udevd's messages cannot reach it"
+stop_qmapd
+echo "ok: discovery with udevd in another network namespace: the modem plugged in is taken" \
+	"($(($(now_ms) - t_ns)) ms)"
 echo "vm-gadget-qmi: passed"

@@ -156,12 +156,14 @@ int usb_loop_new(struct ev_loop *loop, const char *name, void (*after_events)(vo
 
 bool usb_loop_missed_devices(struct usb_loop *ul)
 {
-	if (!usb_hotplug_unheard() || usb_sysfs_fingerprint(USB_SYSFS_DEVICES) == ul->sysfs_seen)
+	const char *why = usb_hotplug_unheard();
+
+	if (!why || usb_sysfs_fingerprint(USB_SYSFS_DEVICES) == ul->sysfs_seen)
 		return false;
 	if (!ul->told_unheard)
-		log_info("%s: udevd is not running, so libusb hears of no new device; looking "
-			 "at " USB_SYSFS_DEVICES " every second",
-			 ul->name);
+		log_info("%s: %s, so libusb hears of no new device; looking at " USB_SYSFS_DEVICES
+			 " every second",
+			 ul->name, why);
 	ul->told_unheard = true;
 	return true;
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "usb-presence.h"
@@ -10,9 +11,18 @@
 /* udevd's control socket: libudev's own test of whether udevd runs. */
 #define UDEVD_CONTROL "/run/udev/control"
 
-bool usb_hotplug_unheard(void)
+int usb_netns_same(const char *a, const char *b)
 {
-	static int libudev = -1;
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return -1;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+const char *usb_hotplug_unheard(void)
+{
+	static int libudev = -1, other_netns = -1;
 
 	if (libudev < 0) {
 		/* Loaded with libusb when libusb was built with udev; never loaded by us. */
@@ -22,7 +32,16 @@ bool usb_hotplug_unheard(void)
 		if (h)
 			dlclose(h);
 	}
-	return libudev && access(UDEVD_CONTROL, F_OK) < 0;
+	if (!libudev)
+		return NULL;
+	if (access(UDEVD_CONTROL, F_OK) < 0)
+		return "udevd is not running";
+	/* Neither namespace changes in our life: asked once. Not known (no access to PID 1's
+	 * namespace): hotplug is trusted, as before this check. */
+	if (other_netns < 0)
+		other_netns = usb_netns_same("/proc/self/ns/net", "/proc/1/ns/net") == 0;
+	return other_netns ? "udevd's messages stay in PID 1's network namespace, not this one"
+			   : NULL;
 }
 
 /* FNV-1a over each entry's name and inode, order-independent (sum of per-entry hashes). */
