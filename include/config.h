@@ -33,6 +33,9 @@
 #define CONFIG_MTU_DEFAULT		1500
 #define CONFIG_CONTROL_LINK_DEFAULT	"/run/qmapd/qmi0"
 #define CONFIG_CONTROL_SOCKET_DEFAULT	"/run/qmapd/control"
+#define CONFIG_OPEN_TIMEOUT_DEFAULT	15 /* open-timeout: seconds */
+#define CONFIG_OPEN_TIMEOUT_MIN		1
+#define CONFIG_OPEN_TIMEOUT_MAX		300
 
 enum config_ip_type {
 	CONFIG_IP_TYPE_IPV4,
@@ -152,6 +155,9 @@ struct config_device {
 	/* control-link not given for a named modem: /run/qmapd/NAME.qmi, or NAME.mbim once
 	 * control is mbim (config_modem_default_link()) */
 	bool control_link_default;
+	/* seconds the control plane waits for the modem to answer the open (QMI CTL, MBIM
+	 * OPEN) before it fails and retries with backoff */
+	uint32_t open_timeout;
 	char control_socket[108]; /* sun_path: where qmapctl connects */
 	char admin_group[33];	  /* may change muxes besides root; "" = root only */
 };

@@ -687,6 +687,9 @@ const struct config_key config_keys[] = {
 	{ "persist-devices", CONFIG_SECTION_DEVICE, BOOL(DEVICE(persist_devices)) },
 	{ "control", CONFIG_SECTION_DEVICE, CUSTOM(parse_control) },
 	{ "control-link", CONFIG_SECTION_DEVICE, PATH(DEVICE(control_link)) },
+	/* Seconds, as the control libraries take them: QMI CTL or MBIM OPEN unanswered. */
+	{ "open-timeout", CONFIG_SECTION_DEVICE,
+	  U32(DEVICE(open_timeout), CONFIG_OPEN_TIMEOUT_MIN, CONFIG_OPEN_TIMEOUT_MAX) },
 	/* bind() takes at most sun_path's 108 bytes with the NUL. */
 	{ "control-socket", CONFIG_SECTION_DEVICE, PATH(DEVICE(control_socket)), DAEMON_WIDE },
 	{ "admin-group", CONFIG_SECTION_DEVICE, CUSTOM(parse_admin_group), DAEMON_WIDE },
@@ -1012,6 +1015,7 @@ void config_device_init_defaults(struct config_device *d)
 	d->control = CONFIG_CONTROL_QMI;
 	d->control_auto = true;
 	strcpy(d->control_link, CONFIG_CONTROL_LINK_DEFAULT);
+	d->open_timeout = CONFIG_OPEN_TIMEOUT_DEFAULT;
 	strcpy(d->control_socket, CONFIG_CONTROL_SOCKET_DEFAULT);
 	d->admin_group[0] = '\0';
 }

@@ -834,7 +834,8 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 		struct modem_control_callbacks mcb = { .on_ready = on_control_ready,
 						       .on_lost = on_control_lost,
 						       .on_reopen = on_control_reopen };
-		r = mbim_control_new(loop, d->control_link, &mcb, m, &m->ctl);
+		struct modem_control_request req = { .open_timeout = d->open_timeout };
+		r = mbim_control_new(loop, d->control_link, &req, &mcb, m, &m->ctl);
 		if (r < 0)
 			goto fail;
 		wdm_set_on_reopened(m->wdm, on_function_reset, m);
@@ -848,6 +849,7 @@ int modem_new(struct ev_loop *loop, struct rtnl *rtnl, const struct config_modem
 			goto fail;
 		}
 		struct modem_control_request req = {
+			.open_timeout = d->open_timeout,
 			.dl_max_size = d->dl_max_size,
 			.dl_max_datagrams = CONFIG_UL_MAX_DATAGRAMS_DEFAULT,
 			.ul_max_size = d->ul_max_size,

@@ -4,16 +4,18 @@
 # it: (1) a second PDN on the same APN refused by the network (3GPP 55): the reason is in
 # the log and in qmapctl status, the first session keeps working, and the refused one is
 # retried slowly, not in a storm; (2) a modem that never answers QMI (wrong USB
-# configuration): a clear error within a bounded time, and qmapd keeps running; (3) a modem
-# that ignores the granted downlink size: the oversized transfers are counted, qmapd
-# survives and small traffic still flows; (4) a modem that answers a QMAPv5 request with
-# success but grants QMAP v1: qmapd frames and parses v1 and nothing is malformed.
+# configuration): a clear error within its open-timeout (3 s here, below the default 15 s),
+# and qmapd keeps running; the same for its MBIM OPEN with control = mbim; (3) a modem that
+# ignores the granted downlink size: the oversized transfers are counted, qmapd survives and
+# small traffic still flows; (4) a modem that answers a QMAPv5 request with success but
+# grants QMAP v1: qmapd frames and parses v1 and nothing is malformed.
 # Needs root; namespaces it creates and deletes.
 source "$(dirname "$0")/../support/lib.sh" || exit 1
 
 need iperf3 iperf3
 need jq jq
 need /usr/libexec/qmi-proxy libqmi-proxy
+need /usr/libexec/mbim-proxy libmbim-proxy
 QMAPCTL=${QMAPCTL:-$BUILD_DIR/qmapctl}
 e2e_setup
 chmod 755 "$E2E_TMP"
@@ -26,7 +28,7 @@ write_quirks_config() { # [extra [device] lines]
 		cat <<-CONF
 		[device]
 		device = sim:$E2E_TMP/sim.sock
-		control = qmi
+		control = ${QUIRKS_CONTROL:-qmi}
 		control-link = $E2E_TMP/qmi0
 		control-socket = $E2E_TMP/control
 		CONF
@@ -84,7 +86,9 @@ stop_qmapd
 stop_process qmapd-sim "$SIM_PID"
 
 # ---- 2. A modem that answers no QMI at all.
+# A short open-timeout: the default's 15 s wait would prove nothing more.
 start_sim --silent
+write_quirks_config "open-timeout = 3"
 start_qmapd "$E2E_TMP/qmapd.conf"
 started=$SECONDS
 modem_failed() { [ "$(modem_field state)" = failed ]; }
@@ -94,9 +98,27 @@ err=$(modem_field last-error)
 [[ $err == *"answered no QMI"* ]] || fail "unclear error for a silent modem: '$err'"
 echo "ok: silent modem -> '$err' after ${elapsed}s"
 [ "$elapsed" -le 25 ] || fail "the silent modem took ${elapsed}s to be reported"
+[[ $err == *"within 3 s"* ]] || fail "the error does not name the open-timeout of 3 s: '$err'"
+# Below the default's 15 s: the key, not the default, bounded the wait.
+[ "$elapsed" -lt 15 ] || fail "open-timeout = 3, yet the silent modem took ${elapsed}s"
 grep -q "answered no QMI" "$E2E_TMP/qmapd.log" || fail "qmapd's log lacks the silent-modem error"
 expect_eq "mux 129 while the modem is silent" "$(mux_field 129 state)" waiting
 kill -0 "$QMAPD_PID" || fail "qmapd died with a silent modem"
+stop_qmapd
+stop_process qmapd-sim "$SIM_PID"
+# The same modem taken for MBIM: its OPEN goes unanswered, within the same open-timeout.
+start_sim --silent
+QUIRKS_CONTROL=mbim write_quirks_config "open-timeout = 3"
+start_qmapd "$E2E_TMP/qmapd.conf"
+started=$SECONDS
+wait_for 30 "the modem marked failed (control = mbim)" modem_failed
+elapsed=$((SECONDS - started))
+err=$(modem_field last-error)
+[[ $err == *"answered no MBIM OPEN within 3 s"* ]] ||
+	fail "control = mbim: unclear error, or not the open-timeout of 3 s: '$err'"
+echo "ok: silent modem, control = mbim -> '$err' after ${elapsed}s"
+[ "$elapsed" -lt 15 ] || fail "control = mbim, open-timeout = 3, yet it took ${elapsed}s"
+kill -0 "$QMAPD_PID" || fail "qmapd died with a silent modem (control = mbim)"
 stop_qmapd
 stop_process qmapd-sim "$SIM_PID"
 

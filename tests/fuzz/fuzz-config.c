@@ -44,6 +44,9 @@ static void check_config(const struct config *c)
 	size_t n = 0;
 
 	check(c->n_exclude <= CONFIG_MAX_EXCLUDES);
+	/* the control planes take it as is: never 0 s (no wait at all) or hours */
+	check(c->device.open_timeout >= CONFIG_OPEN_TIMEOUT_MIN &&
+	      c->device.open_timeout <= CONFIG_OPEN_TIMEOUT_MAX);
 	check(c->n_modems <= CONFIG_MAX_MODEMS);
 	check(c->n_modems == 0 || c->modem != NULL);
 	if (c->device.device[0]) {
@@ -61,6 +64,8 @@ static void check_config(const struct config *c)
 
 		check(config_modem_name_is_valid(m->name));
 		check(m->device.device[0] != '\0');
+		check(m->device.open_timeout >= CONFIG_OPEN_TIMEOUT_MIN &&
+		      m->device.open_timeout <= CONFIG_OPEN_TIMEOUT_MAX);
 		check_muxes(m->mux);
 		for (unsigned j = 0; j < i; j++) {
 			check(strcmp(c->modem[j].name, m->name) != 0);

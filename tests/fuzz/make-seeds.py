@@ -104,6 +104,7 @@ def seeds():
         b"[device]\ndevice = sim:/run/sim.sock\ncontrol = none\nqmap-version = 5\n"
         b"dl-max-size = 16384\nrx-transfers = 32\nul-max-size = 8192\nul-max-datagrams = 16\n"
         b"max-packet-size = 512\npersist-devices = yes\ncontrol-link = /run/qmapd/qmi0\n"
+        b"open-timeout = 15\n"
         b"control-socket = /run/qmapd/control\nadmin-group = netdev\n\n[mux.2]\n"
         b"interface = wwan2\nip-type = ipv6\nallowed-auth = pap\nuser = u\npassword = p\n"
         b"mtu = 1400\nheadroom = xdp\nipv4-address = 192.0.2.2/24\n"
@@ -120,7 +121,8 @@ def seeds():
         b"device = usb-serial:ABC123\ncontrol-link = /dev/cdc-wdm1\n[modem.b-2.mux.1]\n"
         b"[device]\ncontrol-socket = /run/qmapd/control\n",
         b"[modem.x.mux.3]\nip-type = ipv4\nmtu = 576\n[modem.x]\ndevice = usb-path:1-1.4:4\n"
-        b"persist-devices = yes\nuplink-rate = 20M\n[modem.y]\ndevice = sim:/run/sim.sock\n"
+        b"persist-devices = yes\nuplink-rate = 20M\nopen-timeout = 3\n[modem.y]\n"
+        b"device = sim:/run/sim.sock\n"
         b"control = none\n[mux.254]\n",
         b"[device]\nname = modem_1\ndevice = usb:2c7c:0125\n[mux.1]\n",
     ]

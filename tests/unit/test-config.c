@@ -39,6 +39,7 @@ static const char full[] = "# a comment\n"
 			   "downlink-buffer = 1048576\n"
 			   "control = none\n"
 			   "control-link = /dev/cdc-wdm0\n"
+			   "open-timeout = 40\n"
 			   "control-socket = /run/qmapd/ctl.sock\n"
 			   "admin-group = netdev\n"
 			   "\n"
@@ -156,6 +157,7 @@ TEST(full)
 	EXPECT_EQ(c->device.downlink_rate, 7600000);
 	EXPECT_EQ(c->device.downlink_rate_auto, false);
 	EXPECT_EQ(c->device.downlink_buffer, 1048576);
+	EXPECT_EQ(c->device.open_timeout, 40);
 	EXPECT_EQ(m->ipv4_address.family, 0);
 	EXPECT_TRUE(is_prefix(&m->ipv6_address, AF_INET6, "2001:db8:7::2", 64));
 	EXPECT_EQ(m->n_routes, 3);
@@ -197,6 +199,7 @@ TEST(defaults)
 	EXPECT_EQ(d.device.downlink_rate, 0); /* off until the figures say otherwise */
 	EXPECT_EQ(d.device.downlink_rate_auto, false);
 	EXPECT_EQ(d.device.downlink_buffer, CONFIG_DOWNLINK_BUFFER_DEFAULT);
+	EXPECT_EQ(d.device.open_timeout, 15); /* the wait before there was a key */
 
 	EXPECT_EQ(config_load_string("[device]\ndevice=sim:/run/qmapd/sim.sock\n[mux.3]\n", NAME,
 				     &c, err, sizeof(err)),
@@ -559,6 +562,16 @@ static const struct error_case error_cases[] = {
 	  NAME ":3: ", "invalid downlink-rate '200G' in [device]: must be 0 or 64k..100G" },
 	{ DEV "downlink-buffer = 1000\n",
 	  NAME ":3: ", "invalid downlink-buffer '1000' in [device]" },
+	{ DEV "open-timeout = 0\n",
+	  NAME ":3: ", "invalid open-timeout '0' in [device]: must be 1..300" },
+	{ DEV "open-timeout = 301\n",
+	  NAME ":3: ", "invalid open-timeout '301' in [device]: must be 1..300" },
+	{ DEV "open-timeout = 3s\n", NAME ":3: ", "invalid open-timeout '3s' in [device]" },
+	{ DEV "open-timeout = 03\n", NAME ":3: ", "invalid open-timeout '03' in [device]" },
+	{ DEV "open-timeout = -1\n", NAME ":3: ", "invalid open-timeout '-1' in [device]" },
+	{ DEV "open-timeout =\n", NAME ":3: ", "invalid open-timeout '' in [device]" },
+	{ DEV "[mux.1]\nopen-timeout = 3\n",
+	  NAME ":4: ", "unknown key 'open-timeout' in [mux.1] (it belongs in [device])" },
 	{ DEV "[mux.1]\nipv4-address = 2001:db8::1\n",
 	  NAME ":4: ", "invalid ipv4-address '2001:db8::1' in [mux.1]" },
 	{ DEV "[mux.1]\nipv4-address = 192.0.2.1/33\n",
@@ -916,6 +929,63 @@ TEST(ntb_format)
 	config_free(c);
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++)
 		expect_error(2000 + i, &bad[i]);
+}
+
+/*
+ * open-timeout: seconds in [device], over it in [modem.NAME], and into the modems that
+ * discovery makes from the template; the default is the 15 s qmapd always waited.
+ */
+TEST(open_timeout)
+{
+	static const struct error_case bad[] = {
+		{ "[modem.a]\ndevice = sim:/a\nopen-timeout = 0\n",
+		  NAME ":3: ", "invalid open-timeout '0' in [modem.a]: must be 1..300" },
+		{ "[modem.a]\ndevice = sim:/a\nopen-timeout = 1000\n",
+		  NAME ":3: ", "invalid open-timeout '1000' in [modem.a]: must be 1..300" },
+		{ "[device]\nopen-timeout = 3\nopen-timeout = 4\n",
+		  NAME ":3: ", "repeated key 'open-timeout' in [device] (first at line 2)" },
+	};
+	struct config_modem *m;
+	struct config *c;
+
+	c = load_ok(DEV "open-timeout = 1\n", __LINE__);
+	if (c) {
+		EXPECT_EQ(c->device.open_timeout, 1);
+		EXPECT_EQ(c->modem[0].device.open_timeout, 1);
+		config_free(c);
+	}
+	c = load_ok(DEV "open-timeout = 300\n", __LINE__);
+	if (c) {
+		EXPECT_EQ(c->modem[0].device.open_timeout, 300);
+		config_free(c);
+	}
+	/* [device] comes last: its value is the default of b, not a's, whatever the order. */
+	c = load_ok("[modem.a]\ndevice = sim:/a\nopen-timeout = 3\n[modem.b]\ndevice = sim:/b\n"
+		    "[device]\nopen-timeout = 60\n",
+		    __LINE__);
+	if (c && c->n_modems == 2) {
+		EXPECT_EQ(c->device.open_timeout, 60);
+		EXPECT_EQ(c->modem[0].device.open_timeout, 3);
+		EXPECT_EQ(c->modem[1].device.open_timeout, 60);
+	} else if (c) {
+		fprintf(stderr, "%s:%d: %u modems, expected 2\n", __FILE__, __LINE__, c->n_modems);
+		test_failures++;
+	}
+	config_free(c);
+
+	c = load_ok("[device]\nopen-timeout = 5\n", __LINE__);
+	m = malloc(sizeof(*m));
+	if (c && m) {
+		EXPECT_EQ(config_modem_from_template(c, "modem0", "usb:2c7c:0125", m), 0);
+		EXPECT_EQ(m->device.open_timeout, 5);
+		config_modem_clear(m);
+	} else {
+		test_failures++;
+	}
+	free(m);
+	config_free(c);
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++)
+		expect_error(3000 + i, &bad[i]);
 }
 
 /* No device, or device = auto: every recognised modem, each from the template. */

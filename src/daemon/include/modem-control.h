@@ -47,8 +47,11 @@ struct modem_data_format {
 	uint32_t dl_min_padding; /* zero bytes the modem may put between downlink frames */
 };
 
-/* What modem.c asks of the data format (QMI; MBIM ignores it). */
+/* What modem.c asks of the control plane: how long an open may take (QMI and MBIM), and the
+ * data format (QMI; MBIM ignores the rest). */
 struct modem_control_request {
+	/* seconds for the modem to answer the open (QMI CTL, MBIM OPEN): [device] open-timeout */
+	uint32_t open_timeout;
 	uint32_t dl_max_size;
 	uint32_t dl_max_datagrams;
 	uint32_t ul_max_size; /* also the OUT buffers' size: no larger uplink grant is used */
@@ -225,6 +228,7 @@ int qmi_control_new(struct ev_loop *loop, const char *path,
 		    const struct modem_control_callbacks *cb, void *userdata,
 		    struct modem_control **ret);
 int mbim_control_new(struct ev_loop *loop, const char *path,
+		     const struct modem_control_request *request,
 		     const struct modem_control_callbacks *cb, void *userdata,
 		     struct modem_control **ret);
 

@@ -261,6 +261,7 @@ static const struct modem_control_ops mbim_control_ops = {
 };
 
 int mbim_control_new(struct ev_loop *loop, const char *path,
+		     const struct modem_control_request *request,
 		     const struct modem_control_callbacks *cb, void *userdata,
 		     struct modem_control **ret)
 {
@@ -276,7 +277,7 @@ int mbim_control_new(struct ev_loop *loop, const char *path,
 	if (cb)
 		mc->cb = *cb;
 	mc->userdata = userdata;
-	r = mbim_modem_new(loop, path, &mcb, mc, &mm);
+	r = mbim_modem_new(loop, path, request->open_timeout, &mcb, mc, &mm);
 	if (r < 0) {
 		free(mc);
 		return r;

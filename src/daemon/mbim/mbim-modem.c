@@ -9,7 +9,6 @@
 #include "mbim-modem.h"
 
 #define MBIM_TIMEOUT_SECONDS	10
-#define MBIM_OPEN_TIMEOUT	15
 #define MBIM_ATTACH_TIMEOUT	60 /* the network may take long to attach */
 #define MBIM_RADIO_POLL_SECONDS 30.0
 #define MBIM_RETRY_MIN_SECONDS	1.0
@@ -627,9 +626,9 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 		if (g_error_matches(error, MBIM_CORE_ERROR, MBIM_CORE_ERROR_TIMEOUT)) {
 			char why[256];
 			snprintf(why, sizeof(why),
-				 "the modem answered no MBIM OPEN within %d s: is the function "
+				 "the modem answered no MBIM OPEN within %u s: is the function "
 				 "MBIM (not QMI)? (%s)",
-				 MBIM_OPEN_TIMEOUT, error->message);
+				 mm->open_timeout, error->message);
 			mbim_modem_fail(mm, "open", why);
 			return;
 		}
@@ -661,7 +660,7 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 					  G_CALLBACK(device_removed), mm);
 	/* Always through mbim-proxy: mbimcli -p and qmapd then share the one control channel
 	 * (one direct opener would take the others' responses). */
-	mbim_device_open_full(mm->device, MBIM_DEVICE_OPEN_FLAGS_PROXY, MBIM_OPEN_TIMEOUT,
+	mbim_device_open_full(mm->device, MBIM_DEVICE_OPEN_FLAGS_PROXY, mm->open_timeout,
 			      mm->cancellable, device_open_ready, mm);
 }
 
@@ -731,8 +730,8 @@ static void mbim_modem_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 		mbim_modem_start(mm);
 }
 
-int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
-		   void *userdata, struct mbim_modem **ret)
+int mbim_modem_new(struct ev_loop *loop, const char *path, unsigned open_timeout,
+		   const struct mbim_modem_callbacks *cb, void *userdata, struct mbim_modem **ret)
 {
 	struct mbim_modem *mm = calloc(1, sizeof(*mm));
 
@@ -744,6 +743,7 @@ int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_mod
 		return -ENOMEM;
 	}
 	mm->loop = loop;
+	mm->open_timeout = open_timeout ? open_timeout : 1;
 	mm->cb = *cb;
 	mm->userdata = userdata;
 	snprintf(mm->registration, sizeof(mm->registration), "unknown");

@@ -56,7 +56,8 @@ struct mbim_modem_callbacks {
 
 struct mbim_modem {
 	struct ev_loop *loop;
-	char *path; /* the pty link, e.g. /run/qmapd/mbim0 */
+	char *path;	       /* the pty link, e.g. /run/qmapd/mbim0 */
+	unsigned open_timeout; /* seconds for the OPEN ([device] open-timeout) */
 	struct mbim_modem_callbacks cb;
 	void *userdata;
 
@@ -120,8 +121,9 @@ struct mbim_modem {
 	gulong register_indicate_id; /* the same, for REGISTER_STATE (mbim-register-watch.c) */
 };
 
-int mbim_modem_new(struct ev_loop *loop, const char *path, const struct mbim_modem_callbacks *cb,
-		   void *userdata, struct mbim_modem **ret);
+/* open_timeout: seconds the device has to answer the OPEN (1 or more). */
+int mbim_modem_new(struct ev_loop *loop, const char *path, unsigned open_timeout,
+		   const struct mbim_modem_callbacks *cb, void *userdata, struct mbim_modem **ret);
 struct mbim_modem *mbim_modem_free(struct mbim_modem *mm);
 
 /* The transport says the modem is there / gone. */

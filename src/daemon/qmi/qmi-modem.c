@@ -9,7 +9,6 @@
 #include "qmi-state.h"
 
 #define QMI_TIMEOUT_SECONDS    10
-#define QMI_OPEN_TIMEOUT       15
 #define QMI_RADIO_POLL_SECONDS 30.0
 #define QMI_RETRY_MIN_SECONDS  1.0
 #define QMI_RETRY_MAX_SECONDS  30.0
@@ -937,9 +936,9 @@ static void device_open_ready(GObject *src, GAsyncResult *res, gpointer user_dat
 			 * (docs/PROTOCOLS.md §5): say so instead of just "timeout". */
 			g_autoptr(GError) e = g_error_new(
 				QMI_CORE_ERROR, QMI_CORE_ERROR_TIMEOUT,
-				"the modem answered no QMI (CTL) within %d s: is the interface in "
+				"the modem answered no QMI (CTL) within %u s: is the interface in "
 				"QMI mode, the USB configuration the QMI one (not MBIM)? (%s)",
-				QMI_OPEN_TIMEOUT, error->message);
+				qm->request.open_timeout, error->message);
 			qmi_modem_fail(qm, "open", e);
 			return;
 		}
@@ -973,7 +972,7 @@ static void device_new_ready(GObject *src, GAsyncResult *res, gpointer user_data
 	 */
 	qmi_device_open(qm->device,
 			QMI_DEVICE_OPEN_FLAGS_PROXY | QMI_DEVICE_OPEN_FLAGS_VERSION_INFO,
-			QMI_OPEN_TIMEOUT, qm->cancellable, device_open_ready, qm);
+			qm->request.open_timeout, qm->cancellable, device_open_ready, qm);
 }
 
 void qmi_modem_start(struct qmi_modem *qm)
@@ -1020,6 +1019,8 @@ int qmi_modem_new(struct ev_loop *loop, const char *path,
 	}
 	qm->loop = loop;
 	qm->request = *request;
+	if (qm->request.open_timeout == 0) /* never 0 s: the config's minimum is 1 s */
+		qm->request.open_timeout = 1;
 	qm->cb = *cb;
 	qm->userdata = userdata;
 	qm->data_interface = -1;
