@@ -2,7 +2,9 @@
 /*
  * Logging to stderr, one line per message. When stderr is the journal (JOURNAL_STREAM names
  * it, systemd.exec(5)) each line starts with the "<N>" priority prefix journald understands;
- * anywhere else (a terminal, a file, a router's logd) the line is the message alone.
+ * anywhere else (a terminal, a file) with the time, "2026-12-03T10:40:12.345Z message",
+ * unless QMAPD_LOG_TIME=0 says a logger that stamps lines itself reads stderr (OpenWrt's
+ * logd through procd).
  * Log an error once, where the decision is made; carry the object in the text (log-modem.h,
  * log-mux.h put the usual prefixes in front).
  *
@@ -22,6 +24,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "macro.h"
 
@@ -35,8 +38,23 @@ int log_get_max_level(void);
  */
 void log_init(void);
 bool log_to_journal(void);
-/* "<level>" for a line to stderr when it is the journal, otherwise "". */
-const char *log_stderr_prefix(int level);
+
+/*
+ * The time in front of lines that do not go to the journal: on (default) or off whatever
+ * QMAPD_LOG_TIME says, for output that is not a log (qmapd -t). The journal never gets it.
+ */
+void log_set_time(bool on);
+
+/* "2026-12-03T10:40:12.345Z": RFC 3339, UTC, milliseconds. Its length, 0 if it cannot be. */
+#define LOG_TIME_MAX 32
+size_t log_format_time(const struct timespec *ts, char buf[static LOG_TIME_MAX]);
+
+/*
+ * What starts a line to stderr: "<N>" when it is the journal, else the time and a space
+ * (unless turned off), else "". In buf, or a constant string; one clock read.
+ */
+#define LOG_LINE_PREFIX_MAX (LOG_TIME_MAX + 1)
+const char *log_line_prefix(int level, char buf[static LOG_LINE_PREFIX_MAX]);
 
 /*
  * One line at level, ": strerror(error)" appended when error is not 0. Returns -abs(error)

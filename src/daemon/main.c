@@ -75,7 +75,10 @@ static void qmapd_print_stats(FILE *f, const void *userdata)
 
 static void qmapd_write_stats(struct qmapd *q)
 {
-	manager_print_stats(q->manager, stderr, log_stderr_prefix(LOG_INFO));
+	char prefix[LOG_LINE_PREFIX_MAX];
+
+	/* One prefix, so one time, for the whole dump. */
+	manager_print_stats(q->manager, stderr, log_line_prefix(LOG_INFO, prefix));
 	if (!q->stats_file)
 		return;
 	int r = atomic_file_write(q->stats_file, qmapd_print_stats, q);
@@ -538,6 +541,9 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &config_path, &q.stats_file, &q.dbus_address, &check_only);
 	if (r <= 0)
 		return r == 0 ? EXIT_SUCCESS : 2;
+	/* -t is a command, run by hand or by a package script: it says what, not when. */
+	if (check_only)
+		log_set_time(false);
 
 	r = config_load_file(config_path, &config, err, sizeof(err));
 	if (r < 0) {

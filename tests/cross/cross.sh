@@ -76,7 +76,7 @@ rc=0
 QMAPD=$wrap/qmapd QMAPD_SIM=$wrap/qmapd-sim BUILD_DIR=$out E2E_EXPECT_XDP=no \
 	bash "$SOURCE_DIR/tests/e2e/e2e-dataplane.sh" || rc=$?
 echo "qmapd under $qemu, warnings and fallbacks:"
-grep -E 'unavailable|fall|not supported|warning' "$out/qmapd.e2e.log" | grep -v '^modem0 ' |
-	sed 's/^/  /' || echo "  none"
+grep -E 'unavailable|fall|not supported|warning' "$out/qmapd.e2e.log" |
+	grep -vE "^$LOG_TIME_RE modem0 " | sed 's/^/  /' || echo "  none"
 [ $rc -eq 0 ] || fail "e2e-dataplane with the $arch binaries under $qemu (exit $rc)"
 echo "cross: e2e-dataplane passed with qmapd and qmapd-sim for $arch under $qemu"

@@ -35,7 +35,10 @@ check_refused() { # what expected-message config-lines...
 	expect_eq "qmapd exit code with $what" "$rc" 1
 	start_err=$(grep -F "$want" "$E2E_TMP/start.out") ||
 		fail "qmapd with $what said: $(cat "$E2E_TMP/start.out")"
-	expect_eq "-t's and start's message for $what" "$(grep -F "$want" "$E2E_TMP/t.out")" "$start_err"
+	# The same message; a start logs it with the time in front, -t (a command) without.
+	[[ $start_err =~ ^$LOG_TIME_RE\  ]] || fail "no time in front of start's line: $start_err"
+	expect_eq "-t's and start's message for $what" "$(grep -F "$want" "$E2E_TMP/t.out")" \
+		"$(strip_log_time <<<"$start_err")"
 	# A message says its reason once ("Invalid argument: Invalid argument" said it twice).
 	! grep -E '(: [A-Z][a-z ]+)\1$' "$E2E_TMP/t.out" "$E2E_TMP/start.out" ||
 		fail "a message repeats its reason"
@@ -72,8 +75,9 @@ in_host ping -c 2 -i 0.2 -W 2 198.51.100.1 >/dev/null || fail "ping once the mod
 echo "ok: modem appears later, traffic flows"
 
 kill -USR1 "$QMAPD_PID"
-wait_for 5 "counters in the log" grep -q '^modem0 mux 1 (qmap1): mode=tap+xdp' "$E2E_TMP/qmapd.log"
-echo "ok: SIGUSR1 prints counters"
+wait_for 5 "counters in the log" grep -qE "^$LOG_TIME_RE modem0 mux 1 \(qmap1\): mode=tap\+xdp" \
+	"$E2E_TMP/qmapd.log"
+echo "ok: SIGUSR1 prints counters, each line with the time in front as log lines have it"
 
 stop_qmapd
 ! ip -n "$NS_HOST" link show qmap1 >/dev/null 2>&1 || fail "qmap1 still exists after SIGTERM"

@@ -296,6 +296,13 @@ e2e_setup_bus() {
 	start_system_bus
 }
 
+# qmapd's and qmapd-sim's log lines (to a file, not the journal) start with the time,
+# "2026-12-03T10:40:12.345Z ": LOG_TIME_RE matches it, strip_log_time takes it off stdin's
+# lines. A QMAPD_LOG_TIME=0 of the caller's would change what the tests read: unset here.
+LOG_TIME_RE='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
+unset QMAPD_LOG_TIME
+strip_log_time() { sed -E "s/^$LOG_TIME_RE //"; }
+
 # The log of the qmapd before this one stays as qmapd.log.prev (E2E_KEEP keeps both): a
 # restart test's failure is often the earlier run's doing.
 keep_previous_log() {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * log: the "<N>" priority prefix only when stderr is the journal, that is when
- * JOURNAL_STREAM is "DEV:INO" of the file stderr is (systemd.exec(5)); plain lines
- * otherwise. stderr goes to a temporary file whose device and inode play the journal's.
+ * JOURNAL_STREAM is "DEV:INO" of the file stderr is (systemd.exec(5)); otherwise the time,
+ * RFC 3339 UTC with milliseconds, unless QMAPD_LOG_TIME=0 or log_set_time(false). stderr
+ * goes to a temporary file whose device and inode play the journal's. TZ is a zone half an
+ * hour off UTC here, so a local time would show.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log-modem.h"
@@ -67,6 +71,63 @@ static const char *restore_stderr(char buf[static OUT_MAX])
 	return buf;
 }
 
+static long long realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The rest of line after "YYYY-MM-DDTHH:MM:SS.mmmZ ", a UTC time from lo_ms to hi_ms (both
+ * realtime_ms()); NULL if line does not start so.
+ */
+static const char *after_time(const char *line, long long lo_ms, long long hi_ms)
+{
+	static const char form[] = "dddd-dd-ddTdd:dd:dd.dddZ ";
+	struct tm tm = { 0 };
+	int ms;
+
+	for (size_t i = 0; i < sizeof(form) - 1; i++)
+		if (form[i] == 'd' ? !isdigit((unsigned char)line[i]) : line[i] != form[i])
+			return NULL;
+	if (sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		return NULL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	long long t = (long long)timegm(&tm) * 1000 + ms;
+	if (t < lo_ms || t > hi_ms) {
+		fprintf(stderr, "%s:%d: time %.24s is %lld ms, not in %lld..%lld\n", __FILE__,
+			__LINE__, line, t, lo_ms, hi_ms);
+		return NULL;
+	}
+	return line + sizeof(form) - 1;
+}
+
+/* buf's lines without their times into out; false if a line has none (or a wrong one). */
+static bool strip_times(const char *buf, long long lo_ms, long long hi_ms, char out[static OUT_MAX])
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	while (*buf) {
+		const char *rest = after_time(buf, lo_ms, hi_ms), *nl;
+
+		if (!rest) {
+			fprintf(stderr, "%s:%d: no time in front of \"%s\"\n", __FILE__, __LINE__,
+				buf);
+			return false;
+		}
+		nl = strchrnul(rest, '\n');
+		n += (size_t)snprintf(out + n, OUT_MAX - n, "%.*s%s", (int)(nl - rest), rest,
+				      *nl ? "\n" : "");
+		buf = *nl ? nl + 1 : nl;
+	}
+	return true;
+}
+
 /* One line at each of three levels and an error, logged with JOURNAL_STREAM as given. */
 static const char *log_lines(const char *journal_stream, bool matching, char buf[static OUT_MAX])
 {
@@ -86,18 +147,25 @@ static const char *log_lines(const char *journal_stream, bool matching, char buf
 	return restore_stderr(buf);
 }
 
+/* Not the journal: each line is the time, a space and the message. */
 static void expect_plain(const char *journal_stream, int line)
 {
-	char buf[OUT_MAX];
+	char buf[OUT_MAX], plain[OUT_MAX], prefix[LOG_LINE_PREFIX_MAX];
+	long long lo = realtime_ms();
 
 	log_lines(journal_stream, false, buf);
-	if (strcmp(buf, "mux 1 (qmap1): connected\nslow\nno modem: No such file or directory\n")) {
-		fprintf(stderr, "%s:%d: JOURNAL_STREAM='%s': expected plain lines, got \"%s\"\n",
+	if (!strip_times(buf, lo, realtime_ms(), plain) ||
+	    strcmp(plain,
+		   "mux 1 (qmap1): connected\nslow\nno modem: No such file or directory\n")) {
+		fprintf(stderr,
+			"%s:%d: JOURNAL_STREAM='%s': expected timed plain lines, got \"%s\"\n",
 			__FILE__, line, journal_stream ?: "(unset)", buf);
 		test_failures++;
 	}
 	EXPECT_TRUE(!log_to_journal());
-	EXPECT_STR_EQ(log_stderr_prefix(LOG_INFO), "");
+	const char *p = log_line_prefix(LOG_INFO, prefix);
+	p = after_time(p, lo, realtime_ms());
+	EXPECT_TRUE(p && *p == '\0');
 }
 
 /*
@@ -140,11 +208,13 @@ TEST(journal)
 		log_lines(NULL, true, buf),
 		"<6>mux 1 (qmap1): connected\n<4>slow\n<3>no modem: No such file or directory\n");
 	EXPECT_TRUE(log_to_journal());
-	EXPECT_STR_EQ(log_stderr_prefix(LOG_INFO), "<6>");
-	EXPECT_STR_EQ(log_stderr_prefix(LOG_EMERG), "<0>");
-	EXPECT_STR_EQ(log_stderr_prefix(LOG_DEBUG), "<7>");
-	EXPECT_STR_EQ(log_stderr_prefix(-1), "");
-	EXPECT_STR_EQ(log_stderr_prefix(8), "");
+	/* The journal's time only: it stamps every line itself. */
+	char p[LOG_LINE_PREFIX_MAX];
+	EXPECT_STR_EQ(log_line_prefix(LOG_INFO, p), "<6>");
+	EXPECT_STR_EQ(log_line_prefix(LOG_EMERG, p), "<0>");
+	EXPECT_STR_EQ(log_line_prefix(LOG_DEBUG, p), "<7>");
+	EXPECT_STR_EQ(log_line_prefix(-1, p), "");
+	EXPECT_STR_EQ(log_line_prefix(8, p), "");
 
 	/* Debug lines too, once asked for. */
 	char stream[64];
@@ -313,12 +383,18 @@ TEST(errno_zero)
 		return;
 	}
 	if (pid == 0) {
+		char plain[OUT_MAX];
+		long long lo = realtime_ms();
+
 		redirect_stderr(stream);
 		unsetenv("JOURNAL_STREAM");
 		log_init();
 		int r = log_error_errno(zero, "no errno");
 		restore_stderr(buf);
-		_exit(r == -EIO && strcmp(buf, "no errno\n") == 0 ? 0 : 1);
+		_exit(r == -EIO && strip_times(buf, lo, realtime_ms(), plain) &&
+				      strcmp(plain, "no errno\n") == 0
+			      ? 0
+			      : 1);
 	}
 	EXPECT_EQ(waitpid(pid, &status, 0), pid);
 #ifdef NDEBUG
@@ -355,6 +431,120 @@ TEST(not_journal)
 	expect_plain("99999999999999999999:1", __LINE__);
 }
 
+/* RFC 3339, UTC, milliseconds cut (not rounded), whatever TZ says. */
+TEST(time_format)
+{
+	static const struct {
+		struct timespec ts;
+		const char *want;
+	} cases[] = {
+		{ { 0, 0 }, "1970-01-01T00:00:00.000Z" },
+		{ { 1796294412, 345999999 }, "2026-12-03T10:40:12.345Z" },
+		{ { 1796294412, 5000000 }, "2026-12-03T10:40:12.005Z" },
+		{ { 1796294412, 40000000 }, "2026-12-03T10:40:12.040Z" },
+		{ { 1709251199, 999999999 }, "2024-02-29T23:59:59.999Z" },
+	};
+	char buf[LOG_TIME_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_EQ(log_format_time(&cases[i].ts, buf), strlen(cases[i].want));
+		EXPECT_STR_EQ(buf, cases[i].want);
+	}
+	/* Past 2038 where time_t can say it (not on 32-bit targets of Debian 12). */
+	if (sizeof(time_t) > 4) {
+		struct timespec ts = { (time_t)2147483648LL, 1000000 };
+		EXPECT_EQ(log_format_time(&ts, buf), 24);
+		EXPECT_STR_EQ(buf, "2038-01-19T03:14:08.001Z");
+	}
+}
+
+/* Not the journal: every line written has the time, a line filtered out writes nothing. */
+TEST(time_prefix)
+{
+	char buf[OUT_MAX], plain[OUT_MAX], stream[64];
+	long long lo = realtime_ms();
+
+	redirect_stderr(stream);
+	unsetenv("JOURNAL_STREAM");
+	log_init();
+	log_modem_info("lte", "present");
+	log_mux_warning(NULL, 1, "qmap1", "slow");
+	log_debug("not shown");
+	EXPECT_EQ(log_error_errno(-ENOENT, "open %s", "a"), -ENOENT);
+	restore_stderr(buf);
+	EXPECT_TRUE(strip_times(buf, lo, realtime_ms(), plain));
+	EXPECT_STR_EQ(plain, "modem lte: present\n"
+			     "mux 1 (qmap1): slow\n"
+			     "open a: No such file or directory\n");
+}
+
+/* Logs "x" with QMAPD_LOG_TIME as given (NULL: unset) into buf, after log_init(). */
+static const char *log_x(const char *journal_stream, const char *log_time, char buf[static OUT_MAX])
+{
+	char stream[64];
+
+	redirect_stderr(stream);
+	if (log_time)
+		setenv("QMAPD_LOG_TIME", log_time, 1);
+	else
+		unsetenv("QMAPD_LOG_TIME");
+	if (journal_stream)
+		setenv("JOURNAL_STREAM", journal_stream[0] ? journal_stream : stream, 1);
+	else
+		unsetenv("JOURNAL_STREAM");
+	log_init();
+	log_info("x");
+	unsetenv("QMAPD_LOG_TIME");
+	return restore_stderr(buf);
+}
+
+static bool timed_x(const char *journal_stream, const char *log_time)
+{
+	char buf[OUT_MAX], plain[OUT_MAX];
+	long long lo = realtime_ms();
+
+	log_x(journal_stream, log_time, buf);
+	return strip_times(buf, lo, realtime_ms(), plain) && strcmp(plain, "x\n") == 0;
+}
+
+/* QMAPD_LOG_TIME=0 (no, false, off) turns the time off; the journal never has it. */
+TEST(time_switch)
+{
+	static const char *const off[] = { "0", "no", "false", "off" };
+	static const char *const on[] = { "1", "yes", "" };
+	char buf[OUT_MAX];
+
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		EXPECT_STR_EQ(log_x(NULL, off[i], buf), "x\n");
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		EXPECT_TRUE(timed_x(NULL, on[i]));
+	EXPECT_TRUE(timed_x(NULL, NULL));
+	EXPECT_STR_EQ(log_x("", "1", buf), "<6>x\n");
+
+	/* log_set_time() wins over QMAPD_LOG_TIME, not over the journal; in a child, as it
+	 * cannot be undone. */
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "test_time_switch: SKIP, fork: %s\n", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		log_set_time(false);
+		bool ok = strcmp(log_x(NULL, NULL, buf), "x\n") == 0;
+		log_set_time(true);
+		ok = ok && timed_x(NULL, "0");
+		ok = ok && strcmp(log_x("", NULL, buf), "<6>x\n") == 0;
+		_exit(ok ? 0 : 1);
+	}
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* What a forked case's child left (it aborts on purpose before restoring stderr), then the
  * directory. */
 static void remove_tmp_dir(void)
@@ -379,9 +569,12 @@ TEST_SETUP()
 {
 	static bool done;
 
+	unsetenv("QMAPD_LOG_TIME");
 	if (done)
 		return;
 	done = true;
+	setenv("TZ", "<+0530>-5:30", 1);
+	tzset();
 	if (!mkdtemp(tmp_dir))
 		TEST_SKIP("cannot make a temporary directory: %s", strerror(errno));
 	saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);

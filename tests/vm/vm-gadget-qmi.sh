@@ -320,7 +320,8 @@ expect_eq "the gadget unbound by the unplug" $((S[ffs_unbinds] - S0[ffs_unbinds]
 grep -q "held command dropped after [0-9]* ms: the host disabled the function" \
 	"$E2E_TMP/sim.log" || fail "the gadget did not drop the held command on the unplug"
 echo "ok: a modem gone mid-control-transfer is a disconnect ($(($(now_ms) - t_vanish)) ms); qmapd:"
-tail -n +$((log_n0 + 1)) "$E2E_TMP/qmapd.log" | grep -E "^usb |^modem |^transport " | head -n 8 | sed 's/^/  /'
+tail -n +$((log_n0 + 1)) "$E2E_TMP/qmapd.log" | grep -E "^$LOG_TIME_RE (usb|modem|transport) " |
+	head -n 8 | sed 's/^/  /'
 qmapd_pid=$QMAPD_PID
 claims0=$(grep -c ": claimed (" "$E2E_TMP/qmapd.log")
 t_replug=$(now_ms)
