@@ -19,6 +19,7 @@
 #include "control-server.h"
 #include "dns.h"
 #include "instance.h"
+#include "log-glib.h"
 #include "log-mux.h"
 #include "log.h"
 #include "loop.h"
@@ -538,6 +539,8 @@ int main(int argc, char **argv)
 	char err[CONFIG_ERROR_MAX];
 	int r;
 
+	/* libqmi's, libmbim's and GIO's messages are qmapd's lines too (log-glib.h). */
+	log_glib_init();
 	r = parse_args(argc, argv, &config_path, &q.stats_file, &q.dbus_address, &check_only);
 	if (r <= 0)
 		return r == 0 ? EXIT_SUCCESS : 2;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "atomic-file.h"
+#include "log-glib.h"
 #include "log.h"
 #include "sim-ffs.h"
 #include "sim-gadgetfs.h"
@@ -798,6 +799,7 @@ int main(int argc, char **argv)
 		sig_sms, sig_reset, sig_ffs_faults;
 	int ret = EXIT_FAILURE;
 
+	log_glib_init(); /* libqmi's and libmbim's messages as qmapd-sim's lines */
 	if (!opts) {
 		log_error_errno(ENOMEM, "qmapd-sim: cannot allocate");
 		return EXIT_FAILURE;

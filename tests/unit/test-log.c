@@ -4,9 +4,11 @@
  * JOURNAL_STREAM is "DEV:INO" of the file stderr is (systemd.exec(5)); otherwise the time,
  * RFC 3339 UTC with milliseconds, unless QMAPD_LOG_TIME=0 or log_set_time(false). stderr
  * goes to a temporary file whose device and inode play the journal's. TZ is a zone half an
- * hour off UTC here, so a local time would show.
+ * hour off UTC here, so a local time would show. GLib's messages come the same way through
+ * log-glib.c's writer.
  */
 #include <ctype.h>
+#include <glib.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -15,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "log-glib.h"
 #include "log-modem.h"
 #include "log-mux.h"
 #include "log.h"
@@ -543,6 +547,137 @@ TEST(time_switch)
 	}
 	EXPECT_EQ(waitpid(pid, &status, 0), pid);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* GLib's levels, two domains as libqmi and libmbim name theirs, and none. */
+static void glib_lines(void)
+{
+	log_glib_init();
+	g_log("Qmi", G_LOG_LEVEL_WARNING, "slow %d", 1);
+	g_log("Qmi", G_LOG_LEVEL_CRITICAL, "assertion '%s' failed", "self != NULL");
+	g_log("Mbim", G_LOG_LEVEL_MESSAGE, "message");
+	g_log_structured("Mbim", G_LOG_LEVEL_INFO, "MESSAGE", "info %s", "structured");
+	g_log("Qmi", G_LOG_LEVEL_DEBUG, "debug");
+	g_log(NULL, G_LOG_LEVEL_WARNING, "no domain");
+	g_log("Qmi", G_LOG_LEVEL_WARNING, "two\nlines\n");
+}
+
+TEST(glib_journal)
+{
+	char buf[OUT_MAX];
+
+	EXPECT_EQ(log_glib_priority(G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL), LOG_ERR);
+	EXPECT_EQ(log_glib_priority(1 << G_LOG_LEVEL_USER_SHIFT), LOG_NOTICE);
+	unsetenv("G_MESSAGES_DEBUG");
+	EXPECT_STR_EQ(capture_journal(glib_lines, buf), "<4>Qmi: slow 1\n"
+							"<3>Qmi: assertion 'self != NULL' failed\n"
+							"<5>Mbim: message\n"
+							"<6>Mbim: info structured\n"
+							"<4>no domain\n"
+							"<4>Qmi: two\n"
+							"<4>Qmi: lines\n");
+	log_set_max_level(LOG_WARNING);
+	EXPECT_STR_EQ(capture_journal(glib_lines, buf),
+		      "<4>Qmi: slow 1\n<3>Qmi: assertion 'self != NULL' failed\n<4>no domain\n"
+		      "<4>Qmi: two\n<4>Qmi: lines\n");
+	log_set_max_level(LOG_INFO);
+}
+
+/* Not the journal: log.c's time in front, as on every other line. */
+TEST(glib_time)
+{
+	char buf[OUT_MAX], plain[OUT_MAX], stream[64];
+	long long lo = realtime_ms();
+
+	log_glib_init();
+	redirect_stderr(stream);
+	unsetenv("JOURNAL_STREAM");
+	log_init();
+	g_warning("from %s", "qmapd");
+	g_log("Qmi", G_LOG_LEVEL_DEBUG, "not shown");
+	g_log("GLib-GIO", G_LOG_LEVEL_MESSAGE, "gio");
+	restore_stderr(buf);
+	EXPECT_TRUE(strip_times(buf, lo, realtime_ms(), plain));
+	EXPECT_STR_EQ(plain, "from qmapd\nGLib-GIO: gio\n");
+}
+
+static void glib_debug_lines(void)
+{
+	log_glib_init();
+	g_log("Qmi", G_LOG_LEVEL_DEBUG, "qmi");
+	g_log("Mbim", G_LOG_LEVEL_DEBUG, "mbim");
+	g_log("Mbim", G_LOG_LEVEL_INFO, "info");
+}
+
+/* -v shows GLib's debug lines; G_MESSAGES_DEBUG narrows them to its domains, never adds. */
+TEST(glib_debug)
+{
+	char buf[OUT_MAX];
+
+	unsetenv("G_MESSAGES_DEBUG");
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf), "<6>Mbim: info\n");
+	setenv("G_MESSAGES_DEBUG", "all", 1);
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf), "<6>Mbim: info\n");
+
+	log_set_max_level(LOG_DEBUG);
+	unsetenv("G_MESSAGES_DEBUG");
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf),
+		      "<7>Qmi: qmi\n<7>Mbim: mbim\n<6>Mbim: info\n");
+	setenv("G_MESSAGES_DEBUG", "all", 1);
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf),
+		      "<7>Qmi: qmi\n<7>Mbim: mbim\n<6>Mbim: info\n");
+	setenv("G_MESSAGES_DEBUG", "Qmi", 1);
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf), "<7>Qmi: qmi\n");
+	setenv("G_MESSAGES_DEBUG", "", 1);
+	EXPECT_STR_EQ(capture_journal(glib_debug_lines, buf),
+		      "<7>Qmi: qmi\n<7>Mbim: mbim\n<6>Mbim: info\n");
+	unsetenv("G_MESSAGES_DEBUG");
+	log_set_max_level(LOG_INFO);
+}
+
+/*
+ * GLib still aborts after the line is written: g_error() always, a warning when the fatal
+ * mask says so (G_DEBUG=fatal-warnings sets g_log_always_fatal to this when GLib loads).
+ */
+static void expect_glib_abort(GLogLevelFlags level, const char *want)
+{
+	char buf[OUT_MAX], stream[64];
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "test_glib_fatal: SKIP, fork: %s\n", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGTRAP, SIG_DFL);
+		log_glib_init();
+		redirect_stderr(stream);
+		setenv("JOURNAL_STREAM", stream, 1);
+		log_init();
+		g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL |
+				       G_LOG_LEVEL_WARNING);
+		g_log("Qmi", level, "fatal");
+		_exit(0);
+	}
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFSIGNALED(status) &&
+		    (WTERMSIG(status) == SIGTRAP || WTERMSIG(status) == SIGABRT));
+	/* The child's stderr file: its own copy of n_files numbered it. */
+	snprintf(out_path, sizeof(out_path), "%s/%d-%u", tmp_dir, (int)pid, n_files);
+	EXPECT_STR_EQ(restore_stderr(buf), want);
+}
+
+TEST(glib_fatal)
+{
+	expect_glib_abort(G_LOG_LEVEL_WARNING, "<4>Qmi: fatal\n");
+	expect_glib_abort(G_LOG_LEVEL_ERROR, "<3>Qmi: fatal\n");
 }
 
 /* What a forked case's child left (it aborts on purpose before restoring stderr), then the
