@@ -29,8 +29,10 @@ int log_glib_priority(int glib_flags)
 }
 
 /*
- * -v decides whether info and debug lines show. G_MESSAGES_DEBUG, when set, narrows them to
- * the domains it names ("all": every one), as GLib would; it does not turn them on by itself.
+ * -v decides whether GLib's info and debug lines show: GLib hides both unless asked, and a
+ * library's g_info() is its chatter, not qmapd's news (an info line keeps its priority 6).
+ * G_MESSAGES_DEBUG, when set, narrows them to the domains it names ("all": every one), as
+ * GLib would; it does not turn them on by itself.
  */
 static bool domain_wanted(GLogLevelFlags flags, const char *domain)
 {
@@ -47,7 +49,8 @@ static GLogWriterOutput writer(GLogLevelFlags flags, const GLogField *fields, gs
 	int level = log_glib_priority((int)flags);
 
 	(void)user_data;
-	if (level > log_get_max_level())
+	if ((flags & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG) ? LOG_DEBUG : level) >
+	    log_get_max_level())
 		return G_LOG_WRITER_HANDLED;
 	for (gsize i = 0; i < n_fields; i++) {
 		if (!fields[i].value)
