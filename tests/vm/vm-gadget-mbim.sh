@@ -40,6 +40,7 @@ usb_diag() {
 	local rc=$? d
 	set +e # in the EXIT trap: e2e_cleanup must still run, and see the status
 	[ $rc = 0 ] && return 0
+	vm_keep_status
 	for d in /sys/bus/usb/devices/*; do
 		[ -f "$d/bInterfaceNumber" ] || [ -f "$d/idVendor" ] || continue
 		echo "usb: ${d##*/} $(cat "$d"/{idVendor,idProduct,bInterfaceNumber,bAlternateSetting,bInterfaceClass,bNumEndpoints} 2>/dev/null | tr '\n' ' ')driver $(basename "$(readlink "$d/driver" 2>/dev/null)")"
