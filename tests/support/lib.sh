@@ -118,10 +118,11 @@ e2e_cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	# E2E_KEEP=DIR: a failed run's directory (every log whole, counters, configs) is moved
-	# there before it would be deleted, for a flake seen once in many runs.
+	# there before it would be deleted, for a flake seen once in many runs. E2E_KEEP_AS: what
+	# DIR will be called where the reader looks (a VM guest's out share, vm-lib.sh).
 	if [ $rc -ne 0 ] && [ -n "$E2E_TMP" ] && [ -n "${E2E_KEEP:-}" ]; then
 		mkdir -p "$E2E_KEEP" && mv "$E2E_TMP" "$E2E_KEEP/" &&
-			echo "E2E_KEEP: kept in $E2E_KEEP/$(basename "$E2E_TMP")" >&2
+			echo "E2E_KEEP: kept in ${E2E_KEEP_AS:-$E2E_KEEP}/$(basename "$E2E_TMP")" >&2
 	fi
 	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
 	exit $rc

@@ -17,9 +17,13 @@
 # /sys and configfs are the guest's own; $VM_OUT (/tmp/vm-out) is a writable 9p share with a
 # host directory, where the exit status and log come back. The guest's console is kept in
 # $VM_CONSOLE for a failure's post-mortem. No network device: the guest's traffic stays in its
-# own namespaces. VM_KEEP=1 keeps the host directory of a guest that did not finish (its out
-# share, console); VM_TIMEOUT (seconds, default 170, read when vm_run starts qemu, so a test
-# may set it after sourcing this file) bounds one boot; VM_QEMU_ARGS adds qemu options (the
+# own namespaces. E2E_KEEP=DIR (lib.sh's, for the e2e tests) keeps a failed guest's run in
+# DIR/qmapd-vm.XXXXXX: the guest's console, its output (log), its dmesg and the test's
+# directory from the guest's /tmp (qmapd-e2e.XXXXXX: logs, configs, counters, qmapctl's
+# status; not its sockets and FIFOs), which the guest's e2e_cleanup keeps for the out share.
+# VM_KEEP=1 keeps the host directory of a guest that did not finish (its out share,
+# console); VM_TIMEOUT (seconds, default 170, read when vm_run starts qemu, so a test may
+# set it after sourcing this file) bounds one boot; VM_QEMU_ARGS adds qemu options (the
 # forwarding benchmark's `-icount shift=0`).
 #
 # There is no KVM for guests on the machines this runs on (nested virtualisation is not
@@ -125,12 +129,25 @@ mount --bind /out /host/tmp/vm-out
 echo "vm: up $(cut -d' ' -f1 /proc/uptime) s"
 chroot /host /bin/bash /tmp/vm-out/guest.sh >/out/log 2>&1
 echo $? >/out/rc
+[ "$(cat /out/rc)" = 0 ] || dmesg >/out/dmesg
 echo "vm: done $(cut -d' ' -f1 /proc/uptime) s"
 sync
 poweroff -f
 INIT
 	chmod +x "$ir/init"
 	(cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$out")
+}
+
+# vm_keep DIR: a failed guest's run (vm_run's directory DIR, its out share) into $E2E_KEEP.
+vm_keep() {
+	[ -n "${E2E_KEEP:-}" ] || return 0
+	rm -rf "$1/ir" "$1/initrd.gz"
+	mv "$1/console" "$1/out/"
+	if mkdir -p "$E2E_KEEP" && mv -T "$1/out" "$E2E_KEEP/${1##*/}"; then
+		echo "E2E_KEEP: the guest's run kept in $E2E_KEEP/${1##*/}: $(cd "$E2E_KEEP/${1##*/}" && echo *)" >&2
+	else
+		echo "E2E_KEEP: could not keep the guest's run in $E2E_KEEP" >&2
+	fi
 }
 
 vm_run() {
@@ -147,13 +164,21 @@ vm_run() {
 	{
 		printf 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin VM_OUT=/tmp/vm-out'
 		printf ' BUILD_DIR=%q SOURCE_DIR=%q VM_KEEP=%q' "$BUILD_DIR" "$SOURCE_DIR" "${VM_KEEP:-0}"
+		# The guest's e2e_cleanup moves a failed run's directory to /tmp/vm-keep, copied
+		# below to the out share, which becomes $E2E_KEEP/qmapd-vm.XXXXXX (vm_keep).
+		[ -z "${E2E_KEEP:-}" ] ||
+			printf ' E2E_KEEP=/tmp/vm-keep E2E_KEEP_AS=%q' "$(realpath -m "$E2E_KEEP")/${w##*/}"
 		for v in ${VM_ENV:-}; do
 			printf ' %s=%q' "$v" "${!v:-}"
 		done
 		echo
-		printf 'cd /tmp\nexec bash %q' "$script"
+		printf 'cd /tmp\nbash %q' "$script"
 		printf ' %q' "$@"
 		echo
+		# 9p makes no FIFO or socket (ENXIO), and in a kept directory they are only names.
+		echo 'rc=$?'
+		echo '[ ! -d /tmp/vm-keep ] || { find /tmp/vm-keep \( -type p -o -type s \) -delete; cp -R --preserve=timestamps /tmp/vm-keep/. /tmp/vm-out/; }'
+		echo 'exit $rc'
 	} >"$w/out/guest.sh"
 	for p in "$BUILD_DIR" "$SOURCE_DIR"; do
 		p=$(realpath "$p")
@@ -173,10 +198,12 @@ vm_run() {
 		echo "vm: no exit status from the guest (qemu status $rc); console:" >&2
 		tail -n 40 "$VM_CONSOLE" >&2
 		[ "${VM_KEEP:-0}" = 1 ] && echo "vm: kept $w" >&2 && return 1
+		vm_keep "$w"
 		rm -rf "$w"
 		return 1
 	fi
 	rc=$(cat "$w/out/rc")
+	[ "$rc" = 0 ] || vm_keep "$w"
 	rm -rf "$w"
 	return "$rc"
 }
@@ -266,18 +293,22 @@ vm_unplug_under_traffic() {
 }
 
 # vm_replug_keeps_sessions PLUG...: after vm_unplug_under_traffic, run PLUG (the cable in)
-# and check what a replug must give back: both muxes connected, carrier, the same modem name
-# and devices (IF1, IF2: modem0.1's and modem0.2's ifindexes before), traffic on both, the
-# disconnect counted.
+# timed as vm_timed_plug does, and check what a replug must give back: both sessions up
+# (carrier) no later than 3 s after the first plug's time (FIRST_PLUG_MS, its PLUG_MS) would
+# have them, both muxes connected, the same modem name and devices (IF1, IF2: modem0.1's and
+# modem0.2's ifindexes before), traffic on both, the disconnect counted.
 vm_replug_keeps_sessions() {
-	local t0 m target
-	t0=$(now_ms)
-	"$@"
+	local m target
+	vm_timed_plug "$@"
+	echo "ok: plugged in again -> both sessions up in $PLUG_MS ms (the first plug: $FIRST_PLUG_MS ms)"
+	# A lost command costs a timeout and a retry, seconds more than the first plug.
+	[ "$PLUG_MS" -le $((FIRST_PLUG_MS + 3000)) ] ||
+		fail "the replug took $PLUG_MS ms to both sessions up, the first plug $FIRST_PLUG_MS ms" \
+			"(qmapd.log says why: a timeout, a retry)"
 	for m in 1 2; do
 		vm_wait 60 "mux $m connected after the replug" mux_is $m connected
 	done
 	wait_for 10 "carrier on modem0.1 after the replug" has_carrier "$NS_HOST" modem0.1
-	echo "ok: plugged in again -> both sessions up in $(($(now_ms) - t0)) ms"
 	expect_eq "modem name after the replug" "$(status | jq -r '[.modems[].name] | join(",")')" modem0
 	expect_eq "modem0.1 the same device" "$(ifindex modem0.1)" "$IF1"
 	expect_eq "modem0.2 the same device" "$(ifindex modem0.2)" "$IF2"
@@ -286,6 +317,30 @@ vm_replug_keeps_sessions() {
 	done
 	refresh_stats
 	expect_ge "disconnects counted" "$(qstat device: disconnects)" 1
+}
+
+# vm_timed_plug PLUG...: run PLUG (the cable in) and wait until modem0.1 and modem0.2 both
+# have carrier (their sessions connected); sets PLUG_MS, from PLUG's start. For qmapd in the
+# guest's first network namespace (the tests with udevd), whose devices are in its sysfs.
+# Polled with bash builtins (sysfs, a read that times out), as qmapd's log has no times: in
+# a loaded TCG guest every program started costs up to seconds, and polling with qmapctl and
+# jq made the time mostly the harness's (a replug whose sessions qmapd had up 4.3 s after
+# the plug measured 14.9 s that way, with two busy loops in the guest).
+vm_carriers_up() {
+	local c1='' c2=''
+	{ read -r c1 </sys/class/net/modem0.1/carrier && read -r c2 </sys/class/net/modem0.2/carrier; } 2>/dev/null
+	[ "$c1$c2" = 11 ]
+}
+vm_timed_plug() {
+	local t0 end=$((SECONDS + 60))
+	[ -p "$E2E_TMP/tick" ] || mkfifo "$E2E_TMP/tick"
+	t0=${EPOCHREALTIME/./}
+	"$@"
+	until vm_carriers_up; do
+		[ "$SECONDS" -lt "$end" ] || fail "modem0.1 and modem0.2 without carrier 60 s after the plug"
+		read -r -t 0.05 <>"$E2E_TMP/tick" || true
+	done
+	PLUG_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
 }
 
 # vm_udevd UDEVADM: systemd-udevd from the udev package unpacked at UDEVADM's root (the host
@@ -331,11 +386,24 @@ vm_wait() {
 	done
 }
 
+# vm_keep_status: with E2E_KEEP, on a failure, each qmapd's `qmapctl -j status` (one per
+# control socket in $E2E_TMP) into $E2E_TMP/qmapctl-status*.json, for the kept directory.
+vm_keep_status() {
+	local s
+	[ -n "${E2E_KEEP:-}" ] || return 0
+	for s in "$E2E_TMP"/control*; do
+		[ -S "$s" ] || continue
+		timeout 10 "${QMAPCTL:-$BUILD_DIR/qmapctl}" -s "$s" -j status \
+			>"$E2E_TMP/qmapctl-status${s#"$E2E_TMP"/control}.json" 2>&1
+	done
+}
+
 # vm_usb_diag: on a failure, what the guest's USB core saw, the counters of qmapd and the
-# sim when they run (into $E2E_TMP/*.stats, which e2e_cleanup does not print), and the
-# kernel's last words.
+# sim when they run (into $E2E_TMP/*.stats, which e2e_cleanup does not print), each qmapd's
+# status (vm_keep_status), and the kernel's last words.
 vm_usb_diag() {
 	local d
+	vm_keep_status
 	if [ -n "${QMAPD_PID:-}" ] || [ -n "${SIM_PID:-}" ]; then
 		kill -USR1 ${QMAPD_PID:-} ${SIM_PID:-} 2>/dev/null && sleep 1
 		grep -h "device:\|^mux [0-9]\|^dl_aggregates\|^ul_transfers\|^ffs_" "$E2E_TMP"/*.stats >&2

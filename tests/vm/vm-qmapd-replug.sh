@@ -86,12 +86,14 @@ E2E_PIDS+=($!)
 QMAPD_PID=$!
 wait_for 10 "qmapd's control socket" test -S "$E2E_TMP/control"
 
-t0=$(now_ms)
-vm_gadget_plug
+# Both plugs timed from the UDC bound to both carriers on (vm_timed_plug, shell builtins: in
+# the TCG guest, polling qmapctl and jq made these figures seconds longer).
+vm_timed_plug vm_gadget_plug
+FIRST_PLUG_MS=$PLUG_MS
 for m in 1 2; do
 	vm_wait 60 "mux $m of the discovered modem connected" mux_is $m connected
 done
-echo "ok: plugged in -> found by hotplug, both sessions up in $(($(now_ms) - t0)) ms"
+echo "ok: plugged in -> found by hotplug, both sessions up in $FIRST_PLUG_MS ms"
 expect_eq "modem name" "$(status | jq -r '[.modems[].name] | join(",")')" modem0
 expect_eq "mux devices" "$(status | jq -r '[.modems[].muxes[].interface] | sort | join(",")')" \
 	modem0.1,modem0.2
