@@ -36,8 +36,9 @@ need jq jq
 e2e_setup
 # qmapd in the guest's own network namespace: libusb hears of devices through udevd's
 # netlink messages, which reach only sockets in udevd's namespace (in another one, qmapd
-# would never see the modem arrive). The guest is the test's alone, so the host-side name
-# becomes a name for it.
+# hears nothing and looks at sysfs every second instead: vm-gadget-qmi.sh's last row). This
+# test is about the hotplug events themselves. The guest is the test's alone, so the
+# host-side name becomes a name for it.
 ip netns del "$NS_HOST"
 touch "/run/netns/$NS_HOST"
 mount --bind /proc/1/ns/net "/run/netns/$NS_HOST"
