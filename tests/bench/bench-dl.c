@@ -14,8 +14,8 @@
  *          qmapd's per-packet mux and GRO device also on TUN devices (headroom = off).
  * Both deliver IPv4/UDP to a bound UDP socket that is never read (a closed port would cost
  * an ICMP error per packet). Runs in a network namespace of its own; needs root.
- * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor, then
- * one verdict line per target.
+ * Prints pps, Gbit/s and ns per packet (median of the runs) and the ratio qmapd/floor (in
+ * each run, then the median of the runs' ratios), then one verdict line per target.
  *
  * The write mode (writev per packet or io_uring per aggregate, write-mode.h) and GRO's
  * skipping (gro-auto.h) are forced for the columns that show one mode, and left to qmapd
@@ -636,6 +636,21 @@ fail:
 	exit(1);
 }
 
+/*
+ * Column a against b (or against the faster of b and b2, run by run): the ratio of the two
+ * in each run, whose slices took turns, and the median of those ratios. A ratio of two
+ * medians would set one run's a against another run's b, and the machine's speed moves from
+ * run to run.
+ */
+static double run_ratio(const double *a, const double *b, const double *b2, unsigned runs)
+{
+	double ratio[MAX_RUNS];
+
+	for (unsigned k = 0; k < runs; k++)
+		ratio[k] = a[k] / (b2 && b2[k] < b[k] ? b2[k] : b[k]);
+	return bench_median(ratio, (int)runs);
+}
+
 /* 0 .. n-1 in an order of their own for seed: a round of turns (Fisher-Yates, xorshift32). */
 static void shuffle_turns(int *order, int n, uint32_t seed)
 {
@@ -990,36 +1005,38 @@ int main(int argc, char **argv)
 			for (int i = 0; i < N_FDEV; i++)
 				tf[i][k] /= run_slices;
 		}
-		double m_ns[N_COL];
-		for (int col = 0; col < N_COL; col++)
+		double m_ns[N_COL], ratio[N_COL];
+		for (int col = 0; col < N_COL; col++) {
 			m_ns[col] = bench_median(t[col], runs);
+			ratio[col] = run_ratio(t[col], t[FLOOR], NULL, runs);
+		}
 		double f = m_ns[FLOOR], q = m_ns[PP], g = m_ns[GRO];
 		printf("%6zu %7u | %9.1f %7.2f | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
 		       "%5.2fx | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",
-		       len, b.agg_frames, f, len * 8 / f, q, len * 8 / q, q / f, g, len * 8 / g,
-		       g / f, m_ns[PP_URING], m_ns[PP_URING] / f, m_ns[FLOWS], m_ns[FLOWS] / f,
-		       m_ns[FLOWS_URING], m_ns[FLOWS_URING] / f, m_ns[PP_AUTO], m_ns[PP_AUTO] / f,
-		       m_ns[FLOWS_AUTO], m_ns[FLOWS_AUTO] / f);
+		       len, b.agg_frames, f, len * 8 / f, q, len * 8 / q, ratio[PP], g, len * 8 / g,
+		       ratio[GRO], m_ns[PP_URING], ratio[PP_URING], m_ns[FLOWS], ratio[FLOWS],
+		       m_ns[FLOWS_URING], ratio[FLOWS_URING], m_ns[PP_AUTO], ratio[PP_AUTO],
+		       m_ns[FLOWS_AUTO], ratio[FLOWS_AUTO]);
 		/* The same columns for NTB16 (an MBIM modem), against the same floor. */
 		printf("%6s %7s | %9s %7s | %9.1f %7.2f %5.2fx | %9.1f %7.2f %5.2fx | %9.1f "
 		       "%5.2fx | %9s %6s | %9.1f %5.2fx | %9.1f %5.2fx | %9.1f %5.2fx\n",
-		       "ntb16", "", "", "", m_ns[NTB_PP], len * 8 / m_ns[NTB_PP], m_ns[NTB_PP] / f,
-		       m_ns[NTB_GRO], len * 8 / m_ns[NTB_GRO], m_ns[NTB_GRO] / f,
-		       m_ns[NTB_PP_URING], m_ns[NTB_PP_URING] / f, "", "", m_ns[NTB_FLOWS_URING],
-		       m_ns[NTB_FLOWS_URING] / f, m_ns[NTB_PP_AUTO], m_ns[NTB_PP_AUTO] / f,
-		       m_ns[NTB_FLOWS_AUTO], m_ns[NTB_FLOWS_AUTO] / f);
-		double mf[N_FDEV];
+		       "ntb16", "", "", "", m_ns[NTB_PP], len * 8 / m_ns[NTB_PP], ratio[NTB_PP],
+		       m_ns[NTB_GRO], len * 8 / m_ns[NTB_GRO], ratio[NTB_GRO], m_ns[NTB_PP_URING],
+		       ratio[NTB_PP_URING], "", "", m_ns[NTB_FLOWS_URING], ratio[NTB_FLOWS_URING],
+		       m_ns[NTB_PP_AUTO], ratio[NTB_PP_AUTO], m_ns[NTB_FLOWS_AUTO],
+		       ratio[NTB_FLOWS_AUTO]);
 		printf("%6s %7s | device floors, writev [header, packet] ns/pkt (/ TUN floor):", "",
 		       "");
-		for (int i = 0; i < N_FDEV; i++) {
-			mf[i] = bench_median(tf[i], runs);
-			printf(" %s %.1f (%.2fx)", fdev_name[i], mf[i], mf[i] / f);
-		}
+		for (int i = 0; i < N_FDEV; i++)
+			printf(" %s %.1f (%.2fx)", fdev_name[i], bench_median(tf[i], runs),
+			       run_ratio(tf[i], t[FLOOR], NULL, runs));
 		/* Lone frames go untagged while XDP is attached (mux_update_dl_l2()). */
 		printf("\n%6s %7s | qmapd / its device's floor (tap+xdp; flows: vnet+xdp): pp "
 		       "%.2fx, pp auto %.2fx, ntb pp auto %.2fx, flows auto %.2fx\n",
-		       "", "", q / mf[FD_XDP], m_ns[PP_AUTO] / mf[FD_XDP],
-		       m_ns[NTB_PP_AUTO] / mf[FD_XDP], m_ns[FLOWS_AUTO] / mf[FD_VNET]);
+		       "", "", run_ratio(t[PP], tf[FD_XDP], NULL, runs),
+		       run_ratio(t[PP_AUTO], tf[FD_XDP], NULL, runs),
+		       run_ratio(t[NTB_PP_AUTO], tf[FD_XDP], NULL, runs),
+		       run_ratio(t[FLOWS_AUTO], tf[FD_VNET], NULL, runs));
 		printf("%6s %7s | arrived at UDP (of sent):", "", "");
 		for (int col = 0; col < N_COL; col++)
 			printf(" %s %.3f", col_name[col], (double)arrived[col] / sent[col]);
@@ -1032,22 +1049,18 @@ int main(int argc, char **argv)
 		auto_state_print("; GRO", &st[GRO], true);
 		printf("\n");
 
-		v_pp.value[0][s] = m_ns[PP_AUTO] / f;
-		v_pp.value[1][s] = m_ns[NTB_PP_AUTO] / f;
-		v_gro.value[0][s] = g / f;
-		v_gro.value[1][s] = m_ns[NTB_GRO] / f;
-		v_flows.value[0][s] = m_ns[FLOWS_AUTO] / f;
-		v_flows.value[1][s] = m_ns[NTB_FLOWS_AUTO] / f;
-		v_best.value[0][s] = m_ns[PP_AUTO] / (q < m_ns[PP_URING] ? q : m_ns[PP_URING]);
-		v_best.value[1][s] =
-			m_ns[NTB_PP_AUTO] /
-			(m_ns[NTB_PP] < m_ns[NTB_PP_URING] ? m_ns[NTB_PP] : m_ns[NTB_PP_URING]);
+		v_pp.value[0][s] = ratio[PP_AUTO];
+		v_pp.value[1][s] = ratio[NTB_PP_AUTO];
+		v_gro.value[0][s] = ratio[GRO];
+		v_gro.value[1][s] = ratio[NTB_GRO];
+		v_flows.value[0][s] = ratio[FLOWS_AUTO];
+		v_flows.value[1][s] = ratio[NTB_FLOWS_AUTO];
+		v_best.value[0][s] = run_ratio(t[PP_AUTO], t[PP], t[PP_URING], runs);
+		v_best.value[1][s] = run_ratio(t[NTB_PP_AUTO], t[NTB_PP], t[NTB_PP_URING], runs);
 		/* Nothing merges: the faster of the forced modes, GRO tried (as before). */
-		v_best_fl.value[0][s] =
-			m_ns[FLOWS_AUTO] /
-			(m_ns[FLOWS] < m_ns[FLOWS_URING] ? m_ns[FLOWS] : m_ns[FLOWS_URING]);
-		v_plain.value[0][s] = m_ns[PP_AUTO] / q;
-		v_plain.value[1][s] = m_ns[NTB_PP_AUTO] / m_ns[NTB_PP];
+		v_best_fl.value[0][s] = run_ratio(t[FLOWS_AUTO], t[FLOWS], t[FLOWS_URING], runs);
+		v_plain.value[0][s] = run_ratio(t[PP_AUTO], t[PP], NULL, runs);
+		v_plain.value[1][s] = run_ratio(t[NTB_PP_AUTO], t[NTB_PP], NULL, runs);
 	}
 	printf("\n");
 	verdict_print(&v_pp, sizes, ARRAY_SIZE(sizes));
@@ -1067,7 +1080,8 @@ int main(int argc, char **argv)
 		       (unsigned long)ms->rx_dropped_write_error,
 		       g ? (unsigned long)g->stats.segments_merged : 0UL);
 	}
-	printf("ratio = qmapd ns/packet / floor ns/packet\n"
+	printf("ratio = qmapd ns/packet / floor ns/packet in each run, the median of the runs' "
+	       "ratios\n"
 	       "qmapd: the per-packet mux, one writev per packet; pp+uring: its writes submitted "
 	       "through io_uring per aggregate;\n"
 	       "flows / fl+uring: the GRO device, a flow per packet (nothing merges), GRO tried on "
