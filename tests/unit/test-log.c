@@ -171,6 +171,21 @@ static void expect_plain(const char *journal_stream, int line)
 }
 
 /*
+ * A child for a case whose state must not reach the others (log.c decides once per process).
+ * Both streams flushed first, or the child writes the parent's buffered lines again; -1,
+ * said as a skip, when fork() fails.
+ */
+static pid_t fork_case(const char *name)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		fprintf(stderr, "test_%s: SKIP, fork: %s\n", name, strerror(errno));
+	return pid;
+}
+
+/*
  * Without log_init() the first line decides, and then it stays decided. The child must
  * inherit a log.c that has not decided yet: this case comes first in the file (cases run
  * in file order) and no setup logs.
@@ -181,13 +196,9 @@ TEST(first_use)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "test_first_use: SKIP, fork: %s\n", strerror(errno));
+	pid = fork_case("first_use");
+	if (pid < 0)
 		return;
-	}
 	if (pid == 0) {
 		/* A fresh process: log.c has not decided yet. */
 		redirect_stderr(stream);
@@ -377,13 +388,9 @@ TEST(errno_zero)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "test_errno_zero: SKIP, fork: %s\n", strerror(errno));
+	pid = fork_case("errno_zero");
+	if (pid < 0)
 		return;
-	}
 	if (pid == 0) {
 		char plain[OUT_MAX];
 		long long lo = realtime_ms();
@@ -528,13 +535,9 @@ TEST(time_switch)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "test_time_switch: SKIP, fork: %s\n", strerror(errno));
+	pid = fork_case("time_switch");
+	if (pid < 0)
 		return;
-	}
 	if (pid == 0) {
 		log_set_time(false);
 		bool ok = strcmp(log_x(NULL, NULL, buf), "x\n") == 0;
@@ -661,13 +664,9 @@ static void expect_glib_abort(GLogLevelFlags level, const char *want)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "test_glib_fatal: SKIP, fork: %s\n", strerror(errno));
+	pid = fork_case("glib_fatal");
+	if (pid < 0)
 		return;
-	}
 	if (pid == 0) {
 		struct rlimit no_core = { 0, 0 };
 
